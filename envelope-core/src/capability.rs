@@ -1,0 +1,111 @@
+//! Capability tags (DESIGN §8): stable strings a server advertises in `meta.capabilities` so
+//! hosts gate on them instead of probing. Every tag a server advertises must have a runtime test
+//! proving the feature behind it works.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One capability tag. Open set: tags this version does not know read back as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Capability(Cow<'static, str>);
+
+macro_rules! capabilities {
+    ($($(#[$doc:meta])* $konst:ident = $wire:literal: $meaning:literal;)*) => {
+        impl Capability {
+            $($(#[$doc])* pub const $konst: Capability = Capability(Cow::Borrowed($wire));)*
+
+            /// Every tag the contract defines, in order.
+            pub const KNOWN: &'static [Capability] = &[$(Capability::$konst),*];
+
+            /// What advertising the tag promises; `None` for a tag this version does not know.
+            pub fn meaning(&self) -> Option<&'static str> {
+                match self.0.as_ref() {
+                    $($wire => Some($meaning),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+capabilities! {
+    /// `standardized_error_envelope`
+    STANDARDIZED_ERROR_ENVELOPE = "standardized_error_envelope": "Every failure uses the one typed `error` shape with a category and `retryable`.";
+    /// `canonical_verdicts`
+    CANONICAL_VERDICTS = "canonical_verdicts": "Every response carries a verdict from the eight-value alphabet.";
+    /// `request_ids`
+    REQUEST_IDS = "request_ids": "Every response carries a ULID `meta.request_id`; a valid client id is echoed.";
+    /// `complexity_tier`
+    COMPLEXITY_TIER = "complexity_tier": "Every response stamps the tool's declared `meta.complexity_tier`.";
+    /// `idempotency_declared`
+    IDEMPOTENCY_DECLARED = "idempotency_declared": "Every tool declares whether it is idempotent, in `meta.idempotent` and its annotations.";
+    /// `tokens_estimated`
+    TOKENS_ESTIMATED = "tokens_estimated": "`meta.tokens_estimated` counts the bytes actually sent, itself included.";
+    /// `budget_trimming`
+    BUDGET_TRIMMING = "budget_trimming": "Responses over the budget are trimmed with `truncated_*` markers, never silently.";
+    /// `completeness`
+    COMPLETENESS = "completeness": "Bounded collections carry a checked `completeness`.";
+    /// `next_actions`
+    NEXT_ACTIONS = "next_actions": "`next_actions` are normalized and name only live tools with schema-valid arguments.";
+    /// `continuations`
+    CONTINUATIONS = "continuations": "Truncated pages carry sealed, stateless continuation tokens.";
+    /// `toon_output`
+    TOON_OUTPUT = "toon_output": "`output_format: \"toon\"` renders the text content as TOON.";
+    /// `streamable_http`
+    STREAMABLE_HTTP = "streamable_http": "The server is reachable over MCP streamable HTTP.";
+    /// `progress`
+    PROGRESS = "progress": "Long tools report progress notifications.";
+}
+
+impl Capability {
+    /// A tag of the server's own: snake case, as the known tags are.
+    pub fn custom(tag: impl Into<String>) -> Capability {
+        Capability(Cow::Owned(tag.into()))
+    }
+
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Capability {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let tag = String::deserialize(deserializer)?;
+        Ok(Capability::KNOWN
+            .iter()
+            .find(|known| known.as_str() == tag)
+            .cloned()
+            .unwrap_or(Capability(Cow::Owned(tag))))
+    }
+}
+
+impl JsonSchema for Capability {
+    fn schema_name() -> Cow<'static, str> {
+        "Capability".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let known: Vec<&str> = Capability::KNOWN.iter().map(Capability::as_str).collect();
+        json_schema!({
+            "description": "A capability tag. Open set: read the list and branch; never assume a tag.",
+            "type": "string",
+            "examples": known,
+        })
+    }
+}

@@ -1,0 +1,901 @@
+//! Honest completeness (DESIGN §5): how many rows a response carries, whether that is all of
+//! them, and if not, why not.
+//!
+//! Invariant: a [`Completeness`] never says contradictory things. Every way to build one, the
+//! builder and deserialization alike, goes through [`Completeness::try_from_parts`], which
+//! rejects each state listed in [`Violation::ALL`].
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::CoreError;
+
+/// What one row of a bounded collection is.
+///
+/// Wire form: a snake-case string. The recovery seed's units are constants ([`Unit::KNOWN`]);
+/// a tool may name its own with [`Unit::custom`], since the set grows with the tools.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Unit(Cow<'static, str>);
+
+macro_rules! units {
+    ($($(#[$doc:meta])* $konst:ident = $wire:literal, $plural:literal;)*) => {
+        impl Unit {
+            $($(#[$doc])* pub const $konst: Unit = Unit(Cow::Borrowed($wire));)*
+
+            /// The units the contract documents, in order.
+            pub const KNOWN: &'static [Unit] = &[$(Unit::$konst),*];
+
+            fn known_plural(name: &str) -> Option<&'static str> {
+                match name {
+                    $($wire => Some($plural),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+units! {
+    /// `occurrence`: one match of a pattern.
+    OCCURRENCE = "occurrence", "occurrences";
+    /// `file`: one file.
+    FILE = "file", "files";
+    /// `symbol`: one named symbol.
+    SYMBOL = "symbol", "symbols";
+    /// `reference`: one reference to a symbol.
+    REFERENCE = "reference", "references";
+    /// `definition`: one definition site.
+    DEFINITION = "definition", "definitions";
+    /// `declaration`: one declaration site.
+    DECLARATION = "declaration", "declarations";
+    /// `implementation`: one implementation.
+    IMPLEMENTATION = "implementation", "implementations";
+    /// `incoming_call`: one caller edge.
+    INCOMING_CALL = "incoming_call", "incoming calls";
+    /// `outgoing_call`: one callee edge.
+    OUTGOING_CALL = "outgoing_call", "outgoing calls";
+    /// `document_symbol`: one entry of a document outline.
+    DOCUMENT_SYMBOL = "document_symbol", "document symbols";
+    /// `syntax_node`: one syntax-tree node.
+    SYNTAX_NODE = "syntax_node", "syntax nodes";
+    /// `structural_match`: one structural-search match.
+    STRUCTURAL_MATCH = "structural_match", "structural matches";
+    /// `batch_probe`: one probe of a batch request.
+    BATCH_PROBE = "batch_probe", "batch probes";
+    /// `impact_section`: one section of an impact report.
+    IMPACT_SECTION = "impact_section", "impact sections";
+    /// `item`: a generic row, for collections with no better name.
+    ITEM = "item", "items";
+}
+
+impl Unit {
+    /// A tool's own unit. The name must be snake case: `[a-z][a-z0-9_]*`, at most 64 bytes.
+    pub fn custom(name: impl Into<String>) -> Result<Unit, CoreError> {
+        let name = name.into();
+        if Unit::is_valid_name(&name) {
+            Ok(Unit(Cow::Owned(name)))
+        } else {
+            Err(CoreError::InvalidUnit(name))
+        }
+    }
+
+    fn is_valid_name(name: &str) -> bool {
+        let mut bytes = name.bytes();
+        name.len() <= 64
+            && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+            && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    }
+
+    /// The wire name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name for `count` rows, as `next_step` prose uses it: "1 file", "3 files".
+    pub fn noun(&self, count: usize) -> String {
+        let singular = self.0.replace('_', " ");
+        if count == 1 {
+            return singular;
+        }
+        if let Some(plural) = Unit::known_plural(&self.0) {
+            return plural.to_owned();
+        }
+        if singular.ends_with('s') || singular.ends_with('x') || singular.ends_with("ch") {
+            format!("{singular}es")
+        } else if let Some(stem) = singular.strip_suffix('y')
+            && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+        {
+            format!("{stem}ies")
+        } else {
+            format!("{singular}s")
+        }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Unit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Unit {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        if let Some(known) = Unit::KNOWN.iter().find(|unit| unit.as_str() == name) {
+            return Ok(known.clone());
+        }
+        Unit::custom(name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for Unit {
+    fn schema_name() -> Cow<'static, str> {
+        "Unit".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let known: Vec<&str> = Unit::KNOWN.iter().map(Unit::as_str).collect();
+        json_schema!({
+            "description": "What one row is. Known units are listed in `examples`; tools may name their own.",
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]{0,63}$",
+            "examples": known,
+        })
+    }
+}
+
+macro_rules! reason_enum {
+    ($(#[$outer:meta])* $name:ident { $($(#[$doc:meta])* $variant:ident = $wire:literal: $meaning:literal,)* }) => {
+        $(#[$outer])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in the order the contract documents them.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The wire name.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)*
+                }
+            }
+
+            /// What the reason means, in one line.
+            pub const fn meaning(self) -> &'static str {
+                match self {
+                    $($name::$variant => $meaning,)*
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+reason_enum! {
+    /// Why a deliberate bound left out rows that otherwise qualified.
+    TruncationReason {
+        /// `page_limit`
+        PageLimit = "page_limit": "The page size (`limit`) was reached.",
+        /// `per_file_limit`
+        PerFileLimit = "per_file_limit": "A per-file cap was reached.",
+        /// `top_k_limit`
+        TopKLimit = "top_k_limit": "Only the top K ranked rows were kept.",
+        /// `child_limit`
+        ChildLimit = "child_limit": "A cap on children of one node was reached.",
+        /// `merge_page_limit`
+        MergePageLimit = "merge_page_limit": "A cap applied while merging several sources was reached.",
+        /// `ancestor_limit`
+        AncestorLimit = "ancestor_limit": "A cap on ancestors of one node was reached.",
+        /// `budget_limit`
+        BudgetLimit = "budget_limit": "The response budget trimmer cut rows to fit the size budget.",
+    }
+}
+
+reason_enum! {
+    /// Why coverage cannot be claimed exhaustive, truncation or not.
+    IncompleteReason {
+        /// `ranked_discovery`
+        RankedDiscovery = "ranked_discovery": "Results come from ranked discovery, which does not enumerate everything.",
+        /// `diagnostic_coverage`
+        DiagnosticCoverage = "diagnostic_coverage": "Coverage is diagnostic only.",
+        /// `unreadable_candidate`
+        UnreadableCandidate = "unreadable_candidate": "Some candidates could not be read.",
+        /// `walk_failure`
+        WalkFailure = "walk_failure": "Walking the source failed part-way.",
+        /// `backend_failure`
+        BackendFailure = "backend_failure": "A backend failed for part of the request.",
+        /// `backend_semantics_unsupported`
+        BackendSemanticsUnsupported = "backend_semantics_unsupported": "The backend does not support the requested semantics.",
+        /// `navigation_partial_coverage`
+        NavigationPartialCoverage = "navigation_partial_coverage": "Navigation data covers only part of the source.",
+        /// `navigation_heuristic_coverage`
+        NavigationHeuristicCoverage = "navigation_heuristic_coverage": "Navigation used heuristics, not precise data.",
+        /// `navigation_unavailable`
+        NavigationUnavailable = "navigation_unavailable": "Navigation data is unavailable.",
+        /// `child_incomplete`
+        ChildIncomplete = "child_incomplete": "A nested collection is itself incomplete.",
+    }
+}
+
+reason_enum! {
+    /// A contradictory completeness state, as [`Completeness::try_from_parts`] rejects it.
+    Violation {
+        /// `returned_exceeds_total`
+        ReturnedExceedsTotal = "returned_exceeds_total": "`returned` cannot exceed an exact `total`.",
+        /// `complete_without_total`
+        CompleteWithoutTotal = "complete_without_total": "`complete` requires an exact `total`.",
+        /// `complete_count_mismatch`
+        CompleteCountMismatch = "complete_count_mismatch": "`complete` requires `returned` to equal `total`.",
+        /// `complete_but_truncated`
+        CompleteButTruncated = "complete_but_truncated": "`complete` cannot be `truncated` or carry truncation reasons.",
+        /// `complete_with_incomplete_reasons`
+        CompleteWithIncompleteReasons = "complete_with_incomplete_reasons": "`complete` cannot carry incomplete reasons.",
+        /// `continuation_on_complete`
+        ContinuationOnComplete = "continuation_on_complete": "`complete` cannot carry a `continuation`.",
+        /// `truncated_without_reason`
+        TruncatedWithoutReason = "truncated_without_reason": "`truncated` requires at least one truncation reason.",
+        /// `reason_without_truncation`
+        ReasonWithoutTruncation = "reason_without_truncation": "Truncation reasons require `truncated: true`.",
+        /// `incomplete_without_reason`
+        IncompleteWithoutReason = "incomplete_without_reason": "A result that is neither complete nor truncated needs an incomplete reason.",
+        /// `continuation_without_truncation`
+        ContinuationWithoutTruncation = "continuation_without_truncation": "A `continuation` is only for a deliberately truncated page.",
+        /// `empty_continuation`
+        EmptyContinuation = "empty_continuation": "A `continuation` cannot be an empty string.",
+    }
+}
+
+/// The raw fields of a completeness, before the invariants are checked.
+///
+/// Build one to call [`Completeness::try_from_parts`]; deserialization reads into it too.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+pub struct CompletenessParts {
+    /// What one row is.
+    pub unit: Unit,
+    /// Rows in this response (this page, not a running count).
+    pub returned: usize,
+    /// The exact cardinality, only when it is proven. `None` means unknown, never a lower bound.
+    #[serde(default)]
+    pub total: Option<usize>,
+    /// The normalized request is proven exhausted.
+    pub complete: bool,
+    /// A deliberate bound left out rows that otherwise qualified.
+    pub truncated: bool,
+    /// Why rows were left out.
+    #[serde(default)]
+    pub truncation_reasons: Vec<TruncationReason>,
+    /// Why coverage cannot be exhaustive.
+    #[serde(default)]
+    pub incomplete_reasons: Vec<IncompleteReason>,
+    /// Opaque token for the next page.
+    #[serde(default)]
+    pub continuation: Option<String>,
+}
+
+/// The completeness of one bounded collection, under `completeness` on the wire.
+///
+/// Wire shape: `{unit, returned, total?, complete, truncated, truncation_reasons?,
+/// incomplete_reasons?, continuation?}`; empty reason lists are omitted. Reason lists are
+/// sorted and free of duplicates.
+///
+/// ```
+/// use envelope_core::{Completeness, TruncationReason, Unit};
+///
+/// let page = Completeness::truncated_page(Unit::custom("caller")?, 3, Some(39), TruncationReason::PageLimit, None)?;
+/// assert_eq!(
+///     page.next_step("raise limit, or qualify the name to narrow").as_deref(),
+///     Some("showing 3 of 39 callers — raise limit, or qualify the name to narrow"),
+/// );
+/// # Ok::<(), envelope_core::CoreError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Completeness {
+    unit: Unit,
+    returned: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<usize>,
+    complete: bool,
+    truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    truncation_reasons: Vec<TruncationReason>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    incomplete_reasons: Vec<IncompleteReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
+}
+
+impl Completeness {
+    /// Builds a completeness only if its statements agree; sorts and dedupes the reason lists.
+    pub fn try_from_parts(parts: CompletenessParts) -> Result<Completeness, CoreError> {
+        let CompletenessParts {
+            unit,
+            returned,
+            total,
+            complete,
+            truncated,
+            mut truncation_reasons,
+            mut incomplete_reasons,
+            continuation,
+        } = parts;
+        truncation_reasons.sort_unstable();
+        truncation_reasons.dedup();
+        incomplete_reasons.sort_unstable();
+        incomplete_reasons.dedup();
+
+        let violation = if total.is_some_and(|total| returned > total) {
+            Some(Violation::ReturnedExceedsTotal)
+        } else if complete && total.is_none() {
+            Some(Violation::CompleteWithoutTotal)
+        } else if complete && total != Some(returned) {
+            Some(Violation::CompleteCountMismatch)
+        } else if complete && (truncated || !truncation_reasons.is_empty()) {
+            Some(Violation::CompleteButTruncated)
+        } else if complete && !incomplete_reasons.is_empty() {
+            Some(Violation::CompleteWithIncompleteReasons)
+        } else if complete && continuation.is_some() {
+            Some(Violation::ContinuationOnComplete)
+        } else if truncated && truncation_reasons.is_empty() {
+            Some(Violation::TruncatedWithoutReason)
+        } else if !truncated && !truncation_reasons.is_empty() {
+            Some(Violation::ReasonWithoutTruncation)
+        } else if !complete && !truncated && incomplete_reasons.is_empty() {
+            Some(Violation::IncompleteWithoutReason)
+        } else if continuation.is_some() && !truncated {
+            Some(Violation::ContinuationWithoutTruncation)
+        } else if continuation.as_deref().is_some_and(str::is_empty) {
+            Some(Violation::EmptyContinuation)
+        } else {
+            None
+        };
+        match violation {
+            Some(violation) => Err(CoreError::Completeness(violation)),
+            None => Ok(Completeness {
+                unit,
+                returned,
+                total,
+                complete,
+                truncated,
+                truncation_reasons,
+                incomplete_reasons,
+                continuation,
+            }),
+        }
+    }
+
+    /// Every row there is: `returned == total == count`.
+    pub fn complete(unit: Unit, count: usize) -> Completeness {
+        Completeness {
+            unit,
+            returned: count,
+            total: Some(count),
+            complete: true,
+            truncated: false,
+            truncation_reasons: Vec::new(),
+            incomplete_reasons: Vec::new(),
+            continuation: None,
+        }
+    }
+
+    /// A page cut by a deliberate bound, with the exact pre-cut total when it is known and a
+    /// continuation when paging can resume.
+    pub fn truncated_page(
+        unit: Unit,
+        returned: usize,
+        total: Option<usize>,
+        reason: TruncationReason,
+        continuation: Option<String>,
+    ) -> Result<Completeness, CoreError> {
+        Completeness::try_from_parts(CompletenessParts {
+            unit,
+            returned,
+            total,
+            complete: false,
+            truncated: true,
+            truncation_reasons: vec![reason],
+            incomplete_reasons: Vec::new(),
+            continuation,
+        })
+    }
+
+    /// A result that was not cut but cannot be proven exhaustive.
+    pub fn incomplete(
+        unit: Unit,
+        returned: usize,
+        total: Option<usize>,
+        reasons: Vec<IncompleteReason>,
+    ) -> Result<Completeness, CoreError> {
+        Completeness::try_from_parts(CompletenessParts {
+            unit,
+            returned,
+            total,
+            complete: false,
+            truncated: false,
+            truncation_reasons: Vec::new(),
+            incomplete_reasons: reasons,
+            continuation: None,
+        })
+    }
+
+    /// This completeness with further incomplete reasons; a complete result stops being one.
+    pub fn with_incomplete_reasons(
+        &self,
+        reasons: impl IntoIterator<Item = IncompleteReason>,
+    ) -> Result<Completeness, CoreError> {
+        let mut parts = self.to_parts();
+        parts.incomplete_reasons.extend(reasons);
+        parts.complete = parts.complete && parts.incomplete_reasons.is_empty();
+        Completeness::try_from_parts(parts)
+    }
+
+    /// The fields, for rebuilding a changed completeness.
+    pub fn to_parts(&self) -> CompletenessParts {
+        CompletenessParts {
+            unit: self.unit.clone(),
+            returned: self.returned,
+            total: self.total,
+            complete: self.complete,
+            truncated: self.truncated,
+            truncation_reasons: self.truncation_reasons.clone(),
+            incomplete_reasons: self.incomplete_reasons.clone(),
+            continuation: self.continuation.clone(),
+        }
+    }
+
+    /// What one row is.
+    pub fn unit(&self) -> &Unit {
+        &self.unit
+    }
+
+    /// Rows in this response.
+    pub fn returned(&self) -> usize {
+        self.returned
+    }
+
+    /// The exact cardinality, when proven.
+    pub fn total(&self) -> Option<usize> {
+        self.total
+    }
+
+    /// Whether the request is proven exhausted.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Whether a deliberate bound left rows out.
+    pub fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// Why rows were left out, sorted.
+    pub fn truncation_reasons(&self) -> &[TruncationReason] {
+        &self.truncation_reasons
+    }
+
+    /// Why coverage is not exhaustive, sorted.
+    pub fn incomplete_reasons(&self) -> &[IncompleteReason] {
+        &self.incomplete_reasons
+    }
+
+    /// The opaque next-page token, if paging can resume.
+    pub fn continuation(&self) -> Option<&str> {
+        self.continuation.as_deref()
+    }
+
+    /// The honest `next_step` for this completeness: the real shown and total numbers, then
+    /// `advice` (say, "raise limit or narrow the path"). `None` when the result is complete.
+    pub fn next_step(&self, advice: &str) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let shown = match (self.truncated, self.total) {
+            (true, Some(total)) => {
+                format!(
+                    "showing {} of {total} {}",
+                    self.returned,
+                    self.unit.noun(total)
+                )
+            }
+            (true, None) => format!(
+                "showing {} {}; more exist, total unknown",
+                self.returned,
+                self.unit.noun(self.returned)
+            ),
+            (false, _) => {
+                let reasons: Vec<&str> =
+                    self.incomplete_reasons.iter().map(|r| r.as_str()).collect();
+                format!(
+                    "{} {}, coverage not exhaustive ({})",
+                    self.returned,
+                    self.unit.noun(self.returned),
+                    reasons.join(", ")
+                )
+            }
+        };
+        let advice = advice.trim();
+        Some(if advice.is_empty() {
+            shown
+        } else {
+            format!("{shown} — {advice}")
+        })
+    }
+}
+
+impl TryFrom<CompletenessParts> for Completeness {
+    type Error = CoreError;
+
+    fn try_from(parts: CompletenessParts) -> Result<Self, Self::Error> {
+        Completeness::try_from_parts(parts)
+    }
+}
+
+impl<'de> Deserialize<'de> for Completeness {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let parts = CompletenessParts::deserialize(deserializer)?;
+        Completeness::try_from_parts(parts).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for Completeness {
+    fn schema_name() -> Cow<'static, str> {
+        "Completeness".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = CompletenessParts::json_schema(generator);
+        // The invariants a schema can express; the rest are checked on construction.
+        schema.insert(
+            "allOf".into(),
+            serde_json::json!([
+                {
+                    "if": { "properties": { "complete": { "const": true } } },
+                    "then": {
+                        "required": ["total"],
+                        "properties": {
+                            "truncated": { "const": false },
+                            "truncation_reasons": { "maxItems": 0 },
+                            "incomplete_reasons": { "maxItems": 0 }
+                        },
+                        "not": { "required": ["continuation"] }
+                    }
+                },
+                {
+                    "if": { "properties": { "truncated": { "const": true } } },
+                    "then": {
+                        "required": ["truncation_reasons"],
+                        "properties": { "truncation_reasons": { "minItems": 1 } }
+                    },
+                    "else": {
+                        "properties": { "truncation_reasons": { "maxItems": 0 } },
+                        "not": { "required": ["continuation"] }
+                    }
+                }
+            ]),
+        );
+        schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts() -> CompletenessParts {
+        CompletenessParts {
+            unit: Unit::FILE,
+            returned: 2,
+            total: Some(2),
+            complete: true,
+            truncated: false,
+            truncation_reasons: vec![],
+            incomplete_reasons: vec![],
+            continuation: None,
+        }
+    }
+
+    fn rejects(parts: CompletenessParts, expected: Violation) {
+        assert_eq!(
+            Completeness::try_from_parts(parts.clone()),
+            Err(CoreError::Completeness(expected)),
+            "{parts:?}"
+        );
+        // Deserialization goes through the same gate.
+        let mut wire = serde_json::json!({
+            "unit": parts.unit.as_str(),
+            "returned": parts.returned,
+            "complete": parts.complete,
+            "truncated": parts.truncated,
+            "truncation_reasons": parts.truncation_reasons,
+            "incomplete_reasons": parts.incomplete_reasons,
+        });
+        if let Some(total) = parts.total {
+            wire["total"] = total.into();
+        }
+        if let Some(continuation) = parts.continuation {
+            wire["continuation"] = continuation.into();
+        }
+        let error = serde_json::from_value::<Completeness>(wire).expect_err("contradictory");
+        assert!(error.to_string().contains(expected.meaning()), "{error}");
+    }
+
+    #[test]
+    fn valid_parts_build() {
+        assert_eq!(
+            Completeness::try_from_parts(parts()),
+            Ok(Completeness::complete(Unit::FILE, 2))
+        );
+    }
+
+    #[test]
+    fn rejects_returned_over_total() {
+        rejects(
+            CompletenessParts {
+                returned: 3,
+                complete: false,
+                truncated: true,
+                truncation_reasons: vec![TruncationReason::PageLimit],
+                ..parts()
+            },
+            Violation::ReturnedExceedsTotal,
+        );
+    }
+
+    #[test]
+    fn rejects_complete_without_total() {
+        rejects(
+            CompletenessParts {
+                total: None,
+                ..parts()
+            },
+            Violation::CompleteWithoutTotal,
+        );
+    }
+
+    #[test]
+    fn rejects_complete_with_fewer_rows_than_total() {
+        rejects(
+            CompletenessParts {
+                returned: 1,
+                ..parts()
+            },
+            Violation::CompleteCountMismatch,
+        );
+    }
+
+    #[test]
+    fn rejects_complete_and_truncated() {
+        rejects(
+            CompletenessParts {
+                truncated: true,
+                ..parts()
+            },
+            Violation::CompleteButTruncated,
+        );
+        rejects(
+            CompletenessParts {
+                truncation_reasons: vec![TruncationReason::PageLimit],
+                ..parts()
+            },
+            Violation::CompleteButTruncated,
+        );
+    }
+
+    #[test]
+    fn rejects_complete_with_incomplete_reasons() {
+        rejects(
+            CompletenessParts {
+                incomplete_reasons: vec![IncompleteReason::WalkFailure],
+                ..parts()
+            },
+            Violation::CompleteWithIncompleteReasons,
+        );
+    }
+
+    #[test]
+    fn rejects_continuation_on_complete() {
+        rejects(
+            CompletenessParts {
+                continuation: Some("c1".into()),
+                ..parts()
+            },
+            Violation::ContinuationOnComplete,
+        );
+    }
+
+    #[test]
+    fn rejects_truncated_without_reason() {
+        rejects(
+            CompletenessParts {
+                returned: 1,
+                complete: false,
+                truncated: true,
+                ..parts()
+            },
+            Violation::TruncatedWithoutReason,
+        );
+    }
+
+    #[test]
+    fn rejects_reason_without_truncation() {
+        rejects(
+            CompletenessParts {
+                returned: 1,
+                complete: false,
+                truncation_reasons: vec![TruncationReason::TopKLimit],
+                incomplete_reasons: vec![IncompleteReason::RankedDiscovery],
+                ..parts()
+            },
+            Violation::ReasonWithoutTruncation,
+        );
+    }
+
+    #[test]
+    fn rejects_incomplete_without_reason() {
+        rejects(
+            CompletenessParts {
+                returned: 1,
+                complete: false,
+                ..parts()
+            },
+            Violation::IncompleteWithoutReason,
+        );
+    }
+
+    #[test]
+    fn rejects_continuation_without_truncation() {
+        rejects(
+            CompletenessParts {
+                returned: 1,
+                complete: false,
+                incomplete_reasons: vec![IncompleteReason::RankedDiscovery],
+                continuation: Some("c1".into()),
+                ..parts()
+            },
+            Violation::ContinuationWithoutTruncation,
+        );
+    }
+
+    #[test]
+    fn rejects_empty_continuation() {
+        rejects(
+            CompletenessParts {
+                returned: 1,
+                complete: false,
+                truncated: true,
+                truncation_reasons: vec![TruncationReason::PageLimit],
+                continuation: Some(String::new()),
+                ..parts()
+            },
+            Violation::EmptyContinuation,
+        );
+    }
+
+    #[test]
+    fn every_violation_has_a_test_above() {
+        // The rejects_* tests above cover each variant once; this keeps the list honest when a
+        // variant is added.
+        assert_eq!(Violation::ALL.len(), 11);
+    }
+
+    #[test]
+    fn reason_lists_are_sorted_and_deduped() {
+        let page = Completeness::try_from_parts(CompletenessParts {
+            returned: 1,
+            complete: false,
+            truncated: true,
+            truncation_reasons: vec![
+                TruncationReason::BudgetLimit,
+                TruncationReason::PageLimit,
+                TruncationReason::BudgetLimit,
+            ],
+            incomplete_reasons: vec![
+                IncompleteReason::WalkFailure,
+                IncompleteReason::RankedDiscovery,
+                IncompleteReason::WalkFailure,
+            ],
+            ..parts()
+        })
+        .expect("consistent");
+        assert_eq!(
+            page.truncation_reasons(),
+            [TruncationReason::PageLimit, TruncationReason::BudgetLimit]
+        );
+        assert_eq!(
+            page.incomplete_reasons(),
+            [
+                IncompleteReason::RankedDiscovery,
+                IncompleteReason::WalkFailure
+            ]
+        );
+    }
+
+    #[test]
+    fn next_step_interpolates_real_numbers() {
+        let page = Completeness::truncated_page(
+            Unit::FILE,
+            40,
+            Some(512),
+            TruncationReason::PageLimit,
+            Some("tok".into()),
+        )
+        .expect("consistent");
+        assert_eq!(
+            page.next_step("raise limit or narrow the path").as_deref(),
+            Some("showing 40 of 512 files — raise limit or narrow the path")
+        );
+        let unknown = Completeness::truncated_page(
+            Unit::INCOMING_CALL,
+            1,
+            None,
+            TruncationReason::TopKLimit,
+            None,
+        )
+        .expect("consistent");
+        assert_eq!(
+            unknown.next_step("").as_deref(),
+            Some("showing 1 incoming call; more exist, total unknown")
+        );
+        let ranked = Completeness::incomplete(
+            Unit::SYMBOL,
+            5,
+            None,
+            vec![IncompleteReason::RankedDiscovery],
+        )
+        .expect("consistent");
+        assert_eq!(
+            ranked.next_step("verify with an exact search").as_deref(),
+            Some(
+                "5 symbols, coverage not exhaustive (ranked_discovery) — verify with an exact search"
+            )
+        );
+        assert_eq!(
+            Completeness::complete(Unit::FILE, 3).next_step("anything"),
+            None
+        );
+    }
+
+    #[test]
+    fn custom_units_pluralize_and_validate() {
+        assert_eq!(
+            Unit::custom("caller").expect("snake case").noun(2),
+            "callers"
+        );
+        assert_eq!(
+            Unit::custom("match").expect("snake case").noun(2),
+            "matches"
+        );
+        assert_eq!(
+            Unit::custom("entry").expect("snake case").noun(2),
+            "entries"
+        );
+        assert_eq!(Unit::custom("key").expect("snake case").noun(2), "keys");
+        assert!(Unit::custom("Not Snake").is_err());
+        assert!(Unit::custom("").is_err());
+    }
+
+    #[test]
+    fn empty_lists_are_omitted_on_the_wire() {
+        let wire = serde_json::to_value(Completeness::complete(Unit::FILE, 2)).expect("serializes");
+        assert_eq!(
+            wire,
+            serde_json::json!({"unit": "file", "returned": 2, "total": 2, "complete": true, "truncated": false})
+        );
+    }
+}

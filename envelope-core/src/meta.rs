@@ -1,0 +1,277 @@
+//! The `meta` block (DESIGN §8): stamped by the library, never by tool code.
+//!
+//! Invariant: every field here is written only through [`crate::__private`], which the
+//! `#[tool]` wrapper, the budget trimmer and the transport use. Tool code never holds a mutable
+//! `Meta`, and `Meta` has no public setter.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::capability::Capability;
+use crate::request_id::RequestId;
+use crate::tier::Tier;
+
+/// The contract's version, stamped as `meta.schema_version`. Bumped on any change to the wire
+/// shape; additions of optional fields count.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How `tokens_estimated` was counted. Wire names: `heuristic`, `cl100k_base`, `o200k_base`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokensMethod {
+    /// Script-aware estimate: ASCII about 4 characters a token, other characters 1 each.
+    Heuristic,
+    /// Exact count with the `cl100k_base` encoding.
+    #[serde(rename = "cl100k_base")]
+    Cl100kBase,
+    /// Exact count with the `o200k_base` encoding.
+    #[serde(rename = "o200k_base")]
+    O200kBase,
+}
+
+/// The index was written by a newer schema than the running binary understands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BinaryDrift {
+    /// The schema version the stored data was written with.
+    pub stored_version: u32,
+    /// The schema version this binary understands.
+    pub running_version: u32,
+    /// What to do about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
+}
+
+/// Library-stamped facts about one call.
+///
+/// Wire names are the field names below; absent fields are omitted. `request_id` and
+/// `schema_version` are always present. The trimmer's `truncated_*` markers sit at this level
+/// beside the named fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Meta {
+    request_id: RequestId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    complexity_tier: Option<Tier>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idempotent: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    latency_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokens_estimated: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokens_method: Option<TokensMethod>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokens_saved: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokens_saved_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    baseline_method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    envelope_unshrinkable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    layer: Option<String>,
+    schema_version: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    capabilities: Vec<Capability>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    schema_version_at_index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    binary_drift_warning: Option<BinaryDrift>,
+    /// The trimmer's `truncated_<key>_from/_to`, `truncated_string_fields`, … markers.
+    #[serde(flatten)]
+    trim_markers: BTreeMap<String, Value>,
+}
+
+impl Meta {
+    pub(crate) fn new(request_id: RequestId) -> Self {
+        Meta {
+            request_id,
+            tool: None,
+            complexity_tier: None,
+            idempotent: None,
+            latency_ms: None,
+            tokens_estimated: None,
+            tokens_method: None,
+            tokens_saved: None,
+            tokens_saved_pct: None,
+            baseline_method: None,
+            truncated: None,
+            envelope_unshrinkable: None,
+            layer: None,
+            schema_version: SCHEMA_VERSION,
+            capabilities: Vec::new(),
+            schema_version_at_index: None,
+            binary_drift_warning: None,
+            trim_markers: BTreeMap::new(),
+        }
+    }
+
+    /// `request_id`: the call's ULID.
+    pub fn request_id(&self) -> &RequestId {
+        &self.request_id
+    }
+
+    /// `tool`: the tool's registered name.
+    pub fn tool(&self) -> Option<&str> {
+        self.tool.as_deref()
+    }
+
+    /// `complexity_tier`: the tool's declared tier.
+    pub fn complexity_tier(&self) -> Option<Tier> {
+        self.complexity_tier
+    }
+
+    /// `idempotent`: whether repeating the call is safe.
+    pub fn idempotent(&self) -> Option<bool> {
+        self.idempotent
+    }
+
+    /// `latency_ms`: server-measured time in the tool.
+    pub fn latency_ms(&self) -> Option<u64> {
+        self.latency_ms
+    }
+
+    /// `tokens_estimated`: tokens of the bytes actually sent, this field included.
+    pub fn tokens_estimated(&self) -> Option<u64> {
+        self.tokens_estimated
+    }
+
+    /// `tokens_method`: how `tokens_estimated` was counted.
+    pub fn tokens_method(&self) -> Option<TokensMethod> {
+        self.tokens_method
+    }
+
+    /// `tokens_saved`: the declared baseline's tokens minus `tokens_estimated`.
+    pub fn tokens_saved(&self) -> Option<u64> {
+        self.tokens_saved
+    }
+
+    /// `tokens_saved_pct`: `tokens_saved` as a percentage of the baseline.
+    pub fn tokens_saved_pct(&self) -> Option<f64> {
+        self.tokens_saved_pct
+    }
+
+    /// `baseline_method`: what the agent would have done without this tool.
+    pub fn baseline_method(&self) -> Option<&str> {
+        self.baseline_method.as_deref()
+    }
+
+    /// `truncated`: whether the budget trimmer cut anything. Absent when it did not run.
+    pub fn truncated(&self) -> Option<bool> {
+        self.truncated
+    }
+
+    /// `envelope_unshrinkable`: every rung ran and the response is still over budget.
+    pub fn envelope_unshrinkable(&self) -> Option<bool> {
+        self.envelope_unshrinkable
+    }
+
+    /// `layer`: the declared layer that answered.
+    pub fn layer(&self) -> Option<&str> {
+        self.layer.as_deref()
+    }
+
+    /// `schema_version`: the contract version, [`SCHEMA_VERSION`].
+    pub fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    /// `capabilities`: the server's advertised tags; empty when the server opted out.
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities
+    }
+
+    /// `schema_version_at_index`: the schema version the served data was indexed with.
+    pub fn schema_version_at_index(&self) -> Option<u32> {
+        self.schema_version_at_index
+    }
+
+    /// `binary_drift_warning`: stored data is newer than the binary.
+    pub fn binary_drift_warning(&self) -> Option<&BinaryDrift> {
+        self.binary_drift_warning.as_ref()
+    }
+
+    /// The trimmer's `truncated_*` markers.
+    pub fn trim_markers(&self) -> &BTreeMap<String, Value> {
+        &self.trim_markers
+    }
+}
+
+/// Write access to a [`Meta`], handed out only by [`crate::__private::meta_stamp`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct MetaStamp<'a>(pub(crate) &'a mut Meta);
+
+#[doc(hidden)]
+impl MetaStamp<'_> {
+    pub fn request_id(&mut self, id: RequestId) -> &mut Self {
+        self.0.request_id = id;
+        self
+    }
+
+    pub fn tool(&mut self, name: &str, tier: Tier, idempotent: bool) -> &mut Self {
+        self.0.tool = Some(name.to_owned());
+        self.0.complexity_tier = Some(tier);
+        self.0.idempotent = Some(idempotent);
+        self
+    }
+
+    pub fn latency(&mut self, latency: Duration) -> &mut Self {
+        self.0.latency_ms = Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    pub fn layer(&mut self, layer: Option<&str>) -> &mut Self {
+        self.0.layer = layer.map(str::to_owned);
+        self
+    }
+
+    pub fn tokens(&mut self, estimated: u64, method: TokensMethod) -> &mut Self {
+        self.0.tokens_estimated = Some(estimated);
+        self.0.tokens_method = Some(method);
+        self
+    }
+
+    pub fn savings(&mut self, baseline_method: &str, saved: u64, saved_pct: f64) -> &mut Self {
+        self.0.baseline_method = Some(baseline_method.to_owned());
+        self.0.tokens_saved = Some(saved);
+        self.0.tokens_saved_pct = Some(saved_pct);
+        self
+    }
+
+    pub fn truncated(&mut self, truncated: bool) -> &mut Self {
+        self.0.truncated = Some(truncated);
+        self
+    }
+
+    pub fn unshrinkable(&mut self, unshrinkable: bool) -> &mut Self {
+        self.0.envelope_unshrinkable = unshrinkable.then_some(true);
+        self
+    }
+
+    pub fn trim_markers(&mut self) -> &mut BTreeMap<String, Value> {
+        &mut self.0.trim_markers
+    }
+
+    pub fn capabilities(&mut self, capabilities: Vec<Capability>) -> &mut Self {
+        self.0.capabilities = capabilities;
+        self
+    }
+
+    pub fn index_state(
+        &mut self,
+        schema_version_at_index: Option<u32>,
+        drift: Option<BinaryDrift>,
+    ) -> &mut Self {
+        self.0.schema_version_at_index = schema_version_at_index;
+        self.0.binary_drift_warning = drift;
+        self
+    }
+}

@@ -1,0 +1,451 @@
+//! The error half of the envelope (DESIGN §3): a category an agent can branch on, a retryable
+//! flag it can trust, and, for `internal`, nothing that leaks the server's internals.
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::request_id::RequestId;
+
+/// The message every `internal` error carries before the library stamps a request id on it.
+pub const INTERNAL_MESSAGE: &str = "internal error";
+
+/// What kind of failure this is, so an agent can pick retry, fix or escalate without prose.
+///
+/// Wire names are the snake-case strings of [`Category::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// `transient`: timeouts, dropped connections, a flaky downstream.
+    Transient,
+    /// `validation`: bad input — wrong type, out of range, missing or unknown field.
+    Validation,
+    /// `permission`: the caller lacks rights.
+    Permission,
+    /// `not_found`: the entity does not exist.
+    NotFound,
+    /// `unavailable`: an optional dependency or backend is missing.
+    Unavailable,
+    /// `internal`: anything unexpected, panics included. Masked on the wire.
+    Internal,
+    /// `module_disabled`: the tool's module is switched off. Only the generated gate emits it.
+    ModuleDisabled,
+}
+
+impl Category {
+    /// Every category, in the order the contract documents them.
+    pub const ALL: [Category; 7] = [
+        Category::Transient,
+        Category::Validation,
+        Category::Permission,
+        Category::NotFound,
+        Category::Unavailable,
+        Category::Internal,
+        Category::ModuleDisabled,
+    ];
+
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Category::Transient => "transient",
+            Category::Validation => "validation",
+            Category::Permission => "permission",
+            Category::NotFound => "not_found",
+            Category::Unavailable => "unavailable",
+            Category::Internal => "internal",
+            Category::ModuleDisabled => "module_disabled",
+        }
+    }
+
+    /// Whether a retry can help when the error does not say otherwise.
+    pub const fn retryable_default(self) -> bool {
+        match self {
+            Category::Transient | Category::Unavailable => true,
+            Category::Validation
+            | Category::Permission
+            | Category::NotFound
+            | Category::Internal
+            | Category::ModuleDisabled => false,
+        }
+    }
+
+    /// When a tool should use this category.
+    pub const fn when(self) -> &'static str {
+        match self {
+            Category::Transient => "Timeouts, dropped connections, a flaky downstream.",
+            Category::Validation => {
+                "Bad input: wrong type, out of range, missing or unknown field."
+            }
+            Category::Permission => "The caller lacks rights.",
+            Category::NotFound => "The requested entity does not exist.",
+            Category::Unavailable => "An optional dependency or backend is missing.",
+            Category::Internal => "Anything unexpected, panics included; the message is masked.",
+            Category::ModuleDisabled => {
+                "The tool's module is switched off; emitted only by the generated gate."
+            }
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Lets an author's own error type say its category, so `?` turns it into a [`ToolError`].
+///
+/// ```
+/// use envelope_core::{Categorize, Category, ToolError};
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("no ticket {0}")]
+/// struct NoTicket(u32);
+///
+/// impl Categorize for NoTicket {
+///     fn category(&self) -> Category {
+///         Category::NotFound
+///     }
+/// }
+///
+/// let err: ToolError = NoTicket(7).into();
+/// assert_eq!(err.category(), Category::NotFound);
+/// assert_eq!(err.message(), "no ticket 7");
+/// ```
+///
+/// An `internal` category is masked like any other internal error. `module_disabled` cannot be
+/// claimed this way: it reads as `internal`, since only the generated gate may emit it.
+pub trait Categorize: std::error::Error {
+    /// The category the error belongs to.
+    fn category(&self) -> Category;
+
+    /// A stable machine code for the error, if it has one.
+    fn code(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A failed call, as the agent reads it under `error`.
+///
+/// Wire shape: `{category, code?, message, retryable, hint?, retry_after_ms?, data?}`.
+/// Invariants: `module_disabled` is only built by the library; an `internal` error's message is
+/// fixed and never carries the original error, which is kept in [`ToolError::detail`] for the
+/// server log and is never serialized.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolError {
+    category: Category,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    message: String,
+    retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<Value>,
+    /// The unmasked original of an internal error: for the log, never for the wire.
+    #[serde(skip)]
+    #[schemars(skip)]
+    detail: Option<String>,
+}
+
+impl ToolError {
+    fn with_category(category: Category, message: String) -> Self {
+        ToolError {
+            category,
+            code: None,
+            message,
+            retryable: category.retryable_default(),
+            hint: None,
+            retry_after_ms: None,
+            data: None,
+            detail: None,
+        }
+    }
+
+    /// A timeout, dropped connection or flaky downstream; retryable by default.
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self::with_category(Category::Transient, message.into())
+    }
+
+    /// Bad input; the message is shown to the agent as written.
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::with_category(Category::Validation, message.into())
+    }
+
+    /// The caller lacks rights.
+    pub fn permission(message: impl Into<String>) -> Self {
+        Self::with_category(Category::Permission, message.into())
+    }
+
+    /// The entity does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::with_category(Category::NotFound, message.into())
+    }
+
+    /// An optional dependency or backend is missing; retryable by default.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::with_category(Category::Unavailable, message.into())
+    }
+
+    /// Something unexpected. The agent sees a fixed message; `detail` goes to the server log only.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        let mut error = Self::with_category(Category::Internal, INTERNAL_MESSAGE.to_owned());
+        error.detail = Some(detail.to_string());
+        error
+    }
+
+    /// Builds the error of a given category; `module_disabled` is refused and becomes `internal`.
+    pub fn new(category: Category, message: impl Into<String>) -> Self {
+        match category {
+            Category::Internal | Category::ModuleDisabled => Self::internal(message.into()),
+            _ => Self::with_category(category, message.into()),
+        }
+    }
+
+    /// The error only the generated module gate emits.
+    pub(crate) fn module_disabled(module: &str) -> Self {
+        let mut error = Self::with_category(
+            Category::ModuleDisabled,
+            format!("module `{module}` is disabled on this server"),
+        );
+        error.code = Some("MODULE_DISABLED".to_owned());
+        error.hint = Some(format!(
+            "enable module `{module}` in the server's configuration, or use another tool"
+        ));
+        error.data = Some(serde_json::json!({ "module": module }));
+        error
+    }
+
+    /// Sets a stable machine code such as `unknown_arg` or `STALE_CONTINUATION`.
+    #[must_use]
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Sets a recovery hint: what to change before calling again.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Says how long to wait before a retry can help.
+    #[must_use]
+    pub fn with_retry_after(mut self, wait: Duration) -> Self {
+        self.retry_after_ms = Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Attaches per-code data.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Overrides the category's retryable default, for the call where it is wrong.
+    #[must_use]
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// The category.
+    pub fn category(&self) -> Category {
+        self.category
+    }
+
+    /// The stable machine code, if any.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+
+    /// The message the agent sees.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether a retry can help.
+    pub fn retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The recovery hint, if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// How long to wait before retrying, if the error says.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after_ms.map(Duration::from_millis)
+    }
+
+    /// Per-code data, if any.
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+
+    /// The unmasked original of an internal error, for the server log. Never serialized.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// Masks an internal error's message so that it names the request id and nothing else.
+    pub(crate) fn mask_with(&mut self, request_id: &RequestId) {
+        if self.category == Category::Internal {
+            self.message = format!(
+                "{INTERNAL_MESSAGE}; the server log has the details under request id {request_id}"
+            );
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.category, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl<E: Categorize> From<E> for ToolError {
+    fn from(error: E) -> Self {
+        let mut converted = ToolError::new(error.category(), error.to_string());
+        if let Some(code) = error.code() {
+            converted.code = Some(code.to_owned());
+        }
+        converted
+    }
+}
+
+/// Maps by [`io::ErrorKind`]; the kinds that a retry can cure become `transient`.
+impl From<io::Error> for ToolError {
+    fn from(error: io::Error) -> Self {
+        use io::ErrorKind as Kind;
+        let category = match error.kind() {
+            Kind::NotFound => Category::NotFound,
+            Kind::PermissionDenied => Category::Permission,
+            Kind::TimedOut
+            | Kind::ConnectionReset
+            | Kind::ConnectionAborted
+            | Kind::Interrupted
+            | Kind::WouldBlock => Category::Transient,
+            Kind::InvalidInput | Kind::InvalidData => Category::Validation,
+            Kind::Unsupported => Category::Unavailable,
+            _ => Category::Internal,
+        };
+        ToolError::new(category, error.to_string())
+    }
+}
+
+/// Bad JSON (syntax, wrong shape, early end) is `validation`; an I/O failure underneath is
+/// `internal`.
+impl From<serde_json::Error> for ToolError {
+    fn from(error: serde_json::Error) -> Self {
+        let category = if error.is_io() {
+            Category::Internal
+        } else {
+            Category::Validation
+        };
+        ToolError::new(category, error.to_string())
+    }
+}
+
+/// A type-erased error says nothing about its category, so it is `internal`.
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(error: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        ToolError::internal(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_kinds_map_to_categories() {
+        use io::ErrorKind as Kind;
+        let cases = [
+            (Kind::NotFound, Category::NotFound),
+            (Kind::PermissionDenied, Category::Permission),
+            (Kind::TimedOut, Category::Transient),
+            (Kind::ConnectionReset, Category::Transient),
+            (Kind::ConnectionAborted, Category::Transient),
+            (Kind::Interrupted, Category::Transient),
+            (Kind::WouldBlock, Category::Transient),
+            (Kind::InvalidInput, Category::Validation),
+            (Kind::InvalidData, Category::Validation),
+            (Kind::Unsupported, Category::Unavailable),
+            (Kind::Other, Category::Internal),
+            (Kind::OutOfMemory, Category::Internal),
+        ];
+        for (kind, category) in cases {
+            let error = ToolError::from(io::Error::new(kind, "boom"));
+            assert_eq!(error.category(), category, "{kind:?}");
+            assert_eq!(error.retryable(), category.retryable_default(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn serde_json_errors_split_by_cause() {
+        let syntax = serde_json::from_str::<u32>("{").expect_err("not a number");
+        assert_eq!(ToolError::from(syntax).category(), Category::Validation);
+        let shape = serde_json::from_str::<u32>("\"seven\"").expect_err("not a number");
+        assert_eq!(ToolError::from(shape).category(), Category::Validation);
+        let io = serde_json::from_reader::<_, u32>(FailingReader).expect_err("reader fails");
+        assert_eq!(ToolError::from(io).category(), Category::Internal);
+    }
+
+    struct FailingReader;
+
+    impl io::Read for FailingReader {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::Error::other("disk on fire"))
+        }
+    }
+
+    #[test]
+    fn internal_errors_are_masked_on_the_wire() {
+        let mut error = ToolError::internal("password=hunter2");
+        let id = RequestId::new();
+        error.mask_with(&id);
+        let wire = serde_json::to_string(&error).expect("serializes");
+        assert!(!wire.contains("hunter2"), "{wire}");
+        assert!(wire.contains(id.as_str()), "{wire}");
+        assert_eq!(error.detail(), Some("password=hunter2"));
+    }
+
+    #[test]
+    fn module_disabled_cannot_be_claimed_from_outside() {
+        let error = ToolError::new(Category::ModuleDisabled, "pretend");
+        assert_eq!(error.category(), Category::Internal);
+        assert_eq!(error.message(), INTERNAL_MESSAGE);
+    }
+
+    #[test]
+    fn retryable_follows_the_category_unless_overridden() {
+        assert!(ToolError::transient("slow").retryable());
+        assert!(
+            !ToolError::transient("slow")
+                .with_retryable(false)
+                .retryable()
+        );
+        assert!(!ToolError::validation("bad").retryable());
+    }
+
+    #[test]
+    fn absent_fields_are_omitted() {
+        let wire = serde_json::to_value(ToolError::not_found("no such file")).expect("serializes");
+        assert_eq!(
+            wire,
+            serde_json::json!({"category": "not_found", "message": "no such file", "retryable": false})
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! The verdict alphabet (DESIGN §4): eight values and nothing else.
+//!
+//! Writing an unknown verdict is impossible by type. Reading is lenient: legacy spellings
+//! (`ok`, `clean`, `warning`, `n/a`, …) canonicalize, and anything unrecognised reads as `INFO`,
+//! the verdict that obliges nothing.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The one value an agent branches on first.
+///
+/// Wire names are the upper-case strings in [`Verdict::as_str`]; see [`Verdict::obligation`]
+/// for what each one obliges the agent to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    /// `SAFE`: no meaningful risk detected.
+    Safe,
+    /// `CAUTION`: low risk or a notable but non-blocking signal.
+    Caution,
+    /// `REVIEW`: medium risk; inspect before acting.
+    Review,
+    /// `UNSAFE`: high risk; a blocker.
+    Unsafe,
+    /// `INFO`: informational; no risk judgement. The default on success.
+    Info,
+    /// `WARN`: succeeded, but with warning-level conditions.
+    Warn,
+    /// `ERROR`: the call failed. The default on failure.
+    Error,
+    /// `NOT_FOUND`: ran fine, but the requested thing does not exist.
+    NotFound,
+}
+
+impl Verdict {
+    /// Every verdict, in the order the contract documents them.
+    pub const ALL: [Verdict; 8] = [
+        Verdict::Safe,
+        Verdict::Caution,
+        Verdict::Review,
+        Verdict::Unsafe,
+        Verdict::Info,
+        Verdict::Warn,
+        Verdict::Error,
+        Verdict::NotFound,
+    ];
+
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "SAFE",
+            Verdict::Caution => "CAUTION",
+            Verdict::Review => "REVIEW",
+            Verdict::Unsafe => "UNSAFE",
+            Verdict::Info => "INFO",
+            Verdict::Warn => "WARN",
+            Verdict::Error => "ERROR",
+            Verdict::NotFound => "NOT_FOUND",
+        }
+    }
+
+    /// What the verdict means, in one line.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Verdict::Safe => "No meaningful risk detected.",
+            Verdict::Caution => "Low risk, or a notable but non-blocking signal.",
+            Verdict::Review => "Medium risk: the blast radius or the findings need inspection.",
+            Verdict::Unsafe => {
+                "High risk: wide blast radius, a violated constraint or a guarded target."
+            }
+            Verdict::Info => {
+                "Informational result; no risk judgement implied. The default on success."
+            }
+            Verdict::Warn => "The tool succeeded but found warning-level conditions.",
+            Verdict::Error => "The call failed (`ok: false`). The default on failure.",
+            Verdict::NotFound => "The tool ran fine but the requested entity does not exist.",
+        }
+    }
+
+    /// What the verdict obliges an agent to do.
+    pub const fn obligation(self) -> &'static str {
+        match self {
+            Verdict::Safe => "Proceed directly; run the usual verification after the change.",
+            Verdict::Caution => "Proceed, but follow `next_step` first.",
+            Verdict::Review => {
+                "Do not act blindly: inspect what the payload lists, then re-check before changing anything."
+            }
+            Verdict::Unsafe => {
+                "Stop and treat it as a blocker: narrow the change, fix the violation or escalate. Never auto-apply."
+            }
+            Verdict::Info => "Nothing mandated: consume the payload; use `next_step` to go deeper.",
+            Verdict::Warn => {
+                "Read `warnings` and decide; surface the warning if you act on the data."
+            }
+            Verdict::Error => {
+                "Read `error` (and `hint`), fix the call or the environment; retry only if `retryable`. Do not consume `data`."
+            }
+            Verdict::NotFound => {
+                "Treat as an empty result, not a failure: check the spelling or qualify the name before retrying."
+            }
+        }
+    }
+
+    /// Reads a verdict the lenient way: canonical names in any case, then legacy spellings,
+    /// then `INFO` for anything else.
+    pub fn canonicalize(raw: &str) -> Verdict {
+        let folded = raw.trim().to_ascii_uppercase().replace(['-', ' '], "_");
+        if let Some(verdict) = Verdict::ALL.into_iter().find(|v| v.as_str() == folded) {
+            return verdict;
+        }
+        match folded.as_str() {
+            "OK" | "CLEAN" => Verdict::Safe,
+            "WARNING" => Verdict::Warn,
+            "NOTFOUND" => Verdict::NotFound,
+            // "", "N/A", "NA", "SUCCESS" and everything unrecognised oblige nothing.
+            _ => Verdict::Info,
+        }
+    }
+}
+
+impl Default for Verdict {
+    fn default() -> Self {
+        Verdict::Info
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Verdict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(Verdict::canonicalize(&raw))
+    }
+}
+
+impl JsonSchema for Verdict {
+    fn schema_name() -> Cow<'static, str> {
+        "Verdict".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        // Writers must use the canonical alphabet; only readers are lenient.
+        let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+        json_schema!({
+            "description": "The verdict alphabet; see docs/CONTRACT.md for each value's obligation.",
+            "type": "string",
+            "enum": names,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(raw: &str) -> Verdict {
+        serde_json::from_value(serde_json::Value::String(raw.to_owned()))
+            .expect("strings always read")
+    }
+
+    #[test]
+    fn canonical_names_round_trip() {
+        for verdict in Verdict::ALL {
+            let wire = serde_json::to_value(verdict).expect("serializes");
+            assert_eq!(wire, verdict.as_str());
+            assert_eq!(read(verdict.as_str()), verdict);
+        }
+    }
+
+    #[test]
+    fn legacy_values_canonicalize() {
+        assert_eq!(read("ok"), Verdict::Safe);
+        assert_eq!(read("clean"), Verdict::Safe);
+        assert_eq!(read("warning"), Verdict::Warn);
+        assert_eq!(read(""), Verdict::Info);
+        assert_eq!(read("n/a"), Verdict::Info);
+        assert_eq!(read("na"), Verdict::Info);
+        assert_eq!(read("success"), Verdict::Info);
+        assert_eq!(read("not-found"), Verdict::NotFound);
+        assert_eq!(read("unsafe"), Verdict::Unsafe);
+    }
+
+    #[test]
+    fn anything_else_reads_as_info() {
+        assert_eq!(read("catastrophic"), Verdict::Info);
+    }
+}
