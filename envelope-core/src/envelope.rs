@@ -63,14 +63,14 @@ pub struct Envelope<T> {
     #[serde(skip_serializing_if = "Option::is_none")]
     diagnosis: Option<String>,
     /// Executable follow-up calls, normalized.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8))]
     next_actions: Vec<NextAction>,
     /// Things to flag about this response.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<Notice>,
     /// What went wrong, specifically.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     diagnostics: Vec<Notice>,
     /// Library-stamped facts about the call.
     meta: Meta,
@@ -100,6 +100,23 @@ fn ok_xor_error(schema: &mut Schema) {
         ]),
     );
 }
+
+/// The top-level wire fields, in the order DESIGN §2 lists them.
+pub const ENVELOPE_FIELDS: [&str; 13] = [
+    "ok",
+    "verdict",
+    "summary_line",
+    "next_step",
+    "data",
+    "error",
+    "completeness",
+    "empty_reason",
+    "diagnosis",
+    "next_actions",
+    "warnings",
+    "diagnostics",
+    "meta",
+];
 
 impl<T> Envelope<T> {
     fn with_outcome(ok: bool, verdict: Verdict, data: Option<T>, error: Option<ToolError>) -> Self {

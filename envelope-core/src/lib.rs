@@ -46,7 +46,7 @@ pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
 };
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
-pub use envelope::Envelope;
+pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
 pub use meta::{BinaryDrift, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{

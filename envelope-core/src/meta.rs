@@ -52,36 +52,53 @@ pub struct BinaryDrift {
 /// beside the named fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Meta {
+    /// The call's ULID; a valid client-supplied id is echoed.
     request_id: RequestId,
+    /// The tool's registered name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tool: Option<String>,
+    /// The tool's declared tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     complexity_tier: Option<Tier>,
+    /// Whether repeating the call is safe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     idempotent: Option<bool>,
+    /// Server-measured time spent in the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     latency_ms: Option<u64>,
+    /// Tokens of the bytes actually sent, this field included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_estimated: Option<u64>,
+    /// How `tokens_estimated` was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_method: Option<TokensMethod>,
+    /// The declared baseline's tokens minus `tokens_estimated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_saved: Option<u64>,
+    /// `tokens_saved` as a percentage of the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_saved_pct: Option<f64>,
+    /// What the agent would have done without this tool (when the tool declares a baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     baseline_method: Option<String>,
+    /// Whether the budget trimmer cut anything; absent when it did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     truncated: Option<bool>,
+    /// Every trimming rung ran and the response is still over budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     envelope_unshrinkable: Option<bool>,
+    /// The declared layer that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     layer: Option<String>,
+    /// The contract's version.
     schema_version: u32,
+    /// The server's capability tags; absent when the server opted out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     capabilities: Vec<Capability>,
+    /// The schema version the served data was indexed with (server-supplied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     schema_version_at_index: Option<u32>,
+    /// Stored data is newer than the running binary (server-supplied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     binary_drift_warning: Option<BinaryDrift>,
     /// The trimmer's `truncated_<key>_from/_to`, `truncated_string_fields`, … markers.

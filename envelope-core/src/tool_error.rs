@@ -135,37 +135,110 @@ pub trait Categorize: std::error::Error {
 /// Invariants: `module_disabled` is only built by the library; an `internal` error's message is
 /// fixed and never carries the original error, which is kept in [`ToolError::detail`] for the
 /// server log and is never serialized.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "WireToolError", into = "WireToolError")]
 pub struct ToolError {
     category: Category,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    code: Option<String>,
-    message: String,
     retryable: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message: String,
+    // The rarely-set fields live behind one pointer, so `Result<T, ToolError>` stays small on
+    // the happy path.
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Extra {
+    code: Option<String>,
     hint: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     retry_after_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<Value>,
     /// The unmasked original of an internal error: for the log, never for the wire.
-    #[serde(skip)]
-    #[schemars(skip)]
     detail: Option<String>,
+}
+
+/// The wire form of [`ToolError`]; its field docs are the schema's.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ToolError")]
+struct WireToolError {
+    /// What kind of failure this is.
+    category: Category,
+    /// Stable machine code, such as `unknown_arg` or `STALE_CONTINUATION`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    /// Human-readable message; for `internal`, a fixed text naming the request id.
+    message: String,
+    /// Whether a retry can help.
+    retryable: bool,
+    /// What to change before calling again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+    /// How long to wait before a retry can help.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+    /// Per-code data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<Value>,
+}
+
+impl From<WireToolError> for ToolError {
+    fn from(wire: WireToolError) -> Self {
+        let extra = Extra {
+            code: wire.code,
+            hint: wire.hint,
+            retry_after_ms: wire.retry_after_ms,
+            data: wire.data,
+            detail: None,
+        };
+        ToolError {
+            category: wire.category,
+            retryable: wire.retryable,
+            message: wire.message,
+            extra: (extra != Extra::default()).then(|| Box::new(extra)),
+        }
+    }
+}
+
+impl From<ToolError> for WireToolError {
+    fn from(error: ToolError) -> Self {
+        let extra = error.extra.map(|extra| *extra).unwrap_or_default();
+        WireToolError {
+            category: error.category,
+            code: extra.code,
+            message: error.message,
+            retryable: error.retryable,
+            hint: extra.hint,
+            retry_after_ms: extra.retry_after_ms,
+            data: extra.data,
+        }
+    }
+}
+
+impl JsonSchema for ToolError {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        WireToolError::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        WireToolError::json_schema(generator)
+    }
 }
 
 impl ToolError {
     fn with_category(category: Category, message: String) -> Self {
         ToolError {
             category,
-            code: None,
-            message,
             retryable: category.retryable_default(),
-            hint: None,
-            retry_after_ms: None,
-            data: None,
-            detail: None,
+            message,
+            extra: None,
         }
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    fn extra(&self) -> Option<&Extra> {
+        self.extra.as_deref()
     }
 
     /// A timeout, dropped connection or flaky downstream; retryable by default.
@@ -196,7 +269,7 @@ impl ToolError {
     /// Something unexpected. The agent sees a fixed message; `detail` goes to the server log only.
     pub fn internal(detail: impl fmt::Display) -> Self {
         let mut error = Self::with_category(Category::Internal, INTERNAL_MESSAGE.to_owned());
-        error.detail = Some(detail.to_string());
+        error.extra_mut().detail = Some(detail.to_string());
         error
     }
 
@@ -210,43 +283,42 @@ impl ToolError {
 
     /// The error only the generated module gate emits.
     pub(crate) fn module_disabled(module: &str) -> Self {
-        let mut error = Self::with_category(
+        Self::with_category(
             Category::ModuleDisabled,
             format!("module `{module}` is disabled on this server"),
-        );
-        error.code = Some("MODULE_DISABLED".to_owned());
-        error.hint = Some(format!(
+        )
+        .with_code("MODULE_DISABLED")
+        .with_hint(format!(
             "enable module `{module}` in the server's configuration, or use another tool"
-        ));
-        error.data = Some(serde_json::json!({ "module": module }));
-        error
+        ))
+        .with_data(serde_json::json!({ "module": module }))
     }
 
     /// Sets a stable machine code such as `unknown_arg` or `STALE_CONTINUATION`.
     #[must_use]
     pub fn with_code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
+        self.extra_mut().code = Some(code.into());
         self
     }
 
     /// Sets a recovery hint: what to change before calling again.
     #[must_use]
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.extra_mut().hint = Some(hint.into());
         self
     }
 
     /// Says how long to wait before a retry can help.
     #[must_use]
     pub fn with_retry_after(mut self, wait: Duration) -> Self {
-        self.retry_after_ms = Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
+        self.extra_mut().retry_after_ms = Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
         self
     }
 
     /// Attaches per-code data.
     #[must_use]
     pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
+        self.extra_mut().data = Some(data);
         self
     }
 
@@ -264,7 +336,7 @@ impl ToolError {
 
     /// The stable machine code, if any.
     pub fn code(&self) -> Option<&str> {
-        self.code.as_deref()
+        self.extra().and_then(|e| e.code.as_deref())
     }
 
     /// The message the agent sees.
@@ -279,22 +351,24 @@ impl ToolError {
 
     /// The recovery hint, if any.
     pub fn hint(&self) -> Option<&str> {
-        self.hint.as_deref()
+        self.extra().and_then(|e| e.hint.as_deref())
     }
 
     /// How long to wait before retrying, if the error says.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_after_ms.map(Duration::from_millis)
+        self.extra()
+            .and_then(|e| e.retry_after_ms)
+            .map(Duration::from_millis)
     }
 
     /// Per-code data, if any.
     pub fn data(&self) -> Option<&Value> {
-        self.data.as_ref()
+        self.extra().and_then(|e| e.data.as_ref())
     }
 
     /// The unmasked original of an internal error, for the server log. Never serialized.
     pub fn detail(&self) -> Option<&str> {
-        self.detail.as_deref()
+        self.extra().and_then(|e| e.detail.as_deref())
     }
 
     /// Masks an internal error's message so that it names the request id and nothing else.
@@ -317,11 +391,11 @@ impl std::error::Error for ToolError {}
 
 impl<E: Categorize> From<E> for ToolError {
     fn from(error: E) -> Self {
-        let mut converted = ToolError::new(error.category(), error.to_string());
-        if let Some(code) = error.code() {
-            converted.code = Some(code.to_owned());
+        let converted = ToolError::new(error.category(), error.to_string());
+        match error.code() {
+            Some(code) => converted.with_code(code),
+            None => converted,
         }
-        converted
     }
 }
 

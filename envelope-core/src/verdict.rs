@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 ///
 /// Wire names are the upper-case strings in [`Verdict::as_str`]; see [`Verdict::obligation`]
 /// for what each one obliges the agent to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
     /// `SAFE`: no meaningful risk detected.
     Safe,
@@ -25,6 +25,7 @@ pub enum Verdict {
     /// `UNSAFE`: high risk; a blocker.
     Unsafe,
     /// `INFO`: informational; no risk judgement. The default on success.
+    #[default]
     Info,
     /// `WARN`: succeeded, but with warning-level conditions.
     Warn,
@@ -117,12 +118,6 @@ impl Verdict {
             // "", "N/A", "NA", "SUCCESS" and everything unrecognised oblige nothing.
             _ => Verdict::Info,
         }
-    }
-}
-
-impl Default for Verdict {
-    fn default() -> Self {
-        Verdict::Info
     }
 }
 
