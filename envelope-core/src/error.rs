@@ -27,6 +27,9 @@ pub enum CoreError {
     /// A unit name that is not snake case.
     #[error("`{0}` is not a unit name; expected snake case such as `file` or `incoming_call`")]
     InvalidUnit(String),
+    /// Two tools with one name in a toolset.
+    #[error("two tools are named `{0}`; tool names must be unique in a toolset")]
+    DuplicateTool(String),
     /// A tier name outside `lite`, `standard`, `heavy`.
     #[error("unknown tier `{0}`; expected `lite`, `standard` or `heavy`")]
     UnknownTier(String),

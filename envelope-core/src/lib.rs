@@ -28,15 +28,19 @@
 mod canonical;
 mod capability;
 mod completeness;
+mod context;
 mod empty_reason;
 mod envelope;
 mod error;
 mod meta;
 mod next_action;
 mod notice;
+mod reply;
 mod request_id;
+mod runtime;
 mod schema;
 mod tier;
+mod tool;
 mod tool_error;
 mod verdict;
 
@@ -45,6 +49,7 @@ pub use capability::Capability;
 pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
 };
+pub use context::{Controls, OutputFormat, ResponseMode, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
@@ -53,16 +58,80 @@ pub use next_action::{
     Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,
 };
 pub use notice::{Notice, Severity};
+pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
+pub use runtime::install_panic_hook;
 pub use schema::envelope_schema;
 pub use tier::Tier;
+pub use tool::{BoxFuture, Tool, ToolSpec, Toolset};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ToolError};
 pub use verdict::Verdict;
+
+/// Turns a documented function into a tool whose every answer is a contract-conformant
+/// [`Envelope`].
+///
+/// ```
+/// use envelope_core::{tool, Tool, ToolContext, ToolResult};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Deserialize, schemars::JsonSchema)]
+/// struct SearchArgs {
+///     /// The literal to look for.
+///     query: String,
+/// }
+///
+/// #[derive(Serialize)]
+/// struct Hits {
+///     count: usize,
+/// }
+///
+/// /// Search the workspace for a literal string.
+/// #[tool(tier = lite, read_only, layer = "docs")]
+/// async fn search_text(ctx: &ToolContext, args: SearchArgs) -> ToolResult<Hits> {
+///     Ok(Hits { count: args.query.len() })
+/// }
+///
+/// // The function stays callable as written; `search_text {}` is its descriptor.
+/// let envelope = futures_lite_block_on(search_text {}.call(
+///     serde_json::json!({"query": "needle"}),
+///     ToolContext::new(),
+/// ));
+/// assert!(envelope.is_ok());
+/// assert_eq!(envelope.data().map(|d| d["count"].clone()), Some(6.into()));
+/// assert_eq!(envelope.meta().tool(), Some("search_text"));
+/// # fn futures_lite_block_on<F: std::future::Future>(future: F) -> F::Output {
+/// #     let mut future = std::pin::pin!(future);
+/// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) { return out; }
+/// #     }
+/// # }
+/// ```
+///
+/// Keys: `tier` (required: `lite`, `standard` or `heavy`), `name` (default: the function's
+/// name), `title`, `read_only` (implies `idempotent`), `idempotent`, `destructive`,
+/// `open_world`, `layer`, `module` (the gate), `budget` (characters), `strict_args`, and
+/// `crate = path` for crates that re-export `envelope_core`. The doc comment is the description.
+///
+/// Parameters: an optional `&ToolContext` and one arguments type implementing
+/// `serde::Deserialize` and `schemars::JsonSchema`, in either order, or none. The return type
+/// is a `Result` whose `Ok` is a `Serialize` payload or a [`Reply`] and whose `Err` converts
+/// into [`ToolError`].
+#[cfg(feature = "derive")]
+pub use envelope_derive::tool;
 
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::meta::MetaStamp;
+    pub use crate::runtime::{
+        Invocation, KeyCache, NamedTool, Outcome, Panicked, ToolArgs, assert_unique_names,
+        catch_unwind, catch_unwind_sync, empty_input_schema, input_schema, toolset_of,
+    };
+    pub use crate::tier::Tier;
+    pub use crate::tool::BoxFuture;
+    pub use schemars::Schema;
+    pub use serde_json::Value;
 
     use crate::envelope::Envelope;
     use crate::request_id::RequestId;

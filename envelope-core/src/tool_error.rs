@@ -154,6 +154,8 @@ struct Extra {
     data: Option<Value>,
     /// The unmasked original of an internal error: for the log, never for the wire.
     detail: Option<String>,
+    /// Where an internal error was made, when `RUST_BACKTRACE` asks for it: for the log only.
+    backtrace: Option<String>,
 }
 
 /// The wire form of [`ToolError`]; its field docs are the schema's.
@@ -188,6 +190,7 @@ impl From<WireToolError> for ToolError {
             retry_after_ms: wire.retry_after_ms,
             data: wire.data,
             detail: None,
+            backtrace: None,
         };
         ToolError {
             category: wire.category,
@@ -270,6 +273,10 @@ impl ToolError {
     pub fn internal(detail: impl fmt::Display) -> Self {
         let mut error = Self::with_category(Category::Internal, INTERNAL_MESSAGE.to_owned());
         error.extra_mut().detail = Some(detail.to_string());
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            error.extra_mut().backtrace = Some(backtrace.to_string());
+        }
         error
     }
 
@@ -369,6 +376,11 @@ impl ToolError {
     /// The unmasked original of an internal error, for the server log. Never serialized.
     pub fn detail(&self) -> Option<&str> {
         self.extra().and_then(|e| e.detail.as_deref())
+    }
+
+    /// Where an internal error was made, if a backtrace was captured. Never serialized.
+    pub fn backtrace(&self) -> Option<&str> {
+        self.extra().and_then(|e| e.backtrace.as_deref())
     }
 
     /// Masks an internal error's message so that it names the request id and nothing else.

@@ -1,0 +1,188 @@
+//! What a tool returns when a bare payload is not enough.
+
+use serde::Serialize;
+
+use crate::completeness::Completeness;
+use crate::empty_reason::EmptyReason;
+use crate::envelope::Envelope;
+use crate::next_action::NextAction;
+use crate::notice::Notice;
+use crate::tool_error::ToolError;
+use crate::verdict::Verdict;
+
+/// The result type of a tool: a payload (or a [`Reply`]) or a [`ToolError`].
+pub type ToolResult<T> = Result<T, ToolError>;
+
+/// A payload plus everything else a tool may say about it: verdict, summary, next step,
+/// completeness, empty reason, next actions, warnings and diagnostics. `meta` is not here: the
+/// library stamps it.
+///
+/// ```
+/// use envelope_core::{Completeness, Reply, Unit, Verdict};
+///
+/// let reply = Reply::new(vec!["a.rs", "b.rs"])
+///     .verdict(Verdict::Safe)
+///     .summary_line("2 files, nothing risky")
+///     .completeness(Completeness::complete(Unit::FILE, 2));
+/// # let _ = reply;
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct Reply<T> {
+    data: T,
+    verdict: Option<Verdict>,
+    summary_line: Option<String>,
+    next_step: Option<String>,
+    completeness: Option<Completeness>,
+    empty: Option<(EmptyReason, String)>,
+    next_actions: Vec<NextAction>,
+    warnings: Vec<Notice>,
+    diagnostics: Vec<Notice>,
+}
+
+impl<T> Reply<T> {
+    /// A reply carrying `data`, with verdict `INFO` unless set.
+    pub fn new(data: T) -> Self {
+        Reply {
+            data,
+            verdict: None,
+            summary_line: None,
+            next_step: None,
+            completeness: None,
+            empty: None,
+            next_actions: Vec::new(),
+            warnings: Vec::new(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Sets the verdict. `ERROR` is for failures; on a reply it reads as `WARN`.
+    pub fn verdict(mut self, verdict: Verdict) -> Self {
+        self.verdict = Some(verdict);
+        self
+    }
+
+    /// Sets the one-line triage.
+    pub fn summary_line(mut self, line: impl Into<String>) -> Self {
+        self.summary_line = Some(line.into());
+        self
+    }
+
+    /// Sets the one concrete next step.
+    pub fn next_step(mut self, step: impl Into<String>) -> Self {
+        self.next_step = Some(step.into());
+        self
+    }
+
+    /// Sets the completeness of the payload's collection.
+    pub fn completeness(mut self, completeness: Completeness) -> Self {
+        self.completeness = Some(completeness);
+        self
+    }
+
+    /// Says why the result is empty, with the diagnosis that always goes with it.
+    pub fn empty(mut self, reason: EmptyReason, diagnosis: impl Into<String>) -> Self {
+        self.empty = Some((reason, diagnosis.into()));
+        self
+    }
+
+    /// Adds next actions; the envelope normalizes them.
+    pub fn next_actions(mut self, actions: impl IntoIterator<Item = NextAction>) -> Self {
+        self.next_actions.extend(actions);
+        self
+    }
+
+    /// Adds a warning.
+    pub fn warning(mut self, warning: Notice) -> Self {
+        self.warnings.push(warning);
+        self
+    }
+
+    /// Adds a diagnostic.
+    pub fn diagnostic(mut self, diagnostic: Notice) -> Self {
+        self.diagnostics.push(diagnostic);
+        self
+    }
+
+    /// The same reply around a converted payload.
+    pub(crate) fn try_map<U, E>(
+        self,
+        convert: impl FnOnce(T) -> Result<U, E>,
+    ) -> Result<Reply<U>, E> {
+        Ok(Reply {
+            data: convert(self.data)?,
+            verdict: self.verdict,
+            summary_line: self.summary_line,
+            next_step: self.next_step,
+            completeness: self.completeness,
+            empty: self.empty,
+            next_actions: self.next_actions,
+            warnings: self.warnings,
+            diagnostics: self.diagnostics,
+        })
+    }
+
+    /// The envelope this reply becomes, before the library stamps `meta`.
+    pub fn into_envelope(self) -> Envelope<T> {
+        let Reply {
+            data,
+            verdict,
+            summary_line,
+            next_step,
+            completeness,
+            empty,
+            next_actions,
+            warnings,
+            diagnostics,
+        } = self;
+        let mut envelope = Envelope::ok(data);
+        if let Some(verdict) = verdict {
+            envelope = envelope.with_verdict(verdict);
+        }
+        if let Some(line) = summary_line {
+            envelope = envelope.with_summary_line(line);
+        }
+        if let Some(step) = next_step {
+            envelope = envelope.with_next_step(step);
+        }
+        if let Some(completeness) = completeness {
+            envelope = envelope.with_completeness(completeness);
+        }
+        if let Some((reason, diagnosis)) = empty {
+            envelope = envelope.with_empty_reason(reason, diagnosis);
+        }
+        let mut envelope = envelope.with_next_actions(next_actions);
+        for warning in warnings {
+            envelope = envelope.with_warning(warning);
+        }
+        for diagnostic in diagnostics {
+            envelope = envelope.with_diagnostic(diagnostic);
+        }
+        envelope
+    }
+}
+
+/// A tool's `Ok` value: a bare serializable payload, or a [`Reply`] around one.
+pub trait IntoReply {
+    /// The payload type.
+    type Data: Serialize;
+
+    /// The reply, with a bare payload wrapped as is.
+    fn into_reply(self) -> Reply<Self::Data>;
+}
+
+impl<T: Serialize> IntoReply for T {
+    type Data = T;
+
+    fn into_reply(self) -> Reply<T> {
+        Reply::new(self)
+    }
+}
+
+impl<T: Serialize> IntoReply for Reply<T> {
+    type Data = T;
+
+    fn into_reply(self) -> Reply<T> {
+        self
+    }
+}

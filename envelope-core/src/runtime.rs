@@ -1,0 +1,529 @@
+//! The call pipeline `#[tool]` emits calls to: module gate, argument decoding, the body under
+//! panic capture, error mapping and the meta stamp. Reached only through `crate::__private`.
+
+use std::any::Any;
+use std::backtrace::Backtrace;
+use std::cell::{Cell, RefCell};
+use std::future::{Future, poll_fn};
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::{Once, OnceLock};
+use std::task::Poll;
+use std::time::Instant;
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::context::{Controls, ToolContext};
+use crate::envelope::Envelope;
+use crate::meta::MetaStamp;
+use crate::notice::Notice;
+use crate::reply::{IntoReply, Reply};
+use crate::tool::{ToolSpec, Toolset};
+use crate::tool_error::{Category, ToolError};
+
+/// A type `#[tool]` can decode a call's arguments into.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments type",
+    label = "needs `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`"
+)]
+pub trait ToolArgs: DeserializeOwned + JsonSchema {}
+
+impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
+
+/// A return type `#[tool]` understands: a `Result` whose `Ok` is a payload or a [`Reply`] and
+/// whose `Err` converts into [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "`#[tool]` functions must return `Result<T, E>`, found `{Self}`",
+    label = "not a result the tool wrapper understands",
+    note = "`T` must be `Serialize` (or a `Reply`), and `E` must convert into `ToolError`"
+)]
+pub trait Outcome {
+    /// The payload type.
+    type Data: Serialize;
+
+    /// The reply or the error.
+    fn into_reply(self) -> Result<Reply<Self::Data>, ToolError>;
+}
+
+impl<T: IntoReply, E: Into<ToolError>> Outcome for Result<T, E> {
+    type Data = T::Data;
+
+    fn into_reply(self) -> Result<Reply<T::Data>, ToolError> {
+        self.map(IntoReply::into_reply).map_err(Into::into)
+    }
+}
+
+/// The registered name of a `#[tool]` descriptor, readable in constant context.
+pub trait NamedTool {
+    /// The tool's name.
+    const NAME: &'static str;
+}
+
+/// Fails constant evaluation when two names are equal: `toolset!` calls it in a `const`.
+pub const fn assert_unique_names(names: &[&str]) {
+    let mut i = 0;
+    while i < names.len() {
+        let mut j = i + 1;
+        while j < names.len() {
+            if str_eq(names[i], names[j]) {
+                panic!("two tools in this toolset have the same name");
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Builds a toolset whose names `toolset!` has already proven unique.
+pub fn toolset_of(tools: Vec<Box<dyn crate::tool::Tool>>) -> Toolset {
+    match Toolset::new(tools) {
+        Ok(toolset) => toolset,
+        // `assert_unique_names` ran at compile time on the same names.
+        Err(error) => unreachable!("{error}"),
+    }
+}
+
+/// The argument names one tool accepts, computed once per tool.
+#[derive(Debug)]
+pub struct KeyCache(OnceLock<Vec<String>>);
+
+impl KeyCache {
+    /// An empty cache, for a `static`.
+    pub const fn new() -> Self {
+        KeyCache(OnceLock::new())
+    }
+}
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn schema_for<A: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<A>()
+        .to_value()
+}
+
+/// Property names declared by a schema: at the root, and in `allOf`/`anyOf`/`oneOf` members
+/// (what `#[serde(flatten)]` produces), following local `$ref`s. `None` when the schema does not
+/// describe an object's fields, so unknown keys cannot be judged.
+fn declared_properties(schema: &Value) -> Option<Vec<String>> {
+    fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(pointer) => pointer
+                .strip_prefix('#')
+                .and_then(|pointer| root.pointer(pointer))
+                .unwrap_or(node),
+            None => node,
+        }
+    }
+    fn collect(root: &Value, node: &Value, out: &mut Vec<String>, depth: usize) -> bool {
+        let node = resolve(root, node);
+        let mut found = false;
+        if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+            out.extend(properties.keys().cloned());
+            found = true;
+        }
+        if depth < 4 {
+            for key in ["allOf", "anyOf", "oneOf"] {
+                for member in node
+                    .get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    found |= collect(root, member, out, depth + 1);
+                }
+            }
+        }
+        found
+    }
+    let mut out = Vec::new();
+    collect(schema, schema, &mut out, 0).then(|| {
+        out.sort_unstable();
+        out.dedup();
+        out
+    })
+}
+
+fn controls_properties() -> Map<String, Value> {
+    schema_for::<Controls>()
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The input schema of a tool taking `A`: `A`'s schema with the per-call controls added.
+pub fn input_schema<A: ToolArgs>() -> Schema {
+    let mut schema = schema_for::<A>();
+    let controls = controls_properties();
+    match schema.get_mut("properties").and_then(Value::as_object_mut) {
+        Some(properties) => {
+            for (key, value) in controls {
+                properties.entry(key).or_insert(value);
+            }
+        }
+        None => {
+            // An arguments type without plain properties (an enum, a flattened union): the
+            // controls ride beside it.
+            let inner = std::mem::take(&mut schema);
+            let defs = inner.get("$defs").cloned();
+            let mut wrapper = json!({
+                "type": "object",
+                "allOf": [inner],
+                "properties": controls,
+            });
+            if let Some(defs) = defs {
+                wrapper["$defs"] = defs;
+            }
+            schema = wrapper;
+        }
+    }
+    Schema::try_from(schema).unwrap_or_else(|_| Schema::from(true))
+}
+
+/// The input schema of a tool without arguments: the per-call controls only.
+pub fn empty_input_schema() -> Schema {
+    let schema = json!({
+        "type": "object",
+        "properties": controls_properties(),
+    });
+    Schema::try_from(schema).unwrap_or_else(|_| Schema::from(true))
+}
+
+thread_local! {
+    /// Set while a tool's body runs on this thread, so the hook knows whose panic it sees.
+    static IN_TOOL: Cell<bool> = const { Cell::new(false) };
+    /// Where the last in-tool panic on this thread happened, and its backtrace.
+    static LAST_PANIC: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Installs the library's panic hook once per process. Inside a tool body it records the
+/// location and backtrace for the server log (which gets the panic instead of stderr); anywhere
+/// else it hands the panic to the hook that was installed before it.
+pub fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_TOOL.with(Cell::get) {
+                let location = info
+                    .location()
+                    .map(ToString::to_string)
+                    .unwrap_or_else(|| "unknown location".to_owned());
+                let backtrace = Backtrace::force_capture().to_string();
+                LAST_PANIC.with(|slot| *slot.borrow_mut() = Some((location, backtrace)));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Marks this thread as running a tool body until dropped.
+struct InTool(bool);
+
+impl InTool {
+    fn enter() -> Self {
+        InTool(IN_TOOL.with(|flag| flag.replace(true)))
+    }
+}
+
+impl Drop for InTool {
+    fn drop(&mut self) {
+        IN_TOOL.with(|flag| flag.set(self.0));
+    }
+}
+
+/// A panic caught in a tool body.
+#[derive(Debug)]
+pub struct Panicked {
+    message: String,
+    location: String,
+    backtrace: String,
+}
+
+impl Panicked {
+    fn from_payload(payload: Box<dyn Any + Send>) -> Self {
+        let message = if let Some(text) = payload.downcast_ref::<&str>() {
+            (*text).to_owned()
+        } else if let Some(text) = payload.downcast_ref::<String>() {
+            text.clone()
+        } else {
+            "panic with a non-string payload".to_owned()
+        };
+        let (location, backtrace) = LAST_PANIC
+            .with(|slot| slot.borrow_mut().take())
+            .unwrap_or_else(|| ("unknown location".to_owned(), "unavailable".to_owned()));
+        Panicked {
+            message,
+            location,
+            backtrace,
+        }
+    }
+}
+
+/// Runs a sync tool body, catching a panic.
+pub fn catch_unwind_sync<R>(body: impl FnOnce() -> R) -> Result<R, Panicked> {
+    let _in_tool = InTool::enter();
+    panic::catch_unwind(AssertUnwindSafe(body)).map_err(Panicked::from_payload)
+}
+
+/// Runs an async tool body, catching a panic in any poll, the first included.
+pub async fn catch_unwind<F: Future>(future: F) -> Result<F::Output, Panicked> {
+    let mut future = pin!(future);
+    poll_fn(|cx| {
+        let _in_tool = InTool::enter();
+        match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(Panicked::from_payload(payload))),
+        }
+    })
+    .await
+}
+
+/// One call of one tool, from its first step to its stamped envelope.
+#[derive(Debug)]
+pub struct Invocation {
+    spec: &'static ToolSpec,
+    started: Instant,
+    warnings: Vec<Notice>,
+}
+
+impl Invocation {
+    /// Starts the clock.
+    pub fn start(spec: &'static ToolSpec) -> Self {
+        install_panic_hook();
+        Invocation {
+            spec,
+            started: Instant::now(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn gate(&self, ctx: &ToolContext) -> Result<(), ToolError> {
+        match self.spec.module {
+            Some(module) if ctx.is_module_disabled(module) => {
+                Err(ToolError::module_disabled(module))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Splits the arguments into the controls (into `ctx`) and the tool's own object, and deals
+    /// with unknown keys: a warning each, or one `validation` error under `strict_args`.
+    fn split(
+        &mut self,
+        ctx: &mut ToolContext,
+        arguments: Value,
+        declared: Option<&[String]>,
+    ) -> Result<Map<String, Value>, ToolError> {
+        let mut object = match arguments {
+            Value::Object(object) => object,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::validation(format!(
+                    "arguments must be a JSON object, got {}",
+                    json_kind(&other)
+                ))
+                .with_code("arguments_not_object"));
+            }
+        };
+        let declares = |key: &str| declared.is_some_and(|keys| keys.iter().any(|k| k == key));
+
+        let mut controls = Map::new();
+        for key in Controls::KEYS {
+            let value = if declares(key) {
+                object.get(key).cloned()
+            } else {
+                object.remove(key)
+            };
+            if let Some(value) = value {
+                controls.insert(key.to_owned(), value);
+            }
+        }
+        if !controls.is_empty() {
+            let controls = decode_value::<Controls>(Value::Object(controls))?;
+            ctx.set_controls(controls);
+        }
+
+        let Some(declared) = declared else {
+            return Ok(object);
+        };
+        let unknown: Vec<String> = object
+            .keys()
+            .filter(|key| !declares(key))
+            .cloned()
+            .collect();
+        if unknown.is_empty() {
+            return Ok(object);
+        }
+        let mut accepted: Vec<&str> = declared.iter().map(String::as_str).collect();
+        accepted.extend(Controls::KEYS);
+        accepted.sort_unstable();
+        accepted.dedup();
+        if self.spec.strict_args {
+            let listed = unknown
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ToolError::validation(format!("unknown argument {listed}"))
+                .with_code("unknown_arg")
+                .with_hint(format!("accepted arguments: {}", accepted.join(", ")))
+                .with_data(json!({ "unknown": unknown, "accepted": accepted })));
+        }
+        for key in unknown {
+            object.remove(&key);
+            self.warnings.push(
+                Notice::warning(
+                    "unknown_arg",
+                    format!("unknown argument `{key}` was ignored"),
+                )
+                .with_data(json!({ "argument": key, "accepted": accepted })),
+            );
+        }
+        Ok(object)
+    }
+
+    /// Gates the module and decodes the arguments into `A`.
+    pub fn decode<A: ToolArgs>(
+        &mut self,
+        ctx: &mut ToolContext,
+        arguments: Value,
+        keys: &KeyCache,
+    ) -> Result<A, ToolError> {
+        self.gate(ctx)?;
+        let declared = keys.0.get_or_init(|| {
+            declared_properties(&schema_for::<A>()).unwrap_or_else(|| vec!["*".to_owned()])
+        });
+        // "*" marks a schema whose fields cannot be listed: accept every key then.
+        let declared = (declared.as_slice() != ["*"]).then_some(declared.as_slice());
+        let object = self.split(ctx, arguments, declared)?;
+        decode_value(Value::Object(object))
+    }
+
+    /// Gates the module and checks that a tool without arguments got none but controls.
+    pub fn decode_nothing(
+        &mut self,
+        ctx: &mut ToolContext,
+        arguments: Value,
+        keys: &KeyCache,
+    ) -> Result<(), ToolError> {
+        self.gate(ctx)?;
+        let declared = keys.0.get_or_init(Vec::new);
+        self.split(ctx, arguments, Some(declared)).map(drop)
+    }
+
+    /// The envelope of a call that failed before its body ran.
+    pub fn fail(self, ctx: &ToolContext, error: ToolError) -> Envelope<Value> {
+        self.finish::<Value>(ctx, Ok(Err(error)))
+    }
+
+    /// Maps the body's outcome to an envelope and stamps `meta`.
+    pub fn finish<D: Serialize>(
+        self,
+        ctx: &ToolContext,
+        outcome: Result<Result<Reply<D>, ToolError>, Panicked>,
+    ) -> Envelope<Value> {
+        let request_id = ctx.request_id();
+        let mut envelope = match outcome {
+            Ok(Ok(reply)) => match reply.try_map(serde_json::to_value) {
+                Ok(reply) => reply.into_envelope(),
+                Err(error) => Envelope::err(ToolError::internal(format_args!(
+                    "cannot serialize the payload: {error}"
+                ))),
+            },
+            Ok(Err(error)) => Envelope::err(error),
+            Err(panicked) => {
+                tracing::error!(
+                    tool = self.spec.name,
+                    request_id = %request_id,
+                    pid = std::process::id(),
+                    thread = std::thread::current().name().unwrap_or("<unnamed>"),
+                    message = %panicked.message,
+                    location = %panicked.location,
+                    backtrace = %panicked.backtrace,
+                    "tool panicked"
+                );
+                Envelope::err(ToolError::internal(panicked.message))
+            }
+        };
+        if let Some(error) = envelope.error()
+            && error.category() == Category::Internal
+            && let Some(detail) = error.detail()
+        {
+            tracing::error!(
+                tool = self.spec.name,
+                request_id = %request_id,
+                pid = std::process::id(),
+                thread = std::thread::current().name().unwrap_or("<unnamed>"),
+                message = %detail,
+                backtrace = %error.backtrace().unwrap_or("disabled; set RUST_BACKTRACE=1"),
+                "tool failed with an internal error"
+            );
+        }
+        for warning in self.warnings {
+            envelope = envelope.with_warning(warning);
+        }
+        crate::__private::stamp_request_id(&mut envelope, request_id.clone());
+        MetaStamp(envelope.meta_mut())
+            .tool(self.spec.name, self.spec.tier, self.spec.idempotent)
+            .layer(self.spec.layer)
+            .latency(self.started.elapsed());
+        envelope
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Decodes with the failing field named: `invalid argument `limit`: invalid type: …`.
+fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let field = error.path().to_string();
+        let inner = error.into_inner();
+        if field == "." {
+            ToolError::validation(format!("invalid arguments: {inner}"))
+                .with_code("invalid_arguments")
+        } else {
+            ToolError::validation(format!("invalid argument `{field}`: {inner}"))
+                .with_code("invalid_argument")
+                .with_data(json!({ "field": field }))
+        }
+    })
+}

@@ -1,0 +1,292 @@
+//! Parsing of `#[tool(...)]` arguments. Nothing here emits code.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::{LitBool, LitInt, LitStr, Path};
+
+/// Tier names `#[tool(tier = …)]` accepts, with the `Tier` variant each one names. Mirrors
+/// `envelope_core::Tier::ALL`; a test in `envelope-tests` keeps the two equal.
+pub(crate) const TIERS: [(&str, &str); 3] = [
+    ("lite", "Lite"),
+    ("standard", "Standard"),
+    ("heavy", "Heavy"),
+];
+
+const KEYS: &str = "`tier`, `name`, `title`, `read_only`, `idempotent`, `destructive`, \
+                    `open_world`, `layer`, `module`, `budget`, `strict_args` or `crate`";
+
+/// A value together with the span of the key that set it, for errors that point at it.
+pub(crate) struct Spanned<T> {
+    pub(crate) value: T,
+    pub(crate) span: Span,
+}
+
+/// The parsed arguments of one `#[tool(...)]`.
+#[derive(Default)]
+pub(crate) struct ToolArgs {
+    pub(crate) tier: Option<Spanned<&'static str>>,
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) title: Option<Spanned<String>>,
+    pub(crate) read_only: Option<Spanned<bool>>,
+    pub(crate) idempotent: Option<Spanned<bool>>,
+    pub(crate) destructive: Option<Spanned<bool>>,
+    pub(crate) open_world: Option<Spanned<bool>>,
+    pub(crate) layer: Option<Spanned<String>>,
+    pub(crate) module: Option<Spanned<String>>,
+    pub(crate) budget: Option<Spanned<usize>>,
+    pub(crate) strict_args: Option<Spanned<bool>>,
+    pub(crate) krate: Option<Spanned<Path>>,
+}
+
+/// Stores `value` in `slot`, or reports the key as a duplicate. One helper for every key, so
+/// no key can check the wrong field.
+fn set<T>(slot: &mut Option<Spanned<T>>, meta: &ParseNestedMeta<'_>, value: T) -> syn::Result<()> {
+    if slot.is_some() {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Err(meta.error(format!("duplicate `{key}` argument")));
+    }
+    *slot = Some(Spanned {
+        value,
+        span: meta.path_span(),
+    });
+    Ok(())
+}
+
+trait PathSpan {
+    fn path_span(&self) -> Span;
+}
+
+impl PathSpan for ParseNestedMeta<'_> {
+    fn path_span(&self) -> Span {
+        self.path
+            .get_ident()
+            .map(|ident| ident.span())
+            .unwrap_or_else(Span::call_site)
+    }
+}
+
+/// A flag: bare (`read_only`) means true; `read_only = false` is allowed too.
+fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+    if meta.input.peek(syn::Token![=]) {
+        Ok(meta.value()?.parse::<LitBool>()?.value)
+    } else {
+        Ok(true)
+    }
+}
+
+fn string(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
+    Ok(meta.value()?.parse::<LitStr>()?.value())
+}
+
+/// Whether `name` fits MCP's tool-name rules: 1–128 of `A–Z a–z 0–9 _ - .`.
+pub(crate) fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+impl ToolArgs {
+    /// Parses the attribute's tokens. Unknown keys fail at once; independent problems found
+    /// afterwards are combined so one build shows them all.
+    pub(crate) fn parse(tokens: TokenStream) -> syn::Result<ToolArgs> {
+        let mut args = ToolArgs::default();
+        let parser = syn::meta::parser(|meta| args.parse_one(meta));
+        syn::parse::Parser::parse2(parser, tokens)?;
+        args.validate()?;
+        Ok(args)
+    }
+
+    fn parse_one(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        let path = &meta.path;
+        if path.is_ident("tier") {
+            let value = meta.value()?;
+            let ident: syn::Ident = value.parse()?;
+            let name = ident.to_string();
+            let Some((tier, _)) = TIERS.iter().find(|(tier, _)| *tier == name) else {
+                return Err(syn::Error::new(
+                    ident.span(),
+                    format!("unknown tier `{name}`; expected `lite`, `standard` or `heavy`"),
+                ));
+            };
+            set(&mut self.tier, &meta, *tier)
+        } else if path.is_ident("name") {
+            let lit: LitStr = meta.value()?.parse()?;
+            if !valid_tool_name(&lit.value()) {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "tool names must be 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` or `.`",
+                ));
+            }
+            set(&mut self.name, &meta, lit.value())
+        } else if path.is_ident("title") {
+            let value = string(&meta)?;
+            set(&mut self.title, &meta, value)
+        } else if path.is_ident("read_only") {
+            let value = flag(&meta)?;
+            set(&mut self.read_only, &meta, value)
+        } else if path.is_ident("idempotent") {
+            let value = flag(&meta)?;
+            set(&mut self.idempotent, &meta, value)
+        } else if path.is_ident("destructive") {
+            let value = flag(&meta)?;
+            set(&mut self.destructive, &meta, value)
+        } else if path.is_ident("open_world") {
+            let value = flag(&meta)?;
+            set(&mut self.open_world, &meta, value)
+        } else if path.is_ident("layer") {
+            let value = string(&meta)?;
+            set(&mut self.layer, &meta, value)
+        } else if path.is_ident("module") {
+            let value = string(&meta)?;
+            set(&mut self.module, &meta, value)
+        } else if path.is_ident("budget") {
+            let lit: LitInt = meta.value()?.parse()?;
+            let value = lit.base10_parse::<usize>()?;
+            if value == 0 {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "`budget` must be at least 1 character",
+                ));
+            }
+            set(&mut self.budget, &meta, value)
+        } else if path.is_ident("strict_args") {
+            let value = flag(&meta)?;
+            set(&mut self.strict_args, &meta, value)
+        } else if path.is_ident("crate") {
+            let value: Path = meta.value()?.parse()?;
+            set(&mut self.krate, &meta, value)
+        } else {
+            Err(meta.error(format!("unknown `tool` argument; expected {KEYS}")))
+        }
+    }
+
+    /// Checks that need every key parsed: a missing tier, contradicting flags.
+    fn validate(&self) -> syn::Result<()> {
+        let mut errors: Option<syn::Error> = None;
+        let mut push = |error: syn::Error| match &mut errors {
+            Some(all) => all.combine(error),
+            None => errors = Some(error),
+        };
+        if self.tier.is_none() {
+            push(syn::Error::new(
+                Span::call_site(),
+                "missing `tier` argument; expected `tier = lite`, `tier = standard` or `tier = heavy`",
+            ));
+        }
+        if let (Some(read_only), Some(destructive)) = (&self.read_only, &self.destructive)
+            && read_only.value
+            && destructive.value
+        {
+            push(syn::Error::new(
+                destructive.span,
+                "a `read_only` tool cannot be `destructive`",
+            ));
+        }
+        if let (Some(read_only), Some(idempotent)) = (&self.read_only, &self.idempotent)
+            && read_only.value
+            && !idempotent.value
+        {
+            push(syn::Error::new(
+                idempotent.span,
+                "a `read_only` tool is always idempotent; remove `idempotent = false`",
+            ));
+        }
+        errors.map_or(Ok(()), Err)
+    }
+
+    /// `read_only` implies `idempotent`.
+    pub(crate) fn is_idempotent(&self) -> bool {
+        self.flag(&self.idempotent) || self.flag(&self.read_only)
+    }
+
+    pub(crate) fn flag(&self, slot: &Option<Spanned<bool>>) -> bool {
+        slot.as_ref().is_some_and(|s| s.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn parse(tokens: TokenStream) -> syn::Result<ToolArgs> {
+        ToolArgs::parse(tokens)
+    }
+
+    #[test]
+    fn parses_every_key() {
+        let args = parse(quote!(
+            tier = heavy,
+            name = "search.text",
+            title = "Search",
+            read_only,
+            open_world,
+            layer = "docs",
+            module = "search",
+            budget = 8000,
+            strict_args,
+            crate = my::core
+        ))
+        .expect("valid");
+        assert_eq!(args.tier.map(|t| t.value), Some("heavy"));
+        assert_eq!(args.name.map(|n| n.value).as_deref(), Some("search.text"));
+        assert_eq!(args.budget.map(|b| b.value), Some(8000));
+        assert!(args.read_only.is_some() && args.strict_args.is_some());
+        assert!(args.krate.is_some());
+    }
+
+    #[test]
+    fn read_only_implies_idempotent() {
+        let args = parse(quote!(tier = lite, read_only)).expect("valid");
+        assert!(args.is_idempotent());
+        let args = parse(quote!(tier = lite)).expect("valid");
+        assert!(!args.is_idempotent());
+    }
+
+    #[test]
+    fn rejects_problems() {
+        for (tokens, expected) in [
+            (quote!(read_only), "missing `tier`"),
+            (quote!(tier = huge), "unknown tier `huge`"),
+            (quote!(tier = lite, tier = heavy), "duplicate `tier`"),
+            (
+                quote!(tier = lite, colour = "red"),
+                "unknown `tool` argument",
+            ),
+            (
+                quote!(tier = lite, name = "has space"),
+                "tool names must be",
+            ),
+            (
+                quote!(tier = lite, read_only, destructive),
+                "cannot be `destructive`",
+            ),
+            (
+                quote!(tier = lite, read_only, idempotent = false),
+                "always idempotent",
+            ),
+            (quote!(tier = lite, budget = 0), "at least 1"),
+        ] {
+            let error = parse(tokens)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
+    fn tool_names_follow_mcp_rules() {
+        assert!(valid_tool_name("a"));
+        assert!(valid_tool_name("search_text-v2.beta"));
+        assert!(!valid_tool_name(""));
+        assert!(!valid_tool_name("has space"));
+        assert!(!valid_tool_name(&"x".repeat(129)));
+        assert!(valid_tool_name(&"x".repeat(128)));
+    }
+}

@@ -1,0 +1,335 @@
+//! Emission of the tool descriptor. Every path in emitted code is absolute, and every local the
+//! macro introduces starts with `__envelope_`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+use syn::{FnArg, Item, ItemFn, ReturnType, Type};
+
+use crate::attr::{Spanned, TIERS, ToolArgs};
+
+/// Entry point: on any failure the item is emitted unchanged beside the errors, so callers see
+/// the real problem instead of a wave of "cannot find function".
+pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(func)) => func,
+        Ok(other) => {
+            let error = syn::Error::new(
+                item_keyword_span(&other),
+                "`#[tool]` can only be applied to a function",
+            );
+            return item.into_iter_with(error);
+        }
+        Err(error) => {
+            let error = error.into_compile_error();
+            return quote!(#item #error);
+        }
+    };
+    match expand(args, &func) {
+        Ok(tokens) => tokens,
+        Err(error) => {
+            let error = error.into_compile_error();
+            quote!(#func #error)
+        }
+    }
+}
+
+trait WithError {
+    fn into_iter_with(self, error: syn::Error) -> TokenStream;
+}
+
+impl WithError for TokenStream {
+    fn into_iter_with(self, error: syn::Error) -> TokenStream {
+        let mut tokens = self;
+        tokens.extend(error.into_compile_error());
+        tokens
+    }
+}
+
+/// The span of the item's keyword (`struct`, `enum`, …), where the misuse is.
+fn item_keyword_span(item: &Item) -> Span {
+    match item {
+        Item::Struct(item) => item.struct_token.span,
+        Item::Enum(item) => item.enum_token.span,
+        Item::Impl(item) => item.impl_token.span,
+        Item::Trait(item) => item.trait_token.span,
+        Item::Mod(item) => item.mod_token.span,
+        Item::Const(item) => item.const_token.span,
+        Item::Static(item) => item.static_token.span,
+        Item::Type(item) => item.type_token.span,
+        Item::Use(item) => item.use_token.span,
+        other => other.span(),
+    }
+}
+
+/// What the function's parameters are, in order.
+enum Param {
+    Context,
+    Args(Box<Type>),
+}
+
+struct Signature {
+    params: Vec<Param>,
+    output: Box<Type>,
+}
+
+/// The doc comment, lines trimmed of the one leading space rustdoc adds.
+fn description(func: &ItemFn) -> Option<String> {
+    let lines: Vec<String> = func
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(text),
+                        ..
+                    }),
+                ..
+            }) => Some(text.value()),
+            _ => None,
+        })
+        .collect();
+    let text = lines
+        .iter()
+        .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+fn is_context(ty: &Type) -> bool {
+    let Type::Reference(reference) = ty else {
+        return false;
+    };
+    matches!(&*reference.elem, Type::Path(path)
+        if path.path.segments.last().is_some_and(|segment| segment.ident == "ToolContext"))
+}
+
+fn signature(func: &ItemFn) -> syn::Result<Signature> {
+    let sig = &func.sig;
+    let mut errors: Option<syn::Error> = None;
+    let mut push = |error: syn::Error| match &mut errors {
+        Some(all) => all.combine(error),
+        None => errors = Some(error),
+    };
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        push(syn::Error::new_spanned(
+            &sig.generics,
+            "`#[tool]` functions cannot be generic: a tool has one argument type and one schema",
+        ));
+    }
+    if let Some(variadic) = &sig.variadic {
+        push(syn::Error::new_spanned(
+            variadic,
+            "`#[tool]` functions cannot be variadic",
+        ));
+    }
+    let mut params = Vec::new();
+    let mut seen_context = false;
+    let mut seen_args = false;
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => push(syn::Error::new_spanned(
+                receiver,
+                "`#[tool]` goes on a free function, not a method",
+            )),
+            FnArg::Typed(typed) if is_context(&typed.ty) => {
+                if seen_context {
+                    push(syn::Error::new_spanned(
+                        &typed.ty,
+                        "duplicate `&ToolContext` parameter",
+                    ));
+                }
+                seen_context = true;
+                params.push(Param::Context);
+            }
+            FnArg::Typed(typed) => {
+                if seen_args {
+                    push(syn::Error::new_spanned(
+                        &typed.ty,
+                        "a tool takes one arguments type besides `&ToolContext`; gather the arguments in one struct",
+                    ));
+                }
+                seen_args = true;
+                params.push(Param::Args(typed.ty.clone()));
+            }
+        }
+    }
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => Some(ty.clone()),
+        ReturnType::Default => {
+            push(syn::Error::new_spanned(
+                &sig.ident,
+                "`#[tool]` functions must return `Result<T, E>`, found `()`",
+            ));
+            None
+        }
+    };
+    match (errors, output) {
+        (None, Some(output)) => Ok(Signature { params, output }),
+        (Some(errors), _) => Err(errors),
+        (None, None) => Err(syn::Error::new(Span::call_site(), "missing return type")),
+    }
+}
+
+fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
+    // Gather independent problems so one build shows them all.
+    let args = ToolArgs::parse(args);
+    let description = description(func).ok_or_else(|| {
+        syn::Error::new_spanned(
+            &func.sig.ident,
+            "`#[tool]` functions need a doc comment; it becomes the tool's description",
+        )
+    });
+    let signature = signature(func);
+    let (args, description, signature) = match (args, description, signature) {
+        (Ok(args), Ok(description), Ok(signature)) => (args, description, signature),
+        (args, description, signature) => {
+            let errors = [args.err(), description.err(), signature.err()];
+            let mut errors = errors.into_iter().flatten();
+            let mut first = errors
+                .next()
+                .unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid `#[tool]`"));
+            for error in errors {
+                first.combine(error);
+            }
+            return Err(first);
+        }
+    };
+
+    let krate = match &args.krate {
+        Some(Spanned { value, .. }) => value.to_token_stream(),
+        None => quote!(::envelope_core),
+    };
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    let name = match &args.name {
+        Some(name) => name.value.clone(),
+        None => ident.to_string().trim_start_matches("r#").to_owned(),
+    };
+    if !crate::attr::valid_tool_name(&name) {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "tool names must be 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` or `.`; set `name = \"...\"`",
+        ));
+    }
+    let tier = args
+        .tier
+        .as_ref()
+        .and_then(|tier| TIERS.iter().find(|(name, _)| *name == tier.value))
+        .map(|(_, variant)| format_ident!("{}", variant))
+        .ok_or_else(|| syn::Error::new(Span::call_site(), "missing `tier` argument"))?;
+    let optional = |value: &Option<Spanned<String>>| match value {
+        Some(Spanned { value, .. }) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let title = optional(&args.title);
+    let layer = optional(&args.layer);
+    let module = optional(&args.module);
+    let budget = match &args.budget {
+        Some(Spanned { value, .. }) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let read_only = args.flag(&args.read_only);
+    let idempotent = args.is_idempotent();
+    let destructive = args.flag(&args.destructive);
+    let open_world = args.flag(&args.open_world);
+    let strict_args = args.flag(&args.strict_args);
+
+    let args_ty = signature.params.iter().find_map(|param| match param {
+        Param::Args(ty) => Some(ty),
+        Param::Context => None,
+    });
+    let call_args = signature.params.iter().map(|param| match param {
+        Param::Context => quote!(&__envelope_ctx),
+        Param::Args(_) => quote!(__envelope_args),
+    });
+    // Same span as the arguments type, so rustc points there when it lacks a trait.
+    let (decode, input_schema) = match args_ty {
+        Some(ty) => (
+            quote_spanned!(ty.span()=> __envelope_call.decode::<#ty>(&mut __envelope_ctx, __envelope_arguments, &__ENVELOPE_KEYS)),
+            quote_spanned!(ty.span()=> #krate::__private::input_schema::<#ty>()),
+        ),
+        None => (
+            quote!(__envelope_call.decode_nothing(
+                &mut __envelope_ctx,
+                __envelope_arguments,
+                &__ENVELOPE_KEYS
+            )),
+            quote!(#krate::__private::empty_input_schema()),
+        ),
+    };
+    let invoke = if func.sig.asyncness.is_some() {
+        quote!(#krate::__private::catch_unwind(async { #ident(#(#call_args),*).await }).await)
+    } else {
+        quote!(#krate::__private::catch_unwind_sync(|| #ident(#(#call_args),*)))
+    };
+    let output = &signature.output;
+    // Same span as the return type, so rustc points there when it is not a result.
+    let into_reply =
+        quote_spanned!(output.span()=> <#output as #krate::__private::Outcome>::into_reply);
+    let doc = format!("The `#[tool]` descriptor of [`{ident}()`]: tool `{name}`.");
+
+    Ok(quote! {
+        #func
+
+        #[doc = #doc]
+        // Named like the function, in the type namespace only, so `toolset![#ident]` finds it.
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident {}
+
+        impl #ident {
+            const __ENVELOPE_SPEC: #krate::ToolSpec = #krate::ToolSpec {
+                name: #name,
+                description: #description,
+                title: #title,
+                tier: #krate::__private::Tier::#tier,
+                read_only: #read_only,
+                idempotent: #idempotent,
+                destructive: #destructive,
+                open_world: #open_world,
+                layer: #layer,
+                module: #module,
+                budget: #budget,
+                strict_args: #strict_args,
+            };
+        }
+
+        impl #krate::__private::NamedTool for #ident {
+            const NAME: &'static str = #name;
+        }
+
+        impl #krate::Tool for #ident {
+            fn spec(&self) -> &'static #krate::ToolSpec {
+                &Self::__ENVELOPE_SPEC
+            }
+
+            fn input_schema(&self) -> #krate::__private::Schema {
+                #input_schema
+            }
+
+            fn call(
+                &self,
+                __envelope_arguments: #krate::__private::Value,
+                mut __envelope_ctx: #krate::ToolContext,
+            ) -> #krate::__private::BoxFuture<'static, #krate::Envelope<#krate::__private::Value>> {
+                static __ENVELOPE_KEYS: #krate::__private::KeyCache = #krate::__private::KeyCache::new();
+                ::std::boxed::Box::pin(async move {
+                    let mut __envelope_call = #krate::__private::Invocation::start(&#ident::__ENVELOPE_SPEC);
+                    let __envelope_args = match #decode {
+                        ::core::result::Result::Ok(__envelope_args) => __envelope_args,
+                        ::core::result::Result::Err(__envelope_error) => {
+                            return __envelope_call.fail(&__envelope_ctx, __envelope_error);
+                        }
+                    };
+                    let __envelope_outcome = #invoke;
+                    __envelope_call.finish(&__envelope_ctx, __envelope_outcome.map(#into_reply))
+                })
+            }
+        }
+    })
+}
