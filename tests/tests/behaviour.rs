@@ -1,0 +1,402 @@
+//! `#[tool]` behaviour, drilled through the JSON an agent reads.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io;
+use std::sync::Arc;
+
+use common::{YieldOnce, call, call_with, capture_log};
+use envelope_core::{
+    Completeness, EmptyReason, Notice, Reply, Tool, ToolContext, ToolError, ToolResult, Unit,
+    Verdict, tool, toolset,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct SearchArgs {
+    /// The literal to look for.
+    query: String,
+    /// At most this many hits.
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct Hits {
+    query: String,
+    count: u32,
+}
+
+/// Search for a literal.
+#[tool(tier = lite, read_only, layer = "docs")]
+async fn search(ctx: &ToolContext, args: SearchArgs) -> ToolResult<Hits> {
+    let _ = ctx.request_id();
+    YieldOnce::new().await;
+    Ok(Hits {
+        query: args.query,
+        count: args.limit.unwrap_or(3),
+    })
+}
+
+/// The same search, refusing unknown arguments.
+#[tool(tier = lite, read_only, strict_args, name = "search.strict")]
+fn strict_search(args: SearchArgs) -> ToolResult<u32> {
+    Ok(args.limit.unwrap_or(0))
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct KindArgs {
+    kind: String,
+}
+
+fn kind_named(name: &str) -> io::ErrorKind {
+    use io::ErrorKind as K;
+    match name {
+        "NotFound" => K::NotFound,
+        "PermissionDenied" => K::PermissionDenied,
+        "TimedOut" => K::TimedOut,
+        "ConnectionReset" => K::ConnectionReset,
+        "ConnectionAborted" => K::ConnectionAborted,
+        "Interrupted" => K::Interrupted,
+        "WouldBlock" => K::WouldBlock,
+        "InvalidInput" => K::InvalidInput,
+        "InvalidData" => K::InvalidData,
+        "Unsupported" => K::Unsupported,
+        _ => K::Other,
+    }
+}
+
+/// Fail with an I/O error of the given kind.
+#[tool(tier = standard)]
+fn io_fail(args: KindArgs) -> ToolResult<()> {
+    Err(io::Error::new(kind_named(&args.kind), "io trouble"))?;
+    Ok(())
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct PanicArgs {
+    how: String,
+}
+
+/// Panic in several ways.
+#[tool(tier = heavy)]
+async fn panicky(args: PanicArgs) -> ToolResult<()> {
+    let secret = "sk-live-0xDEADBEEF";
+    match args.how.as_str() {
+        "literal" => panic!("literal panic sk-live-0xDEADBEEF"),
+        "format" => panic!("formatted panic {secret}"),
+        "payload" => std::panic::panic_any(42_u64),
+        "after-await" => {
+            YieldOnce::new().await;
+            panic!("late panic {secret}")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Panic in a sync body.
+#[tool(tier = lite)]
+fn sync_panic() -> ToolResult<()> {
+    let secret = "sk-live-0xDEADBEEF";
+    panic!("sync panic {secret}")
+}
+
+/// Fail with an internal error carrying a secret.
+#[tool(tier = lite)]
+fn internal_fail() -> ToolResult<()> {
+    Err(ToolError::internal("db password=sk-live-0xDEADBEEF"))
+}
+
+/// A tool behind the `billing` module.
+#[tool(tier = lite, module = "billing")]
+fn invoice() -> ToolResult<&'static str> {
+    Ok("invoiced")
+}
+
+/// A richer answer.
+#[tool(tier = standard)]
+fn rich() -> ToolResult<Reply<Vec<u32>>> {
+    Ok(Reply::new(vec![])
+        .verdict(Verdict::NotFound)
+        .empty(EmptyReason::NoMatch, "nothing matched in 3 files")
+        .completeness(Completeness::complete(Unit::FILE, 0))
+        .warning(Notice::warning("stale_cache", "cache is old")))
+}
+
+#[test]
+fn ok_lands_in_data_with_meta_stamped() {
+    let envelope = call(&search {}, json!({"query": "needle", "limit": 7}));
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["verdict"], "INFO");
+    assert_eq!(envelope["data"], json!({"query": "needle", "count": 7}));
+    assert!(envelope.get("error").is_none());
+    let meta = &envelope["meta"];
+    assert_eq!(meta["tool"], "search");
+    assert_eq!(meta["complexity_tier"], "lite");
+    assert_eq!(meta["idempotent"], true, "read_only implies idempotent");
+    assert_eq!(meta["layer"], "docs");
+    assert!(meta["latency_ms"].is_u64());
+    assert_eq!(meta["schema_version"], envelope_core::SCHEMA_VERSION);
+    assert_eq!(meta["request_id"].as_str().map(str::len), Some(26));
+}
+
+#[test]
+fn the_original_function_stays_callable() {
+    let hits = common::block_on(search(
+        &ToolContext::new(),
+        SearchArgs {
+            query: "x".into(),
+            limit: None,
+        },
+    ))
+    .expect("ok");
+    assert_eq!(hits.count, 3);
+    assert_eq!(
+        strict_search(SearchArgs {
+            query: "x".into(),
+            limit: Some(2)
+        })
+        .ok(),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_valid_client_request_id_is_echoed() {
+    let ctx = ToolContext::new().with_client_request_id(Some("01HM3K2X9V7QY8R4PNZTH5W6BC"));
+    let envelope = call_with(&search {}, json!({"query": "q"}), ctx);
+    assert_eq!(envelope["meta"]["request_id"], "01HM3K2X9V7QY8R4PNZTH5W6BC");
+    let ctx = ToolContext::new().with_client_request_id(Some("not a ulid"));
+    let envelope = call_with(&search {}, json!({"query": "q"}), ctx);
+    assert_ne!(envelope["meta"]["request_id"], "not a ulid");
+}
+
+#[test]
+fn each_io_error_kind_maps_to_its_category() {
+    for (kind, category, retryable) in [
+        ("NotFound", "not_found", false),
+        ("PermissionDenied", "permission", false),
+        ("TimedOut", "transient", true),
+        ("ConnectionReset", "transient", true),
+        ("ConnectionAborted", "transient", true),
+        ("Interrupted", "transient", true),
+        ("WouldBlock", "transient", true),
+        ("InvalidInput", "validation", false),
+        ("InvalidData", "validation", false),
+        ("Unsupported", "unavailable", true),
+        ("Other", "internal", false),
+    ] {
+        let envelope = call(&io_fail {}, json!({"kind": kind}));
+        assert_eq!(envelope["ok"], false, "{kind}");
+        assert_eq!(envelope["verdict"], "ERROR", "{kind}");
+        assert_eq!(envelope["error"]["category"], category, "{kind}");
+        assert_eq!(envelope["error"]["retryable"], retryable, "{kind}");
+        assert!(envelope.get("data").is_none(), "{kind}");
+    }
+}
+
+fn assert_masked_panic(envelope: &Value, log: &str, secret_in_log: &str) {
+    let text = envelope.to_string();
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "internal");
+    assert_eq!(envelope["error"]["retryable"], false);
+    let request_id = envelope["meta"]["request_id"].as_str().expect("request id");
+    let message = envelope["error"]["message"].as_str().expect("message");
+    assert!(message.contains(request_id), "{message}");
+    assert!(!text.contains("sk-live"), "secret leaked: {text}");
+    let error = envelope["error"].to_string();
+    assert!(!error.contains("panic"), "panic text leaked: {error}");
+    assert!(
+        log.contains(secret_in_log),
+        "log lacks the panic text: {log}"
+    );
+    assert!(log.contains(request_id), "log lacks the request id: {log}");
+    assert!(log.contains("tool panicked"), "{log}");
+    assert!(
+        log.contains(&format!("pid={}", std::process::id())),
+        "{log}"
+    );
+    assert!(log.contains("thread="), "{log}");
+    assert!(log.contains("backtrace="), "{log}");
+}
+
+#[test]
+fn a_literal_panic_is_masked_and_logged() {
+    let (envelope, log) = capture_log(|| call(&panicky {}, json!({"how": "literal"})));
+    assert_masked_panic(&envelope, &log, "literal panic sk-live-0xDEADBEEF");
+}
+
+#[test]
+fn a_formatted_panic_is_masked_and_logged() {
+    let (envelope, log) = capture_log(|| call(&panicky {}, json!({"how": "format"})));
+    assert_masked_panic(&envelope, &log, "formatted panic sk-live-0xDEADBEEF");
+}
+
+#[test]
+fn a_non_string_panic_payload_is_masked_and_logged() {
+    let (envelope, log) = capture_log(|| call(&panicky {}, json!({"how": "payload"})));
+    assert_masked_panic(&envelope, &log, "non-string payload");
+}
+
+#[test]
+fn a_panic_in_a_later_poll_is_caught() {
+    let (envelope, log) = capture_log(|| call(&panicky {}, json!({"how": "after-await"})));
+    assert_masked_panic(&envelope, &log, "late panic sk-live-0xDEADBEEF");
+}
+
+#[test]
+fn a_sync_panic_is_caught() {
+    let (envelope, log) = capture_log(|| call(&sync_panic {}, json!({})));
+    assert_masked_panic(&envelope, &log, "sync panic sk-live-0xDEADBEEF");
+}
+
+#[test]
+fn internal_errors_are_masked_and_logged() {
+    let (envelope, log) = capture_log(|| call(&internal_fail {}, Value::Null));
+    assert_eq!(envelope["error"]["category"], "internal");
+    assert!(!envelope.to_string().contains("sk-live"), "{envelope}");
+    assert!(log.contains("db password=sk-live-0xDEADBEEF"), "{log}");
+    assert!(log.contains("tool failed with an internal error"), "{log}");
+}
+
+#[test]
+fn unknown_arguments_warn_with_the_sorted_accepted_list() {
+    let envelope = call(
+        &search {},
+        json!({"query": "q", "limt": 3, "response_mode": "full"}),
+    );
+    assert_eq!(envelope["ok"], true);
+    let warnings = envelope["warnings"].as_array().expect("a warning");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0]["code"], "unknown_arg");
+    assert_eq!(warnings[0]["severity"], "warning");
+    assert_eq!(warnings[0]["data"]["argument"], "limt");
+    assert_eq!(
+        warnings[0]["data"]["accepted"],
+        json!([
+            "compact_only",
+            "continuation",
+            "limit",
+            "output_format",
+            "query",
+            "response_mode"
+        ])
+    );
+}
+
+#[test]
+fn strict_tools_reject_unknown_arguments() {
+    let envelope = call(&strict_search {}, json!({"query": "q", "limt": 3}));
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "validation");
+    assert_eq!(envelope["error"]["code"], "unknown_arg");
+    assert_eq!(envelope["error"]["data"]["unknown"], json!(["limt"]));
+    assert_eq!(envelope["meta"]["tool"], "search.strict");
+}
+
+#[test]
+fn per_call_controls_are_accepted_by_every_tool() {
+    let envelope = call(
+        &strict_search {},
+        json!({"query": "q", "response_mode": "full", "output_format": "toon", "compact_only": true}),
+    );
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    let envelope = call(&search {}, json!({"query": "q", "output_format": "yaml"}));
+    assert_eq!(envelope["error"]["category"], "validation");
+    assert_eq!(envelope["error"]["data"]["field"], "output_format");
+}
+
+#[test]
+fn type_errors_are_validation_errors_naming_the_field() {
+    let envelope = call(&search {}, json!({"query": "q", "limit": "ten"}));
+    assert_eq!(envelope["error"]["category"], "validation");
+    assert_eq!(envelope["error"]["data"]["field"], "limit");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("`limit`")
+    );
+    let envelope = call(&search {}, json!({}));
+    assert_eq!(envelope["error"]["category"], "validation");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("query")
+    );
+    let envelope = call(&search {}, json!([1, 2]));
+    assert_eq!(envelope["error"]["code"], "arguments_not_object");
+}
+
+#[test]
+fn a_disabled_module_answers_module_disabled() {
+    let disabled = Arc::new(BTreeSet::from(["billing".to_owned()]));
+    let envelope = call_with(
+        &invoice {},
+        json!({}),
+        ToolContext::new().with_disabled_modules(disabled),
+    );
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "module_disabled");
+    assert_eq!(envelope["error"]["retryable"], false);
+    assert_eq!(envelope["error"]["data"]["module"], "billing");
+    let envelope = call(&invoice {}, json!({}));
+    assert_eq!(envelope["data"], "invoiced");
+}
+
+#[test]
+fn a_reply_carries_verdict_empty_reason_completeness_and_warnings() {
+    let envelope = call(&rich {}, json!({}));
+    assert_eq!(envelope["verdict"], "NOT_FOUND");
+    assert_eq!(envelope["empty_reason"], "no_match");
+    assert_eq!(envelope["diagnosis"], "nothing matched in 3 files");
+    assert_eq!(envelope["completeness"]["complete"], true);
+    assert_eq!(envelope["warnings"][0]["code"], "stale_cache");
+}
+
+#[test]
+fn tools_describe_themselves() {
+    let tools = toolset![search, strict_search, io_fail, invoice];
+    assert_eq!(
+        tools.names().collect::<Vec<_>>(),
+        ["invoice", "io_fail", "search", "search.strict"]
+    );
+    let search = tools.get("search").expect("registered");
+    let spec = search.spec();
+    assert_eq!(spec.description, "Search for a literal.");
+    assert!(spec.read_only && spec.idempotent && !spec.destructive);
+    assert_eq!(spec.layer, Some("docs"));
+    let schema = search.input_schema().to_value();
+    for key in [
+        "query",
+        "limit",
+        "response_mode",
+        "output_format",
+        "compact_only",
+        "continuation",
+    ] {
+        assert!(
+            schema["properties"].get(key).is_some(),
+            "{key} missing from {schema}"
+        );
+    }
+    assert_eq!(
+        tools.get("invoice").map(|t| t.spec().module),
+        Some(Some("billing"))
+    );
+    let output = search.output_schema().to_value();
+    assert!(output.get("oneOf").is_some());
+}
+
+#[test]
+fn the_derive_accepts_exactly_the_core_tiers() {
+    // `envelope-derive` cannot depend on core, so it mirrors `Tier::ALL`; this keeps them equal.
+    let names: Vec<&str> = envelope_core::Tier::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect();
+    assert_eq!(names, ["lite", "standard", "heavy"]);
+}
