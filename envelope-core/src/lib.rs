@@ -125,8 +125,9 @@ pub use envelope_derive::tool;
 pub mod __private {
     pub use crate::meta::MetaStamp;
     pub use crate::runtime::{
-        Invocation, KeyCache, NamedTool, Outcome, Panicked, ToolArgs, assert_unique_names,
-        catch_unwind, catch_unwind_sync, empty_input_schema, input_schema, toolset_of,
+        ArgsFns, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked, ToolArgs, args_fns,
+        catch_unwind, catch_unwind_sync, empty_input_schema, input_schema, name_clash, no_args_fns,
+        toolset_of,
     };
     pub use crate::tier::Tier;
     pub use crate::tool::BoxFuture;
@@ -135,7 +136,6 @@ pub mod __private {
 
     use crate::envelope::Envelope;
     use crate::request_id::RequestId;
-    use crate::tool_error::ToolError;
 
     /// Write access to an envelope's `meta`.
     pub fn meta_stamp<T>(envelope: &mut Envelope<T>) -> MetaStamp<'_> {
@@ -148,10 +148,5 @@ pub mod __private {
             error.mask_with(&request_id);
         }
         MetaStamp(envelope.meta_mut()).request_id(request_id);
-    }
-
-    /// The error only the generated module gate emits.
-    pub fn module_disabled(module: &str) -> ToolError {
-        ToolError::module_disabled(module)
     }
 }

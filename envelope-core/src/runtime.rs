@@ -35,6 +35,33 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema {}
 
 impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
 
+/// What a tool needs of its arguments type `A`, as plain function pointers. `#[tool]` builds it
+/// once per tool, in a `const`, so a type lacking `Deserialize` or `JsonSchema` is reported once,
+/// there, and not again at each use.
+#[derive(Debug)]
+pub struct ArgsFns<A> {
+    /// The tool's input schema.
+    pub input_schema: fn() -> Schema,
+    /// Gates the module and decodes the arguments.
+    pub decode: fn(&mut Invocation, &mut ToolContext, Value, &KeyCache) -> Result<A, ToolError>,
+}
+
+/// The functions of a tool taking `A`.
+pub const fn args_fns<A: ToolArgs>() -> ArgsFns<A> {
+    ArgsFns {
+        input_schema: input_schema::<A>,
+        decode: Invocation::decode::<A>,
+    }
+}
+
+/// The functions of a tool without arguments: controls only.
+pub const fn no_args_fns() -> ArgsFns<()> {
+    ArgsFns {
+        input_schema: empty_input_schema,
+        decode: Invocation::decode_nothing,
+    }
+}
+
 /// A return type `#[tool]` understands: a `Result` whose `Ok` is a payload or a [`Reply`] and
 /// whose `Err` converts into [`ToolError`].
 #[diagnostic::on_unimplemented(
@@ -64,19 +91,61 @@ pub trait NamedTool {
     const NAME: &'static str;
 }
 
-/// Fails constant evaluation when two names are equal: `toolset!` calls it in a `const`.
-pub const fn assert_unique_names(names: &[&str]) {
+/// Room for the longest message [`name_clash`] writes: its text plus a 128-byte name.
+const CLASH_CAPACITY: usize = 192;
+
+/// The message `toolset!` fails to compile with when two of its tools share a name.
+#[derive(Debug)]
+pub struct NameClash {
+    bytes: [u8; CLASH_CAPACITY],
+    len: usize,
+}
+
+impl NameClash {
+    /// The message, or `None` when every name is unique.
+    pub const fn message(&self) -> Option<&str> {
+        if self.len == 0 {
+            return None;
+        }
+        match std::str::from_utf8(self.bytes.split_at(self.len).0) {
+            Ok(message) => Some(message),
+            Err(_) => Some("two tools in this `toolset!` have the same name"),
+        }
+    }
+
+    const fn push(&mut self, text: &str) {
+        let text = text.as_bytes();
+        let mut i = 0;
+        while i < text.len() && self.len < CLASH_CAPACITY {
+            self.bytes[self.len] = text[i];
+            self.len += 1;
+            i += 1;
+        }
+    }
+}
+
+/// Finds the first name that appears twice. `toolset!` calls it in a `const` and panics with the
+/// message, so a clash fails the build and names the tool.
+pub const fn name_clash(names: &[&str]) -> NameClash {
+    let mut clash = NameClash {
+        bytes: [0; CLASH_CAPACITY],
+        len: 0,
+    };
     let mut i = 0;
     while i < names.len() {
         let mut j = i + 1;
         while j < names.len() {
             if str_eq(names[i], names[j]) {
-                panic!("two tools in this toolset have the same name");
+                clash.push("two tools in this `toolset!` are named `");
+                clash.push(names[i]);
+                clash.push("`");
+                return clash;
             }
             j += 1;
         }
         i += 1;
     }
+    clash
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -98,7 +167,7 @@ const fn str_eq(a: &str, b: &str) -> bool {
 pub fn toolset_of(tools: Vec<Box<dyn crate::tool::Tool>>) -> Toolset {
     match Toolset::new(tools) {
         Ok(toolset) => toolset,
-        // `assert_unique_names` ran at compile time on the same names.
+        // `name_clash` ran at compile time on the same names.
         Err(error) => unreachable!("{error}"),
     }
 }

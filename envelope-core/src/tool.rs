@@ -142,9 +142,14 @@ impl std::fmt::Debug for Toolset {
 #[macro_export]
 macro_rules! toolset {
     ($($tool:path),* $(,)?) => {{
-        const _: () = $crate::__private::assert_unique_names(&[
-            $(<$tool as $crate::__private::NamedTool>::NAME),*
-        ]);
+        const _: () = if let ::core::option::Option::Some(message) =
+            $crate::__private::name_clash(&[
+                $(<$tool as $crate::__private::NamedTool>::NAME),*
+            ])
+            .message()
+        {
+            ::core::panic!("{}", message)
+        };
         $crate::__private::toolset_of(::std::vec![
             $(::std::boxed::Box::new(<$tool as ::core::default::Default>::default())
                 as ::std::boxed::Box<dyn $crate::Tool>),*

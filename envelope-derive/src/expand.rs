@@ -247,20 +247,18 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         Param::Context => quote!(&__envelope_ctx),
         Param::Args(_) => quote!(__envelope_args),
     });
-    // Same span as the arguments type, so rustc points there when it lacks a trait.
-    let (decode, input_schema) = match args_ty {
-        Some(ty) => (
-            quote_spanned!(ty.span()=> __envelope_call.decode::<#ty>(&mut __envelope_ctx, __envelope_arguments, &__ENVELOPE_KEYS)),
-            quote_spanned!(ty.span()=> #krate::__private::input_schema::<#ty>()),
-        ),
-        None => (
-            quote!(__envelope_call.decode_nothing(
-                &mut __envelope_ctx,
-                __envelope_arguments,
-                &__ENVELOPE_KEYS
-            )),
-            quote!(#krate::__private::empty_input_schema()),
-        ),
+    // The arguments type is named once, in a `const` of function pointers: a type lacking a
+    // trait is reported there, once, and not at every use.
+    let args_fns = match args_ty {
+        // Same span as the arguments type, so rustc points there when it lacks a trait.
+        Some(ty) => quote_spanned! {ty.span()=>
+            const __ENVELOPE_ARGS: #krate::__private::ArgsFns<#ty> =
+                #krate::__private::args_fns::<#ty>();
+        },
+        None => quote! {
+            const __ENVELOPE_ARGS: #krate::__private::ArgsFns<()> =
+                #krate::__private::no_args_fns();
+        },
     };
     let invoke = if func.sig.asyncness.is_some() {
         quote!(#krate::__private::catch_unwind(async { #ident(#(#call_args),*).await }).await)
@@ -297,6 +295,8 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 budget: #budget,
                 strict_args: #strict_args,
             };
+
+            #args_fns
         }
 
         impl #krate::__private::NamedTool for #ident {
@@ -309,7 +309,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
             }
 
             fn input_schema(&self) -> #krate::__private::Schema {
-                #input_schema
+                (#ident::__ENVELOPE_ARGS.input_schema)()
             }
 
             fn call(
@@ -320,7 +320,12 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 static __ENVELOPE_KEYS: #krate::__private::KeyCache = #krate::__private::KeyCache::new();
                 ::std::boxed::Box::pin(async move {
                     let mut __envelope_call = #krate::__private::Invocation::start(&#ident::__ENVELOPE_SPEC);
-                    let __envelope_args = match #decode {
+                    let __envelope_args = match (#ident::__ENVELOPE_ARGS.decode)(
+                        &mut __envelope_call,
+                        &mut __envelope_ctx,
+                        __envelope_arguments,
+                        &__ENVELOPE_KEYS,
+                    ) {
                         ::core::result::Result::Ok(__envelope_args) => __envelope_args,
                         ::core::result::Result::Err(__envelope_error) => {
                             return __envelope_call.fail(&__envelope_ctx, __envelope_error);

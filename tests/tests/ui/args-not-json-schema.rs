@@ -1,0 +1,14 @@
+use envelope_core::{ToolResult, tool};
+
+#[derive(serde::Deserialize)]
+struct Query {
+    text: String,
+}
+
+/// Search for a literal.
+#[tool(tier = lite)]
+fn search(args: Query) -> ToolResult<usize> {
+    Ok(args.text.len())
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use envelope_core::{ToolResult, tool};
+
+/// Say hello.
+#[tool(
+    tier = lite,
+    name = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+)]
+fn hello() -> ToolResult<&'static str> {
+    Ok("hello")
+}
+
+fn main() {}
