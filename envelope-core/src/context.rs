@@ -63,7 +63,8 @@ impl Controls {
 pub struct ToolContext {
     request_id: RequestId,
     session: Option<Arc<str>>,
-    disabled_modules: Arc<BTreeSet<String>>,
+    // `None` (every module on) costs no allocation on the per-call path.
+    disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
 }
 
@@ -90,7 +91,7 @@ impl ToolContext {
     /// Switches modules off: their tools answer `module_disabled`.
     #[must_use]
     pub fn with_disabled_modules(mut self, modules: Arc<BTreeSet<String>>) -> Self {
-        self.disabled_modules = modules;
+        self.disabled_modules = (!modules.is_empty()).then_some(modules);
         self
     }
 
@@ -111,7 +112,9 @@ impl ToolContext {
 
     /// Whether the server switched `module` off.
     pub fn is_module_disabled(&self, module: &str) -> bool {
-        self.disabled_modules.contains(module)
+        self.disabled_modules
+            .as_ref()
+            .is_some_and(|modules| modules.contains(module))
     }
 
     pub(crate) fn set_controls(&mut self, controls: Controls) {

@@ -119,7 +119,13 @@ pub const ENVELOPE_FIELDS: [&str; 13] = [
 ];
 
 impl<T> Envelope<T> {
-    fn with_outcome(ok: bool, verdict: Verdict, data: Option<T>, error: Option<ToolError>) -> Self {
+    fn with_outcome(
+        ok: bool,
+        verdict: Verdict,
+        data: Option<T>,
+        error: Option<ToolError>,
+        request_id: RequestId,
+    ) -> Self {
         Envelope {
             ok,
             verdict,
@@ -133,18 +139,28 @@ impl<T> Envelope<T> {
             next_actions: Vec::new(),
             warnings: Vec::new(),
             diagnostics: Vec::new(),
-            meta: Meta::new(RequestId::new()),
+            meta: Meta::new(request_id),
         }
     }
 
     /// A successful envelope with verdict `INFO`.
     pub fn ok(data: T) -> Self {
-        Self::with_outcome(true, Verdict::Info, Some(data), None)
+        Self::ok_for(data, RequestId::new())
     }
 
     /// A failed envelope with verdict `ERROR`.
     pub fn err(error: ToolError) -> Self {
-        Self::with_outcome(false, Verdict::Error, None, Some(error))
+        Self::err_for(error, RequestId::new())
+    }
+
+    pub(crate) fn ok_for(data: T, request_id: RequestId) -> Self {
+        Self::with_outcome(true, Verdict::Info, Some(data), None, request_id)
+    }
+
+    /// A failed envelope for the call named `request_id`, its internal message masked.
+    pub(crate) fn err_for(mut error: ToolError, request_id: RequestId) -> Self {
+        error.mask_with(&request_id);
+        Self::with_outcome(false, Verdict::Error, None, Some(error), request_id)
     }
 
     /// `Ok` becomes [`Envelope::ok`], `Err` becomes [`Envelope::err`].

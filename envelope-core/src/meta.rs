@@ -4,6 +4,7 @@
 //! `#[tool]` wrapper, the budget trimmer and the transport use. Tool code never holds a mutable
 //! `Meta`, and `Meta` has no public setter.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -56,7 +57,7 @@ pub struct Meta {
     request_id: RequestId,
     /// The tool's registered name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    tool: Option<String>,
+    tool: Option<Cow<'static, str>>,
     /// The tool's declared tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     complexity_tier: Option<Tier>,
@@ -89,7 +90,7 @@ pub struct Meta {
     envelope_unshrinkable: Option<bool>,
     /// The declared layer that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    layer: Option<String>,
+    layer: Option<Cow<'static, str>>,
     /// The contract's version.
     schema_version: u32,
     /// The server's capability tags; absent when the server opted out.
@@ -233,8 +234,8 @@ impl MetaStamp<'_> {
         self
     }
 
-    pub fn tool(&mut self, name: &str, tier: Tier, idempotent: bool) -> &mut Self {
-        self.0.tool = Some(name.to_owned());
+    pub fn tool(&mut self, name: &'static str, tier: Tier, idempotent: bool) -> &mut Self {
+        self.0.tool = Some(Cow::Borrowed(name));
         self.0.complexity_tier = Some(tier);
         self.0.idempotent = Some(idempotent);
         self
@@ -245,8 +246,8 @@ impl MetaStamp<'_> {
         self
     }
 
-    pub fn layer(&mut self, layer: Option<&str>) -> &mut Self {
-        self.0.layer = layer.map(str::to_owned);
+    pub fn layer(&mut self, layer: Option<&'static str>) -> &mut Self {
+        self.0.layer = layer.map(Cow::Borrowed);
         self
     }
 

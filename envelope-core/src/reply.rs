@@ -7,6 +7,7 @@ use crate::empty_reason::EmptyReason;
 use crate::envelope::Envelope;
 use crate::next_action::NextAction;
 use crate::notice::Notice;
+use crate::request_id::RequestId;
 use crate::tool_error::ToolError;
 use crate::verdict::Verdict;
 
@@ -124,6 +125,11 @@ impl<T> Reply<T> {
 
     /// The envelope this reply becomes, before the library stamps `meta`.
     pub fn into_envelope(self) -> Envelope<T> {
+        self.into_envelope_for(RequestId::new())
+    }
+
+    /// The envelope for the call named `request_id`.
+    pub(crate) fn into_envelope_for(self, request_id: RequestId) -> Envelope<T> {
         let Reply {
             data,
             verdict,
@@ -135,7 +141,7 @@ impl<T> Reply<T> {
             warnings,
             diagnostics,
         } = self;
-        let mut envelope = Envelope::ok(data);
+        let mut envelope = Envelope::ok_for(data, request_id);
         if let Some(verdict) = verdict {
             envelope = envelope.with_verdict(verdict);
         }
@@ -151,7 +157,9 @@ impl<T> Reply<T> {
         if let Some((reason, diagnosis)) = empty {
             envelope = envelope.with_empty_reason(reason, diagnosis);
         }
-        let mut envelope = envelope.with_next_actions(next_actions);
+        if !next_actions.is_empty() {
+            envelope = envelope.with_next_actions(next_actions);
+        }
         for warning in warnings {
             envelope = envelope.with_warning(warning);
         }

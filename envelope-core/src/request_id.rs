@@ -15,14 +15,23 @@ const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /// A ULID naming one call.
 ///
 /// Wire form: 26 upper-case Crockford base-32 characters, the first one `0`–`7` (so the value
-/// fits 128 bits). Invariant: the held string is always such a canonical ULID.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RequestId(String);
+/// fits 128 bits). Invariant: the held bytes are always such a canonical ULID, hence ASCII.
+/// Held inline and `Copy`, since every call stamps it more than once.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId([u8; 26]);
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RequestId").field(&self.as_str()).finish()
+    }
+}
 
 impl RequestId {
     /// A fresh id for the current instant.
     pub fn new() -> Self {
-        RequestId(ulid::Ulid::generate().to_string())
+        let mut buffer = [0; 26];
+        ulid::Ulid::generate().array_to_str(&mut buffer);
+        RequestId(buffer)
     }
 
     /// Parses a ULID strictly: 26 Crockford characters, either case, the first one `0`–`7`.
@@ -33,9 +42,12 @@ impl RequestId {
         if raw.len() != 26 {
             return Err(invalid());
         }
-        let canonical = raw.to_ascii_uppercase();
-        let bytes = canonical.as_bytes();
-        if !(b'0'..=b'7').contains(&bytes[0]) || !bytes.iter().all(|b| CROCKFORD.contains(b)) {
+        let mut canonical = [0; 26];
+        canonical.copy_from_slice(raw.as_bytes());
+        canonical.make_ascii_uppercase();
+        if !(b'0'..=b'7').contains(&canonical[0])
+            || !canonical.iter().all(|b| CROCKFORD.contains(b))
+        {
             return Err(invalid());
         }
         Ok(RequestId(canonical))
@@ -50,7 +62,8 @@ impl RequestId {
 
     /// The canonical string.
     pub fn as_str(&self) -> &str {
-        &self.0
+        // Every constructor checked the bytes are Crockford characters, so this never fails.
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 
@@ -62,7 +75,7 @@ impl Default for RequestId {
 
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
@@ -76,7 +89,7 @@ impl FromStr for RequestId {
 
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+        serializer.serialize_str(self.as_str())
     }
 }
 

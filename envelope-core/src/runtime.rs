@@ -521,15 +521,16 @@ impl Invocation {
         ctx: &ToolContext,
         outcome: Result<Result<Reply<D>, ToolError>, Panicked>,
     ) -> Envelope<Value> {
-        let request_id = ctx.request_id();
+        let request_id = *ctx.request_id();
         let mut envelope = match outcome {
             Ok(Ok(reply)) => match reply.try_map(serde_json::to_value) {
-                Ok(reply) => reply.into_envelope(),
-                Err(error) => Envelope::err(ToolError::internal(format_args!(
-                    "cannot serialize the payload: {error}"
-                ))),
+                Ok(reply) => reply.into_envelope_for(request_id),
+                Err(error) => Envelope::err_for(
+                    ToolError::internal(format_args!("cannot serialize the payload: {error}")),
+                    request_id,
+                ),
             },
-            Ok(Err(error)) => Envelope::err(error),
+            Ok(Err(error)) => Envelope::err_for(error, request_id),
             Err(panicked) => {
                 tracing::error!(
                     tool = self.spec.name,
@@ -541,7 +542,7 @@ impl Invocation {
                     backtrace = %panicked.backtrace,
                     "tool panicked"
                 );
-                Envelope::err(ToolError::internal(panicked.message))
+                Envelope::err_for(ToolError::internal(panicked.message), request_id)
             }
         };
         if let Some(error) = envelope.error()
@@ -561,7 +562,6 @@ impl Invocation {
         for warning in self.warnings {
             envelope = envelope.with_warning(warning);
         }
-        crate::__private::stamp_request_id(&mut envelope, request_id.clone());
         MetaStamp(envelope.meta_mut())
             .tool(self.spec.name, self.spec.tier, self.spec.idempotent)
             .layer(self.spec.layer)

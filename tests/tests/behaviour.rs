@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use common::{YieldOnce, call, call_with, capture_log};
 use envelope_core::{
-    Completeness, EmptyReason, Notice, Reply, Tool, ToolContext, ToolError, ToolResult, Unit,
-    Verdict, tool, toolset,
+    Completeness, EmptyReason, Notice, Reply, ToolContext, ToolError, ToolResult, Unit, Verdict,
+    tool, toolset,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// Polls a future to completion on this thread. The tools under test never wait on I/O, so a
 /// no-op waker and a busy loop are enough.
-pub fn block_on<F: Future>(future: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
     loop {
@@ -24,21 +24,21 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 }
 
 /// Calls a tool the way a transport would and returns the envelope as the agent reads it.
-pub fn call(tool: &dyn Tool, arguments: Value) -> Value {
+pub(crate) fn call(tool: &dyn Tool, arguments: Value) -> Value {
     call_with(tool, arguments, ToolContext::new())
 }
 
 /// Calls with a given context.
-pub fn call_with(tool: &dyn Tool, arguments: Value, ctx: ToolContext) -> Value {
+pub(crate) fn call_with(tool: &dyn Tool, arguments: Value, ctx: ToolContext) -> Value {
     let envelope: Envelope<Value> = block_on(tool.call(arguments, ctx));
     serde_json::to_value(&envelope).expect("envelopes serialize")
 }
 
 /// A future that is pending once, so the body's next part runs in a later poll.
-pub struct YieldOnce(bool);
+pub(crate) struct YieldOnce(bool);
 
 impl YieldOnce {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         YieldOnce(false)
     }
 }
@@ -58,7 +58,7 @@ impl Future for YieldOnce {
 }
 
 /// Everything `tracing` logged while `body` ran on this thread.
-pub fn capture_log<R>(body: impl FnOnce() -> R) -> (R, String) {
+pub(crate) fn capture_log<R>(body: impl FnOnce() -> R) -> (R, String) {
     let buffer = Arc::new(Mutex::new(Vec::new()));
     let writer = SharedWriter(buffer.clone());
     let subscriber = tracing_subscriber::fmt()
