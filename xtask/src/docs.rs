@@ -5,8 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use envelope_core::{
-    Capability, Category, ENVELOPE_FIELDS, EmptyReason, IncompleteReason, MAX_NEXT_ACTIONS, Role,
-    SCHEMA_VERSION, Severity, Tier, TruncationReason, Unit, Verdict, Violation, envelope_schema,
+    Capability, Category, Controls, ENVELOPE_FIELDS, EmptyReason, IncompleteReason,
+    MAX_NEXT_ACTIONS, Role, SCHEMA_VERSION, Severity, Tier, TruncationReason, Unit, Verdict,
+    Violation, envelope_schema,
 };
 
 /// Whether to write the generated files or only compare them.
@@ -129,6 +130,19 @@ fn envelope_fields() -> Vec<Vec<String>> {
                 .as_str()
                 .unwrap_or("");
             vec![code(name), presence.into(), meaning.into()]
+        })
+        .collect()
+}
+
+fn controls_rows() -> Vec<Vec<String>> {
+    let schema = serde_json::to_value(schemars::schema_for!(Controls)).unwrap_or_default();
+    Controls::KEYS
+        .iter()
+        .map(|key| {
+            let meaning = schema["properties"][key]["description"]
+                .as_str()
+                .unwrap_or("");
+            vec![code(key), meaning.into()]
         })
         .collect()
 }
@@ -281,6 +295,15 @@ fn contract_markdown() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+
+    let _ = writeln!(out, "## Per-call controls\n");
+    let _ = writeln!(
+        out,
+        "Every tool accepts these arguments besides its own. Unknown arguments produce an \
+         `unknown_arg` warning whose `data.accepted` lists the accepted names, or, for a tool \
+         declared with `strict_args`, a `validation` error.\n"
+    );
+    table(&mut out, &["argument", "meaning"], controls_rows());
 
     let _ = writeln!(out, "## Complexity tiers\n");
     table(
