@@ -20,12 +20,20 @@ use crate::tier::Tier;
 /// shape; additions of optional fields count.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// How `tokens_estimated` was counted. Wire names: `heuristic`, `cl100k_base`, `o200k_base`.
+/// How `tokens_estimated` was counted. Wire names: `heuristic`, `script_aware`, `chars_div_4`,
+/// `cl100k_base`, `o200k_base`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TokensMethod {
-    /// Script-aware estimate: ASCII about 4 characters a token, other characters 1 each.
+    /// The default estimate: a linear model over character classes, calibrated against exact
+    /// `cl100k_base` counts.
     Heuristic,
+    /// The plain script-aware rule: ASCII about 4 characters a token, other characters 1 each.
+    ScriptAware,
+    /// Characters divided by 4.
+    #[serde(rename = "chars_div_4")]
+    CharsDiv4,
     /// Exact count with the `cl100k_base` encoding.
     #[serde(rename = "cl100k_base")]
     Cl100kBase,
