@@ -4,7 +4,19 @@
 //! and every cut it makes is named by a marker; trimming it again changes nothing.
 
 mod error;
+mod respond;
+mod size;
+mod subgraph;
 pub mod tokens;
+mod trim;
 
 pub use error::BudgetError;
+pub use respond::{
+    BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,
+};
+pub use subgraph::is_graph;
 pub use tokens::{Counts, Estimator};
+pub use trim::{
+    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, LONG_STRING_CHARS, Leftovers, ListCut,
+    MAX_DEPTH, NESTED_FLOOR, ROOT_LIST_KEY, TRIMMABLE_LIST_KEYS, TRUNCATION_SUFFIX, Trimmed, trim,
+};

@@ -51,7 +51,7 @@ pub use completeness::{
 };
 pub use context::{Controls, OutputFormat, ResponseMode, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
-pub use envelope::{ENVELOPE_FIELDS, Envelope};
+pub use envelope::{Baseline, ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
 pub use meta::{BinaryDrift, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{
@@ -148,5 +148,10 @@ pub mod __private {
             error.mask_with(&request_id);
         }
         MetaStamp(envelope.meta_mut()).request_id(request_id);
+    }
+
+    /// Moves the payload out, for the budget stage, which sends it separately from the rest.
+    pub fn take_data<T>(envelope: &mut Envelope<T>) -> Option<T> {
+        envelope.take_data()
     }
 }

@@ -39,6 +39,7 @@ pub struct Reply<T> {
     next_actions: Vec<NextAction>,
     warnings: Vec<Notice>,
     diagnostics: Vec<Notice>,
+    baseline: Option<(String, u64)>,
 }
 
 impl<T> Reply<T> {
@@ -54,7 +55,15 @@ impl<T> Reply<T> {
             next_actions: Vec::new(),
             warnings: Vec::new(),
             diagnostics: Vec::new(),
+            baseline: None,
         }
+    }
+
+    /// Declares what answering without this tool would have cost, for `meta.tokens_saved`:
+    /// the method (`full_file_read`, `grep_recursive`, …) and its size in tokens.
+    pub fn baseline(mut self, method: impl Into<String>, tokens: u64) -> Self {
+        self.baseline = Some((method.into(), tokens));
+        self
     }
 
     /// Sets the verdict. `ERROR` is for failures; on a reply it reads as `WARN`.
@@ -120,6 +129,7 @@ impl<T> Reply<T> {
             next_actions: self.next_actions,
             warnings: self.warnings,
             diagnostics: self.diagnostics,
+            baseline: self.baseline,
         })
     }
 
@@ -140,6 +150,7 @@ impl<T> Reply<T> {
             next_actions,
             warnings,
             diagnostics,
+            baseline,
         } = self;
         let mut envelope = Envelope::ok_for(data, request_id);
         if let Some(verdict) = verdict {
@@ -165,6 +176,9 @@ impl<T> Reply<T> {
         }
         for diagnostic in diagnostics {
             envelope = envelope.with_diagnostic(diagnostic);
+        }
+        if let Some((method, tokens)) = baseline {
+            envelope = envelope.with_baseline(method, tokens);
         }
         envelope
     }

@@ -1,0 +1,363 @@
+//! The boundary: a tool's envelope in, the bytes an agent receives out. Shapes the response to
+//! the per-call controls, trims it to its budget, reconciles `completeness` and `next_step` with
+//! the rows actually sent, and stamps the token accounting of those bytes, itself included.
+
+use envelope_core::__private::take_data;
+use envelope_core::{Completeness, Controls, Envelope, ResponseMode, TruncationReason};
+use serde_json::{Map, Value, json};
+
+use crate::size::{member_key_counts, value_counts};
+use crate::subgraph::is_graph;
+use crate::tokens::{Counts, Estimator};
+use crate::trim::{
+    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, Leftovers, ListCut, ROOT_LIST_KEY, trim,
+};
+
+/// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
+/// leaves them out. Nothing an agent branches on is here.
+pub const COMPACT_DROPPED_META: &[&str] = &[
+    "latency_ms",
+    "tokens_saved",
+    "tokens_saved_pct",
+    "baseline_method",
+    "capabilities",
+];
+
+/// The top-level fields `compact_only` keeps: the control surface an agent branches on.
+pub const CONTROL_SURFACE: &[&str] = &[
+    "ok",
+    "verdict",
+    "summary_line",
+    "next_step",
+    "data",
+    "error",
+    "completeness",
+    "empty_reason",
+    "diagnosis",
+    "meta",
+];
+
+/// The `meta` fields `compact_only` keeps.
+pub const CONTROL_SURFACE_META: &[&str] = &[
+    "request_id",
+    "schema_version",
+    "truncated",
+    "envelope_unshrinkable",
+];
+
+/// Where the budget comes from for one response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetPolicy {
+    /// The agent budget in token-normalized characters; `None` opts out of trimming (browser
+    /// callers, which are not context-limited).
+    pub agent_chars: Option<usize>,
+    /// The ceiling for `{nodes, edges}` payloads.
+    pub graph_chars: usize,
+    /// How tokens are estimated and sizes normalized.
+    pub estimator: Estimator,
+}
+
+impl Default for BudgetPolicy {
+    fn default() -> Self {
+        BudgetPolicy {
+            agent_chars: Some(AGENT_BUDGET_CHARS),
+            graph_chars: GRAPH_SUBGRAPH_BUDGET_CHARS,
+            estimator: Estimator::default(),
+        }
+    }
+}
+
+impl BudgetPolicy {
+    /// No trimming at all.
+    pub fn unlimited() -> Self {
+        BudgetPolicy {
+            agent_chars: None,
+            ..BudgetPolicy::default()
+        }
+    }
+
+    /// The budget for one payload: the tool's own, else the graph ceiling for graphs, else the
+    /// agent budget. `None` when trimming is off.
+    pub fn budget_for(&self, tool_budget: Option<usize>, data: &Value) -> Option<usize> {
+        let agent = self.agent_chars?;
+        Some(match tool_budget {
+            Some(budget) => budget,
+            None if is_graph(data) => self.graph_chars,
+            None => agent,
+        })
+    }
+}
+
+/// A response ready to send.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The envelope as MCP's `structuredContent` carries it.
+    pub structured: Value,
+    /// Its compact JSON: the bytes `tokens_estimated` counts.
+    pub json: String,
+    /// Parts the trimmer cut, not yet freed: drop them after sending.
+    pub leftovers: Leftovers,
+}
+
+/// Shapes, trims and stamps one envelope. `tool_budget` is the tool's `#[tool(budget = …)]`.
+pub fn prepare(
+    mut envelope: Envelope<Value>,
+    controls: &Controls,
+    tool_budget: Option<usize>,
+    policy: &BudgetPolicy,
+) -> Prepared {
+    let data = take_data(&mut envelope);
+    let baseline = envelope.baseline().cloned();
+    let mut rest = match serde_json::to_value(&envelope) {
+        Ok(Value::Object(rest)) => rest,
+        // An envelope always serializes to an object; keep going with an empty one if not.
+        _ => Map::new(),
+    };
+    shape(&mut rest, controls);
+    let estimator = policy.estimator;
+    let budget = data
+        .as_ref()
+        .and_then(|data| policy.budget_for(tool_budget, data));
+
+    let mut leftovers = Leftovers::default();
+    let (data, data_counts) = match (budget, data) {
+        (Some(budget), Some(payload)) => {
+            // Stamps written after trimming take room: size them at their widest now.
+            reserve_stamps(&mut rest);
+            let fixed = rest_counts(&rest, true) + completeness_reserve(&rest);
+            let trimmed = trim(payload, fixed, budget, estimator);
+            merge_markers(
+                &mut rest,
+                trimmed.markers,
+                trimmed.cut_any,
+                trimmed.unshrinkable,
+            );
+            reconcile_completeness(&mut rest, &trimmed.list_cuts);
+            leftovers = trimmed.leftovers;
+            (Some(trimmed.data), trimmed.data_counts)
+        }
+        (_, data) => {
+            let counts = data.as_ref().map(value_counts).unwrap_or_default();
+            (data, counts)
+        }
+    };
+
+    stamp_tokens(
+        &mut rest,
+        data.is_some(),
+        data_counts,
+        estimator,
+        baseline.as_ref(),
+    );
+    let mut structured = rest;
+    if let Some(data) = data {
+        structured.insert("data".to_owned(), data);
+    }
+    let structured = Value::Object(structured);
+    let json = serde_json::to_string(&structured).unwrap_or_default();
+    Prepared {
+        structured,
+        json,
+        leftovers,
+    }
+}
+
+/// Counts of everything but `data`, as serialized (the `data` member is added back later with
+/// its comma and key).
+fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
+    let mut counts = value_counts(&Value::Object(rest.clone()));
+    if with_data {
+        counts += member_key_counts("data", true);
+    }
+    counts
+}
+
+/// Writes the stamps that come after trimming at their widest, so the trimmer sizes them:
+/// `tokens_estimated`, `tokens_method`, `truncated`. The real values are never wider.
+fn reserve_stamps(rest: &mut Map<String, Value>) {
+    let Some(Value::Object(meta)) = rest.get_mut("meta") else {
+        return;
+    };
+    meta.insert("tokens_estimated".to_owned(), json!(u64::MAX));
+    meta.insert("tokens_method".to_owned(), json!("script_aware"));
+    meta.entry("truncated").or_insert(json!(false));
+}
+
+/// Room for what [`reconcile_completeness`] may write if the described list is cut: the
+/// completeness with `budget_limit` and the re-rendered `next_step`, at their widest (the kept
+/// count has no more digits than the original).
+fn completeness_reserve(rest: &Map<String, Value>) -> Counts {
+    let Some(value) = rest.get("completeness") else {
+        return Counts::default();
+    };
+    let Ok(completeness) = serde_json::from_value::<Completeness>(value.clone()) else {
+        return Counts::default();
+    };
+    let returned = completeness.returned();
+    let cut = ListCut {
+        key: ROOT_LIST_KEY.to_owned(),
+        from: returned,
+        to: returned,
+    };
+    let mut widest = rest.clone();
+    reconcile_completeness(&mut widest, std::slice::from_ref(&cut));
+    let before = rest_counts(rest, true);
+    let after = rest_counts(&widest, true);
+    crate::size::sub(after, before)
+}
+
+/// Applies `response_mode` and `compact_only`.
+fn shape(rest: &mut Map<String, Value>, controls: &Controls) {
+    if controls.compact_only {
+        rest.retain(|key, _| CONTROL_SURFACE.contains(&key.as_str()));
+        if let Some(Value::Object(meta)) = rest.get_mut("meta") {
+            meta.retain(|key, _| {
+                CONTROL_SURFACE_META.contains(&key.as_str()) || key.starts_with("truncated_")
+            });
+        }
+    } else if controls.response_mode == ResponseMode::Compact
+        && let Some(Value::Object(meta)) = rest.get_mut("meta")
+    {
+        meta.retain(|key, _| !COMPACT_DROPPED_META.contains(&key.as_str()));
+    }
+}
+
+/// Writes the trimmer's markers into `meta`, keeping markers from an earlier trim.
+fn merge_markers(
+    rest: &mut Map<String, Value>,
+    markers: std::collections::BTreeMap<String, Value>,
+    cut_any: bool,
+    unshrinkable: bool,
+) {
+    let Some(Value::Object(meta)) = rest.get_mut("meta") else {
+        return;
+    };
+    let already = meta
+        .get("truncated")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    meta.insert("truncated".to_owned(), json!(already || cut_any));
+    for (key, value) in markers {
+        // A second trim of a list keeps the first trim's "from": the original length.
+        if key.ends_with("_from") && meta.contains_key(&key) {
+            continue;
+        }
+        meta.insert(key, value);
+    }
+    if unshrinkable {
+        meta.insert("envelope_unshrinkable".to_owned(), json!(true));
+    }
+}
+
+/// When the list that `completeness` describes was cut, `returned` drops to what is sent,
+/// `budget_limit` joins the reasons, the continuation (which pointed past the unsent rows) goes,
+/// and `next_step` is re-rendered with the sent numbers.
+///
+/// The described list is the payload itself when it is an array, else the cut top-level list
+/// whose original length equals `completeness.returned`.
+fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
+    let Some(value) = rest.get("completeness") else {
+        return;
+    };
+    let Ok(completeness) = serde_json::from_value::<Completeness>(value.clone()) else {
+        return;
+    };
+    let returned = completeness.returned();
+    let Some(cut) = cuts
+        .iter()
+        .find(|cut| cut.key == ROOT_LIST_KEY && cut.from == returned)
+        .or_else(|| cuts.iter().find(|cut| cut.from == returned))
+    else {
+        return;
+    };
+    let mut parts = completeness.to_parts();
+    parts.returned = cut.to;
+    parts.complete = false;
+    parts.truncated = true;
+    parts.truncation_reasons.push(TruncationReason::BudgetLimit);
+    parts.continuation = None;
+    let Ok(updated) = Completeness::try_from_parts(parts) else {
+        return;
+    };
+    let step = updated
+        .next_step("the response budget cut the rest; narrow the query or lower the page size");
+    if let Ok(value) = serde_json::to_value(&updated) {
+        rest.insert("completeness".to_owned(), value);
+    }
+    if let Some(step) = step {
+        rest.insert("next_step".to_owned(), Value::String(step));
+    }
+}
+
+/// Stamps `tokens_estimated` (of the whole response, this field included), `tokens_method`, and
+/// the savings against a declared baseline.
+fn stamp_tokens(
+    rest: &mut Map<String, Value>,
+    with_data: bool,
+    data_counts: Counts,
+    estimator: Estimator,
+    baseline: Option<&envelope_core::Baseline>,
+) {
+    let Some(Value::Object(meta)) = rest.get_mut("meta") else {
+        return;
+    };
+    meta.insert("tokens_method".to_owned(), json!(estimator.method()));
+    if let Some(baseline) = baseline {
+        // Placeholders of the final width are set below, once the count is known.
+        meta.insert("baseline_method".to_owned(), json!(baseline.method));
+    }
+    meta.insert("tokens_estimated".to_owned(), json!(0));
+    let base = sub_digits(rest_counts(rest, with_data) + data_counts, 1);
+    // Fixed point: the count's own digits are part of what it counts.
+    let mut tokens = estimator.tokens(&(base + digits(0)));
+    for _ in 0..8 {
+        let with_savings = base + digits(tokens) + savings_counts(baseline, tokens);
+        let next = estimator.tokens(&with_savings);
+        if next == tokens {
+            break;
+        }
+        tokens = next;
+    }
+    let Some(Value::Object(meta)) = rest.get_mut("meta") else {
+        return;
+    };
+    meta.insert("tokens_estimated".to_owned(), json!(tokens));
+    if let Some(baseline) = baseline {
+        let (saved, pct) = savings(baseline.tokens, tokens);
+        meta.insert("tokens_saved".to_owned(), json!(saved));
+        meta.insert("tokens_saved_pct".to_owned(), json!(pct));
+    }
+}
+
+/// `tokens_saved` and `tokens_saved_pct` = saved / (saved + used) × 100, one decimal; negative
+/// when the response cost more than the baseline.
+fn savings(baseline_tokens: u64, used: u64) -> (i64, f64) {
+    let saved = baseline_tokens as i64 - used as i64;
+    let denominator = (saved + used as i64) as f64;
+    let pct = if denominator > 0.0 {
+        (saved as f64 / denominator * 1000.0).round() / 10.0
+    } else {
+        0.0
+    };
+    (saved, pct)
+}
+
+fn savings_counts(baseline: Option<&envelope_core::Baseline>, tokens: u64) -> Counts {
+    let Some(baseline) = baseline else {
+        return Counts::default();
+    };
+    let (saved, pct) = savings(baseline.tokens, tokens);
+    member_key_counts("tokens_saved", true)
+        + value_counts(&json!(saved))
+        + member_key_counts("tokens_saved_pct", true)
+        + value_counts(&json!(pct))
+}
+
+fn digits(n: u64) -> Counts {
+    Counts::of(&n.to_string())
+}
+
+fn sub_digits(mut counts: Counts, n: u64) -> Counts {
+    counts.digits = counts.digits.saturating_sub(n);
+    counts
+}

@@ -1,0 +1,155 @@
+//! The sized view: [`Counts`] of the compact JSON a value serializes to, computed without
+//! writing it. Iterative, so attacker-controlled depth cannot overflow the stack.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::tokens::Counts;
+
+/// The counts of `text` as a JSON string literal: quotes and escapes included.
+pub(crate) fn string_counts(text: &str) -> Counts {
+    let needs_escape = text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\');
+    if needs_escape {
+        // Rare: count the escaped form exactly.
+        let escaped = Value::String(text.to_owned()).to_string();
+        return Counts::of(&escaped);
+    }
+    let mut counts = Counts::of(text);
+    counts.punct += 2;
+    counts
+}
+
+/// `a - b` for counts where `b` is part of `a` (saturating, so a seam's word start cannot
+/// underflow).
+pub(crate) fn sub(a: Counts, b: Counts) -> Counts {
+    Counts {
+        letters: a.letters.saturating_sub(b.letters),
+        digits: a.digits.saturating_sub(b.digits),
+        spaces: a.spaces.saturating_sub(b.spaces),
+        newlines: a.newlines.saturating_sub(b.newlines),
+        punct: a.punct.saturating_sub(b.punct),
+        cjk: a.cjk.saturating_sub(b.cjk),
+        other: a.other.saturating_sub(b.other),
+        word_starts: a.word_starts.saturating_sub(b.word_starts),
+    }
+}
+
+/// A small stack buffer for formatting numbers without allocating.
+struct NumberBuffer {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl std::fmt::Write for NumberBuffer {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        let end = self.len + text.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(text.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+fn number_counts(number: &serde_json::Number) -> Counts {
+    let mut buffer = NumberBuffer {
+        bytes: [0; 40],
+        len: 0,
+    };
+    let mut counts = Counts::default();
+    if write!(buffer, "{number}").is_ok() {
+        counts.add_bytes(&buffer.bytes[..buffer.len]);
+    } else {
+        counts.add_str(&number.to_string());
+    }
+    counts
+}
+
+/// Counts of a scalar, or of the brackets and separators of a container of `len` members
+/// (keys of an object are counted by the caller).
+fn shallow_counts(value: &Value) -> Counts {
+    let mut counts = Counts::default();
+    match value {
+        Value::Null => counts.letters += 4,
+        Value::Bool(true) => counts.letters += 4,
+        Value::Bool(false) => counts.letters += 5,
+        Value::Number(number) => counts = number_counts(number),
+        Value::String(text) => counts = string_counts(text),
+        Value::Array(items) => counts.punct += 2 + items.len().saturating_sub(1) as u64,
+        // Braces, commas, and one colon per member.
+        Value::Object(map) => {
+            counts.punct += 2 + map.len().saturating_sub(1) as u64 + map.len() as u64
+        }
+    }
+    counts
+}
+
+/// The counts of `value`'s compact JSON serialization.
+pub(crate) fn value_counts(value: &Value) -> Counts {
+    let mut total = Counts::default();
+    let mut stack: Vec<&Value> = vec![value];
+    while let Some(node) = stack.pop() {
+        total += shallow_counts(node);
+        match node {
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => {
+                for (key, item) in map {
+                    total += string_counts(key);
+                    stack.push(item);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
+}
+
+/// The counts of `,"key":` or `"key":` — one object member's key part.
+pub(crate) fn member_key_counts(key: &str, with_comma: bool) -> Counts {
+    let mut counts = string_counts(key);
+    counts.punct += 1 + u64::from(with_comma);
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn value_counts_match_the_serialization() {
+        for value in [
+            json!(null),
+            json!(true),
+            json!(-12.5e-7),
+            json!(18446744073709551615_u64),
+            json!("é \"quoted\"\n\u{1}"),
+            json!({"a": [1, 2, {"b": null}], "c": "漢字", "": []}),
+            json!([[], {}, [[]], "x"]),
+        ] {
+            let text = serde_json::to_string(&value).expect("serializes");
+            assert_eq!(value_counts(&value), Counts::of(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn deep_values_are_counted_without_recursion() {
+        let mut value = json!(1);
+        for _ in 0..100_000 {
+            value = Value::Array(vec![value]);
+        }
+        let counts = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(move || {
+                let counts = value_counts(&value);
+                std::mem::forget(value); // Its drop would recurse; the test is about counting.
+                counts
+            })
+            .expect("spawns")
+            .join()
+            .expect("no overflow");
+        assert_eq!(counts.punct, 200_000);
+    }
+}

@@ -1,0 +1,297 @@
+//! The trimming boundary, read the way an agent reads the result.
+
+use envelope_budget::{
+    BudgetPolicy, Estimator, GRAPH_SUBGRAPH_BUDGET_CHARS, Prepared, TRUNCATION_SUFFIX, prepare,
+};
+use envelope_core::{Completeness, Controls, Envelope, TruncationReason, Unit};
+use serde_json::{Value, json};
+
+fn policy(chars: usize) -> BudgetPolicy {
+    BudgetPolicy {
+        agent_chars: Some(chars),
+        ..BudgetPolicy::default()
+    }
+}
+
+fn run(envelope: Envelope<Value>, chars: usize) -> Prepared {
+    prepare(envelope, &Controls::default(), None, &policy(chars))
+}
+
+fn size(prepared: &Prepared) -> u64 {
+    Estimator::default().normalized_size(&envelope_budget::Counts::of(&prepared.json))
+}
+
+fn hits(n: usize) -> Value {
+    let rows: Vec<Value> = (0..n)
+        .map(|i| json!({"path": format!("src/file_{i}.rs"), "line": i, "text": "fn main() { println!(\"hello\"); }"}))
+        .collect();
+    json!({ "query": "main", "results": rows })
+}
+
+#[test]
+fn within_budget_is_unchanged_and_not_truncated() {
+    let payload = hits(3);
+    let prepared = run(Envelope::ok(payload.clone()), 32_000);
+    assert_eq!(prepared.structured["data"], payload);
+    assert_eq!(
+        prepared.structured["meta"]["truncated"], false,
+        "the trimmer ran and cut nothing"
+    );
+    assert!(
+        prepared.structured["meta"]
+            .get("truncated_results_from")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_long_list_is_cut_to_fit_with_markers() {
+    let prepared = run(Envelope::ok(hits(5_000)), 32_000);
+    assert!(size(&prepared) <= 32_000, "{}", size(&prepared));
+    let meta = &prepared.structured["meta"];
+    assert_eq!(meta["truncated"], true);
+    assert_eq!(meta["truncated_results_from"], 5_000);
+    let sent = prepared.structured["data"]["results"]
+        .as_array()
+        .expect("rows")
+        .len();
+    assert_eq!(meta["truncated_results_to"], sent);
+    assert!(sent > 100, "kept only {sent}");
+    assert_eq!(
+        prepared.structured["data"]["query"], "main",
+        "short scalars are never touched"
+    );
+}
+
+#[test]
+fn error_envelopes_are_counted_too() {
+    let prepared = run(
+        Envelope::err(envelope_core::ToolError::validation("bad limit")),
+        32_000,
+    );
+    let stamped = prepared.structured["meta"]["tokens_estimated"]
+        .as_u64()
+        .expect("stamped");
+    assert_eq!(stamped, Estimator::default().estimate(&prepared.json));
+    assert!(prepared.structured.get("data").is_none());
+}
+
+#[test]
+fn tokens_estimated_counts_the_bytes_sent_itself_included() {
+    let prepared = run(Envelope::ok(hits(50)), 32_000);
+    let stamped = prepared.structured["meta"]["tokens_estimated"]
+        .as_u64()
+        .expect("stamped");
+    assert_eq!(stamped, Estimator::default().estimate(&prepared.json));
+    assert_eq!(prepared.structured["meta"]["tokens_method"], "heuristic");
+}
+
+#[test]
+fn completeness_follows_the_rows_actually_sent() {
+    let page = Completeness::truncated_page(
+        Unit::FILE,
+        5_000,
+        Some(90_000),
+        TruncationReason::PageLimit,
+        Some("tok".into()),
+    )
+    .expect("consistent");
+    let envelope = Envelope::ok(hits(5_000)).with_completeness(page);
+    let prepared = run(envelope, 32_000);
+    let sent = prepared.structured["data"]["results"]
+        .as_array()
+        .expect("rows")
+        .len();
+    let completeness: Completeness =
+        serde_json::from_value(prepared.structured["completeness"].clone()).expect("still valid");
+    assert_eq!(completeness.returned(), sent);
+    assert_eq!(completeness.total(), Some(90_000));
+    assert!(
+        completeness
+            .truncation_reasons()
+            .contains(&TruncationReason::BudgetLimit)
+    );
+    assert_eq!(
+        completeness.continuation(),
+        None,
+        "the old continuation would skip unsent rows"
+    );
+    let step = prepared.structured["next_step"]
+        .as_str()
+        .expect("re-rendered");
+    assert!(
+        step.starts_with(&format!("showing {sent} of 90000 files")),
+        "{step}"
+    );
+}
+
+#[test]
+fn trimming_twice_equals_trimming_once() {
+    let once = run(Envelope::ok(hits(5_000)), 32_000);
+    let again: Envelope<Value> =
+        serde_json::from_value(once.structured.clone()).expect("valid envelope");
+    let twice = run(again, 32_000);
+    assert_eq!(twice.structured, once.structured);
+}
+
+#[test]
+fn long_strings_are_cut_on_char_boundaries() {
+    let text: String = "é🙂漢字👩‍👩‍👧".repeat(20_000);
+    let prepared = run(Envelope::ok(json!({ "body": text, "kind": "x" })), 32_000);
+    assert!(size(&prepared) <= 32_000);
+    let body = prepared.structured["data"]["body"]
+        .as_str()
+        .expect("string");
+    assert!(body.ends_with(TRUNCATION_SUFFIX));
+    assert_eq!(
+        prepared.structured["meta"]["truncated_string_fields"],
+        json!(["/body"])
+    );
+    assert_eq!(prepared.structured["data"]["kind"], "x");
+}
+
+#[test]
+fn nested_member_lists_shrink_before_rows() {
+    let rows: Vec<Value> = (0..40)
+        .map(|i| json!({"id": i, "members": (0..200).map(|m| format!("member-{m}")).collect::<Vec<_>>()}))
+        .collect();
+    let prepared = run(Envelope::ok(json!({ "clusters": rows })), 32_000);
+    assert!(size(&prepared) <= 32_000);
+    let marker = &prepared.structured["meta"]["truncated_nested_lists"]["clusters[].members"];
+    assert!(marker["cap"].as_u64().expect("cap") >= 3);
+    assert_eq!(marker["from"], 40 * 200);
+}
+
+#[test]
+fn buckets_of_a_dict_of_lists_are_capped() {
+    let bucket = |n: usize| {
+        (0..n)
+            .map(|i| json!({"from": i, "to": i + 1}))
+            .collect::<Vec<_>>()
+    };
+    let payload = json!({ "edges_by_type": { "calls": bucket(3_000), "imports": bucket(20) } });
+    let prepared = run(Envelope::ok(payload), 32_000);
+    assert!(size(&prepared) <= 32_000);
+    let marker = &prepared.structured["meta"]["truncated_edges_by_type"];
+    assert_eq!(marker["calls"]["from"], 3_000);
+    assert!(
+        marker.get("imports").is_none(),
+        "short buckets stay whole: {marker}"
+    );
+}
+
+#[test]
+fn graphs_keep_a_coherent_subgraph() {
+    let nodes: Vec<Value> = (0..20_000)
+        .map(|i| json!({"id": format!("n{i}"), "label": "node label"}))
+        .collect();
+    let edges: Vec<Value> = (0..60_000)
+        .map(|i| json!({"source": format!("n{}", i % 20_000), "target": format!("n{}", (i * 7) % 500)}))
+        .collect();
+    let payload = json!({ "nodes": nodes, "edges": edges });
+    let prepared = prepare(
+        Envelope::ok(payload),
+        &Controls::default(),
+        Some(200_000),
+        &BudgetPolicy::default(),
+    );
+    assert!(size(&prepared) <= 200_000);
+    let meta = &prepared.structured["meta"];
+    assert_eq!(meta["truncated_subgraph"], true);
+    let data = &prepared.structured["data"];
+    let kept: std::collections::HashSet<&str> = data["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter_map(|n| n["id"].as_str())
+        .collect();
+    for edge in data["edges"].as_array().expect("edges") {
+        assert!(kept.contains(edge["source"].as_str().expect("source")));
+        assert!(kept.contains(edge["target"].as_str().expect("target")));
+    }
+    assert_eq!(meta["truncated_nodes_to"], kept.len());
+    assert!(GRAPH_SUBGRAPH_BUDGET_CHARS > 200_000);
+}
+
+#[test]
+fn opt_out_never_trims() {
+    let prepared = prepare(
+        Envelope::ok(hits(5_000)),
+        &Controls::default(),
+        None,
+        &BudgetPolicy::unlimited(),
+    );
+    assert_eq!(
+        prepared.structured["data"]["results"]
+            .as_array()
+            .map(Vec::len),
+        Some(5_000)
+    );
+    assert!(prepared.structured["meta"].get("truncated").is_none());
+    assert!(
+        prepared.structured["meta"]
+            .get("envelope_unshrinkable")
+            .is_none()
+    );
+}
+
+#[test]
+fn unshrinkable_is_the_last_word() {
+    let keys: serde_json::Map<String, Value> =
+        (0..5_000).map(|i| (format!("k{i}"), json!(i))).collect();
+    let prepared = run(Envelope::ok(Value::Object(keys)), 2_000);
+    assert_eq!(prepared.structured["meta"]["envelope_unshrinkable"], true);
+}
+
+#[test]
+fn a_very_deep_payload_is_cut_and_dropped_without_overflow() {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            // Built by hand: `json!` would serialize the inner value, recursively.
+            let mut value = Value::String("leaf".to_owned());
+            for _ in 0..100_000 {
+                let mut map = serde_json::Map::new();
+                map.insert("child".to_owned(), Value::Array(vec![value]));
+                value = Value::Object(map);
+            }
+            let prepared = run(Envelope::ok(value), 32_000);
+            assert!(prepared.structured["meta"]["truncated"] == true);
+            assert!(size(&prepared) <= 32_000);
+            drop(prepared);
+        })
+        .expect("spawns")
+        .join()
+        .expect("no stack overflow");
+}
+
+#[test]
+fn compact_drops_only_observability_and_compact_only_keeps_the_control_surface() {
+    let envelope =
+        Envelope::ok(hits(2)).with_warning(envelope_core::Notice::warning("w", "warned"));
+    let compact = run(envelope.clone(), 32_000);
+    assert!(compact.structured.get("warnings").is_some());
+    let controls = Controls {
+        compact_only: true,
+        ..Controls::default()
+    };
+    let surface = prepare(envelope, &controls, None, &policy(32_000));
+    let keys: Vec<&str> = surface
+        .structured
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for key in &keys {
+        assert!(envelope_budget::CONTROL_SURFACE.contains(key), "{key}");
+    }
+    assert!(surface.structured.get("warnings").is_none());
+    let again: Envelope<Value> =
+        serde_json::from_value(surface.structured.clone()).expect("still a valid envelope");
+    let twice = prepare(again, &controls, None, &policy(32_000));
+    assert_eq!(
+        twice.structured, surface.structured,
+        "the reduction is idempotent"
+    );
+}
