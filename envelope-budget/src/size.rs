@@ -67,14 +67,24 @@ fn number_counts(number: &serde_json::Number) -> Counts {
     counts
 }
 
+fn literal_counts(value: &Value) -> Counts {
+    let letters = match value {
+        Value::Bool(false) => 5,
+        _ => 4,
+    };
+    Counts {
+        letters,
+        word_starts: 1,
+        ..Counts::default()
+    }
+}
+
 /// Counts of a scalar, or of the brackets and separators of a container of `len` members
 /// (keys of an object are counted by the caller).
 fn shallow_counts(value: &Value) -> Counts {
     let mut counts = Counts::default();
     match value {
-        Value::Null => counts.letters += 4,
-        Value::Bool(true) => counts.letters += 4,
-        Value::Bool(false) => counts.letters += 5,
+        Value::Null | Value::Bool(_) => counts = literal_counts(value),
         Value::Number(number) => counts = number_counts(number),
         Value::String(text) => counts = string_counts(text),
         Value::Array(items) => counts.punct += 2 + items.len().saturating_sub(1) as u64,

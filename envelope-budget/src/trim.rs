@@ -21,9 +21,11 @@ pub const GRAPH_SUBGRAPH_BUDGET_CHARS: usize = 5_000_000;
 pub const LONG_STRING_CHARS: usize = 200;
 /// Nested member lists and buckets are never cut below this many items by their rungs.
 pub const NESTED_FLOOR: usize = 3;
-/// Containers nested deeper than this are cut, within budget or not: it is the depth most JSON
-/// parsers (serde_json's included) refuse to read.
-pub const MAX_DEPTH: usize = 128;
+/// Containers nested deeper than this inside the payload are cut, within budget or not. Most
+/// JSON parsers (serde_json's included) refuse more than 128 levels, and the payload sits a few
+/// levels down in the envelope and the JSON-RPC message; 64 leaves room and keeps every later
+/// serializer's recursion shallow.
+pub const MAX_DEPTH: usize = 64;
 /// What a cut string ends with.
 pub const TRUNCATION_SUFFIX: &str = "…[truncated]";
 /// Top-level list keys cut first, in this order, by the per-key rung. Other arrays follow,
@@ -363,24 +365,22 @@ fn nested_lists(data: &mut Value, job: &mut Job, nesting: Nesting) {
         for row in items.iter_mut() {
             let Value::Object(fields) = row else { continue };
             for (field, value) in fields.iter_mut() {
-                match value {
-                    Value::Array(inner) if nesting == Nesting::Members => {
-                        if inner.len() > NESTED_FLOOR {
+                if nesting == Nesting::Members {
+                    if let Value::Array(inner) = value
+                        && inner.len() > NESTED_FLOOR
+                    {
+                        let rows = Rows::of(inner);
+                        nested.push((format!("{key}[].{field}"), inner, rows));
+                    }
+                } else if let Value::Object(buckets) = value {
+                    for value in buckets.values_mut() {
+                        if let Value::Array(inner) = value
+                            && inner.len() > NESTED_FLOOR
+                        {
                             let rows = Rows::of(inner);
-                            nested.push((format!("{key}[].{field}"), inner, rows));
+                            nested.push((format!("{key}[].{field}.*"), inner, rows));
                         }
                     }
-                    Value::Object(buckets) if nesting == Nesting::Buckets => {
-                        for value in buckets.values_mut() {
-                            if let Value::Array(inner) = value
-                                && inner.len() > NESTED_FLOOR
-                            {
-                                let rows = Rows::of(inner);
-                                nested.push((format!("{key}[].{field}.*"), inner, rows));
-                            }
-                        }
-                    }
-                    _ => {}
                 }
             }
         }

@@ -1,0 +1,178 @@
+//! Property tests of the boundary over arbitrary JSON payloads.
+
+use std::collections::BTreeSet;
+
+use envelope_budget::{
+    BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
+};
+use envelope_core::{Completeness, Controls, Envelope, Unit};
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+/// Strings that stress char boundaries: accents, emoji, a ZWJ family, CJK, escapes.
+fn text() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "a",
+        "word ",
+        "é",
+        "🙂",
+        "👩\u{200d}👩\u{200d}👧",
+        "漢字",
+        "かな",
+        "\"",
+        "\\",
+        "\n",
+        "0",
+        " ",
+    ]);
+    (prop::collection::vec(pieces, 0..12), 0_usize..80).prop_map(|(pieces, repeat)| {
+        let piece: String = pieces.concat();
+        piece.repeat(1 + repeat % 40)
+    })
+}
+
+fn json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-1.0e12_f64..1.0e12).prop_map(Value::from),
+        text().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 160, 40, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..40).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{1,8}", inner, 0..8)
+                .prop_map(|map| Value::Object(map.into_iter().collect::<Map<String, Value>>())),
+        ]
+    })
+}
+
+fn prepare_with(envelope: Envelope<Value>, budget: usize) -> Prepared {
+    let policy = BudgetPolicy {
+        agent_chars: Some(budget),
+        ..BudgetPolicy::default()
+    };
+    prepare(envelope, &Controls::default(), None, &policy)
+}
+
+fn size(prepared: &Prepared) -> u64 {
+    Estimator::default().normalized_size(&envelope_budget::Counts::of(&prepared.json))
+}
+
+fn top_lists(data: &Value) -> Vec<(String, usize)> {
+    match data {
+        Value::Array(items) => vec![(ROOT_LIST_KEY.to_owned(), items.len())],
+        Value::Object(map) => map
+            .iter()
+            .filter_map(|(key, value)| value.as_array().map(|items| (key.clone(), items.len())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn cut_strings(value: &Value, path: String, out: &mut BTreeSet<String>) {
+    let mut stack = vec![(path, value)];
+    while let Some((path, node)) = stack.pop() {
+        match node {
+            Value::String(text) if text.ends_with(TRUNCATION_SUFFIX) => {
+                out.insert(path);
+            }
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| (format!("{path}/{i}"), item)),
+            ),
+            Value::Object(map) => stack.extend(map.iter().map(|(key, item)| {
+                (
+                    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1")),
+                    item,
+                )
+            })),
+            _ => {}
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 1_000,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct("proptest-regressions/props.txt"),
+        )),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn output_parses_and_fits_or_says_unshrinkable(data in json(), budget in 300_usize..6_000) {
+        let prepared = prepare_with(Envelope::ok(data), budget);
+        let parsed: Value = serde_json::from_str(&prepared.json).expect("output parses");
+        // Compare as text: parsing a float back may differ in its last digit.
+        prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
+        let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
+        prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
+        let _: Envelope<Value> = serde_json::from_value(parsed).expect("still a valid envelope");
+    }
+
+    #[test]
+    fn trimming_twice_equals_trimming_once(data in json(), budget in 300_usize..6_000) {
+        let once = prepare_with(Envelope::ok(data), budget);
+        let again: Envelope<Value> = serde_json::from_value(once.structured.clone()).expect("valid");
+        let twice = prepare_with(again, budget);
+        prop_assert_eq!(&twice.structured, &once.structured);
+    }
+
+    #[test]
+    fn within_budget_comes_back_unchanged(data in json()) {
+        let prepared = prepare_with(Envelope::ok(data.clone()), 10_000_000);
+        prop_assert_eq!(&prepared.structured["data"], &data);
+        prop_assert_eq!(&prepared.structured["meta"]["truncated"], &Value::Bool(false));
+    }
+
+    #[test]
+    fn every_cut_has_its_marker(data in json(), budget in 300_usize..6_000) {
+        let prepared = prepare_with(Envelope::ok(data.clone()), budget);
+        let meta = &prepared.structured["meta"];
+        let sent = &prepared.structured["data"];
+        if sent != &data {
+            prop_assert_eq!(&meta["truncated"], &Value::Bool(true));
+        }
+        let before: std::collections::BTreeMap<String, usize> = top_lists(&data).into_iter().collect();
+        for (key, len) in top_lists(sent) {
+            let original = before.get(&key).copied().unwrap_or(len);
+            if len < original {
+                prop_assert_eq!(&meta[format!("truncated_{key}_from")], &Value::from(original));
+                prop_assert_eq!(&meta[format!("truncated_{key}_to")], &Value::from(len));
+            }
+        }
+        let mut already = BTreeSet::new();
+        cut_strings(&data, String::new(), &mut already);
+        let mut now = BTreeSet::new();
+        cut_strings(sent, String::new(), &mut now);
+        let listed: BTreeSet<String> = meta["truncated_string_fields"]
+            .as_array()
+            .map(|paths| paths.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        for path in now.difference(&already) {
+            prop_assert!(listed.contains(path), "cut string {} has no marker", path);
+        }
+    }
+
+    #[test]
+    fn completeness_agrees_with_what_is_sent(rows in prop::collection::vec(json(), 0..80), budget in 300_usize..6_000) {
+        let total = rows.len();
+        let envelope = Envelope::ok(Value::Array(rows)).with_completeness(Completeness::complete(Unit::ITEM, total));
+        let prepared = prepare_with(envelope, budget);
+        let completeness: Completeness =
+            serde_json::from_value(prepared.structured["completeness"].clone()).expect("valid completeness");
+        let sent = prepared.structured["data"].as_array().map_or(0, Vec::len);
+        prop_assert_eq!(completeness.returned(), sent);
+        prop_assert_eq!(completeness.total(), Some(total));
+        if sent < total {
+            let step = prepared.structured["next_step"].as_str().unwrap_or_default().to_owned();
+            let expected = format!("showing {sent} of {total}");
+            prop_assert!(step.starts_with(&expected), "{}", step);
+        }
+    }
+}
