@@ -22,5 +22,6 @@ pub use tokens::{Counts, Estimator};
 pub use toon::{ToonError, encode as encode_toon};
 pub use trim::{
     AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, LONG_STRING_CHARS, Leftovers, ListCut,
-    MAX_DEPTH, NESTED_FLOOR, ROOT_LIST_KEY, TRIMMABLE_LIST_KEYS, TRUNCATION_SUFFIX, Trimmed, trim,
+    MAX_DEPTH, NESTED_FLOOR, ROOT_LIST_KEY, TRIMMABLE_LIST_KEYS, TRUNCATION_SUFFIX, Trimmed,
+    cut_depth, trim,
 };

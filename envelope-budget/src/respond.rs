@@ -3,14 +3,17 @@
 //! the rows actually sent, and stamps the token accounting of those bytes, itself included.
 
 use envelope_core::__private::take_data;
-use envelope_core::{Completeness, Controls, Envelope, ResponseMode, TruncationReason};
+use envelope_core::{
+    Completeness, Controls, Envelope, OutputFormat, ResponseMode, TruncationReason,
+};
 use serde_json::{Map, Value, json};
 
 use crate::size::{member_key_counts, value_counts};
 use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
 use crate::trim::{
-    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, Leftovers, ListCut, ROOT_LIST_KEY, trim,
+    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, Leftovers, ListCut, ROOT_LIST_KEY, cut_depth,
+    trim,
 };
 
 /// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
@@ -95,8 +98,18 @@ pub struct Prepared {
     pub structured: Value,
     /// Its compact JSON: the bytes `tokens_estimated` counts.
     pub json: String,
+    /// The envelope in TOON, when `output_format: "toon"` asked for it and the encoder could
+    /// render it; `None` means the text channel mirrors `json`.
+    pub toon: Option<String>,
     /// Parts the trimmer cut, not yet freed: drop them after sending.
     pub leftovers: Leftovers,
+}
+
+impl Prepared {
+    /// What the first text content carries: TOON when asked and possible, else the JSON.
+    pub fn text(&self) -> &str {
+        self.toon.as_deref().unwrap_or(&self.json)
+    }
 }
 
 /// Shapes, trims and stamps one envelope. `tool_budget` is the tool's `#[tool(budget = …)]`.
@@ -136,10 +149,16 @@ pub fn prepare(
             leftovers = trimmed.leftovers;
             (Some(trimmed.data), trimmed.data_counts)
         }
-        (_, data) => {
-            let counts = data.as_ref().map(value_counts).unwrap_or_default();
-            (data, counts)
+        (None, Some(payload)) => {
+            // No budget, but nesting too deep to serialize safely is still cut.
+            let trimmed = cut_depth(payload);
+            if trimmed.cut_any {
+                merge_markers(&mut rest, trimmed.markers, true, false);
+            }
+            leftovers = trimmed.leftovers;
+            (Some(trimmed.data), trimmed.data_counts)
         }
+        (_, None) => (None, Counts::default()),
     };
 
     stamp_tokens(
@@ -155,9 +174,14 @@ pub fn prepare(
     }
     let structured = Value::Object(structured);
     let json = serde_json::to_string(&structured).unwrap_or_default();
+    // Any encoder error (say, nesting too deep) falls back to the JSON mirror.
+    let toon = (controls.output_format == OutputFormat::Toon)
+        .then(|| crate::toon::encode(&structured).ok())
+        .flatten();
     Prepared {
         structured,
         json,
+        toon,
         leftovers,
     }
 }

@@ -93,15 +93,8 @@ impl Leftovers {
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
-        // A deep value's own drop recurses once per level; dismantle with an explicit stack.
-        let mut stack = std::mem::take(&mut self.0);
-        while let Some(value) = stack.pop() {
-            match value {
-                Value::Array(items) => stack.extend(items),
-                Value::Object(map) => stack.extend(map.into_iter().map(|(_, item)| item)),
-                _ => {}
-            }
-        }
+        // A deep value's own drop recurses once per level.
+        crate::deep::drop_deep(Value::Array(std::mem::take(&mut self.0)));
     }
 }
 
@@ -250,6 +243,32 @@ fn top_lists(data: &mut Value) -> Vec<(String, &mut Vec<Value>)> {
             })
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// Cuts only what no budget excuses: nesting deeper than [`MAX_DEPTH`]. For callers that opted
+/// out of trimming, whose payload must still serialize without deep recursion.
+pub fn cut_depth(mut data: Value) -> Trimmed {
+    let mut job = Job {
+        estimator: Estimator::default(),
+        budget: u64::MAX,
+        fixed: Counts::default(),
+        data: Counts::default(),
+        markers: BTreeMap::new(),
+        marker_counts: Counts::default(),
+        leftovers: Leftovers::default(),
+        list_cuts: Vec::new(),
+    };
+    cut_too_deep(&mut data, &mut job);
+    job.data = value_counts(&data);
+    Trimmed {
+        data,
+        cut_any: !job.markers.is_empty(),
+        markers: job.markers,
+        unshrinkable: false,
+        list_cuts: Vec::new(),
+        data_counts: job.data,
+        leftovers: job.leftovers,
     }
 }
 

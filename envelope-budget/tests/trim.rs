@@ -236,6 +236,40 @@ fn opt_out_never_trims() {
 }
 
 #[test]
+fn toon_is_rendered_on_request_and_json_stays_the_structured_form() {
+    let controls = Controls {
+        output_format: envelope_core::OutputFormat::Toon,
+        ..Controls::default()
+    };
+    let prepared = prepare(Envelope::ok(hits(2)), &controls, None, &policy(32_000));
+    let toon = prepared.toon.as_deref().expect("rendered");
+    assert!(toon.contains("results[2]{line,path,text}:"), "{toon}");
+    assert_eq!(prepared.text(), toon);
+    let plain = run(Envelope::ok(hits(2)), 32_000);
+    assert!(plain.toon.is_none());
+    assert_eq!(plain.text(), plain.json);
+}
+
+#[test]
+fn opt_out_still_cuts_unsafe_depth() {
+    let mut value = Value::Null;
+    for _ in 0..10_000 {
+        value = Value::Array(vec![value]);
+    }
+    let prepared = prepare(
+        Envelope::ok(value),
+        &Controls::default(),
+        None,
+        &BudgetPolicy::unlimited(),
+    );
+    assert_eq!(
+        prepared.structured["meta"]["truncated_depth"]["limit"],
+        envelope_budget::MAX_DEPTH
+    );
+    envelope_budget::drop_deep(prepared.structured);
+}
+
+#[test]
 fn unshrinkable_is_the_last_word() {
     let keys: serde_json::Map<String, Value> =
         (0..5_000).map(|i| (format!("k{i}"), json!(i))).collect();
