@@ -1,8 +1,6 @@
 //! The sized view: [`Counts`] of the compact JSON a value serializes to, computed without
 //! writing it. Iterative, so attacker-controlled depth cannot overflow the stack.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
 use crate::tokens::Counts;
@@ -35,34 +33,18 @@ pub(crate) fn sub(a: Counts, b: Counts) -> Counts {
     }
 }
 
-/// A small stack buffer for formatting numbers without allocating.
-struct NumberBuffer {
-    bytes: [u8; 40],
-    len: usize,
-}
-
-impl std::fmt::Write for NumberBuffer {
-    fn write_str(&mut self, text: &str) -> std::fmt::Result {
-        let end = self.len + text.len();
-        if end > self.bytes.len() {
-            return Err(std::fmt::Error);
-        }
-        self.bytes[self.len..end].copy_from_slice(text.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
 fn number_counts(number: &serde_json::Number) -> Counts {
-    let mut buffer = NumberBuffer {
-        bytes: [0; 40],
-        len: 0,
-    };
     let mut counts = Counts::default();
-    if write!(buffer, "{number}").is_ok() {
-        counts.add_bytes(&buffer.bytes[..buffer.len]);
-    } else {
-        counts.add_str(&number.to_string());
+    if let Some(n) = number.as_u64() {
+        counts.digits = u64::from(n.checked_ilog10().unwrap_or(0) + 1);
+    } else if let Some(n) = number.as_i64() {
+        // Negative: a minus sign and the digits of its magnitude.
+        counts.punct = 1;
+        counts.digits = u64::from(n.unsigned_abs().checked_ilog10().unwrap_or(0) + 1);
+    } else if let Some(n) = number.as_f64() {
+        // serde_json writes finite floats with ryu; non-finite ones cannot be in a Value.
+        let mut buffer = ryu::Buffer::new();
+        counts.add_str(buffer.format_finite(n));
     }
     counts
 }
@@ -98,8 +80,21 @@ fn shallow_counts(value: &Value) -> Counts {
 
 /// The counts of `value`'s compact JSON serialization.
 pub(crate) fn value_counts(value: &Value) -> Counts {
+    let mut stack = Vec::new();
+    value_counts_until(value, &mut stack, |_| false).unwrap_or_default()
+}
+
+/// The counts of `value`'s serialization, or `None` as soon as `over(counts so far)` holds:
+/// sizing stops at the budget instead of walking a payload that cannot be kept anyway.
+/// `stack` is scratch space, reused across calls to save allocations.
+pub(crate) fn value_counts_until<'a>(
+    value: &'a Value,
+    stack: &mut Vec<&'a Value>,
+    over: impl Fn(&Counts) -> bool,
+) -> Option<Counts> {
     let mut total = Counts::default();
-    let mut stack: Vec<&Value> = vec![value];
+    stack.clear();
+    stack.push(value);
     while let Some(node) = stack.pop() {
         total += shallow_counts(node);
         match node {
@@ -112,8 +107,12 @@ pub(crate) fn value_counts(value: &Value) -> Counts {
             }
             _ => {}
         }
+        if over(&total) {
+            stack.clear();
+            return None;
+        }
     }
-    total
+    Some(total)
 }
 
 /// The counts of `,"key":` or `"key":` — one object member's key part.

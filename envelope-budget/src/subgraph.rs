@@ -1,34 +1,29 @@
 //! Coherent subgraph trimming (DESIGN §9): a `{nodes, edges}` payload keeps its top-K nodes by
 //! degree and only the edges between kept nodes, with K the largest that fits, found by binary
-//! search over prefix sums.
+//! search over prefix sums. Nodes and edges are measured only as far as they could be kept.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::size::{sub, value_counts};
-use crate::tokens::{Counts, Estimator};
-use crate::trim::{Leftovers, ListCut};
+use crate::size::{member_key_counts, value_counts, value_counts_until};
+use crate::tokens::Counts;
+use crate::trim::{Leftovers, ListCut, SubgraphJob};
 
-/// The id of a node: its `id` field (string or number), compared by its JSON text.
-fn node_id(node: &Value) -> Option<String> {
-    match node.get("id")? {
-        Value::String(id) => Some(id.clone()),
-        other @ Value::Number(_) => Some(other.to_string()),
+/// A node or endpoint id: a string, or a number compared by its JSON text.
+fn id_of(value: Option<&Value>) -> Option<Cow<'_, str>> {
+    match value? {
+        Value::String(id) => Some(Cow::Borrowed(id.as_str())),
+        other @ Value::Number(_) => Some(Cow::Owned(other.to_string())),
         _ => None,
     }
 }
 
-/// The endpoints of an edge: `source`/`target`, or `from`/`to`.
-fn endpoints(edge: &Value) -> Option<(String, String)> {
-    let end = |a: &str, b: &str| -> Option<String> {
-        match edge.get(a).or_else(|| edge.get(b))? {
-            Value::String(id) => Some(id.clone()),
-            other @ Value::Number(_) => Some(other.to_string()),
-            _ => None,
-        }
-    };
-    Some((end("source", "from")?, end("target", "to")?))
+fn endpoints(edge: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
+    let source = id_of(edge.get("source").or_else(|| edge.get("from")))?;
+    let target = id_of(edge.get("target").or_else(|| edge.get("to")))?;
+    Some((source, target))
 }
 
 /// Whether `data` is a graph payload: an object with `nodes` and `edges` arrays.
@@ -43,137 +38,55 @@ pub(crate) struct SubgraphCut {
     pub(crate) markers: Vec<(String, Value)>,
     /// The node and edge lists cut.
     pub(crate) list_cuts: Vec<ListCut>,
-    /// The counts removed from the payload.
-    pub(crate) removed: Counts,
 }
 
-/// Trims a graph payload in place so that `fixed + data` fits `budget`; `data_counts` are the
-/// counts of `data` as it is. `None` when it already fits or is not a graph.
+/// Prefix sums over items in a given order, measured until hopeless.
+fn bounded_prefix(
+    items: &[Value],
+    order: &[usize],
+    job: &SubgraphJob,
+    base: Counts,
+) -> Vec<Counts> {
+    let hopeless =
+        |c: &Counts| job.estimator.normalized_size(&(job.fixed + base + *c)) > job.budget;
+    let mut prefix = vec![Counts::default()];
+    let mut running = Counts::default();
+    let mut stack = Vec::new();
+    for (position, &index) in order.iter().enumerate() {
+        let start = running;
+        let Some(item) = value_counts_until(&items[index], &mut stack, |c| hopeless(&(start + *c)))
+        else {
+            break;
+        };
+        running += item;
+        if position > 0 {
+            running.punct += 1;
+        }
+        if hopeless(&running) {
+            break;
+        }
+        prefix.push(running);
+    }
+    prefix
+}
+
+/// Trims a graph payload in place to fit. `None` when it is not a graph.
 pub(crate) fn trim_subgraph(
     data: &mut Value,
-    data_counts: Counts,
-    fixed: Counts,
-    budget: u64,
-    estimator: Estimator,
     leftovers: &mut Leftovers,
+    job: &SubgraphJob,
 ) -> Option<SubgraphCut> {
-    let fits = |counts: Counts| estimator.normalized_size(&(fixed + counts)) <= budget;
-    if fits(data_counts) || !is_graph(data) {
+    if !is_graph(data) {
         return None;
     }
+    let (k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total) = plan(data, job)?;
     let map = data.as_object_mut()?;
-    let nodes = map.get("nodes")?.as_array()?;
-    let edges = map.get("edges")?.as_array()?;
-
-    // Degree per node id; rank nodes by degree (highest first), ties by original position.
-    let ids: Vec<Option<String>> = nodes.iter().map(node_id).collect();
-    let mut degree: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
-    let edge_ends: Vec<Option<(String, String)>> = edges.iter().map(endpoints).collect();
-    for (source, target) in edge_ends.iter().flatten() {
-        *degree.entry(source.as_str()).or_default() += 1;
-        *degree.entry(target.as_str()).or_default() += 1;
-    }
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
-    let degree_of = |index: usize| {
-        ids[index]
-            .as_deref()
-            .and_then(|id| degree.get(id))
-            .copied()
-            .unwrap_or(0)
-    };
-    order.sort_by(|&a, &b| degree_of(b).cmp(&degree_of(a)).then(a.cmp(&b)));
-    let mut rank = vec![0_usize; nodes.len()];
-    let mut rank_of_id: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
-    for (position, &index) in order.iter().enumerate() {
-        rank[index] = position;
-        if let Some(id) = ids[index].as_deref() {
-            rank_of_id.entry(id).or_insert(position);
-        }
-    }
-    // An edge survives a cut to K nodes iff both endpoints rank below K: its "need" is the
-    // larger rank plus one. Edges naming unknown nodes need every node.
-    let need: Vec<usize> = edge_ends
-        .iter()
-        .map(|ends| match ends {
-            Some((source, target)) => match (
-                rank_of_id.get(source.as_str()),
-                rank_of_id.get(target.as_str()),
-            ) {
-                (Some(a), Some(b)) => a.max(b) + 1,
-                _ => usize::MAX,
-            },
-            None => usize::MAX,
-        })
-        .collect();
-
-    // Prefix sums: nodes by rank, edges by need.
-    let node_counts: Vec<Counts> = nodes.iter().map(value_counts).collect();
-    let edge_counts: Vec<Counts> = edges.iter().map(value_counts).collect();
-    let mut nodes_prefix = vec![Counts::default(); nodes.len() + 1];
-    for (position, &index) in order.iter().enumerate() {
-        nodes_prefix[position + 1] = nodes_prefix[position] + node_counts[index];
-    }
-    let mut edges_by_need: Vec<usize> = (0..edges.len()).collect();
-    edges_by_need.sort_by_key(|&index| need[index]);
-    let mut edges_prefix = vec![Counts::default(); edges.len() + 1];
-    for (position, &index) in edges_by_need.iter().enumerate() {
-        edges_prefix[position + 1] = edges_prefix[position] + edge_counts[index];
-    }
-    let commas = |n: usize| Counts {
-        punct: n.saturating_sub(1) as u64,
-        ..Counts::default()
-    };
-    let (node_total, edge_total) = (nodes.len(), edges.len());
-    let all_nodes = nodes_prefix[node_total] + commas(node_total);
-    let all_edges = edges_prefix[edge_total] + commas(edge_total);
-    let edges_kept = |k: usize| edges_by_need.partition_point(|&index| need[index] <= k);
-    let markers_for = |k: usize| -> Vec<(String, Value)> {
-        vec![
-            ("truncated_subgraph".to_owned(), json!(true)),
-            ("truncated_nodes_from".to_owned(), json!(node_total)),
-            ("truncated_nodes_to".to_owned(), json!(k)),
-            ("truncated_edges_from".to_owned(), json!(edge_total)),
-            ("truncated_edges_to".to_owned(), json!(edges_kept(k))),
-        ]
-    };
-    let marker_counts = |markers: &[(String, Value)]| {
-        markers.iter().fold(Counts::default(), |acc, (key, value)| {
-            acc + crate::size::member_key_counts(key, true) + value_counts(value)
-        })
-    };
-    let removed_at = |k: usize| {
-        let e = edges_kept(k);
-        let kept = nodes_prefix[k] + commas(k) + edges_prefix[e] + commas(e);
-        sub(all_nodes + all_edges, kept)
-    };
-    let ok = |k: usize| fits(sub(data_counts, removed_at(k)) + marker_counts(&markers_for(k)));
-    // Largest K that fits; zero nodes when nothing does.
-    let (mut good, mut bad) = (0_usize, node_total + 1);
-    if ok(0) {
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if ok(mid) {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
-    }
-    let k = good;
-    let kept_edges = edges_kept(k);
-    let removed = removed_at(k);
-    let markers = markers_for(k);
-
-    // Keep nodes ranked below K and edges needing at most K, in their original order.
-    let keep_nodes: Vec<bool> = rank.iter().map(|&r| r < k).collect();
-    let keep_edges: Vec<bool> = need.iter().map(|&n| n <= k).collect();
-    drop(rank_of_id);
-    drop(degree);
-    for (key, keep, kept) in [("nodes", keep_nodes, k), ("edges", keep_edges, kept_edges)] {
+    for (key, keep) in [("nodes", keep_nodes), ("edges", keep_edges)] {
         let Some(Value::Array(items)) = map.get_mut(key) else {
             continue;
         };
         let all = std::mem::take(items);
+        items.reserve(keep.iter().filter(|k| **k).count());
         for (item, keep) in all.into_iter().zip(keep) {
             if keep {
                 items.push(item);
@@ -181,7 +94,6 @@ pub(crate) fn trim_subgraph(
                 leftovers.push(item);
             }
         }
-        debug_assert_eq!(items.len(), kept);
     }
     Some(SubgraphCut {
         markers,
@@ -197,6 +109,125 @@ pub(crate) fn trim_subgraph(
                 to: kept_edges,
             },
         ],
-        removed,
     })
+}
+
+/// K, the edges kept, the markers, which nodes and edges stay, and the original lengths.
+type Plan = (
+    usize,
+    usize,
+    Vec<(String, Value)>,
+    Vec<bool>,
+    Vec<bool>,
+    usize,
+    usize,
+);
+
+/// Decides the cut without touching the payload.
+fn plan(data: &Value, job: &SubgraphJob) -> Option<Plan> {
+    let map = data.as_object()?;
+    let nodes = map.get("nodes")?.as_array()?;
+    let edges = map.get("edges")?.as_array()?;
+    let (node_total, edge_total) = (nodes.len(), edges.len());
+
+    // Everything but the two lists: braces, keys, commas, other fields.
+    let mut base = Counts {
+        punct: 2 + map.len().saturating_sub(1) as u64 + 4,
+        ..Counts::default()
+    };
+    for (key, value) in map {
+        base += member_key_counts(key, false);
+        if key != "nodes" && key != "edges" {
+            base += value_counts(value);
+        }
+    }
+
+    // Degree per node id; rank nodes by degree (highest first), ties by original position.
+    let ends: Vec<Option<(Cow<'_, str>, Cow<'_, str>)>> = edges.iter().map(endpoints).collect();
+    let mut degree: HashMap<&str, u32> = HashMap::with_capacity(node_total);
+    for (source, target) in ends.iter().flatten() {
+        *degree.entry(source.as_ref()).or_default() += 1;
+        *degree.entry(target.as_ref()).or_default() += 1;
+    }
+    let ids: Vec<Option<Cow<'_, str>>> = nodes.iter().map(|node| id_of(node.get("id"))).collect();
+    let degree_of = |index: usize| {
+        ids[index]
+            .as_deref()
+            .and_then(|id| degree.get(id))
+            .copied()
+            .unwrap_or(0)
+    };
+    let mut order: Vec<usize> = (0..node_total).collect();
+    order.sort_by(|&a, &b| degree_of(b).cmp(&degree_of(a)).then(a.cmp(&b)));
+    let mut rank = vec![0_usize; node_total];
+    let mut rank_of_id: HashMap<&str, usize> = HashMap::with_capacity(node_total);
+    for (position, &index) in order.iter().enumerate() {
+        rank[index] = position;
+        if let Some(id) = ids[index].as_deref() {
+            rank_of_id.entry(id).or_insert(position);
+        }
+    }
+    // An edge survives a cut to K nodes iff both endpoints rank below K: it needs K ≥ the larger
+    // rank plus one. An edge naming an unknown node needs every node and one more.
+    let need: Vec<usize> = ends
+        .iter()
+        .map(|ends| {
+            ends.as_ref()
+                .and_then(|(source, target)| {
+                    let a = rank_of_id.get(source.as_ref())?;
+                    let b = rank_of_id.get(target.as_ref())?;
+                    Some(a.max(b) + 1)
+                })
+                .unwrap_or(node_total + 1)
+        })
+        .collect();
+    let mut edges_by_need: Vec<usize> = (0..edge_total).collect();
+    edges_by_need.sort_by_key(|&index| need[index]);
+
+    let nodes_prefix = bounded_prefix(nodes, &order, job, base);
+    let edges_prefix = bounded_prefix(edges, &edges_by_need, job, base);
+    let edges_kept = |k: usize| edges_by_need.partition_point(|&index| need[index] <= k);
+    let markers_for = |k: usize| -> Vec<(String, Value)> {
+        vec![
+            ("truncated_subgraph".to_owned(), json!(true)),
+            ("truncated_nodes_from".to_owned(), json!(node_total)),
+            ("truncated_nodes_to".to_owned(), json!(k)),
+            ("truncated_edges_from".to_owned(), json!(edge_total)),
+            ("truncated_edges_to".to_owned(), json!(edges_kept(k))),
+        ]
+    };
+    let marker_counts = |markers: &[(String, Value)]| {
+        markers.iter().fold(Counts::default(), |acc, (key, value)| {
+            acc + member_key_counts(key, true) + value_counts(value)
+        })
+    };
+    let ok = |k: usize| {
+        let (Some(kept_nodes), Some(kept_edges)) =
+            (nodes_prefix.get(k), edges_prefix.get(edges_kept(k)))
+        else {
+            return false;
+        };
+        let total = job.fixed + base + *kept_nodes + *kept_edges + marker_counts(&markers_for(k));
+        job.estimator.normalized_size(&total) <= job.budget
+    };
+    // Largest K that fits; zero nodes when nothing does.
+    let (mut good, mut bad) = (0_usize, node_total.min(nodes_prefix.len() - 1) + 1);
+    if ok(0) {
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if ok(mid) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+    let k = good;
+    let kept_edges = edges_kept(k);
+    let markers = markers_for(k);
+    let keep_nodes: Vec<bool> = rank.iter().map(|&r| r < k).collect();
+    let keep_edges: Vec<bool> = need.iter().map(|&n| n <= k).collect();
+    Some((
+        k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total,
+    ))
 }

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::size::{member_key_counts, string_counts, sub, value_counts};
+use crate::size::{member_key_counts, string_counts, sub, value_counts, value_counts_until};
+use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
 
 /// The agent-context budget, in characters (token-normalized).
@@ -134,6 +135,7 @@ struct Job {
     budget: u64,
     /// Everything in the response except `data` and this job's markers.
     fixed: Counts,
+    /// The counts of `data`, once it is small enough to have been counted whole.
     data: Counts,
     markers: BTreeMap<String, Value>,
     marker_counts: Counts,
@@ -159,6 +161,12 @@ impl Job {
         self.size_with(data, extra_markers) <= self.budget
     }
 
+    /// Whether `counts` alone, with the fixed part, is already past the budget: nothing that
+    /// contains them can be kept, so sizing can stop there.
+    fn hopeless(&self, counts: &Counts) -> bool {
+        self.estimator.normalized_size(&(self.fixed + *counts)) > self.budget
+    }
+
     fn set_marker(&mut self, key: String, value: Value) {
         if let Some(old) = self.markers.get(&key) {
             self.marker_counts = sub(self.marker_counts, marker_counts(&key, old));
@@ -166,37 +174,229 @@ impl Job {
         self.marker_counts += marker_counts(&key, &value);
         self.markers.insert(key, value);
     }
+
+    fn record_cut(&mut self, key: &str, from: usize, to: usize) {
+        for (marker, value) in list_markers(key, from, to) {
+            self.set_marker(marker, value);
+        }
+        match self.list_cuts.iter_mut().find(|cut| cut.key == key) {
+            Some(cut) => cut.to = to,
+            None => self.list_cuts.push(ListCut {
+                key: key.to_owned(),
+                from,
+                to,
+            }),
+        }
+    }
 }
 
-/// Counts of rows, with prefix sums: `prefix[k]` is the counts of the first `k` rows plus the
-/// commas between them.
+fn brackets() -> Counts {
+    Counts {
+        punct: 2,
+        ..Counts::default()
+    }
+}
+
+/// Prefix sums over the first rows of a list, measured only as far as rows could ever be kept:
+/// `prefix[k]` is the counts of the first `k` rows and the `k - 1` commas between them. Rows
+/// past the horizon (`prefix.len() - 1`) are unmeasured, so they can only be cut.
+#[derive(Debug, Clone)]
 struct Rows {
     prefix: Vec<Counts>,
 }
 
 impl Rows {
-    fn of(items: &[Value]) -> Rows {
-        let mut prefix = Vec::with_capacity(items.len() + 1);
-        let mut running = Counts::default();
-        prefix.push(running);
-        for (index, item) in items.iter().enumerate() {
-            running += value_counts(item);
+    /// Measures rows until their sum alone is past the budget.
+    fn measure(items: &[Value], job: &Job) -> Rows {
+        let mut rows = Rows {
+            prefix: vec![Counts::default()],
+        };
+        rows.extend(items, job);
+        rows
+    }
+
+    /// Measures rows from the horizon on, until their sum alone is past the budget.
+    fn extend(&mut self, items: &[Value], job: &Job) {
+        let mut stack = Vec::new();
+        let mut running = *self.prefix.last().unwrap_or(&Counts::default());
+        for (index, item) in items.iter().enumerate().skip(self.horizon()) {
+            let base = running;
+            let Some(row) = value_counts_until(item, &mut stack, |c| job.hopeless(&(base + *c)))
+            else {
+                return;
+            };
+            running += row;
             if index > 0 {
                 running.punct += 1;
             }
-            prefix.push(running);
+            if job.hopeless(&running) {
+                return;
+            }
+            self.prefix.push(running);
         }
-        Rows { prefix }
     }
 
-    fn len(&self) -> usize {
+    fn horizon(&self) -> usize {
         self.prefix.len() - 1
     }
 
-    /// Counts removed by keeping only the first `keep` rows: the cut rows and one comma each
-    /// (`prefix[k]` holds `k - 1` commas, `prefix[n]` holds `n - 1`).
-    fn removed(&self, keep: usize) -> Counts {
-        sub(self.prefix[self.len()], self.prefix[keep.min(self.len())])
+    /// Counts of the first `keep` rows in brackets; `None` past the horizon.
+    fn kept(&self, keep: usize) -> Option<Counts> {
+        self.prefix.get(keep).map(|rows| *rows + brackets())
+    }
+}
+
+/// A top-level list: the payload itself when it is an array, or an array field of it.
+struct ListSlot {
+    key: String,
+    /// Length before this job, for markers and `completeness`.
+    original: usize,
+    rows: Rows,
+    keep: usize,
+}
+
+/// A top-level dict-of-lists: an object field whose values are all arrays.
+struct BucketSlot {
+    key: String,
+    /// Per bucket: its name, its length, its rows.
+    buckets: Vec<(String, usize, Rows)>,
+    /// Braces, bucket keys, colons and commas.
+    frame: Counts,
+    cap: usize,
+}
+
+impl BucketSlot {
+    fn longest(&self) -> usize {
+        self.buckets
+            .iter()
+            .map(|(_, len, _)| *len)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn kept(&self, cap: usize) -> Option<Counts> {
+        let mut total = self.frame;
+        for (_, len, rows) in &self.buckets {
+            total += rows.kept(cap.min(*len))?;
+        }
+        Some(total)
+    }
+}
+
+/// The sized view of a payload, by part, bounded by the budget.
+struct Model {
+    /// Everything whose size no rung changes: punctuation and keys of the root object and its
+    /// fields that are neither lists nor buckets.
+    base: Counts,
+    /// A part too large to measure within the budget; only the string rung can help it.
+    over: bool,
+    lists: Vec<ListSlot>,
+    buckets: Vec<BucketSlot>,
+}
+
+fn is_buckets(value: &Value) -> bool {
+    matches!(value, Value::Object(map) if !map.is_empty() && map.values().all(Value::is_array))
+}
+
+impl Model {
+    fn build(data: &Value, job: &Job) -> Model {
+        let mut model = Model {
+            base: Counts::default(),
+            over: false,
+            lists: Vec::new(),
+            buckets: Vec::new(),
+        };
+        let mut stack = Vec::new();
+        match data {
+            Value::Array(items) => model.lists.push(ListSlot {
+                key: ROOT_LIST_KEY.to_owned(),
+                original: items.len(),
+                rows: Rows::measure(items, job),
+                keep: items.len(),
+            }),
+            Value::Object(map) => {
+                model.base.punct += 2 + map.len().saturating_sub(1) as u64;
+                for (key, value) in map {
+                    model.base += member_key_counts(key, false);
+                    match value {
+                        Value::Array(items) => model.lists.push(ListSlot {
+                            key: key.clone(),
+                            original: items.len(),
+                            rows: Rows::measure(items, job),
+                            keep: items.len(),
+                        }),
+                        Value::Object(buckets) if is_buckets(value) => {
+                            let mut frame = Counts {
+                                punct: 2 + buckets.len().saturating_sub(1) as u64,
+                                ..Counts::default()
+                            };
+                            let mut measured = Vec::new();
+                            for (bucket, items) in buckets {
+                                frame += member_key_counts(bucket, false);
+                                let items = items.as_array().map(Vec::as_slice).unwrap_or_default();
+                                measured.push((
+                                    bucket.clone(),
+                                    items.len(),
+                                    Rows::measure(items, job),
+                                ));
+                            }
+                            let slot = BucketSlot {
+                                key: key.clone(),
+                                buckets: measured,
+                                frame,
+                                cap: 0,
+                            };
+                            let cap = slot.longest();
+                            model.buckets.push(BucketSlot { cap, ..slot });
+                        }
+                        other => match value_counts_until(other, &mut stack, |c| job.hopeless(c)) {
+                            Some(counts) => model.base += counts,
+                            None => model.over = true,
+                        },
+                    }
+                }
+            }
+            scalar => match value_counts_until(scalar, &mut stack, |c| job.hopeless(c)) {
+                Some(counts) => model.base += counts,
+                None => model.over = true,
+            },
+        }
+        model
+    }
+
+    /// The payload's counts with lists kept to `keeps` and buckets capped to `caps`; `None`
+    /// when that keeps something unmeasured.
+    fn total(&self, keeps: &[usize], caps: &[usize]) -> Option<Counts> {
+        if self.over {
+            return None;
+        }
+        let mut total = self.base;
+        for (slot, keep) in self.lists.iter().zip(keeps) {
+            total += slot.rows.kept(*keep)?;
+        }
+        for (slot, cap) in self.buckets.iter().zip(caps) {
+            total += slot.kept(*cap)?;
+        }
+        Some(total)
+    }
+
+    fn keeps(&self) -> Vec<usize> {
+        self.lists.iter().map(|slot| slot.keep).collect()
+    }
+
+    fn caps(&self) -> Vec<usize> {
+        self.buckets.iter().map(|slot| slot.cap).collect()
+    }
+
+    /// The markers the current cuts would write, for sizing them before they are written.
+    fn cut_markers(&self, keeps: &[usize]) -> Counts {
+        self.lists
+            .iter()
+            .zip(keeps)
+            .filter(|(slot, keep)| **keep < slot.original)
+            .fold(Counts::default(), |acc, (slot, keep)| {
+                acc + list_marker_counts(&slot.key, slot.original, *keep)
+            })
     }
 }
 
@@ -231,18 +431,12 @@ fn list_marker_counts(key: &str, from: usize, to: usize) -> Counts {
         .fold(Counts::default(), |acc, (k, v)| acc + marker_counts(k, v))
 }
 
-/// The top-level lists of a payload: `(key, items)`; the payload itself when it is an array.
-fn top_lists(data: &mut Value) -> Vec<(String, &mut Vec<Value>)> {
+/// The list a slot stands for, in `data`.
+fn list_mut<'a>(data: &'a mut Value, key: &str) -> Option<&'a mut Vec<Value>> {
     match data {
-        Value::Array(items) => vec![(ROOT_LIST_KEY.to_owned(), items)],
-        Value::Object(map) => map
-            .iter_mut()
-            .filter_map(|(key, value)| match value {
-                Value::Array(items) => Some((key.clone(), items)),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
+        Value::Array(items) if key == ROOT_LIST_KEY => Some(items),
+        Value::Object(map) => map.get_mut(key).and_then(Value::as_array_mut),
+        _ => None,
     }
 }
 
@@ -286,43 +480,41 @@ pub fn trim(mut data: Value, fixed: Counts, budget: usize, estimator: Estimator)
         leftovers: Leftovers::default(),
         list_cuts: Vec::new(),
     };
-    cut_too_deep(&mut data, &mut job);
-    job.data = value_counts(&data);
-
-    if job.over()
-        && let Some(cut) = crate::subgraph::trim_subgraph(
-            &mut data,
-            job.data,
-            job.fixed + job.marker_counts,
-            job.budget,
-            job.estimator,
-            &mut job.leftovers,
-        )
-    {
-        job.data = sub(job.data, cut.removed);
-        for (key, value) in cut.markers {
-            job.set_marker(key, value);
+    // Graphs are sized whole first: they take the subgraph path only when over budget.
+    let graph_over = is_graph(&data) && {
+        let mut stack = Vec::new();
+        value_counts_until(&data, &mut stack, |c| job.hopeless(c)).is_none()
+    };
+    match graph_over {
+        true => {
+            crate::subgraph::trim_subgraph(
+                &mut data,
+                &mut job.leftovers,
+                &SubgraphJob {
+                    fixed: job.fixed,
+                    budget: job.budget,
+                    estimator,
+                },
+            )
+            .into_iter()
+            .for_each(|cut| {
+                for (key, value) in cut.markers {
+                    job.set_marker(key, value);
+                }
+                job.list_cuts.extend(cut.list_cuts);
+            });
+            job.data = value_counts(&data);
         }
-        job.list_cuts.extend(cut.list_cuts);
-    }
-
-    if job.over() {
-        nested_lists(&mut data, &mut job, Nesting::Members);
-    }
-    if job.over() {
-        nested_lists(&mut data, &mut job, Nesting::Buckets);
-    }
-    if job.over() {
-        balanced_lists(&mut data, &mut job);
-    }
-    if job.over() {
-        per_key_lists(&mut data, &mut job);
-    }
-    if job.over() {
-        root_buckets(&mut data, &mut job);
+        false => job.data = ladder(&mut data, &mut job),
     }
     if job.over() {
         long_strings(&mut data, &mut job);
+    }
+    if cut_too_deep(&mut data, &mut job) {
+        job.data = value_counts(&data);
+        if job.over() {
+            long_strings(&mut data, &mut job);
+        }
     }
     let unshrinkable = job.over();
     Trimmed {
@@ -336,8 +528,416 @@ pub fn trim(mut data: Value, fixed: Counts, budget: usize, estimator: Estimator)
     }
 }
 
-/// Rung 0: containers nested deeper than [`MAX_DEPTH`] become a marker string.
-fn cut_too_deep(data: &mut Value, job: &mut Job) {
+/// What the subgraph trimmer needs of a job.
+pub(crate) struct SubgraphJob {
+    pub(crate) fixed: Counts,
+    pub(crate) budget: u64,
+    pub(crate) estimator: Estimator,
+}
+
+/// Rungs 1–5 over the sized view; the payload is cut once, at the end. Returns the counts of
+/// the payload as cut.
+fn ladder(data: &mut Value, job: &mut Job) -> Counts {
+    let mut model = Model::build(data, job);
+    if let Some(total) = model.total(&model.keeps(), &model.caps())
+        && job.fits(total, Counts::default())
+    {
+        // Within budget: nothing to cut.
+        return total;
+    }
+    if model.over {
+        // A part too large to measure: only strings can shrink it, and they come last. The
+        // list rungs still run, so lists are cut before strings, as the ladder orders.
+        for slot in &mut model.lists {
+            slot.keep = 0;
+        }
+        for slot in &mut model.buckets {
+            slot.cap = 0;
+        }
+        apply(data, job, &model);
+        return value_counts(data);
+    }
+    let fits = |model: &Model, keeps: &[usize], caps: &[usize], job: &Job| {
+        model
+            .total(keeps, caps)
+            .is_some_and(|total| job.fits(total, model.cut_markers(keeps)))
+    };
+    if !fits(&model, &model.keeps(), &model.caps(), job) {
+        nested_lists(data, job, &mut model, Nesting::Members);
+    }
+    if !fits(&model, &model.keeps(), &model.caps(), job) {
+        nested_lists(data, job, &mut model, Nesting::Buckets);
+    }
+
+    // Rung 3: several lists keep the same fraction of their rows.
+    let caps = model.caps();
+    let live: Vec<usize> = (0..model.lists.len())
+        .filter(|&i| model.lists[i].keep > 0)
+        .collect();
+    if live.len() >= 2 && !fits(&model, &model.keeps(), &caps, job) {
+        const STEPS: usize = 10_000;
+        let keeps_at = |step: usize| -> Vec<usize> {
+            model
+                .lists
+                .iter()
+                .map(|slot| (slot.keep * step).div_ceil(STEPS).min(slot.keep))
+                .collect()
+        };
+        if let Some(step) = largest(0, STEPS, |step| fits(&model, &keeps_at(step), &caps, job)) {
+            let keeps = keeps_at(step);
+            for (slot, keep) in model.lists.iter_mut().zip(keeps) {
+                slot.keep = keep;
+            }
+        }
+    }
+
+    // Rung 4: known keys in order, then other lists, largest first; each keeps the longest
+    // prefix that fits.
+    let rank = |key: &str| {
+        TRIMMABLE_LIST_KEYS
+            .iter()
+            .position(|known| *known == key)
+            .unwrap_or(TRIMMABLE_LIST_KEYS.len())
+    };
+    let mut order: Vec<usize> = (0..model.lists.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&model.lists[a], &model.lists[b]);
+        rank(&a.key)
+            .cmp(&rank(&b.key))
+            .then(b.original.cmp(&a.original))
+    });
+    for index in order {
+        let keeps = model.keeps();
+        if fits(&model, &keeps, &caps, job) {
+            break;
+        }
+        let current = model.lists[index].keep;
+        let keep = largest(0, current, |keep| {
+            let mut trial = keeps.clone();
+            trial[index] = keep;
+            fits(&model, &trial, &caps, job)
+        })
+        .unwrap_or(0);
+        model.lists[index].keep = keep;
+    }
+
+    // Rung 5: buckets of each dict-of-lists capped to one uniform length.
+    for index in 0..model.buckets.len() {
+        let keeps = model.keeps();
+        let caps = model.caps();
+        let bucket_marker = |model: &Model, cap: usize| {
+            let slot = &model.buckets[index];
+            marker_counts(
+                &format!("truncated_{}", slot.key),
+                &bucket_summary(slot, cap),
+            )
+        };
+        if fits(&model, &keeps, &caps, job) {
+            break;
+        }
+        let longest = model.buckets[index].cap;
+        let cap = largest(0, longest, |cap| {
+            let mut trial = caps.clone();
+            trial[index] = cap;
+            model.total(&keeps, &trial).is_some_and(|total| {
+                job.fits(
+                    total,
+                    model.cut_markers(&keeps) + bucket_marker(&model, cap),
+                )
+            })
+        })
+        .unwrap_or(0);
+        model.buckets[index].cap = cap;
+    }
+    apply(data, job, &model);
+    // Every kept row was measured, unless nothing fits at all; then count what is left.
+    model
+        .total(&model.keeps(), &model.caps())
+        .unwrap_or_else(|| value_counts(data))
+}
+
+fn bucket_summary(slot: &BucketSlot, cap: usize) -> Value {
+    let mut out = Map::new();
+    for (bucket, len, _) in &slot.buckets {
+        if *len > cap {
+            out.insert(bucket.clone(), json!({ "from": len, "to": cap }));
+        }
+    }
+    Value::Object(out)
+}
+
+/// Cuts the payload to the model's keeps and caps, moving cut rows to the leftovers.
+fn apply(data: &mut Value, job: &mut Job, model: &Model) {
+    for slot in &model.lists {
+        if slot.keep >= slot.original {
+            continue;
+        }
+        if let Some(items) = list_mut(data, &slot.key)
+            && items.len() > slot.keep
+        {
+            let tail = items.split_off(slot.keep);
+            job.leftovers.extend(tail);
+        }
+        job.record_cut(&slot.key, slot.original, slot.keep);
+    }
+    for slot in &model.buckets {
+        if slot.cap >= slot.longest() {
+            continue;
+        }
+        if let Value::Object(map) = data
+            && let Some(Value::Object(buckets)) = map.get_mut(&slot.key)
+        {
+            for items in buckets.values_mut().filter_map(Value::as_array_mut) {
+                if items.len() > slot.cap {
+                    let tail = items.split_off(slot.cap);
+                    job.leftovers.extend(tail);
+                }
+            }
+        }
+        let marker = bucket_summary(slot, slot.cap);
+        job.set_marker(format!("truncated_{}", slot.key), marker);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nesting {
+    /// Arrays that are fields of rows: `results[].members`.
+    Members,
+    /// Arrays inside object fields of rows: `results[].by_kind.<bucket>`.
+    Buckets,
+}
+
+/// The nested lists of one row, by marker label.
+fn nested_of<'a>(
+    row: &'a mut Value,
+    key: &str,
+    nesting: Nesting,
+    out: &mut Vec<(String, &'a mut Vec<Value>)>,
+) {
+    let Value::Object(fields) = row else { return };
+    for (field, value) in fields.iter_mut() {
+        if nesting == Nesting::Members {
+            if let Value::Array(inner) = value
+                && inner.len() > NESTED_FLOOR
+            {
+                out.push((format!("{key}[].{field}"), inner));
+            }
+        } else if let Value::Object(buckets) = value {
+            for inner in buckets.values_mut().filter_map(Value::as_array_mut) {
+                if inner.len() > NESTED_FLOOR {
+                    out.push((format!("{key}[].{field}.*"), inner));
+                }
+            }
+        }
+    }
+}
+
+/// Rungs 1 and 2: nested lists inside measured rows are capped to one uniform length, never
+/// below [`NESTED_FLOOR`], so kept rows keep some of their members. Rows past a list's horizon
+/// are not touched: they can only be cut whole.
+fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nesting) {
+    // (list slot index, row index, label, the nested list's rows)
+    struct Nested {
+        slot: usize,
+        row: usize,
+        label: String,
+        len: usize,
+        prefix: Vec<Counts>,
+    }
+    let mut nested: Vec<Nested> = Vec::new();
+    for (slot_index, slot) in model.lists.iter().enumerate() {
+        let Some(items) = list_mut(data, &slot.key) else {
+            continue;
+        };
+        for (row_index, row) in items.iter_mut().take(slot.rows.horizon()).enumerate() {
+            let mut found = Vec::new();
+            nested_of(row, &slot.key, nesting, &mut found);
+            for (label, inner) in found {
+                let mut prefix = Vec::with_capacity(inner.len() + 1);
+                let mut running = Counts::default();
+                prefix.push(running);
+                for (index, item) in inner.iter().enumerate() {
+                    running += value_counts(item);
+                    if index > 0 {
+                        running.punct += 1;
+                    }
+                    prefix.push(running);
+                }
+                nested.push(Nested {
+                    slot: slot_index,
+                    row: row_index,
+                    label,
+                    len: inner.len(),
+                    prefix,
+                });
+            }
+        }
+    }
+    if nested.is_empty() {
+        return;
+    }
+    let longest = nested.iter().map(|n| n.len).max().unwrap_or(0);
+    let removed = |n: &Nested, cap: usize| sub(n.prefix[n.len], n.prefix[cap.min(n.len)]);
+    let marker_key = match nesting {
+        Nesting::Members => "truncated_nested_lists",
+        Nesting::Buckets => "truncated_nested_buckets",
+    };
+    let summary = |cap: usize| -> Value {
+        let mut by_label: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+        for n in &nested {
+            if n.len > cap {
+                let entry = by_label.entry(n.label.as_str()).or_default();
+                entry.0 += 1;
+                entry.1 += n.len;
+                entry.2 += cap;
+            }
+        }
+        let mut out = Map::new();
+        for (label, (lists, from, to)) in by_label {
+            out.insert(
+                label.to_owned(),
+                json!({ "cap": cap, "lists": lists, "from": from, "to": to }),
+            );
+        }
+        Value::Object(out)
+    };
+    // Row counts after capping: the old row minus what its nested lists lose.
+    let rows_at = |cap: usize| -> Vec<Rows> {
+        model
+            .lists
+            .iter()
+            .enumerate()
+            .map(|(slot_index, slot)| {
+                let mut saved = vec![Counts::default(); slot.rows.horizon()];
+                for n in nested.iter().filter(|n| n.slot == slot_index) {
+                    saved[n.row] += removed(n, cap);
+                }
+                let mut prefix = Vec::with_capacity(slot.rows.prefix.len());
+                let mut lost = Counts::default();
+                prefix.push(Counts::default());
+                for (row, saved) in saved.iter().enumerate() {
+                    lost += *saved;
+                    prefix.push(sub(slot.rows.prefix[row + 1], lost));
+                }
+                Rows { prefix }
+            })
+            .collect()
+    };
+    let keeps = model.keeps();
+    let caps = model.caps();
+    let fits = |cap: usize| {
+        let rows = rows_at(cap);
+        let mut total = model.base;
+        for ((slot, rows), keep) in model.lists.iter().zip(&rows).zip(&keeps) {
+            let _ = slot;
+            match rows.kept(*keep) {
+                Some(kept) => total += kept,
+                None => return false,
+            }
+        }
+        for (slot, cap) in model.buckets.iter().zip(&caps) {
+            match slot.kept(*cap) {
+                Some(kept) => total += kept,
+                None => return false,
+            }
+        }
+        job.fits(total, marker_counts(marker_key, &summary(cap)))
+    };
+    let cap = largest(NESTED_FLOOR, longest, fits).unwrap_or(NESTED_FLOOR);
+    if cap >= longest {
+        return;
+    }
+    let new_rows = rows_at(cap);
+    let marker = summary(cap);
+    for (slot_index, slot) in model.lists.iter().enumerate() {
+        let Some(items) = list_mut(data, &slot.key) else {
+            continue;
+        };
+        for (row_index, row) in items.iter_mut().enumerate().take(slot.rows.horizon()) {
+            if !nested
+                .iter()
+                .any(|n| n.slot == slot_index && n.row == row_index)
+            {
+                continue;
+            }
+            let mut found = Vec::new();
+            nested_of(row, &slot.key, nesting, &mut found);
+            for (_, inner) in found {
+                if inner.len() > cap {
+                    let tail = inner.split_off(cap);
+                    job.leftovers.extend(tail);
+                }
+            }
+        }
+    }
+    for (slot, rows) in model.lists.iter_mut().zip(new_rows) {
+        slot.rows = rows;
+    }
+    // Capped rows are smaller, so more of them may fit: measure further rows, capping each one
+    // first, so that every row that can be kept is capped and counted in the marker.
+    let mut stats: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    if let Value::Object(counted) = &marker {
+        for (label, entry) in counted {
+            let number = |key: &str| entry[key].as_u64().unwrap_or(0) as usize;
+            stats.insert(
+                label.clone(),
+                (number("lists"), number("from"), number("to")),
+            );
+        }
+    }
+    let mut cut = Vec::new();
+    for slot in model.lists.iter_mut() {
+        let Some(items) = list_mut(data, &slot.key) else {
+            continue;
+        };
+        let mut running = *slot.rows.prefix.last().unwrap_or(&Counts::default());
+        for index in slot.rows.horizon()..items.len() {
+            let mut found = Vec::new();
+            nested_of(&mut items[index], &slot.key, nesting, &mut found);
+            let mut row_stats = Vec::new();
+            for (label, inner) in found {
+                if inner.len() > cap {
+                    row_stats.push((label, inner.len()));
+                    cut.extend(inner.split_off(cap));
+                }
+            }
+            let base = running;
+            let mut stack = Vec::new();
+            let Some(row) =
+                value_counts_until(&items[index], &mut stack, |c| job.hopeless(&(base + *c)))
+            else {
+                break;
+            };
+            running += row;
+            if index > 0 {
+                running.punct += 1;
+            }
+            if job.hopeless(&running) {
+                break;
+            }
+            slot.rows.prefix.push(running);
+            for (label, len) in row_stats {
+                let entry = stats.entry(label).or_default();
+                entry.0 += 1;
+                entry.1 += len;
+                entry.2 += cap;
+            }
+        }
+    }
+    job.leftovers.extend(cut);
+    let mut marker = Map::new();
+    for (label, (lists, from, to)) in stats {
+        marker.insert(
+            label,
+            json!({ "cap": cap, "lists": lists, "from": from, "to": to }),
+        );
+    }
+    job.set_marker(marker_key.to_owned(), Value::Object(marker));
+}
+
+/// Rung 0 (last in time): containers nested deeper than [`MAX_DEPTH`] become a marker string.
+/// Returns whether anything was cut.
+fn cut_too_deep(data: &mut Value, job: &mut Job) -> bool {
     let mut cut = 0_u64;
     let mut stack: Vec<(&mut Value, usize)> = vec![(data, 0)];
     while let Some((node, depth)) = stack.pop() {
@@ -365,288 +965,7 @@ fn cut_too_deep(data: &mut Value, job: &mut Job) {
             json!({ "limit": MAX_DEPTH, "cut": cut }),
         );
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Nesting {
-    /// Arrays that are fields of rows: `results[].members`.
-    Members,
-    /// Arrays inside object fields of rows: `results[].by_kind.<bucket>`.
-    Buckets,
-}
-
-/// Rungs 1 and 2: cap nested lists inside the rows of top-level lists to one uniform length,
-/// never below [`NESTED_FLOOR`], so kept rows keep some of their members.
-fn nested_lists(data: &mut Value, job: &mut Job, nesting: Nesting) {
-    // (marker label, the nested list, its rows)
-    let mut nested: Vec<(String, &mut Vec<Value>, Rows)> = Vec::new();
-    for (key, items) in top_lists(data) {
-        for row in items.iter_mut() {
-            let Value::Object(fields) = row else { continue };
-            for (field, value) in fields.iter_mut() {
-                if nesting == Nesting::Members {
-                    if let Value::Array(inner) = value
-                        && inner.len() > NESTED_FLOOR
-                    {
-                        let rows = Rows::of(inner);
-                        nested.push((format!("{key}[].{field}"), inner, rows));
-                    }
-                } else if let Value::Object(buckets) = value {
-                    for value in buckets.values_mut() {
-                        if let Value::Array(inner) = value
-                            && inner.len() > NESTED_FLOOR
-                        {
-                            let rows = Rows::of(inner);
-                            nested.push((format!("{key}[].{field}.*"), inner, rows));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if nested.is_empty() {
-        return;
-    }
-    let longest = nested
-        .iter()
-        .map(|(_, _, rows)| rows.len())
-        .max()
-        .unwrap_or(0);
-    let removed_at = |cap: usize| {
-        nested.iter().fold(Counts::default(), |acc, (_, _, rows)| {
-            acc + rows.removed(cap)
-        })
-    };
-    let marker_key = match nesting {
-        Nesting::Members => "truncated_nested_lists",
-        Nesting::Buckets => "truncated_nested_buckets",
-    };
-    let summary = |cap: usize| -> Value {
-        let mut by_label: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
-        for (label, _, rows) in &nested {
-            if rows.len() > cap {
-                let entry = by_label.entry(label.as_str()).or_default();
-                entry.0 += 1;
-                entry.1 += rows.len();
-                entry.2 += cap;
-            }
-        }
-        let mut out = Map::new();
-        for (label, (lists, from, to)) in by_label {
-            out.insert(
-                label.to_owned(),
-                json!({ "cap": cap, "lists": lists, "from": from, "to": to }),
-            );
-        }
-        Value::Object(out)
-    };
-    // Larger caps keep more; find the largest cap that fits, or settle on the floor.
-    let fits = |cap: usize| {
-        let marker = summary(cap);
-        job.fits(
-            sub(job.data, removed_at(cap)),
-            marker_counts(marker_key, &marker),
-        )
-    };
-    let cap = largest(NESTED_FLOOR, longest, fits).unwrap_or(NESTED_FLOOR);
-    if cap >= longest {
-        return;
-    }
-    let removed = removed_at(cap);
-    let marker = summary(cap);
-    for (_, inner, _) in nested.iter_mut() {
-        if inner.len() > cap {
-            let tail = inner.split_off(cap);
-            job.leftovers.extend(tail);
-        }
-    }
-    job.data = sub(job.data, removed);
-    job.set_marker(marker_key.to_owned(), marker);
-}
-
-/// Rung 3: several top-level lists keep the same fraction of their rows.
-fn balanced_lists(data: &mut Value, job: &mut Job) {
-    let mut lists: Vec<(String, &mut Vec<Value>, Rows)> = top_lists(data)
-        .into_iter()
-        .filter(|(_, items)| !items.is_empty())
-        .map(|(key, items)| {
-            let rows = Rows::of(items);
-            (key, items, rows)
-        })
-        .collect();
-    if lists.len() < 2 {
-        return;
-    }
-    const STEPS: usize = 10_000;
-    let keep_at = |len: usize, step: usize| (len * step).div_ceil(STEPS).min(len);
-    let cost = |step: usize, lists: &[(String, &mut Vec<Value>, Rows)]| {
-        let mut removed = Counts::default();
-        let mut markers = Counts::default();
-        for (key, _, rows) in lists {
-            let keep = keep_at(rows.len(), step);
-            removed += rows.removed(keep);
-            if keep < rows.len() {
-                markers += list_marker_counts(key, rows.len(), keep);
-            }
-        }
-        (removed, markers)
-    };
-    let Some(step) = largest(0, STEPS, |step| {
-        let (removed, markers) = cost(step, &lists);
-        job.fits(sub(job.data, removed), markers)
-    }) else {
-        return;
-    };
-    if step == STEPS {
-        return;
-    }
-    let (removed, _) = cost(step, &lists);
-    for (key, items, rows) in lists.iter_mut() {
-        let keep = keep_at(rows.len(), step);
-        if keep < rows.len() {
-            let tail = items.split_off(keep);
-            job.leftovers.extend(tail);
-            for (marker, value) in list_markers(key, rows.len(), keep) {
-                job.set_marker(marker, value);
-            }
-            job.list_cuts.push(ListCut {
-                key: key.clone(),
-                from: rows.len(),
-                to: keep,
-            });
-        }
-    }
-    job.data = sub(job.data, removed);
-}
-
-/// Rung 4: the per-key ladder. Known keys in [`TRIMMABLE_LIST_KEYS`] order, then every other
-/// array, largest first; each keeps the longest prefix that fits.
-fn per_key_lists(data: &mut Value, job: &mut Job) {
-    let mut lists: Vec<(String, &mut Vec<Value>)> = top_lists(data)
-        .into_iter()
-        .filter(|(_, items)| !items.is_empty())
-        .collect();
-    let rank = |key: &str| {
-        TRIMMABLE_LIST_KEYS
-            .iter()
-            .position(|known| *known == key)
-            .unwrap_or(TRIMMABLE_LIST_KEYS.len())
-    };
-    let mut sized: Vec<(String, &mut Vec<Value>, Rows)> = lists
-        .drain(..)
-        .map(|(key, items)| {
-            let rows = Rows::of(items);
-            (key, items, rows)
-        })
-        .collect();
-    sized.sort_by(|a, b| {
-        let total = |rows: &Rows| rows.prefix[rows.len()].chars();
-        rank(&a.0)
-            .cmp(&rank(&b.0))
-            .then(total(&b.2).cmp(&total(&a.2)))
-    });
-    for (key, items, rows) in sized.iter_mut() {
-        if !job.over() {
-            break;
-        }
-        // Earlier rungs may have cut this list already: its "from" stays the original length.
-        let original = job
-            .list_cuts
-            .iter()
-            .find(|cut| cut.key == *key)
-            .map_or(rows.len(), |cut| cut.from);
-        let keep = largest(0, rows.len(), |keep| {
-            job.fits(
-                sub(job.data, rows.removed(keep)),
-                list_marker_counts(key, original, keep),
-            )
-        })
-        .unwrap_or(0);
-        if keep >= rows.len() {
-            continue;
-        }
-        job.data = sub(job.data, rows.removed(keep));
-        let tail = items.split_off(keep);
-        job.leftovers.extend(tail);
-        for (marker, value) in list_markers(key, original, keep) {
-            job.set_marker(marker, value);
-        }
-        match job.list_cuts.iter_mut().find(|cut| cut.key == *key) {
-            Some(cut) => cut.to = keep,
-            None => job.list_cuts.push(ListCut {
-                key: key.clone(),
-                from: original,
-                to: keep,
-            }),
-        }
-    }
-}
-
-/// Rung 5: top-level dict-of-lists (`edges_by_type: {kind: [...]}`): every bucket capped to one
-/// uniform length. Marker `truncated_<key>: {bucket: {from, to}}`.
-fn root_buckets(data: &mut Value, job: &mut Job) {
-    let Value::Object(map) = data else { return };
-    for (key, value) in map.iter_mut() {
-        if !job.over() {
-            return;
-        }
-        let Value::Object(buckets) = value else {
-            continue;
-        };
-        let mut lists: Vec<(String, &mut Vec<Value>, Rows)> = buckets
-            .iter_mut()
-            .filter_map(|(bucket, value)| match value {
-                Value::Array(items) if !items.is_empty() => {
-                    let rows = Rows::of(items);
-                    Some((bucket.clone(), items, rows))
-                }
-                _ => None,
-            })
-            .collect();
-        if lists.is_empty() {
-            continue;
-        }
-        let longest = lists
-            .iter()
-            .map(|(_, _, rows)| rows.len())
-            .max()
-            .unwrap_or(0);
-        let marker_key = format!("truncated_{key}");
-        let summary = |cap: usize, lists: &[(String, &mut Vec<Value>, Rows)]| {
-            let mut out = Map::new();
-            for (bucket, _, rows) in lists {
-                if rows.len() > cap {
-                    out.insert(bucket.clone(), json!({ "from": rows.len(), "to": cap }));
-                }
-            }
-            Value::Object(out)
-        };
-        let removed_at = |cap: usize, lists: &[(String, &mut Vec<Value>, Rows)]| {
-            lists.iter().fold(Counts::default(), |acc, (_, _, rows)| {
-                acc + rows.removed(cap)
-            })
-        };
-        let cap = largest(0, longest, |cap| {
-            job.fits(
-                sub(job.data, removed_at(cap, &lists)),
-                marker_counts(&marker_key, &summary(cap, &lists)),
-            )
-        })
-        .unwrap_or(0);
-        if cap >= longest {
-            continue;
-        }
-        let removed = removed_at(cap, &lists);
-        let marker = summary(cap, &lists);
-        for (_, items, _) in lists.iter_mut() {
-            if items.len() > cap {
-                let tail = items.split_off(cap);
-                job.leftovers.extend(tail);
-            }
-        }
-        job.data = sub(job.data, removed);
-        job.set_marker(marker_key, marker);
-    }
+    cut > 0
 }
 
 /// JSON-pointer escaping of one path segment.

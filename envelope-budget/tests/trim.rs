@@ -158,8 +158,19 @@ fn nested_member_lists_shrink_before_rows() {
     let prepared = run(Envelope::ok(json!({ "clusters": rows })), 32_000);
     assert!(size(&prepared) <= 32_000);
     let marker = &prepared.structured["meta"]["truncated_nested_lists"]["clusters[].members"];
-    assert!(marker["cap"].as_u64().expect("cap") >= 3);
-    assert_eq!(marker["from"], 40 * 200);
+    let cap = marker["cap"].as_u64().expect("cap");
+    assert!(cap >= 3);
+    // The rung caps the rows that could be kept; the rest are cut whole by the list rung.
+    let lists = marker["lists"].as_u64().expect("lists");
+    assert_eq!(marker["from"].as_u64(), Some(lists * 200));
+    assert_eq!(marker["to"].as_u64(), Some(lists * cap));
+    let kept = prepared.structured["data"]["clusters"]
+        .as_array()
+        .expect("rows");
+    assert!(kept.len() as u64 <= lists, "every kept row was capped");
+    for row in kept {
+        assert!(row["members"].as_array().expect("members").len() as u64 <= cap);
+    }
 }
 
 #[test]

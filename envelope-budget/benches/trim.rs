@@ -1,0 +1,173 @@
+//! What trimming costs, as ratios to one `serde_json::to_vec` of the same payload, measured side
+//! by side in one process (medians of interleaved rounds).
+//!
+//! Targets (issue 4): trimming a 40 MB search result (200k hits) to 32,000 and to 5,000,000
+//! chars ≤ 0.5×; the whole boundary, typed tool result → bytes sent, ≤ 2×; a 100k-node,
+//! 400k-edge subgraph trimmed to 5 MB ≤ 5×. Cloning the input and freeing the cut rows happen
+//! outside the timed region.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use envelope_budget::{BudgetPolicy, Counts, Estimator, prepare, trim};
+use envelope_core::{Controls, Envelope};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+#[derive(Serialize, Clone)]
+struct Hit {
+    path: String,
+    line: u32,
+    column: u32,
+    text: String,
+    score: f64,
+    kind: &'static str,
+}
+
+#[derive(Serialize, Clone)]
+struct SearchResult {
+    query: &'static str,
+    total: usize,
+    results: Vec<Hit>,
+}
+
+fn search_result(hits: usize) -> SearchResult {
+    let results = (0..hits)
+        .map(|i| Hit {
+            path: format!("src/module_{}/nested/path/file_{i}.rs", i % 500),
+            line: (i % 5000) as u32,
+            column: 4 + (i % 17) as u32,
+            text: format!(
+                "    let result = compute_something(input, &config)?; // matched line {i} of the workspace search"
+            ),
+            score: 0.5 + (i % 100) as f64 / 200.0,
+            kind: "occurrence",
+        })
+        .collect();
+    SearchResult {
+        query: "compute_something",
+        total: hits,
+        results,
+    }
+}
+
+fn graph(nodes: usize, edges: usize) -> Value {
+    let node_list: Vec<Value> = (0..nodes)
+        .map(|i| json!({"id": format!("node-{i}"), "kind": "function", "label": format!("crate::module_{}::function_{i}", i % 300)}))
+        .collect();
+    let edge_list: Vec<Value> = (0..edges)
+        .map(|i| {
+            // A skewed degree distribution: a few hubs, a long tail.
+            let source = (i * 7919) % nodes;
+            let target = ((i % 1000) * (i % 1000)) % nodes;
+            json!({"source": format!("node-{source}"), "target": format!("node-{target}"), "kind": "calls"})
+        })
+        .collect();
+    json!({ "nodes": node_list, "edges": edge_list })
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Medians of `rounds` interleaved runs of the baseline and each case. Each case gets a fresh
+/// input from `input` (untimed) and its output is dropped after the clock stops.
+fn compare<I, O>(
+    label: &str,
+    rounds: usize,
+    input: impl Fn() -> I,
+    baseline: impl Fn(&I) -> Vec<u8>,
+    cases: &[(&str, f64, &dyn Fn(I) -> O)],
+) {
+    let mut base = Vec::new();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    for _ in 0..rounds {
+        let value = input();
+        let start = Instant::now();
+        let bytes = black_box(baseline(&value));
+        base.push(start.elapsed());
+        let bytes_len = bytes.len();
+        drop(bytes);
+        envelope_budget::drop_deep(serde_json::to_value(bytes_len).unwrap_or_default());
+        for (index, (_, _, run)) in cases.iter().enumerate() {
+            let value = input();
+            let start = Instant::now();
+            let output = black_box(run(value));
+            times[index].push(start.elapsed());
+            drop(output);
+        }
+    }
+    let base = median(base);
+    println!("{label}: one to_vec {:.1} ms", base.as_secs_f64() * 1e3);
+    for ((name, target, _), samples) in cases.iter().zip(times) {
+        let time = median(samples);
+        let ratio = time.as_secs_f64() / base.as_secs_f64();
+        let verdict = if ratio <= *target { "meets" } else { "MISSES" };
+        println!(
+            "  {name}: {:.1} ms = {ratio:.2}x one serialization ({verdict} target <= {target}x)",
+            time.as_secs_f64() * 1e3
+        );
+    }
+}
+
+fn main() {
+    let typed = search_result(200_000);
+    let value = serde_json::to_value(&typed).unwrap_or_default();
+    let bytes = serde_json::to_vec(&value).unwrap_or_default();
+    println!(
+        "search payload: {} hits, {:.1} MB",
+        typed.results.len(),
+        bytes.len() as f64 / 1e6
+    );
+    let fixed = Counts::of(
+        r#"{"ok":true,"verdict":"INFO","meta":{"request_id":"01HM3K2X9V7QY8R4PNZTH5W6BC","schema_version":1}}"#,
+    );
+
+    let to_32k = |data: Value| trim(data, fixed, 32_000, Estimator::default());
+    let to_5m = |data: Value| trim(data, fixed, 5_000_000, Estimator::default());
+    compare(
+        "trim a 40 MB search result",
+        7,
+        || value.clone(),
+        |value: &Value| serde_json::to_vec(value).unwrap_or_default(),
+        &[
+            ("to 32,000 chars", 0.5, &to_32k),
+            ("to 5,000,000 chars", 0.5, &to_5m),
+        ],
+    );
+
+    let boundary = |typed: SearchResult| {
+        let data = serde_json::to_value(&typed).unwrap_or_default();
+        let prepared = prepare(
+            Envelope::ok(data),
+            &Controls::default(),
+            None,
+            &BudgetPolicy::default(),
+        );
+        (prepared.json.into_bytes(), prepared.leftovers, typed)
+    };
+    compare(
+        "the whole boundary, typed result -> bytes sent",
+        7,
+        || typed.clone(),
+        |typed: &SearchResult| serde_json::to_vec(typed).unwrap_or_default(),
+        &[("to_value + prepare (32,000 chars)", 2.0, &boundary)],
+    );
+
+    let graph = graph(100_000, 400_000);
+    let graph_bytes = serde_json::to_vec(&graph).unwrap_or_default();
+    println!(
+        "graph payload: 100k nodes, 400k edges, {:.1} MB",
+        graph_bytes.len() as f64 / 1e6
+    );
+    let subgraph = |data: Value| trim(data, fixed, 5_000_000, Estimator::default());
+    compare(
+        "subgraph trim",
+        5,
+        || graph.clone(),
+        |value: &Value| serde_json::to_vec(value).unwrap_or_default(),
+        &[("to 5,000,000 chars", 5.0, &subgraph)],
+    );
+    envelope_budget::drop_deep(graph);
+}
