@@ -66,6 +66,13 @@ fn graph(nodes: usize, edges: usize) -> Value {
     json!({ "nodes": node_list, "edges": edge_list })
 }
 
+/// Frees `value` and lets the allocator settle outside the clock: glibc merges freed small
+/// chunks on the next large request, and that bill belongs to whoever freed them.
+fn settle<T>(value: T) {
+    drop(value);
+    drop(black_box(Vec::<u8>::with_capacity(1 << 16)));
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -80,22 +87,30 @@ fn compare<I, O>(
     baseline: impl Fn(&I) -> Vec<u8>,
     cases: &[(&str, f64, &dyn Fn(I) -> O)],
 ) {
+    // `cargo bench --bench trim -- subgraph` runs only the comparisons whose label matches.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if !filter.is_empty() && !filter.iter().any(|f| label.contains(f.as_str())) {
+        return;
+    }
     let mut base = Vec::new();
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     for _ in 0..rounds {
         let value = input();
+        settle(());
         let start = Instant::now();
         let bytes = black_box(baseline(&value));
         base.push(start.elapsed());
-        let bytes_len = bytes.len();
-        drop(bytes);
-        envelope_budget::drop_deep(serde_json::to_value(bytes_len).unwrap_or_default());
+        settle((bytes, value));
         for (index, (_, _, run)) in cases.iter().enumerate() {
             let value = input();
+            settle(());
             let start = Instant::now();
             let output = black_box(run(value));
             times[index].push(start.elapsed());
-            drop(output);
+            settle(output);
         }
     }
     let base = median(base);

@@ -81,6 +81,7 @@ pub(crate) fn trim_subgraph(
     }
     let (k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total) = plan(data, job)?;
     let map = data.as_object_mut()?;
+    leftovers.reserve((node_total - k) + (edge_total - kept_edges));
     for (key, keep) in [("nodes", keep_nodes), ("edges", keep_edges)] {
         let Some(Value::Array(items)) = map.get_mut(key) else {
             continue;
@@ -142,47 +143,45 @@ fn plan(data: &Value, job: &SubgraphJob) -> Option<Plan> {
         }
     }
 
-    // Degree per node id; rank nodes by degree (highest first), ties by original position.
-    let ends: Vec<Option<(Cow<'_, str>, Cow<'_, str>)>> = edges.iter().map(endpoints).collect();
-    let mut degree: HashMap<&str, u32> = HashMap::with_capacity(node_total);
-    for (source, target) in ends.iter().flatten() {
-        *degree.entry(source.as_ref()).or_default() += 1;
-        *degree.entry(target.as_ref()).or_default() += 1;
+    // Node index by id (the first node wins a duplicated id); degree per node; then rank
+    // nodes by degree, highest first, ties by original position.
+    let mut index_of: HashMap<Cow<'_, str>, u32> = HashMap::with_capacity(node_total);
+    for (index, node) in nodes.iter().enumerate() {
+        if let Some(id) = id_of(node.get("id")) {
+            index_of.entry(id).or_insert(index as u32);
+        }
     }
-    let ids: Vec<Option<Cow<'_, str>>> = nodes.iter().map(|node| id_of(node.get("id"))).collect();
-    let degree_of = |index: usize| {
-        ids[index]
-            .as_deref()
-            .and_then(|id| degree.get(id))
-            .copied()
-            .unwrap_or(0)
-    };
+    let ends: Vec<Option<(u32, u32)>> = edges
+        .iter()
+        .map(|edge| {
+            let (source, target) = endpoints(edge)?;
+            Some((*index_of.get(&source)?, *index_of.get(&target)?))
+        })
+        .collect();
+    drop(index_of);
+    let mut degree = vec![0_u32; node_total];
+    for (source, target) in ends.iter().flatten() {
+        degree[*source as usize] += 1;
+        degree[*target as usize] += 1;
+    }
     let mut order: Vec<usize> = (0..node_total).collect();
-    order.sort_by(|&a, &b| degree_of(b).cmp(&degree_of(a)).then(a.cmp(&b)));
+    // Ties break by position, so the unstable sort is deterministic.
+    order.sort_unstable_by(|&a, &b| degree[b].cmp(&degree[a]).then(a.cmp(&b)));
     let mut rank = vec![0_usize; node_total];
-    let mut rank_of_id: HashMap<&str, usize> = HashMap::with_capacity(node_total);
     for (position, &index) in order.iter().enumerate() {
         rank[index] = position;
-        if let Some(id) = ids[index].as_deref() {
-            rank_of_id.entry(id).or_insert(position);
-        }
     }
     // An edge survives a cut to K nodes iff both endpoints rank below K: it needs K ≥ the larger
     // rank plus one. An edge naming an unknown node needs every node and one more.
     let need: Vec<usize> = ends
         .iter()
-        .map(|ends| {
-            ends.as_ref()
-                .and_then(|(source, target)| {
-                    let a = rank_of_id.get(source.as_ref())?;
-                    let b = rank_of_id.get(target.as_ref())?;
-                    Some(a.max(b) + 1)
-                })
-                .unwrap_or(node_total + 1)
+        .map(|ends| match ends {
+            Some((source, target)) => rank[*source as usize].max(rank[*target as usize]) + 1,
+            None => node_total + 1,
         })
         .collect();
     let mut edges_by_need: Vec<usize> = (0..edge_total).collect();
-    edges_by_need.sort_by_key(|&index| need[index]);
+    edges_by_need.sort_unstable_by_key(|&index| (need[index], index));
 
     let nodes_prefix = bounded_prefix(nodes, &order, job, base);
     let edges_prefix = bounded_prefix(edges, &edges_by_need, job, base);

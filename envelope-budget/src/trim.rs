@@ -76,6 +76,10 @@ impl Leftovers {
         self.0.extend(values);
     }
 
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
+    }
+
     /// Takes over another bag's parts.
     pub fn absorb(&mut self, mut other: Leftovers) {
         self.0.append(&mut other.0);
