@@ -1,7 +1,31 @@
 //! Token accounting and trimming of envelope responses to a budget.
 //!
+//! [`prepare`] is the boundary between a tool's [`envelope_core::Envelope`] and the bytes an
+//! agent receives: it shapes the response to the per-call controls, trims it to its budget
+//! down the ladder of DESIGN §9 (every cut named by a `truncated_*` marker), keeps
+//! `completeness` and `next_step` true to the rows actually sent, and stamps
+//! `meta.tokens_estimated` for those bytes, itself included.
+//!
 //! Invariant: a response this crate finishes fits its budget or says `envelope_unshrinkable`,
 //! and every cut it makes is named by a marker; trimming it again changes nothing.
+//!
+//! ```
+//! use envelope_budget::{BudgetPolicy, prepare};
+//! use envelope_core::{Completeness, Controls, Envelope, TruncationReason, Unit};
+//! use serde_json::json;
+//!
+//! let rows: Vec<_> = (0..5_000).map(|i| json!({ "path": format!("src/f{i}.rs"), "line": i })).collect();
+//! let page = Completeness::truncated_page(Unit::FILE, 5_000, Some(80_000), TruncationReason::PageLimit, None)?;
+//! let envelope = Envelope::ok(json!({ "results": rows })).with_completeness(page);
+//!
+//! let sent = prepare(envelope, &Controls::default(), None, &BudgetPolicy::default());
+//! let kept = sent.structured["data"]["results"].as_array().map_or(0, Vec::len);
+//! assert!(sent.json.len() <= 32_000);
+//! assert_eq!(sent.structured["meta"]["truncated_results_from"], 5_000);
+//! assert_eq!(sent.structured["completeness"]["returned"], kept);
+//! assert!(sent.structured["next_step"].as_str().unwrap_or("").starts_with(&format!("showing {kept} of 80000 files")));
+//! # Ok::<(), envelope_core::CoreError>(())
+//! ```
 
 pub mod deep;
 mod error;

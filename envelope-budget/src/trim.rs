@@ -895,9 +895,10 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
             continue;
         };
         let mut running = *slot.rows.prefix.last().unwrap_or(&Counts::default());
-        for index in slot.rows.horizon()..items.len() {
+        let horizon = slot.rows.horizon();
+        for (index, item) in items.iter_mut().enumerate().skip(horizon) {
             let mut found = Vec::new();
-            nested_of(&mut items[index], &slot.key, nesting, &mut found);
+            nested_of(item, &slot.key, nesting, &mut found);
             let mut row_stats = Vec::new();
             for (label, inner) in found {
                 if inner.len() > cap {
@@ -907,8 +908,7 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
             }
             let base = running;
             let mut stack = Vec::new();
-            let Some(row) =
-                value_counts_until(&items[index], &mut stack, |c| job.hopeless(&(base + *c)))
+            let Some(row) = value_counts_until(item, &mut stack, |c| job.hopeless(&(base + *c)))
             else {
                 break;
             };

@@ -147,6 +147,105 @@ fn controls_rows() -> Vec<Vec<String>> {
         .collect()
 }
 
+fn budget_section(out: &mut String) {
+    use envelope_budget as budget;
+    let _ = writeln!(out, "## Budgets and trimming\n");
+    let _ = writeln!(
+        out,
+        "Sizes are token-normalized: `max(chars, tokens × 4)` of the whole serialized response, \
+         markers included. A response that fits comes back unchanged with `meta.truncated: \
+         false`; trimming a trimmed response again changes nothing.\n"
+    );
+    table(
+        out,
+        &["setting", "value"],
+        [
+            vec![
+                "agent budget (chars)".into(),
+                budget::AGENT_BUDGET_CHARS.to_string(),
+            ],
+            vec![
+                "graph subgraph ceiling (chars)".into(),
+                budget::GRAPH_SUBGRAPH_BUDGET_CHARS.to_string(),
+            ],
+            vec![
+                "strings never cut below (chars)".into(),
+                budget::LONG_STRING_CHARS.to_string(),
+            ],
+            vec![
+                "nested lists never capped below".into(),
+                budget::NESTED_FLOOR.to_string(),
+            ],
+            vec![
+                "payload nesting cut at depth".into(),
+                budget::MAX_DEPTH.to_string(),
+            ],
+            vec!["cut string suffix".into(), code(budget::TRUNCATION_SUFFIX)],
+        ],
+    );
+    let _ = writeln!(out, "### The ladder\n");
+    let _ = writeln!(
+        out,
+        "Each rung runs only while the response is still over budget. Rows are measured only as \
+         far as they could be kept.\n"
+    );
+    table(
+        out,
+        &["rung", "what it cuts", "marker"],
+        [
+            ["subgraph", "`{nodes, edges}` payloads: top-K nodes by degree, edges between kept nodes only, K by binary search", "`truncated_subgraph`, `truncated_nodes_from/_to`, `truncated_edges_from/_to`"],
+            ["nested member lists", "arrays inside rows of top-level lists, capped to one uniform length", "`truncated_nested_lists: {\"<list>[].<field>\": {cap, lists, from, to}}`"],
+            ["nested buckets", "arrays inside object fields of rows, capped the same way", "`truncated_nested_buckets`"],
+            ["balanced pass", "several top-level lists keep the same fraction of their rows", "`truncated_<key>_from/_to`"],
+            ["per-key ladder", "known keys in the order below, then other arrays largest first (the generic rung); each keeps its longest prefix that fits", "`truncated_<key>_from/_to` (`data` for a root array)"],
+            ["dict-of-lists buckets", "every bucket of a top-level object of arrays capped to one length", "`truncated_<key>: {bucket: {from, to}}`"],
+            ["long strings", "longest first, cut on a char boundary and suffixed", "`truncated_string_fields` (JSON pointers)"],
+            ["depth", "containers nested past the depth limit, always", "`truncated_depth: {limit, cut}`"],
+            ["unshrinkable", "nothing: still over budget after every rung", "`envelope_unshrinkable: true`"],
+        ]
+        .map(|row| row.map(String::from).to_vec()),
+    );
+    let _ = writeln!(
+        out,
+        "Known list keys, in order: {}.\n",
+        budget::TRIMMABLE_LIST_KEYS
+            .iter()
+            .map(|k| code(k))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "When a cut list is the one `completeness` describes (the payload itself when it is an \
+         array, else the list whose length equals `returned`), `returned` drops to the rows sent, \
+         `budget_limit` joins the truncation reasons, the continuation is dropped (it pointed \
+         past rows never sent), and `next_step` is re-rendered with the sent numbers.\n"
+    );
+    let _ = writeln!(out, "### Response shaping\n");
+    let _ = writeln!(
+        out,
+        "`response_mode: compact` (the default) leaves out these observability-only `meta` \
+         fields: {}. `compact_only: true` keeps only the control surface: {}; and in `meta`: {} \
+         and the `truncated_*` markers. `output_format: toon` renders the text channel in TOON, \
+         falling back to JSON on any encoder error.\n",
+        budget::COMPACT_DROPPED_META
+            .iter()
+            .map(|k| code(k))
+            .collect::<Vec<_>>()
+            .join(", "),
+        budget::CONTROL_SURFACE
+            .iter()
+            .map(|k| code(k))
+            .collect::<Vec<_>>()
+            .join(", "),
+        budget::CONTROL_SURFACE_META
+            .iter()
+            .map(|k| code(k))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+}
+
 fn contract_markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}\n");
@@ -313,6 +412,8 @@ fn contract_markdown() -> String {
             .iter()
             .map(|t| vec![code(t.as_str()), t.meaning().into()]),
     );
+
+    budget_section(&mut out);
 
     let _ = writeln!(out, "## Capability tags\n");
     let _ = writeln!(
