@@ -120,7 +120,9 @@ pub fn prepare(
     policy: &BudgetPolicy,
 ) -> Prepared {
     let data = take_data(&mut envelope);
-    let baseline = envelope.baseline().cloned();
+    // Savings are observability-only: `compact` leaves them out with the rest of that group.
+    let full = controls.response_mode == ResponseMode::Full && !controls.compact_only;
+    let baseline = envelope.baseline().filter(|_| full).cloned();
     let mut rest = match serde_json::to_value(&envelope) {
         Ok(Value::Object(rest)) => rest,
         // An envelope always serializes to an object; keep going with an empty one if not.

@@ -340,3 +340,42 @@ fn compact_drops_only_observability_and_compact_only_keeps_the_control_surface()
         "the reduction is idempotent"
     );
 }
+
+#[test]
+fn savings_against_a_declared_baseline() {
+    let envelope = Envelope::ok(hits(3)).with_baseline("full_file_read", 10_000);
+    let compact = run(envelope.clone(), 32_000);
+    assert!(
+        compact.structured["meta"].get("tokens_saved").is_none(),
+        "observability-only"
+    );
+    let full = Controls {
+        response_mode: envelope_core::ResponseMode::Full,
+        ..Controls::default()
+    };
+    let prepared = prepare(envelope, &full, None, &policy(32_000));
+    let meta = &prepared.structured["meta"];
+    let used = meta["tokens_estimated"].as_i64().expect("stamped");
+    assert_eq!(meta["baseline_method"], "full_file_read");
+    assert_eq!(meta["tokens_saved"].as_i64(), Some(10_000 - used));
+    let pct = ((10_000 - used) as f64 / 10_000.0 * 1000.0).round() / 10.0;
+    assert_eq!(meta["tokens_saved_pct"].as_f64(), Some(pct));
+    assert_eq!(
+        used as u64,
+        Estimator::default().estimate(&prepared.json),
+        "savings are part of what is counted"
+    );
+}
+
+#[test]
+fn savings_may_be_negative() {
+    let envelope = Envelope::ok(hits(40)).with_baseline("grep_recursive", 10);
+    let full = Controls {
+        response_mode: envelope_core::ResponseMode::Full,
+        ..Controls::default()
+    };
+    let prepared = prepare(envelope, &full, None, &policy(32_000));
+    let meta = &prepared.structured["meta"];
+    assert!(meta["tokens_saved"].as_i64().expect("stamped") < 0);
+    assert!(meta["tokens_saved_pct"].as_f64().expect("stamped") < 0.0);
+}
