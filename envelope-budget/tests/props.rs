@@ -156,6 +156,12 @@ proptest! {
             .unwrap_or_default();
         for path in now.difference(&already) {
             prop_assert!(listed.contains(path), "cut string {} has no marker", path);
+            // A cut keeps a prefix of the original, ending on a char boundary.
+            let kept = sent.pointer(path).and_then(Value::as_str).unwrap_or_default();
+            let kept = kept.strip_suffix(TRUNCATION_SUFFIX).unwrap_or(kept);
+            if let Some(original) = data.pointer(path).and_then(Value::as_str) {
+                prop_assert!(original.starts_with(kept), "{} is not a prefix of the original", path);
+            }
         }
     }
 
