@@ -78,6 +78,9 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// One timed case: its name, its target ratio, and what it runs.
+type Case<'a, I, O> = (&'a str, f64, &'a dyn Fn(I) -> O);
+
 /// Medians of `rounds` interleaved runs of the baseline and each case. Each case gets a fresh
 /// input from `input` (untimed) and its output is dropped after the clock stops.
 fn compare<I, O>(
@@ -85,7 +88,7 @@ fn compare<I, O>(
     rounds: usize,
     input: impl Fn() -> I,
     baseline: impl Fn(&I) -> Vec<u8>,
-    cases: &[(&str, f64, &dyn Fn(I) -> O)],
+    cases: &[Case<'_, I, O>],
 ) {
     // `cargo bench --bench trim -- subgraph` runs only the comparisons whose label matches.
     let filter: Vec<String> = std::env::args()
