@@ -42,6 +42,8 @@ pub use respond::{
     BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,
 };
 pub use subgraph::is_graph;
+#[cfg(feature = "exact")]
+pub use tokens::ExactCounter;
 pub use tokens::{Counts, Estimator};
 pub use toon::{ToonError, encode as encode_toon};
 pub use trim::{

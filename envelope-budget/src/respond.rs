@@ -383,7 +383,12 @@ fn digits(n: u64) -> Counts {
     Counts::of(&n.to_string())
 }
 
-fn sub_digits(mut counts: Counts, n: u64) -> Counts {
-    counts.digits = counts.digits.saturating_sub(n);
-    counts
+/// `counts` without a number of `n` digits (one run of them).
+fn sub_digits(counts: Counts, n: u64) -> Counts {
+    let number = Counts {
+        digits: n,
+        digit_runs: 1,
+        ..Counts::default()
+    };
+    counts.saturating_sub(&number)
 }

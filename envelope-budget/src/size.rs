@@ -21,26 +21,19 @@ pub(crate) fn string_counts(text: &str) -> Counts {
 /// `a - b` for counts where `b` is part of `a` (saturating, so a seam's word start cannot
 /// underflow).
 pub(crate) fn sub(a: Counts, b: Counts) -> Counts {
-    Counts {
-        letters: a.letters.saturating_sub(b.letters),
-        digits: a.digits.saturating_sub(b.digits),
-        spaces: a.spaces.saturating_sub(b.spaces),
-        newlines: a.newlines.saturating_sub(b.newlines),
-        punct: a.punct.saturating_sub(b.punct),
-        cjk: a.cjk.saturating_sub(b.cjk),
-        other: a.other.saturating_sub(b.other),
-        word_starts: a.word_starts.saturating_sub(b.word_starts),
-    }
+    a.saturating_sub(&b)
 }
 
 fn number_counts(number: &serde_json::Number) -> Counts {
     let mut counts = Counts::default();
     if let Some(n) = number.as_u64() {
         counts.digits = u64::from(n.checked_ilog10().unwrap_or(0) + 1);
+        counts.digit_runs = 1;
     } else if let Some(n) = number.as_i64() {
         // Negative: a minus sign and the digits of its magnitude.
         counts.punct = 1;
         counts.digits = u64::from(n.unsigned_abs().checked_ilog10().unwrap_or(0) + 1);
+        counts.digit_runs = 1;
     } else if let Some(n) = number.as_f64() {
         // serde_json writes finite floats with ryu; non-finite ones cannot be in a Value.
         let mut buffer = ryu::Buffer::new();
