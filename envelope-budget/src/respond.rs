@@ -58,6 +58,10 @@ pub struct BudgetPolicy {
     pub graph_chars: usize,
     /// How tokens are estimated and sizes normalized.
     pub estimator: Estimator,
+    /// Stamp `tokens_estimated` with an exact count instead of the estimate (feature `exact`).
+    /// Trimming decisions still use the estimator: the sized view needs additive counts.
+    #[cfg(feature = "exact")]
+    pub exact: Option<crate::ExactCounter>,
 }
 
 impl Default for BudgetPolicy {
@@ -66,6 +70,8 @@ impl Default for BudgetPolicy {
             agent_chars: Some(AGENT_BUDGET_CHARS),
             graph_chars: GRAPH_SUBGRAPH_BUDGET_CHARS,
             estimator: Estimator::default(),
+            #[cfg(feature = "exact")]
+            exact: None,
         }
     }
 }
@@ -174,7 +180,12 @@ pub fn prepare(
     if let Some(data) = data {
         structured.insert("data".to_owned(), data);
     }
-    let structured = Value::Object(structured);
+    #[allow(unused_mut)] // Mutated only with the `exact` feature.
+    let mut structured = Value::Object(structured);
+    #[cfg(feature = "exact")]
+    if let Some(counter) = policy.exact {
+        stamp_exact(&mut structured, counter);
+    }
     let json = serde_json::to_string(&structured).unwrap_or_default();
     // Any encoder error (say, nesting too deep) falls back to the JSON mirror.
     let toon = (controls.output_format == OutputFormat::Toon)
@@ -313,6 +324,28 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
     if let Some(step) = step {
         rest.insert("next_step".to_owned(), Value::String(step));
     }
+}
+
+/// Re-stamps `tokens_estimated` with the exact count of the final bytes, itself included: a
+/// fixed point, since the count's own digits are counted too.
+#[cfg(feature = "exact")]
+fn stamp_exact(structured: &mut Value, counter: crate::ExactCounter) {
+    let set = |structured: &mut Value, key: &str, value: Value| {
+        if let Some(Value::Object(meta)) = structured.get_mut("meta") {
+            meta.insert(key.to_owned(), value);
+        }
+    };
+    set(structured, "tokens_method", json!(counter.method()));
+    let mut tokens = 0_usize;
+    for _ in 0..8 {
+        set(structured, "tokens_estimated", json!(tokens));
+        let counted = counter.count(&serde_json::to_string(structured).unwrap_or_default());
+        if counted == tokens {
+            return;
+        }
+        tokens = counted;
+    }
+    set(structured, "tokens_estimated", json!(tokens));
 }
 
 /// Stamps `tokens_estimated` (of the whole response, this field included), `tokens_method`, and

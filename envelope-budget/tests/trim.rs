@@ -379,3 +379,20 @@ fn savings_may_be_negative() {
     assert!(meta["tokens_saved"].as_i64().expect("stamped") < 0);
     assert!(meta["tokens_saved_pct"].as_f64().expect("stamped") < 0.0);
 }
+
+#[cfg(feature = "exact")]
+#[test]
+fn exact_counts_stamp_the_exact_tokens_of_the_bytes_sent() {
+    let counter = envelope_budget::ExactCounter::cl100k();
+    let policy = BudgetPolicy {
+        exact: Some(counter),
+        ..BudgetPolicy::default()
+    };
+    let prepared = prepare(Envelope::ok(hits(20)), &Controls::default(), None, &policy);
+    let meta = &prepared.structured["meta"];
+    assert_eq!(meta["tokens_method"], "cl100k_base");
+    assert_eq!(
+        meta["tokens_estimated"].as_u64(),
+        Some(counter.count(&prepared.json) as u64)
+    );
+}

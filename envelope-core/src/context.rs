@@ -1,8 +1,11 @@
 //! What a tool knows about the call it is serving: the request id, the per-call controls of
 //! DESIGN §10, and which modules the server has switched off.
 
+use std::any::Any;
 use std::collections::BTreeSet;
+use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -56,16 +59,61 @@ impl Controls {
         "compact_only",
         "continuation",
     ];
+
+    /// Reads the controls from a call's arguments leniently: a missing or invalid value reads
+    /// as its default. For the transport, which shapes the response after the tool ran; the
+    /// tool's own decoding reports an invalid control as a `validation` error.
+    pub fn from_arguments(arguments: &serde_json::Value) -> Controls {
+        fn read<T: serde::de::DeserializeOwned + Default>(
+            arguments: &serde_json::Value,
+            key: &str,
+        ) -> T {
+            arguments
+                .get(key)
+                .and_then(|value| T::deserialize(value).ok())
+                .unwrap_or_default()
+        }
+        Controls {
+            response_mode: read(arguments, "response_mode"),
+            output_format: read(arguments, "output_format"),
+            compact_only: read(arguments, "compact_only"),
+            continuation: read(arguments, "continuation"),
+        }
+    }
+}
+
+/// Where a tool's progress reports go. The transport implements it (MCP sends
+/// `notifications/progress` when the request carried a progress token); core only calls it.
+pub trait ProgressSink: Send + Sync {
+    /// Reports `progress` out of `total` (when known), with an optional message.
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>);
 }
 
 /// The call a tool is serving. Cheap to clone; the server builds one per call.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ToolContext {
     request_id: RequestId,
     session: Option<Arc<str>>,
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
+    state: Option<Arc<dyn Any + Send + Sync>>,
+    progress: Option<Arc<dyn ProgressSink>>,
+    cancelled: Option<Arc<AtomicBool>>,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("request_id", &self.request_id)
+            .field("session", &self.session)
+            .field("disabled_modules", &self.disabled_modules)
+            .field("controls", &self.controls)
+            .field("has_state", &self.state.is_some())
+            .field("reports_progress", &self.progress.is_some())
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
 }
 
 impl ToolContext {
@@ -95,6 +143,48 @@ impl ToolContext {
         self
     }
 
+    /// Shares the server's state with its tools; read it back with [`ToolContext::state`].
+    #[must_use]
+    pub fn with_state<T: Any + Send + Sync>(mut self, state: Arc<T>) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// Sends progress reports somewhere.
+    #[must_use]
+    pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Lets the transport signal cancellation by setting `flag`.
+    #[must_use]
+    pub fn with_cancellation(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancelled = Some(flag);
+        self
+    }
+
+    /// The server's state, if it is a `T`.
+    pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.state
+            .as_deref()
+            .and_then(|state| state.downcast_ref::<T>())
+    }
+
+    /// Reports progress; a no-op when nobody listens.
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.progress {
+            sink.report(progress, total, message);
+        }
+    }
+
+    /// Whether the caller cancelled the call; long tools check it between steps.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+
     /// The call's request id.
     pub fn request_id(&self) -> &RequestId {
         &self.request_id
@@ -119,5 +209,49 @@ impl ToolContext {
 
     pub(crate) fn set_controls(&mut self, controls: Controls) {
         self.controls = controls;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn controls_read_leniently_from_arguments() {
+        let controls = Controls::from_arguments(&json!({
+            "response_mode": "full", "output_format": "yaml", "compact_only": true, "query": "x"
+        }));
+        assert_eq!(controls.response_mode, ResponseMode::Full);
+        assert_eq!(
+            controls.output_format,
+            OutputFormat::Json,
+            "invalid reads as the default"
+        );
+        assert!(controls.compact_only);
+        assert_eq!(controls.continuation, None);
+    }
+
+    #[test]
+    fn state_progress_and_cancellation_reach_the_tool() {
+        struct Counter(std::sync::Mutex<Vec<f64>>);
+        impl ProgressSink for Counter {
+            fn report(&self, progress: f64, _: Option<f64>, _: Option<&str>) {
+                self.0.lock().expect("no poisoning").push(progress);
+            }
+        }
+        let sink = Arc::new(Counter(std::sync::Mutex::new(Vec::new())));
+        let flag = Arc::new(AtomicBool::new(false));
+        let ctx = ToolContext::new()
+            .with_state(Arc::new(String::from("root")))
+            .with_progress(sink.clone())
+            .with_cancellation(flag.clone());
+        assert_eq!(ctx.state::<String>().map(String::as_str), Some("root"));
+        assert!(ctx.state::<u32>().is_none());
+        ctx.report_progress(1.0, Some(2.0), None);
+        assert_eq!(*sink.0.lock().expect("no poisoning"), [1.0]);
+        assert!(!ctx.is_cancelled());
+        flag.store(true, Ordering::Relaxed);
+        assert!(ctx.is_cancelled());
     }
 }
