@@ -28,6 +28,7 @@
 //! ```
 
 pub mod deep;
+mod encode;
 mod error;
 mod respond;
 mod size;
@@ -37,6 +38,7 @@ pub mod toon;
 mod trim;
 
 pub use deep::drop_deep;
+pub use encode::BudgetEncoder;
 pub use error::BudgetError;
 pub use respond::{
     BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,

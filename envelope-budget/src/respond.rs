@@ -125,6 +125,7 @@ pub fn prepare(
     tool_budget: Option<usize>,
     policy: &BudgetPolicy,
 ) -> Prepared {
+    let precut = envelope_core::__private::precut(&envelope).to_vec();
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
     let full = controls.response_mode == ResponseMode::Full && !controls.compact_only;
@@ -146,7 +147,7 @@ pub fn prepare(
             // Stamps written after trimming take room: size them at their widest now.
             reserve_stamps(&mut rest);
             let fixed = rest_counts(&rest, true) + completeness_reserve(&rest);
-            let trimmed = trim(payload, fixed, budget, estimator);
+            let trimmed = trim(payload, fixed, budget, estimator, &precut);
             merge_markers(
                 &mut rest,
                 trimmed.markers,
@@ -162,6 +163,28 @@ pub fn prepare(
             let trimmed = cut_depth(payload);
             if trimmed.cut_any {
                 merge_markers(&mut rest, trimmed.markers, true, false);
+            }
+            // Without a budget no encoder should have cut anything; if one did, say so.
+            let cuts: Vec<ListCut> = precut
+                .iter()
+                .map(|(key, full)| ListCut {
+                    key: key.clone(),
+                    from: *full,
+                    to: list_len(&trimmed.data, key),
+                })
+                .collect();
+            if !cuts.is_empty() {
+                let markers = cuts
+                    .iter()
+                    .flat_map(|cut| {
+                        [
+                            (format!("truncated_{}_from", cut.key), json!(cut.from)),
+                            (format!("truncated_{}_to", cut.key), json!(cut.to)),
+                        ]
+                    })
+                    .collect();
+                merge_markers(&mut rest, markers, true, false);
+                reconcile_completeness(&mut rest, &cuts);
             }
             leftovers = trimmed.leftovers;
             (Some(trimmed.data), trimmed.data_counts)
@@ -201,6 +224,13 @@ pub fn prepare(
 
 /// Counts of everything but `data`, as serialized (the `data` member is added back later with
 /// its comma and key).
+fn list_len(data: &Value, key: &str) -> usize {
+    match data {
+        Value::Array(items) if key == ROOT_LIST_KEY => items.len(),
+        _ => data.get(key).and_then(Value::as_array).map_or(0, Vec::len),
+    }
+}
+
 fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
     let mut counts = value_counts(&Value::Object(rest.clone()));
     if with_data {

@@ -303,7 +303,14 @@ fn is_buckets(value: &Value) -> bool {
 }
 
 impl Model {
-    fn build(data: &Value, job: &Job) -> Model {
+    fn build(data: &Value, job: &Job, precut: &[(String, usize)]) -> Model {
+        // A list the payload encoder cut short keeps its full length for markers.
+        let original = |key: &str, len: usize| {
+            precut
+                .iter()
+                .find(|(cut, _)| cut == key)
+                .map_or(len, |(_, full)| (*full).max(len))
+        };
         let mut model = Model {
             base: Counts::default(),
             over: false,
@@ -314,7 +321,7 @@ impl Model {
         match data {
             Value::Array(items) => model.lists.push(ListSlot {
                 key: ROOT_LIST_KEY.to_owned(),
-                original: items.len(),
+                original: original(ROOT_LIST_KEY, items.len()),
                 rows: Rows::measure(items, job),
                 keep: items.len(),
             }),
@@ -325,7 +332,7 @@ impl Model {
                     match value {
                         Value::Array(items) => model.lists.push(ListSlot {
                             key: key.clone(),
-                            original: items.len(),
+                            original: original(key, items.len()),
                             rows: Rows::measure(items, job),
                             keep: items.len(),
                         }),
@@ -473,7 +480,16 @@ pub fn cut_depth(mut data: Value) -> Trimmed {
 /// Trims `data` so that `fixed + data + markers` fits `budget` (token-normalized chars).
 ///
 /// `fixed` is the counts of everything else the response will carry, reserved stamps included.
-pub fn trim(mut data: Value, fixed: Counts, budget: usize, estimator: Estimator) -> Trimmed {
+///
+/// `precut` names top-level lists that a [`crate::BudgetEncoder`] already cut short, with their
+/// full lengths; their markers and `completeness` report the full numbers.
+pub fn trim(
+    mut data: Value,
+    fixed: Counts,
+    budget: usize,
+    estimator: Estimator,
+    precut: &[(String, usize)],
+) -> Trimmed {
     let mut job = Job {
         estimator,
         budget: budget as u64,
@@ -509,7 +525,7 @@ pub fn trim(mut data: Value, fixed: Counts, budget: usize, estimator: Estimator)
             });
             job.data = value_counts(&data);
         }
-        false => job.data = ladder(&mut data, &mut job),
+        false => job.data = ladder(&mut data, &mut job, precut),
     }
     if job.over() {
         long_strings(&mut data, &mut job);
@@ -541,12 +557,14 @@ pub(crate) struct SubgraphJob {
 
 /// Rungs 1–5 over the sized view; the payload is cut once, at the end. Returns the counts of
 /// the payload as cut.
-fn ladder(data: &mut Value, job: &mut Job) -> Counts {
-    let mut model = Model::build(data, job);
-    if let Some(total) = model.total(&model.keeps(), &model.caps())
-        && job.fits(total, Counts::default())
+fn ladder(data: &mut Value, job: &mut Job, precut: &[(String, usize)]) -> Counts {
+    let mut model = Model::build(data, job, precut);
+    let keeps = model.keeps();
+    if let Some(total) = model.total(&keeps, &model.caps())
+        && job.fits(total, model.cut_markers(&keeps))
     {
-        // Within budget: nothing to cut.
+        // Within budget: nothing more to cut. Lists the encoder cut short still get markers.
+        apply(data, job, &model);
         return total;
     }
     if model.over {

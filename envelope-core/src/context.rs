@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::payload::PayloadEncoder;
 use crate::request_id::RequestId;
 
 /// `response_mode`: how much detail the structured payload carries.
@@ -100,6 +101,7 @@ pub struct ToolContext {
     state: Option<Arc<dyn Any + Send + Sync>>,
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<AtomicBool>>,
+    encoder: Option<Arc<dyn PayloadEncoder>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -112,6 +114,7 @@ impl fmt::Debug for ToolContext {
             .field("has_state", &self.state.is_some())
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
+            .field("has_encoder", &self.encoder.is_some())
             .finish()
     }
 }
@@ -162,6 +165,18 @@ impl ToolContext {
     pub fn with_cancellation(mut self, flag: Arc<AtomicBool>) -> Self {
         self.cancelled = Some(flag);
         self
+    }
+
+    /// Encodes payloads with `encoder` instead of `serde_json::to_value`.
+    #[must_use]
+    pub fn with_encoder(mut self, encoder: Arc<dyn PayloadEncoder>) -> Self {
+        self.encoder = Some(encoder);
+        self
+    }
+
+    /// The installed payload encoder, if any.
+    pub fn encoder(&self) -> Option<&dyn PayloadEncoder> {
+        self.encoder.as_deref()
     }
 
     /// The server's state, if it is a `T`.

@@ -79,6 +79,11 @@ pub struct Envelope<T> {
     #[serde(skip)]
     #[schemars(skip)]
     baseline: Option<Baseline>,
+    /// Full lengths of top-level lists the payload encoder cut short. Not on the wire: the
+    /// budget stage turns them into markers.
+    #[serde(skip)]
+    #[schemars(skip)]
+    precut: Vec<(String, usize)>,
 }
 
 /// What answering without this tool would have cost the agent: the method it would have used
@@ -156,6 +161,7 @@ impl<T> Envelope<T> {
             diagnostics: Vec::new(),
             meta: Meta::new(request_id),
             baseline: None,
+            precut: Vec::new(),
         }
     }
 
@@ -353,6 +359,14 @@ impl<T> Envelope<T> {
         }
     }
 
+    pub(crate) fn precut(&self) -> &[(String, usize)] {
+        &self.precut
+    }
+
+    pub(crate) fn set_precut(&mut self, precut: Vec<(String, usize)>) {
+        self.precut = precut;
+    }
+
     pub(crate) fn take_data(&mut self) -> Option<T> {
         self.data.take()
     }
@@ -439,6 +453,7 @@ impl<T> TryFrom<RawEnvelope<T>> for Envelope<T> {
             diagnostics: raw.diagnostics,
             meta: raw.meta,
             baseline: None,
+            precut: Vec::new(),
         })
     }
 }

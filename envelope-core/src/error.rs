@@ -34,3 +34,11 @@ pub enum CoreError {
     #[error("unknown tier `{0}`; expected `lite`, `standard` or `heavy`")]
     UnknownTier(String),
 }
+
+/// A contract value a tool failed to build is the tool's bug, not the caller's: `?` on it
+/// yields an `internal` error, masked on the wire and logged in full.
+impl crate::tool_error::Categorize for CoreError {
+    fn category(&self) -> crate::tool_error::Category {
+        crate::tool_error::Category::Internal
+    }
+}

@@ -35,6 +35,7 @@ mod error;
 mod meta;
 mod next_action;
 mod notice;
+mod payload;
 mod reply;
 mod request_id;
 mod runtime;
@@ -58,6 +59,7 @@ pub use next_action::{
     Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,
 };
 pub use notice::{Notice, Severity};
+pub use payload::{EncodedPayload, PayloadEncoder};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
 pub use runtime::install_panic_hook;
@@ -148,6 +150,11 @@ pub mod __private {
             error.mask_with(&request_id);
         }
         MetaStamp(envelope.meta_mut()).request_id(request_id);
+    }
+
+    /// The full lengths of top-level lists a payload encoder cut short.
+    pub fn precut<T>(envelope: &Envelope<T>) -> &[(String, usize)] {
+        envelope.precut()
     }
 
     /// Moves the payload out, for the budget stage, which sends it separately from the rest.

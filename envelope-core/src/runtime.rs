@@ -523,8 +523,12 @@ impl Invocation {
     ) -> Envelope<Value> {
         let request_id = *ctx.request_id();
         let mut envelope = match outcome {
-            Ok(Ok(reply)) => match reply.try_map(serde_json::to_value) {
-                Ok(reply) => reply.into_envelope_for(request_id),
+            Ok(Ok(reply)) => match encode(ctx, reply) {
+                Ok((reply, precut)) => {
+                    let mut envelope = reply.into_envelope_for(request_id);
+                    envelope.set_precut(precut);
+                    envelope
+                }
                 Err(error) => Envelope::err_for(
                     ToolError::internal(format_args!("cannot serialize the payload: {error}")),
                     request_id,
@@ -567,6 +571,29 @@ impl Invocation {
             .layer(self.spec.layer)
             .latency(self.started.elapsed());
         envelope
+    }
+}
+
+/// Full lengths of top-level lists an encoder cut short.
+type Precut = Vec<(String, usize)>;
+
+/// The payload as JSON: by the context's encoder when one is installed.
+fn encode<D: Serialize>(
+    ctx: &ToolContext,
+    reply: Reply<D>,
+) -> Result<(Reply<Value>, Precut), serde_json::Error> {
+    match ctx.encoder() {
+        Some(encoder) => {
+            let mut precut = Vec::new();
+            let reply = reply.try_map(|data| {
+                encoder.encode(&data).map(|encoded| {
+                    precut = encoded.precut;
+                    encoded.value
+                })
+            })?;
+            Ok((reply, precut))
+        }
+        None => Ok((reply.try_map(serde_json::to_value)?, Vec::new())),
     }
 }
 

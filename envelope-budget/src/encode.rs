@@ -1,0 +1,641 @@
+//! A budget-aware payload encoder: typed payload → JSON, without materializing rows of
+//! top-level lists that could never be kept.
+//!
+//! Rows are converted one by one and sized as they come; once a list's rows alone are past the
+//! budget, the rest are counted, not converted. The full length travels in
+//! [`EncodedPayload::precut`] so the trimmer names the cut with the true numbers. `{nodes,
+//! edges}` lists are always converted whole: the subgraph rung needs every edge to rank nodes.
+
+use std::cell::Cell;
+use std::fmt;
+
+use envelope_core::{EncodedPayload, PayloadEncoder};
+use serde::ser::{
+    self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
+};
+use serde_json::{Map, Value};
+
+use crate::size::value_counts;
+use crate::tokens::{Counts, Estimator};
+use crate::trim::ROOT_LIST_KEY;
+
+/// Encodes payloads for a response budget of `budget` token-normalized characters.
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetEncoder {
+    budget: u64,
+    estimator: Estimator,
+}
+
+impl BudgetEncoder {
+    /// An encoder for `budget` characters, sizing with `estimator`.
+    pub fn new(budget: usize, estimator: Estimator) -> Self {
+        BudgetEncoder {
+            budget: budget as u64,
+            estimator,
+        }
+    }
+
+    fn hopeless(&self, counts: &Counts) -> bool {
+        self.estimator.normalized_size(counts) > self.budget
+    }
+}
+
+impl PayloadEncoder for BudgetEncoder {
+    fn encode(
+        &self,
+        payload: &dyn erased_serde::Serialize,
+    ) -> Result<EncodedPayload, serde_json::Error> {
+        let mut precut = Vec::new();
+        let value = match probe(&payload) {
+            Kind::Seq => {
+                let (value, full) = payload.serialize(Rows { encoder: self })?;
+                if let Value::Array(items) = &value
+                    && items.len() < full
+                {
+                    precut.push((ROOT_LIST_KEY.to_owned(), full));
+                }
+                value
+            }
+            Kind::Map => payload.serialize(Top {
+                encoder: self,
+                precut: &mut precut,
+            })?,
+            Kind::Other => serde_json::to_value(payload)?,
+        };
+        Ok(EncodedPayload { value, precut })
+    }
+}
+
+/// What a value serializes as, found by stopping at its first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Seq,
+    Map,
+    Other,
+}
+
+fn probe<T: Serialize + ?Sized>(value: &T) -> Kind {
+    let kind = Cell::new(Kind::Other);
+    let _ = value.serialize(Probe { kind: &kind });
+    kind.get()
+}
+
+/// Stops the probe; carries nothing, so stopping costs no allocation.
+#[derive(Debug)]
+struct Stop;
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("probe stop")
+    }
+}
+
+impl std::error::Error for Stop {}
+
+impl ser::Error for Stop {
+    fn custom<M: fmt::Display>(_: M) -> Self {
+        Stop
+    }
+}
+
+struct Probe<'a> {
+    kind: &'a Cell<Kind>,
+}
+
+impl<'a> Probe<'a> {
+    fn stop(self, kind: Kind) -> Result<(), Stop> {
+        self.kind.set(kind);
+        Err(Stop)
+    }
+}
+
+macro_rules! probe_other {
+    ($($method:ident($($arg:ty),*);)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<(), Stop> { self.stop(Kind::Other) })*
+    };
+}
+
+impl<'a> Serializer for Probe<'a> {
+    type Ok = ();
+    type Error = Stop;
+    type SerializeSeq = Impossible<(), Stop>;
+    type SerializeTuple = Impossible<(), Stop>;
+    type SerializeTupleStruct = Impossible<(), Stop>;
+    type SerializeTupleVariant = Impossible<(), Stop>;
+    type SerializeMap = Impossible<(), Stop>;
+    type SerializeStruct = Impossible<(), Stop>;
+    type SerializeStructVariant = Impossible<(), Stop>;
+
+    probe_other! {
+        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
+        serialize_i64(i64); serialize_u8(u8); serialize_u16(u16); serialize_u32(u32);
+        serialize_u64(u64); serialize_f32(f32); serialize_f64(f64); serialize_char(char);
+        serialize_str(&str); serialize_bytes(&[u8]); serialize_none(); serialize_unit();
+        serialize_unit_struct(&'static str); serialize_unit_variant(&'static str, u32, &'static str);
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Stop> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Stop> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), Stop> {
+        self.stop(Kind::Other)
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Stop> {
+        self.stop(Kind::Seq).map(|()| unreachable!())
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Stop> {
+        self.stop(Kind::Seq).map(|()| unreachable!())
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Stop> {
+        self.stop(Kind::Seq).map(|()| unreachable!())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Stop> {
+        self.stop(Kind::Other).map(|()| unreachable!())
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Stop> {
+        self.stop(Kind::Map).map(|()| unreachable!())
+    }
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Stop> {
+        self.stop(Kind::Map).map(|()| unreachable!())
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Stop> {
+        self.stop(Kind::Other).map(|()| unreachable!())
+    }
+}
+
+/// Serializes a value probed as a sequence: rows converted until hopeless, then only counted.
+/// Output: the array and the full row count.
+struct Rows<'a> {
+    encoder: &'a BudgetEncoder,
+}
+
+struct RowsSeq<'a> {
+    encoder: &'a BudgetEncoder,
+    items: Vec<Value>,
+    counts: Counts,
+    full: usize,
+    stopped: bool,
+}
+
+impl SerializeSeq for RowsSeq<'_> {
+    type Ok = (Value, usize);
+    type Error = serde_json::Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        self.full += 1;
+        if self.stopped {
+            return Ok(());
+        }
+        let row = serde_json::to_value(value)?;
+        self.counts += value_counts(&row);
+        if !self.items.is_empty() {
+            self.counts.punct += 1;
+        }
+        if self.encoder.hopeless(&self.counts) {
+            // This row and every later one can never be kept; stop converting them.
+            self.stopped = true;
+        } else {
+            self.items.push(row);
+        }
+        Ok(())
+    }
+
+    fn end(self) -> Result<(Value, usize), Self::Error> {
+        Ok((Value::Array(self.items), self.full))
+    }
+}
+
+impl ser::SerializeTuple for RowsSeq<'_> {
+    type Ok = (Value, usize);
+    type Error = serde_json::Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        SerializeSeq::serialize_element(self, value)
+    }
+
+    fn end(self) -> Result<(Value, usize), Self::Error> {
+        SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeTupleStruct for RowsSeq<'_> {
+    type Ok = (Value, usize);
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        SerializeSeq::serialize_element(self, value)
+    }
+
+    fn end(self) -> Result<(Value, usize), Self::Error> {
+        SerializeSeq::end(self)
+    }
+}
+
+fn not_a_sequence() -> serde_json::Error {
+    ser::Error::custom("the probe said sequence; the value serialized otherwise")
+}
+
+macro_rules! rows_unexpected {
+    ($($method:ident($($arg:ty),*);)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<(Value, usize), serde_json::Error> { Err(not_a_sequence()) })*
+    };
+}
+
+impl<'a> Serializer for Rows<'a> {
+    type Ok = (Value, usize);
+    type Error = serde_json::Error;
+    type SerializeSeq = RowsSeq<'a>;
+    type SerializeTuple = RowsSeq<'a>;
+    type SerializeTupleStruct = RowsSeq<'a>;
+    type SerializeTupleVariant = Impossible<(Value, usize), serde_json::Error>;
+    type SerializeMap = Impossible<(Value, usize), serde_json::Error>;
+    type SerializeStruct = Impossible<(Value, usize), serde_json::Error>;
+    type SerializeStructVariant = Impossible<(Value, usize), serde_json::Error>;
+
+    rows_unexpected! {
+        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
+        serialize_i64(i64); serialize_u8(u8); serialize_u16(u16); serialize_u32(u32);
+        serialize_u64(u64); serialize_f32(f32); serialize_f64(f64); serialize_char(char);
+        serialize_str(&str); serialize_bytes(&[u8]); serialize_none(); serialize_unit();
+        serialize_unit_struct(&'static str); serialize_unit_variant(&'static str, u32, &'static str);
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, Self::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<Self::Ok, Self::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<Self::Ok, Self::Error> {
+        Err(not_a_sequence())
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
+        Ok(RowsSeq {
+            encoder: self.encoder,
+            items: Vec::with_capacity(len.unwrap_or(0).min(1024)),
+            counts: Counts::default(),
+            full: 0,
+            stopped: false,
+        })
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, Self::Error> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeTupleStruct, Self::Error> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Self::Error> {
+        Err(not_a_sequence())
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
+        Err(not_a_sequence())
+    }
+
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, Self::Error> {
+        Err(not_a_sequence())
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Self::Error> {
+        Err(not_a_sequence())
+    }
+}
+
+/// Serializes a payload probed as a map or struct, field by field: list fields through
+/// [`Rows`], everything else with `serde_json::to_value`.
+struct Top<'a, 'p> {
+    encoder: &'a BudgetEncoder,
+    precut: &'p mut Vec<(String, usize)>,
+}
+
+struct TopMap<'a, 'p> {
+    encoder: &'a BudgetEncoder,
+    precut: &'p mut Vec<(String, usize)>,
+    map: Map<String, Value>,
+    next_key: Option<String>,
+}
+
+impl TopMap<'_, '_> {
+    fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: String,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        // Graph lists stay whole: ranking nodes by degree needs every edge.
+        let graph_list = key == "nodes" || key == "edges";
+        let value = if !graph_list && probe(value) == Kind::Seq {
+            let (value, full) = value.serialize(Rows {
+                encoder: self.encoder,
+            })?;
+            if let Value::Array(items) = &value
+                && items.len() < full
+            {
+                self.precut.push((key.clone(), full));
+            }
+            value
+        } else {
+            serde_json::to_value(value)?
+        };
+        self.map.insert(key, value);
+        Ok(())
+    }
+}
+
+impl SerializeStruct for TopMap<'_, '_> {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Self::Error> {
+        self.field(key.to_owned(), value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(Value::Object(self.map))
+    }
+}
+
+impl SerializeMap for TopMap<'_, '_> {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Self::Error> {
+        self.next_key = Some(match serde_json::to_value(key)? {
+            Value::String(key) => key,
+            // serde_json writes number and boolean keys as strings; so do we.
+            Value::Number(number) => number.to_string(),
+            Value::Bool(flag) => flag.to_string(),
+            _ => return Err(ser::Error::custom("key must be a string")),
+        });
+        Ok(())
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        let key = self
+            .next_key
+            .take()
+            .ok_or_else(|| <serde_json::Error as ser::Error>::custom("value without a key"))?;
+        self.field(key, value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(Value::Object(self.map))
+    }
+}
+
+fn not_a_map() -> serde_json::Error {
+    ser::Error::custom("the probe said map; the value serialized otherwise")
+}
+
+macro_rules! top_unexpected {
+    ($($method:ident($($arg:ty),*);)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<Value, serde_json::Error> { Err(not_a_map()) })*
+    };
+}
+
+impl<'a, 'p> Serializer for Top<'a, 'p> {
+    type Ok = Value;
+    type Error = serde_json::Error;
+    type SerializeSeq = Impossible<Value, serde_json::Error>;
+    type SerializeTuple = Impossible<Value, serde_json::Error>;
+    type SerializeTupleStruct = Impossible<Value, serde_json::Error>;
+    type SerializeTupleVariant = Impossible<Value, serde_json::Error>;
+    type SerializeMap = TopMap<'a, 'p>;
+    type SerializeStruct = TopMap<'a, 'p>;
+    type SerializeStructVariant = Impossible<Value, serde_json::Error>;
+
+    top_unexpected! {
+        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
+        serialize_i64(i64); serialize_u8(u8); serialize_u16(u16); serialize_u32(u32);
+        serialize_u64(u64); serialize_f32(f32); serialize_f64(f64); serialize_char(char);
+        serialize_str(&str); serialize_bytes(&[u8]); serialize_none(); serialize_unit();
+        serialize_unit_struct(&'static str); serialize_unit_variant(&'static str, u32, &'static str);
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Value, Self::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<Value, Self::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<Value, Self::Error> {
+        Err(not_a_map())
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
+        Err(not_a_map())
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Self::Error> {
+        Err(not_a_map())
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Self::Error> {
+        Err(not_a_map())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Self::Error> {
+        Err(not_a_map())
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
+        Ok(TopMap {
+            encoder: self.encoder,
+            precut: self.precut,
+            map: Map::new(),
+            next_key: None,
+        })
+    }
+
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, Self::Error> {
+        self.serialize_map(None)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Self::Error> {
+        Err(not_a_map())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(serde::Serialize)]
+    struct Hit {
+        path: String,
+        line: u32,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Page {
+        query: &'static str,
+        results: Vec<Hit>,
+        nodes: Vec<u32>,
+        note: Option<Vec<u8>>,
+    }
+
+    fn hits(n: usize) -> Vec<Hit> {
+        (0..n)
+            .map(|i| Hit {
+                path: format!("src/{i}.rs"),
+                line: i as u32,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_payloads_encode_like_to_value() {
+        let encoder = BudgetEncoder::new(32_000, Estimator::default());
+        let page = Page {
+            query: "q",
+            results: hits(3),
+            nodes: vec![1, 2],
+            note: Some(vec![7]),
+        };
+        let encoded = encoder.encode(&page).expect("encodes");
+        assert_eq!(encoded.value, serde_json::to_value(&page).expect("encodes"));
+        assert!(encoded.precut.is_empty());
+        let scalar = encoder.encode(&42).expect("encodes");
+        assert_eq!(scalar.value, json!(42));
+    }
+
+    #[test]
+    fn long_lists_stop_materializing_at_the_budget() {
+        let encoder = BudgetEncoder::new(2_000, Estimator::default());
+        let page = Page {
+            query: "q",
+            results: hits(10_000),
+            nodes: (0..5_000).collect(),
+            note: None,
+        };
+        let encoded = encoder.encode(&page).expect("encodes");
+        let kept = encoded.value["results"].as_array().expect("rows").len();
+        assert!(kept > 10 && kept < 200, "kept {kept}");
+        assert_eq!(encoded.precut, vec![("results".to_owned(), 10_000)]);
+        assert_eq!(
+            encoded.value["nodes"].as_array().map(Vec::len),
+            Some(5_000),
+            "graph lists stay whole"
+        );
+        let root = encoder.encode(&hits(10_000)).expect("encodes");
+        assert_eq!(root.precut, vec![(ROOT_LIST_KEY.to_owned(), 10_000)]);
+    }
+
+    #[test]
+    fn maps_with_non_string_keys_follow_serde_json() {
+        let encoder = BudgetEncoder::new(32_000, Estimator::default());
+        let map: std::collections::BTreeMap<u32, &str> = [(1, "a"), (2, "b")].into();
+        let encoded = encoder.encode(&map).expect("encodes");
+        assert_eq!(encoded.value, serde_json::to_value(&map).expect("encodes"));
+    }
+}

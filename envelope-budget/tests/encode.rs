@@ -1,0 +1,100 @@
+//! The budget-aware encoder through the real `#[tool]` entry: what is sent is the same as with
+//! plain `serde_json::to_value`, rows that could never be kept are never converted, and the
+//! markers and `completeness` still carry the full numbers.
+
+use std::sync::Arc;
+
+use envelope_budget::{BudgetEncoder, BudgetPolicy, Estimator, prepare};
+use envelope_core::{
+    Completeness, Controls, Envelope, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit,
+    tool,
+};
+use serde_json::Value;
+
+#[derive(serde::Serialize)]
+struct Hit {
+    path: String,
+    line: usize,
+    text: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Hits {
+    query: &'static str,
+    results: Vec<Hit>,
+}
+
+/// Returns 20,000 hits on a page of an 80,000-row result.
+#[tool(tier = lite, read_only)]
+fn many_hits() -> ToolResult<Reply<Hits>> {
+    let results: Vec<Hit> = (0..20_000)
+        .map(|line| Hit {
+            path: format!("src/file_{line}.rs"),
+            line,
+            text: "let x = compute(input)?;",
+        })
+        .collect();
+    let page = Completeness::truncated_page(
+        Unit::OCCURRENCE,
+        results.len(),
+        Some(80_000),
+        TruncationReason::PageLimit,
+        None,
+    )?;
+    Ok(Reply::new(Hits {
+        query: "compute",
+        results,
+    })
+    .completeness(page))
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+fn send(ctx: ToolContext) -> Value {
+    let envelope: Envelope<Value> = block_on(many_hits {}.call(Value::Null, ctx));
+    let mut sent = prepare(
+        envelope,
+        &Controls::default(),
+        None,
+        &BudgetPolicy::default(),
+    )
+    .structured;
+    // Request ids differ between two calls, and with them the token estimate (a ULID's random
+    // characters tokenize differently); the rest must not differ.
+    if let Some(Value::Object(meta)) = sent.get_mut("meta") {
+        for key in ["request_id", "latency_ms", "tokens_estimated"] {
+            meta.remove(key);
+        }
+    }
+    sent
+}
+
+#[test]
+fn the_encoder_changes_nothing_an_agent_reads() {
+    let plain = send(ToolContext::new());
+    let encoder = Arc::new(BudgetEncoder::new(
+        envelope_budget::AGENT_BUDGET_CHARS,
+        Estimator::default(),
+    ));
+    let bounded = send(ToolContext::new().with_encoder(encoder));
+    assert_eq!(bounded["meta"], plain["meta"]);
+    assert_eq!(bounded, plain);
+    assert_eq!(bounded["meta"]["truncated_results_from"], 20_000);
+    let sent = bounded["data"]["results"].as_array().map_or(0, Vec::len);
+    assert_eq!(bounded["completeness"]["returned"], sent);
+    assert_eq!(bounded["completeness"]["total"], 80_000);
+    assert!(
+        bounded["next_step"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with(&format!("showing {sent} of 80000 occurrences"))
+    );
+}
