@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::size::{member_key_counts, value_counts, value_counts_until};
 use crate::tokens::Counts;
-use crate::trim::{Leftovers, ListCut, SubgraphJob};
+use crate::trim::{Leftovers, ListCut, SubgraphJob, largest};
 
 /// A node or endpoint id: a string, or a number compared by its JSON text.
 fn id_of(value: Option<&Value>) -> Option<Cow<'_, str>> {
@@ -210,18 +210,7 @@ fn plan(data: &Value, job: &SubgraphJob) -> Option<Plan> {
         job.estimator.normalized_size(&total) <= job.budget
     };
     // Largest K that fits; zero nodes when nothing does.
-    let (mut good, mut bad) = (0_usize, node_total.min(nodes_prefix.len() - 1) + 1);
-    if ok(0) {
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if ok(mid) {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
-    }
-    let k = good;
+    let k = largest(0, node_total.min(nodes_prefix.len() - 1), ok).unwrap_or(0);
     let kept_edges = edges_kept(k);
     let markers = markers_for(k);
     let keep_nodes: Vec<bool> = rank.iter().map(|&r| r < k).collect();

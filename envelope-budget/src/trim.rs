@@ -413,7 +413,7 @@ impl Model {
 
 /// Largest `k` in `lo..=hi` with `ok(k)`, for `ok` monotone (true then false as `k` grows).
 /// `None` when even `lo` fails.
-fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
+pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
     if !ok(lo) {
         return None;
     }
