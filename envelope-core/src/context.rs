@@ -153,6 +153,13 @@ impl ToolContext {
         self
     }
 
+    /// Shares state that is already type-erased, as a server holding it for every call does.
+    #[must_use]
+    pub fn with_shared_state(mut self, state: Arc<dyn Any + Send + Sync>) -> Self {
+        self.state = Some(state);
+        self
+    }
+
     /// Sends progress reports somewhere.
     #[must_use]
     pub fn with_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {

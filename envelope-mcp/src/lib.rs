@@ -1,0 +1,19 @@
+//! Serve envelope tools over MCP with `rmcp`, the official Rust SDK.
+//!
+//! [`EnvelopeServer`] wraps a [`Toolset`](envelope_core::Toolset): every call answers with the
+//! envelope as `structuredContent`, its compact JSON (or TOON) as the first text content,
+//! `isError = !ok`, and the request id and tier in the result's `_meta` under the `envelope/`
+//! prefix. Responses go through the budget stage of `envelope-budget`.
+//!
+//! Invariant: the only crate here that knows a transport. Anything a known tool's call does
+//! wrong is an `isError` result; only an unknown tool is a JSON-RPC error.
+
+mod error;
+#[cfg(feature = "http")]
+mod http;
+mod server;
+
+pub use error::McpError;
+#[cfg(feature = "http")]
+pub use http::{REQUEST_ID_HEADER, request_id_layer};
+pub use server::{EnvelopeConfig, EnvelopeServer, META_PREFIX};

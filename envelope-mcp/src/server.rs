@@ -1,0 +1,369 @@
+//! The MCP server: tool listing and calls, mapped onto the envelope (DESIGN §12).
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
+use envelope_core::__private::meta_stamp;
+use envelope_core::{Capability, Controls, Envelope, ProgressSink, Tool, ToolContext, Toolset};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, ToolAnnotations,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+/// The `_meta` prefix this project owns, on results and tool listings.
+pub const META_PREFIX: &str = "envelope/";
+
+/// How an [`EnvelopeServer`] presents itself and shapes its answers.
+#[derive(Clone)]
+pub struct EnvelopeConfig {
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    budget: BudgetPolicy,
+    disabled_modules: BTreeSet<String>,
+    capabilities: Option<Vec<Capability>>,
+    state: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for EnvelopeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvelopeConfig")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("budget", &self.budget)
+            .field("disabled_modules", &self.disabled_modules)
+            .field("capabilities", &self.capabilities)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EnvelopeConfig {
+    /// A server called `name` at `version`, with the default budget, every module on, and no
+    /// capability stamp.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        EnvelopeConfig {
+            name: name.into(),
+            version: version.into(),
+            instructions: None,
+            budget: BudgetPolicy::default(),
+            disabled_modules: BTreeSet::new(),
+            capabilities: None,
+            state: None,
+        }
+    }
+
+    /// Instructions the client shows its model.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The budget policy (per-server budget, graph ceiling, estimator, or opt-out).
+    #[must_use]
+    pub fn with_budget(mut self, budget: BudgetPolicy) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Switches a module off: its tools answer `module_disabled`.
+    #[must_use]
+    pub fn disable_module(mut self, module: impl Into<String>) -> Self {
+        self.disabled_modules.insert(module.into());
+        self
+    }
+
+    /// Stamps these capability tags on every response's `meta.capabilities`.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: Vec<Capability>) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// State every tool can read with [`ToolContext::state`].
+    #[must_use]
+    pub fn with_state<T: Any + Send + Sync>(mut self, state: Arc<T>) -> Self {
+        self.state = Some(state);
+        self
+    }
+}
+
+struct Inner {
+    tools: Toolset,
+    config: EnvelopeConfig,
+    disabled: Arc<BTreeSet<String>>,
+    listing: Vec<rmcp::model::Tool>,
+}
+
+/// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
+#[derive(Clone)]
+pub struct EnvelopeServer {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for EnvelopeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvelopeServer")
+            .field("tools", &self.inner.tools)
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        // Schemas are objects; a boolean schema becomes its object form.
+        Value::Bool(true) => Map::new(),
+        other => Map::from_iter([("const".to_owned(), other)]),
+    }
+}
+
+fn listing(tool: &dyn Tool) -> rmcp::model::Tool {
+    let spec = tool.spec();
+    let input = object(tool.input_schema().to_value());
+    let output = object(tool.output_schema().to_value());
+    let mut meta = MetaObject::new();
+    meta.insert(format!("{META_PREFIX}tier"), json!(spec.tier));
+    if let Some(layer) = spec.layer {
+        meta.insert(format!("{META_PREFIX}layer"), json!(layer));
+    }
+    let annotations = ToolAnnotations::new()
+        .read_only(spec.read_only)
+        .destructive(spec.destructive)
+        .idempotent(spec.idempotent)
+        .open_world(spec.open_world);
+    let mut listed = rmcp::model::Tool::new(spec.name, spec.description, Arc::new(input))
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(annotations)
+        .with_meta(meta);
+    if let Some(title) = spec.title {
+        listed = listed.with_title(title);
+    }
+    listed
+}
+
+/// Forwards a tool's progress reports to the client as `notifications/progress`.
+struct PeerProgress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+}
+
+impl ProgressSink for PeerProgress {
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let mut params = ProgressNotificationParam::new(self.token.clone(), progress);
+        if let Some(total) = total {
+            params = params.with_total(total);
+        }
+        if let Some(message) = message {
+            params = params.with_message(message);
+        }
+        let peer = self.peer.clone();
+        // Fire and forget: a client that stopped listening must not stall the tool.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = peer.notify_progress(params).await;
+            });
+        }
+    }
+}
+
+/// What one call needs from the transport around it.
+#[derive(Default)]
+pub(crate) struct CallExtras {
+    pub(crate) client_request_id: Option<String>,
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    pub(crate) cancelled: Option<Arc<AtomicBool>>,
+}
+
+impl EnvelopeServer {
+    /// A server for `tools`, configured by `config`.
+    pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
+        let listing = tools.iter().map(listing).collect();
+        let disabled = Arc::new(config.disabled_modules.clone());
+        EnvelopeServer {
+            inner: Arc::new(Inner {
+                tools,
+                config,
+                disabled,
+                listing,
+            }),
+        }
+    }
+
+    /// The tools as MCP lists them: sorted by name.
+    pub fn tools(&self) -> &[rmcp::model::Tool] {
+        &self.inner.listing
+    }
+
+    /// Calls a tool outside any MCP session, as the `call` command of a server binary does.
+    /// `None` when no tool has that name.
+    pub async fn call(&self, name: &str, arguments: Value) -> Option<Prepared> {
+        self.call_with(name, arguments, CallExtras::default()).await
+    }
+
+    pub(crate) async fn call_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        extras: CallExtras,
+    ) -> Option<Prepared> {
+        let tool = self.inner.tools.get(name)?;
+        let spec = tool.spec();
+        let config = &self.inner.config;
+        let controls = Controls::from_arguments(&arguments);
+        let mut ctx = ToolContext::new()
+            .with_client_request_id(extras.client_request_id.as_deref())
+            .with_disabled_modules(Arc::clone(&self.inner.disabled));
+        if let Some(state) = &config.state {
+            ctx = ctx.with_shared_state(Arc::clone(state));
+        }
+        if let Some(progress) = extras.progress {
+            ctx = ctx.with_progress(progress);
+        }
+        if let Some(cancelled) = extras.cancelled {
+            ctx = ctx.with_cancellation(cancelled);
+        }
+        if let Some(budget) = config.budget.budget_for(spec.budget, &Value::Null) {
+            // Rows that could never be sent are not even converted.
+            ctx = ctx.with_encoder(Arc::new(BudgetEncoder::new(
+                budget,
+                config.budget.estimator,
+            )));
+        }
+        let mut envelope: Envelope<Value> = tool.call(arguments, ctx).await;
+        if let Some(capabilities) = &config.capabilities {
+            meta_stamp(&mut envelope).capabilities(capabilities.clone());
+        }
+        Some(prepare(envelope, &controls, spec.budget, &config.budget))
+    }
+
+    fn result(prepared: Prepared) -> CallToolResult {
+        let ok = prepared.structured["ok"] == true;
+        let mut meta = MetaObject::new();
+        let stamped = &prepared.structured["meta"];
+        meta.insert(
+            format!("{META_PREFIX}request_id"),
+            stamped["request_id"].clone(),
+        );
+        if let Some(tier) = stamped.get("complexity_tier") {
+            meta.insert(format!("{META_PREFIX}tier"), tier.clone());
+        }
+        let mut result = CallToolResult::success(vec![ContentBlock::text(prepared.text())]);
+        let Prepared {
+            structured,
+            leftovers,
+            ..
+        } = prepared;
+        result.structured_content = Some(structured);
+        result.is_error = Some(!ok);
+        // Freeing the rows the trimmer cut can be slow; do it off the response path.
+        if !leftovers.is_empty() {
+            tokio::task::spawn_blocking(move || drop(leftovers));
+        }
+        result.with_meta(Some(meta))
+    }
+}
+
+impl ServerHandler for EnvelopeServer {
+    fn get_info(&self) -> ServerConfig {
+        let config = &self.inner.config;
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                config.name.clone(),
+                config.version.clone(),
+            ));
+        if let Some(instructions) = &config.instructions {
+            info = info.with_instructions(instructions.clone());
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.listing.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.inner.tools.get(&name).is_none() {
+            let available: Vec<&str> = self.inner.tools.names().collect();
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "tool": name, "available": available })),
+            ));
+        }
+        let client_request_id = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get(crate_request_id_header()))
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let progress = context.meta.get_progress_token().map(|token| {
+            Arc::new(PeerProgress {
+                peer: context.peer.clone(),
+                token,
+            }) as Arc<dyn ProgressSink>
+        });
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let cancelled = Arc::clone(&cancelled);
+            let ct = context.ct.clone();
+            tokio::spawn(async move {
+                ct.cancelled().await;
+                cancelled.store(true, Ordering::Relaxed);
+            })
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let extras = CallExtras {
+            client_request_id,
+            progress,
+            cancelled: Some(cancelled),
+        };
+        let prepared = self.call_with(&name, arguments, extras).await;
+        watcher.abort();
+        match prepared {
+            Some(prepared) => Ok(Self::result(prepared).into()),
+            // Checked above; a toolset does not change while serving.
+            None => Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            )),
+        }
+    }
+}
+
+fn crate_request_id_header() -> &'static str {
+    "x-request-id"
+}
+
+#[cfg(feature = "stdio")]
+impl EnvelopeServer {
+    /// Serves over standard input and output until the client disconnects.
+    pub async fn serve_stdio(self) -> Result<(), crate::McpError> {
+        use rmcp::ServiceExt;
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|error| crate::McpError::Session(error.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|error| crate::McpError::Session(error.to_string()))?;
+        Ok(())
+    }
+}

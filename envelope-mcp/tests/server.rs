@@ -1,0 +1,248 @@
+//! The server over an in-memory duplex, driven by rmcp's own client the way any MCP client
+//! would drive it.
+
+use std::sync::{Arc, Mutex};
+
+use envelope_core::{Reply, ToolContext, ToolError, ToolResult, tool, toolset};
+use envelope_mcp::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
+use rmcp::model::{
+    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestParamsMeta,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// What to echo.
+    text: String,
+    /// How many times.
+    #[serde(default)]
+    times: Option<u32>,
+}
+
+/// Echo a text.
+#[tool(tier = lite, read_only, layer = "test")]
+fn echo(args: EchoArgs) -> ToolResult<Value> {
+    Ok(json!({ "echo": args.text.repeat(args.times.unwrap_or(1) as usize) }))
+}
+
+/// Count to three, reporting progress.
+#[tool(tier = standard, read_only)]
+async fn count(ctx: &ToolContext) -> ToolResult<u32> {
+    for step in 1..=3 {
+        ctx.report_progress(f64::from(step), Some(3.0), Some("counting"));
+        tokio::task::yield_now().await;
+    }
+    Ok(3)
+}
+
+/// Always fails as not found.
+#[tool(tier = lite)]
+fn missing() -> ToolResult<()> {
+    Err(ToolError::not_found("no such thing"))
+}
+
+/// A tool in a switched-off module.
+#[tool(tier = lite, module = "billing")]
+fn invoice() -> ToolResult<Reply<&'static str>> {
+    Ok(Reply::new("invoiced"))
+}
+
+#[derive(Clone, Default)]
+struct Client {
+    progress: Arc<Mutex<Vec<f64>>>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .expect("no poisoning")
+            .push(params.progress);
+    }
+}
+
+async fn connect() -> (RunningService<RoleClient, Client>, Client) {
+    let server = EnvelopeServer::new(
+        toolset![echo, count, missing, invoice],
+        EnvelopeConfig::new("test-server", "1.2.3")
+            .with_instructions("test instructions")
+            .disable_module("billing"),
+    );
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = Client::default();
+    let running = client
+        .clone()
+        .serve(client_io)
+        .await
+        .expect("client connects");
+    (running, client)
+}
+
+fn call(name: &'static str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    CallToolRequestParams::new(name).with_arguments(arguments)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_info_and_sorted_listing() {
+    let (client, _) = connect().await;
+    let info = client.peer_info().expect("initialized");
+    let server = info.server_info.clone().expect("server info");
+    assert_eq!(server.name, "test-server");
+    assert_eq!(server.version, "1.2.3");
+    assert_eq!(info.instructions.as_deref(), Some("test instructions"));
+    let tools = client.list_tools(None).await.expect("lists").tools;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["count", "echo", "invoice", "missing"]);
+    let echo = &tools[1];
+    assert_eq!(echo.description.as_deref(), Some("Echo a text."));
+    let annotations = echo.annotations.as_ref().expect("annotated");
+    assert_eq!(annotations.read_only_hint, Some(true));
+    assert_eq!(annotations.idempotent_hint, Some(true));
+    assert_eq!(annotations.destructive_hint, Some(false));
+    let meta = echo.meta.as_ref().expect("meta");
+    assert_eq!(
+        meta.get(&format!("{META_PREFIX}tier")),
+        Some(&json!("lite"))
+    );
+    assert_eq!(
+        meta.get(&format!("{META_PREFIX}layer")),
+        Some(&json!("test"))
+    );
+    assert!(
+        echo.input_schema
+            .get("properties")
+            .and_then(|p| p.get("text"))
+            .is_some()
+    );
+    assert!(
+        echo.output_schema
+            .as_ref()
+            .expect("output schema")
+            .get("oneOf")
+            .is_some()
+    );
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ok_call_maps_onto_mcp() {
+    let (client, _) = connect().await;
+    let result = client
+        .call_tool(call("echo", json!({"text": "ab", "times": 2})))
+        .await
+        .expect("answers");
+    assert_eq!(result.is_error, Some(false));
+    let envelope = result.structured_content.clone().expect("structured");
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["data"]["echo"], "abab");
+    let text = result.content[0]
+        .as_text()
+        .expect("text content")
+        .text
+        .clone();
+    let mirrored: Value = serde_json::from_str(&text).expect("the text mirrors the envelope");
+    assert_eq!(mirrored, envelope);
+    let meta = result.meta.as_ref().expect("result meta");
+    assert_eq!(
+        meta.get(&format!("{META_PREFIX}request_id")),
+        Some(&envelope["meta"]["request_id"])
+    );
+    assert_eq!(
+        meta.get(&format!("{META_PREFIX}tier")),
+        Some(&json!("lite"))
+    );
+    assert!(envelope["meta"]["tokens_estimated"].is_u64());
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_is_error_results_and_unknown_tools_are_json_rpc_errors() {
+    let (client, _) = connect().await;
+    let bad = client
+        .call_tool(call("echo", json!({"text": 5})))
+        .await
+        .expect("answers");
+    assert_eq!(bad.is_error, Some(true));
+    let envelope = bad.structured_content.expect("structured");
+    assert_eq!(envelope["error"]["category"], "validation");
+    assert_eq!(envelope["error"]["data"]["field"], "text");
+
+    let missing = client
+        .call_tool(call("missing", json!({})))
+        .await
+        .expect("answers");
+    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(
+        missing.structured_content.expect("structured")["error"]["category"],
+        "not_found"
+    );
+
+    let disabled = client
+        .call_tool(call("invoice", json!({})))
+        .await
+        .expect("answers");
+    assert_eq!(
+        disabled.structured_content.expect("structured")["error"]["category"],
+        "module_disabled"
+    );
+
+    let unknown = client
+        .call_tool(call("nope", json!({})))
+        .await
+        .expect_err("not a tool");
+    let text = format!("{unknown:?}");
+    assert!(
+        text.contains("-32602") || text.contains("InvalidParams") || text.contains("32602"),
+        "{text}"
+    );
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_the_client() {
+    let (client, handler) = connect().await;
+    let mut params = call("count", json!({}));
+    params.set_progress_token(ProgressToken(NumberOrString::Number(7)));
+    let result = client.call_tool(params).await.expect("answers");
+    assert_eq!(result.structured_content.expect("structured")["data"], 3);
+    // Notifications are sent as the tool runs; give the last one a moment to arrive.
+    for _ in 0..50 {
+        if handler.progress.lock().expect("no poisoning").len() == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        *handler.progress.lock().expect("no poisoning"),
+        [1.0, 2.0, 3.0]
+    );
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toon_is_the_text_channel_on_request() {
+    let (client, _) = connect().await;
+    let result = client
+        .call_tool(call("echo", json!({"text": "x", "output_format": "toon"})))
+        .await
+        .expect("answers");
+    let text = result.content[0].as_text().expect("text").text.clone();
+    assert!(text.contains("ok: true"), "{text}");
+    assert_eq!(result.structured_content.expect("structured")["ok"], true);
+    client.cancel().await.expect("closes");
+}
