@@ -232,7 +232,12 @@ fn list_len(data: &Value, key: &str) -> usize {
 }
 
 fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
-    let mut counts = value_counts(&Value::Object(rest.clone()));
+    // The object's braces, commas, keys and colons, then each value: no clone of the map.
+    let mut counts = Counts::default();
+    counts.punct += 2 + rest.len().saturating_sub(1) as u64;
+    for (key, value) in rest {
+        counts += member_key_counts(key, false) + value_counts(value);
+    }
     if with_data {
         counts += member_key_counts("data", true);
     }

@@ -83,6 +83,19 @@ impl Controls {
     }
 }
 
+/// Tells a tool whether its caller gave up. The transport implements it over its own signal
+/// (MCP's cancellation token); an `AtomicBool` works too.
+pub trait Cancellation: Send + Sync {
+    /// Whether the call was cancelled.
+    fn is_cancelled(&self) -> bool;
+}
+
+impl Cancellation for AtomicBool {
+    fn is_cancelled(&self) -> bool {
+        self.load(Ordering::Relaxed)
+    }
+}
+
 /// Where a tool's progress reports go. The transport implements it (MCP sends
 /// `notifications/progress` when the request carried a progress token); core only calls it.
 pub trait ProgressSink: Send + Sync {
@@ -100,7 +113,7 @@ pub struct ToolContext {
     controls: Controls,
     state: Option<Arc<dyn Any + Send + Sync>>,
     progress: Option<Arc<dyn ProgressSink>>,
-    cancelled: Option<Arc<AtomicBool>>,
+    cancelled: Option<Arc<dyn Cancellation>>,
     encoder: Option<Arc<dyn PayloadEncoder>>,
 }
 
@@ -167,10 +180,10 @@ impl ToolContext {
         self
     }
 
-    /// Lets the transport signal cancellation by setting `flag`.
+    /// Lets the transport signal cancellation.
     #[must_use]
-    pub fn with_cancellation(mut self, flag: Arc<AtomicBool>) -> Self {
-        self.cancelled = Some(flag);
+    pub fn with_cancellation(mut self, signal: Arc<dyn Cancellation>) -> Self {
+        self.cancelled = Some(signal);
         self
     }
 
@@ -204,7 +217,7 @@ impl ToolContext {
     pub fn is_cancelled(&self) -> bool {
         self.cancelled
             .as_ref()
-            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+            .is_some_and(|signal| signal.is_cancelled())
     }
 
     /// The call's request id.
@@ -267,7 +280,7 @@ mod tests {
         let ctx = ToolContext::new()
             .with_state(Arc::new(String::from("root")))
             .with_progress(sink.clone())
-            .with_cancellation(flag.clone());
+            .with_cancellation(flag.clone() as Arc<dyn Cancellation>);
         assert_eq!(ctx.state::<String>().map(String::as_str), Some("root"));
         assert!(ctx.state::<u32>().is_none());
         ctx.report_progress(1.0, Some(2.0), None);

@@ -50,7 +50,7 @@ pub use capability::Capability;
 pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
 };
-pub use context::{Controls, OutputFormat, ProgressSink, ResponseMode, ToolContext};
+pub use context::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::{Baseline, ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;

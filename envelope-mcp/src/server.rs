@@ -3,11 +3,12 @@
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::__private::meta_stamp;
-use envelope_core::{Capability, Controls, Envelope, ProgressSink, Tool, ToolContext, Toolset};
+use envelope_core::{
+    Cancellation, Capability, Controls, Envelope, ProgressSink, Tool, ToolContext, Toolset,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -152,8 +153,8 @@ fn listing(tool: &dyn Tool) -> rmcp::model::Tool {
 
 /// Forwards a tool's progress reports to the client as `notifications/progress`.
 struct PeerProgress {
-    peer: Peer<RoleServer>,
     token: ProgressToken,
+    queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
 }
 
 impl ProgressSink for PeerProgress {
@@ -165,13 +166,56 @@ impl ProgressSink for PeerProgress {
         if let Some(message) = message {
             params = params.with_message(message);
         }
-        let peer = self.peer.clone();
-        // Fire and forget: a client that stopped listening must not stall the tool.
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
+        // Queued, never awaited: a client that stopped listening must not stall the tool.
+        let _ = self.queue.send(params);
+    }
+}
+
+/// Sends one call's progress reports from a task of its own, one at a time in the order they
+/// were made (MCP wants progress to increase), until [`ProgressForwarder::finish`].
+struct ProgressForwarder {
+    done: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ProgressForwarder {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> (Arc<dyn ProgressSink>, Self) {
+        let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        let (done, mut finished) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(params) = reports.recv() => {
+                        let _ = peer.notify_progress(params).await;
+                    }
+                    _ = &mut finished => break,
+                }
+            }
+            while let Ok(params) = reports.try_recv() {
                 let _ = peer.notify_progress(params).await;
-            });
-        }
+            }
+        });
+        (
+            Arc::new(PeerProgress { token, queue }),
+            ProgressForwarder { done, task },
+        )
+    }
+
+    /// Sends what is still queued. Awaited before the result goes out, so no report arrives
+    /// after the result (a client drops those: the request it names is over).
+    async fn finish(self) {
+        let _ = self.done.send(());
+        let _ = self.task.await;
+    }
+}
+
+/// MCP's cancellation token, read by the tool through [`ToolContext::is_cancelled`].
+struct TokenCancellation(tokio_util::sync::CancellationToken);
+
+impl Cancellation for TokenCancellation {
+    fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
     }
 }
 
@@ -180,7 +224,7 @@ impl ProgressSink for PeerProgress {
 pub(crate) struct CallExtras {
     pub(crate) client_request_id: Option<String>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
-    pub(crate) cancelled: Option<Arc<AtomicBool>>,
+    pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
 }
 
 impl EnvelopeServer {
@@ -313,29 +357,23 @@ impl ServerHandler for EnvelopeServer {
             .and_then(|parts| parts.headers.get(crate_request_id_header()))
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
-        let progress = context.meta.get_progress_token().map(|token| {
-            Arc::new(PeerProgress {
-                peer: context.peer.clone(),
-                token,
-            }) as Arc<dyn ProgressSink>
-        });
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let watcher = {
-            let cancelled = Arc::clone(&cancelled);
-            let ct = context.ct.clone();
-            tokio::spawn(async move {
-                ct.cancelled().await;
-                cancelled.store(true, Ordering::Relaxed);
-            })
+        let (progress, forwarder) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, forwarder) = ProgressForwarder::start(context.peer.clone(), token);
+                (Some(sink), Some(forwarder))
+            }
+            None => (None, None),
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let extras = CallExtras {
             client_request_id,
             progress,
-            cancelled: Some(cancelled),
+            cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
         };
         let prepared = self.call_with(&name, arguments, extras).await;
-        watcher.abort();
+        if let Some(forwarder) = forwarder {
+            forwarder.finish().await;
+        }
         match prepared {
             Some(prepared) => Ok(Self::result(prepared).into()),
             // Checked above; a toolset does not change while serving.
