@@ -1,0 +1,196 @@
+//! `workspace_server`: one directory tree served over MCP, every answer an envelope.
+//!
+//! ```text
+//! workspace_server [--root DIR]                    serve over stdio
+//! workspace_server [--root DIR] --http ADDR        serve streamable HTTP at http://ADDR/mcp
+//! workspace_server [--root DIR] call TOOL ['JSON'] call one tool, print its envelope
+//! workspace_server [--root DIR] list               print the tool listing
+//! ```
+//!
+//! The tools live in `tools.rs`, which `tests/workspace_server.rs` includes to test the same
+//! server. Logs go to stderr; on stdio, stdout carries only the protocol.
+
+mod tools;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+const USAGE: &str = "\
+usage:
+  workspace_server [--root DIR]                    serve over stdio
+  workspace_server [--root DIR] --http ADDR        serve streamable HTTP at http://ADDR/mcp
+  workspace_server [--root DIR] call TOOL ['JSON'] call one tool and print its envelope
+  workspace_server [--root DIR] list               print the tool listing as JSON
+
+DIR defaults to the current directory; ADDR is like 127.0.0.1:8765; JSON defaults to {}.
+`call` exits 0 when the envelope is ok and 2 otherwise.";
+
+/// What the command line asks for.
+#[derive(Debug)]
+enum Command {
+    Stdio,
+    Http(SocketAddr),
+    Call { tool: String, arguments: Value },
+    List,
+    Help,
+}
+
+#[derive(Debug)]
+struct Options {
+    root: PathBuf,
+    command: Command,
+}
+
+/// Parses the arguments after the program name. Options come first; the first word that is
+/// not an option starts the command.
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut root = None;
+    let mut http = None;
+    let mut command = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => {
+                return Ok(Options {
+                    root: PathBuf::from("."),
+                    command: Command::Help,
+                });
+            }
+            "--root" => {
+                let dir = args.next().ok_or("`--root` needs a directory")?;
+                if root.replace(PathBuf::from(dir)).is_some() {
+                    return Err("`--root` given twice".into());
+                }
+            }
+            "--http" => {
+                let addr = args.next().ok_or("`--http` needs an address")?;
+                let addr = addr
+                    .parse::<SocketAddr>()
+                    .map_err(|error| format!("`--http {addr}`: {error}"))?;
+                if http.replace(addr).is_some() {
+                    return Err("`--http` given twice".into());
+                }
+            }
+            option if option.starts_with('-') => {
+                return Err(format!("unknown option `{option}`"));
+            }
+            _ => {
+                command.push(arg);
+                command.extend(args.by_ref());
+            }
+        }
+    }
+    let command = match (command.first().map(String::as_str), http) {
+        (None, None) => Command::Stdio,
+        (None, Some(addr)) => Command::Http(addr),
+        (Some(_), Some(_)) => return Err("`--http` serves; it takes no command".into()),
+        (Some("list"), None) if command.len() == 1 => Command::List,
+        (Some("call"), None) if (2..=3).contains(&command.len()) => {
+            let arguments = match command.get(2) {
+                Some(json) => serde_json::from_str(json)
+                    .map_err(|error| format!("the JSON arguments do not parse: {error}"))?,
+                None => Value::Object(Default::default()),
+            };
+            Command::Call {
+                tool: command[1].clone(),
+                arguments,
+            }
+        }
+        (Some("call"), None) => return Err("`call` takes a tool name and one JSON object".into()),
+        (Some(other), None) => return Err(format!("unknown command `{other}`")),
+    };
+    Ok(Options {
+        root: root.unwrap_or_else(|| PathBuf::from(".")),
+        command,
+    })
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("workspace_server: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Command::Help = options.command {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    // Tool failures are logged here with their request id; stdout stays the protocol's.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
+    let workspace = match tools::Workspace::open(&options.root) {
+        Ok(workspace) => workspace,
+        Err(error) => {
+            eprintln!(
+                "workspace_server: cannot serve `{}`: {error}\n\n{USAGE}",
+                options.root.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let root = workspace.root().display().to_string();
+    let server = tools::server(workspace, matches!(options.command, Command::Http(_)));
+
+    match options.command {
+        Command::Stdio => {
+            tracing::info!(%root, "serving over stdio");
+            match server.serve_stdio().await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("workspace_server: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Http(addr) => {
+            eprintln!("workspace_server: serving {root} at http://{addr}/mcp");
+            match server.serve_http(addr).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("workspace_server: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Call { tool, arguments } => {
+            let Some(prepared) = server.call(&tool, arguments).await else {
+                let available: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
+                eprintln!(
+                    "workspace_server: unknown tool `{tool}`; available: {}",
+                    available.join(", ")
+                );
+                return ExitCode::from(2);
+            };
+            match serde_json::to_string_pretty(&prepared.structured) {
+                Ok(text) => println!("{text}"),
+                Err(error) => {
+                    eprintln!("workspace_server: cannot print the envelope: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            if prepared.structured["ok"] == true {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }
+        Command::List => match serde_json::to_string_pretty(server.tools()) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("workspace_server: cannot print the listing: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        // Answered before the workspace was opened.
+        Command::Help => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,1524 @@
+//! The tools of the `workspace_server` example, and the server that serves them: text search,
+//! file reads, file listings, statistics and an import graph over one directory tree.
+//!
+//! Invariant: no tool reads or lists anything outside the served root. Walks skip `.git`,
+//! `target`, `node_modules` and hidden directories, symlinks (one could point outside the root),
+//! files over 2 MiB and files that are not UTF-8, and visit paths in sorted order, so the same
+//! tree always gives the same answer.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, LazyLock};
+
+use envelope_core::{
+    Capability, Completeness, EmptyReason, IncompleteReason, NextAction, Notice, Reply, Role,
+    ToolContext, ToolError, ToolResult, TruncationReason, Unit, Verdict, tool, toolset,
+};
+use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use walkdir::{DirEntry, WalkDir};
+
+/// Files larger than this are skipped by walks and refused by `read_file`.
+const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+/// Directories no walk enters, besides hidden ones (whose names start with a dot).
+const SKIPPED_DIRS: [&str; 3] = [".git", "target", "node_modules"];
+/// `search_text`'s default page size.
+const DEFAULT_SEARCH_LIMIT: usize = 50;
+/// `list_files`'s default page size.
+const DEFAULT_LIST_LIMIT: usize = 200;
+/// A matched line longer than this is shown as a window around the match.
+const MAX_LINE_CHARS: usize = 400;
+/// Long tools report progress after every this many files.
+const PROGRESS_EVERY: usize = 100;
+
+/// What the server tells the client's model about itself.
+const INSTRUCTIONS: &str = "Read-only access to one directory tree (the workspace). \
+Paths are relative to the workspace root and use `/`. Start with `list_files` or `search_text`, \
+read what they point at with `read_file`, and use `workspace_stats` or `graph_export` for an \
+overview. Every answer is an envelope: branch on `ok`, `verdict`, `completeness`, \
+`empty_reason` and `next_actions` rather than on prose.";
+
+// ---------------------------------------------------------------------------------------------
+// The server
+// ---------------------------------------------------------------------------------------------
+
+/// The served directory, shared with every tool as server state.
+#[derive(Debug)]
+pub(crate) struct Workspace {
+    /// Canonical (symlinks resolved), so containment checks compare real paths.
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// The workspace rooted at `root`, which must be a directory.
+    pub(crate) fn open(root: impl AsRef<Path>) -> io::Result<Workspace> {
+        let root = root.as_ref().canonicalize()?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", root.display()),
+            ));
+        }
+        Ok(Workspace { root })
+    }
+
+    /// The canonical root.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// The capability tags the server stamps. Each one is proven by `tests/workspace_server.rs`;
+/// `streamable_http` only when the server is really reachable that way.
+pub(crate) fn capabilities(http: bool) -> Vec<Capability> {
+    let mut tags = vec![
+        Capability::STANDARDIZED_ERROR_ENVELOPE,
+        Capability::CANONICAL_VERDICTS,
+        Capability::REQUEST_IDS,
+        Capability::COMPLEXITY_TIER,
+        Capability::IDEMPOTENCY_DECLARED,
+        Capability::TOKENS_ESTIMATED,
+        Capability::BUDGET_TRIMMING,
+        Capability::COMPLETENESS,
+        Capability::NEXT_ACTIONS,
+        Capability::TOON_OUTPUT,
+        Capability::PROGRESS,
+    ];
+    if http {
+        tags.push(Capability::STREAMABLE_HTTP);
+    }
+    tags
+}
+
+/// The `workspace_server` over `workspace`; `http` says whether it will be served over
+/// streamable HTTP (which adds that capability tag).
+pub(crate) fn server(workspace: Workspace, http: bool) -> EnvelopeServer {
+    EnvelopeServer::new(
+        toolset![
+            search_text,
+            read_file,
+            list_files,
+            workspace_stats,
+            graph_export
+        ],
+        EnvelopeConfig::new("workspace_server", env!("CARGO_PKG_VERSION"))
+            .with_instructions(INSTRUCTIONS)
+            .with_capabilities(capabilities(http))
+            .with_state(Arc::new(workspace)),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+/// The workspace from the server state; a server built without one cannot answer.
+fn workspace(ctx: &ToolContext) -> ToolResult<&Workspace> {
+    ctx.state::<Workspace>().ok_or_else(|| {
+        ToolError::unavailable("this server has no workspace configured")
+            .with_code("no_workspace")
+            .with_retryable(false)
+    })
+}
+
+/// Runs file-system work on tokio's blocking pool, so a large tree does not stall the
+/// runtime's workers, with the workspace and the call's context at hand.
+async fn blocking<T, F>(ctx: &ToolContext, work: F) -> ToolResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&Workspace, &ToolContext) -> ToolResult<T> + Send + 'static,
+{
+    // Cheap: the context is a handful of `Arc`s.
+    let ctx = ctx.clone();
+    match tokio::task::spawn_blocking(move || work(workspace(&ctx)?, &ctx)).await {
+        Ok(result) => result,
+        // Re-raised here, where the `#[tool]` wrapper catches it and masks it like any panic
+        // of the body itself.
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Err(error) => Err(ToolError::internal(error)),
+    }
+}
+
+/// A `validation` error naming the argument at fault, shaped like the ones argument decoding
+/// produces (`data.field`).
+fn invalid(field: &str, message: impl Into<String>) -> ToolError {
+    ToolError::validation(message)
+        .with_code("invalid_argument")
+        .with_data(json!({ "field": field }))
+}
+
+/// A page size: the default when absent, never zero.
+fn page_limit(limit: Option<usize>, default: usize) -> ToolResult<usize> {
+    match limit {
+        Some(0) => Err(invalid("limit", "`limit` must be at least 1")),
+        Some(limit) => Ok(limit),
+        None => Ok(default),
+    }
+}
+
+/// The error a long tool stops with when the caller cancelled. Not `transient`: the caller
+/// withdrew the call, so retrying it unchanged is not what anyone asked for.
+fn cancelled(tool: &str) -> ToolError {
+    ToolError::unavailable(format!(
+        "`{tool}` was cancelled by the caller before it finished"
+    ))
+    .with_code("cancelled")
+    .with_retryable(false)
+}
+
+/// A path filter from a glob. A pattern without `/` matches file names anywhere (`*.rs`);
+/// one with `/` matches the whole relative path, and `*` then stops at `/` (`src/**/*.rs`).
+struct PathFilter {
+    matcher: GlobMatcher,
+    whole_path: bool,
+}
+
+impl PathFilter {
+    fn new(field: &str, pattern: &str) -> ToolResult<PathFilter> {
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| invalid(field, format!("`{field}` is not a valid glob: {error}")))?;
+        Ok(PathFilter {
+            matcher: glob.compile_matcher(),
+            whole_path: pattern.contains('/'),
+        })
+    }
+
+    fn matches(&self, rel: &str) -> bool {
+        if self.whole_path {
+            self.matcher.is_match(rel)
+        } else {
+            self.matcher.is_match(file_name(rel))
+        }
+    }
+}
+
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
+}
+
+/// The directory part of a relative path: `""` at the root.
+fn parent_dir(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// `dir` joined with the relative `path`, `.` and `..` resolved; `None` when it climbs out of
+/// the root.
+fn join_rel(dir: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|part| !part.is_empty()).collect();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walking
+// ---------------------------------------------------------------------------------------------
+
+/// A file a walk found: not yet known to be text.
+struct Candidate {
+    /// Relative to the root, `/`-separated.
+    rel: String,
+    path: PathBuf,
+}
+
+/// What one walk found.
+struct Walk {
+    /// Sorted by relative path.
+    files: Vec<Candidate>,
+    /// Files skipped for being over [`MAX_FILE_BYTES`].
+    too_large: usize,
+    /// Entries the walk could not read (a directory without permission, say).
+    failures: usize,
+}
+
+/// Walks the tree under `root`; see the module's invariant for what is skipped.
+fn walk(root: &Path) -> Walk {
+    let mut found = Walk {
+        files: Vec::new(),
+        too_large: 0,
+        failures: 0,
+    };
+    let entries = WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        // The root itself is never skipped, even when its own name starts with a dot.
+        .filter_entry(|entry| entry.depth() == 0 || !is_skipped_dir(entry));
+    for entry in entries {
+        let Ok(entry) = entry else {
+            found.failures += 1;
+            continue;
+        };
+        // Symlinks report their own type here, so they are left out with directories.
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(metadata) = entry.metadata() else {
+            found.failures += 1;
+            continue;
+        };
+        if metadata.len() > MAX_FILE_BYTES {
+            found.too_large += 1;
+            continue;
+        }
+        // A path that is not UTF-8 cannot be named in a JSON answer; leave it out.
+        let Some(rel) = relative(root, entry.path()) else {
+            continue;
+        };
+        found.files.push(Candidate {
+            rel,
+            path: entry.into_path(),
+        });
+    }
+    // By the whole relative path, not directory by directory as the walk visits them.
+    found.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    found
+}
+
+fn is_skipped_dir(entry: &DirEntry) -> bool {
+    entry.file_type().is_dir()
+        && entry
+            .file_name()
+            .to_str()
+            .is_none_or(|name| name.starts_with('.') || SKIPPED_DIRS.contains(&name))
+}
+
+/// `path` relative to `root`, `/`-separated; `None` outside the root or when not UTF-8.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = path
+        .strip_prefix(root)
+        .ok()?
+        .components()
+        .map(|component| match component {
+            Component::Normal(part) => part.to_str(),
+            _ => None,
+        })
+        .collect();
+    parts.map(|parts| parts.join("/"))
+}
+
+/// A file's contents, if it is text.
+enum Contents {
+    Text(String),
+    /// Not UTF-8: skipped like any binary file.
+    Binary,
+    /// Could not be read at all.
+    Unreadable(io::Error),
+}
+
+fn read_contents(path: &Path) -> Contents {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Contents::Text(text),
+            Err(_) => Contents::Binary,
+        },
+        Err(error) => Contents::Unreadable(error),
+    }
+}
+
+/// Completeness of `returned` rows out of the `found` that qualified, honest about what could
+/// not be looked at: any walk failure or unreadable file means `found` is not a proven total.
+fn completeness(
+    unit: Unit,
+    returned: usize,
+    found: usize,
+    cut_by: TruncationReason,
+    walk_failures: usize,
+    unreadable: usize,
+) -> ToolResult<Completeness> {
+    let mut reasons = Vec::new();
+    if walk_failures > 0 {
+        reasons.push(IncompleteReason::WalkFailure);
+    }
+    if unreadable > 0 {
+        reasons.push(IncompleteReason::UnreadableCandidate);
+    }
+    let total = reasons.is_empty().then_some(found);
+    let built = if returned < found {
+        Completeness::truncated_page(unit, returned, total, cut_by, None)
+            .and_then(|page| page.with_incomplete_reasons(reasons))
+    } else if reasons.is_empty() {
+        Ok(Completeness::complete(unit, returned))
+    } else {
+        Completeness::incomplete(unit, returned, None, reasons)
+    };
+    built.map_err(ToolError::internal)
+}
+
+/// Reports progress through a long walk: once when the total is known, every
+/// [`PROGRESS_EVERY`] files, and at the end.
+struct Progress<'a> {
+    ctx: &'a ToolContext,
+    total: usize,
+    noun: &'static str,
+}
+
+impl<'a> Progress<'a> {
+    fn start(ctx: &'a ToolContext, total: usize, noun: &'static str) -> Self {
+        ctx.report_progress(
+            0.0,
+            Some(total as f64),
+            Some(&format!("found {total} {noun}")),
+        );
+        Progress { ctx, total, noun }
+    }
+
+    fn step(&self, done: usize) {
+        if done.is_multiple_of(PROGRESS_EVERY) && done < self.total {
+            self.report(done);
+        }
+    }
+
+    fn finish(&self) {
+        // Progress must increase from one notification to the next; with nothing to do, the
+        // first report already said all there is.
+        if self.total > 0 {
+            self.report(self.total);
+        }
+    }
+
+    fn report(&self, done: usize) {
+        let message = format!("{done} of {} {}", self.total, self.noun);
+        self.ctx
+            .report_progress(done as f64, Some(self.total as f64), Some(&message));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// search_text
+// ---------------------------------------------------------------------------------------------
+
+/// The arguments of `search_text`; also what its retry actions are built from.
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+pub(crate) struct SearchTextArgs {
+    /// What to look for: a literal string, or a regular expression when `regex` is true.
+    query: String,
+    /// Treat `query` as a regular expression (Rust `regex` syntax, matched line by line).
+    /// Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    regex: Option<bool>,
+    /// Only search files matching this glob: without `/` it matches file names (`*.rs`), with
+    /// `/` the whole relative path (`src/**/*.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_glob: Option<String>,
+    /// Return at most this many occurrences (default 50, at least 1); the total counts all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    limit: Option<usize>,
+}
+
+/// One match.
+#[derive(Debug, Serialize)]
+pub(crate) struct Occurrence {
+    /// Relative to the root.
+    path: String,
+    /// 1-based.
+    line: usize,
+    /// 1-based, in characters (Unicode scalar values) from the start of the line.
+    column: usize,
+    /// The line, or a window of it around the match when the line is very long.
+    text: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct SearchHits {
+    occurrences: Vec<Occurrence>,
+    /// Text files the search read.
+    files_searched: usize,
+}
+
+/// Search the workspace's text files for a literal string (or, with `regex: true`, a regular
+/// expression) and return each occurrence with its path, 1-based line and column, and line
+/// text. `completeness.total` is the exact number of occurrences, even when only the first
+/// `limit` are returned. An empty result says why in `empty_reason`.
+#[tool(tier = lite, read_only)]
+pub(crate) async fn search_text(
+    ctx: &ToolContext,
+    args: SearchTextArgs,
+) -> ToolResult<Reply<SearchHits>> {
+    let limit = page_limit(args.limit, DEFAULT_SEARCH_LIMIT)?;
+    if args.query.is_empty() {
+        return Err(invalid("query", "`query` must not be empty"));
+    }
+    let regex_mode = args.regex.unwrap_or(false);
+    // A literal search is a regex search for the escaped literal: one matching loop for both.
+    let pattern = if regex_mode {
+        args.query.clone()
+    } else {
+        regex::escape(&args.query)
+    };
+    let matcher = Regex::new(&pattern).map_err(|error| {
+        invalid(
+            "query",
+            format!("`query` is not a valid regular expression: {error}"),
+        )
+    })?;
+    let filter = args
+        .path_glob
+        .as_deref()
+        .map(|pattern| PathFilter::new("path_glob", pattern))
+        .transpose()?;
+    blocking(ctx, move |workspace, ctx| {
+        search(workspace, ctx, args, &matcher, filter.as_ref(), limit)
+    })
+    .await
+}
+
+fn search(
+    workspace: &Workspace,
+    ctx: &ToolContext,
+    args: SearchTextArgs,
+    matcher: &Regex,
+    filter: Option<&PathFilter>,
+    limit: usize,
+) -> ToolResult<Reply<SearchHits>> {
+    let walk = walk(workspace.root());
+    let mut occurrences = Vec::new();
+    let mut total = 0;
+    let mut in_filter = 0;
+    let mut files_searched = 0;
+    let mut files_with_hits = 0;
+    let mut unreadable = 0;
+    for file in &walk.files {
+        if ctx.is_cancelled() {
+            return Err(cancelled("search_text"));
+        }
+        if filter.is_some_and(|filter| !filter.matches(&file.rel)) {
+            continue;
+        }
+        in_filter += 1;
+        let text = match read_contents(&file.path) {
+            Contents::Text(text) => text,
+            Contents::Binary => continue,
+            Contents::Unreadable(_) => {
+                unreadable += 1;
+                continue;
+            }
+        };
+        files_searched += 1;
+        let before = total;
+        for (index, line) in text.lines().enumerate() {
+            for found in matcher.find_iter(line) {
+                // A pattern that can match nothing (`a*`) would report every position.
+                if found.is_empty() {
+                    continue;
+                }
+                total += 1;
+                // Past the page, matches are only counted, so the total stays exact.
+                if occurrences.len() < limit {
+                    occurrences.push(Occurrence {
+                        path: file.rel.clone(),
+                        line: index + 1,
+                        column: line[..found.start()].chars().count() + 1,
+                        text: excerpt(line, found.start()),
+                    });
+                }
+            }
+        }
+        if total > before {
+            files_with_hits += 1;
+        }
+    }
+
+    let returned = occurrences.len();
+    let completeness = completeness(
+        Unit::OCCURRENCE,
+        returned,
+        total,
+        TruncationReason::PageLimit,
+        walk.failures,
+        unreadable,
+    )?;
+    let next_step = completeness.next_step("raise `limit`, or narrow `query` or `path_glob`");
+    let summary = format!(
+        "{total} {} in {files_with_hits} of {files_searched} files searched",
+        Unit::OCCURRENCE.noun(total)
+    );
+    let mut reply = Reply::new(SearchHits {
+        occurrences,
+        files_searched,
+    })
+    .summary_line(summary)
+    .completeness(completeness);
+    if let Some(step) = next_step {
+        reply = reply.next_step(step);
+    }
+    if total > 0 {
+        return Ok(reply.verdict(Verdict::Info));
+    }
+
+    // Nothing found: say why, and offer the call most likely to help.
+    let reply = reply.verdict(Verdict::NotFound);
+    let regex_mode = args.regex.unwrap_or(false);
+    if let Some(pattern) = args.path_glob.as_deref().filter(|_| in_filter == 0) {
+        let diagnosis = format!(
+            "`path_glob` `{pattern}` matched none of the {} files in the workspace",
+            walk.files.len()
+        );
+        let wider = SearchTextArgs {
+            path_glob: None,
+            ..args.clone()
+        };
+        let action = NextAction::new(
+            "search-without-path-glob",
+            Role::BroadenScope,
+            0,
+            "search_text",
+            wider,
+            "search every file instead of only those matching `path_glob`",
+        )
+        .map_err(ToolError::internal)?;
+        Ok(reply
+            .empty(EmptyReason::FiltersExcludedAll, diagnosis)
+            .next_actions([action]))
+    } else if !regex_mode && looks_like_regex(&args.query) && Regex::new(&args.query).is_ok() {
+        let diagnosis = format!(
+            "the literal `{}` occurs nowhere, and it contains regular-expression \
+             metacharacters; it may have been meant as a pattern",
+            args.query
+        );
+        let as_regex = SearchTextArgs {
+            regex: Some(true),
+            ..args.clone()
+        };
+        let action = NextAction::new(
+            "retry-as-regex",
+            Role::Retry,
+            0,
+            "search_text",
+            as_regex,
+            "repeat the search with `query` read as a regular expression",
+        )
+        .map_err(ToolError::internal)?;
+        Ok(reply
+            .empty(EmptyReason::QueryLooksLikeRegex, diagnosis)
+            .next_actions([action]))
+    } else {
+        let what = if regex_mode { "pattern" } else { "literal" };
+        let diagnosis = format!(
+            "the {what} `{}` occurs in none of the {files_searched} text files searched",
+            args.query
+        );
+        Ok(reply.empty(EmptyReason::NoMatch, diagnosis))
+    }
+}
+
+/// Whether a query has characters that mean something in a regular expression and rarely
+/// appear in a literal search. A lone `.` does not count: it is common in literals
+/// (`foo.bar`).
+fn looks_like_regex(query: &str) -> bool {
+    query.contains([
+        '\\', '*', '+', '?', '|', '(', ')', '[', ']', '{', '}', '^', '$',
+    ])
+}
+
+/// The line as an occurrence shows it: whole when short, else a window of [`MAX_LINE_CHARS`]
+/// starting a little before the match, so that one minified file cannot flood the answer.
+fn excerpt(line: &str, match_start: usize) -> String {
+    let line_chars = line.chars().count();
+    if line_chars <= MAX_LINE_CHARS {
+        return line.to_owned();
+    }
+    let before = line[..match_start].chars().count();
+    let skip = before.saturating_sub(MAX_LINE_CHARS / 4);
+    let mut text = String::new();
+    if skip > 0 {
+        text.push('…');
+    }
+    text.extend(line.chars().skip(skip).take(MAX_LINE_CHARS));
+    if skip + MAX_LINE_CHARS < line_chars {
+        text.push('…');
+    }
+    text
+}
+
+// ---------------------------------------------------------------------------------------------
+// read_file
+// ---------------------------------------------------------------------------------------------
+
+/// The arguments of `read_file`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct ReadFileArgs {
+    /// The file, relative to the workspace root (an absolute path inside the root works too).
+    path: String,
+    /// The first line to return, 1-based. Default 1.
+    #[serde(default)]
+    start_line: Option<usize>,
+    /// The last line to return, inclusive. Default: the file's last line.
+    #[serde(default)]
+    end_line: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct FileContent {
+    /// Relative to the root.
+    path: String,
+    /// The first line returned, 1-based.
+    start_line: usize,
+    /// The last line returned, inclusive; `start_line - 1` when no line is returned.
+    end_line: usize,
+    /// Lines in the whole file.
+    total_lines: usize,
+    /// The lines `start_line..=end_line`, line endings included, exactly as in the file.
+    content: String,
+}
+
+/// Read a text file of the workspace, whole or a range of lines (`start_line`, `end_line`,
+/// 1-based and inclusive). Paths outside the workspace are refused with `permission`.
+#[tool(tier = lite, read_only)]
+pub(crate) async fn read_file(
+    ctx: &ToolContext,
+    args: ReadFileArgs,
+) -> ToolResult<Reply<FileContent>> {
+    if args.start_line == Some(0) {
+        return Err(invalid(
+            "start_line",
+            "`start_line` is 1-based; the first line is 1",
+        ));
+    }
+    if let (Some(start), Some(end)) = (args.start_line, args.end_line)
+        && end < start
+    {
+        return Err(invalid(
+            "end_line",
+            format!("`end_line` ({end}) is before `start_line` ({start})"),
+        ));
+    }
+    blocking(ctx, move |workspace, _| read(workspace, args)).await
+}
+
+fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
+    let (rel, real) = resolve(workspace.root(), &args.path)?;
+    let metadata = std::fs::metadata(&real)?;
+    if metadata.is_dir() {
+        return Err(invalid(
+            "path",
+            format!("`{rel}` is a directory; use `list_files` to see its files"),
+        ));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(invalid(
+            "path",
+            format!(
+                "`{rel}` is {} bytes; files over {MAX_FILE_BYTES} bytes are not served",
+                metadata.len()
+            ),
+        )
+        .with_code("file_too_large"));
+    }
+    let text = match read_contents(&real) {
+        Contents::Text(text) => text,
+        Contents::Binary => {
+            return Err(invalid("path", format!("`{rel}` is not a UTF-8 text file"))
+                .with_code("binary_file"));
+        }
+        Contents::Unreadable(error) => return Err(error.into()),
+    };
+
+    // Split after each `\n`, so the content comes back with its own line endings.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total_lines = lines.len();
+    let start_line = args.start_line.unwrap_or(1);
+    if start_line > total_lines.max(1) {
+        return Err(invalid(
+            "start_line",
+            format!("`start_line` ({start_line}) is past the end: `{rel}` has {total_lines} lines"),
+        ));
+    }
+    let end_line = args.end_line.unwrap_or(total_lines).min(total_lines);
+    let content = lines[start_line - 1..end_line].concat();
+    let summary = format!("`{rel}`: lines {start_line}–{end_line} of {total_lines}");
+    Ok(Reply::new(FileContent {
+        path: rel,
+        start_line,
+        end_line,
+        total_lines,
+        content,
+    })
+    .summary_line(summary))
+}
+
+/// Resolves a requested path to `(relative path, real path)` inside `root`.
+///
+/// `..` that climbs above the root and absolute paths elsewhere are refused before the file
+/// system is asked, so the answer does not tell what exists outside; a symlink that resolves
+/// outside is refused after.
+fn resolve(root: &Path, raw: &str) -> ToolResult<(String, PathBuf)> {
+    let outside = || {
+        ToolError::permission(format!("`{raw}` is outside the workspace"))
+            .with_code("outside_workspace")
+            .with_hint("pass a path relative to the workspace root, without `..` above it")
+    };
+    if raw.is_empty() {
+        return Err(invalid("path", "`path` must not be empty"));
+    }
+    let requested = Path::new(raw);
+    // An absolute path inside the root is read as the relative path below it.
+    let requested = if requested.is_absolute() {
+        requested.strip_prefix(root).map_err(|_| outside())?
+    } else {
+        requested
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for component in requested.components() {
+        match component {
+            Component::Normal(part) => parts.push(
+                part.to_str()
+                    .ok_or_else(|| invalid("path", "`path` is not valid UTF-8"))?,
+            ),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop().ok_or_else(outside)?;
+            }
+            Component::RootDir | Component::Prefix(_) => return Err(outside()),
+        }
+    }
+    let rel = parts.join("/");
+    let real = root
+        .join(&rel)
+        .canonicalize()
+        .map_err(|error| match error.kind() {
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
+                ToolError::not_found(format!("no file `{rel}` in the workspace"))
+                    .with_hint("use `list_files` or `search_text` to find the right path")
+            }
+            _ => ToolError::from(error),
+        })?;
+    if !real.starts_with(root) {
+        return Err(outside());
+    }
+    Ok((rel, real))
+}
+
+// ---------------------------------------------------------------------------------------------
+// list_files
+// ---------------------------------------------------------------------------------------------
+
+/// The arguments of `list_files`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct ListFilesArgs {
+    /// Only list files matching this glob: without `/` it matches file names (`*.rs`), with
+    /// `/` the whole relative path (`src/**/*.rs`).
+    #[serde(default)]
+    glob: Option<String>,
+    /// Return at most this many paths (default 200, at least 1).
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct FileList {
+    /// Relative paths, sorted.
+    files: Vec<String>,
+}
+
+/// List the workspace's text files as sorted relative paths, optionally only those matching
+/// a glob. `completeness` counts every file that qualified, even past `limit`.
+#[tool(tier = lite, read_only)]
+pub(crate) async fn list_files(
+    ctx: &ToolContext,
+    args: ListFilesArgs,
+) -> ToolResult<Reply<FileList>> {
+    let limit = page_limit(args.limit, DEFAULT_LIST_LIMIT)?;
+    let filter = args
+        .glob
+        .as_deref()
+        .map(|pattern| PathFilter::new("glob", pattern))
+        .transpose()?;
+    blocking(ctx, move |workspace, ctx| {
+        let walk = walk(workspace.root());
+        let scanned = walk.files.len();
+        let mut files = Vec::new();
+        let mut found = 0;
+        let mut in_filter = 0;
+        let mut unreadable = 0;
+        for file in walk.files {
+            if ctx.is_cancelled() {
+                return Err(cancelled("list_files"));
+            }
+            if filter
+                .as_ref()
+                .is_some_and(|filter| !filter.matches(&file.rel))
+            {
+                continue;
+            }
+            in_filter += 1;
+            // Only text files are served, so only text files are listed.
+            match read_contents(&file.path) {
+                Contents::Text(_) => {}
+                Contents::Binary => continue,
+                Contents::Unreadable(_) => {
+                    unreadable += 1;
+                    continue;
+                }
+            }
+            found += 1;
+            if files.len() < limit {
+                files.push(file.rel);
+            }
+        }
+        let completeness = completeness(
+            Unit::FILE,
+            files.len(),
+            found,
+            TruncationReason::PageLimit,
+            walk.failures,
+            unreadable,
+        )?;
+        let next_step = completeness.next_step("raise `limit`, or narrow `glob`");
+        let mut reply = Reply::new(FileList { files })
+            .summary_line(format!("{found} {}", Unit::FILE.noun(found)))
+            .completeness(completeness);
+        if let Some(step) = next_step {
+            reply = reply.next_step(step);
+        }
+        if found > 0 {
+            return Ok(reply);
+        }
+        let reply = reply.verdict(Verdict::NotFound);
+        Ok(match args.glob.as_deref().filter(|_| in_filter == 0) {
+            Some(pattern) => reply.empty(
+                EmptyReason::FiltersExcludedAll,
+                format!("`glob` `{pattern}` matched none of the {scanned} files in the workspace"),
+            ),
+            None => reply.empty(
+                EmptyReason::NoMatch,
+                "the workspace has no text files that qualify",
+            ),
+        })
+    })
+    .await
+}
+
+// ---------------------------------------------------------------------------------------------
+// workspace_stats
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Tally {
+    files: usize,
+    bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Stats {
+    /// Text files counted.
+    files: usize,
+    /// Their bytes.
+    bytes: u64,
+    /// Per lower-cased extension; `(none)` for files without one.
+    by_extension: BTreeMap<String, Tally>,
+    /// Files left out, by why.
+    skipped: Skipped,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Skipped {
+    /// Over 2 MiB.
+    too_large: usize,
+    /// Not UTF-8.
+    binary: usize,
+    /// Could not be read, or the walk could not enter them.
+    unreadable: usize,
+}
+
+/// Count the workspace's text files and their bytes, in total and by extension. Walks the
+/// whole tree, reporting progress as it goes; stops early when the call is cancelled.
+#[tool(tier = standard, read_only)]
+pub(crate) async fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats>> {
+    blocking(ctx, |workspace, ctx| {
+        // First the walk, so that progress has a total to count towards.
+        let walk = walk(workspace.root());
+        let progress = Progress::start(ctx, walk.files.len(), "files");
+        let mut stats = Stats {
+            files: 0,
+            bytes: 0,
+            by_extension: BTreeMap::new(),
+            skipped: Skipped {
+                too_large: walk.too_large,
+                binary: 0,
+                unreadable: walk.failures,
+            },
+        };
+        for (index, file) in walk.files.iter().enumerate() {
+            if ctx.is_cancelled() {
+                return Err(cancelled("workspace_stats"));
+            }
+            match read_contents(&file.path) {
+                Contents::Text(text) => {
+                    let bytes = text.len() as u64;
+                    stats.files += 1;
+                    stats.bytes += bytes;
+                    let tally = stats.by_extension.entry(extension(&file.rel)).or_default();
+                    tally.files += 1;
+                    tally.bytes += bytes;
+                }
+                Contents::Binary => stats.skipped.binary += 1,
+                Contents::Unreadable(_) => stats.skipped.unreadable += 1,
+            }
+            progress.step(index + 1);
+        }
+        progress.finish();
+        let summary = format!(
+            "{} text files, {} bytes, {} extensions",
+            stats.files,
+            stats.bytes,
+            stats.by_extension.len()
+        );
+        let mut reply = Reply::new(stats).summary_line(summary);
+        if walk.failures > 0 {
+            reply = reply.warning(
+                Notice::warning(
+                    "partial_walk",
+                    "some entries could not be read; the counts leave them out",
+                )
+                .with_data(json!({ "entries": walk.failures })),
+            );
+        }
+        Ok(reply)
+    })
+    .await
+}
+
+/// The lower-cased extension of a relative path; `(none)` without one (`Makefile`,
+/// `.gitignore`).
+fn extension(rel: &str) -> String {
+    Path::new(file_name(rel))
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .map_or_else(|| "(none)".to_owned(), str::to_lowercase)
+}
+
+// ---------------------------------------------------------------------------------------------
+// graph_export
+// ---------------------------------------------------------------------------------------------
+
+/// The arguments of `graph_export`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct GraphExportArgs {
+    /// Keep at most this many nodes, the best connected first (at least 1). Default: all.
+    #[serde(default)]
+    max_nodes: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Graph {
+    /// Sorted by id.
+    nodes: Vec<Node>,
+    /// Sorted by source, target, kind; only between nodes present.
+    edges: Vec<Edge>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Node {
+    /// The file's relative path.
+    id: String,
+    /// Always `file`.
+    kind: &'static str,
+    /// `rust`, `python`, `javascript` or `typescript`.
+    language: &'static str,
+    lines: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub(crate) struct Edge {
+    source: String,
+    target: String,
+    /// `mod` (Rust `mod x;`), `use` (Rust `use crate::…`) or `import` (Python, JS/TS).
+    kind: &'static str,
+}
+
+/// Export the workspace's source files (Rust, Python, JavaScript, TypeScript) as a graph:
+/// files are nodes; edges are Rust `mod x;` and `use crate::…`, Python `import x` and
+/// `from x import y`, and JS/TS relative imports, each resolved to a file of the workspace
+/// (references that resolve to no file are left out). `max_nodes` keeps the best connected
+/// files.
+#[tool(tier = heavy, read_only)]
+pub(crate) async fn graph_export(
+    ctx: &ToolContext,
+    args: GraphExportArgs,
+) -> ToolResult<Reply<Graph>> {
+    if args.max_nodes == Some(0) {
+        return Err(invalid("max_nodes", "`max_nodes` must be at least 1"));
+    }
+    blocking(ctx, move |workspace, ctx| {
+        export_graph(workspace, ctx, args.max_nodes)
+    })
+    .await
+}
+
+fn export_graph(
+    workspace: &Workspace,
+    ctx: &ToolContext,
+    max_nodes: Option<usize>,
+) -> ToolResult<Reply<Graph>> {
+    let walk = walk(workspace.root());
+    let sources: Vec<(&Candidate, Language)> = walk
+        .files
+        .iter()
+        .filter_map(|file| Language::of(&file.rel).map(|language| (file, language)))
+        .collect();
+
+    // Pass 1: read each source file once, keep its node and its raw references.
+    let progress = Progress::start(ctx, sources.len(), "source files");
+    let mut nodes = Vec::new();
+    let mut references = Vec::new();
+    let mut unreadable = 0;
+    for (index, (file, language)) in sources.iter().enumerate() {
+        if ctx.is_cancelled() {
+            return Err(cancelled("graph_export"));
+        }
+        match read_contents(&file.path) {
+            Contents::Text(text) => {
+                nodes.push(Node {
+                    id: file.rel.clone(),
+                    kind: "file",
+                    language: language.name(),
+                    lines: text.lines().count(),
+                });
+                references.push((file.rel.as_str(), language.references(&text)));
+            }
+            Contents::Binary => {}
+            Contents::Unreadable(_) => unreadable += 1,
+        }
+        progress.step(index + 1);
+    }
+    progress.finish();
+
+    // Pass 2: resolve references against the files that are nodes.
+    let ids: BTreeSet<&str> = nodes.iter().map(|node| node.id.as_str()).collect();
+    let mut edges = BTreeSet::new();
+    for (source, found) in &references {
+        for reference in found {
+            for (target, kind) in reference.resolve(source, &ids) {
+                if target != *source {
+                    edges.insert(Edge {
+                        source: (*source).to_owned(),
+                        target,
+                        kind,
+                    });
+                }
+            }
+        }
+    }
+    let mut edges: Vec<Edge> = edges.into_iter().collect();
+
+    let total = nodes.len();
+    if let Some(max) = max_nodes
+        && max < total
+    {
+        keep_best_connected(&mut nodes, &mut edges, max);
+    }
+    let completeness = completeness(
+        Unit::FILE,
+        nodes.len(),
+        total,
+        TruncationReason::TopKLimit,
+        walk.failures,
+        unreadable,
+    )?;
+    let next_step = completeness.next_step("raise `max_nodes`, or leave it out for every file");
+    let summary = format!("{} files, {} edges", nodes.len(), edges.len());
+    let empty = nodes.is_empty();
+    let mut reply = Reply::new(Graph { nodes, edges })
+        .summary_line(summary)
+        .completeness(completeness);
+    if let Some(step) = next_step {
+        reply = reply.next_step(step);
+    }
+    if empty {
+        reply = reply.verdict(Verdict::NotFound).empty(
+            EmptyReason::NoMatch,
+            "the workspace has no Rust, Python, JavaScript or TypeScript files",
+        );
+    }
+    Ok(reply)
+}
+
+/// Keeps the `max` nodes of highest degree (ties by id) and the edges between them.
+fn keep_best_connected(nodes: &mut Vec<Node>, edges: &mut Vec<Edge>, max: usize) {
+    let mut degree: HashMap<&str, usize> = HashMap::new();
+    for edge in edges.iter() {
+        *degree.entry(edge.source.as_str()).or_default() += 1;
+        *degree.entry(edge.target.as_str()).or_default() += 1;
+    }
+    let mut ranked: Vec<(usize, &str)> = nodes
+        .iter()
+        .map(|node| {
+            (
+                degree.get(node.id.as_str()).copied().unwrap_or(0),
+                node.id.as_str(),
+            )
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let kept: BTreeSet<String> = ranked
+        .into_iter()
+        .take(max)
+        .map(|(_, id)| id.to_owned())
+        .collect();
+    nodes.retain(|node| kept.contains(&node.id));
+    edges.retain(|edge| kept.contains(&edge.source) && kept.contains(&edge.target));
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Language {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+}
+
+impl Language {
+    fn of(rel: &str) -> Option<Language> {
+        match file_name(rel).rsplit_once('.')?.1 {
+            "rs" => Some(Language::Rust),
+            "py" => Some(Language::Python),
+            "js" | "jsx" | "mjs" | "cjs" => Some(Language::JavaScript),
+            "ts" | "tsx" | "mts" | "cts" => Some(Language::TypeScript),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
+        }
+    }
+
+    /// The references a file makes, unresolved. Line-based and regex-based: good enough for
+    /// the common forms, and it never needs a parser for each language.
+    fn references(self, text: &str) -> Vec<Reference> {
+        match self {
+            Language::Rust => rust_references(text),
+            Language::Python => python_references(text),
+            Language::JavaScript | Language::TypeScript => js_references(text),
+        }
+    }
+}
+
+/// A reference from one file to another, before it is resolved to a path.
+#[derive(Debug)]
+enum Reference {
+    /// Rust `mod name;`.
+    RustMod(String),
+    /// Rust `use crate::a::b::C;`: the segments after `crate`.
+    RustUse(Vec<String>),
+    /// Python `import a.b` (`level` 0, no names) or `from ..a import b, c` (`level` 2).
+    Python {
+        level: usize,
+        module: Vec<String>,
+        names: Vec<String>,
+    },
+    /// A JS/TS relative module specifier: `./x`, `../y/z`.
+    Js(String),
+}
+
+fn regex(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("the pattern is a valid constant")
+}
+
+static RUST_MOD: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?m)^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?([A-Za-z_][A-Za-z0-9_]*)\s*;",
+    )
+});
+static RUST_USE: LazyLock<Regex> = LazyLock::new(|| regex(r"(?s)\buse\s+crate::(.*?);"));
+static PY_IMPORT: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*import\s+(.+)$"));
+static PY_FROM: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^\s*from\s+(\.*)\s*([A-Za-z_][\w.]*)?\s+import\s+(.+)$"));
+static JS_IMPORT: LazyLock<Regex> =
+    LazyLock::new(|| regex(r#"(?:\bfrom|\bimport)\s*['"](\.{1,2}/[^'"\n]*)['"]"#));
+
+/// The text with `//` comments cut, so commented-out code adds no edges.
+fn strip_line_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| line.find("//").map_or(line, |at| &line[..at]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn rust_references(text: &str) -> Vec<Reference> {
+    let code = strip_line_comments(text);
+    let mut found: Vec<Reference> = RUST_MOD
+        .captures_iter(&code)
+        .map(|captures| Reference::RustMod(captures[1].to_owned()))
+        .collect();
+    for captures in RUST_USE.captures_iter(&code) {
+        let mut paths = Vec::new();
+        expand_use_tree(&captures[1], &mut Vec::new(), &mut paths);
+        found.extend(paths.into_iter().map(Reference::RustUse));
+    }
+    found
+}
+
+/// Expands a use tree (`a::{b, c::D as E}`) into the segments of each path it names.
+fn expand_use_tree(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let tree = tree.trim();
+    let (head, group) = match tree.find('{') {
+        Some(open) if tree.ends_with('}') => (&tree[..open], Some(&tree[open + 1..tree.len() - 1])),
+        _ => (tree, None),
+    };
+    let depth = prefix.len();
+    for segment in head.split("::") {
+        // `b as c` names `b`; `*` and `self` add nothing to the path.
+        match segment.split_whitespace().next().unwrap_or("") {
+            "" | "*" | "self" => {}
+            segment => prefix.push(segment.trim_start_matches("r#").to_owned()),
+        }
+    }
+    match group {
+        Some(group) => {
+            for part in split_top_level(group) {
+                expand_use_tree(part, prefix, out);
+            }
+        }
+        None => out.push(prefix.clone()),
+    }
+    prefix.truncate(depth);
+}
+
+/// Splits on commas outside braces.
+fn split_top_level(group: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (at, ch) in group.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&group[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&group[start..]);
+    parts
+}
+
+fn python_references(text: &str) -> Vec<Reference> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line.find('#').map_or(line, |at| &line[..at]);
+        if let Some(captures) = PY_FROM.captures(line) {
+            let names = captures[3]
+                .split(',')
+                .filter_map(|name| {
+                    let name =
+                        name.trim_matches(|c: char| c == '(' || c == ')' || c.is_whitespace());
+                    name.split_whitespace().next().map(str::to_owned)
+                })
+                .filter(|name| name != "*")
+                .collect();
+            found.push(Reference::Python {
+                level: captures[1].len(),
+                module: dotted(captures.get(2).map_or("", |m| m.as_str())),
+                names,
+            });
+        } else if let Some(captures) = PY_IMPORT.captures(line) {
+            for module in captures[1].split(',') {
+                if let Some(module) = module.split_whitespace().next() {
+                    found.push(Reference::Python {
+                        level: 0,
+                        module: dotted(module),
+                        names: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+fn dotted(module: &str) -> Vec<String> {
+    module
+        .split('.')
+        .filter(|part| !part.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn js_references(text: &str) -> Vec<Reference> {
+    let code = strip_line_comments(text);
+    JS_IMPORT
+        .captures_iter(&code)
+        .map(|captures| Reference::Js(captures[1].to_owned()))
+        .collect()
+}
+
+/// Extensions a JS/TS specifier without one may resolve to, in order.
+const JS_EXTENSIONS: [&str; 8] = ["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"];
+
+impl Reference {
+    /// The files of `ids` this reference from `source` points at, with the edge kind.
+    fn resolve(&self, source: &str, ids: &BTreeSet<&str>) -> Vec<(String, &'static str)> {
+        let first = |candidates: Vec<String>| {
+            candidates
+                .into_iter()
+                .find(|candidate| ids.contains(candidate.as_str()))
+        };
+        let dir = parent_dir(source);
+        match self {
+            Reference::RustMod(name) => {
+                let base = rust_module_dir(source);
+                first(vec![
+                    format!("{base}{name}.rs"),
+                    format!("{base}{name}/mod.rs"),
+                ])
+                .map(|target| vec![(target, "mod")])
+                .unwrap_or_default()
+            }
+            Reference::RustUse(segments) => {
+                let Some(src) = rust_src_dir(source) else {
+                    return Vec::new();
+                };
+                // The longest prefix of the path that is a module file: `a::b::C` is `C` in
+                // `a/b.rs` unless `a/b/C.rs` exists.
+                (1..=segments.len())
+                    .rev()
+                    .find_map(|len| {
+                        let module = segments[..len].join("/");
+                        first(vec![
+                            format!("{src}/{module}.rs"),
+                            format!("{src}/{module}/mod.rs"),
+                        ])
+                    })
+                    .map(|target| vec![(target, "use")])
+                    .unwrap_or_default()
+            }
+            Reference::Python {
+                level,
+                module,
+                names,
+            } => {
+                let bases: Vec<String> = if *level == 0 {
+                    // An absolute import may be rooted at any directory on the way up to the
+                    // workspace root (each could be on `sys.path`); the nearest wins.
+                    let mut bases = vec![dir.to_owned()];
+                    let mut up = dir;
+                    while !up.is_empty() {
+                        up = parent_dir(up);
+                        bases.push(up.to_owned());
+                    }
+                    bases
+                } else {
+                    // `from . import` is the file's own package; each further dot goes up one.
+                    let mut base = Some(dir.to_owned());
+                    for _ in 1..*level {
+                        base = base.and_then(|base| join_rel(&base, ".."));
+                    }
+                    base.into_iter().collect()
+                };
+                bases
+                    .iter()
+                    .find_map(|base| {
+                        // `from a import b` may import the submodule `a/b.py`; else `a` itself.
+                        let submodules: Vec<String> = names
+                            .iter()
+                            .filter_map(|name| python_module(base, module, Some(name), &first))
+                            .collect();
+                        if submodules.is_empty() {
+                            python_module(base, module, None, &first).map(|target| vec![target])
+                        } else {
+                            Some(submodules)
+                        }
+                    })
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|target| (target, "import"))
+                    .collect()
+            }
+            Reference::Js(specifier) => {
+                let Some(base) = join_rel(dir, specifier) else {
+                    return Vec::new();
+                };
+                let mut candidates = vec![base.clone()];
+                candidates.extend(JS_EXTENSIONS.iter().map(|ext| format!("{base}.{ext}")));
+                candidates.extend(
+                    JS_EXTENSIONS
+                        .iter()
+                        .map(|ext| format!("{base}/index.{ext}")),
+                );
+                // TypeScript's ESM style names the emitted `.js` for a `.ts` source.
+                if let Some(stem) = [".js", ".jsx", ".mjs", ".cjs"]
+                    .iter()
+                    .find_map(|ext| base.strip_suffix(ext))
+                {
+                    candidates
+                        .extend(["ts", "tsx", "mts", "cts"].map(|ext| format!("{stem}.{ext}")));
+                }
+                first(candidates)
+                    .map(|target| vec![(target, "import")])
+                    .unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// The Python module `module` (plus `name`, if given) under `base`: `x.py` or `x/__init__.py`.
+fn python_module(
+    base: &str,
+    module: &[String],
+    name: Option<&String>,
+    first: &impl Fn(Vec<String>) -> Option<String>,
+) -> Option<String> {
+    let mut parts: Vec<&str> = module.iter().map(String::as_str).collect();
+    parts.extend(name.map(String::as_str));
+    let path = join_rel(base, &parts.join("/"))?;
+    let prefix = if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}/")
+    };
+    let mut candidates = Vec::new();
+    if !parts.is_empty() {
+        candidates.push(format!("{path}.py"));
+    }
+    candidates.push(format!("{prefix}__init__.py"));
+    first(candidates)
+}
+
+/// The directory the `mod x;` items of a Rust file live in, with a trailing `/` (or empty at
+/// the root). Crate roots and `mod.rs` keep theirs beside them; any other `a.rs` keeps them in
+/// `a/`.
+fn rust_module_dir(source: &str) -> String {
+    let dir = parent_dir(source);
+    let name = file_name(source);
+    let crate_root = matches!(name, "lib.rs" | "main.rs" | "mod.rs" | "build.rs")
+        || matches!(file_name(dir), "bin" | "tests" | "examples" | "benches");
+    let module_dir = if crate_root {
+        dir.to_owned()
+    } else {
+        let stem = name.strip_suffix(".rs").unwrap_or(name);
+        join_rel(dir, stem).unwrap_or_default()
+    };
+    if module_dir.is_empty() {
+        module_dir
+    } else {
+        format!("{module_dir}/")
+    }
+}
+
+/// The `src` directory of the crate a Rust file belongs to: its nearest ancestor named `src`.
+fn rust_src_dir(source: &str) -> Option<String> {
+    let parts: Vec<&str> = source.split('/').collect();
+    let dirs = &parts[..parts.len().saturating_sub(1)];
+    let at = dirs.iter().rposition(|part| *part == "src")?;
+    Some(dirs[..=at].join("/"))
+}

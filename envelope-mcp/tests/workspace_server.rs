@@ -1,0 +1,857 @@
+//! The `workspace_server` example's tools, served by the same server the example builds, over a
+//! small tree made for each test. Every capability tag the example stamps is proven here.
+
+#[path = "../examples/workspace_server/tools.rs"]
+mod tools;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use envelope_budget::Estimator;
+use envelope_core::{Capability, RequestId, Tool, ToolContext};
+use envelope_mcp::EnvelopeServer;
+use rmcp::model::{
+    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestParamsMeta,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// A directory tree under the system's temp dir, removed when dropped.
+struct Tree {
+    root: PathBuf,
+}
+
+impl Tree {
+    /// The fixture every test uses: a tiny Rust crate, a Python package, a TypeScript pair, and
+    /// everything a walk must skip.
+    fn new(name: &str) -> Tree {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let unique = format!(
+            "envelope-workspace-server-{}-{name}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let root = std::env::temp_dir().join(unique);
+        let _ = std::fs::remove_dir_all(&root);
+        let tree = Tree { root };
+        tree.write("README.md", "# Demo\nneedle here\n");
+        tree.write(
+            "notes/many.txt",
+            "needle needle\nneedle needle\nneedle needle\n",
+        );
+        tree.write(
+            "src/lib.rs",
+            "mod a;\npub mod b;\nmod missing;\nuse crate::b::Thing;\n// needle in a comment\n",
+        );
+        tree.write(
+            "src/a.rs",
+            "mod inner;\nuse crate::b::{Thing, helper};\nfn needle() {}\n",
+        );
+        tree.write("src/a/inner.rs", "use crate::a;\n");
+        tree.write("src/b/mod.rs", "pub struct Thing;\npub fn helper() {}\n");
+        tree.write(
+            "app/main.py",
+            "import os\nimport util\nfrom pkg import mod\n",
+        );
+        tree.write("app/util.py", "X = 1\n");
+        tree.write("app/pkg/__init__.py", "");
+        tree.write("app/pkg/mod.py", "from . import helpers\n");
+        tree.write("web/index.ts", "import { x } from './lib/x';\n");
+        tree.write("web/lib/x.ts", "export const x = 1;\n");
+        tree.write("long.txt", &"0123456789".repeat(6_000));
+        // Everything below is skipped by walks.
+        tree.write_bytes("notes/data.bin", b"needle \xff\xfe binary");
+        tree.write(".hidden/secret.txt", "needle\n");
+        tree.write("target/debug/out.txt", "needle\n");
+        tree.write("node_modules/pkg/index.js", "needle\n");
+        tree.write("big.txt", &"needle\n".repeat(2 * 1024 * 1024 / 7 + 1));
+        tree
+    }
+
+    fn write(&self, rel: &str, contents: &str) {
+        self.write_bytes(rel, contents.as_bytes());
+    }
+
+    fn write_bytes(&self, rel: &str, contents: &[u8]) {
+        let path = self.root.join(rel);
+        let dir = path.parent().expect("fixture paths have a parent");
+        std::fs::create_dir_all(dir).expect("the temp dir is writable");
+        std::fs::write(path, contents).expect("the temp dir is writable");
+    }
+
+    fn server(&self) -> EnvelopeServer {
+        self.server_for(false)
+    }
+
+    fn server_for(&self, http: bool) -> EnvelopeServer {
+        tools::server(
+            tools::Workspace::open(&self.root).expect("the fixture is a directory"),
+            http,
+        )
+    }
+
+    /// The root as the server sees it: symlinks resolved.
+    fn canonical_root(&self) -> PathBuf {
+        self.root.canonicalize().expect("the fixture exists")
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// The text files a walk must find, sorted.
+const TEXT_FILES: [&str; 13] = [
+    "README.md",
+    "app/main.py",
+    "app/pkg/__init__.py",
+    "app/pkg/mod.py",
+    "app/util.py",
+    "long.txt",
+    "notes/many.txt",
+    "src/a.rs",
+    "src/a/inner.rs",
+    "src/b/mod.rs",
+    "src/lib.rs",
+    "web/index.ts",
+    "web/lib/x.ts",
+];
+
+async fn call(server: &EnvelopeServer, tool: &str, arguments: Value) -> Value {
+    server
+        .call(tool, arguments)
+        .await
+        .expect("a tool of this server")
+        .structured
+}
+
+fn error_of(envelope: &Value) -> (&str, &Value) {
+    assert_eq!(envelope["ok"], false, "{envelope:#}");
+    assert_eq!(envelope["verdict"], "ERROR", "{envelope:#}");
+    let category = envelope["error"]["category"]
+        .as_str()
+        .expect("an error has a category");
+    assert!(envelope["error"]["retryable"].is_boolean(), "{envelope:#}");
+    (category, &envelope["error"]["data"]["field"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_counts_every_match_and_pages_honestly() {
+    let tree = Tree::new("search-page");
+    let server = tree.server();
+    let envelope = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 4}),
+    )
+    .await;
+    assert_eq!(envelope["ok"], true, "{envelope:#}");
+    assert_eq!(envelope["verdict"], "INFO");
+    let occurrences = envelope["data"]["occurrences"]
+        .as_array()
+        .expect("occurrences");
+    let found: Vec<(&str, u64, u64)> = occurrences
+        .iter()
+        .map(|o| {
+            (
+                o["path"].as_str().expect("path"),
+                o["line"].as_u64().expect("line"),
+                o["column"].as_u64().expect("column"),
+            )
+        })
+        .collect();
+    // Sorted by path; skipped places (binary, hidden, target, node_modules, too large) absent.
+    assert_eq!(
+        found,
+        [
+            ("README.md", 2, 1),
+            ("notes/many.txt", 1, 1),
+            ("notes/many.txt", 1, 8),
+            ("notes/many.txt", 2, 1)
+        ]
+    );
+    assert_eq!(occurrences[0]["text"], "needle here");
+    let completeness = &envelope["completeness"];
+    assert_eq!(completeness["unit"], "occurrence");
+    assert_eq!(completeness["returned"], 4);
+    assert_eq!(completeness["total"], 9);
+    assert_eq!(completeness["truncated"], true);
+    assert_eq!(completeness["complete"], false);
+    assert_eq!(completeness["truncation_reasons"], json!(["page_limit"]));
+    let next_step = envelope["next_step"]
+        .as_str()
+        .expect("a truncated page says what next");
+    assert!(
+        next_step.starts_with("showing 4 of 9 occurrences"),
+        "{next_step}"
+    );
+
+    let all = call(&server, "search_text", json!({"query": "needle"})).await;
+    assert_eq!(all["completeness"]["complete"], true);
+    assert_eq!(all["completeness"]["returned"], 9);
+    assert!(all.get("next_step").is_none(), "{all:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_filters_by_glob_and_reads_regexes() {
+    let tree = Tree::new("search-glob");
+    let server = tree.server();
+    let rust = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "*.rs"}),
+    )
+    .await;
+    let paths: Vec<&str> = rust["data"]["occurrences"]
+        .as_array()
+        .expect("occurrences")
+        .iter()
+        .map(|o| o["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(paths, ["src/a.rs", "src/lib.rs"]);
+
+    let regex = call(
+        &server,
+        "search_text",
+        json!({"query": r"fn \w+\(\)", "regex": true}),
+    )
+    .await;
+    assert_eq!(regex["completeness"]["total"], 2, "{regex:#}");
+    assert_eq!(regex["data"]["occurrences"][0]["path"], "src/a.rs");
+    assert_eq!(regex["data"]["occurrences"][0]["column"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_literal_that_looks_like_a_regex_offers_the_regex_retry() {
+    let tree = Tree::new("search-regexish");
+    let server = tree.server();
+    let arguments = json!({"query": "need.*here", "path_glob": "*.md"});
+    let envelope = call(&server, "search_text", arguments).await;
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["verdict"], "NOT_FOUND");
+    assert_eq!(envelope["empty_reason"], "query_looks_like_regex");
+    assert!(envelope["diagnosis"].is_string());
+    assert_eq!(envelope["completeness"]["total"], 0);
+    let actions = envelope["next_actions"].as_array().expect("next actions");
+    assert_eq!(actions.len(), 1, "{envelope:#}");
+    assert_eq!(actions[0]["role"], "retry");
+    assert_eq!(actions[0]["tool"], "search_text");
+    assert_eq!(
+        actions[0]["arguments"],
+        json!({"query": "need.*here", "path_glob": "*.md", "regex": true})
+    );
+
+    // The action is a working call: run it as the agent would.
+    let retried = call(&server, "search_text", actions[0]["arguments"].clone()).await;
+    assert_eq!(retried["verdict"], "INFO");
+    assert_eq!(retried["completeness"]["total"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_searches_say_why() {
+    let tree = Tree::new("search-empty");
+    let server = tree.server();
+    let filtered = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "*.go"}),
+    )
+    .await;
+    assert_eq!(filtered["verdict"], "NOT_FOUND");
+    assert_eq!(filtered["empty_reason"], "filters_excluded_all");
+    assert_eq!(filtered["next_actions"][0]["role"], "broaden_scope");
+    assert_eq!(
+        filtered["next_actions"][0]["arguments"],
+        json!({"query": "needle"})
+    );
+
+    let nothing = call(&server, "search_text", json!({"query": "haystack"})).await;
+    assert_eq!(nothing["verdict"], "NOT_FOUND");
+    assert_eq!(nothing["empty_reason"], "no_match");
+    assert!(nothing["diagnosis"].is_string());
+    assert!(nothing.get("next_actions").is_none(), "{nothing:#}");
+
+    // Metacharacters that do not make a valid pattern are no reason to suggest regex mode.
+    let unbalanced = call(&server, "search_text", json!({"query": "haystack("})).await;
+    assert_eq!(unbalanced["empty_reason"], "no_match");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_search_arguments_are_validation_errors_naming_the_field() {
+    let tree = Tree::new("search-invalid");
+    let server = tree.server();
+    let bad_regex = call(
+        &server,
+        "search_text",
+        json!({"query": "(unclosed", "regex": true}),
+    )
+    .await;
+    assert_eq!(error_of(&bad_regex), ("validation", &json!("query")));
+    assert_eq!(bad_regex["error"]["retryable"], false);
+
+    let zero = call(&server, "search_text", json!({"query": "x", "limit": 0})).await;
+    assert_eq!(error_of(&zero), ("validation", &json!("limit")));
+
+    let bad_glob = call(
+        &server,
+        "search_text",
+        json!({"query": "x", "path_glob": "src/[a"}),
+    )
+    .await;
+    assert_eq!(error_of(&bad_glob), ("validation", &json!("path_glob")));
+
+    let wrong_type = call(&server, "search_text", json!({"query": 5})).await;
+    assert_eq!(error_of(&wrong_type), ("validation", &json!("query")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_file_returns_lines_and_refuses_escapes() {
+    let tree = Tree::new("read");
+    let server = tree.server();
+    let whole = call(&server, "read_file", json!({"path": "src/a.rs"})).await;
+    assert_eq!(whole["ok"], true, "{whole:#}");
+    assert_eq!(
+        whole["data"],
+        json!({
+            "path": "src/a.rs", "start_line": 1, "end_line": 3, "total_lines": 3,
+            "content": "mod inner;\nuse crate::b::{Thing, helper};\nfn needle() {}\n"
+        })
+    );
+    let range = call(
+        &server,
+        "read_file",
+        json!({"path": "./src/../src/a.rs", "start_line": 2, "end_line": 9}),
+    )
+    .await;
+    assert_eq!(range["data"]["path"], "src/a.rs");
+    assert_eq!(range["data"]["start_line"], 2);
+    assert_eq!(range["data"]["end_line"], 3);
+    assert_eq!(
+        range["data"]["content"],
+        "use crate::b::{Thing, helper};\nfn needle() {}\n"
+    );
+    let inside = tree.canonical_root().join("README.md");
+    let absolute = call(
+        &server,
+        "read_file",
+        json!({"path": inside.to_str().expect("UTF-8 temp dir")}),
+    )
+    .await;
+    assert_eq!(absolute["data"]["path"], "README.md");
+
+    let missing = call(&server, "read_file", json!({"path": "src/missing.rs"})).await;
+    assert_eq!(error_of(&missing).0, "not_found");
+
+    for outside in ["../etc/passwd", "src/../../etc/passwd", "/etc/passwd"] {
+        let refused = call(&server, "read_file", json!({"path": outside})).await;
+        assert_eq!(error_of(&refused).0, "permission", "{outside}");
+        assert_eq!(refused["error"]["retryable"], false);
+    }
+
+    let past_end = call(
+        &server,
+        "read_file",
+        json!({"path": "src/a.rs", "start_line": 4}),
+    )
+    .await;
+    assert_eq!(error_of(&past_end), ("validation", &json!("start_line")));
+    let backwards = call(
+        &server,
+        "read_file",
+        json!({"path": "src/a.rs", "start_line": 3, "end_line": 2}),
+    )
+    .await;
+    assert_eq!(error_of(&backwards), ("validation", &json!("end_line")));
+    let binary = call(&server, "read_file", json!({"path": "notes/data.bin"})).await;
+    assert_eq!(binary["error"]["code"], "binary_file");
+    let big = call(&server, "read_file", json!({"path": "big.txt"})).await;
+    assert_eq!(big["error"]["code"], "file_too_large");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn symlinks_out_of_the_root_are_refused_and_never_walked() {
+    let tree = Tree::new("symlink");
+    let outside = Tree::new("symlink-target");
+    outside.write("secret.txt", "needle outside\n");
+    std::os::unix::fs::symlink(
+        outside.root.join("secret.txt"),
+        tree.root.join("escape.txt"),
+    )
+    .expect("symlinks work in the temp dir");
+    std::os::unix::fs::symlink(&outside.root, tree.root.join("escape_dir"))
+        .expect("symlinks work in the temp dir");
+    let server = tree.server();
+    for path in ["escape.txt", "escape_dir/secret.txt"] {
+        let refused = call(&server, "read_file", json!({"path": path})).await;
+        assert_eq!(error_of(&refused).0, "permission", "{path}");
+    }
+    let listed = call(&server, "list_files", json!({})).await;
+    assert_eq!(listed["data"]["files"], json!(TEXT_FILES));
+    let searched = call(&server, "search_text", json!({"query": "outside"})).await;
+    assert_eq!(searched["completeness"]["total"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_content_is_trimmed_by_the_budget_stage() {
+    let tree = Tree::new("read-long");
+    let server = tree.server();
+    let envelope = call(&server, "read_file", json!({"path": "long.txt"})).await;
+    assert_eq!(envelope["ok"], true);
+    let content = envelope["data"]["content"].as_str().expect("content");
+    assert!(content.len() < 60_000, "{}", content.len());
+    assert!(content.ends_with("…[truncated]"));
+    assert_eq!(envelope["meta"]["truncated"], true);
+    assert_eq!(
+        envelope["meta"]["truncated_string_fields"],
+        json!(["/content"])
+    );
+    let prepared = server
+        .call("read_file", json!({"path": "long.txt"}))
+        .await
+        .expect("a tool of this server");
+    assert!(prepared.json.len() <= 32_000, "{}", prepared.json.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_files_lists_text_files_sorted_with_completeness() {
+    let tree = Tree::new("list");
+    let server = tree.server();
+    let all = call(&server, "list_files", json!({})).await;
+    assert_eq!(all["data"]["files"], json!(TEXT_FILES));
+    assert_eq!(all["completeness"]["unit"], "file");
+    assert_eq!(all["completeness"]["complete"], true);
+    assert_eq!(all["completeness"]["total"], 13);
+
+    let page = call(&server, "list_files", json!({"limit": 3})).await;
+    assert_eq!(page["data"]["files"], json!(TEXT_FILES[..3]));
+    assert_eq!(page["completeness"]["returned"], 3);
+    assert_eq!(page["completeness"]["total"], 13);
+    assert_eq!(page["completeness"]["truncated"], true);
+    assert!(
+        page["next_step"]
+            .as_str()
+            .expect("next step")
+            .starts_with("showing 3 of 13 files")
+    );
+
+    let src = call(&server, "list_files", json!({"glob": "src/*.rs"})).await;
+    assert_eq!(src["data"]["files"], json!(["src/a.rs", "src/lib.rs"]));
+    let rust = call(&server, "list_files", json!({"glob": "*.rs"})).await;
+    assert_eq!(rust["completeness"]["total"], 4);
+
+    let none = call(&server, "list_files", json!({"glob": "*.go"})).await;
+    assert_eq!(none["verdict"], "NOT_FOUND");
+    assert_eq!(none["empty_reason"], "filters_excluded_all");
+    let zero = call(&server, "list_files", json!({"limit": 0})).await;
+    assert_eq!(error_of(&zero), ("validation", &json!("limit")));
+}
+
+/// One progress notification: how far, out of how much.
+type ProgressReport = (f64, Option<f64>);
+
+#[derive(Clone, Default)]
+struct Client {
+    progress: Arc<Mutex<Vec<ProgressReport>>>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .expect("no poisoning")
+            .push((params.progress, params.total));
+    }
+}
+
+async fn connect(server: EnvelopeServer) -> (RunningService<RoleClient, Client>, Client) {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = Client::default();
+    let running = client
+        .clone()
+        .serve(client_io)
+        .await
+        .expect("client connects");
+    (running, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_stats_counts_by_extension_and_reports_progress() {
+    let tree = Tree::new("stats");
+    let (client, handler) = connect(tree.server()).await;
+    let mut params = CallToolRequestParams::new("workspace_stats");
+    params.set_progress_token(ProgressToken(NumberOrString::Number(1)));
+    let result = client.call_tool(params).await.expect("answers");
+    let envelope = result.structured_content.expect("structured");
+    assert_eq!(envelope["ok"], true, "{envelope:#}");
+    assert_eq!(envelope["meta"]["complexity_tier"], "standard");
+    let data = &envelope["data"];
+    assert_eq!(data["files"], 13);
+    assert_eq!(
+        data["by_extension"]["rs"],
+        json!({"files": 4, "bytes": 183})
+    );
+    assert_eq!(data["by_extension"]["py"]["files"], 4);
+    assert_eq!(
+        data["skipped"],
+        json!({"too_large": 1, "binary": 1, "unreadable": 0})
+    );
+
+    // 13 text files and one binary were walked: progress counts to 14. Notifications are sent
+    // as the tool runs; give the last one a moment to arrive.
+    for _ in 0..100 {
+        if handler.progress.lock().expect("no poisoning").len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut progress = handler.progress.lock().expect("no poisoning").clone();
+    progress.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(progress, [(0.0, Some(14.0)), (14.0, Some(14.0))]);
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_walk_stops_with_a_non_transient_error() {
+    let tree = Tree::new("stats-cancel");
+    let workspace = tools::Workspace::open(&tree.root).expect("the fixture is a directory");
+    let ctx = ToolContext::new()
+        .with_state(Arc::new(workspace))
+        .with_cancellation(Arc::new(AtomicBool::new(true)));
+    let envelope = serde_json::to_value(tools::workspace_stats {}.call(json!({}), ctx).await)
+        .expect("serializes");
+    let (category, _) = error_of(&envelope);
+    assert_ne!(category, "transient");
+    assert_eq!(envelope["error"]["code"], "cancelled");
+    assert_eq!(envelope["error"]["retryable"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_workspace_the_tools_are_unavailable() {
+    let envelope = serde_json::to_value(
+        tools::list_files {}
+            .call(json!({}), ToolContext::new())
+            .await,
+    )
+    .expect("serializes");
+    assert_eq!(error_of(&envelope).0, "unavailable");
+    assert_eq!(envelope["error"]["code"], "no_workspace");
+}
+
+fn edges(envelope: &Value) -> Vec<(String, String, String)> {
+    envelope["data"]["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .map(|edge| {
+            let field = |key: &str| edge[key].as_str().expect("string fields").to_owned();
+            (field("source"), field("target"), field("kind"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graph_export_resolves_rust_python_and_typescript_references() {
+    let tree = Tree::new("graph");
+    let server = tree.server();
+    let envelope = call(&server, "graph_export", json!({})).await;
+    assert_eq!(envelope["ok"], true, "{envelope:#}");
+    assert_eq!(envelope["meta"]["complexity_tier"], "heavy");
+    let nodes: Vec<&str> = envelope["data"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|node| {
+            assert_eq!(node["kind"], "file");
+            node["id"].as_str().expect("id")
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            "app/main.py",
+            "app/pkg/__init__.py",
+            "app/pkg/mod.py",
+            "app/util.py",
+            "src/a.rs",
+            "src/a/inner.rs",
+            "src/b/mod.rs",
+            "src/lib.rs",
+            "web/index.ts",
+            "web/lib/x.ts",
+        ]
+    );
+    assert_eq!(envelope["data"]["nodes"][4]["language"], "rust");
+    let expected: Vec<(String, String, String)> = [
+        ("app/main.py", "app/pkg/mod.py", "import"),
+        ("app/main.py", "app/util.py", "import"),
+        // `from . import helpers`: not a module, so a name from the package itself.
+        ("app/pkg/mod.py", "app/pkg/__init__.py", "import"),
+        ("src/a.rs", "src/a/inner.rs", "mod"),
+        ("src/a.rs", "src/b/mod.rs", "use"),
+        ("src/a/inner.rs", "src/a.rs", "use"),
+        ("src/lib.rs", "src/a.rs", "mod"),
+        ("src/lib.rs", "src/b/mod.rs", "mod"),
+        ("src/lib.rs", "src/b/mod.rs", "use"),
+        ("web/index.ts", "web/lib/x.ts", "import"),
+    ]
+    .into_iter()
+    .map(|(s, t, k)| (s.to_owned(), t.to_owned(), k.to_owned()))
+    .collect();
+    // `mod missing;` and `import os` resolve to no file: no edges.
+    assert_eq!(edges(&envelope), expected);
+    assert_eq!(envelope["completeness"]["complete"], true);
+    assert_eq!(envelope["completeness"]["total"], 10);
+
+    // The two best connected files, and only the edge between them.
+    let top = call(&server, "graph_export", json!({"max_nodes": 2})).await;
+    let kept: Vec<&str> = top["data"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|node| node["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(kept, ["src/a.rs", "src/b/mod.rs"]);
+    assert_eq!(
+        edges(&top),
+        [(
+            "src/a.rs".to_owned(),
+            "src/b/mod.rs".to_owned(),
+            "use".to_owned()
+        )]
+    );
+    assert_eq!(top["completeness"]["returned"], 2);
+    assert_eq!(top["completeness"]["total"], 10);
+    assert_eq!(
+        top["completeness"]["truncation_reasons"],
+        json!(["top_k_limit"])
+    );
+    let zero = call(&server, "graph_export", json!({"max_nodes": 0})).await;
+    assert_eq!(error_of(&zero), ("validation", &json!("max_nodes")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_declares_tiers_and_read_only_idempotent_tools() {
+    let tree = Tree::new("listing");
+    let server = tree.server();
+    let listed: Vec<(&str, Value)> = server
+        .tools()
+        .iter()
+        .map(|tool| {
+            let annotations = tool.annotations.as_ref().expect("annotated");
+            assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+            assert_eq!(annotations.idempotent_hint, Some(true), "{}", tool.name);
+            assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
+            assert!(tool.output_schema.is_some(), "{}", tool.name);
+            let meta = tool.meta.as_ref().expect("meta");
+            (
+                tool.name.as_ref(),
+                meta.get("envelope/tier").cloned().expect("tier"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("graph_export", json!("heavy")),
+            ("list_files", json!("lite")),
+            ("read_file", json!("lite")),
+            ("search_text", json!("lite")),
+            ("workspace_stats", json!("standard")),
+        ]
+    );
+    let search = &server.tools()[3];
+    let properties = search.input_schema["properties"]
+        .as_object()
+        .expect("properties");
+    for key in ["query", "regex", "path_glob", "limit", "output_format"] {
+        assert!(properties.contains_key(key), "{key}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_carries_the_stamped_meta() {
+    let tree = Tree::new("meta");
+    let server = tree.server();
+    let prepared = server
+        .call(
+            "search_text",
+            json!({"query": "needle", "response_mode": "full"}),
+        )
+        .await
+        .expect("a tool of this server");
+    let meta = &prepared.structured["meta"];
+    assert!(
+        RequestId::parse(meta["request_id"].as_str().expect("request id")).is_ok(),
+        "{meta:#}"
+    );
+    assert_eq!(meta["tool"], "search_text");
+    assert_eq!(meta["complexity_tier"], "lite");
+    assert_eq!(meta["idempotent"], true);
+    assert_eq!(meta["truncated"], false);
+    // `tokens_estimated` counts the bytes sent, itself included.
+    assert_eq!(
+        meta["tokens_estimated"],
+        Estimator::default().estimate(&prepared.json)
+    );
+    let capabilities = tools::capabilities(false);
+    let expected: Vec<&str> = capabilities.iter().map(Capability::as_str).collect();
+    assert_eq!(meta["capabilities"], json!(expected));
+    assert!(!expected.contains(&"streamable_http"));
+
+    // Errors use the one shape, with the verdict alphabet's ERROR.
+    let failed = call(&server, "read_file", json!({"path": "nope"})).await;
+    assert_eq!(failed["verdict"], "ERROR");
+    assert!(failed["meta"]["request_id"].is_string());
+    assert!(failed["error"]["message"].is_string());
+
+    let toon = server
+        .call("list_files", json!({"limit": 2, "output_format": "toon"}))
+        .await
+        .expect("a tool of this server");
+    let text = toon.toon.as_deref().expect("rendered as TOON");
+    assert!(text.contains("ok: true"), "{text}");
+    assert_eq!(toon.text(), text);
+}
+
+/// Reads one HTTP/1.1 response from `stream`: its head, and its body until `done` says the
+/// body so far holds what the test waits for (an SSE stream may stay open).
+async fn http_exchange(
+    addr: std::net::SocketAddr,
+    request: String,
+    done: impl Fn(&str) -> bool,
+) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the server listens");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("request sent");
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let read = async {
+        loop {
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n")
+                && (done(body) || head.contains(" 202 "))
+            {
+                return (head.to_owned(), body.to_owned());
+            }
+            let n = stream.read(&mut buffer).await.expect("reads");
+            if n == 0 {
+                let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+                return (head.to_owned(), body.to_owned());
+            }
+            raw.extend_from_slice(&buffer[..n]);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("the server answers in time")
+}
+
+fn post(addr: std::net::SocketAddr, session: Option<&str>, extra: &str, body: &Value) -> String {
+    let body = body.to_string();
+    let session = session
+        .map(|id| format!("mcp-session-id: {id}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\n{session}{extra}\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim()
+            .eq_ignore_ascii_case(name)
+            .then_some(value.trim())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
+    let tree = Tree::new("http");
+    let server = tree.server_for(true);
+    // A free loopback port: bind, read it, release it for the server.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    tokio::spawn(server.serve_http(addr));
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-http-test", "version": "0"}
+        }
+    });
+    let (head, body) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
+        body.contains("\"result\"")
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(body.contains("workspace_server"), "{body}");
+    let session = header(&head, "mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = http_exchange(addr, post(addr, Some(&session), "", &initialized), |_| {
+        false
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+
+    let request_id = RequestId::new();
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "list_files", "arguments": {"limit": 1, "response_mode": "full"}}
+    });
+    let extra = format!("x-request-id: {request_id}\r\n");
+    let (head, body) = http_exchange(addr, post(addr, Some(&session), &extra, &call), |body| {
+        body.contains("structuredContent")
+    })
+    .await;
+    assert_eq!(header(&head, "x-request-id"), Some(request_id.as_str()));
+    let envelope: Value = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find_map(|message| message["result"].get("structuredContent").cloned())
+        .expect("the call's result arrives as an SSE event");
+    assert_eq!(envelope["ok"], true, "{envelope:#}");
+    assert_eq!(envelope["data"]["files"], json!(["README.md"]));
+    assert_eq!(envelope["meta"]["request_id"], request_id.as_str());
+    assert!(
+        envelope["meta"]["capabilities"]
+            .as_array()
+            .expect("capabilities")
+            .contains(&json!("streamable_http"))
+    );
+}
