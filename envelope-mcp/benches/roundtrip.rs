@@ -46,6 +46,9 @@ fn lookup(args: LookupArgs) -> ToolResult<Entry> {
 
 #[derive(Clone)]
 struct Plain {
+    // rmcp's `#[tool_handler]` in 3.11 builds its router itself; the field is the documented
+    // pattern, kept so the comparison server looks like rmcp's own examples.
+    #[allow(dead_code)]
     tool_router: ToolRouter<Self>,
 }
 
