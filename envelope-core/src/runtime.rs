@@ -238,8 +238,14 @@ fn declared_properties(schema: &Value) -> Option<Vec<String>> {
     })
 }
 
+/// The controls' property schemas, self-contained: they are copied into every tool's input
+/// schema, whose `$defs` would not hold the `$ref` targets of the controls' own schema.
 fn controls_properties() -> Map<String, Value> {
-    schema_for::<Controls>()
+    SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<Controls>()
+        .to_value()
         .get("properties")
         .and_then(Value::as_object)
         .cloned()

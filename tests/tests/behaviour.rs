@@ -387,6 +387,15 @@ fn tools_describe_themselves() {
         tools.get("invoice").map(|t| t.spec().module),
         Some(Some("billing"))
     );
+    // Self-contained: the controls' schemas resolve inside the tool's own schema, which is all
+    // a client has.
+    let validator =
+        jsonschema::draft202012::new(&schema).expect("the input schema resolves on its own");
+    assert!(
+        validator
+            .is_valid(&json!({"query": "x", "response_mode": "full", "output_format": "toon"}))
+    );
+    assert!(!validator.is_valid(&json!({"query": "x", "response_mode": "loud"})));
     let output = search.output_schema().to_value();
     assert!(output.get("oneOf").is_some());
 }
