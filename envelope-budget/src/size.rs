@@ -88,6 +88,8 @@ pub(crate) fn value_counts_until<'a>(
     let mut total = Counts::default();
     stack.clear();
     stack.push(value);
+    // Checking the bound costs an estimate; every 32 nodes is often enough to stop early.
+    let mut until_check = 32_u32;
     while let Some(node) = stack.pop() {
         total += shallow_counts(node);
         match node {
@@ -100,10 +102,17 @@ pub(crate) fn value_counts_until<'a>(
             }
             _ => {}
         }
-        if over(&total) {
-            stack.clear();
-            return None;
+        until_check -= 1;
+        if until_check == 0 {
+            until_check = 32;
+            if over(&total) {
+                stack.clear();
+                return None;
+            }
         }
+    }
+    if over(&total) {
+        return None;
     }
     Some(total)
 }

@@ -38,6 +38,8 @@ pub(crate) struct SubgraphCut {
     pub(crate) markers: Vec<(String, Value)>,
     /// The node and edge lists cut.
     pub(crate) list_cuts: Vec<ListCut>,
+    /// The counts of the payload as cut, when known without counting it again.
+    pub(crate) kept: Option<Counts>,
 }
 
 /// Prefix sums over items in a given order, measured until hopeless.
@@ -79,7 +81,8 @@ pub(crate) fn trim_subgraph(
     if !is_graph(data) {
         return None;
     }
-    let (k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total) = plan(data, job)?;
+    let (k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total, kept) =
+        plan(data, job)?;
     let map = data.as_object_mut()?;
     leftovers.reserve((node_total - k) + (edge_total - kept_edges));
     for (key, keep) in [("nodes", keep_nodes), ("edges", keep_edges)] {
@@ -98,6 +101,7 @@ pub(crate) fn trim_subgraph(
     }
     Some(SubgraphCut {
         markers,
+        kept,
         list_cuts: vec![
             ListCut {
                 key: "nodes".to_owned(),
@@ -113,7 +117,8 @@ pub(crate) fn trim_subgraph(
     })
 }
 
-/// K, the edges kept, the markers, which nodes and edges stay, and the original lengths.
+/// K, the edges kept, the markers, which nodes and edges stay, the original lengths, and the
+/// counts of the payload as cut.
 type Plan = (
     usize,
     usize,
@@ -122,6 +127,7 @@ type Plan = (
     Vec<bool>,
     usize,
     usize,
+    Option<Counts>,
 );
 
 /// Decides the cut without touching the payload.
@@ -215,7 +221,12 @@ fn plan(data: &Value, job: &SubgraphJob) -> Option<Plan> {
     let markers = markers_for(k);
     let keep_nodes: Vec<bool> = rank.iter().map(|&r| r < k).collect();
     let keep_edges: Vec<bool> = need.iter().map(|&n| n <= k).collect();
+    // Both prefixes reach K and its edges whenever K fit; `None` only when nothing did.
+    let kept = match (nodes_prefix.get(k), edges_prefix.get(kept_edges)) {
+        (Some(nodes), Some(edges)) => Some(base + *nodes + *edges),
+        _ => None,
+    };
     Some((
-        k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total,
+        k, kept_edges, markers, keep_nodes, keep_edges, node_total, edge_total, kept,
     ))
 }

@@ -507,7 +507,7 @@ pub fn trim(
     };
     match graph_over {
         true => {
-            crate::subgraph::trim_subgraph(
+            let kept = crate::subgraph::trim_subgraph(
                 &mut data,
                 &mut job.leftovers,
                 &SubgraphJob {
@@ -516,14 +516,14 @@ pub fn trim(
                     estimator,
                 },
             )
-            .into_iter()
-            .for_each(|cut| {
+            .map(|cut| {
                 for (key, value) in cut.markers {
                     job.set_marker(key, value);
                 }
                 job.list_cuts.extend(cut.list_cuts);
+                cut.kept
             });
-            job.data = value_counts(&data);
+            job.data = kept.flatten().unwrap_or_else(|| value_counts(&data));
         }
         false => job.data = ladder(&mut data, &mut job, precut),
     }

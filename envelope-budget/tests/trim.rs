@@ -221,6 +221,11 @@ fn graphs_keep_a_coherent_subgraph() {
         assert!(kept.contains(edge["target"].as_str().expect("target")));
     }
     assert_eq!(meta["truncated_nodes_to"], kept.len());
+    // The subgraph's own counts stand in for a recount: the stamp must still be exact.
+    assert_eq!(
+        meta["tokens_estimated"].as_u64(),
+        Some(Estimator::default().estimate(&prepared.json))
+    );
     const { assert!(GRAPH_SUBGRAPH_BUDGET_CHARS > 200_000) };
 }
 
