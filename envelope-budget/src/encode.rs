@@ -9,13 +9,12 @@
 use std::cell::Cell;
 use std::fmt;
 
-use envelope_core::{EncodedPayload, PayloadEncoder};
+use envelope_core::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 use serde::ser::{
     self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
 };
 use serde_json::{Map, Value};
 
-use crate::size::value_counts;
 use crate::tokens::{Counts, Estimator};
 use crate::trim::ROOT_LIST_KEY;
 
@@ -46,25 +45,52 @@ impl PayloadEncoder for BudgetEncoder {
         payload: &dyn erased_serde::Serialize,
     ) -> Result<EncodedPayload, serde_json::Error> {
         let mut precut = Vec::new();
+        let mut measured = MeasuredLists::default();
         let value = match probe(&payload) {
             Kind::Seq => {
-                let (value, full) = payload.serialize(Rows { encoder: self })?;
+                let (value, full, prefix) = payload.serialize(Rows { encoder: self })?;
                 if let Value::Array(items) = &value
                     && items.len() < full
                 {
                     precut.push((ROOT_LIST_KEY.to_owned(), full));
                 }
+                measured.0.push((ROOT_LIST_KEY.to_owned(), prefix));
                 value
             }
             Kind::Map => payload.serialize(Top {
                 encoder: self,
                 precut: &mut precut,
+                measured: &mut measured,
             })?,
             Kind::Other => serde_json::to_value(payload)?,
         };
-        Ok(EncodedPayload { value, precut })
+        Ok(EncodedPayload {
+            value,
+            precut,
+            measure: EncoderMeasure::new(measured),
+        })
     }
 }
+
+/// The rows of top-level lists as the encoder sized them: for each list key (the root array's
+/// is [`ROOT_LIST_KEY`]), `prefix[k]` holds the counts of the first `k` converted rows joined by
+/// commas, without brackets. The trimmer's ladder reads them instead of sizing the rows again.
+#[derive(Debug, Default)]
+pub(crate) struct MeasuredLists(pub(crate) Vec<(String, Vec<Counts>)>);
+
+impl MeasuredLists {
+    /// The prefix sums of the list under `key`, if it is `len` rows long as measured.
+    pub(crate) fn prefix(&self, key: &str, len: usize) -> Option<&[Counts]> {
+        self.0
+            .iter()
+            .find(|(measured, _)| measured == key)
+            .map(|(_, prefix)| prefix.as_slice())
+            .filter(|prefix| prefix.len() == len + 1)
+    }
+}
+
+/// What [`Rows`] produces: the array, the full row count, and the rows' prefix sums.
+type RowsOut = (Value, usize, Vec<Counts>);
 
 /// What a value serializes as, found by stopping at its first call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,12 +237,14 @@ struct RowsSeq<'a> {
     encoder: &'a BudgetEncoder,
     items: Vec<Value>,
     counts: Counts,
+    prefix: Vec<Counts>,
+    scratch: Vec<u8>,
     full: usize,
     stopped: bool,
 }
 
 impl SerializeSeq for RowsSeq<'_> {
-    type Ok = (Value, usize);
+    type Ok = RowsOut;
     type Error = serde_json::Error;
 
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
@@ -225,7 +253,11 @@ impl SerializeSeq for RowsSeq<'_> {
             return Ok(());
         }
         let row = serde_json::to_value(value)?;
-        self.counts += value_counts(&row);
+        // Sized from its own bytes: writing a row out and counting the text in blocks is
+        // faster than walking the tree node by node.
+        self.scratch.clear();
+        serde_json::to_writer(&mut self.scratch, &row)?;
+        self.counts += Counts::of_bytes(&self.scratch);
         if !self.items.is_empty() {
             self.counts.punct += 1;
         }
@@ -234,37 +266,38 @@ impl SerializeSeq for RowsSeq<'_> {
             self.stopped = true;
         } else {
             self.items.push(row);
+            self.prefix.push(self.counts);
         }
         Ok(())
     }
 
-    fn end(self) -> Result<(Value, usize), Self::Error> {
-        Ok((Value::Array(self.items), self.full))
+    fn end(self) -> Result<RowsOut, Self::Error> {
+        Ok((Value::Array(self.items), self.full, self.prefix))
     }
 }
 
 impl ser::SerializeTuple for RowsSeq<'_> {
-    type Ok = (Value, usize);
+    type Ok = RowsOut;
     type Error = serde_json::Error;
 
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
         SerializeSeq::serialize_element(self, value)
     }
 
-    fn end(self) -> Result<(Value, usize), Self::Error> {
+    fn end(self) -> Result<RowsOut, Self::Error> {
         SerializeSeq::end(self)
     }
 }
 
 impl ser::SerializeTupleStruct for RowsSeq<'_> {
-    type Ok = (Value, usize);
+    type Ok = RowsOut;
     type Error = serde_json::Error;
 
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
         SerializeSeq::serialize_element(self, value)
     }
 
-    fn end(self) -> Result<(Value, usize), Self::Error> {
+    fn end(self) -> Result<RowsOut, Self::Error> {
         SerializeSeq::end(self)
     }
 }
@@ -275,20 +308,20 @@ fn not_a_sequence() -> serde_json::Error {
 
 macro_rules! rows_unexpected {
     ($($method:ident($($arg:ty),*);)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<(Value, usize), serde_json::Error> { Err(not_a_sequence()) })*
+        $(fn $method(self, $(_: $arg),*) -> Result<RowsOut, serde_json::Error> { Err(not_a_sequence()) })*
     };
 }
 
 impl<'a> Serializer for Rows<'a> {
-    type Ok = (Value, usize);
+    type Ok = RowsOut;
     type Error = serde_json::Error;
     type SerializeSeq = RowsSeq<'a>;
     type SerializeTuple = RowsSeq<'a>;
     type SerializeTupleStruct = RowsSeq<'a>;
-    type SerializeTupleVariant = Impossible<(Value, usize), serde_json::Error>;
-    type SerializeMap = Impossible<(Value, usize), serde_json::Error>;
-    type SerializeStruct = Impossible<(Value, usize), serde_json::Error>;
-    type SerializeStructVariant = Impossible<(Value, usize), serde_json::Error>;
+    type SerializeTupleVariant = Impossible<RowsOut, serde_json::Error>;
+    type SerializeMap = Impossible<RowsOut, serde_json::Error>;
+    type SerializeStruct = Impossible<RowsOut, serde_json::Error>;
+    type SerializeStructVariant = Impossible<RowsOut, serde_json::Error>;
 
     rows_unexpected! {
         serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
@@ -325,6 +358,8 @@ impl<'a> Serializer for Rows<'a> {
             encoder: self.encoder,
             items: Vec::with_capacity(len.unwrap_or(0).min(1024)),
             counts: Counts::default(),
+            prefix: vec![Counts::default()],
+            scratch: Vec::new(),
             full: 0,
             stopped: false,
         })
@@ -380,11 +415,13 @@ impl<'a> Serializer for Rows<'a> {
 struct Top<'a, 'p> {
     encoder: &'a BudgetEncoder,
     precut: &'p mut Vec<(String, usize)>,
+    measured: &'p mut MeasuredLists,
 }
 
 struct TopMap<'a, 'p> {
     encoder: &'a BudgetEncoder,
     precut: &'p mut Vec<(String, usize)>,
+    measured: &'p mut MeasuredLists,
     map: Map<String, Value>,
     next_key: Option<String>,
 }
@@ -398,7 +435,7 @@ impl TopMap<'_, '_> {
         // Graph lists stay whole: ranking nodes by degree needs every edge.
         let graph_list = key == "nodes" || key == "edges";
         let value = if !graph_list && probe(value) == Kind::Seq {
-            let (value, full) = value.serialize(Rows {
+            let (value, full, prefix) = value.serialize(Rows {
                 encoder: self.encoder,
             })?;
             if let Value::Array(items) = &value
@@ -406,6 +443,9 @@ impl TopMap<'_, '_> {
             {
                 self.precut.push((key.clone(), full));
             }
+            // A map that writes a key twice keeps its last value; so does the measure.
+            self.measured.0.retain(|(measured, _)| *measured != key);
+            self.measured.0.push((key.clone(), prefix));
             value
         } else {
             serde_json::to_value(value)?
@@ -541,6 +581,7 @@ impl<'a, 'p> Serializer for Top<'a, 'p> {
         Ok(TopMap {
             encoder: self.encoder,
             precut: self.precut,
+            measured: self.measured,
             map: Map::new(),
             next_key: None,
         })
@@ -607,6 +648,34 @@ mod tests {
         assert!(encoded.precut.is_empty());
         let scalar = encoder.encode(&42).expect("encodes");
         assert_eq!(scalar.value, json!(42));
+    }
+
+    #[test]
+    fn measured_rows_are_the_sizes_of_their_serialization() {
+        // The trimmer trusts these prefix sums instead of sizing the rows again.
+        let encoder = BudgetEncoder::new(32_000, Estimator::default());
+        let mut rows = hits(5);
+        rows[2].path = "src/\"quoted\"\n漢字 ü.rs".to_owned();
+        let page = Page {
+            query: "q",
+            results: rows,
+            nodes: vec![1],
+            note: None,
+        };
+        let encoded = encoder.encode(&page).expect("encodes");
+        let measured = encoded.measure.get::<MeasuredLists>().expect("a measure");
+        let items = encoded.value["results"].as_array().expect("rows");
+        let prefix = measured.prefix("results", items.len()).expect("measured");
+        for keep in 0..=items.len() {
+            let text = serde_json::to_string(&items[..keep]).expect("serializes");
+            // The prefix leaves out the brackets.
+            let mut expected = Counts::of(&text);
+            expected.punct -= 2;
+            assert_eq!(prefix[keep], expected, "first {keep} rows");
+        }
+        // Graph lists are converted whole and never measured; a wrong length is not trusted.
+        assert!(measured.prefix("nodes", 1).is_none());
+        assert!(measured.prefix("results", items.len() + 1).is_none());
     }
 
     #[test]

@@ -8,12 +8,13 @@ use envelope_core::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::encode::MeasuredLists;
 use crate::size::{member_key_counts, value_counts};
 use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
 use crate::trim::{
     AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, Leftovers, ListCut, ROOT_LIST_KEY, cut_depth,
-    trim,
+    trim_measured,
 };
 
 /// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
@@ -126,6 +127,7 @@ pub fn prepare(
     policy: &BudgetPolicy,
 ) -> Prepared {
     let precut = envelope_core::__private::precut(&envelope).to_vec();
+    let measure = envelope_core::__private::encoder_measure(&envelope).clone();
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
     let full = controls.response_mode == ResponseMode::Full && !controls.compact_only;
@@ -147,7 +149,14 @@ pub fn prepare(
             // Stamps written after trimming take room: size them at their widest now.
             reserve_stamps(&mut rest);
             let fixed = rest_counts(&rest, true) + completeness_reserve(&rest);
-            let trimmed = trim(payload, fixed, budget, estimator, &precut);
+            let trimmed = trim_measured(
+                payload,
+                fixed,
+                budget,
+                estimator,
+                &precut,
+                measure.get::<MeasuredLists>(),
+            );
             merge_markers(
                 &mut rest,
                 trimmed.markers,

@@ -6,16 +6,26 @@ use serde_json::Value;
 use crate::tokens::Counts;
 
 /// The counts of `text` as a JSON string literal: quotes and escapes included.
+#[inline]
 pub(crate) fn string_counts(text: &str) -> Counts {
+    let mut counts = Counts::default();
+    add_string(&mut counts, text);
+    counts
+}
+
+/// Adds the counts of `text` as a JSON string literal. In place: sizing runs once per node,
+/// and returning a fresh [`Counts`] each time was a measurable share of it.
+#[inline]
+fn add_string(total: &mut Counts, text: &str) {
     let needs_escape = text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\');
     if needs_escape {
         // Rare: count the escaped form exactly.
         let escaped = Value::String(text.to_owned()).to_string();
-        return Counts::of(&escaped);
+        total.add_str(&escaped);
+        return;
     }
-    let mut counts = Counts::of(text);
-    counts.punct += 2;
-    counts
+    total.add_str(text);
+    total.punct += 2;
 }
 
 /// `a - b` for counts where `b` is part of `a` (saturating, so a seam's word start cannot
@@ -24,51 +34,44 @@ pub(crate) fn sub(a: Counts, b: Counts) -> Counts {
     a.saturating_sub(&b)
 }
 
-fn number_counts(number: &serde_json::Number) -> Counts {
-    let mut counts = Counts::default();
+fn add_number(total: &mut Counts, number: &serde_json::Number) {
     if let Some(n) = number.as_u64() {
-        counts.digits = u64::from(n.checked_ilog10().unwrap_or(0) + 1);
-        counts.digit_runs = 1;
+        total.digits += u64::from(n.checked_ilog10().unwrap_or(0) + 1);
+        total.digit_runs += 1;
     } else if let Some(n) = number.as_i64() {
         // Negative: a minus sign and the digits of its magnitude.
-        counts.punct = 1;
-        counts.digits = u64::from(n.unsigned_abs().checked_ilog10().unwrap_or(0) + 1);
-        counts.digit_runs = 1;
+        total.punct += 1;
+        total.digits += u64::from(n.unsigned_abs().checked_ilog10().unwrap_or(0) + 1);
+        total.digit_runs += 1;
     } else if let Some(n) = number.as_f64() {
         // serde_json writes finite floats with ryu; non-finite ones cannot be in a Value.
         let mut buffer = ryu::Buffer::new();
-        counts.add_str(buffer.format_finite(n));
-    }
-    counts
-}
-
-fn literal_counts(value: &Value) -> Counts {
-    let letters = match value {
-        Value::Bool(false) => 5,
-        _ => 4,
-    };
-    Counts {
-        letters,
-        word_starts: 1,
-        ..Counts::default()
+        total.add_str(buffer.format_finite(n));
     }
 }
 
-/// Counts of a scalar, or of the brackets and separators of a container of `len` members
-/// (keys of an object are counted by the caller).
-fn shallow_counts(value: &Value) -> Counts {
-    let mut counts = Counts::default();
+/// Adds the counts of a scalar, or of the brackets and separators of a container (keys of an
+/// object are counted by the caller).
+#[inline]
+fn add_shallow(total: &mut Counts, value: &Value) {
     match value {
-        Value::Null | Value::Bool(_) => counts = literal_counts(value),
-        Value::Number(number) => counts = number_counts(number),
-        Value::String(text) => counts = string_counts(text),
-        Value::Array(items) => counts.punct += 2 + items.len().saturating_sub(1) as u64,
+        // `null` and `true` are four letters, `false` five: one word each.
+        Value::Null | Value::Bool(true) => {
+            total.letters += 4;
+            total.word_starts += 1;
+        }
+        Value::Bool(false) => {
+            total.letters += 5;
+            total.word_starts += 1;
+        }
+        Value::Number(number) => add_number(total, number),
+        Value::String(text) => add_string(total, text),
+        Value::Array(items) => total.punct += 2 + items.len().saturating_sub(1) as u64,
         // Braces, commas, and one colon per member.
         Value::Object(map) => {
-            counts.punct += 2 + map.len().saturating_sub(1) as u64 + map.len() as u64
+            total.punct += 2 + map.len().saturating_sub(1) as u64 + map.len() as u64
         }
     }
-    counts
 }
 
 /// The counts of `value`'s compact JSON serialization.
@@ -91,12 +94,12 @@ pub(crate) fn value_counts_until<'a>(
     // Checking the bound costs an estimate; every 32 nodes is often enough to stop early.
     let mut until_check = 32_u32;
     while let Some(node) = stack.pop() {
-        total += shallow_counts(node);
+        add_shallow(&mut total, node);
         match node {
             Value::Array(items) => stack.extend(items.iter()),
             Value::Object(map) => {
                 for (key, item) in map {
-                    total += string_counts(key);
+                    add_string(&mut total, key);
                     stack.push(item);
                 }
             }

@@ -73,6 +73,13 @@ impl Counts {
         counts
     }
 
+    /// The counts of UTF-8 bytes (serialized JSON, say); see [`Counts::add_bytes`].
+    pub(crate) fn of_bytes(bytes: &[u8]) -> Counts {
+        let mut counts = Counts::default();
+        counts.add_bytes(bytes);
+        counts
+    }
+
     /// Adds the counts of `text`.
     pub fn add_str(&mut self, text: &str) {
         self.add_bytes(text.as_bytes());
@@ -504,10 +511,51 @@ impl Add for Counts {
 }
 
 impl AddAssign for Counts {
+    // Field by field rather than through `fields_mut`: sizing adds counts once per JSON node,
+    // and the array of references did not optimize away. The exhaustive pattern keeps a new
+    // field from being missed.
+    #[inline]
     fn add_assign(&mut self, other: Counts) {
-        for (field, value) in self.fields_mut().into_iter().zip(other.fields()) {
-            *field += value;
-        }
+        let Counts {
+            letters,
+            digits,
+            spaces,
+            newlines,
+            punct,
+            word_starts,
+            digit_runs,
+            space_runs,
+            newline_runs,
+            han,
+            kana,
+            hangul,
+            cjk_punct,
+            cjk_multi,
+            cjk_triple,
+            latin,
+            cyrillic,
+            other,
+            astral,
+        } = other;
+        self.letters += letters;
+        self.digits += digits;
+        self.spaces += spaces;
+        self.newlines += newlines;
+        self.punct += punct;
+        self.word_starts += word_starts;
+        self.digit_runs += digit_runs;
+        self.space_runs += space_runs;
+        self.newline_runs += newline_runs;
+        self.han += han;
+        self.kana += kana;
+        self.hangul += hangul;
+        self.cjk_punct += cjk_punct;
+        self.cjk_multi += cjk_multi;
+        self.cjk_triple += cjk_triple;
+        self.latin += latin;
+        self.cyrillic += cyrillic;
+        self.other += other;
+        self.astral += astral;
     }
 }
 

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::encode::MeasuredLists;
 use crate::size::{member_key_counts, string_counts, sub, value_counts, value_counts_until};
 use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
@@ -219,6 +220,31 @@ impl Rows {
         rows
     }
 
+    /// Rows the payload encoder already measured: its prefix sums, up to where this job would
+    /// have stopped measuring.
+    fn premeasured(prefix: &[Counts], job: &Job) -> Rows {
+        let horizon = prefix
+            .iter()
+            .position(|running| job.hopeless(running))
+            .unwrap_or(prefix.len());
+        Rows {
+            prefix: prefix[..horizon.max(1)].to_vec(),
+        }
+    }
+
+    /// Measures `items` under `key`, reusing the encoder's sizes when it measured that list.
+    fn measure_list(
+        items: &[Value],
+        key: &str,
+        job: &Job,
+        measured: Option<&MeasuredLists>,
+    ) -> Rows {
+        match measured.and_then(|measured| measured.prefix(key, items.len())) {
+            Some(prefix) => Rows::premeasured(prefix, job),
+            None => Rows::measure(items, job),
+        }
+    }
+
     /// Measures rows from the horizon on, until their sum alone is past the budget.
     fn extend(&mut self, items: &[Value], job: &Job) {
         let mut stack = Vec::new();
@@ -303,7 +329,12 @@ fn is_buckets(value: &Value) -> bool {
 }
 
 impl Model {
-    fn build(data: &Value, job: &Job, precut: &[(String, usize)]) -> Model {
+    fn build(
+        data: &Value,
+        job: &Job,
+        precut: &[(String, usize)],
+        measured: Option<&MeasuredLists>,
+    ) -> Model {
         // A list the payload encoder cut short keeps its full length for markers.
         let original = |key: &str, len: usize| {
             precut
@@ -322,7 +353,7 @@ impl Model {
             Value::Array(items) => model.lists.push(ListSlot {
                 key: ROOT_LIST_KEY.to_owned(),
                 original: original(ROOT_LIST_KEY, items.len()),
-                rows: Rows::measure(items, job),
+                rows: Rows::measure_list(items, ROOT_LIST_KEY, job, measured),
                 keep: items.len(),
             }),
             Value::Object(map) => {
@@ -333,7 +364,7 @@ impl Model {
                         Value::Array(items) => model.lists.push(ListSlot {
                             key: key.clone(),
                             original: original(key, items.len()),
-                            rows: Rows::measure(items, job),
+                            rows: Rows::measure_list(items, key, job, measured),
                             keep: items.len(),
                         }),
                         Value::Object(buckets) if is_buckets(value) => {
@@ -484,11 +515,23 @@ pub fn cut_depth(mut data: Value) -> Trimmed {
 /// `precut` names top-level lists that a [`crate::BudgetEncoder`] already cut short, with their
 /// full lengths; their markers and `completeness` report the full numbers.
 pub fn trim(
+    data: Value,
+    fixed: Counts,
+    budget: usize,
+    estimator: Estimator,
+    precut: &[(String, usize)],
+) -> Trimmed {
+    trim_measured(data, fixed, budget, estimator, precut, None)
+}
+
+/// [`trim`], reusing the row sizes a [`crate::BudgetEncoder`] took while encoding `data`.
+pub(crate) fn trim_measured(
     mut data: Value,
     fixed: Counts,
     budget: usize,
     estimator: Estimator,
     precut: &[(String, usize)],
+    measured: Option<&MeasuredLists>,
 ) -> Trimmed {
     let mut job = Job {
         estimator,
@@ -525,7 +568,7 @@ pub fn trim(
             });
             job.data = kept.flatten().unwrap_or_else(|| value_counts(&data));
         }
-        false => job.data = ladder(&mut data, &mut job, precut),
+        false => job.data = ladder(&mut data, &mut job, precut, measured),
     }
     if job.over() {
         long_strings(&mut data, &mut job);
@@ -557,8 +600,13 @@ pub(crate) struct SubgraphJob {
 
 /// Rungs 1–5 over the sized view; the payload is cut once, at the end. Returns the counts of
 /// the payload as cut.
-fn ladder(data: &mut Value, job: &mut Job, precut: &[(String, usize)]) -> Counts {
-    let mut model = Model::build(data, job, precut);
+fn ladder(
+    data: &mut Value,
+    job: &mut Job,
+    precut: &[(String, usize)],
+    measured: Option<&MeasuredLists>,
+) -> Counts {
+    let mut model = Model::build(data, job, precut, measured);
     let keeps = model.keeps();
     if let Some(total) = model.total(&keeps, &model.caps())
         && job.fits(total, model.cut_markers(&keeps))

@@ -84,6 +84,10 @@ pub struct Envelope<T> {
     #[serde(skip)]
     #[schemars(skip)]
     precut: Vec<(String, usize)>,
+    /// What the payload encoder measured, for the budget stage. Not on the wire.
+    #[serde(skip)]
+    #[schemars(skip)]
+    measure: crate::EncoderMeasure,
 }
 
 /// What answering without this tool would have cost the agent: the method it would have used
@@ -162,6 +166,7 @@ impl<T> Envelope<T> {
             meta: Meta::new(request_id),
             baseline: None,
             precut: Vec::new(),
+            measure: crate::EncoderMeasure::default(),
         }
     }
 
@@ -367,6 +372,14 @@ impl<T> Envelope<T> {
         self.precut = precut;
     }
 
+    pub(crate) fn measure(&self) -> &crate::EncoderMeasure {
+        &self.measure
+    }
+
+    pub(crate) fn set_measure(&mut self, measure: crate::EncoderMeasure) {
+        self.measure = measure;
+    }
+
     pub(crate) fn take_data(&mut self) -> Option<T> {
         self.data.take()
     }
@@ -454,6 +467,7 @@ impl<T> TryFrom<RawEnvelope<T>> for Envelope<T> {
             meta: raw.meta,
             baseline: None,
             precut: Vec::new(),
+            measure: crate::EncoderMeasure::default(),
         })
     }
 }

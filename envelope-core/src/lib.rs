@@ -59,7 +59,7 @@ pub use next_action::{
     Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,
 };
 pub use notice::{Notice, Severity};
-pub use payload::{EncodedPayload, PayloadEncoder};
+pub use payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
 pub use runtime::install_panic_hook;
@@ -155,6 +155,11 @@ pub mod __private {
     /// The full lengths of top-level lists a payload encoder cut short.
     pub fn precut<T>(envelope: &Envelope<T>) -> &[(String, usize)] {
         envelope.precut()
+    }
+
+    /// What the payload encoder measured, for the budget stage.
+    pub fn encoder_measure<T>(envelope: &Envelope<T>) -> &crate::EncoderMeasure {
+        envelope.measure()
     }
 
     /// Moves the payload out, for the budget stage, which sends it separately from the rest.

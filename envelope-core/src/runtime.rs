@@ -21,6 +21,7 @@ use crate::context::{Controls, ToolContext};
 use crate::envelope::Envelope;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
+use crate::payload::EncoderMeasure;
 use crate::reply::{IntoReply, Reply};
 use crate::tool::{ToolSpec, Toolset};
 use crate::tool_error::{Category, ToolError};
@@ -530,9 +531,10 @@ impl Invocation {
         let request_id = *ctx.request_id();
         let mut envelope = match outcome {
             Ok(Ok(reply)) => match encode(ctx, reply) {
-                Ok((reply, precut)) => {
+                Ok((reply, precut, measure)) => {
                     let mut envelope = reply.into_envelope_for(request_id);
                     envelope.set_precut(precut);
+                    envelope.set_measure(measure);
                     envelope
                 }
                 Err(error) => Envelope::err_for(
@@ -587,19 +589,24 @@ type Precut = Vec<(String, usize)>;
 fn encode<D: Serialize>(
     ctx: &ToolContext,
     reply: Reply<D>,
-) -> Result<(Reply<Value>, Precut), serde_json::Error> {
+) -> Result<(Reply<Value>, Precut, EncoderMeasure), serde_json::Error> {
     match ctx.encoder() {
         Some(encoder) => {
-            let mut precut = Vec::new();
+            let (mut precut, mut measure) = (Vec::new(), EncoderMeasure::default());
             let reply = reply.try_map(|data| {
                 encoder.encode(&data).map(|encoded| {
                     precut = encoded.precut;
+                    measure = encoded.measure;
                     encoded.value
                 })
             })?;
-            Ok((reply, precut))
+            Ok((reply, precut, measure))
         }
-        None => Ok((reply.try_map(serde_json::to_value)?, Vec::new())),
+        None => Ok((
+            reply.try_map(serde_json::to_value)?,
+            Vec::new(),
+            EncoderMeasure::default(),
+        )),
     }
 }
 

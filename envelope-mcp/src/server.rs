@@ -151,10 +151,22 @@ fn listing(tool: &dyn Tool) -> rmcp::model::Tool {
     listed
 }
 
-/// Forwards a tool's progress reports to the client as `notifications/progress`.
+/// Forwards a tool's progress reports to the client as `notifications/progress`, one at a time
+/// in the order they were made (MCP wants progress to increase).
+///
+/// The sending task starts at the first report: most calls report nothing, and a task per call
+/// would cost two cross-thread wake-ups on every round trip (rmcp's client attaches a progress
+/// token to every request).
 struct PeerProgress {
     token: ProgressToken,
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+    forwarding: std::sync::Mutex<Option<Forwarding>>,
+}
+
+struct Forwarding {
     queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl ProgressSink for PeerProgress {
@@ -166,47 +178,49 @@ impl ProgressSink for PeerProgress {
         if let Some(message) = message {
             params = params.with_message(message);
         }
+        // A poisoned lock only means another report panicked mid-send; the queue is still sound.
+        let mut forwarding = self
+            .forwarding
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let forwarding = forwarding.get_or_insert_with(|| {
+            let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
+            let peer = self.peer.clone();
+            let task = self.runtime.spawn(async move {
+                while let Some(params) = reports.recv().await {
+                    let _ = peer.notify_progress(params).await;
+                }
+            });
+            Forwarding { queue, task }
+        });
         // Queued, never awaited: a client that stopped listening must not stall the tool.
-        let _ = self.queue.send(params);
+        let _ = forwarding.queue.send(params);
     }
 }
 
-/// Sends one call's progress reports from a task of its own, one at a time in the order they
-/// were made (MCP wants progress to increase), until [`ProgressForwarder::finish`].
-struct ProgressForwarder {
-    done: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl ProgressForwarder {
-    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> (Arc<dyn ProgressSink>, Self) {
-        let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
-        let (done, mut finished) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    biased;
-                    Some(params) = reports.recv() => {
-                        let _ = peer.notify_progress(params).await;
-                    }
-                    _ = &mut finished => break,
-                }
-            }
-            while let Ok(params) = reports.try_recv() {
-                let _ = peer.notify_progress(params).await;
-            }
-        });
-        (
-            Arc::new(PeerProgress { token, queue }),
-            ProgressForwarder { done, task },
-        )
+impl PeerProgress {
+    fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Arc<Self> {
+        Arc::new(PeerProgress {
+            token,
+            peer,
+            runtime: tokio::runtime::Handle::current(),
+            forwarding: std::sync::Mutex::new(None),
+        })
     }
 
     /// Sends what is still queued. Awaited before the result goes out, so no report arrives
     /// after the result (a client drops those: the request it names is over).
-    async fn finish(self) {
-        let _ = self.done.send(());
-        let _ = self.task.await;
+    async fn finish(&self) {
+        let forwarding = self
+            .forwarding
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(Forwarding { queue, task }) = forwarding {
+            // Closing the queue ends the task once it has sent everything before the close.
+            drop(queue);
+            let _ = task.await;
+        }
     }
 }
 
@@ -300,12 +314,14 @@ impl EnvelopeServer {
         if let Some(tier) = stamped.get("complexity_tier") {
             meta.insert(format!("{META_PREFIX}tier"), tier.clone());
         }
-        let mut result = CallToolResult::success(vec![ContentBlock::text(prepared.text())]);
         let Prepared {
             structured,
+            json,
+            toon,
             leftovers,
-            ..
         } = prepared;
+        // The mirror moves into the result: a page of rows is not copied again.
+        let mut result = CallToolResult::success(vec![ContentBlock::text(toon.unwrap_or(json))]);
         result.structured_content = Some(structured);
         result.is_error = Some(!ok);
         // Freeing the rows the trimmer cut can be slow; do it off the response path.
@@ -357,22 +373,21 @@ impl ServerHandler for EnvelopeServer {
             .and_then(|parts| parts.headers.get(crate_request_id_header()))
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
-        let (progress, forwarder) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (sink, forwarder) = ProgressForwarder::start(context.peer.clone(), token);
-                (Some(sink), Some(forwarder))
-            }
-            None => (None, None),
-        };
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| PeerProgress::new(context.peer.clone(), token));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let extras = CallExtras {
             client_request_id,
-            progress,
+            progress: progress
+                .clone()
+                .map(|progress| progress as Arc<dyn ProgressSink>),
             cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
         };
         let prepared = self.call_with(&name, arguments, extras).await;
-        if let Some(forwarder) = forwarder {
-            forwarder.finish().await;
+        if let Some(progress) = progress {
+            progress.finish().await;
         }
         match prepared {
             Some(prepared) => Ok(Self::result(prepared).into()),
