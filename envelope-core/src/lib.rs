@@ -29,9 +29,11 @@ mod canonical;
 mod capability;
 mod completeness;
 mod context;
+mod continuation;
 mod empty_reason;
 mod envelope;
 mod error;
+mod handle;
 mod meta;
 mod next_action;
 mod notice;
@@ -51,9 +53,18 @@ pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
 };
 pub use context::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode, ToolContext};
+pub use continuation::{
+    Binding, CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations,
+    DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, INVALID_CONTINUATION,
+    INVALID_LIMIT, KeyError, KeyRing, MAX_TOKEN_CHARS, MIXED_CONTINUATION_FORMS, Page, PageArgs,
+    STALE_CONTINUATION, TOKEN_CHARS,
+};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::{Baseline, ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
+pub use handle::{
+    HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
+};
 pub use meta::{BinaryDrift, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{
     Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,
