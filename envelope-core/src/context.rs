@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::continuation::{Binding, Continuations};
 use crate::payload::PayloadEncoder;
 use crate::request_id::RequestId;
 
@@ -115,6 +116,8 @@ pub struct ToolContext {
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
     encoder: Option<Arc<dyn PayloadEncoder>>,
+    continuations: Option<Arc<Continuations>>,
+    tool: Option<&'static str>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -128,6 +131,8 @@ impl fmt::Debug for ToolContext {
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
             .field("has_encoder", &self.encoder.is_some())
+            .field("pages", &self.continuations.is_some())
+            .field("tool", &self.tool)
             .finish()
     }
 }
@@ -192,6 +197,40 @@ impl ToolContext {
     pub fn with_encoder(mut self, encoder: Arc<dyn PayloadEncoder>) -> Self {
         self.encoder = Some(encoder);
         self
+    }
+
+    /// Seals and opens continuation tokens with the server's keys; see
+    /// [`ToolContext::continuations`].
+    #[must_use]
+    pub fn with_continuations(mut self, continuations: Arc<Continuations>) -> Self {
+        self.continuations = Some(continuations);
+        self
+    }
+
+    /// The server's continuation keys, when it pages: mint and read tokens with them, bound to
+    /// [`ToolContext::binding`].
+    pub fn continuations(&self) -> Option<&Continuations> {
+        self.continuations.as_deref()
+    }
+
+    /// The name of the tool being called, once the call has started.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool
+    }
+
+    /// What a continuation of this call is bound to: the tool, the session (empty without
+    /// one) and `request`, the call's arguments. Add the scope and the snapshot of what is
+    /// paged with [`Binding::with_scope`] and [`Binding::with_snapshot`].
+    pub fn binding<'a>(&'a self, request: &'a serde_json::Value) -> Binding<'a> {
+        Binding::new(
+            self.tool.unwrap_or_default(),
+            self.session.as_deref().unwrap_or_default(),
+            request,
+        )
+    }
+
+    pub(crate) fn set_tool(&mut self, tool: &'static str) {
+        self.tool = Some(tool);
     }
 
     /// The installed payload encoder, if any.

@@ -250,6 +250,21 @@ impl<T> Envelope<T> {
         self
     }
 
+    pub(crate) fn retain_next_actions(
+        &mut self,
+        mut keep: impl FnMut(&NextAction) -> bool,
+    ) -> usize {
+        let before = self.next_actions.len();
+        let kept: Vec<NextAction> = std::mem::take(&mut self.next_actions)
+            .into_iter()
+            .filter(|action| keep(action))
+            .collect();
+        let dropped = before - kept.len();
+        // Dropping an action can orphan another's dependency: normalize again.
+        self.next_actions = normalize_next_actions(kept);
+        dropped
+    }
+
     /// Adds next actions and normalizes the whole list.
     #[must_use]
     pub fn with_next_actions(mut self, actions: impl IntoIterator<Item = NextAction>) -> Self {

@@ -76,7 +76,7 @@ pub use request_id::RequestId;
 pub use runtime::install_panic_hook;
 pub use schema::envelope_schema;
 pub use tier::Tier;
-pub use tool::{BoxFuture, Tool, ToolSpec, Toolset};
+pub use tool::{BoxFuture, Tool, ToolSpec, Toolset, TypedTool};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ToolError};
 pub use verdict::Verdict;
 
@@ -171,6 +171,15 @@ pub mod __private {
     /// What the payload encoder measured, for the budget stage.
     pub fn encoder_measure<T>(envelope: &Envelope<T>) -> &crate::EncoderMeasure {
         envelope.measure()
+    }
+
+    /// Keeps the next actions `keep` accepts, then normalizes the list again; returns how many
+    /// were dropped. The transport uses it to drop actions the live tool surface cannot run.
+    pub fn retain_next_actions<T>(
+        envelope: &mut Envelope<T>,
+        keep: impl FnMut(&crate::NextAction) -> bool,
+    ) -> usize {
+        envelope.retain_next_actions(keep)
     }
 
     /// Moves the payload out, for the budget stage, which sends it separately from the rest.

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::canonical::canonical_json;
 use crate::error::CoreError;
+use crate::tool::TypedTool;
 
 /// At most this many actions reach the agent.
 pub const MAX_NEXT_ACTIONS: usize = 8;
@@ -158,6 +159,64 @@ impl NextAction {
             order,
             dependencies: Vec::new(),
             tool: tool.into(),
+            arguments,
+            reason: reason.into(),
+        })
+    }
+
+    /// An action calling the tool `T` with arguments of its own type: naming a tool that does
+    /// not exist, or passing arguments of another type, fails to compile. `T` is the type
+    /// `#[tool]` generates, named like the tool's function.
+    ///
+    /// ```
+    /// use envelope_core::{NextAction, Role, ToolResult, tool};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    /// struct SearchArgs {
+    ///     query: String,
+    ///     regex: bool,
+    /// }
+    ///
+    /// /// Searches.
+    /// #[tool(tier = lite, read_only)]
+    /// fn search(args: SearchArgs) -> ToolResult<Vec<String>> {
+    ///     Ok(vec![args.query])
+    /// }
+    ///
+    /// let retry = NextAction::call::<search>(
+    ///     "retry-regex",
+    ///     Role::Retry,
+    ///     0,
+    ///     SearchArgs { query: "fo+".into(), regex: true },
+    ///     "the query looks like a regular expression",
+    /// )?;
+    /// assert_eq!(retry.tool, "search");
+    /// assert_eq!(retry.arguments["regex"], true);
+    /// # Ok::<(), envelope_core::CoreError>(())
+    /// ```
+    pub fn call<T: TypedTool>(
+        id: impl Into<String>,
+        role: Role,
+        order: u16,
+        arguments: T::Args,
+        reason: impl Into<String>,
+    ) -> Result<NextAction, CoreError>
+    where
+        T::Args: Serialize,
+    {
+        let id = id.into();
+        let arguments = match serde_json::to_value(arguments) {
+            Ok(Value::Object(map)) => map,
+            // A tool without arguments takes `()`, which is `null`: an empty argument object.
+            Ok(Value::Null) => Map::new(),
+            _ => return Err(CoreError::ActionArgumentsNotObject { id }),
+        };
+        Ok(NextAction {
+            id,
+            role,
+            order,
+            dependencies: Vec::new(),
+            tool: T::NAME.to_owned(),
             arguments,
             reason: reason.into(),
         })

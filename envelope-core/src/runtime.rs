@@ -495,6 +495,7 @@ impl Invocation {
         arguments: Value,
         keys: &KeyCache,
     ) -> Result<A, ToolError> {
+        ctx.set_tool(self.spec.name);
         self.gate(ctx)?;
         let declared = keys.0.get_or_init(|| {
             declared_properties(&schema_for::<A>()).unwrap_or_else(|| vec!["*".to_owned()])
@@ -512,6 +513,7 @@ impl Invocation {
         arguments: Value,
         keys: &KeyCache,
     ) -> Result<(), ToolError> {
+        ctx.set_tool(self.spec.name);
         self.gate(ctx)?;
         let declared = keys.0.get_or_init(Vec::new);
         self.split(ctx, arguments, Some(declared)).map(drop)

@@ -243,6 +243,10 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         Param::Args(ty) => Some(ty),
         Param::Context => None,
     });
+    let typed_args = match args_ty {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
+    };
     let call_args = signature.params.iter().map(|param| match param {
         Param::Context => quote!(&__envelope_ctx),
         Param::Args(_) => quote!(__envelope_args),
@@ -301,6 +305,11 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
 
         impl #krate::__private::NamedTool for #ident {
             const NAME: &'static str = #name;
+        }
+
+        impl #krate::TypedTool for #ident {
+            const NAME: &'static str = #name;
+            type Args = #typed_args;
         }
 
         impl #krate::Tool for #ident {

@@ -1,13 +1,14 @@
 //! The MCP server: tool listing and calls, mapped onto the envelope (DESIGN §12).
 
 use std::any::Any;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
-use envelope_core::__private::meta_stamp;
+use envelope_core::__private::{meta_stamp, retain_next_actions};
 use envelope_core::{
-    Cancellation, Capability, Controls, Envelope, ProgressSink, Tool, ToolContext, Toolset,
+    Cancellation, Capability, Continuations, Controls, Envelope, ProgressSink, Tool, ToolContext,
+    Toolset,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -31,6 +32,7 @@ pub struct EnvelopeConfig {
     disabled_modules: BTreeSet<String>,
     capabilities: Option<Vec<Capability>>,
     state: Option<Arc<dyn Any + Send + Sync>>,
+    continuations: Option<Arc<Continuations>>,
 }
 
 impl std::fmt::Debug for EnvelopeConfig {
@@ -41,6 +43,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("budget", &self.budget)
             .field("disabled_modules", &self.disabled_modules)
             .field("capabilities", &self.capabilities)
+            .field("continuations", &self.continuations)
             .finish_non_exhaustive()
     }
 }
@@ -57,6 +60,7 @@ impl EnvelopeConfig {
             disabled_modules: BTreeSet::new(),
             capabilities: None,
             state: None,
+            continuations: None,
         }
     }
 
@@ -88,6 +92,14 @@ impl EnvelopeConfig {
         self
     }
 
+    /// The keys tools seal and open continuation tokens with ([`ToolContext::continuations`]).
+    /// Servers that share the keys accept each other's tokens.
+    #[must_use]
+    pub fn with_continuations(mut self, continuations: Continuations) -> Self {
+        self.continuations = Some(Arc::new(continuations));
+        self
+    }
+
     /// State every tool can read with [`ToolContext::state`].
     #[must_use]
     pub fn with_state<T: Any + Send + Sync>(mut self, state: Arc<T>) -> Self {
@@ -101,6 +113,8 @@ struct Inner {
     config: EnvelopeConfig,
     disabled: Arc<BTreeSet<String>>,
     listing: Vec<rmcp::model::Tool>,
+    /// Each served tool's input schema, compiled: a suggested next action must pass it.
+    inputs: BTreeMap<&'static str, jsonschema::Validator>,
 }
 
 /// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
@@ -237,6 +251,8 @@ impl Cancellation for TokenCancellation {
 #[derive(Default)]
 pub(crate) struct CallExtras {
     pub(crate) client_request_id: Option<String>,
+    /// The transport's session (HTTP's `Mcp-Session-Id`), which continuations are bound to.
+    pub(crate) session: Option<String>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
 }
@@ -246,12 +262,27 @@ impl EnvelopeServer {
     pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
         let listing = tools.iter().map(listing).collect();
         let disabled = Arc::new(config.disabled_modules.clone());
+        let inputs = tools
+            .iter()
+            .filter_map(|tool| {
+                let schema = tool.input_schema().to_value();
+                match jsonschema::validator_for(&schema) {
+                    Ok(validator) => Some((tool.spec().name, validator)),
+                    Err(error) => {
+                        // Then no action can target the tool; say why once, at start-up.
+                        tracing::error!(tool = tool.spec().name, %error, "input schema does not compile");
+                        None
+                    }
+                }
+            })
+            .collect();
         EnvelopeServer {
             inner: Arc::new(Inner {
                 tools,
                 config,
                 disabled,
                 listing,
+                inputs,
             }),
         }
     }
@@ -283,6 +314,12 @@ impl EnvelopeServer {
         if let Some(state) = &config.state {
             ctx = ctx.with_shared_state(Arc::clone(state));
         }
+        if let Some(continuations) = &config.continuations {
+            ctx = ctx.with_continuations(Arc::clone(continuations));
+        }
+        if let Some(session) = extras.session {
+            ctx = ctx.with_session(session);
+        }
         if let Some(progress) = extras.progress {
             ctx = ctx.with_progress(progress);
         }
@@ -297,10 +334,33 @@ impl EnvelopeServer {
             )));
         }
         let mut envelope: Envelope<Value> = tool.call(arguments, ctx).await;
+        self.drop_unrunnable_actions(&mut envelope, spec.name);
         if let Some(capabilities) = &config.capabilities {
             meta_stamp(&mut envelope).capabilities(capabilities.clone());
         }
         Some(prepare(envelope, &controls, spec.budget, &config.budget))
+    }
+
+    /// Drops suggested calls this server cannot run: to a tool it does not serve, or with
+    /// arguments that fail that tool's input schema. Logs how many, never what: arguments can
+    /// carry user data.
+    fn drop_unrunnable_actions(&self, envelope: &mut Envelope<Value>, tool: &str) {
+        if envelope.next_actions().is_empty() {
+            return;
+        }
+        let inputs = &self.inner.inputs;
+        let dropped = retain_next_actions(envelope, |action| {
+            inputs
+                .get(action.tool.as_str())
+                .is_some_and(|input| input.is_valid(&Value::Object(action.arguments.clone())))
+        });
+        if dropped > 0 {
+            tracing::warn!(
+                tool,
+                dropped,
+                "dropped next actions the served tools cannot run"
+            );
+        }
     }
 
     fn result(prepared: Prepared) -> CallToolResult {
@@ -367,12 +427,15 @@ impl ServerHandler for EnvelopeServer {
                 Some(json!({ "tool": name, "available": available })),
             ));
         }
-        let client_request_id = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.headers.get(crate_request_id_header()))
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
+        let parts = context.extensions.get::<http::request::Parts>();
+        let header = |name: &str| {
+            parts
+                .and_then(|parts| parts.headers.get(name))
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned)
+        };
+        let client_request_id = header(crate_request_id_header());
+        let session = header("mcp-session-id");
         let progress = context
             .meta
             .get_progress_token()
@@ -380,6 +443,7 @@ impl ServerHandler for EnvelopeServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let extras = CallExtras {
             client_request_id,
+            session,
             progress: progress
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),

@@ -3,7 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use envelope_core::{Reply, ToolContext, ToolError, ToolResult, tool, toolset};
+use envelope_core::{
+    DependencyMode, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, tool, toolset,
+};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
 use rmcp::model::{
     CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
@@ -13,7 +15,7 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
     /// What to echo.
     text: String,
@@ -44,6 +46,47 @@ fn missing() -> ToolResult<()> {
     Err(ToolError::not_found("no such thing"))
 }
 
+/// Suggests four follow-ups, of which the server can run one.
+#[tool(tier = lite, read_only)]
+fn suggest() -> ToolResult<Reply<&'static str>> {
+    let runnable = NextAction::call::<echo>(
+        "echo",
+        Role::Inspect,
+        0,
+        EchoArgs {
+            text: "again".into(),
+            times: Some(2),
+        },
+        "echo it twice",
+    )?;
+    let bad_arguments = NextAction::new(
+        "bad",
+        Role::Retry,
+        0,
+        "echo",
+        json!({"text": "x", "times": "many"}),
+        "times is not a number",
+    )?;
+    let not_served = NextAction::new(
+        "elsewhere",
+        Role::Diagnose,
+        0,
+        "nowhere",
+        json!({}),
+        "no such tool here",
+    )?;
+    let after_bad = NextAction::new(
+        "after",
+        Role::VerifyExact,
+        1,
+        "echo",
+        json!({"text": "then"}),
+        "runs after the bad one",
+    )?
+    .after(DependencyMode::All, ["bad"]);
+    Ok(Reply::new("suggested").next_actions([runnable, bad_arguments, not_served, after_bad]))
+}
+
 /// A tool in a switched-off module.
 #[tool(tier = lite, module = "billing")]
 fn invoice() -> ToolResult<Reply<&'static str>> {
@@ -70,7 +113,7 @@ impl ClientHandler for Client {
 
 async fn connect() -> (RunningService<RoleClient, Client>, Client) {
     let server = EnvelopeServer::new(
-        toolset![echo, count, missing, invoice],
+        toolset![echo, count, missing, invoice, suggest],
         EnvelopeConfig::new("test-server", "1.2.3")
             .with_instructions("test instructions")
             .disable_module("billing"),
@@ -107,7 +150,7 @@ async fn server_info_and_sorted_listing() {
     assert_eq!(info.instructions.as_deref(), Some("test instructions"));
     let tools = client.list_tools(None).await.expect("lists").tools;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["count", "echo", "invoice", "missing"]);
+    assert_eq!(names, ["count", "echo", "invoice", "missing", "suggest"]);
     let echo = &tools[1];
     assert_eq!(echo.description.as_deref(), Some("Echo a text."));
     let annotations = echo.annotations.as_ref().expect("annotated");
@@ -140,6 +183,27 @@ async fn server_info_and_sorted_listing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_actions_the_server_cannot_run_are_dropped() {
+    let (client, _) = connect().await;
+    let result = client
+        .call_tool(call("suggest", json!({})))
+        .await
+        .expect("answers");
+    let envelope = result.structured_content.expect("structured");
+    let actions = envelope["next_actions"].as_array().expect("actions");
+    // The unserved tool and the bad arguments are dropped; normalizing again drops the action
+    // that depended on the bad one, since its prerequisite is gone.
+    let ids: Vec<&str> = actions.iter().filter_map(|a| a["id"].as_str()).collect();
+    assert_eq!(ids, ["echo"]);
+    assert_eq!(actions[0]["tool"], "echo");
+    assert_eq!(
+        actions[0]["arguments"],
+        json!({"text": "again", "times": 2})
+    );
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test]
 async fn an_ok_call_maps_onto_mcp() {
     let (client, _) = connect().await;
     let result = client
@@ -227,10 +291,12 @@ async fn progress_reaches_the_client() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert_eq!(
-        *handler.progress.lock().expect("no poisoning"),
-        [1.0, 2.0, 3.0]
-    );
+    // rmcp's client runs each notification's handler as a task of its own, so the handler
+    // may see them out of order; the order on the wire is checked by the interop suites, which
+    // record the transport.
+    let mut seen = handler.progress.lock().expect("no poisoning").clone();
+    seen.sort_by(f64::total_cmp);
+    assert_eq!(seen, [1.0, 2.0, 3.0]);
     client.cancel().await.expect("closes");
 }
 

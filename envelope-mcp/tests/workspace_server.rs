@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use envelope_budget::Estimator;
-use envelope_core::{Capability, RequestId, Tool, ToolContext};
+use envelope_core::{Capability, ContinuationKey, Continuations, RequestId, Tool, ToolContext};
 use envelope_mcp::EnvelopeServer;
 use rmcp::model::{
     CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
@@ -19,6 +19,11 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
+/// The paging key of these tests: fixed, so a second server can share it.
+fn test_key() -> ContinuationKey {
+    ContinuationKey::new(1, [7; 32])
+}
 
 /// A directory tree under the system's temp dir, removed when dropped.
 struct Tree {
@@ -88,9 +93,14 @@ impl Tree {
     }
 
     fn server_for(&self, http: bool) -> EnvelopeServer {
+        self.server_with(http, Continuations::new(test_key()))
+    }
+
+    fn server_with(&self, http: bool, continuations: Continuations) -> EnvelopeServer {
         tools::server(
             tools::Workspace::open(&self.root).expect("the fixture is a directory"),
             http,
+            continuations,
         )
     }
 

@@ -7,15 +7,20 @@
 //! workspace_server [--root DIR] list               print the tool listing
 //! ```
 //!
+//! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
+//! sets the key that seals paging tokens, so that servers sharing it accept each other's
+//! tokens; without one, each process makes up its own.
+//!
 //! The tools live in `tools.rs`, which `tests/workspace_server.rs` includes to test the same
 //! server. Logs go to stderr; on stdio, stdout carries only the protocol.
 
 mod tools;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use envelope_core::{ContinuationKey, Continuations};
 use serde_json::Value;
 
 const USAGE: &str = "\
@@ -25,8 +30,17 @@ usage:
   workspace_server [--root DIR] call TOOL ['JSON'] call one tool and print its envelope
   workspace_server [--root DIR] list               print the tool listing as JSON
 
-DIR defaults to the current directory; ADDR is like 127.0.0.1:8765; JSON defaults to {}.
+Options:
+  --root DIR                     the directory to serve (default: the current one)
+  --continuation-key-file PATH   the key that seals paging tokens: 64 hex characters, shared
+                                 by servers that must accept each other's tokens (also
+                                 WORKSPACE_SERVER_CONTINUATION_KEY; default: a fresh key)
+
+ADDR is like 127.0.0.1:8765; JSON defaults to {}.
 `call` exits 0 when the envelope is ok and 2 otherwise.";
+
+/// The environment variable holding the continuation key, as hex.
+const KEY_VAR: &str = "WORKSPACE_SERVER_CONTINUATION_KEY";
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -41,6 +55,7 @@ enum Command {
 #[derive(Debug)]
 struct Options {
     root: PathBuf,
+    key_file: Option<PathBuf>,
     command: Command,
 }
 
@@ -48,6 +63,7 @@ struct Options {
 /// not an option starts the command.
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut root = None;
+    let mut key_file = None;
     let mut http = None;
     let mut command = Vec::new();
     while let Some(arg) = args.next() {
@@ -55,6 +71,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "-h" | "--help" => {
                 return Ok(Options {
                     root: PathBuf::from("."),
+                    key_file: None,
                     command: Command::Help,
                 });
             }
@@ -62,6 +79,14 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 let dir = args.next().ok_or("`--root` needs a directory")?;
                 if root.replace(PathBuf::from(dir)).is_some() {
                     return Err("`--root` given twice".into());
+                }
+            }
+            "--continuation-key-file" => {
+                let path = args
+                    .next()
+                    .ok_or("`--continuation-key-file` needs a path")?;
+                if key_file.replace(PathBuf::from(path)).is_some() {
+                    return Err("`--continuation-key-file` given twice".into());
                 }
             }
             "--http" => {
@@ -103,8 +128,28 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     };
     Ok(Options {
         root: root.unwrap_or_else(|| PathBuf::from(".")),
+        key_file,
         command,
     })
+}
+
+/// The paging key: from the key file, else from [`KEY_VAR`], else a fresh one (whose tokens
+/// only this process accepts).
+fn continuations(key_file: Option<&Path>) -> Result<Continuations, String> {
+    const KEY_ID: u32 = 1;
+    let key = match (key_file, std::env::var(KEY_VAR)) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+            ContinuationKey::from_hex(KEY_ID, &text)
+                .map_err(|error| format!("the key in `{}`: {error}", path.display()))?
+        }
+        (None, Ok(text)) => ContinuationKey::from_hex(KEY_ID, &text)
+            .map_err(|error| format!("the key in `{KEY_VAR}`: {error}"))?,
+        (None, Err(_)) => ContinuationKey::generate(KEY_ID)
+            .map_err(|error| format!("cannot make a continuation key: {error}"))?,
+    };
+    Ok(Continuations::new(key))
 }
 
 #[tokio::main]
@@ -134,8 +179,19 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let continuations = match continuations(options.key_file.as_deref()) {
+        Ok(continuations) => continuations,
+        Err(message) => {
+            eprintln!("workspace_server: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let root = workspace.root().display().to_string();
-    let server = tools::server(workspace, matches!(options.command, Command::Http(_)));
+    let server = tools::server(
+        workspace,
+        matches!(options.command, Command::Http(_)),
+        continuations,
+    );
 
     match options.command {
         Command::Stdio => {

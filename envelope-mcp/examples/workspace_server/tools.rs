@@ -12,8 +12,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use envelope_core::{
-    Capability, Completeness, EmptyReason, IncompleteReason, NextAction, Notice, Reply, Role,
-    ToolContext, ToolError, ToolResult, TruncationReason, Unit, Verdict, tool, toolset,
+    Capability, Completeness, Continuations, EmptyReason, IncompleteReason, NextAction, Notice,
+    Page, PageArgs, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason, Unit,
+    Verdict, tool, toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use globset::{GlobBuilder, GlobMatcher};
@@ -96,7 +97,13 @@ pub(crate) fn capabilities(http: bool) -> Vec<Capability> {
 
 /// The `workspace_server` over `workspace`; `http` says whether it will be served over
 /// streamable HTTP (which adds that capability tag).
-pub(crate) fn server(workspace: Workspace, http: bool) -> EnvelopeServer {
+/// The server: `workspace` served with its tools; `continuations` seals the paging tokens of
+/// `search_text` and `list_files` (servers holding the same key accept each other's).
+pub(crate) fn server(
+    workspace: Workspace,
+    http: bool,
+    continuations: Continuations,
+) -> EnvelopeServer {
     EnvelopeServer::new(
         toolset![
             search_text,
@@ -108,6 +115,7 @@ pub(crate) fn server(workspace: Workspace, http: bool) -> EnvelopeServer {
         EnvelopeConfig::new("workspace_server", env!("CARGO_PKG_VERSION"))
             .with_instructions(INSTRUCTIONS)
             .with_capabilities(capabilities(http))
+            .with_continuations(continuations)
             .with_state(Arc::new(workspace)),
     )
 }
@@ -338,6 +346,28 @@ fn completeness(
     walk_failures: usize,
     unreadable: usize,
 ) -> ToolResult<Completeness> {
+    paged_completeness(
+        unit,
+        returned,
+        found,
+        cut_by,
+        walk_failures,
+        unreadable,
+        None,
+    )
+}
+
+/// [`completeness`] of a page that may continue: `found` counts the rows from this page's
+/// start on (on the first page, every row), and `continuation` fetches the rest.
+fn paged_completeness(
+    unit: Unit,
+    returned: usize,
+    found: usize,
+    cut_by: TruncationReason,
+    walk_failures: usize,
+    unreadable: usize,
+    continuation: Option<String>,
+) -> ToolResult<Completeness> {
     let mut reasons = Vec::new();
     if walk_failures > 0 {
         reasons.push(IncompleteReason::WalkFailure);
@@ -347,7 +377,7 @@ fn completeness(
     }
     let total = reasons.is_empty().then_some(found);
     let built = if returned < found {
-        Completeness::truncated_page(unit, returned, total, cut_by, None)
+        Completeness::truncated_page(unit, returned, total, cut_by, continuation)
             .and_then(|page| page.with_incomplete_reasons(reasons))
     } else if reasons.is_empty() {
         Ok(Completeness::complete(unit, returned))
@@ -355,6 +385,109 @@ fn completeness(
         Completeness::incomplete(unit, returned, None, reasons)
     };
     built.map_err(ToolError::internal)
+}
+
+/// A paged listing: which rows this call returns, and how its continuation is bound — to the
+/// tool, the session, the request (without `continuation` and `limit`), the workspace root
+/// and a snapshot of the files in scope, so that a token stops working when any of them
+/// changes.
+struct Paging {
+    request: serde_json::Value,
+    scope: String,
+    snapshot: String,
+    page: Page,
+}
+
+impl Paging {
+    /// Reads the page from `continuation` and `limit`; `files` are the files in scope, whose
+    /// paths, sizes and modification times make the snapshot.
+    fn open<A: Serialize>(
+        ctx: &ToolContext,
+        workspace: &Workspace,
+        args: &A,
+        files: &[&Candidate],
+        limit: Option<usize>,
+        default_limit: usize,
+        continuation: Option<&str>,
+    ) -> ToolResult<Paging> {
+        let request = serde_json::to_value(args).map_err(ToolError::internal)?;
+        let mut paging = Paging {
+            request,
+            scope: workspace.root().display().to_string(),
+            snapshot: snapshot(files),
+            page: Page {
+                start: 0,
+                size: default_limit,
+            },
+        };
+        let page = continuations(ctx)?.page(
+            &paging.binding(ctx),
+            PageArgs::new(default_limit)
+                .with_limit(limit)
+                .with_continuation(continuation),
+        )?;
+        paging.page = page;
+        Ok(paging)
+    }
+
+    fn binding<'a>(&'a self, ctx: &'a ToolContext) -> envelope_core::Binding<'a> {
+        ctx.binding(&self.request)
+            .with_scope(&self.scope)
+            .with_snapshot(&self.snapshot)
+    }
+
+    /// Whether the `index`th row (0-based, over every row) is on this page.
+    fn takes(&self, index: usize) -> bool {
+        index >= self.page.start && index - self.page.start < self.page.size
+    }
+
+    /// Rows from this page's start on, of `total`.
+    fn remaining(&self, total: usize) -> usize {
+        total.saturating_sub(self.page.start)
+    }
+
+    /// The token for the next page, when rows remain after this one and `total` is exact.
+    fn next(
+        &self,
+        ctx: &ToolContext,
+        returned: usize,
+        total: Option<usize>,
+    ) -> ToolResult<Option<String>> {
+        match total {
+            Some(total) => {
+                continuations(ctx)?.next(&self.binding(ctx), self.page.start, returned, total)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+fn continuations(ctx: &ToolContext) -> ToolResult<&Continuations> {
+    ctx.continuations().ok_or_else(|| {
+        ToolError::unavailable("this server has no continuation key configured")
+            .with_code("no_continuation_key")
+            .with_retryable(false)
+    })
+}
+
+/// A digest of the files in scope: their paths, sizes and modification times. Any change
+/// to one of them moves it, which makes an earlier page's continuation stale.
+fn snapshot(files: &[&Candidate]) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    // SipHash with fixed keys: the same tree gives the same snapshot in every process.
+    let mut hasher = DefaultHasher::new();
+    for file in files {
+        file.rel.hash(&mut hasher);
+        match std::fs::metadata(&file.path) {
+            Ok(meta) => {
+                meta.len().hash(&mut hasher);
+                meta.modified().ok().hash(&mut hasher);
+            }
+            // Unreadable now: that too is part of the state.
+            Err(error) => error.kind().hash(&mut hasher),
+        }
+    }
+    format!("{:016x}", hasher.finish())
 }
 
 /// Reports progress through a long walk: once when the total is known, every
@@ -416,6 +549,10 @@ pub(crate) struct SearchTextArgs {
     /// Return at most this many occurrences (default 50, at least 1); the total counts all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     limit: Option<usize>,
+    /// The next page: `completeness.continuation` of the previous page, with the request
+    /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
 }
 
 /// One match.
@@ -484,20 +621,30 @@ fn search(
     limit: usize,
 ) -> ToolResult<Reply<SearchHits>> {
     let walk = walk(workspace.root());
+    let in_scope: Vec<&Candidate> = walk
+        .files
+        .iter()
+        .filter(|file| filter.is_none_or(|filter| filter.matches(&file.rel)))
+        .collect();
+    let paging = Paging::open(
+        ctx,
+        workspace,
+        &args,
+        &in_scope,
+        Some(limit),
+        DEFAULT_SEARCH_LIMIT,
+        args.continuation.as_deref(),
+    )?;
     let mut occurrences = Vec::new();
     let mut total = 0;
-    let mut in_filter = 0;
+    let in_filter = in_scope.len();
     let mut files_searched = 0;
     let mut files_with_hits = 0;
     let mut unreadable = 0;
-    for file in &walk.files {
+    for file in in_scope {
         if ctx.is_cancelled() {
             return Err(cancelled("search_text"));
         }
-        if filter.is_some_and(|filter| !filter.matches(&file.rel)) {
-            continue;
-        }
-        in_filter += 1;
         let text = match read_contents(&file.path) {
             Contents::Text(text) => text,
             Contents::Binary => continue,
@@ -515,8 +662,8 @@ fn search(
                     continue;
                 }
                 total += 1;
-                // Past the page, matches are only counted, so the total stays exact.
-                if occurrences.len() < limit {
+                // Off the page, matches are only counted, so the total stays exact.
+                if paging.takes(total - 1) {
                     occurrences.push(Occurrence {
                         path: file.rel.clone(),
                         line: index + 1,
@@ -532,15 +679,23 @@ fn search(
     }
 
     let returned = occurrences.len();
-    let completeness = completeness(
+    let exact = walk.failures == 0 && unreadable == 0;
+    let continuation = paging.next(ctx, returned, exact.then_some(total))?;
+    let completeness = paged_completeness(
         Unit::OCCURRENCE,
         returned,
-        total,
+        paging.remaining(total),
         TruncationReason::PageLimit,
         walk.failures,
         unreadable,
+        continuation.clone(),
     )?;
-    let next_step = completeness.next_step("raise `limit`, or narrow `query` or `path_glob`");
+    let next_step = completeness.next_step(if continuation.is_some() {
+        "pass `completeness.continuation` as `continuation` for the next page, raise `limit`, \
+         or narrow `query` or `path_glob`"
+    } else {
+        "raise `limit`, or narrow `query` or `path_glob`"
+    });
     let summary = format!(
         "{total} {} in {files_with_hits} of {files_searched} files searched",
         Unit::OCCURRENCE.noun(total)
@@ -554,6 +709,20 @@ fn search(
     if let Some(step) = next_step {
         reply = reply.next_step(step);
     }
+    if let Some(token) = continuation {
+        let next_page = NextAction::call::<search_text>(
+            "next-page",
+            Role::BroadenScope,
+            0,
+            SearchTextArgs {
+                continuation: Some(token),
+                ..args.clone()
+            },
+            "fetch the next page of occurrences",
+        )
+        .map_err(ToolError::internal)?;
+        reply = reply.next_actions([next_page]);
+    }
     if total > 0 {
         return Ok(reply.verdict(Verdict::Info));
     }
@@ -566,15 +735,16 @@ fn search(
             "`path_glob` `{pattern}` matched none of the {} files in the workspace",
             walk.files.len()
         );
+        // A new request starts from the first page.
         let wider = SearchTextArgs {
             path_glob: None,
+            continuation: None,
             ..args.clone()
         };
-        let action = NextAction::new(
+        let action = NextAction::call::<search_text>(
             "search-without-path-glob",
             Role::BroadenScope,
             0,
-            "search_text",
             wider,
             "search every file instead of only those matching `path_glob`",
         )
@@ -590,13 +760,13 @@ fn search(
         );
         let as_regex = SearchTextArgs {
             regex: Some(true),
+            continuation: None,
             ..args.clone()
         };
-        let action = NextAction::new(
+        let action = NextAction::call::<search_text>(
             "retry-as-regex",
             Role::Retry,
             0,
-            "search_text",
             as_regex,
             "repeat the search with `query` read as a regular expression",
         )
@@ -805,16 +975,20 @@ fn resolve(root: &Path, raw: &str) -> ToolResult<(String, PathBuf)> {
 // list_files
 // ---------------------------------------------------------------------------------------------
 
-/// The arguments of `list_files`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+/// The arguments of `list_files`; also what its next-page action is built from.
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 pub(crate) struct ListFilesArgs {
     /// Only list files matching this glob: without `/` it matches file names (`*.rs`), with
     /// `/` the whole relative path (`src/**/*.rs`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     glob: Option<String>,
     /// Return at most this many paths (default 200, at least 1).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     limit: Option<usize>,
+    /// The next page: `completeness.continuation` of the previous page, with the request
+    /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -839,21 +1013,32 @@ pub(crate) async fn list_files(
     blocking(ctx, move |workspace, ctx| {
         let walk = walk(workspace.root());
         let scanned = walk.files.len();
+        let in_scope: Vec<&Candidate> = walk
+            .files
+            .iter()
+            .filter(|file| {
+                filter
+                    .as_ref()
+                    .is_none_or(|filter| filter.matches(&file.rel))
+            })
+            .collect();
+        let paging = Paging::open(
+            ctx,
+            workspace,
+            &args,
+            &in_scope,
+            Some(limit),
+            DEFAULT_LIST_LIMIT,
+            args.continuation.as_deref(),
+        )?;
         let mut files = Vec::new();
         let mut found = 0;
-        let mut in_filter = 0;
+        let in_filter = in_scope.len();
         let mut unreadable = 0;
-        for file in walk.files {
+        for file in in_scope {
             if ctx.is_cancelled() {
                 return Err(cancelled("list_files"));
             }
-            if filter
-                .as_ref()
-                .is_some_and(|filter| !filter.matches(&file.rel))
-            {
-                continue;
-            }
-            in_filter += 1;
             // Only text files are served, so only text files are listed.
             match read_contents(&file.path) {
                 Contents::Text(_) => {}
@@ -864,24 +1049,47 @@ pub(crate) async fn list_files(
                 }
             }
             found += 1;
-            if files.len() < limit {
-                files.push(file.rel);
+            if paging.takes(found - 1) {
+                files.push(file.rel.clone());
             }
         }
-        let completeness = completeness(
+        let returned = files.len();
+        let exact = walk.failures == 0 && unreadable == 0;
+        let continuation = paging.next(ctx, returned, exact.then_some(found))?;
+        let completeness = paged_completeness(
             Unit::FILE,
-            files.len(),
-            found,
+            returned,
+            paging.remaining(found),
             TruncationReason::PageLimit,
             walk.failures,
             unreadable,
+            continuation.clone(),
         )?;
-        let next_step = completeness.next_step("raise `limit`, or narrow `glob`");
+        let next_step = completeness.next_step(if continuation.is_some() {
+            "pass `completeness.continuation` as `continuation` for the next page, raise \
+             `limit`, or narrow `glob`"
+        } else {
+            "raise `limit`, or narrow `glob`"
+        });
         let mut reply = Reply::new(FileList { files })
             .summary_line(format!("{found} {}", Unit::FILE.noun(found)))
             .completeness(completeness);
         if let Some(step) = next_step {
             reply = reply.next_step(step);
+        }
+        if let Some(token) = continuation {
+            let next_page = NextAction::call::<list_files>(
+                "next-page",
+                Role::BroadenScope,
+                0,
+                ListFilesArgs {
+                    continuation: Some(token),
+                    ..args.clone()
+                },
+                "fetch the next page of files",
+            )
+            .map_err(ToolError::internal)?;
+            reply = reply.next_actions([next_page]);
         }
         if found > 0 {
             return Ok(reply);
