@@ -865,3 +865,290 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
             .contains(&json!("streamable_http"))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Paging with sealed continuations
+// ---------------------------------------------------------------------------------------------
+
+/// Follows `completeness.continuation` from `first` until the last page; every page's rows
+/// under `rows`, in order, and the last page's envelope.
+async fn page_through(
+    server: &EnvelopeServer,
+    tool: &str,
+    first: Value,
+    rows: &str,
+) -> (Vec<Value>, Value, usize) {
+    let mut arguments = first;
+    let mut all = Vec::new();
+    let mut pages = 0;
+    loop {
+        let envelope = call(server, tool, arguments.clone()).await;
+        assert_eq!(envelope["ok"], true, "{envelope:#}");
+        pages += 1;
+        all.extend(
+            envelope["data"][rows]
+                .as_array()
+                .expect("a page of rows")
+                .iter()
+                .cloned(),
+        );
+        let Some(token) = envelope["completeness"]["continuation"].as_str() else {
+            return (all, envelope, pages);
+        };
+        // The next-page action is the same call: following it verbatim must work too.
+        let action = &envelope["next_actions"][0];
+        assert_eq!(action["tool"], tool);
+        assert_eq!(action["arguments"]["continuation"], token);
+        arguments = action["arguments"].clone();
+        assert!(pages < 100, "paging does not end");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
+    let tree = Tree::new("page-search");
+    let server = tree.server();
+    let unlimited = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 10_000}),
+    )
+    .await;
+    let expected = unlimited["data"]["occurrences"].as_array().expect("rows");
+    assert_eq!(expected.len(), 9);
+
+    let (paged, last, pages) = page_through(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 2}),
+        "occurrences",
+    )
+    .await;
+    assert_eq!(
+        &paged, expected,
+        "same rows, same order, no gaps, no duplicates"
+    );
+    assert_eq!(pages, 5);
+    assert_eq!(last["completeness"]["complete"], true, "{last:#}");
+    assert_eq!(last["completeness"]["returned"], 1);
+    assert!(last.get("next_actions").is_none(), "{last:#}");
+
+    // A page size changed midway is honoured (AIP-158).
+    let first = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 2}),
+    )
+    .await;
+    let token = first["completeness"]["continuation"]
+        .as_str()
+        .expect("a token");
+    let wider = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 5, "continuation": token}),
+    )
+    .await;
+    let rows = wider["data"]["occurrences"].as_array().expect("rows");
+    assert_eq!(rows.as_slice(), &expected[2..7]);
+    // On a continued page, `total` counts the rows from its start on.
+    assert_eq!(wider["completeness"]["total"], 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paging_list_files_yields_exactly_the_rows_of_one_unlimited_call() {
+    let tree = Tree::new("page-list");
+    let server = tree.server();
+    let unlimited = call(&server, "list_files", json!({"limit": 10_000})).await;
+    let expected = unlimited["data"]["files"].as_array().expect("rows");
+    let (paged, last, _) = page_through(&server, "list_files", json!({"limit": 3}), "files").await;
+    assert_eq!(&paged, expected);
+    assert_eq!(last["completeness"]["complete"], true, "{last:#}");
+}
+
+/// The first page's token of a two-per-page `needle` search.
+async fn first_token(server: &EnvelopeServer) -> String {
+    let first = call(
+        server,
+        "search_text",
+        json!({"query": "needle", "limit": 2}),
+    )
+    .await;
+    first["completeness"]["continuation"]
+        .as_str()
+        .expect("a token")
+        .to_owned()
+}
+
+fn error_code(envelope: &Value) -> &str {
+    let (category, _) = error_of(envelope);
+    assert_eq!(category, "validation", "{envelope:#}");
+    assert_eq!(envelope["error"]["retryable"], false, "{envelope:#}");
+    envelope["error"]["code"].as_str().expect("a code")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replayed_tokens_are_scope_mismatches() {
+    let tree = Tree::new("page-replay");
+    let server = tree.server();
+    let token = first_token(&server).await;
+
+    let other_query = call(
+        &server,
+        "search_text",
+        json!({"query": "Thing", "limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(error_code(&other_query), "CONTINUATION_SCOPE_MISMATCH");
+
+    let other_tool = call(
+        &server,
+        "list_files",
+        json!({"limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(error_code(&other_tool), "CONTINUATION_SCOPE_MISMATCH");
+
+    // Another session: the same call, made in session `b` with a token minted in session `a`.
+    let in_session = |session: &str, arguments: Value| {
+        let ctx = ToolContext::new()
+            .with_state(Arc::new(
+                tools::Workspace::open(&tree.root).expect("the fixture is a directory"),
+            ))
+            .with_continuations(Arc::new(Continuations::new(test_key())))
+            .with_session(session);
+        async move {
+            serde_json::to_value(tools::search_text {}.call(arguments, ctx).await)
+                .expect("serializes")
+        }
+    };
+    let minted = in_session("a", json!({"query": "needle", "limit": 2})).await;
+    let token = minted["completeness"]["continuation"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let same = in_session(
+        "a",
+        json!({"query": "needle", "limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(same["ok"], true, "{same:#}");
+    let other = in_session(
+        "b",
+        json!({"query": "needle", "limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(error_code(&other), "CONTINUATION_SCOPE_MISMATCH");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_file_or_an_expired_token_is_stale() {
+    let tree = Tree::new("page-stale");
+    let server = tree.server();
+    let token = first_token(&server).await;
+    // A file in scope changes: its size and modification time move the snapshot.
+    tree.write("notes/many.txt", "needle\n");
+    let stale = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(error_code(&stale), "STALE_CONTINUATION");
+    assert!(stale["error"]["hint"].is_string(), "{stale:#}");
+
+    // Expiry, on an injected clock.
+    let now = Arc::new(Mutex::new(std::time::SystemTime::now()));
+    let clock = Arc::clone(&now);
+    let server = tree.server_with(
+        false,
+        Continuations::new(test_key())
+            .with_ttl(Duration::from_secs(60))
+            .with_clock(move || *clock.lock().expect("no poisoning")),
+    );
+    let token = first_token(&server).await;
+    let next = json!({"query": "needle", "limit": 2, "continuation": token});
+    assert_eq!(call(&server, "search_text", next.clone()).await["ok"], true);
+    *now.lock().expect("no poisoning") += Duration::from_secs(61);
+    let expired = call(&server, "search_text", next).await;
+    assert_eq!(error_code(&expired), "STALE_CONTINUATION");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_work_across_servers_sharing_the_key_and_nowhere_else() {
+    let tree = Tree::new("page-shared");
+    let token = first_token(&tree.server()).await;
+    // A second server with the same key: a restart, or another replica.
+    let again = call(
+        &tree.server(),
+        "search_text",
+        json!({"query": "needle", "limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(again["ok"], true, "{again:#}");
+    let elsewhere = tree.server_with(false, Continuations::new(ContinuationKey::new(1, [9; 32])));
+    let refused = call(
+        &elsewhere,
+        "search_text",
+        json!({"query": "needle", "limit": 2, "continuation": token}),
+    )
+    .await;
+    assert_eq!(error_code(&refused), "INVALID_CONTINUATION");
+    // Tampered text is refused as such.
+    let mut tampered = token.clone().into_bytes();
+    tampered[40] = if tampered[40] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).expect("ASCII");
+    let refused = call(
+        &tree.server(),
+        "search_text",
+        json!({"query": "needle", "limit": 2, "continuation": tampered}),
+    )
+    .await;
+    assert_eq!(error_code(&refused), "INVALID_CONTINUATION");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
+    let tree = Tree::new("actions");
+    let server = tree.server();
+    let inputs: std::collections::BTreeMap<String, jsonschema::Validator> = server
+        .tools()
+        .iter()
+        .map(|tool| {
+            let schema = Value::Object((*tool.input_schema).clone());
+            let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+            (tool.name.to_string(), validator)
+        })
+        .collect();
+    let calls = [
+        ("search_text", json!({"query": "needle", "limit": 2})),
+        ("search_text", json!({"query": "need+le"})),
+        (
+            "search_text",
+            json!({"query": "needle", "path_glob": "*.nothing"}),
+        ),
+        ("search_text", json!({"query": "absent-word"})),
+        ("list_files", json!({"limit": 2})),
+        ("list_files", json!({"glob": "*.nothing"})),
+        ("read_file", json!({"path": "README.md"})),
+        ("read_file", json!({"path": "missing.md"})),
+        ("workspace_stats", json!({})),
+        ("graph_export", json!({"max_nodes": 2})),
+    ];
+    let mut seen = 0;
+    for (tool, arguments) in calls {
+        let envelope = call(&server, tool, arguments).await;
+        for action in envelope["next_actions"].as_array().into_iter().flatten() {
+            let target = action["tool"].as_str().expect("a tool name");
+            let input = inputs
+                .get(target)
+                .unwrap_or_else(|| panic!("{tool} suggests `{target}`, which is not served"));
+            assert!(
+                input.is_valid(&action["arguments"]),
+                "{tool} suggests {action:#}, which fails `{target}`'s input schema"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 4, "only {seen} actions were suggested");
+}
