@@ -37,6 +37,36 @@ pub const MIXED_CONTINUATION_FORMS: &str = "MIXED_CONTINUATION_FORMS";
 /// Code of a page size of zero, which would let paging loop forever.
 pub const INVALID_LIMIT: &str = "INVALID_LIMIT";
 
+/// Every paging error code: `(code, when, what the agent does)`. All are `validation` errors,
+/// never retryable as they stand. The contract docs are generated from this table.
+pub const CONTINUATION_CODES: [(&str, &str, &str); 5] = [
+    (
+        INVALID_CONTINUATION,
+        "The token is malformed, tampered with, or sealed by a key this server does not accept.",
+        "Do not edit tokens; start again from the first page.",
+    ),
+    (
+        CONTINUATION_SCOPE_MISMATCH,
+        "The token belongs to another tool, session, request or scope.",
+        "Repeat the exact original request with only `continuation` set, or start a fresh search.",
+    ),
+    (
+        STALE_CONTINUATION,
+        "What is paged changed since the token was minted, or the token expired.",
+        "Call the tool again without `continuation`.",
+    ),
+    (
+        MIXED_CONTINUATION_FORMS,
+        "A legacy `offset` or `resume_from` was sent together with `continuation`.",
+        "Keep only `continuation`.",
+    ),
+    (
+        INVALID_LIMIT,
+        "The page size is zero, which would page forever.",
+        "Send a `limit` of at least 1, or none for the default.",
+    ),
+];
+
 /// How long a token stays valid unless [`Continuations::with_ttl`] says otherwise.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60 * 60);
 /// Longer texts are refused before any decoding is attempted.

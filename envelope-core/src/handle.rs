@@ -29,6 +29,29 @@ pub const MIXED_HANDLE: &str = "MIXED_HANDLE";
 /// another one.
 pub const HANDLE_NOT_FOUND: &str = "HANDLE_NOT_FOUND";
 
+/// Every handle error code: `(code, category, when, what the agent does)`. The contract docs
+/// are generated from this table.
+pub const HANDLE_CODES: [(&str, &str, &str, &str); 3] = [
+    (
+        STALE_HANDLE,
+        "validation",
+        "The data the handle points into changed since it was issued.",
+        "Run the call that issued the handle again for a fresh one.",
+    ),
+    (
+        MIXED_HANDLE,
+        "validation",
+        "The text is not a handle of the kind this argument takes.",
+        "Pass the handle from the field that names this kind.",
+    ),
+    (
+        HANDLE_NOT_FOUND,
+        "not_found",
+        "No such handle in this session (it may have expired, or belong to another session).",
+        "Run the call that issued the handle again.",
+    ),
+];
+
 const ID_BYTES: usize = 16;
 // A two-character kind prefix plus 22 characters of base64url for 16 bytes.
 const PREFIX_CHARS: usize = 2;

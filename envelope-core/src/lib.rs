@@ -54,7 +54,7 @@ pub use completeness::{
 };
 pub use context::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode, ToolContext};
 pub use continuation::{
-    Binding, CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations,
+    Binding, CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations,
     DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, INVALID_CONTINUATION,
     INVALID_LIMIT, KeyError, KeyRing, MAX_TOKEN_CHARS, MIXED_CONTINUATION_FORMS, Page, PageArgs,
     STALE_CONTINUATION, TOKEN_CHARS,
@@ -63,7 +63,7 @@ pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::{Baseline, ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
 pub use handle::{
-    HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
+    HANDLE_CODES, HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
 };
 pub use meta::{BinaryDrift, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{

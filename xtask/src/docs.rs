@@ -246,6 +246,55 @@ fn budget_section(out: &mut String) {
     );
 }
 
+fn paging_section(out: &mut String) {
+    use envelope_core as core;
+    let _ = writeln!(out, "## Continuations and handles\n");
+    let _ = writeln!(
+        out,
+        "A truncated page carries `completeness.continuation`: an opaque token of exactly {} \
+         characters (base64url, no padding; anything longer than {} is refused unread), sealed \
+         with XChaCha20-Poly1305 under a server key. It binds the tool, the session, a digest \
+         of the request (keys sorted; without `{}`, `{}`, `offset` and `resume_from`, so the \
+         page size may change between pages), the scope, a snapshot of what is paged, the \
+         position and an expiry ({} s by default). Nothing is stored: a token survives a \
+         restart and works on every server holding the key. Send it back as `{}` with the \
+         request otherwise unchanged. Every error below is a `validation` error with \
+         `retryable: false`, and its message never says which check failed beyond the code.\n",
+        core::TOKEN_CHARS,
+        core::MAX_TOKEN_CHARS,
+        core::DEFAULT_CONTINUATION_FIELD,
+        core::DEFAULT_LIMIT_FIELD,
+        core::DEFAULT_TTL.as_secs(),
+        core::DEFAULT_CONTINUATION_FIELD,
+    );
+    table(
+        out,
+        &["code", "when", "agent response"],
+        core::CONTINUATION_CODES
+            .iter()
+            .map(|(code_, when, response)| vec![code(code_), (*when).into(), (*response).into()]),
+    );
+    let _ = writeln!(
+        out,
+        "Result handles and match ids are random (128 bits), scoped to the session and bound to \
+         a snapshot. They are never authorization: the tool still checks rights on every use.\n"
+    );
+    table(
+        out,
+        &["code", "category", "when", "agent response"],
+        core::HANDLE_CODES
+            .iter()
+            .map(|(code_, category, when, response)| {
+                vec![
+                    code(code_),
+                    code(category),
+                    (*when).into(),
+                    (*response).into(),
+                ]
+            }),
+    );
+}
+
 fn contract_markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}\n");
@@ -414,6 +463,7 @@ fn contract_markdown() -> String {
     );
 
     budget_section(&mut out);
+    paging_section(&mut out);
 
     let _ = writeln!(out, "## Capability tags\n");
     let _ = writeln!(
