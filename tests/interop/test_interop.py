@@ -12,6 +12,13 @@ the request id and tier in `_meta`; the tool's own failures (bad arguments, a mi
 `isError` results while an unknown tool is a JSON-RPC error; long tools report progress; and
 over HTTP the `X-Request-ID` header is echoed (a valid ULID kept, anything else replaced) and
 becomes the envelope's `meta.request_id`.
+
+Every `next_actions` entry of every envelope the suite sees names a served tool and carries
+arguments that tool's input schema accepts. Paging: on a fixture tree, `search_text` and
+`list_files` pages followed through `completeness.continuation` (or the `next-page` action,
+verbatim) add up to exactly the unpaged result; a token replayed with another query, tool or
+session, after a file in scope changed, or with a character changed is refused with its code;
+and with a shared key file, a token sealed by one `call` process opens in another.
 """
 
 from __future__ import annotations
@@ -19,13 +26,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +116,24 @@ TIMEOUT = 120
 # workspace_stats calls per transport in the progress test.
 PROGRESS_CALLS = 20
 
+# The paging fixture: PAGED_FILES text files, file i holding WORD (i % 3) + 2 times over two
+# subdirectories, so pages cut inside files and across directories.
+WORD = "quillwort"
+PAGED_FILES = 30
+PAGED_OCCURRENCES = sum(i % 3 + 2 for i in range(PAGED_FILES))
+# Page sizes in the paging tests, and the limit of the one unpaged call compared against.
+SEARCH_PAGE = 7
+LIST_PAGE = 4
+UNPAGED = 10000
+# More pages than this means the continuation never ends.
+MAX_PAGES = 100
+
+# Continuation error codes (envelope `error.code`).
+INVALID_CONTINUATION = "INVALID_CONTINUATION"
+SCOPE_MISMATCH = "CONTINUATION_SCOPE_MISMATCH"
+STALE_CONTINUATION = "STALE_CONTINUATION"
+BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
 pytestmark = pytest.mark.anyio
 
 
@@ -131,9 +157,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def http_url(server_bin: Path) -> Any:
-    """One HTTP server on a free loopback port for the session; killed at teardown."""
+@contextmanager
+def http_server(root: Path) -> Iterator[str]:
+    """A streamable HTTP server for `root` on a free loopback port; killed on exit."""
     log = tempfile.NamedTemporaryFile(prefix="workspace_server-http-", suffix=".log", delete=False)
     process = None
     port = 0
@@ -141,7 +167,7 @@ def http_url(server_bin: Path) -> Any:
     for _attempt in range(3):
         port = _free_port()
         process = subprocess.Popen(
-            [str(server_bin), "--root", str(REPO), "--http", f"127.0.0.1:{port}"],
+            [str(BIN), "--root", str(root), "--http", f"127.0.0.1:{port}"],
             cwd=REPO,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -175,6 +201,46 @@ def http_url(server_bin: Path) -> Any:
         os.unlink(log.name)
 
 
+@pytest.fixture(scope="session")
+def http_url(server_bin: Path) -> Iterator[str]:
+    """One HTTP server for the repository for the session."""
+    with http_server(REPO) as url:
+        yield url
+
+
+def write_paged_tree(root: Path) -> None:
+    """The paging fixture under `root` (see `WORD`)."""
+    for i in range(PAGED_FILES):
+        folder = root / ("a" if i < PAGED_FILES // 2 else "b")
+        folder.mkdir(exist_ok=True)
+        # (i % 3) + 2 occurrences: 1 + 1, 1 + 2, or 1 + 2 + 1, two of them on one line.
+        lines = [f"{WORD} opens file {i}", "a line without it"]
+        lines += [f"{WORD} again, {WORD}"] if i % 3 else [f"and once more: {WORD}"]
+        lines += [f"and once more: {WORD}"] if i % 3 == 2 else []
+        (folder / f"doc-{i:02}.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="session")
+def paged_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The paging fixture, shared by the tests that leave it unchanged."""
+    root = tmp_path_factory.mktemp("paged").resolve()
+    write_paged_tree(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def paged_http_url(server_bin: Path, paged_root: Path) -> Iterator[str]:
+    """One HTTP server for the paging fixture for the session."""
+    with http_server(paged_root) as url:
+        yield url
+
+
+@pytest.fixture
+def paged_url(request: pytest.FixtureRequest, transport: str) -> str | None:
+    """The paging fixture's HTTP endpoint over HTTP; None over stdio."""
+    return request.getfixturevalue("paged_http_url") if transport == "http" else None
+
+
 @pytest.fixture(params=["stdio", "http"])
 def transport(request: pytest.FixtureRequest, server_bin: Path) -> str:
     if request.param == "http":
@@ -188,10 +254,13 @@ async def connect(
     transport: str,
     headers: dict[str, str] | None = None,
     on_response: list[httpx2.Response] | None = None,
+    root: Path = REPO,
+    url: str | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session over `transport`."""
+    """An initialized client session over `transport`: over stdio, a server for `root`; over
+    HTTP, the one at `url` (default: the session's server for the repository)."""
     if transport == "stdio":
-        params = StdioServerParameters(command=str(BIN), args=["--root", str(REPO)], cwd=REPO)
+        params = StdioServerParameters(command=str(BIN), args=["--root", str(root)], cwd=REPO)
         with tempfile.TemporaryFile(mode="w+") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
@@ -199,7 +268,8 @@ async def connect(
                     yield session
         return
 
-    url = request.getfixturevalue("http_url")
+    if url is None:
+        url = request.getfixturevalue("http_url")
 
     async def record(response: httpx2.Response) -> None:
         if on_response is not None:
@@ -248,8 +318,38 @@ def unresolved_refs(schema: dict[str, Any]) -> list[str]:
     return missing
 
 
-def check_result(result: Any, tool: Any) -> dict[str, Any]:
-    """The §12 mapping of one call result; returns the envelope."""
+def check_next_actions(envelope: dict[str, Any], input_schemas: dict[str, Any]) -> None:
+    """Every next action of `envelope` can run: it names a tool of the listing (`input_schemas`
+    maps each listed tool to its input schema) and its arguments are valid for that tool."""
+    actions = envelope.get("next_actions", [])
+    assert isinstance(actions, list), envelope
+    ids = [action["id"] for action in actions]
+    assert len(ids) == len(set(ids)), f"next action ids repeat: {ids}"
+    for action in actions:
+        tool = action.get("tool")
+        assert tool in input_schemas, f"next action {action} names a tool not in the listing"
+        assert isinstance(action.get("arguments"), dict), action
+        schema = input_schemas[tool]
+        errors = [
+            error.message
+            for error in Draft202012Validator(schema).iter_errors(action["arguments"])
+        ]
+        assert not errors, f"next action {action} fails {tool}'s input schema: {errors}"
+        # The schemas leave extra properties open (the server warns of them instead), so the
+        # names are checked too: an action passes only arguments its tool declares.
+        if schema.get("additionalProperties") is None and "properties" in schema:
+            unknown = set(action["arguments"]) - set(schema["properties"])
+            assert not unknown, f"next action {action} passes undeclared {sorted(unknown)}"
+
+
+def input_schemas(tools: dict[str, Any]) -> dict[str, Any]:
+    return {name: tool.input_schema for name, tool in tools.items()}
+
+
+def check_result(result: Any, tools: dict[str, Any], name: str) -> dict[str, Any]:
+    """The §12 mapping of one result of calling `name`, with `tools` the listing; returns the
+    envelope."""
+    tool = tools[name]
     envelope = result.structured_content
     assert isinstance(envelope, dict), f"no structuredContent: {result}"
     Draft202012Validator(tool.output_schema).validate(envelope)
@@ -281,6 +381,7 @@ def check_result(result: Any, tool: Any) -> dict[str, Any]:
     assert result.meta["envelope/request_id"] == meta["request_id"]
     assert result.meta["envelope/tier"] == meta["complexity_tier"]
     assert tool.meta["envelope/tier"] == meta["complexity_tier"]
+    check_next_actions(envelope, input_schemas(tools))
     return envelope
 
 
@@ -337,7 +438,7 @@ async def test_good_calls(request: pytest.FixtureRequest, transport: str) -> Non
             tools = await listing(session)
             for name, arguments in GOOD_CALLS:
                 result = await session.call_tool(name, arguments)
-                envelope = check_result(result, tools[name])
+                envelope = check_result(result, tools, name)
                 assert envelope["ok"] is True, (name, arguments, envelope)
                 if name == "read_file" and arguments.get("start_line") == 1:
                     assert "[workspace]" in json.dumps(envelope["data"]), envelope["data"]
@@ -349,7 +450,7 @@ async def test_controls_are_accepted(request: pytest.FixtureRequest, transport: 
             tools = await listing(session)
             for name, arguments in GOOD_CALLS[:3]:
                 result = await session.call_tool(name, {**arguments, **CONTROLS})
-                envelope = check_result(result, tools[name])
+                envelope = check_result(result, tools, name)
                 assert envelope["ok"] is True, (name, envelope)
                 assert not envelope.get("warnings"), envelope
 
@@ -365,6 +466,7 @@ async def test_toon_is_the_text_channel_on_request(
             )
     envelope = result.structured_content
     Draft202012Validator(tools["read_file"].output_schema).validate(envelope)
+    check_next_actions(envelope, input_schemas(tools))
     assert envelope["ok"] is True and result.is_error is False
     text = result.content[0].text
     assert "ok: true" in text, text
@@ -377,10 +479,11 @@ async def test_request_ids_are_fresh_per_call(
 ) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect(request, transport) as session:
+            tools = await listing(session)
             ids = set()
             for _ in range(3):
                 result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
-                ids.add(result.structured_content["meta"]["request_id"])
+                ids.add(check_result(result, tools, "read_file")["meta"]["request_id"])
     assert len(ids) == 3
 
 
@@ -392,7 +495,7 @@ async def test_bad_arguments_are_is_error_results(
             tools = await listing(session)
             for name, arguments in BAD_CALLS:
                 result = await session.call_tool(name, arguments)
-                envelope = check_result(result, tools[name])
+                envelope = check_result(result, tools, name)
                 assert result.is_error is True, (name, arguments, envelope)
                 assert envelope["error"]["category"] == "validation", (name, arguments, envelope)
                 assert envelope["error"]["retryable"] is False
@@ -405,7 +508,7 @@ async def test_unknown_arguments_warn(request: pytest.FixtureRequest, transport:
             result = await session.call_tool(
                 "read_file", {"path": "Cargo.toml", "end_line": 1, "no_such_argument": 1}
             )
-    envelope = check_result(result, tools["read_file"])
+    envelope = check_result(result, tools, "read_file")
     assert envelope["ok"] is True, envelope
     codes = [warning["code"] for warning in envelope.get("warnings", [])]
     assert "unknown_arg" in codes, envelope
@@ -417,7 +520,7 @@ async def test_missing_file_is_not_found(request: pytest.FixtureRequest, transpo
             tools = await listing(session)
             for path in MISSING_PATHS:
                 result = await session.call_tool("read_file", {"path": path})
-                envelope = check_result(result, tools["read_file"])
+                envelope = check_result(result, tools, "read_file")
                 assert result.is_error is True, envelope
                 assert envelope["error"]["category"] == "not_found", envelope
 
@@ -430,7 +533,7 @@ async def test_paths_outside_the_root_are_refused(
             tools = await listing(session)
             for path in ESCAPING_PATHS:
                 result = await session.call_tool("read_file", {"path": path})
-                envelope = check_result(result, tools["read_file"])
+                envelope = check_result(result, tools, "read_file")
                 assert result.is_error is True, (path, envelope)
                 assert envelope["error"]["category"] in {"permission", "validation", "not_found"}
 
@@ -440,12 +543,14 @@ async def test_unknown_tool_is_a_json_rpc_error(
 ) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect(request, transport) as session:
+            tools = await listing(session)
             with pytest.raises(MCPError) as raised:
                 await session.call_tool("no_such_tool", {})
             assert raised.value.code == INVALID_PARAMS, raised.value
             # The session survives the error.
             result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
             assert result.is_error is False
+            check_result(result, tools, "read_file")
 
 
 async def test_progress_reaches_the_callback(
@@ -467,7 +572,7 @@ async def test_progress_reaches_the_callback(
                 result = await session.call_tool(
                     "workspace_stats", {}, progress_callback=on_progress
                 )
-                envelope = check_result(result, tools["workspace_stats"])
+                envelope = check_result(result, tools, "workspace_stats")
                 assert envelope["ok"] is True, envelope
                 assert events, "no progress notification reached the callback"
                 progress = [event[0] for event in events]
@@ -557,7 +662,7 @@ async def test_the_request_id_header_becomes_meta_request_id(
         ) as session:
             tools = await listing(session)
             result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
-    envelope = check_result(result, tools["read_file"])
+    envelope = check_result(result, tools, "read_file")
     assert envelope["meta"]["request_id"] == CALL_ID
     assert result.meta["envelope/request_id"] == CALL_ID
     posts = [response for response in responses if response.request.method == "POST"]
@@ -566,10 +671,414 @@ async def test_the_request_id_header_becomes_meta_request_id(
         assert response.headers.get("x-request-id") == CALL_ID, response
 
 
+# --- paging --------------------------------------------------------------------------------
+
+
+def rows_of(name: str, envelope: dict[str, Any]) -> list[Any]:
+    """The paged rows of a `search_text` or `list_files` envelope."""
+    return envelope["data"]["occurrences" if name == "search_text" else "files"]
+
+
+def next_page_action(envelope: dict[str, Any]) -> dict[str, Any] | None:
+    actions = [a for a in envelope.get("next_actions", []) if a["id"] == "next-page"]
+    assert len(actions) <= 1, envelope["next_actions"]
+    return actions[0] if actions else None
+
+
+async def call_ok(
+    session: ClientSession, tools: dict[str, Any], name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    result = await session.call_tool(name, arguments)
+    envelope = check_result(result, tools, name)
+    assert envelope["ok"] is True, (name, arguments, envelope)
+    return envelope
+
+
+async def unpaged(
+    session: ClientSession, tools: dict[str, Any], name: str, arguments: dict[str, Any]
+) -> list[Any]:
+    """Every row of one call with a limit past them all."""
+    envelope = await call_ok(session, tools, name, {**arguments, "limit": UNPAGED})
+    rows = rows_of(name, envelope)
+    completeness = envelope["completeness"]
+    assert completeness["complete"] is True, completeness
+    assert "continuation" not in completeness, completeness
+    assert completeness["returned"] == completeness["total"] == len(rows), completeness
+    assert next_page_action(envelope) is None, envelope
+    return rows
+
+
+async def follow_pages(
+    session: ClientSession,
+    tools: dict[str, Any],
+    name: str,
+    arguments: dict[str, Any],
+    via_action: bool,
+) -> list[Any]:
+    """The rows of every page from `arguments` on: the next call is `arguments` with
+    `continuation` set to the last page's `completeness.continuation`, or, with `via_action`,
+    the last page's `next-page` action as it stands. Checks each page's completeness."""
+    rows: list[Any] = []
+    tokens: set[str] = set()
+    page_size = arguments["limit"]
+    call_name, call_arguments = name, dict(arguments)
+    for _page in range(MAX_PAGES):
+        envelope = await call_ok(session, tools, call_name, call_arguments)
+        page = rows_of(name, envelope)
+        completeness = envelope["completeness"]
+        token = completeness.get("continuation")
+        action = next_page_action(envelope)
+        assert completeness["returned"] == len(page), completeness
+        if token is None:
+            # The last page: every remaining row, nothing more to fetch.
+            assert completeness["complete"] is True, completeness
+            assert completeness["truncated"] is False, completeness
+            assert completeness["total"] == len(page), completeness
+            assert 0 < len(page) <= page_size, completeness
+            assert action is None, envelope
+            return rows + page
+        assert isinstance(token, str) and token and token not in tokens, completeness
+        tokens.add(token)
+        assert completeness["complete"] is False, completeness
+        assert completeness["truncated"] is True, completeness
+        assert completeness["truncation_reasons"] == ["page_limit"], completeness
+        assert len(page) == page_size, completeness
+        # A continued page counts from its own start.
+        assert completeness["total"] > len(page), completeness
+        # The action is the same request, continued.
+        assert action is not None, envelope
+        assert action["tool"] == name, action
+        assert action["arguments"] == {**arguments, "continuation": token}, action
+        rows += page
+        if via_action:
+            call_name, call_arguments = action["tool"], action["arguments"]
+        else:
+            call_name, call_arguments = name, {**arguments, "continuation": token}
+    pytest.fail(f"{name} {arguments}: still a continuation after {MAX_PAGES} pages")
+
+
+def row_key(name: str, row: Any) -> Any:
+    return (row["path"], row["line"], row["column"]) if name == "search_text" else row
+
+
+PAGED_CALLS = [
+    ("search_text", {"query": WORD, "limit": SEARCH_PAGE}),
+    ("list_files", {"limit": LIST_PAGE}),
+]
+
+
+@pytest.mark.parametrize("via_action", [False, True], ids=["continuation", "next_action"])
+@pytest.mark.parametrize("name,arguments", PAGED_CALLS, ids=[name for name, _ in PAGED_CALLS])
+async def test_pages_add_up_to_the_unpaged_result(
+    request: pytest.FixtureRequest,
+    transport: str,
+    paged_root: Path,
+    paged_url: str | None,
+    name: str,
+    arguments: dict[str, Any],
+    via_action: bool,
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect(request, transport, root=paged_root, url=paged_url) as session:
+            tools = await listing(session)
+            whole = await unpaged(session, tools, name, arguments)
+            # The first page counts every row; each later one, the rows from its start on.
+            first = await call_ok(session, tools, name, arguments)
+            assert first["completeness"]["total"] == len(whole), first["completeness"]
+            paged = await follow_pages(session, tools, name, arguments, via_action)
+    expected = PAGED_OCCURRENCES if name == "search_text" else PAGED_FILES
+    assert len(whole) == expected, whole
+    keys = [row_key(name, row) for row in paged]
+    assert len(keys) == len(set(keys)), "a row came twice"
+    # Same rows, same order: no gap, no duplicate.
+    assert paged == whole
+
+
+# Page sizes around the edges: one row a page, sizes that divide the total (no empty last
+# page), one short of it, all of it, past it.
+BOUNDARY_CALLS = [
+    ("list_files", {"limit": limit})
+    for limit in (1, 5, PAGED_FILES - 1, PAGED_FILES, PAGED_FILES + 1)
+] + [
+    ("search_text", {"query": WORD, "limit": limit})
+    for limit in (9, PAGED_OCCURRENCES - 1, PAGED_OCCURRENCES)
+]
+
+
+async def test_pages_at_boundary_sizes(
+    request: pytest.FixtureRequest, transport: str, paged_root: Path, paged_url: str | None
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect(request, transport, root=paged_root, url=paged_url) as session:
+            tools = await listing(session)
+            wholes = {
+                name: await unpaged(session, tools, name, arguments)
+                for name, arguments in PAGED_CALLS
+            }
+            for name, arguments in BOUNDARY_CALLS:
+                paged = await follow_pages(session, tools, name, arguments, via_action=False)
+                assert paged == wholes[name], (name, arguments)
+
+
+async def test_the_actions_of_an_empty_search_run_and_page(
+    request: pytest.FixtureRequest, transport: str, paged_root: Path, paged_url: str | None
+) -> None:
+    """An empty search offers a retry; the retry, run as offered, pages like any search."""
+    empty_searches = [
+        ({"query": WORD, "path_glob": "*.none", "limit": SEARCH_PAGE}, "search-without-path-glob"),
+        ({"query": WORD[:5] + r"\w+", "limit": SEARCH_PAGE}, "retry-as-regex"),
+    ]
+    with anyio.fail_after(TIMEOUT):
+        async with connect(request, transport, root=paged_root, url=paged_url) as session:
+            tools = await listing(session)
+            whole = await unpaged(session, tools, "search_text", {"query": WORD})
+            for arguments, action_id in empty_searches:
+                envelope = await call_ok(session, tools, "search_text", arguments)
+                assert envelope["verdict"] == "NOT_FOUND", envelope
+                assert rows_of("search_text", envelope) == [], envelope
+                actions = {action["id"]: action for action in envelope.get("next_actions", [])}
+                assert action_id in actions, envelope
+                action = actions[action_id]
+                assert "continuation" not in action["arguments"], action
+                paged = await follow_pages(
+                    session, tools, action["tool"], action["arguments"], via_action=True
+                )
+                assert paged == whole, (arguments, action)
+
+
+async def test_continued_totals_count_from_the_page_start(
+    request: pytest.FixtureRequest, transport: str, paged_root: Path, paged_url: str | None
+) -> None:
+    arguments = {"query": WORD, "limit": SEARCH_PAGE}
+    with anyio.fail_after(TIMEOUT):
+        async with connect(request, transport, root=paged_root, url=paged_url) as session:
+            tools = await listing(session)
+            start = 0
+            envelope = await call_ok(session, tools, "search_text", arguments)
+            while True:
+                completeness = envelope["completeness"]
+                assert completeness["total"] == PAGED_OCCURRENCES - start, (start, completeness)
+                token = completeness.get("continuation")
+                if token is None:
+                    break
+                start += completeness["returned"]
+                envelope = await call_ok(
+                    session, tools, "search_text", {**arguments, "continuation": token}
+                )
+    assert start + completeness["returned"] == PAGED_OCCURRENCES
+
+
+def assert_refused(result: Any, tools: dict[str, Any], name: str, code: str) -> None:
+    envelope = check_result(result, tools, name)
+    assert result.is_error is True, (code, envelope)
+    error = envelope["error"]
+    assert error.get("code") == code, (code, envelope)
+    assert error["category"] == "validation", envelope
+    assert error["retryable"] is False, envelope
+
+
+def with_one_character_changed(token: str, index: int) -> str:
+    old = token[index]
+    new = BASE64URL[(BASE64URL.index(old) + 1) % len(BASE64URL)]
+    changed = token[:index] + new + token[index + 1 :]
+    assert changed != token and len(changed) == len(token)
+    return changed
+
+
+async def test_replayed_continuations_are_refused(
+    request: pytest.FixtureRequest, transport: str, paged_root: Path, paged_url: str | None
+) -> None:
+    search = {"query": WORD, "limit": SEARCH_PAGE}
+    with anyio.fail_after(TIMEOUT):
+        async with connect(request, transport, root=paged_root, url=paged_url) as session:
+            tools = await listing(session)
+            first = await call_ok(session, tools, "search_text", search)
+            token = first["completeness"]["continuation"]
+            # Another query.
+            result = await session.call_tool(
+                "search_text", {**search, "query": WORD[:-1], "continuation": token}
+            )
+            assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+            # Another argument besides the query.
+            result = await session.call_tool(
+                "search_text", {**search, "path_glob": "*.txt", "continuation": token}
+            )
+            assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+            # Another tool.
+            result = await session.call_tool(
+                "list_files", {"limit": SEARCH_PAGE, "continuation": token}
+            )
+            assert_refused(result, tools, "list_files", SCOPE_MISMATCH)
+            # And the other way round.
+            listed = await call_ok(session, tools, "list_files", {"limit": LIST_PAGE})
+            result = await session.call_tool(
+                "search_text", {**search, "continuation": listed["completeness"]["continuation"]}
+            )
+            assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+            # One character changed: the version, the key id, the body, the tag.
+            for index in (0, 3, len(token) // 2, len(token) - 1):
+                tampered = with_one_character_changed(token, index)
+                result = await session.call_tool(
+                    "search_text", {**search, "continuation": tampered}
+                )
+                assert_refused(result, tools, "search_text", INVALID_CONTINUATION)
+            # Not a token at all.
+            result = await session.call_tool("search_text", {**search, "continuation": "x"})
+            assert_refused(result, tools, "search_text", INVALID_CONTINUATION)
+            # The refusals spent nothing: the token still opens its next page, at any limit.
+            second = await call_ok(
+                session, tools, "search_text", {**search, "limit": 3, "continuation": token}
+            )
+            whole = await unpaged(session, tools, "search_text", search)
+            assert rows_of("search_text", second) == whole[SEARCH_PAGE : SEARCH_PAGE + 3]
+
+
+async def test_a_continuation_is_bound_to_its_http_session(
+    request: pytest.FixtureRequest, paged_http_url: str, paged_root: Path
+) -> None:
+    search = {"query": WORD, "limit": SEARCH_PAGE}
+    with anyio.fail_after(TIMEOUT):
+        async with connect(request, "http", root=paged_root, url=paged_http_url) as session:
+            tools = await listing(session)
+            first = await call_ok(session, tools, "search_text", search)
+            token = first["completeness"]["continuation"]
+        async with connect(request, "http", root=paged_root, url=paged_http_url) as other:
+            result = await other.call_tool("search_text", {**search, "continuation": token})
+            assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+
+
+async def test_a_changed_file_makes_the_continuation_stale(
+    request: pytest.FixtureRequest, transport: str, tmp_path: Path
+) -> None:
+    root = tmp_path.resolve()
+    write_paged_tree(root)
+    changed = root / "b" / "doc-20.txt"
+    with ExitStack() as stack:
+        url = stack.enter_context(http_server(root)) if transport == "http" else None
+        with anyio.fail_after(TIMEOUT):
+            async with connect(request, transport, root=root, url=url) as session:
+                tools = await listing(session)
+                for name, arguments in PAGED_CALLS:
+                    first = await call_ok(session, tools, name, arguments)
+                    token = first["completeness"]["continuation"]
+                    # Still good before the change.
+                    await call_ok(session, tools, name, {**arguments, "continuation": token})
+                    stat = changed.stat()
+                    with changed.open("a") as file:
+                        file.write(f"{WORD} appended\n")
+                    os.utime(changed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+                    assert changed.stat().st_size != stat.st_size
+                    result = await session.call_tool(name, {**arguments, "continuation": token})
+                    assert_refused(result, tools, name, STALE_CONTINUATION)
+                    # The next-page action of the old page is as stale as its token.
+                    action = next_page_action(first)
+                    assert action is not None, first
+                    result = await session.call_tool(action["tool"], action["arguments"])
+                    assert_refused(result, tools, name, STALE_CONTINUATION)
+                    # Starting over works, and sees the change.
+                    again = await call_ok(session, tools, name, arguments)
+                    assert again["completeness"]["continuation"] != token
+
+
 # --- the command line ----------------------------------------------------------------------
 
 
-def test_cli_call_prints_the_envelope(server_bin: Path) -> None:
+@pytest.fixture(scope="session")
+def cli_schemas(server_bin: Path) -> dict[str, Any]:
+    """The input schemas of `workspace_server list`, by tool."""
+    done = subprocess.run(
+        [str(server_bin), "list"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    return {tool["name"]: tool["inputSchema"] for tool in json.loads(done.stdout)}
+
+
+def cli_call(
+    root: Path,
+    tool: str,
+    arguments: dict[str, Any],
+    schemas: dict[str, Any],
+    key_file: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """`workspace_server --root ROOT [--continuation-key-file KEY] call TOOL JSON` in a process
+    of its own: its exit code and envelope, checked like every envelope."""
+    key = ["--continuation-key-file", str(key_file)] if key_file is not None else []
+    environment = {k: v for k, v in os.environ.items() if k != "WORKSPACE_SERVER_CONTINUATION_KEY"}
+    done = subprocess.run(
+        [str(BIN), "--root", str(root), *key, "call", tool, json.dumps(arguments)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        env={**environment, **(env or {})},
+    )
+    assert done.stdout, done.stderr
+    envelope = json.loads(done.stdout)
+    assert done.returncode == (0 if envelope["ok"] else 2), (done.returncode, envelope)
+    assert envelope["meta"]["tool"] == tool
+    check_next_actions(envelope, schemas)
+    return done.returncode, envelope
+
+
+def write_key(path: Path) -> Path:
+    path.write_text(secrets.token_hex(32) + "\n")
+    return path
+
+
+def test_cli_continuations_cross_processes_with_a_shared_key(
+    server_bin: Path, paged_root: Path, cli_schemas: dict[str, Any], tmp_path: Path
+) -> None:
+    key = write_key(tmp_path / "continuation.key")
+    search = {"query": WORD, "limit": 2}
+    code, whole = cli_call(paged_root, "search_text", {**search, "limit": UNPAGED}, cli_schemas)
+    assert code == 0 and whole["completeness"]["complete"] is True, whole
+    occurrences = rows_of("search_text", whole)
+    assert len(occurrences) == PAGED_OCCURRENCES
+
+    code, first = cli_call(paged_root, "search_text", search, cli_schemas, key_file=key)
+    assert code == 0, first
+    assert rows_of("search_text", first) == occurrences[:2]
+    token = first["completeness"]["continuation"]
+    following = {**search, "continuation": token}
+
+    # A second process with the same key file continues where the first stopped.
+    code, second = cli_call(paged_root, "search_text", following, cli_schemas, key_file=key)
+    assert code == 0, second
+    assert rows_of("search_text", second)[0] == occurrences[2], second
+    assert rows_of("search_text", second) == occurrences[2:4], second
+    assert second["completeness"]["total"] == PAGED_OCCURRENCES - 2, second["completeness"]
+
+    # The same key through the environment.
+    hex_key = key.read_text().strip()
+    code, third = cli_call(
+        paged_root,
+        "search_text",
+        following,
+        cli_schemas,
+        env={"WORKSPACE_SERVER_CONTINUATION_KEY": hex_key},
+    )
+    assert code == 0, third
+    assert rows_of("search_text", third) == occurrences[2:4], third
+
+    # Another key cannot open it.
+    other = write_key(tmp_path / "other.key")
+    code, refused = cli_call(paged_root, "search_text", following, cli_schemas, key_file=other)
+    assert code == 2, refused
+    assert refused["ok"] is False and refused["error"]["code"] == INVALID_CONTINUATION, refused
+    assert refused["error"]["category"] == "validation", refused
+    assert refused["error"]["retryable"] is False, refused
+    # Nor can a process with no key given, which makes up its own.
+    code, refused = cli_call(paged_root, "search_text", following, cli_schemas)
+    assert code == 2 and refused["error"]["code"] == INVALID_CONTINUATION, refused
+
+
+def test_cli_call_prints_the_envelope(server_bin: Path, cli_schemas: dict[str, Any]) -> None:
     done = subprocess.run(
         [
             str(server_bin),
@@ -590,6 +1099,7 @@ def test_cli_call_prints_the_envelope(server_bin: Path) -> None:
     assert envelope["ok"] is True, envelope
     assert envelope["meta"]["tool"] == "read_file"
     assert ULID.match(envelope["meta"]["request_id"])
+    check_next_actions(envelope, cli_schemas)
 
 
 def test_cli_list_names_every_tool(server_bin: Path) -> None:
