@@ -48,21 +48,37 @@ impl PayloadEncoder for BudgetEncoder {
         let mut measured = MeasuredLists::default();
         let value = match probe(&payload) {
             Kind::Seq => {
-                let (value, full, prefix) = payload.serialize(Rows { encoder: self })?;
+                let (value, full, prefix, joined) = payload.serialize(Rows { encoder: self })?;
                 if let Value::Array(items) = &value
                     && items.len() < full
                 {
                     precut.push((ROOT_LIST_KEY.to_owned(), full));
+                } else {
+                    measured.1 = Some(Whole::of_list(&joined, &prefix));
                 }
                 measured.0.push((ROOT_LIST_KEY.to_owned(), prefix));
                 value
             }
-            Kind::Map => payload.serialize(Top {
-                encoder: self,
-                precut: &mut precut,
-                measured: &mut measured,
-            })?,
-            Kind::Other => serde_json::to_value(payload)?,
+            Kind::Map => {
+                let mut fields = Vec::new();
+                let value = payload.serialize(Top {
+                    encoder: self,
+                    precut: &mut precut,
+                    measured: &mut measured,
+                    fields: &mut fields,
+                })?;
+                if precut.is_empty() {
+                    measured.1 = Some(Whole::of_object(fields));
+                }
+                value
+            }
+            Kind::Other => {
+                let value = serde_json::to_value(payload)?;
+                let json = serde_json::to_string(&value)?;
+                let counts = Counts::of(&json);
+                measured.1 = Some(Whole { json, counts });
+                value
+            }
         };
         Ok(EncodedPayload {
             value,
@@ -76,9 +92,27 @@ impl PayloadEncoder for BudgetEncoder {
 /// is [`ROOT_LIST_KEY`]), `prefix[k]` holds the counts of the first `k` converted rows joined by
 /// commas, without brackets. The trimmer's ladder reads them instead of sizing the rows again.
 #[derive(Debug, Default)]
-pub(crate) struct MeasuredLists(pub(crate) Vec<(String, Vec<Counts>)>);
+pub(crate) struct MeasuredLists(
+    pub(crate) Vec<(String, Vec<Counts>)>,
+    pub(crate) Option<Whole>,
+);
+
+/// The whole payload's compact JSON, as written while encoding it, and its counts. Present
+/// when every row was converted: the trimmer then knows at once whether the payload fits, and
+/// the text mirror reuses the bytes instead of serializing the payload again.
+#[derive(Debug)]
+pub(crate) struct Whole {
+    /// Exactly `serde_json::to_string` of the encoded value.
+    pub(crate) json: String,
+    pub(crate) counts: Counts,
+}
 
 impl MeasuredLists {
+    /// The payload's JSON and counts, when the encoder wrote it whole.
+    pub(crate) fn whole(&self) -> Option<&Whole> {
+        self.1.as_ref()
+    }
+
     /// The prefix sums of the list under `key`, if it is `len` rows long as measured.
     pub(crate) fn prefix(&self, key: &str, len: usize) -> Option<&[Counts]> {
         self.0
@@ -89,8 +123,70 @@ impl MeasuredLists {
     }
 }
 
-/// What [`Rows`] produces: the array, the full row count, and the rows' prefix sums.
-type RowsOut = (Value, usize, Vec<Counts>);
+/// What [`Rows`] produces: the array, the full row count, the rows' prefix sums, and the
+/// converted rows' JSON joined by commas.
+type RowsOut = (Value, usize, Vec<Counts>, Vec<u8>);
+
+impl Whole {
+    /// A list from its rows' joined JSON and prefix sums.
+    fn of_list(joined: &[u8], prefix: &[Counts]) -> Whole {
+        let mut json = Vec::with_capacity(joined.len() + 2);
+        json.push(b'[');
+        json.extend_from_slice(joined);
+        json.push(b']');
+        let mut counts = prefix.last().copied().unwrap_or_default();
+        counts.punct += 2;
+        Whole {
+            json: utf8(json),
+            counts,
+        }
+    }
+
+    /// An object from its members' JSON and counts, written in the order of `serde_json`'s
+    /// map: keys sorted, a repeated key's last value kept.
+    fn of_object(mut fields: Vec<(String, Whole)>) -> Whole {
+        // Stable: of equal keys the later stays later, and `dedup` below keeps it.
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut deduped: Vec<(String, Whole)> = Vec::with_capacity(fields.len());
+        for field in fields {
+            match deduped.last_mut() {
+                Some(last) if last.0 == field.0 => *last = field,
+                _ => deduped.push(field),
+            }
+        }
+        let size: usize = deduped
+            .iter()
+            .map(|(key, member)| key.len() + member.json.len() + 4)
+            .sum();
+        let mut json = Vec::with_capacity(size + 2);
+        json.push(b'{');
+        let mut counts = Counts {
+            punct: 2,
+            ..Counts::default()
+        };
+        for (index, (key, member)) in deduped.iter().enumerate() {
+            if index > 0 {
+                json.push(b',');
+            }
+            // Writing a string into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut json, key);
+            json.push(b':');
+            json.extend_from_slice(member.json.as_bytes());
+            counts += crate::size::member_key_counts(key, index > 0) + member.counts;
+        }
+        json.push(b'}');
+        Whole {
+            json: utf8(json),
+            counts,
+        }
+    }
+}
+
+/// Text serde_json wrote: always UTF-8, so the lossy branch is never taken.
+fn utf8(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
 
 /// What a value serializes as, found by stopping at its first call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,7 +334,8 @@ struct RowsSeq<'a> {
     items: Vec<Value>,
     counts: Counts,
     prefix: Vec<Counts>,
-    scratch: Vec<u8>,
+    /// The converted rows' JSON, joined by commas.
+    joined: Vec<u8>,
     full: usize,
     stopped: bool,
 }
@@ -254,16 +351,20 @@ impl SerializeSeq for RowsSeq<'_> {
         }
         let row = serde_json::to_value(value)?;
         // Sized from its own bytes: writing a row out and counting the text in blocks is
-        // faster than walking the tree node by node.
-        self.scratch.clear();
-        serde_json::to_writer(&mut self.scratch, &row)?;
-        self.counts += Counts::of_bytes(&self.scratch);
-        if !self.items.is_empty() {
+        // faster than walking the tree node by node. The bytes are kept for the text mirror.
+        let start = self.joined.len();
+        let comma = !self.items.is_empty();
+        if comma {
+            self.joined.push(b',');
             self.counts.punct += 1;
         }
+        let row_start = self.joined.len();
+        serde_json::to_writer(&mut self.joined, &row)?;
+        self.counts += Counts::of_bytes(&self.joined[row_start..]);
         if self.encoder.hopeless(&self.counts) {
             // This row and every later one can never be kept; stop converting them.
             self.stopped = true;
+            self.joined.truncate(start);
         } else {
             self.items.push(row);
             self.prefix.push(self.counts);
@@ -272,7 +373,12 @@ impl SerializeSeq for RowsSeq<'_> {
     }
 
     fn end(self) -> Result<RowsOut, Self::Error> {
-        Ok((Value::Array(self.items), self.full, self.prefix))
+        Ok((
+            Value::Array(self.items),
+            self.full,
+            self.prefix,
+            self.joined,
+        ))
     }
 }
 
@@ -359,7 +465,7 @@ impl<'a> Serializer for Rows<'a> {
             items: Vec::with_capacity(len.unwrap_or(0).min(1024)),
             counts: Counts::default(),
             prefix: vec![Counts::default()],
-            scratch: Vec::new(),
+            joined: Vec::new(),
             full: 0,
             stopped: false,
         })
@@ -416,12 +522,15 @@ struct Top<'a, 'p> {
     encoder: &'a BudgetEncoder,
     precut: &'p mut Vec<(String, usize)>,
     measured: &'p mut MeasuredLists,
+    fields: &'p mut Vec<(String, Whole)>,
 }
 
 struct TopMap<'a, 'p> {
     encoder: &'a BudgetEncoder,
     precut: &'p mut Vec<(String, usize)>,
     measured: &'p mut MeasuredLists,
+    /// Each member's JSON and counts, in the order written.
+    fields: &'p mut Vec<(String, Whole)>,
     map: Map<String, Value>,
     next_key: Option<String>,
 }
@@ -435,7 +544,7 @@ impl TopMap<'_, '_> {
         // Graph lists stay whole: ranking nodes by degree needs every edge.
         let graph_list = key == "nodes" || key == "edges";
         let value = if !graph_list && probe(value) == Kind::Seq {
-            let (value, full, prefix) = value.serialize(Rows {
+            let (value, full, prefix, joined) = value.serialize(Rows {
                 encoder: self.encoder,
             })?;
             if let Value::Array(items) = &value
@@ -443,12 +552,18 @@ impl TopMap<'_, '_> {
             {
                 self.precut.push((key.clone(), full));
             }
+            self.fields
+                .push((key.clone(), Whole::of_list(&joined, &prefix)));
             // A map that writes a key twice keeps its last value; so does the measure.
             self.measured.0.retain(|(measured, _)| *measured != key);
             self.measured.0.push((key.clone(), prefix));
             value
         } else {
-            serde_json::to_value(value)?
+            let value = serde_json::to_value(value)?;
+            let json = serde_json::to_string(&value)?;
+            let counts = Counts::of(&json);
+            self.fields.push((key.clone(), Whole { json, counts }));
+            value
         };
         self.map.insert(key, value);
         Ok(())
@@ -582,6 +697,7 @@ impl<'a, 'p> Serializer for Top<'a, 'p> {
             encoder: self.encoder,
             precut: self.precut,
             measured: self.measured,
+            fields: self.fields,
             map: Map::new(),
             next_key: None,
         })

@@ -144,19 +144,21 @@ pub fn prepare(
         .and_then(|data| policy.budget_for(tool_budget, data));
 
     let mut leftovers = Leftovers::default();
+    let measured = measure.get::<MeasuredLists>();
+    // The payload's JSON as the encoder wrote it, while the payload stays as encoded.
+    let mut data_json = measured
+        .and_then(MeasuredLists::whole)
+        .filter(|_| precut.is_empty())
+        .map(|whole| whole.json.as_str());
     let (data, data_counts) = match (budget, data) {
         (Some(budget), Some(payload)) => {
             // Stamps written after trimming take room: size them at their widest now.
             reserve_stamps(&mut rest);
             let fixed = rest_counts(&rest, true) + completeness_reserve(&rest);
-            let trimmed = trim_measured(
-                payload,
-                fixed,
-                budget,
-                estimator,
-                &precut,
-                measure.get::<MeasuredLists>(),
-            );
+            let trimmed = trim_measured(payload, fixed, budget, estimator, &precut, measured);
+            if trimmed.cut_any {
+                data_json = None;
+            }
             merge_markers(
                 &mut rest,
                 trimmed.markers,
@@ -169,6 +171,7 @@ pub fn prepare(
         }
         (None, Some(payload)) => {
             // No budget, but nesting too deep to serialize safely is still cut.
+            data_json = None;
             let trimmed = cut_depth(payload);
             if trimmed.cut_any {
                 merge_markers(&mut rest, trimmed.markers, true, false);
@@ -208,6 +211,13 @@ pub fn prepare(
         estimator,
         baseline.as_ref(),
     );
+    // The payload is most of the text; when it went out as encoded, its JSON is not written
+    // a second time.
+    #[allow(unused_mut)] // Changed only with the `exact` feature.
+    let mut spliced = match (&data, data_json) {
+        (Some(_), Some(data_json)) => Some(json_with_data(&rest, data_json)),
+        _ => None,
+    };
     let mut structured = rest;
     if let Some(data) = data {
         structured.insert("data".to_owned(), data);
@@ -217,8 +227,9 @@ pub fn prepare(
     #[cfg(feature = "exact")]
     if let Some(counter) = policy.exact {
         stamp_exact(&mut structured, counter);
+        spliced = None;
     }
-    let json = serde_json::to_string(&structured).unwrap_or_default();
+    let json = spliced.unwrap_or_else(|| serde_json::to_string(&structured).unwrap_or_default());
     // Any encoder error (say, nesting too deep) falls back to the JSON mirror.
     let toon = (controls.output_format == OutputFormat::Toon)
         .then(|| crate::toon::encode(&structured).ok())
@@ -231,6 +242,42 @@ pub fn prepare(
     }
 }
 
+/// `serde_json::to_string` of `rest` with a `data` member whose JSON is `data_json`: members in
+/// the map's key order, `data` among them.
+fn json_with_data(rest: &Map<String, Value>, data_json: &str) -> String {
+    fn separate(out: &mut Vec<u8>) {
+        if out.len() > 1 {
+            out.push(b',');
+        }
+    }
+    fn data_member(out: &mut Vec<u8>, data_json: &str) {
+        separate(out);
+        out.extend_from_slice(b"\"data\":");
+        out.extend_from_slice(data_json.as_bytes());
+    }
+    let mut out = Vec::with_capacity(data_json.len() + 64 * rest.len() + 16);
+    out.push(b'{');
+    let mut data_written = false;
+    for (key, value) in rest {
+        if !data_written && key.as_str() > "data" {
+            data_member(&mut out, data_json);
+            data_written = true;
+        }
+        separate(&mut out);
+        // Writing JSON into a `Vec` cannot fail for a `Value`: its keys are strings.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, value);
+    }
+    if !data_written {
+        data_member(&mut out, data_json);
+    }
+    out.push(b'}');
+    // Both parts are serde_json's UTF-8; the lossy conversion never changes them.
+    String::from_utf8(out)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
 /// Counts of everything but `data`, as serialized (the `data` member is added back later with
 /// its comma and key).
 fn list_len(data: &Value, key: &str) -> usize {
@@ -241,12 +288,12 @@ fn list_len(data: &Value, key: &str) -> usize {
 }
 
 fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
-    // The object's braces, commas, keys and colons, then each value: no clone of the map.
-    let mut counts = Counts::default();
-    counts.punct += 2 + rest.len().saturating_sub(1) as u64;
-    for (key, value) in rest {
-        counts += member_key_counts(key, false) + value_counts(value);
-    }
+    // Written out and counted in blocks: for these few hundred bytes, faster than a walk. The
+    // response is written out whole later anyway, so this is no deeper a recursion than that.
+    let mut bytes = Vec::with_capacity(512);
+    // Writing JSON into a `Vec` cannot fail for a map with string keys.
+    let _ = serde_json::to_writer(&mut bytes, rest);
+    let mut counts = Counts::of_bytes(&bytes);
     if with_data {
         counts += member_key_counts("data", true);
     }

@@ -533,6 +533,22 @@ pub(crate) fn trim_measured(
     precut: &[(String, usize)],
     measured: Option<&MeasuredLists>,
 ) -> Trimmed {
+    // The encoder wrote the payload whole and it fits: nothing to measure or cut.
+    if let Some(whole) = measured.and_then(MeasuredLists::whole)
+        && precut.is_empty()
+        && estimator.normalized_size(&(fixed + whole.counts)) <= budget as u64
+        && !nested_deeper_than(&data, MAX_DEPTH)
+    {
+        return Trimmed {
+            data,
+            markers: BTreeMap::new(),
+            cut_any: false,
+            unshrinkable: false,
+            list_cuts: Vec::new(),
+            data_counts: whole.counts,
+            leftovers: Leftovers::default(),
+        };
+    }
     let mut job = Job {
         estimator,
         budget: budget as u64,
@@ -1007,6 +1023,32 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
 
 /// Rung 0 (last in time): containers nested deeper than [`MAX_DEPTH`] become a marker string.
 /// Returns whether anything was cut.
+/// Whether `value` has a container `limit` or more levels down, the depth [`cut_too_deep`]
+/// cuts at. Iterative, like every walk here.
+fn nested_deeper_than(value: &Value, limit: usize) -> bool {
+    let is_container = |value: &&Value| value.is_array() || value.is_object();
+    if !is_container(&value) {
+        return false;
+    }
+    let mut stack = vec![(value, 0)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth >= limit {
+            return true;
+        }
+        let next = depth + 1;
+        match node {
+            Value::Array(items) => {
+                stack.extend(items.iter().filter(is_container).map(|child| (child, next)));
+            }
+            Value::Object(map) => {
+                stack.extend(map.values().filter(is_container).map(|child| (child, next)));
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 fn cut_too_deep(data: &mut Value, job: &mut Job) -> bool {
     let mut cut = 0_u64;
     let mut stack: Vec<(&mut Value, usize)> = vec![(data, 0)];

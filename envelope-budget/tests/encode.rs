@@ -98,3 +98,60 @@ fn the_encoder_changes_nothing_an_agent_reads() {
             .starts_with(&format!("showing {sent} of 80000 occurrences"))
     );
 }
+
+#[derive(serde::Serialize)]
+struct Note {
+    title: String,
+    score: f32,
+    tags: Vec<&'static str>,
+}
+
+/// Fields out of key order, `f32`s, and text that needs escaping.
+#[derive(serde::Serialize)]
+struct SmallPage {
+    zeta: Value,
+    notes: Vec<Note>,
+    alpha: f64,
+}
+
+/// A payload that fits: a few rows of every kind of value.
+#[tool(tier = lite, read_only)]
+fn small_page() -> ToolResult<Reply<SmallPage>> {
+    let notes: Vec<Note> = (0..12)
+        .map(|i| Note {
+            title: format!("note \"{i}\" — ünïcode\n漢字 {}", "x".repeat(i)),
+            score: 0.1 * i as f32,
+            tags: vec!["a", "b"],
+        })
+        .collect();
+    Ok(Reply::new(SmallPage {
+        zeta: serde_json::json!({"deep": [1, 2, {"k": null}]}),
+        notes,
+        alpha: -3.5,
+    }))
+}
+
+#[test]
+fn a_payload_that_fits_is_mirrored_byte_for_byte() {
+    let encoder = Arc::new(BudgetEncoder::new(
+        envelope_budget::AGENT_BUDGET_CHARS,
+        Estimator::default(),
+    ));
+    let envelope: Envelope<Value> =
+        block_on(small_page {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
+    let prepared = prepare(
+        envelope,
+        &Controls::default(),
+        None,
+        &BudgetPolicy::default(),
+    );
+    // The mirror reuses the encoder's bytes; they must be exactly what serde_json writes.
+    assert_eq!(
+        prepared.json,
+        serde_json::to_string(&prepared.structured).expect("serializes")
+    );
+    // And the stamped count is the count of those bytes.
+    let tokens = Estimator::default().estimate(&prepared.json);
+    assert_eq!(prepared.structured["meta"]["tokens_estimated"], tokens);
+    assert_eq!(prepared.structured["meta"]["truncated"], false);
+}
