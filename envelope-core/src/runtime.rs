@@ -444,6 +444,18 @@ impl Invocation {
                 controls.insert(key.to_owned(), value);
             }
         }
+        // Every tool accepts `continuation`, but only a tool that declares it pages: anywhere
+        // else it would be dropped without a word, and the agent would think it paged.
+        if controls.contains_key("continuation") && declared.is_some() && !declares("continuation")
+        {
+            self.warnings.push(Notice::warning(
+                "continuation_ignored",
+                format!(
+                    "`{}` does not page; `continuation` was ignored",
+                    self.spec.name
+                ),
+            ));
+        }
         if !controls.is_empty() {
             let controls = decode_value::<Controls>(Value::Object(controls))?;
             ctx.set_controls(controls);

@@ -309,6 +309,16 @@ fn per_call_controls_are_accepted_by_every_tool() {
 }
 
 #[test]
+fn a_continuation_to_a_tool_that_does_not_page_is_flagged() {
+    let envelope = call(&search {}, json!({"query": "q", "continuation": "abc"}));
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    let warnings = envelope["warnings"].as_array().expect("a warning");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0]["code"], "continuation_ignored");
+    assert_eq!(warnings[0]["severity"], "warning");
+}
+
+#[test]
 fn type_errors_are_validation_errors_naming_the_field() {
     let envelope = call(&search {}, json!({"query": "q", "limit": "ten"}));
     assert_eq!(envelope["error"]["category"], "validation");

@@ -449,7 +449,8 @@ fn contract_markdown() -> String {
         out,
         "Every tool accepts these arguments besides its own. Unknown arguments produce an \
          `unknown_arg` warning whose `data.accepted` lists the accepted names, or, for a tool \
-         declared with `strict_args`, a `validation` error.\n"
+         declared with `strict_args`, a `validation` error. A `continuation` sent to a tool \
+         that does not page draws a `continuation_ignored` warning.\n"
     );
     table(&mut out, &["argument", "meaning"], controls_rows());
 
