@@ -204,22 +204,13 @@ impl NextAction {
     where
         T::Args: Serialize,
     {
-        let id = id.into();
         let arguments = match serde_json::to_value(arguments) {
-            Ok(Value::Object(map)) => map,
             // A tool without arguments takes `()`, which is `null`: an empty argument object.
-            Ok(Value::Null) => Map::new(),
-            _ => return Err(CoreError::ActionArgumentsNotObject { id }),
+            Ok(Value::Null) => Value::Object(Map::new()),
+            Ok(arguments) => arguments,
+            Err(_) => return Err(CoreError::ActionArgumentsNotObject { id: id.into() }),
         };
-        Ok(NextAction {
-            id,
-            role,
-            order,
-            dependencies: Vec::new(),
-            tool: T::NAME.to_owned(),
-            arguments,
-            reason: reason.into(),
-        })
+        NextAction::new(id, role, order, T::NAME, arguments, reason)
     }
 
     /// Adds a dependency group over earlier actions.

@@ -441,25 +441,65 @@ impl Paging {
         index >= self.page.start && index - self.page.start < self.page.size
     }
 
-    /// Rows from this page's start on, of `total`.
-    fn remaining(&self, total: usize) -> usize {
-        total.saturating_sub(self.page.start)
-    }
-
-    /// The token for the next page, when rows remain after this one and `total` is exact.
-    fn next(
+    /// Adds the page's `completeness`, its `next_step`, and, when rows remain after it and
+    /// the total is exact, the continuation and the next-page action `next_page` builds from
+    /// it.
+    fn finish<T>(
         &self,
         ctx: &ToolContext,
-        returned: usize,
-        total: Option<usize>,
-    ) -> ToolResult<Option<String>> {
-        match total {
-            Some(total) => {
-                continuations(ctx)?.next(&self.binding(ctx), self.page.start, returned, total)
-            }
-            None => Ok(None),
+        reply: Reply<T>,
+        count: PageCount,
+        narrow: &str,
+        next_page: impl FnOnce(String) -> Result<NextAction, envelope_core::CoreError>,
+    ) -> ToolResult<Reply<T>> {
+        let exact = count.walk_failures == 0 && count.unreadable == 0;
+        let continuation = match exact {
+            true => continuations(ctx)?.next(
+                &self.binding(ctx),
+                self.page.start,
+                count.returned,
+                count.total,
+            )?,
+            false => None,
+        };
+        let completeness = paged_completeness(
+            count.unit,
+            count.returned,
+            // On a continued page, the total counts the rows from its start on.
+            count.total.saturating_sub(self.page.start),
+            TruncationReason::PageLimit,
+            count.walk_failures,
+            count.unreadable,
+            continuation.clone(),
+        )?;
+        let advice = match continuation {
+            Some(_) => format!(
+                "pass `completeness.continuation` as `continuation` for the next page, raise \
+                 `limit`, or {narrow}"
+            ),
+            None => format!("raise `limit`, or {narrow}"),
+        };
+        let mut reply = match completeness.next_step(&advice) {
+            Some(step) => reply.next_step(step),
+            None => reply,
         }
+        .completeness(completeness);
+        if let Some(token) = continuation {
+            reply = reply.next_actions([next_page(token).map_err(ToolError::internal)?]);
+        }
+        Ok(reply)
     }
+}
+
+/// What a paged walk found, for [`Paging::finish`].
+struct PageCount {
+    unit: Unit,
+    /// Rows on this page.
+    returned: usize,
+    /// Rows in all, from the first page on.
+    total: usize,
+    walk_failures: usize,
+    unreadable: usize,
 }
 
 fn continuations(ctx: &ToolContext) -> ToolResult<&Continuations> {
@@ -679,50 +719,39 @@ fn search(
     }
 
     let returned = occurrences.len();
-    let exact = walk.failures == 0 && unreadable == 0;
-    let continuation = paging.next(ctx, returned, exact.then_some(total))?;
-    let completeness = paged_completeness(
-        Unit::OCCURRENCE,
-        returned,
-        paging.remaining(total),
-        TruncationReason::PageLimit,
-        walk.failures,
-        unreadable,
-        continuation.clone(),
-    )?;
-    let next_step = completeness.next_step(if continuation.is_some() {
-        "pass `completeness.continuation` as `continuation` for the next page, raise `limit`, \
-         or narrow `query` or `path_glob`"
-    } else {
-        "raise `limit`, or narrow `query` or `path_glob`"
-    });
     let summary = format!(
         "{total} {} in {files_with_hits} of {files_searched} files searched",
         Unit::OCCURRENCE.noun(total)
     );
-    let mut reply = Reply::new(SearchHits {
+    let reply = Reply::new(SearchHits {
         occurrences,
         files_searched,
     })
-    .summary_line(summary)
-    .completeness(completeness);
-    if let Some(step) = next_step {
-        reply = reply.next_step(step);
-    }
-    if let Some(token) = continuation {
-        let next_page = NextAction::call::<search_text>(
-            "next-page",
-            Role::BroadenScope,
-            0,
-            SearchTextArgs {
-                continuation: Some(token),
-                ..args.clone()
-            },
-            "fetch the next page of occurrences",
-        )
-        .map_err(ToolError::internal)?;
-        reply = reply.next_actions([next_page]);
-    }
+    .summary_line(summary);
+    let reply = paging.finish(
+        ctx,
+        reply,
+        PageCount {
+            unit: Unit::OCCURRENCE,
+            returned,
+            total,
+            walk_failures: walk.failures,
+            unreadable,
+        },
+        "narrow `query` or `path_glob`",
+        |token| {
+            NextAction::call::<search_text>(
+                "next-page",
+                Role::BroadenScope,
+                0,
+                SearchTextArgs {
+                    continuation: Some(token),
+                    ..args.clone()
+                },
+                "fetch the next page of occurrences",
+            )
+        },
+    )?;
     if total > 0 {
         return Ok(reply.verdict(Verdict::Info));
     }
@@ -1054,43 +1083,32 @@ pub(crate) async fn list_files(
             }
         }
         let returned = files.len();
-        let exact = walk.failures == 0 && unreadable == 0;
-        let continuation = paging.next(ctx, returned, exact.then_some(found))?;
-        let completeness = paged_completeness(
-            Unit::FILE,
-            returned,
-            paging.remaining(found),
-            TruncationReason::PageLimit,
-            walk.failures,
-            unreadable,
-            continuation.clone(),
+        let reply = Reply::new(FileList { files })
+            .summary_line(format!("{found} {}", Unit::FILE.noun(found)));
+        let reply = paging.finish(
+            ctx,
+            reply,
+            PageCount {
+                unit: Unit::FILE,
+                returned,
+                total: found,
+                walk_failures: walk.failures,
+                unreadable,
+            },
+            "narrow `glob`",
+            |token| {
+                NextAction::call::<list_files>(
+                    "next-page",
+                    Role::BroadenScope,
+                    0,
+                    ListFilesArgs {
+                        continuation: Some(token),
+                        ..args.clone()
+                    },
+                    "fetch the next page of files",
+                )
+            },
         )?;
-        let next_step = completeness.next_step(if continuation.is_some() {
-            "pass `completeness.continuation` as `continuation` for the next page, raise \
-             `limit`, or narrow `glob`"
-        } else {
-            "raise `limit`, or narrow `glob`"
-        });
-        let mut reply = Reply::new(FileList { files })
-            .summary_line(format!("{found} {}", Unit::FILE.noun(found)))
-            .completeness(completeness);
-        if let Some(step) = next_step {
-            reply = reply.next_step(step);
-        }
-        if let Some(token) = continuation {
-            let next_page = NextAction::call::<list_files>(
-                "next-page",
-                Role::BroadenScope,
-                0,
-                ListFilesArgs {
-                    continuation: Some(token),
-                    ..args.clone()
-                },
-                "fetch the next page of files",
-            )
-            .map_err(ToolError::internal)?;
-            reply = reply.next_actions([next_page]);
-        }
         if found > 0 {
             return Ok(reply);
         }
