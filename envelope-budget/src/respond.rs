@@ -4,7 +4,8 @@
 
 use envelope_core::__private::take_data;
 use envelope_core::{
-    Completeness, Controls, Envelope, OutputFormat, ResponseMode, TruncationReason,
+    Completeness, Controls, Envelope, NextAction, OutputFormat, ResponseMode, TruncationReason,
+    normalize_next_actions,
 };
 use serde_json::{Map, Value, json};
 
@@ -403,7 +404,9 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
     parts.complete = false;
     parts.truncated = true;
     parts.truncation_reasons.push(TruncationReason::BudgetLimit);
-    parts.continuation = None;
+    if let Some(token) = parts.continuation.take() {
+        drop_actions_carrying(rest, &token);
+    }
     let Ok(updated) = Completeness::try_from_parts(parts) else {
         return;
     };
@@ -414,6 +417,34 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
     }
     if let Some(step) = step {
         rest.insert("next_step".to_owned(), Value::String(step));
+    }
+}
+
+/// Drops the next actions that pass `token` as an argument (a next-page call), then normalizes
+/// the rest again. The token points past rows the budget cut, so following it would skip them.
+fn drop_actions_carrying(rest: &mut Map<String, Value>, token: &str) {
+    let Some(Value::Array(actions)) = rest.remove("next_actions") else {
+        return;
+    };
+    let carries = |action: &Value| {
+        action["arguments"]
+            .as_object()
+            .is_some_and(|arguments| arguments.values().any(|value| value == token))
+    };
+    let kept: Vec<Value> = actions
+        .into_iter()
+        .filter(|action| !carries(action))
+        .collect();
+    // Normalizing again drops actions that depended on a dropped one. Actions this crate
+    // cannot read are kept as they were.
+    let kept = match serde_json::from_value::<Vec<NextAction>>(Value::Array(kept.clone())) {
+        Ok(actions) => {
+            serde_json::to_value(normalize_next_actions(actions)).unwrap_or(Value::Array(kept))
+        }
+        Err(_) => Value::Array(kept),
+    };
+    if kept.as_array().is_some_and(|kept| !kept.is_empty()) {
+        rest.insert("next_actions".to_owned(), kept);
     }
 }
 

@@ -1021,8 +1021,6 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
     job.set_marker(marker_key.to_owned(), Value::Object(marker));
 }
 
-/// Rung 0 (last in time): containers nested deeper than [`MAX_DEPTH`] become a marker string.
-/// Returns whether anything was cut.
 /// Whether `value` has a container `limit` or more levels down, the depth [`cut_too_deep`]
 /// cuts at. Iterative, like every walk here.
 fn nested_deeper_than(value: &Value, limit: usize) -> bool {
@@ -1049,6 +1047,8 @@ fn nested_deeper_than(value: &Value, limit: usize) -> bool {
     false
 }
 
+/// Rung 0 (last in time): containers nested deeper than [`MAX_DEPTH`] become a marker string.
+/// Returns whether anything was cut.
 fn cut_too_deep(data: &mut Value, job: &mut Job) -> bool {
     let mut cut = 0_u64;
     let mut stack: Vec<(&mut Value, usize)> = vec![(data, 0)];

@@ -3,7 +3,7 @@
 use envelope_budget::{
     BudgetPolicy, Estimator, GRAPH_SUBGRAPH_BUDGET_CHARS, Prepared, TRUNCATION_SUFFIX, prepare,
 };
-use envelope_core::{Completeness, Controls, Envelope, TruncationReason, Unit};
+use envelope_core::{Completeness, Controls, Envelope, NextAction, Role, TruncationReason, Unit};
 use serde_json::{Value, json};
 
 fn policy(chars: usize) -> BudgetPolicy {
@@ -96,8 +96,40 @@ fn completeness_follows_the_rows_actually_sent() {
         Some("tok".into()),
     )
     .expect("consistent");
-    let envelope = Envelope::ok(hits(5_000)).with_completeness(page);
+    // The tool also offered the next page with the same token, and a look at one row.
+    let next_page = NextAction::new(
+        "next-page",
+        Role::BroadenScope,
+        0,
+        "search",
+        serde_json::json!({"query": "main", "continuation": "tok"}),
+        "fetch the next page",
+    )
+    .expect("an object");
+    let inspect = NextAction::new(
+        "inspect",
+        Role::Inspect,
+        0,
+        "read",
+        serde_json::json!({"path": "src/0.rs"}),
+        "read the first hit",
+    )
+    .expect("an object");
+    let envelope = Envelope::ok(hits(5_000))
+        .with_completeness(page)
+        .with_next_actions([next_page, inspect]);
     let prepared = run(envelope, 32_000);
+    let ids: Vec<&str> = prepared.structured["next_actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|action| action["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["inspect"],
+        "the next-page call would skip unsent rows too"
+    );
     let sent = prepared.structured["data"]["results"]
         .as_array()
         .expect("rows")

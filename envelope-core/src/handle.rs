@@ -226,6 +226,10 @@ impl<V> fmt::Debug for HandleRegistry<V> {
 
 impl<V> HandleRegistry<V> {
     /// An empty registry for handles of `kind`, holding at most `capacity` values (at least 1).
+    ///
+    /// The capacity is shared by every session: the oldest handle goes first, whichever session
+    /// holds it. A server with many busy sessions sizes it for all of them, or keeps a registry
+    /// per session.
     pub fn new(kind: HandleKind, capacity: usize) -> Self {
         HandleRegistry {
             kind,
@@ -288,6 +292,10 @@ impl<V> HandleRegistry<V> {
     }
 
     /// Runs `read` on the value behind `handle` after the checks described on the type.
+    ///
+    /// `read` runs while the registry is locked: keep it short, and do not call this registry
+    /// from inside it (that would wait forever). Clone out with [`HandleRegistry::resolve`]
+    /// when the work is long.
     pub fn resolve_with<R>(
         &self,
         session: &str,

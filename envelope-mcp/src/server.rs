@@ -175,12 +175,20 @@ struct PeerProgress {
     token: ProgressToken,
     peer: Peer<RoleServer>,
     runtime: tokio::runtime::Handle,
-    forwarding: std::sync::Mutex<Option<Forwarding>>,
+    forwarding: std::sync::Mutex<Forwarding>,
 }
 
-struct Forwarding {
-    queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
-    task: tokio::task::JoinHandle<()>,
+enum Forwarding {
+    /// Nothing reported yet: no task.
+    Idle,
+    /// Reports go to `queue`; `task` sends them in order.
+    Running {
+        queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+        task: tokio::task::JoinHandle<()>,
+    },
+    /// The result is on its way: later reports (from a task the tool left running) are
+    /// dropped, since a client ignores progress for a request that is over.
+    Finished,
 }
 
 impl ProgressSink for PeerProgress {
@@ -197,7 +205,7 @@ impl ProgressSink for PeerProgress {
             .forwarding
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let forwarding = forwarding.get_or_insert_with(|| {
+        if let Forwarding::Idle = *forwarding {
             let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
             let peer = self.peer.clone();
             let task = self.runtime.spawn(async move {
@@ -205,10 +213,12 @@ impl ProgressSink for PeerProgress {
                     let _ = peer.notify_progress(params).await;
                 }
             });
-            Forwarding { queue, task }
-        });
-        // Queued, never awaited: a client that stopped listening must not stall the tool.
-        let _ = forwarding.queue.send(params);
+            *forwarding = Forwarding::Running { queue, task };
+        }
+        if let Forwarding::Running { queue, .. } = &*forwarding {
+            // Queued, never awaited: a client that stopped listening must not stall the tool.
+            let _ = queue.send(params);
+        }
     }
 }
 
@@ -218,19 +228,21 @@ impl PeerProgress {
             token,
             peer,
             runtime: tokio::runtime::Handle::current(),
-            forwarding: std::sync::Mutex::new(None),
+            forwarding: std::sync::Mutex::new(Forwarding::Idle),
         })
     }
 
     /// Sends what is still queued. Awaited before the result goes out, so no report arrives
     /// after the result (a client drops those: the request it names is over).
     async fn finish(&self) {
-        let forwarding = self
-            .forwarding
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(Forwarding { queue, task }) = forwarding {
+        let forwarding = std::mem::replace(
+            &mut *self
+                .forwarding
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            Forwarding::Finished,
+        );
+        if let Forwarding::Running { queue, task } = forwarding {
             // Closing the queue ends the task once it has sent everything before the close.
             drop(queue);
             let _ = task.await;
@@ -264,8 +276,20 @@ impl EnvelopeServer {
         let disabled = Arc::new(config.disabled_modules.clone());
         let inputs = tools
             .iter()
+            // A switched-off tool answers every call with `module_disabled`: not runnable.
+            .filter(|tool| {
+                tool.spec()
+                    .module
+                    .is_none_or(|module| !config.disabled_modules.contains(module))
+            })
             .filter_map(|tool| {
-                let schema = tool.input_schema().to_value();
+                let mut schema = tool.input_schema().to_value();
+                // A strict tool refuses unknown arguments, which its schema alone allows.
+                if tool.spec().strict_args
+                    && let Some(object) = schema.as_object_mut()
+                {
+                    object.insert("additionalProperties".to_owned(), Value::Bool(false));
+                }
                 match jsonschema::validator_for(&schema) {
                     Ok(validator) => Some((tool.spec().name, validator)),
                     Err(error) => {

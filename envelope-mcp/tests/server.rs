@@ -30,6 +30,12 @@ fn echo(args: EchoArgs) -> ToolResult<Value> {
     Ok(json!({ "echo": args.text.repeat(args.times.unwrap_or(1) as usize) }))
 }
 
+/// Echo a text, refusing unknown arguments.
+#[tool(tier = lite, read_only, strict_args)]
+fn strict_echo(args: EchoArgs) -> ToolResult<String> {
+    Ok(args.text)
+}
+
 /// Count to three, reporting progress.
 #[tool(tier = standard, read_only)]
 async fn count(ctx: &ToolContext) -> ToolResult<u32> {
@@ -46,7 +52,7 @@ fn missing() -> ToolResult<()> {
     Err(ToolError::not_found("no such thing"))
 }
 
-/// Suggests four follow-ups, of which the server can run one.
+/// Suggests six follow-ups, of which the server can run one.
 #[tool(tier = lite, read_only)]
 fn suggest() -> ToolResult<Reply<&'static str>> {
     let runnable = NextAction::call::<echo>(
@@ -84,7 +90,30 @@ fn suggest() -> ToolResult<Reply<&'static str>> {
         "runs after the bad one",
     )?
     .after(DependencyMode::All, ["bad"]);
-    Ok(Reply::new("suggested").next_actions([runnable, bad_arguments, not_served, after_bad]))
+    let unknown_to_strict = NextAction::new(
+        "strict",
+        Role::Retry,
+        0,
+        "strict_echo",
+        json!({"text": "x", "loud": true}),
+        "a strict tool refuses `loud`",
+    )?;
+    let switched_off = NextAction::new(
+        "bill",
+        Role::Inspect,
+        0,
+        "invoice",
+        json!({}),
+        "its module is disabled on this server",
+    )?;
+    Ok(Reply::new("suggested").next_actions([
+        runnable,
+        bad_arguments,
+        not_served,
+        after_bad,
+        switched_off,
+        unknown_to_strict,
+    ]))
 }
 
 /// A tool in a switched-off module.
@@ -113,7 +142,7 @@ impl ClientHandler for Client {
 
 async fn connect() -> (RunningService<RoleClient, Client>, Client) {
     let server = EnvelopeServer::new(
-        toolset![echo, count, missing, invoice, suggest],
+        toolset![echo, count, missing, invoice, suggest, strict_echo],
         EnvelopeConfig::new("test-server", "1.2.3")
             .with_instructions("test instructions")
             .disable_module("billing"),
@@ -150,7 +179,17 @@ async fn server_info_and_sorted_listing() {
     assert_eq!(info.instructions.as_deref(), Some("test instructions"));
     let tools = client.list_tools(None).await.expect("lists").tools;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["count", "echo", "invoice", "missing", "suggest"]);
+    assert_eq!(
+        names,
+        [
+            "count",
+            "echo",
+            "invoice",
+            "missing",
+            "strict_echo",
+            "suggest"
+        ]
+    );
     let echo = &tools[1];
     assert_eq!(echo.description.as_deref(), Some("Echo a text."));
     let annotations = echo.annotations.as_ref().expect("annotated");
@@ -191,8 +230,9 @@ async fn next_actions_the_server_cannot_run_are_dropped() {
         .expect("answers");
     let envelope = result.structured_content.expect("structured");
     let actions = envelope["next_actions"].as_array().expect("actions");
-    // The unserved tool and the bad arguments are dropped; normalizing again drops the action
-    // that depended on the bad one, since its prerequisite is gone.
+    // The unserved tool, the switched-off one, the bad arguments and the argument a strict
+    // tool refuses are dropped; normalizing
+    // again drops the action that depended on the bad one, since its prerequisite is gone.
     let ids: Vec<&str> = actions.iter().filter_map(|a| a["id"].as_str()).collect();
     assert_eq!(ids, ["echo"]);
     assert_eq!(actions[0]["tool"], "echo");

@@ -951,8 +951,15 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
     .await;
     let rows = wider["data"]["occurrences"].as_array().expect("rows");
     assert_eq!(rows.as_slice(), &expected[2..7]);
-    // On a continued page, `total` counts the rows from its start on.
+    // On a continued page, `total` counts the rows from its start on; the summary keeps the
+    // grand total and says where the page starts.
     assert_eq!(wider["completeness"]["total"], 7);
+    let summary = wider["summary_line"].as_str().expect("a summary");
+    assert!(summary.starts_with("9 occurrences"), "{summary}");
+    assert!(
+        summary.ends_with("; this page starts at occurrence 3"),
+        "{summary}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -436,6 +436,14 @@ impl Paging {
             .with_snapshot(&self.snapshot)
     }
 
+    /// How a summary line says where a continued page starts; empty on the first page.
+    fn starts_at(&self, unit: Unit) -> String {
+        match self.page.start {
+            0 => String::new(),
+            start => format!("; this page starts at {} {}", unit.noun(1), start + 1),
+        }
+    }
+
     /// Whether the `index`th row (0-based, over every row) is on this page.
     fn takes(&self, index: usize) -> bool {
         index >= self.page.start && index - self.page.start < self.page.size
@@ -452,16 +460,14 @@ impl Paging {
         narrow: &str,
         next_page: impl FnOnce(String) -> Result<NextAction, envelope_core::CoreError>,
     ) -> ToolResult<Reply<T>> {
-        let exact = count.walk_failures == 0 && count.unreadable == 0;
-        let continuation = match exact {
-            true => continuations(ctx)?.next(
-                &self.binding(ctx),
-                self.page.start,
-                count.returned,
-                count.total,
-            )?,
-            false => None,
-        };
+        // Positions count the rows this walk could read, the same on every page of one
+        // snapshot, so paging works even when some files could not be read.
+        let continuation = continuations(ctx)?.next(
+            &self.binding(ctx),
+            self.page.start,
+            count.returned,
+            count.total,
+        )?;
         let completeness = paged_completeness(
             count.unit,
             count.returned,
@@ -513,21 +519,32 @@ fn continuations(ctx: &ToolContext) -> ToolResult<&Continuations> {
 /// A digest of the files in scope: their paths, sizes and modification times. Any change
 /// to one of them moves it, which makes an earlier page's continuation stale.
 fn snapshot(files: &[&Candidate]) -> String {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    // SipHash with fixed keys: the same tree gives the same snapshot in every process.
-    let mut hasher = DefaultHasher::new();
+    use sha2::{Digest, Sha256};
+    // SHA-256 over a fixed layout: every build of the server, on every replica, agrees.
+    let mut hasher = Sha256::new();
     for file in files {
-        file.rel.hash(&mut hasher);
+        hasher.update((file.rel.len() as u64).to_be_bytes());
+        hasher.update(file.rel.as_bytes());
         match std::fs::metadata(&file.path) {
             Ok(meta) => {
-                meta.len().hash(&mut hasher);
-                meta.modified().ok().hash(&mut hasher);
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |since| since.as_nanos());
+                hasher.update([1]);
+                hasher.update(meta.len().to_be_bytes());
+                hasher.update(modified.to_be_bytes());
             }
             // Unreadable now: that too is part of the state.
-            Err(error) => error.kind().hash(&mut hasher),
+            Err(_) => hasher.update([0]),
         }
     }
-    format!("{:016x}", hasher.finish())
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// Reports progress through a long walk: once when the total is known, every
@@ -720,8 +737,9 @@ fn search(
 
     let returned = occurrences.len();
     let summary = format!(
-        "{total} {} in {files_with_hits} of {files_searched} files searched",
-        Unit::OCCURRENCE.noun(total)
+        "{total} {} in {files_with_hits} of {files_searched} files searched{}",
+        Unit::OCCURRENCE.noun(total),
+        paging.starts_at(Unit::OCCURRENCE)
     );
     let reply = Reply::new(SearchHits {
         occurrences,
@@ -1083,8 +1101,11 @@ pub(crate) async fn list_files(
             }
         }
         let returned = files.len();
-        let reply = Reply::new(FileList { files })
-            .summary_line(format!("{found} {}", Unit::FILE.noun(found)));
+        let reply = Reply::new(FileList { files }).summary_line(format!(
+            "{found} {}{}",
+            Unit::FILE.noun(found),
+            paging.starts_at(Unit::FILE)
+        ));
         let reply = paging.finish(
             ctx,
             reply,
