@@ -328,11 +328,16 @@ fn completeness_reserve(rest: &Map<String, Value>) -> Counts {
         from: returned,
         to: returned,
     };
-    let mut widest = rest.clone();
+    // Reconciling rewrites `completeness` and `next_step` (and may drop actions, which only
+    // shrinks the response): size those two members, not a copy of the whole response.
+    let mut before = Map::new();
+    before.insert("completeness".to_owned(), value.clone());
+    if let Some(step) = rest.get("next_step") {
+        before.insert("next_step".to_owned(), step.clone());
+    }
+    let mut widest = before.clone();
     reconcile_completeness(&mut widest, std::slice::from_ref(&cut));
-    let before = rest_counts(rest, true);
-    let after = rest_counts(&widest, true);
-    crate::size::sub(after, before)
+    crate::size::sub(rest_counts(&widest, false), rest_counts(&before, false))
 }
 
 /// Applies `response_mode` and `compact_only`.
