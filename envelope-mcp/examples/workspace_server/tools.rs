@@ -252,6 +252,16 @@ struct Walk {
     failures: usize,
 }
 
+impl Walk {
+    /// The files a filter keeps (every file without one), in walk order.
+    fn in_scope(&self, filter: Option<&PathFilter>) -> Vec<&Candidate> {
+        self.files
+            .iter()
+            .filter(|file| filter.is_none_or(|filter| filter.matches(&file.rel)))
+            .collect()
+    }
+}
+
 /// Walks the tree under `root`; see the module's invariant for what is skipped.
 fn walk(root: &Path) -> Walk {
     let mut found = Walk {
@@ -399,15 +409,15 @@ struct Paging {
 }
 
 impl Paging {
-    /// Reads the page from `continuation` and `limit`; `files` are the files in scope, whose
-    /// paths, sizes and modification times make the snapshot.
+    /// Reads the page from `continuation` and `limit` (already checked, defaulted and at
+    /// least 1); `files` are the files in scope, whose paths, sizes and modification times make
+    /// the snapshot.
     fn open<A: Serialize>(
         ctx: &ToolContext,
         workspace: &Workspace,
         args: &A,
         files: &[&Candidate],
-        limit: Option<usize>,
-        default_limit: usize,
+        limit: usize,
         continuation: Option<&str>,
     ) -> ToolResult<Paging> {
         let request = serde_json::to_value(args).map_err(ToolError::internal)?;
@@ -417,14 +427,12 @@ impl Paging {
             snapshot: snapshot(files),
             page: Page {
                 start: 0,
-                size: default_limit,
+                size: limit,
             },
         };
         let page = continuations(ctx)?.page(
             &paging.binding(ctx),
-            PageArgs::new(default_limit)
-                .with_limit(limit)
-                .with_continuation(continuation),
+            PageArgs::new(limit).with_continuation(continuation),
         )?;
         paging.page = page;
         Ok(paging)
@@ -678,18 +686,13 @@ fn search(
     limit: usize,
 ) -> ToolResult<Reply<SearchHits>> {
     let walk = walk(workspace.root());
-    let in_scope: Vec<&Candidate> = walk
-        .files
-        .iter()
-        .filter(|file| filter.is_none_or(|filter| filter.matches(&file.rel)))
-        .collect();
+    let in_scope = walk.in_scope(filter);
     let paging = Paging::open(
         ctx,
         workspace,
         &args,
         &in_scope,
-        Some(limit),
-        DEFAULT_SEARCH_LIMIT,
+        limit,
         args.continuation.as_deref(),
     )?;
     let mut occurrences = Vec::new();
@@ -1060,22 +1063,13 @@ pub(crate) async fn list_files(
     blocking(ctx, move |workspace, ctx| {
         let walk = walk(workspace.root());
         let scanned = walk.files.len();
-        let in_scope: Vec<&Candidate> = walk
-            .files
-            .iter()
-            .filter(|file| {
-                filter
-                    .as_ref()
-                    .is_none_or(|filter| filter.matches(&file.rel))
-            })
-            .collect();
+        let in_scope = walk.in_scope(filter.as_ref());
         let paging = Paging::open(
             ctx,
             workspace,
             &args,
             &in_scope,
-            Some(limit),
-            DEFAULT_LIST_LIMIT,
+            limit,
             args.continuation.as_deref(),
         )?;
         let mut files = Vec::new();
