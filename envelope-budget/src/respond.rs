@@ -145,6 +145,9 @@ pub fn prepare(
         .and_then(|data| policy.budget_for(tool_budget, data));
 
     let mut leftovers = Leftovers::default();
+    // The counts of everything but the payload and the token count, when known without
+    // writing the rest out again (see `stamped_rest_counts`).
+    let mut rest_base = None;
     let measured = measure.get::<MeasuredLists>();
     // The payload's JSON as the encoder wrote it, while the payload stays as encoded.
     let mut data_json = measured
@@ -155,18 +158,30 @@ pub fn prepare(
         (Some(budget), Some(payload)) => {
             // Stamps written after trimming take room: size them at their widest now.
             reserve_stamps(&mut rest);
-            let fixed = rest_counts(&rest, true) + completeness_reserve(&rest);
+            let reserved = rest_counts(&rest, true);
+            let fixed = reserved + completeness_reserve(&rest);
             let trimmed = trim_measured(payload, fixed, budget, estimator, &precut, measured);
             if trimmed.cut_any {
                 data_json = None;
             }
-            merge_markers(
-                &mut rest,
-                trimmed.markers,
-                trimmed.cut_any,
-                trimmed.unshrinkable,
-            );
-            reconcile_completeness(&mut rest, &trimmed.list_cuts);
+            let untouched = !trimmed.cut_any
+                && !trimmed.unshrinkable
+                && trimmed.markers.is_empty()
+                && trimmed.list_cuts.is_empty();
+            if untouched {
+                // Nothing to mark or reconcile: the rest is as sized, but for the stamps.
+                rest_base = baseline
+                    .is_none()
+                    .then(|| stamped_rest_counts(reserved, estimator));
+            } else {
+                merge_markers(
+                    &mut rest,
+                    trimmed.markers,
+                    trimmed.cut_any,
+                    trimmed.unshrinkable,
+                );
+                reconcile_completeness(&mut rest, &trimmed.list_cuts);
+            }
             leftovers = trimmed.leftovers;
             (Some(trimmed.data), trimmed.data_counts)
         }
@@ -207,8 +222,11 @@ pub fn prepare(
 
     stamp_tokens(
         &mut rest,
-        data.is_some(),
-        data_counts,
+        StampBase {
+            with_data: data.is_some(),
+            data_counts,
+            rest: rest_base,
+        },
         estimator,
         baseline.as_ref(),
     );
@@ -312,6 +330,15 @@ fn reserve_stamps(rest: &mut Map<String, Value>) {
     meta.entry("truncated").or_insert(json!(false));
 }
 
+/// The counts [`stamp_tokens`] starts from, derived from those of the rest with the widest
+/// stamps [`reserve_stamps`] wrote: the same bytes but for the token count, left out, and the
+/// method, whose real name replaces the widest. Exact: JSON's quotes and separators keep every
+/// run count inside the value it belongs to.
+fn stamped_rest_counts(reserved: Counts, estimator: Estimator) -> Counts {
+    let widest = digits(u64::MAX) + value_counts(&json!("script_aware"));
+    crate::size::sub(reserved, widest) + value_counts(&json!(estimator.method()))
+}
+
 /// Room for what [`reconcile_completeness`] may write if the described list is cut: the
 /// completeness with `budget_limit` and the re-rendered `next_step`, at their widest (the kept
 /// count has no more digits than the original).
@@ -390,6 +417,9 @@ fn merge_markers(
 /// The described list is the payload itself when it is an array, else the cut top-level list
 /// whose original length equals `completeness.returned`.
 fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
+    if cuts.is_empty() {
+        return;
+    }
     let Some(value) = rest.get("completeness") else {
         return;
     };
@@ -475,12 +505,22 @@ fn stamp_exact(structured: &mut Value, counter: crate::ExactCounter) {
     set(structured, "tokens_estimated", json!(tokens));
 }
 
+/// What the token count is made of, besides its own digits and the savings.
+struct StampBase {
+    /// Whether the response carries `data`.
+    with_data: bool,
+    /// The counts of the payload as sent.
+    data_counts: Counts,
+    /// The counts of everything else with the real `tokens_method` and no token count, when
+    /// already known; `None` writes the rest out to count it.
+    rest: Option<Counts>,
+}
+
 /// Stamps `tokens_estimated` (of the whole response, this field included), `tokens_method`, and
 /// the savings against a declared baseline.
 fn stamp_tokens(
     rest: &mut Map<String, Value>,
-    with_data: bool,
-    data_counts: Counts,
+    stamp: StampBase,
     estimator: Estimator,
     baseline: Option<&envelope_core::Baseline>,
 ) {
@@ -492,8 +532,13 @@ fn stamp_tokens(
         // Placeholders of the final width are set below, once the count is known.
         meta.insert("baseline_method".to_owned(), json!(baseline.method));
     }
-    meta.insert("tokens_estimated".to_owned(), json!(0));
-    let base = sub_digits(rest_counts(rest, with_data) + data_counts, 1);
+    let base = match stamp.rest {
+        Some(rest) => rest + stamp.data_counts,
+        None => {
+            meta.insert("tokens_estimated".to_owned(), json!(0));
+            sub_digits(rest_counts(rest, stamp.with_data) + stamp.data_counts, 1)
+        }
+    };
     // Fixed point: the count's own digits are part of what it counts.
     let mut tokens = estimator.tokens(&(base + digits(0)));
     for _ in 0..8 {
@@ -539,8 +584,13 @@ fn savings_counts(baseline: Option<&envelope_core::Baseline>, tokens: u64) -> Co
         + value_counts(&json!(pct))
 }
 
+/// The counts of `n` written out: its digits, one run of them.
 fn digits(n: u64) -> Counts {
-    Counts::of(&n.to_string())
+    Counts {
+        digits: u64::from(n.checked_ilog10().unwrap_or(0) + 1),
+        digit_runs: 1,
+        ..Counts::default()
+    }
 }
 
 /// `counts` without a number of `n` digits (one run of them).

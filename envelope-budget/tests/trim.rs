@@ -87,6 +87,39 @@ fn tokens_estimated_counts_the_bytes_sent_itself_included() {
 }
 
 #[test]
+fn every_estimator_counts_the_bytes_sent_whether_or_not_anything_was_cut() {
+    let unicode = json!({"title": "Überblick — 東京の概要 🚀", "lines": [1, 22, 333, -4, 5.5]});
+    for estimator in [
+        Estimator::Calibrated,
+        Estimator::ScriptAware,
+        Estimator::CharsDiv4,
+    ] {
+        let policy = BudgetPolicy {
+            agent_chars: Some(4_000),
+            estimator,
+            ..BudgetPolicy::default()
+        };
+        // Fits (nothing to mark), cut (markers and a shorter list), and no payload at all.
+        for envelope in [
+            Envelope::ok(hits(3)),
+            Envelope::ok(unicode.clone()),
+            Envelope::ok(hits(500)),
+            Envelope::err(envelope_core::ToolError::validation("bad limit")),
+        ] {
+            let prepared = prepare(envelope, &Controls::default(), None, &policy);
+            let meta = &prepared.structured["meta"];
+            assert_eq!(
+                meta["tokens_estimated"].as_u64(),
+                Some(estimator.estimate(&prepared.json)),
+                "{estimator:?}: {}",
+                prepared.json
+            );
+            assert_eq!(meta["tokens_method"], json!(estimator.method()));
+        }
+    }
+}
+
+#[test]
 fn completeness_follows_the_rows_actually_sent() {
     let page = Completeness::truncated_page(
         Unit::FILE,
