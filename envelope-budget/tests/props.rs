@@ -2,12 +2,16 @@
 
 use std::collections::BTreeSet;
 
+use std::sync::Arc;
+
 use envelope_budget::{
-    BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
+    BudgetEncoder, BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
 };
-use envelope_core::{Completeness, Controls, Envelope, Unit};
+use envelope_core::{
+    Completeness, Controls, Envelope, Reply, Tool, ToolContext, ToolResult, Unit, tool,
+};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// Strings that stress char boundaries: accents, emoji, a ZWJ family, CJK, escapes.
 fn text() -> impl Strategy<Value = String> {
@@ -46,6 +50,41 @@ fn json() -> impl Strategy<Value = Value> {
                 .prop_map(|map| Value::Object(map.into_iter().collect::<Map<String, Value>>())),
         ]
     })
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// What to return.
+    payload: Value,
+}
+
+/// Returns its payload; a list comes with its `completeness`, which sorts before `data`.
+#[tool(tier = lite, read_only)]
+fn echo(args: EchoArgs) -> ToolResult<Reply<Value>> {
+    let rows = args.payload.as_array().map(Vec::len);
+    let reply = Reply::new(args.payload);
+    Ok(match rows {
+        Some(rows) => reply.completeness(Completeness::complete(Unit::ITEM, rows)),
+        None => reply,
+    })
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+    }
+}
+
+/// `data` through the real `#[tool]` entry and the budget-aware encoder, then the boundary.
+fn through_the_encoder(data: Value, budget: usize) -> Prepared {
+    let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
+    let ctx = ToolContext::new().with_encoder(encoder);
+    let envelope: Envelope<Value> = block_on(echo {}.call(json!({ "payload": data }), ctx));
+    prepare_with(envelope, budget)
 }
 
 fn prepare_with(envelope: Envelope<Value>, budget: usize) -> Prepared {
@@ -113,6 +152,19 @@ proptest! {
         let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
         prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
         let _: Envelope<Value> = serde_json::from_value(parsed).expect("still a valid envelope");
+    }
+
+    #[test]
+    fn the_encoders_bytes_mirror_the_envelope_exactly(data in json(), budget in 300_usize..60_000) {
+        let prepared = through_the_encoder(data, budget);
+        // Whether the encoder's bytes were spliced in or the envelope was written anew, the
+        // mirror is what serde_json writes for the structured envelope, and it is what the
+        // token count counts.
+        prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
+        let stamped = prepared.structured["meta"]["tokens_estimated"].as_u64();
+        prop_assert_eq!(stamped, Some(Estimator::default().estimate(&prepared.json)));
+        let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
+        prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
     }
 
     #[test]
