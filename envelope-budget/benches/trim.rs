@@ -16,6 +16,11 @@ use envelope_core::{Controls, Envelope, Tool, ToolContext, ToolResult, tool};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use support::block_on;
+
 #[derive(Serialize, Clone)]
 struct Hit {
     path: String,
@@ -49,16 +54,6 @@ fn search(ctx: &ToolContext) -> ToolResult<Shared> {
         .state::<Arc<SearchResult>>()
         .ok_or_else(|| envelope_core::ToolError::unavailable("no payload in state"))?;
     Ok(Shared(Arc::clone(result)))
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
 
 fn search_result(hits: usize) -> SearchResult {

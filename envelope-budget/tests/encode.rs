@@ -11,6 +11,10 @@ use envelope_core::{
 };
 use serde_json::Value;
 
+mod support;
+
+use support::block_on;
+
 #[derive(serde::Serialize)]
 struct Hit {
     path: String,
@@ -46,16 +50,6 @@ fn many_hits() -> ToolResult<Reply<Hits>> {
         results,
     })
     .completeness(page))
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
 
 fn send(ctx: ToolContext) -> Value {

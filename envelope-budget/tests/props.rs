@@ -13,6 +13,10 @@ use envelope_core::{
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
+mod support;
+
+use support::block_on;
+
 /// Strings that stress char boundaries: accents, emoji, a ZWJ family, CJK, escapes.
 fn text() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
@@ -67,16 +71,6 @@ fn echo(args: EchoArgs) -> ToolResult<Reply<Value>> {
         Some(rows) => reply.completeness(Completeness::complete(Unit::ITEM, rows)),
         None => reply,
     })
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
 }
 
 /// `data` through the real `#[tool]` entry and the budget-aware encoder, then the boundary.
