@@ -284,11 +284,13 @@ impl EnvelopeServer {
             })
             .filter_map(|tool| {
                 let mut schema = tool.input_schema().to_value();
-                // A strict tool refuses unknown arguments, which its schema alone allows.
+                // A strict tool refuses unknown arguments, which its schema alone allows. Not
+                // `additionalProperties`: it sees only the top-level `properties`, and the
+                // arguments of an enum live in the `allOf` the input schema wraps them in.
                 if tool.spec().strict_args
                     && let Some(object) = schema.as_object_mut()
                 {
-                    object.insert("additionalProperties".to_owned(), Value::Bool(false));
+                    object.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
                 }
                 match jsonschema::validator_for(&schema) {
                     Ok(validator) => Some((tool.spec().name, validator)),

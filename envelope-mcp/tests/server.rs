@@ -231,8 +231,8 @@ async fn next_actions_the_server_cannot_run_are_dropped() {
     let envelope = result.structured_content.expect("structured");
     let actions = envelope["next_actions"].as_array().expect("actions");
     // The unserved tool, the switched-off one, the bad arguments and the argument a strict
-    // tool refuses are dropped; normalizing
-    // again drops the action that depended on the bad one, since its prerequisite is gone.
+    // tool refuses are dropped; normalizing again drops the action that depended on the bad
+    // one, since its prerequisite is gone.
     let ids: Vec<&str> = actions.iter().filter_map(|a| a["id"].as_str()).collect();
     assert_eq!(ids, ["echo"]);
     assert_eq!(actions[0]["tool"], "echo");
@@ -243,7 +243,7 @@ async fn next_actions_the_server_cannot_run_are_dropped() {
     client.cancel().await.expect("closes");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ok_call_maps_onto_mcp() {
     let (client, _) = connect().await;
     let result = client
@@ -338,6 +338,74 @@ async fn progress_reaches_the_client() {
     seen.sort_by(f64::total_cmp);
     assert_eq!(seen, [1.0, 2.0, 3.0]);
     client.cancel().await.expect("closes");
+}
+
+/// How `strict_pace` runs: the arguments are an enum, so its schema has no plain properties.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(tag = "pace", rename_all = "snake_case")]
+enum PaceArgs {
+    /// Quickly, this deep.
+    Fast {
+        /// How deep.
+        depth: u32,
+    },
+    /// Slowly.
+    Slow,
+}
+
+/// Runs at a pace, refusing unknown arguments.
+#[tool(tier = lite, read_only, strict_args)]
+fn strict_pace(args: PaceArgs) -> ToolResult<&'static str> {
+    Ok(match args {
+        PaceArgs::Fast { .. } => "fast",
+        PaceArgs::Slow => "slow",
+    })
+}
+
+/// Suggests `strict_pace` twice: with its own arguments, and with one it does not take.
+#[tool(tier = lite, read_only)]
+fn suggest_pace() -> ToolResult<Reply<&'static str>> {
+    let runnable =
+        NextAction::call::<strict_pace>("fast", Role::Retry, 0, PaceArgs::Fast { depth: 3 }, "go")?;
+    let refused = NextAction::new(
+        "loud",
+        Role::Retry,
+        0,
+        "strict_pace",
+        json!({"pace": "slow", "loud": true}),
+        "a strict tool refuses `loud`",
+    )?;
+    Ok(Reply::new("suggested").next_actions([runnable, refused]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strict_tool_taking_an_enum_keeps_the_actions_it_would_run() {
+    let server = EnvelopeServer::new(
+        toolset![strict_pace, suggest_pace],
+        EnvelopeConfig::new("test-server", "1.2.3"),
+    );
+    // The tool itself accepts the enum's fields and refuses anything else.
+    let ran = server
+        .call("strict_pace", json!({"pace": "fast", "depth": 3}))
+        .await
+        .expect("served");
+    assert_eq!(ran.structured["data"], "fast", "{}", ran.json);
+    let refused = server
+        .call("strict_pace", json!({"pace": "slow", "loud": true}))
+        .await
+        .expect("served");
+    assert_eq!(refused.structured["error"]["category"], "validation");
+    // So the server keeps the suggestion it would run and drops the one it would refuse.
+    let suggested = server
+        .call("suggest_pace", json!({}))
+        .await
+        .expect("served");
+    let actions = suggested.structured["next_actions"]
+        .as_array()
+        .expect("actions");
+    let ids: Vec<&str> = actions.iter().filter_map(|a| a["id"].as_str()).collect();
+    assert_eq!(ids, ["fast"], "{}", suggested.json);
+    assert_eq!(actions[0]["arguments"], json!({"pace": "fast", "depth": 3}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
