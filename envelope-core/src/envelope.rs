@@ -255,13 +255,12 @@ impl<T> Envelope<T> {
         mut keep: impl FnMut(&NextAction) -> bool,
     ) -> usize {
         let before = self.next_actions.len();
-        let kept: Vec<NextAction> = std::mem::take(&mut self.next_actions)
-            .into_iter()
-            .filter(|action| keep(action))
-            .collect();
-        let dropped = before - kept.len();
-        // Dropping an action can orphan another's dependency: normalize again.
-        self.next_actions = normalize_next_actions(kept);
+        self.next_actions.retain(|action| keep(action));
+        let dropped = before - self.next_actions.len();
+        if dropped > 0 {
+            // Dropping an action can orphan another's dependency: normalize again.
+            self.next_actions = normalize_next_actions(std::mem::take(&mut self.next_actions));
+        }
         dropped
     }
 

@@ -18,7 +18,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Serialize, Serializer};
 
 use crate::continuation::decode_canonical;
-use crate::tool_error::ToolError;
+use crate::tool_error::{Category, ToolError};
 
 /// Code of a handle whose snapshot has moved since it was issued.
 pub const STALE_HANDLE: &str = "STALE_HANDLE";
@@ -31,22 +31,22 @@ pub const HANDLE_NOT_FOUND: &str = "HANDLE_NOT_FOUND";
 
 /// Every handle error code: `(code, category, when, what the agent does)`. The contract docs
 /// are generated from this table.
-pub const HANDLE_CODES: [(&str, &str, &str, &str); 3] = [
+pub const HANDLE_CODES: [(&str, Category, &str, &str); 3] = [
     (
         STALE_HANDLE,
-        "validation",
+        Category::Validation,
         "The data the handle points into changed since it was issued.",
         "Run the call that issued the handle again for a fresh one.",
     ),
     (
         MIXED_HANDLE,
-        "validation",
+        Category::Validation,
         "The text is not a handle of the kind this argument takes.",
         "Pass the handle from the field that names this kind.",
     ),
     (
         HANDLE_NOT_FOUND,
-        "not_found",
+        Category::NotFound,
         "No such handle in this session (it may have expired, or belong to another session).",
         "Run the call that issued the handle again.",
     ),

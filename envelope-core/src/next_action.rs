@@ -148,19 +148,36 @@ impl NextAction {
         arguments: impl Serialize,
         reason: impl Into<String>,
     ) -> Result<NextAction, CoreError> {
-        let id = id.into();
-        let arguments = match serde_json::to_value(arguments) {
-            Ok(Value::Object(map)) => map,
-            _ => return Err(CoreError::ActionArgumentsNotObject { id }),
+        NextAction::from_value(
+            id.into(),
+            role,
+            order,
+            tool.into(),
+            serde_json::to_value(arguments),
+            reason.into(),
+        )
+    }
+
+    /// The action, once its arguments are JSON: they must be an object.
+    fn from_value(
+        id: String,
+        role: Role,
+        order: u16,
+        tool: String,
+        arguments: serde_json::Result<Value>,
+        reason: String,
+    ) -> Result<NextAction, CoreError> {
+        let Ok(Value::Object(arguments)) = arguments else {
+            return Err(CoreError::ActionArgumentsNotObject { id });
         };
         Ok(NextAction {
             id,
             role,
             order,
             dependencies: Vec::new(),
-            tool: tool.into(),
+            tool,
             arguments,
-            reason: reason.into(),
+            reason,
         })
     }
 
@@ -206,11 +223,17 @@ impl NextAction {
     {
         let arguments = match serde_json::to_value(arguments) {
             // A tool without arguments takes `()`, which is `null`: an empty argument object.
-            Ok(Value::Null) => Value::Object(Map::new()),
-            Ok(arguments) => arguments,
-            Err(_) => return Err(CoreError::ActionArgumentsNotObject { id: id.into() }),
+            Ok(Value::Null) => Ok(Value::Object(Map::new())),
+            other => other,
         };
-        NextAction::new(id, role, order, T::NAME, arguments, reason)
+        NextAction::from_value(
+            id.into(),
+            role,
+            order,
+            T::NAME.into(),
+            arguments,
+            reason.into(),
+        )
     }
 
     /// Adds a dependency group over earlier actions.

@@ -403,7 +403,9 @@ impl Invocation {
         }
     }
 
-    fn gate(&self, ctx: &ToolContext) -> Result<(), ToolError> {
+    /// Names the tool in `ctx`, then refuses the call when its module is switched off.
+    fn gate(&self, ctx: &mut ToolContext) -> Result<(), ToolError> {
+        ctx.set_tool(self.spec.name);
         match self.spec.module {
             Some(module) if ctx.is_module_disabled(module) => {
                 Err(ToolError::module_disabled(module))
@@ -507,7 +509,6 @@ impl Invocation {
         arguments: Value,
         keys: &KeyCache,
     ) -> Result<A, ToolError> {
-        ctx.set_tool(self.spec.name);
         self.gate(ctx)?;
         let declared = keys.0.get_or_init(|| {
             declared_properties(&schema_for::<A>()).unwrap_or_else(|| vec!["*".to_owned()])
@@ -525,7 +526,6 @@ impl Invocation {
         arguments: Value,
         keys: &KeyCache,
     ) -> Result<(), ToolError> {
-        ctx.set_tool(self.spec.name);
         self.gate(ctx)?;
         let declared = keys.0.get_or_init(Vec::new);
         self.split(ctx, arguments, Some(declared)).map(drop)

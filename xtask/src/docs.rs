@@ -5,9 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use envelope_core::{
-    Capability, Category, Controls, ENVELOPE_FIELDS, EmptyReason, IncompleteReason,
-    MAX_NEXT_ACTIONS, Role, SCHEMA_VERSION, Severity, Tier, TruncationReason, Unit, Verdict,
-    Violation, envelope_schema,
+    CONTINUATION_CODES, Capability, Category, Controls, ENVELOPE_FIELDS, EmptyReason, HANDLE_CODES,
+    IncompleteReason, MAX_NEXT_ACTIONS, Role, SCHEMA_VERSION, Severity, Tier, TruncationReason,
+    Unit, Verdict, Violation, envelope_schema,
 };
 
 /// Whether to write the generated files or only compare them.
@@ -247,7 +247,6 @@ fn budget_section(out: &mut String) {
 }
 
 fn paging_section(out: &mut String) {
-    use envelope_core as core;
     let _ = writeln!(out, "## Continuations and handles\n");
     let _ = writeln!(
         out,
@@ -257,20 +256,21 @@ fn paging_section(out: &mut String) {
          of the request (keys sorted; without `{}`, `{}`, `offset` and `resume_from`, so the \
          page size may change between pages), the scope, a snapshot of what is paged, the \
          position and an expiry ({} s by default). Nothing is stored: a token survives a \
-         restart and works on every server holding the key. Send it back as `{}` with the \
+         restart and works on every server holding the key, within the session it was minted \
+         in (over streamable HTTP, its `Mcp-Session-Id`). Send it back as `{}` with the \
          request otherwise unchanged. Every error below is a `validation` error with \
          `retryable: false`, and its message never says which check failed beyond the code.\n",
-        core::TOKEN_CHARS,
-        core::MAX_TOKEN_CHARS,
-        core::DEFAULT_CONTINUATION_FIELD,
-        core::DEFAULT_LIMIT_FIELD,
-        core::DEFAULT_TTL.as_secs(),
-        core::DEFAULT_CONTINUATION_FIELD,
+        envelope_core::TOKEN_CHARS,
+        envelope_core::MAX_TOKEN_CHARS,
+        envelope_core::DEFAULT_CONTINUATION_FIELD,
+        envelope_core::DEFAULT_LIMIT_FIELD,
+        envelope_core::DEFAULT_TTL.as_secs(),
+        envelope_core::DEFAULT_CONTINUATION_FIELD,
     );
     table(
         out,
         &["code", "when", "agent response"],
-        core::CONTINUATION_CODES
+        CONTINUATION_CODES
             .iter()
             .map(|(code_, when, response)| vec![code(code_), (*when).into(), (*response).into()]),
     );
@@ -282,12 +282,12 @@ fn paging_section(out: &mut String) {
     table(
         out,
         &["code", "category", "when", "agent response"],
-        core::HANDLE_CODES
+        HANDLE_CODES
             .iter()
             .map(|(code_, category, when, response)| {
                 vec![
                     code(code_),
-                    code(category),
+                    code(category.as_str()),
                     (*when).into(),
                     (*response).into(),
                 ]
