@@ -146,7 +146,10 @@ fn continuations(key_file: Option<&Path>) -> Result<Continuations, String> {
         }
         (None, Ok(text)) => ContinuationKey::from_hex(KEY_ID, &text)
             .map_err(|error| format!("the key in `{KEY_VAR}`: {error}"))?,
-        (None, Err(_)) => ContinuationKey::generate(KEY_ID)
+        (None, Err(std::env::VarError::NotUnicode(_))) => {
+            return Err(format!("`{KEY_VAR}` is not valid UTF-8"));
+        }
+        (None, Err(std::env::VarError::NotPresent)) => ContinuationKey::generate(KEY_ID)
             .map_err(|error| format!("cannot make a continuation key: {error}"))?,
     };
     Ok(Continuations::new(key))

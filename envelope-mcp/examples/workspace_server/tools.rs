@@ -95,10 +95,9 @@ pub(crate) fn capabilities(http: bool) -> Vec<Capability> {
     tags
 }
 
-/// The `workspace_server` over `workspace`; `http` says whether it will be served over
-/// streamable HTTP (which adds that capability tag).
-/// The server: `workspace` served with its tools; `continuations` seals the paging tokens of
-/// `search_text` and `list_files` (servers holding the same key accept each other's).
+/// The server: `workspace` served with its tools; `http` says whether it will be served over
+/// streamable HTTP (which adds that capability tag); `continuations` seals the paging tokens
+/// of `search_text` and `list_files` (servers holding the same key accept each other's).
 pub(crate) fn server(
     workspace: Workspace,
     http: bool,
@@ -240,6 +239,10 @@ struct Candidate {
     /// Relative to the root, `/`-separated.
     rel: String,
     path: PathBuf,
+    /// Size in bytes and modification time (nanoseconds since the epoch, 0 when unknown), as
+    /// the walk read them: what the paging snapshot is made of.
+    len: u64,
+    modified: u128,
 }
 
 /// What one walk found.
@@ -295,9 +298,16 @@ fn walk(root: &Path) -> Walk {
         let Some(rel) = relative(root, entry.path()) else {
             continue;
         };
+        let modified = metadata
+            .modified()
+            .ok()
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_nanos());
         found.files.push(Candidate {
             rel,
             path: entry.into_path(),
+            len: metadata.len(),
+            modified,
         });
     }
     // By the whole relative path, not directory by directory as the walk visits them.
@@ -348,28 +358,9 @@ fn read_contents(path: &Path) -> Contents {
 
 /// Completeness of `returned` rows out of the `found` that qualified, honest about what could
 /// not be looked at: any walk failure or unreadable file means `found` is not a proven total.
+/// On a page that may continue, `found` counts the rows from this page's start on (on the
+/// first page, every row), and `continuation` fetches the rest.
 fn completeness(
-    unit: Unit,
-    returned: usize,
-    found: usize,
-    cut_by: TruncationReason,
-    walk_failures: usize,
-    unreadable: usize,
-) -> ToolResult<Completeness> {
-    paged_completeness(
-        unit,
-        returned,
-        found,
-        cut_by,
-        walk_failures,
-        unreadable,
-        None,
-    )
-}
-
-/// [`completeness`] of a page that may continue: `found` counts the rows from this page's
-/// start on (on the first page, every row), and `continuation` fetches the rest.
-fn paged_completeness(
     unit: Unit,
     returned: usize,
     found: usize,
@@ -457,9 +448,8 @@ impl Paging {
         index >= self.page.start && index - self.page.start < self.page.size
     }
 
-    /// Adds the page's `completeness`, its `next_step`, and, when rows remain after it and
-    /// the total is exact, the continuation and the next-page action `next_page` builds from
-    /// it.
+    /// Adds the page's `completeness`, its `next_step`, and, when rows remain after it, the
+    /// continuation and the next-page action `next_page` builds from it.
     fn finish<T>(
         &self,
         ctx: &ToolContext,
@@ -476,7 +466,7 @@ impl Paging {
             count.returned,
             count.total,
         )?;
-        let completeness = paged_completeness(
+        let completeness = completeness(
             count.unit,
             count.returned,
             // On a continued page, the total counts the rows from its start on.
@@ -524,8 +514,9 @@ fn continuations(ctx: &ToolContext) -> ToolResult<&Continuations> {
     })
 }
 
-/// A digest of the files in scope: their paths, sizes and modification times. Any change
-/// to one of them moves it, which makes an earlier page's continuation stale.
+/// A digest of the files in scope: their paths, sizes and modification times, as this call's
+/// walk read them. Any change to one of them moves it, which makes an earlier page's
+/// continuation stale.
 fn snapshot(files: &[&Candidate]) -> String {
     use sha2::{Digest, Sha256};
     // SHA-256 over a fixed layout: every build of the server, on every replica, agrees.
@@ -533,20 +524,8 @@ fn snapshot(files: &[&Candidate]) -> String {
     for file in files {
         hasher.update((file.rel.len() as u64).to_be_bytes());
         hasher.update(file.rel.as_bytes());
-        match std::fs::metadata(&file.path) {
-            Ok(meta) => {
-                let modified = meta
-                    .modified()
-                    .ok()
-                    .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |since| since.as_nanos());
-                hasher.update([1]);
-                hasher.update(meta.len().to_be_bytes());
-                hasher.update(modified.to_be_bytes());
-            }
-            // Unreadable now: that too is part of the state.
-            Err(_) => hasher.update([0]),
-        }
+        hasher.update(file.len.to_be_bytes());
+        hasher.update(file.modified.to_be_bytes());
     }
     hasher
         .finalize()
@@ -1368,6 +1347,7 @@ fn export_graph(
         TruncationReason::TopKLimit,
         walk.failures,
         unreadable,
+        None,
     )?;
     let next_step = completeness.next_step("raise `max_nodes`, or leave it out for every file");
     let summary = format!("{} files, {} edges", nodes.len(), edges.len());
