@@ -74,9 +74,7 @@ impl PayloadEncoder for BudgetEncoder {
             }
             Kind::Other => {
                 let value = serde_json::to_value(payload)?;
-                let json = serde_json::to_string(&value)?;
-                let counts = Counts::of(&json);
-                measured.1 = Some(Whole { json, counts });
+                measured.1 = Some(Whole::of_value(&value)?);
                 value
             }
         };
@@ -128,6 +126,15 @@ impl MeasuredLists {
 type RowsOut = (Value, usize, Vec<Counts>, Vec<u8>);
 
 impl Whole {
+    /// Any value, written out and counted.
+    fn of_value(value: &Value) -> Result<Whole, serde_json::Error> {
+        let json = serde_json::to_string(value)?;
+        Ok(Whole {
+            counts: Counts::of(&json),
+            json,
+        })
+    }
+
     /// A list from its rows' joined JSON and prefix sums.
     fn of_list(joined: &[u8], prefix: &[Counts]) -> Whole {
         let mut json = Vec::with_capacity(joined.len() + 2);
@@ -560,9 +567,7 @@ impl TopMap<'_, '_> {
             value
         } else {
             let value = serde_json::to_value(value)?;
-            let json = serde_json::to_string(&value)?;
-            let counts = Counts::of(&json);
-            self.fields.push((key.clone(), Whole { json, counts }));
+            self.fields.push((key.clone(), Whole::of_value(&value)?));
             value
         };
         self.map.insert(key, value);

@@ -4,8 +4,8 @@
 
 use envelope_core::__private::take_data;
 use envelope_core::{
-    Completeness, Controls, Envelope, NextAction, OutputFormat, ResponseMode, TruncationReason,
-    normalize_next_actions,
+    Completeness, Controls, Envelope, NextAction, OutputFormat, ResponseMode, TokensMethod,
+    TruncationReason, normalize_next_actions,
 };
 use serde_json::{Map, Value, json};
 
@@ -319,14 +319,19 @@ fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
     counts
 }
 
+/// The widest token count and method: [`reserve_stamps`] sizes the response with them, and
+/// [`stamped_rest_counts`] takes exactly them back out.
+const WIDEST_TOKENS: u64 = u64::MAX;
+const WIDEST_METHOD: TokensMethod = TokensMethod::ScriptAware;
+
 /// Writes the stamps that come after trimming at their widest, so the trimmer sizes them:
 /// `tokens_estimated`, `tokens_method`, `truncated`. The real values are never wider.
 fn reserve_stamps(rest: &mut Map<String, Value>) {
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
-    meta.insert("tokens_estimated".to_owned(), json!(u64::MAX));
-    meta.insert("tokens_method".to_owned(), json!("script_aware"));
+    meta.insert("tokens_estimated".to_owned(), json!(WIDEST_TOKENS));
+    meta.insert("tokens_method".to_owned(), json!(WIDEST_METHOD));
     meta.entry("truncated").or_insert(json!(false));
 }
 
@@ -335,7 +340,7 @@ fn reserve_stamps(rest: &mut Map<String, Value>) {
 /// method, whose real name replaces the widest. Exact: JSON's quotes and separators keep every
 /// run count inside the value it belongs to.
 fn stamped_rest_counts(reserved: Counts, estimator: Estimator) -> Counts {
-    let widest = digits(u64::MAX) + value_counts(&json!("script_aware"));
+    let widest = digits(WIDEST_TOKENS) + value_counts(&json!(WIDEST_METHOD));
     crate::size::sub(reserved, widest) + value_counts(&json!(estimator.method()))
 }
 

@@ -511,9 +511,9 @@ impl Add for Counts {
 }
 
 impl AddAssign for Counts {
-    // Field by field rather than through `fields_mut`: sizing adds counts once per JSON node,
-    // and the array of references did not optimize away. The exhaustive pattern keeps a new
-    // field from being missed.
+    // Field by field rather than through `fields_mut`: it runs once per encoded row, per batch
+    // of nodes sized, and per step of the trimmer's searches, and the array of references did
+    // not optimize away. The exhaustive pattern keeps a new field from being missed.
     #[inline]
     fn add_assign(&mut self, other: Counts) {
         let Counts {

@@ -149,3 +149,40 @@ fn a_payload_that_fits_is_mirrored_byte_for_byte() {
     assert_eq!(prepared.structured["meta"]["tokens_estimated"], tokens);
     assert_eq!(prepared.structured["meta"]["truncated"], false);
 }
+
+/// Returns arrays nested 80 levels deep: small enough to fit any budget.
+#[tool(tier = lite, read_only)]
+fn deep() -> ToolResult<Value> {
+    let mut value = Value::Null;
+    for _ in 0..80 {
+        value = Value::Array(vec![value]);
+    }
+    Ok(value)
+}
+
+#[test]
+fn a_payload_that_fits_is_still_cut_below_the_safe_depth() {
+    let encoder = Arc::new(BudgetEncoder::new(
+        envelope_budget::AGENT_BUDGET_CHARS,
+        Estimator::default(),
+    ));
+    let envelope: Envelope<Value> =
+        block_on(deep {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
+    let prepared = prepare(
+        envelope,
+        &Controls::default(),
+        None,
+        &BudgetPolicy::default(),
+    );
+    // The encoder measured it whole and it fits, yet it is not sent as encoded.
+    assert_eq!(
+        prepared.structured["meta"]["truncated_depth"]["limit"],
+        envelope_budget::MAX_DEPTH,
+        "{}",
+        prepared.json
+    );
+    assert_eq!(
+        prepared.json,
+        serde_json::to_string(&prepared.structured).expect("serializes")
+    );
+}
