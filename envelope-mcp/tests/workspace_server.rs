@@ -897,6 +897,7 @@ async fn page_through(
         };
         // The next-page action is the same call: following it verbatim must work too.
         let action = &envelope["next_actions"][0];
+        assert_eq!(action["id"], "next-page", "{envelope:#}");
         assert_eq!(action["tool"], tool);
         assert_eq!(action["arguments"]["continuation"], token);
         arguments = action["arguments"].clone();
@@ -987,6 +988,16 @@ async fn first_token(server: &EnvelopeServer) -> String {
         .to_owned()
 }
 
+/// The page after `token` of the two-per-page `needle` search.
+async fn next_page(server: &EnvelopeServer, token: &str) -> Value {
+    call(
+        server,
+        "search_text",
+        json!({"query": "needle", "limit": 2, "continuation": token}),
+    )
+    .await
+}
+
 fn error_code(envelope: &Value) -> &str {
     let (category, _) = error_of(envelope);
     assert_eq!(category, "validation", "{envelope:#}");
@@ -1055,12 +1066,7 @@ async fn a_changed_file_or_an_expired_token_is_stale() {
     let token = first_token(&server).await;
     // A file in scope changes: its size and modification time move the snapshot.
     tree.write("notes/many.txt", "needle\n");
-    let stale = call(
-        &server,
-        "search_text",
-        json!({"query": "needle", "limit": 2, "continuation": token}),
-    )
-    .await;
+    let stale = next_page(&server, &token).await;
     assert_eq!(error_code(&stale), "STALE_CONTINUATION");
     assert!(stale["error"]["hint"].is_string(), "{stale:#}");
 
@@ -1086,20 +1092,10 @@ async fn tokens_work_across_servers_sharing_the_key_and_nowhere_else() {
     let tree = Tree::new("page-shared");
     let token = first_token(&tree.server()).await;
     // A second server with the same key: a restart, or another replica.
-    let again = call(
-        &tree.server(),
-        "search_text",
-        json!({"query": "needle", "limit": 2, "continuation": token}),
-    )
-    .await;
+    let again = next_page(&tree.server(), &token).await;
     assert_eq!(again["ok"], true, "{again:#}");
     let elsewhere = tree.server_with(false, Continuations::new(ContinuationKey::new(1, [9; 32])));
-    let refused = call(
-        &elsewhere,
-        "search_text",
-        json!({"query": "needle", "limit": 2, "continuation": token}),
-    )
-    .await;
+    let refused = next_page(&elsewhere, &token).await;
     assert_eq!(error_code(&refused), "INVALID_CONTINUATION");
     // Tampered text is refused as such.
     let mut tampered = token.clone().into_bytes();
@@ -1118,13 +1114,15 @@ async fn tokens_work_across_servers_sharing_the_key_and_nowhere_else() {
 async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
     let tree = Tree::new("actions");
     let server = tree.server();
-    let inputs: std::collections::BTreeMap<String, jsonschema::Validator> = server
+    // Each tool's input schema and its validator. The schemas allow unknown keys (a tool only
+    // warns about them), so suggested arguments are also checked against the declared ones.
+    let inputs: std::collections::BTreeMap<String, (Value, jsonschema::Validator)> = server
         .tools()
         .iter()
         .map(|tool| {
             let schema = Value::Object((*tool.input_schema).clone());
             let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-            (tool.name.to_string(), validator)
+            (tool.name.to_string(), (schema, validator))
         })
         .collect();
     let calls = [
@@ -1147,13 +1145,22 @@ async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
         let envelope = call(&server, tool, arguments).await;
         for action in envelope["next_actions"].as_array().into_iter().flatten() {
             let target = action["tool"].as_str().expect("a tool name");
-            let input = inputs
+            let (schema, input) = inputs
                 .get(target)
                 .unwrap_or_else(|| panic!("{tool} suggests `{target}`, which is not served"));
             assert!(
                 input.is_valid(&action["arguments"]),
                 "{tool} suggests {action:#}, which fails `{target}`'s input schema"
             );
+            let declared = schema["properties"]
+                .as_object()
+                .expect("declared properties");
+            for key in action["arguments"].as_object().expect("an object").keys() {
+                assert!(
+                    declared.contains_key(key),
+                    "{tool} suggests `{key}`, which `{target}` does not declare"
+                );
+            }
             seen += 1;
         }
     }

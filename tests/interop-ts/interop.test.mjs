@@ -37,6 +37,7 @@ import {
     ENVELOPE_SERVER_OCCURRENCES,
     GRAPH_EDGES,
     GRAPH_NODES,
+    NOTES,
     VISIBLE,
     makeFixture,
     removeFixture,
@@ -171,7 +172,7 @@ const GOOD_CALLS = [
         arguments: {},
         check(envelope) {
             assert.equal(envelope.data.files, VISIBLE.length);
-            assert.equal(envelope.data.by_extension.txt.files, 250);
+            assert.equal(envelope.data.by_extension.txt.files, NOTES);
             assert.equal(envelope.data.by_extension.rs.files, 3);
         },
     },

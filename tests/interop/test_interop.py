@@ -975,9 +975,14 @@ async def test_a_changed_file_makes_the_continuation_stale(
                     assert action is not None, first
                     result = await session.call_tool(action["tool"], action["arguments"])
                     assert_refused(result, tools, name, STALE_CONTINUATION)
-                    # Starting over works, and sees the change.
+                    # Starting over works, sees the change, and its token is good.
                     again = await call_ok(session, tools, name, arguments)
-                    assert again["completeness"]["continuation"] != token
+                    if name == "search_text":
+                        # The appended line holds one more occurrence.
+                        grew = first["completeness"]["total"] + 1
+                        assert again["completeness"]["total"] == grew, again["completeness"]
+                    fresh = again["completeness"]["continuation"]
+                    await call_ok(session, tools, name, {**arguments, "continuation": fresh})
 
 
 # --- the command line ----------------------------------------------------------------------
@@ -1050,7 +1055,6 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
     # A second process with the same key file continues where the first stopped.
     code, second = cli_call(paged_root, "search_text", following, cli_schemas, key_file=key)
     assert code == 0, second
-    assert rows_of("search_text", second)[0] == occurrences[2], second
     assert rows_of("search_text", second) == occurrences[2:4], second
     assert second["completeness"]["total"] == PAGED_OCCURRENCES - 2, second["completeness"]
 
@@ -1079,27 +1083,9 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
 
 
 def test_cli_call_prints_the_envelope(server_bin: Path, cli_schemas: dict[str, Any]) -> None:
-    done = subprocess.run(
-        [
-            str(server_bin),
-            "--root",
-            str(REPO),
-            "call",
-            "read_file",
-            json.dumps({"path": "Cargo.toml", "end_line": 1}),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    envelope = json.loads(done.stdout)
-    assert envelope["ok"] is True, envelope
-    assert envelope["meta"]["tool"] == "read_file"
+    code, envelope = cli_call(REPO, "read_file", {"path": "Cargo.toml", "end_line": 1}, cli_schemas)
+    assert code == 0 and envelope["ok"] is True, envelope
     assert ULID.match(envelope["meta"]["request_id"])
-    check_next_actions(envelope, cli_schemas)
 
 
 def test_cli_list_names_every_tool(server_bin: Path) -> None:

@@ -21,6 +21,7 @@ fn main() {
     let search = NextAction::call::<search>("again", Role::Retry, 0, Query { text: "x".into() }, "try again")
         .expect("an object");
     assert_eq!(search.tool, "search");
+    assert_eq!(search.arguments["text"], "x");
     let stats = NextAction::call::<stats>("stats", Role::Inspect, 0, (), "look around").expect("an object");
     assert!(stats.arguments.is_empty());
 }
