@@ -170,7 +170,7 @@ fn main() {
         bytes.len() as f64 / 1e6
     );
     let fixed = Counts::of(
-        r#"{"ok":true,"verdict":"INFO","meta":{"request_id":"01HM3K2X9V7QY8R4PNZTH5W6BC","schema_version":1}}"#,
+        r#"{"ok":true,"verdict":"INFO","meta":{"request_id":"01HM3K2X9V7QY8R4PNZTH5W6BC","schema_version":2}}"#,
     );
 
     let to_32k = |data: Value| trim(data, fixed, 32_000, Estimator::default(), &[]);

@@ -20,7 +20,8 @@ pub const AGENT_BUDGET_CHARS: usize = 32_000;
 /// The ceiling for `{nodes, edges}` payloads: an out-of-memory safety net, not a context budget.
 pub const GRAPH_SUBGRAPH_BUDGET_CHARS: usize = 5_000_000;
 /// Strings shorter than this are never cut: cutting them recovers little and destroys signal.
-pub const LONG_STRING_CHARS: usize = 200;
+/// Core's constant, since the output schemas it writes keep the constraints of such strings.
+pub const LONG_STRING_CHARS: usize = envelope_core::LONG_STRING_CHARS;
 /// Nested member lists and buckets are never cut below this many items by their rungs.
 pub const NESTED_FLOOR: usize = 3;
 /// Containers nested deeper than this inside the payload are cut, within budget or not. Most

@@ -273,20 +273,21 @@ pub struct CompletenessParts {
     /// Rows in this response (this page, not a running count).
     pub returned: usize,
     /// The exact cardinality, only when it is proven. `None` means unknown, never a lower bound.
-    #[serde(default)]
+    // The `skip_serializing_if`s describe `Completeness`'s wire, whose schema is this one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<usize>,
     /// The normalized request is proven exhausted.
     pub complete: bool,
     /// A deliberate bound left out rows that otherwise qualified.
     pub truncated: bool,
     /// Why rows were left out.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub truncation_reasons: Vec<TruncationReason>,
     /// Why coverage cannot be exhaustive.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete_reasons: Vec<IncompleteReason>,
     /// Opaque token for the next page.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<String>,
 }
 

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::continuation::{Binding, Continuations};
+use crate::meta::IndexStatus;
 use crate::payload::PayloadEncoder;
 use crate::request_id::RequestId;
 
@@ -25,6 +26,11 @@ pub enum ResponseMode {
     Full,
 }
 
+impl ResponseMode {
+    /// Every mode, in wire order.
+    pub const ALL: [ResponseMode; 2] = [ResponseMode::Compact, ResponseMode::Full];
+}
+
 /// `output_format`: how the text content mirrors the envelope.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -34,6 +40,11 @@ pub enum OutputFormat {
     Json,
     /// `toon`: Token-Oriented Object Notation.
     Toon,
+}
+
+impl OutputFormat {
+    /// Every format, in wire order.
+    pub const ALL: [OutputFormat; 2] = [OutputFormat::Json, OutputFormat::Toon];
 }
 
 /// The per-call controls every tool accepts besides its own arguments (DESIGN §10).
@@ -108,6 +119,8 @@ pub trait ProgressSink: Send + Sync {
 #[derive(Clone, Default)]
 pub struct ToolContext {
     request_id: RequestId,
+    client_request_id: Option<Arc<str>>,
+    index: Option<IndexStatus>,
     session: Option<Arc<str>>,
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
@@ -124,6 +137,8 @@ impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("request_id", &self.request_id)
+            .field("client_request_id", &self.client_request_id)
+            .field("index", &self.index)
             .field("session", &self.session)
             .field("disabled_modules", &self.disabled_modules)
             .field("controls", &self.controls)
@@ -143,11 +158,34 @@ impl ToolContext {
         Self::default()
     }
 
-    /// Uses the client's request id when it is a valid ULID, a fresh one otherwise.
+    /// Uses the client's request id when it is a valid ULID, a fresh one otherwise. Any other
+    /// id that is safe to log (see [`RequestId::client_correlation`]) is kept beside it and
+    /// stamped as `meta.client_request_id`.
     #[must_use]
     pub fn with_client_request_id(mut self, raw: Option<&str>) -> Self {
         self.request_id = RequestId::from_client(raw);
+        self.client_request_id = RequestId::client_correlation(raw).map(Arc::from);
         self
+    }
+
+    /// The state of the index the server answers from, stamped as
+    /// `meta.schema_version_at_index` and `meta.binary_drift_warning`. A tool reads it back with
+    /// [`ToolContext::index_status`] to say `stale_index` when an empty result may be the
+    /// index's fault.
+    #[must_use]
+    pub fn with_index_status(mut self, status: Option<IndexStatus>) -> Self {
+        self.index = status;
+        self
+    }
+
+    /// The client's own correlation id, when it sent one that is not a ULID and is safe to log.
+    pub fn client_request_id(&self) -> Option<&str> {
+        self.client_request_id.as_deref()
+    }
+
+    /// The state of the index the server answers from, when the server reports one.
+    pub fn index_status(&self) -> Option<&IndexStatus> {
+        self.index.as_ref()
     }
 
     /// Names the session the call belongs to.

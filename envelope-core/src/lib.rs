@@ -65,16 +65,18 @@ pub use error::CoreError;
 pub use handle::{
     HANDLE_CODES, HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
 };
-pub use meta::{BinaryDrift, Meta, SCHEMA_VERSION, TokensMethod};
+pub use meta::{BinaryDrift, IndexStatus, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{
     Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,
 };
 pub use notice::{Notice, Severity};
 pub use payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 pub use reply::{IntoReply, Reply, ToolResult};
-pub use request_id::RequestId;
+pub use request_id::{MAX_CLIENT_ID_CHARS, RequestId};
 pub use runtime::install_panic_hook;
-pub use schema::envelope_schema;
+pub use schema::{
+    LONG_STRING_CHARS, Portable, STANDARD_FORMATS, envelope_schema, output_schema_for,
+};
 pub use tier::Tier;
 pub use tool::{BoxFuture, Tool, ToolSpec, Toolset, TypedTool};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ToolError};
@@ -138,9 +140,9 @@ pub use envelope_derive::tool;
 pub mod __private {
     pub use crate::meta::MetaStamp;
     pub use crate::runtime::{
-        ArgsFns, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked, ToolArgs, args_fns,
-        catch_unwind, catch_unwind_sync, empty_input_schema, input_schema, name_clash, no_args_fns,
-        toolset_of,
+        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked,
+        ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync, data_schema,
+        empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;
     pub use crate::tool::BoxFuture;

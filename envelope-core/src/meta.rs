@@ -18,7 +18,7 @@ use crate::tier::Tier;
 
 /// The contract's version, stamped as `meta.schema_version`. Bumped on any change to the wire
 /// shape; additions of optional fields count.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// How `tokens_estimated` was counted. Wire names: `heuristic`, `script_aware`, `chars_div_4`,
 /// `cl100k_base`, `o200k_base`.
@@ -54,6 +54,72 @@ pub struct BinaryDrift {
     pub remediation: Option<String>,
 }
 
+/// What a server knows about the index it answers from: the schema version the stored data
+/// was written with, against the one the running binary understands.
+///
+/// A server reports it (an MCP server through its config) and the library stamps it on every
+/// response as `meta.schema_version_at_index`, plus `meta.binary_drift_warning` when the data is
+/// newer than the binary. Tools read it from their context to explain an empty result.
+///
+/// ```
+/// use envelope_core::IndexStatus;
+///
+/// let old = IndexStatus::new(2, 3);
+/// assert!(old.is_stale() && old.drift().is_none());
+/// let newer = IndexStatus::new(4, 3).with_remediation("upgrade the server");
+/// assert_eq!(newer.drift().map(|d| d.stored_version), Some(4));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexStatus {
+    schema_version_at_index: u32,
+    running_version: u32,
+    remediation: Option<String>,
+}
+
+impl IndexStatus {
+    /// An index written with schema `schema_version_at_index`, read by a binary that
+    /// understands `running_version`.
+    pub fn new(schema_version_at_index: u32, running_version: u32) -> Self {
+        IndexStatus {
+            schema_version_at_index,
+            running_version,
+            remediation: None,
+        }
+    }
+
+    /// What to do about a drift, carried in `binary_drift_warning.remediation`.
+    #[must_use]
+    pub fn with_remediation(mut self, remediation: impl Into<String>) -> Self {
+        self.remediation = Some(remediation.into());
+        self
+    }
+
+    /// The schema version the stored data was written with.
+    pub fn schema_version_at_index(&self) -> u32 {
+        self.schema_version_at_index
+    }
+
+    /// The schema version the running binary understands.
+    pub fn running_version(&self) -> u32 {
+        self.running_version
+    }
+
+    /// The index predates the binary's schema: what the newer schema indexes is missing from
+    /// it, so an empty result should say `stale_index` and suggest reindexing.
+    pub fn is_stale(&self) -> bool {
+        self.schema_version_at_index < self.running_version
+    }
+
+    /// The stored data is newer than the binary: the `binary_drift_warning` to stamp.
+    pub fn drift(&self) -> Option<BinaryDrift> {
+        (self.schema_version_at_index > self.running_version).then(|| BinaryDrift {
+            stored_version: self.schema_version_at_index,
+            running_version: self.running_version,
+            remediation: self.remediation.clone(),
+        })
+    }
+}
+
 /// Library-stamped facts about one call.
 ///
 /// Wire names are the field names below; absent fields are omitted. `request_id` and
@@ -61,8 +127,13 @@ pub struct BinaryDrift {
 /// beside the named fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Meta {
-    /// The call's ULID; a valid client-supplied id is echoed.
+    /// The call's ULID; a valid client-supplied ULID is echoed.
     request_id: RequestId,
+    /// The client's own correlation id (an `X-Request-ID` that is not a ULID, say a gateway's
+    /// UUID), kept beside `request_id` when it is safe to log: 1 to 128 printable ASCII
+    /// characters. Absent when the client sent none, sent a ULID, or sent something unsafe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_request_id: Option<String>,
     /// The tool's registered name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tool: Option<Cow<'static, str>>,
@@ -75,22 +146,27 @@ pub struct Meta {
     /// Server-measured time spent in the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     latency_ms: Option<u64>,
-    /// Tokens of the bytes actually sent, this field included.
+    /// Tokens of the response as compact JSON (what `structuredContent` carries, and the text
+    /// content too unless `output_format: "toon"` asked for TOON there), this field included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_estimated: Option<u64>,
     /// How `tokens_estimated` was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_method: Option<TokensMethod>,
-    /// The declared baseline's tokens minus `tokens_estimated`.
+    /// The declared baseline's tokens minus `tokens_estimated`: negative when this response
+    /// cost more than the baseline would have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    tokens_saved: Option<u64>,
-    /// `tokens_saved` as a percentage of the baseline.
+    tokens_saved: Option<i64>,
+    /// `tokens_saved` as a percentage of the baseline; negative with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens_saved_pct: Option<f64>,
     /// What the agent would have done without this tool (when the tool declares a baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     baseline_method: Option<String>,
-    /// Whether the budget trimmer cut anything; absent when it did not run.
+    /// Whether the response budget cut anything from this response (rows, long strings, deep
+    /// nesting), with `truncated_*` markers saying what; absent when no budget applied. Not to
+    /// be confused with `completeness.truncated`, which says the result has more rows than this
+    /// page returned, for whatever reason (page limit, budget, time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     truncated: Option<bool>,
     /// Every trimming rung ran and the response is still over budget.
@@ -119,6 +195,7 @@ impl Meta {
     pub(crate) fn new(request_id: RequestId) -> Self {
         Meta {
             request_id,
+            client_request_id: None,
             tool: None,
             complexity_tier: None,
             idempotent: None,
@@ -142,6 +219,12 @@ impl Meta {
     /// `request_id`: the call's ULID.
     pub fn request_id(&self) -> &RequestId {
         &self.request_id
+    }
+
+    /// `client_request_id`: the client's own correlation id, when it sent one that is not a
+    /// ULID and is safe to log.
+    pub fn client_request_id(&self) -> Option<&str> {
+        self.client_request_id.as_deref()
     }
 
     /// `tool`: the tool's registered name.
@@ -174,8 +257,9 @@ impl Meta {
         self.tokens_method
     }
 
-    /// `tokens_saved`: the declared baseline's tokens minus `tokens_estimated`.
-    pub fn tokens_saved(&self) -> Option<u64> {
+    /// `tokens_saved`: the declared baseline's tokens minus `tokens_estimated`; negative when
+    /// the response cost more than the baseline.
+    pub fn tokens_saved(&self) -> Option<i64> {
         self.tokens_saved
     }
 
@@ -189,7 +273,8 @@ impl Meta {
         self.baseline_method.as_deref()
     }
 
-    /// `truncated`: whether the budget trimmer cut anything. Absent when it did not run.
+    /// `truncated`: whether the response budget cut anything. Absent when no budget applied.
+    /// `completeness.truncated` is another fact: the result has rows this page does not carry.
     pub fn truncated(&self) -> Option<bool> {
         self.truncated
     }
@@ -242,6 +327,11 @@ impl MetaStamp<'_> {
         self
     }
 
+    pub fn client_request_id(&mut self, id: Option<&str>) -> &mut Self {
+        self.0.client_request_id = id.map(str::to_owned);
+        self
+    }
+
     pub fn tool(&mut self, name: &'static str, tier: Tier, idempotent: bool) -> &mut Self {
         self.0.tool = Some(Cow::Borrowed(name));
         self.0.complexity_tier = Some(tier);
@@ -265,7 +355,7 @@ impl MetaStamp<'_> {
         self
     }
 
-    pub fn savings(&mut self, baseline_method: &str, saved: u64, saved_pct: f64) -> &mut Self {
+    pub fn savings(&mut self, baseline_method: &str, saved: i64, saved_pct: f64) -> &mut Self {
         self.0.baseline_method = Some(baseline_method.to_owned());
         self.0.tokens_saved = Some(saved);
         self.0.tokens_saved_pct = Some(saved_pct);
@@ -291,13 +381,9 @@ impl MetaStamp<'_> {
         self
     }
 
-    pub fn index_state(
-        &mut self,
-        schema_version_at_index: Option<u32>,
-        drift: Option<BinaryDrift>,
-    ) -> &mut Self {
-        self.0.schema_version_at_index = schema_version_at_index;
-        self.0.binary_drift_warning = drift;
+    pub fn index_status(&mut self, status: Option<&IndexStatus>) -> &mut Self {
+        self.0.schema_version_at_index = status.map(IndexStatus::schema_version_at_index);
+        self.0.binary_drift_warning = status.and_then(IndexStatus::drift);
         self
     }
 }

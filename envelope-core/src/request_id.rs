@@ -12,6 +12,9 @@ use crate::error::CoreError;
 /// Crockford's base-32 alphabet, the one ULIDs are written in.
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
+/// The longest client correlation id kept: longer ones are replaced.
+pub const MAX_CLIENT_ID_CHARS: usize = 128;
+
 /// A ULID naming one call.
 ///
 /// Wire form: 26 upper-case Crockford base-32 characters, the first one `0`–`7` (so the value
@@ -58,6 +61,32 @@ impl RequestId {
     pub fn from_client(raw: Option<&str>) -> Self {
         raw.and_then(|raw| Self::parse(raw).ok())
             .unwrap_or_default()
+    }
+
+    /// A client's own correlation id (an `X-Request-ID` that is not a ULID, such as a
+    /// gateway's UUID) when it is safe to log and echo: 1 to [`MAX_CLIENT_ID_CHARS`] printable
+    /// ASCII characters (spaces allowed inside, none at either end), so no CR/LF, no control
+    /// characters and nothing that could forge a log line or a header. A ULID is not a
+    /// correlation id: it becomes the request id itself. `None` for anything else, which is then
+    /// replaced rather than kept.
+    ///
+    /// ```
+    /// use envelope_core::RequestId;
+    ///
+    /// let uuid = "6f1c2a8e-3b7d-4c55-9e0a-1d2f3a4b5c6d";
+    /// assert_eq!(RequestId::client_correlation(Some(uuid)), Some(uuid));
+    /// assert_eq!(RequestId::client_correlation(Some("evil\r\nSet-Cookie: x")), None);
+    /// assert_eq!(RequestId::client_correlation(Some("01HM3K2X9V7QY8R4PNZTH5W6BC")), None);
+    /// ```
+    pub fn client_correlation(raw: Option<&str>) -> Option<&str> {
+        let raw = raw?;
+        let printable = raw.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+        let trimmed = raw.trim() == raw;
+        (printable
+            && trimmed
+            && (1..=MAX_CLIENT_ID_CHARS).contains(&raw.len())
+            && Self::parse(raw).is_err())
+        .then_some(raw)
     }
 
     /// The canonical string.

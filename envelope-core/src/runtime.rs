@@ -5,19 +5,19 @@ use std::any::Any;
 use std::backtrace::Backtrace;
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
+use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::{Once, OnceLock};
 use std::task::Poll;
 use std::time::Instant;
 
-use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::context::{Controls, ToolContext};
+use crate::context::{Controls, OutputFormat, ResponseMode, ToolContext};
 use crate::envelope::Envelope;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
@@ -83,6 +83,52 @@ impl<T: IntoReply, E: Into<ToolError>> Outcome for Result<T, E> {
 
     fn into_reply(self) -> Result<Reply<T::Data>, ToolError> {
         self.map(IntoReply::into_reply).map_err(Into::into)
+    }
+}
+
+/// Picks a tool's output schema by what its payload type `D` implements: `data` typed by `D`'s
+/// schema when `D: JsonSchema`, the envelope with any payload otherwise.
+///
+/// `#[tool]` writes `(&DataSchema::<D>::NEW).output_schema()` in non-generic code, with both
+/// traits in scope. Method lookup tries the receiver `&DataSchema<D>` before adding another
+/// reference, so [`TypedData`] (implemented on `DataSchema<D>`, taking `&self`) wins whenever
+/// its bound holds, and [`UntypedData`] (on `&DataSchema<D>`) answers otherwise.
+pub struct DataSchema<D: ?Sized>(PhantomData<fn() -> Box<D>>);
+
+impl<D: ?Sized> DataSchema<D> {
+    /// The selector.
+    pub const NEW: Self = DataSchema(PhantomData);
+}
+
+/// The [`DataSchema`] selector of the payload that `into_reply` produces: `#[tool]` passes the
+/// return type's [`Outcome::into_reply`], so the payload type is named in one place.
+pub const fn data_schema<O: Outcome>(
+    _into_reply: fn(O) -> Result<Reply<O::Data>, ToolError>,
+) -> DataSchema<O::Data> {
+    DataSchema::NEW
+}
+
+/// The output schema of a tool whose payload has a schema.
+pub trait TypedData {
+    /// The envelope's schema with `data` typed.
+    fn output_schema(&self) -> Schema;
+}
+
+impl<D: JsonSchema + ?Sized> TypedData for DataSchema<D> {
+    fn output_schema(&self) -> Schema {
+        crate::schema::output_schema_for::<D>()
+    }
+}
+
+/// The output schema of a tool whose payload has none: any JSON as `data`.
+pub trait UntypedData {
+    /// The envelope's schema.
+    fn output_schema(&self) -> Schema;
+}
+
+impl<D: ?Sized> UntypedData for &DataSchema<D> {
+    fn output_schema(&self) -> Schema {
+        crate::schema::envelope_schema()
     }
 }
 
@@ -191,8 +237,7 @@ impl Default for KeyCache {
 }
 
 fn schema_for<A: JsonSchema>() -> Value {
-    SchemaSettings::draft2020_12()
-        .into_generator()
+    crate::schema::input_generator()
         .into_root_schema_for::<A>()
         .to_value()
 }
@@ -239,18 +284,37 @@ fn declared_properties(schema: &Value) -> Option<Vec<String>> {
     })
 }
 
-/// The controls' property schemas, self-contained: they are copied into every tool's input
-/// schema, whose `$defs` would not hold the `$ref` targets of the controls' own schema.
+/// The shaping controls' property schemas, in the compact form every tool's input schema
+/// carries: self-contained (no `$ref` into definitions the tool's schema may not have), one
+/// line of description each, wire values from the enums themselves.
+///
+/// `continuation` is not among them: a tool that pages declares it in its own arguments, and a
+/// tool that does not page must not advertise it.
 fn controls_properties() -> Map<String, Value> {
-    SchemaSettings::draft2020_12()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<Controls>()
-        .to_value()
-        .get("properties")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
+    fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
+        values
+            .iter()
+            .filter_map(|value| serde_json::to_value(value).ok())
+            .collect()
+    }
+    let properties = json!({
+        "response_mode": {
+            "description": "`compact` (default) leaves observability fields out of `meta`; `full` keeps them.",
+            "enum": names(&ResponseMode::ALL),
+        },
+        "output_format": {
+            "description": "How the text content mirrors the result: `json` (default) or `toon`.",
+            "enum": names(&OutputFormat::ALL),
+        },
+        "compact_only": {
+            "description": "Keep only the fields an agent branches on.",
+            "type": "boolean",
+        },
+    });
+    match properties {
+        Value::Object(properties) => properties,
+        _ => Map::new(),
+    }
 }
 
 /// The input schema of a tool taking `A`: `A`'s schema with the per-call controls added.
@@ -589,7 +653,9 @@ impl Invocation {
             envelope = envelope.with_warning(warning);
         }
         MetaStamp(envelope.meta_mut())
-            .tool(self.spec.name, self.spec.tier, self.spec.idempotent)
+            .tool(self.spec.name, self.spec.tier, self.spec.is_idempotent())
+            .client_request_id(ctx.client_request_id())
+            .index_status(ctx.index_status())
             .layer(self.spec.layer)
             .latency(self.started.elapsed());
         envelope

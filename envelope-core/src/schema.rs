@@ -1,39 +1,174 @@
-//! The published JSON Schema of the envelope, as `docs/envelope.schema.json` holds it.
+//! The JSON Schemas a server publishes: the envelope's (as `docs/envelope.schema.json` holds
+//! it), each tool's output schema with its payload typed, and the [`Portable`] transform every
+//! listed schema goes through.
 
-use schemars::Schema;
+use std::collections::{BTreeMap, BTreeSet};
+
 use schemars::generate::SchemaSettings;
-use serde_json::Value;
+use schemars::transform::{Transform, transform_subschemas};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Map, Value, json};
 
 use crate::envelope::Envelope;
+
+/// Strings shorter than this many characters are never cut by a budget trimmer, so a payload
+/// schema keeps its constraints on them (see [`output_schema_for`]).
+pub const LONG_STRING_CHARS: usize = 200;
+
+/// The settings every schema of this crate is generated with: draft 2020-12, made
+/// [`Portable`].
+pub(crate) fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with_transform(Portable)
+}
 
 /// The JSON Schema (draft 2020-12) of an envelope with any JSON payload.
 ///
 /// Optional fields are described without a `null` alternative: absent fields are omitted on
 /// the wire, never written as `null`.
 pub fn envelope_schema() -> Schema {
-    let generator = SchemaSettings::draft2020_12().into_generator();
-    let schema = generator.into_root_schema_for::<Envelope<Value>>();
-    let mut value = schema.to_value();
-    forbid_null_for_optional_properties(&mut value);
-    Schema::try_from(value).expect("a root schema stays a JSON object")
+    settings()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Envelope<Value>>()
 }
 
-/// schemars describes every `Option<T>` as "T or null"; on our wire an absent field is omitted,
-/// so the `null` alternative is removed from each property that is not required.
-fn forbid_null_for_optional_properties(node: &mut Value) {
-    match node {
-        Value::Object(map) => {
-            let required: Vec<String> = map
+/// The output schema of a tool whose payload is a `T`: the envelope's, with `T`'s schema as
+/// `data` in the ok branch.
+///
+/// `T`'s schema is loosened exactly where the budget trimmer may cut a payload, so every
+/// trimmed response still validates: arrays may be shorter (no `minItems`), strings of
+/// [`LONG_STRING_CHARS`] or more may be cut and end in `…[truncated]` (no `minLength`,
+/// `pattern`, `format`, or `enum`/`const` of such strings), and a value of a recursive type nested past the trimmer's depth limit may be
+/// a string marker. Nothing else changes: the trimmer never adds or removes an object's keys.
+///
+/// ```
+/// use envelope_core::output_schema_for;
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Hits {
+///     count: u32,
+///     paths: Vec<String>,
+/// }
+///
+/// let schema = output_schema_for::<Hits>().to_value();
+/// let data = &schema["oneOf"][0]["properties"]["data"];
+/// let hits = &schema["$defs"]["Hits"];
+/// assert_eq!(data["$ref"], "#/$defs/Hits");
+/// assert_eq!(hits["properties"]["count"]["type"], "integer");
+/// // Portable: no `uint32` format, which ajv-based clients warn about.
+/// assert!(hits["properties"]["count"].get("format").is_none());
+/// ```
+pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
+    let mut generator = settings().for_serialize().into_generator();
+    let mut data = generator.subschema_for::<T>().to_value();
+    // Only `T`'s own definitions are loosened: the envelope's are what the library writes.
+    let data_defs: BTreeSet<String> = generator.definitions().keys().cloned().collect();
+    let mut schema = generator.root_schema_for::<Envelope<Value>>();
+    let recursive = recursive_definitions(schema.get("$defs"), &data_defs);
+    loosen(&mut data);
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for name in &data_defs {
+            if let Some(def) = defs.get_mut(name) {
+                loosen(def);
+                if recursive.contains(name) {
+                    allow_depth_marker(def);
+                }
+            }
+        }
+    }
+    // A schema is an object or a boolean; loosening only removes keywords from objects.
+    let mut data = Schema::try_from(data).unwrap_or_else(|_| Schema::from(true));
+    Portable.transform(&mut data);
+    if let Some(ok) = schema
+        .get_mut("oneOf")
+        .and_then(|branches| branches.get_mut(0))
+        .and_then(Value::as_object_mut)
+    {
+        let properties = ok
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(properties) = properties {
+            properties.insert("data".to_owned(), data.to_value());
+        }
+    }
+    schema
+}
+
+/// Makes a schema portable across the JSON Schema dialects MCP clients validate with:
+///
+/// - a `format` JSON Schema does not define (schemars' `uint32`, `int64`, `double`, …) is
+///   removed; the numeric bounds schemars writes beside it (`minimum: 0`) stay;
+/// - `"default": null` is removed;
+/// - an optional property (one not in `required`) loses its `null` alternative: absent and
+///   `null` mean the same to serde, and single-`type` dialects refuse `["string", "null"]`;
+/// - any other `type` array becomes an `anyOf` of single types.
+///
+/// Every schema this crate generates goes through it, and a transport applies it to every
+/// schema it lists, hand-written tools' included. Applying it twice changes nothing.
+///
+/// ```
+/// use envelope_core::Portable;
+/// use schemars::transform::Transform;
+///
+/// let mut schema = schemars::json_schema!({
+///     "type": "object",
+///     "properties": {
+///         "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "default": null}
+///     }
+/// });
+/// Portable.transform(&mut schema);
+/// assert_eq!(
+///     schema.to_value(),
+///     serde_json::json!({"type": "object", "properties": {"limit": {"type": "integer", "minimum": 0}}})
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Portable;
+
+/// The `format` values JSON Schema (draft 2020-12) defines.
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+impl Transform for Portable {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(map) = schema.as_object_mut() {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| !STANDARD_FORMATS.contains(&format))
+            {
+                map.remove("format");
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            let required: BTreeSet<String> = map
                 .get("required")
                 .and_then(Value::as_array)
-                .map(|names| {
-                    names
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
             if let Some(Value::Object(properties)) = map.get_mut("properties") {
                 for (name, property) in properties.iter_mut() {
                     if !required.contains(name) {
@@ -41,17 +176,14 @@ fn forbid_null_for_optional_properties(node: &mut Value) {
                     }
                 }
             }
-            for child in map.values_mut() {
-                forbid_null_for_optional_properties(child);
-            }
+            split_type_union(map);
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(forbid_null_for_optional_properties),
-        _ => {}
+        transform_subschemas(self, schema);
     }
 }
 
+/// Removes the `null` alternative of an optional property, in either form schemars writes it:
+/// `"type": ["T", "null"]` or `"anyOf": [{…}, {"type": "null"}]`.
 fn strip_null(property: &mut Value) {
     let Value::Object(map) = property else { return };
     if let Some(Value::Array(types)) = map.get("type") {
@@ -80,5 +212,221 @@ fn strip_null(property: &mut Value) {
         } else {
             map.insert("anyOf".into(), Value::Array(kept));
         }
+    }
+}
+
+/// `"type": ["string", "null"]` becomes `"anyOf": [{"type": "string"}, {"type": "null"}]`; the
+/// other keywords stay beside it, where they apply to the instance types they name.
+fn split_type_union(map: &mut Map<String, Value>) {
+    let Some(Value::Array(types)) = map.get("type") else {
+        return;
+    };
+    let alternatives: Vec<Value> = types.iter().map(|t| json!({ "type": t })).collect();
+    map.remove("type");
+    let union = Value::Array(alternatives);
+    match map.remove("anyOf") {
+        // Both must hold: the union and the alternatives that were already there.
+        Some(existing) => {
+            let all = map
+                .entry("allOf")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(all) = all {
+                all.push(json!({ "anyOf": union }));
+                all.push(json!({ "anyOf": existing }));
+            }
+        }
+        None => {
+            map.insert("anyOf".to_owned(), union);
+        }
+    }
+}
+
+/// Loosens a payload schema where the trimmer may cut (see [`output_schema_for`]). Does not
+/// follow `$ref`s: their targets are loosened where they are defined.
+fn loosen(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            map.remove("minItems");
+            let names_string = match map.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+                None => map.get("const").is_some_and(Value::is_string),
+                _ => false,
+            };
+            // A string whose `maxLength` is below the cut threshold is never cut.
+            let cuttable = map
+                .get("maxLength")
+                .and_then(Value::as_u64)
+                .is_none_or(|max| max >= LONG_STRING_CHARS as u64);
+            if names_string && cuttable {
+                // A cut string is a shorter prefix plus the suffix: its length, pattern and
+                // format no longer hold, but it is never longer than it was.
+                for key in ["minLength", "pattern", "format"] {
+                    map.remove(key);
+                }
+                let long = |value: &Value| {
+                    value
+                        .as_str()
+                        .is_some_and(|text| text.chars().count() >= LONG_STRING_CHARS)
+                };
+                if map.get("const").is_some_and(long) {
+                    map.remove("const");
+                    map.insert("type".to_owned(), json!("string"));
+                }
+                if map
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .is_some_and(|values| values.iter().any(long))
+                {
+                    map.remove("enum");
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                // `$defs` are loosened one by one, and only the payload's.
+                if key != "$defs" && key != "const" && key != "enum" && key != "examples" {
+                    loosen(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(loosen),
+        _ => {}
+    }
+}
+
+/// A definition of a recursive type may be cut to a string past the trimmer's depth limit.
+fn allow_depth_marker(def: &mut Value) {
+    let original = std::mem::take(def);
+    *def = json!({ "anyOf": [original, { "type": "string" }] });
+}
+
+/// The payload definitions that can reach themselves through `$ref`s: only values of these
+/// can nest deep enough for the trimmer to cut them by depth.
+fn recursive_definitions(defs: Option<&Value>, data_defs: &BTreeSet<String>) -> BTreeSet<String> {
+    let Some(Value::Object(defs)) = defs else {
+        return BTreeSet::new();
+    };
+    let edges: BTreeMap<&str, BTreeSet<String>> = defs
+        .iter()
+        .filter(|(name, _)| data_defs.contains(*name))
+        .map(|(name, def)| {
+            let mut refs = BTreeSet::new();
+            collect_refs(def, &mut refs);
+            (name.as_str(), refs)
+        })
+        .collect();
+    edges
+        .keys()
+        .filter(|start| {
+            // Depth-first from `start`'s references; recursive when it comes back to `start`.
+            let mut seen = BTreeSet::new();
+            let mut stack: Vec<&str> = edges[*start].iter().map(String::as_str).collect();
+            while let Some(name) = stack.pop() {
+                if name == **start {
+                    return true;
+                }
+                if seen.insert(name)
+                    && let Some(next) = edges.get(name)
+                {
+                    stack.extend(next.iter().map(String::as_str));
+                }
+            }
+            false
+        })
+        .map(|name| (*name).to_owned())
+        .collect()
+}
+
+/// The definition names `node` refers to with `#/$defs/…`.
+fn collect_refs(node: &Value, out: &mut BTreeSet<String>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(name) = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|pointer| pointer.strip_prefix("#/$defs/"))
+            {
+                out.insert(name.replace("~1", "/").replace("~0", "~"));
+            }
+            map.values().for_each(|child| collect_refs(child, out));
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_refs(item, out)),
+        _ => {}
+    }
+}
+
+/// A generator of draft 2020-12 schemas made [`Portable`], for the deserialize contract (what a
+/// tool accepts).
+pub(crate) fn input_generator() -> SchemaGenerator {
+    settings().into_generator()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Tree {
+        name: String,
+        children: Vec<Tree>,
+    }
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Listing {
+        #[schemars(length(min = 1, max = 4))]
+        paths: Vec<String>,
+        #[schemars(length(min = 3), regex(pattern = r"^[a-z]+$"))]
+        word: String,
+        #[schemars(length(max = 8), regex(pattern = r"^[a-z]+$"))]
+        short: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        maybe: Option<u64>,
+        tree: Tree,
+    }
+
+    #[test]
+    fn payload_schema_is_loosened_where_the_trimmer_cuts() {
+        let schema = output_schema_for::<Listing>().to_value();
+        let listing = &schema["$defs"]["Listing"];
+        let properties = &listing["properties"];
+        assert!(properties["paths"].get("minItems").is_none(), "{listing}");
+        assert_eq!(
+            properties["paths"]["maxItems"], 4,
+            "shorter stays within it"
+        );
+        assert!(properties["word"].get("minLength").is_none(), "{listing}");
+        assert!(properties["word"].get("pattern").is_none(), "{listing}");
+        // Too short to be cut: kept as declared.
+        assert_eq!(properties["short"]["pattern"], "^[a-z]+$", "{listing}");
+        // Skipped when absent: optional, no null. Written as null: required, and null allowed.
+        assert_eq!(properties["note"]["type"], "string");
+        assert_eq!(
+            properties["maybe"]["anyOf"],
+            json!([{"type": "integer"}, {"type": "null"}])
+        );
+        assert!(
+            listing["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("maybe")))
+        );
+        // Only the recursive type may become a depth marker.
+        assert_eq!(
+            schema["$defs"]["Tree"]["anyOf"][1],
+            json!({"type": "string"})
+        );
+        assert!(listing.get("anyOf").is_none());
+        // The envelope's own definitions are untouched by the loosening.
+        assert_eq!(
+            schema["$defs"]["NextAction"],
+            envelope_schema().to_value()["$defs"]["NextAction"]
+        );
+    }
+
+    #[test]
+    fn portable_is_idempotent() {
+        let once = output_schema_for::<Listing>();
+        let mut twice = once.clone();
+        Portable.transform(&mut twice);
+        assert_eq!(once, twice);
     }
 }

@@ -19,6 +19,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// Invariants (checked by `#[tool]` at compile time): `name` fits MCP's rules, `description`
 /// is non-empty, `read_only` excludes `destructive` and implies `idempotent`.
+///
+/// The four behaviour hints are `None` unless the author declared them, and a transport lists
+/// only the declared ones. MCP's defaults for an undeclared hint are the cautious ones
+/// (`destructiveHint: true`, `openWorldHint: true`), so an undeclared hint never advertises more
+/// safety than the author claimed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolSpec {
     /// The registered name: 1–128 of `A–Z a–z 0–9 _ - .`.
@@ -29,14 +34,16 @@ pub struct ToolSpec {
     pub title: Option<&'static str>,
     /// The declared complexity tier.
     pub tier: Tier,
-    /// Does not change its environment (MCP `readOnlyHint`).
-    pub read_only: bool,
-    /// Repeating the call with the same arguments has no further effect (MCP `idempotentHint`).
-    pub idempotent: bool,
-    /// May destroy data (MCP `destructiveHint`).
-    pub destructive: bool,
-    /// Talks to an open world of external entities (MCP `openWorldHint`).
-    pub open_world: bool,
+    /// Does not change its environment (MCP `readOnlyHint`); `None` when undeclared.
+    pub read_only: Option<bool>,
+    /// Repeating the call with the same arguments has no further effect (MCP `idempotentHint`);
+    /// `Some(true)` for a `read_only` tool, `None` when undeclared.
+    pub idempotent: Option<bool>,
+    /// May destroy data (MCP `destructiveHint`); `None` when undeclared.
+    pub destructive: Option<bool>,
+    /// Talks to an open world of external entities (MCP `openWorldHint`); `None` when
+    /// undeclared.
+    pub open_world: Option<bool>,
     /// The layer that answers, stamped as `meta.layer`.
     pub layer: Option<&'static str>,
     /// The module that gates the tool; a disabled module answers `module_disabled`.
@@ -45,6 +52,14 @@ pub struct ToolSpec {
     pub budget: Option<usize>,
     /// Unknown arguments are a `validation` error instead of an `unknown_arg` warning.
     pub strict_args: bool,
+}
+
+impl ToolSpec {
+    /// Whether repeating the call is known to be safe: declared `idempotent` or `read_only`.
+    /// Stamped as `meta.idempotent`; an undeclared tool is not known to be, so `false`.
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent.unwrap_or(false)
+    }
 }
 
 /// A callable tool: its declaration, its input schema, and an entry that always answers with

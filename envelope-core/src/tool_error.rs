@@ -411,23 +411,62 @@ impl<E: Categorize> From<E> for ToolError {
     }
 }
 
-/// Maps by [`io::ErrorKind`]; the kinds that a retry can cure become `transient`.
+/// Maps by [`io::ErrorKind`] to the category that tells the agent what to do next:
+///
+/// - `not_found`: the path does not exist;
+/// - `permission`: access denied, or a read-only file system;
+/// - `validation`: the call named the wrong thing (a directory for a file, a bad file name, a
+///   file too large to read, a target that already exists, malformed or truncated data):
+///   retrying the same call cannot help, changing its arguments can;
+/// - `transient`: timeouts, resets, a busy resource: the same call may work again;
+/// - `unavailable`: the disk, quota or network the tool needs is not there now;
+/// - `internal`: anything else, masked on the wire.
 impl From<io::Error> for ToolError {
     fn from(error: io::Error) -> Self {
-        use io::ErrorKind as Kind;
-        let category = match error.kind() {
-            Kind::NotFound => Category::NotFound,
-            Kind::PermissionDenied => Category::Permission,
-            Kind::TimedOut
-            | Kind::ConnectionReset
-            | Kind::ConnectionAborted
-            | Kind::Interrupted
-            | Kind::WouldBlock => Category::Transient,
-            Kind::InvalidInput | Kind::InvalidData => Category::Validation,
-            Kind::Unsupported => Category::Unavailable,
-            _ => Category::Internal,
-        };
-        ToolError::new(category, error.to_string())
+        ToolError::new(io_category(error.kind()), error.to_string())
+    }
+}
+
+/// The category of an I/O failure of kind `kind`; see `From<io::Error>`.
+fn io_category(kind: io::ErrorKind) -> Category {
+    use io::ErrorKind as Kind;
+    match kind {
+        Kind::NotFound => Category::NotFound,
+        Kind::PermissionDenied | Kind::ReadOnlyFilesystem => Category::Permission,
+        Kind::IsADirectory
+        | Kind::NotADirectory
+        | Kind::InvalidFilename
+        | Kind::FileTooLarge
+        | Kind::DirectoryNotEmpty
+        | Kind::AlreadyExists
+        | Kind::NotSeekable
+        | Kind::CrossesDevices
+        | Kind::TooManyLinks
+        | Kind::ArgumentListTooLong
+        | Kind::InvalidInput
+        | Kind::InvalidData
+        | Kind::UnexpectedEof => Category::Validation,
+        Kind::TimedOut
+        | Kind::ConnectionReset
+        | Kind::ConnectionAborted
+        | Kind::NotConnected
+        | Kind::BrokenPipe
+        | Kind::Interrupted
+        | Kind::WouldBlock
+        | Kind::ResourceBusy
+        | Kind::ExecutableFileBusy
+        | Kind::Deadlock
+        | Kind::StaleNetworkFileHandle => Category::Transient,
+        Kind::StorageFull
+        | Kind::QuotaExceeded
+        | Kind::ConnectionRefused
+        | Kind::HostUnreachable
+        | Kind::NetworkUnreachable
+        | Kind::NetworkDown
+        | Kind::AddrInUse
+        | Kind::AddrNotAvailable
+        | Kind::Unsupported => Category::Unavailable,
+        _ => Category::Internal,
     }
 }
 
@@ -461,16 +500,43 @@ mod tests {
         let cases = [
             (Kind::NotFound, Category::NotFound),
             (Kind::PermissionDenied, Category::Permission),
+            (Kind::ReadOnlyFilesystem, Category::Permission),
+            (Kind::IsADirectory, Category::Validation),
+            (Kind::NotADirectory, Category::Validation),
+            (Kind::InvalidFilename, Category::Validation),
+            (Kind::FileTooLarge, Category::Validation),
+            (Kind::DirectoryNotEmpty, Category::Validation),
+            (Kind::AlreadyExists, Category::Validation),
+            (Kind::NotSeekable, Category::Validation),
+            (Kind::CrossesDevices, Category::Validation),
+            (Kind::TooManyLinks, Category::Validation),
+            (Kind::ArgumentListTooLong, Category::Validation),
+            (Kind::InvalidInput, Category::Validation),
+            (Kind::InvalidData, Category::Validation),
+            (Kind::UnexpectedEof, Category::Validation),
             (Kind::TimedOut, Category::Transient),
             (Kind::ConnectionReset, Category::Transient),
             (Kind::ConnectionAborted, Category::Transient),
+            (Kind::NotConnected, Category::Transient),
+            (Kind::BrokenPipe, Category::Transient),
             (Kind::Interrupted, Category::Transient),
             (Kind::WouldBlock, Category::Transient),
-            (Kind::InvalidInput, Category::Validation),
-            (Kind::InvalidData, Category::Validation),
+            (Kind::ResourceBusy, Category::Transient),
+            (Kind::ExecutableFileBusy, Category::Transient),
+            (Kind::Deadlock, Category::Transient),
+            (Kind::StaleNetworkFileHandle, Category::Transient),
+            (Kind::StorageFull, Category::Unavailable),
+            (Kind::QuotaExceeded, Category::Unavailable),
+            (Kind::ConnectionRefused, Category::Unavailable),
+            (Kind::HostUnreachable, Category::Unavailable),
+            (Kind::NetworkUnreachable, Category::Unavailable),
+            (Kind::NetworkDown, Category::Unavailable),
+            (Kind::AddrInUse, Category::Unavailable),
+            (Kind::AddrNotAvailable, Category::Unavailable),
             (Kind::Unsupported, Category::Unavailable),
             (Kind::Other, Category::Internal),
             (Kind::OutOfMemory, Category::Internal),
+            (Kind::WriteZero, Category::Internal),
         ];
         for (kind, category) in cases {
             let error = ToolError::from(io::Error::new(kind, "boom"));

@@ -199,9 +199,15 @@ impl ToolArgs {
         errors.map_or(Ok(()), Err)
     }
 
-    /// `read_only` implies `idempotent`.
-    pub(crate) fn is_idempotent(&self) -> bool {
-        self.flag(&self.idempotent) || self.flag(&self.read_only)
+    /// The declared `idempotent`; a `read_only` tool is idempotent without saying so.
+    pub(crate) fn idempotent(&self) -> Option<bool> {
+        self.declared(&self.idempotent)
+            .or_else(|| self.flag(&self.read_only).then_some(true))
+    }
+
+    /// What the author wrote for a flag, `None` when the key is absent.
+    pub(crate) fn declared(&self, slot: &Option<Spanned<bool>>) -> Option<bool> {
+        slot.as_ref().map(|s| s.value)
     }
 
     pub(crate) fn flag(&self, slot: &Option<Spanned<bool>>) -> bool {
@@ -243,9 +249,19 @@ mod tests {
     #[test]
     fn read_only_implies_idempotent() {
         let args = parse(quote!(tier = lite, read_only)).expect("valid");
-        assert!(args.is_idempotent());
+        assert_eq!(args.idempotent(), Some(true));
         let args = parse(quote!(tier = lite)).expect("valid");
-        assert!(!args.is_idempotent());
+        assert_eq!(args.idempotent(), None);
+        let args = parse(quote!(tier = lite, idempotent = false)).expect("valid");
+        assert_eq!(args.idempotent(), Some(false));
+    }
+
+    #[test]
+    fn undeclared_hints_stay_undeclared() {
+        let args = parse(quote!(tier = lite, destructive = false)).expect("valid");
+        assert_eq!(args.declared(&args.destructive), Some(false));
+        assert_eq!(args.declared(&args.open_world), None);
+        assert_eq!(args.declared(&args.read_only), None);
     }
 
     #[test]

@@ -233,10 +233,16 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         Some(Spanned { value, .. }) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
-    let read_only = args.flag(&args.read_only);
-    let idempotent = args.is_idempotent();
-    let destructive = args.flag(&args.destructive);
-    let open_world = args.flag(&args.open_world);
+    // A hint the author did not declare stays `None`: the listing leaves it out, and MCP's
+    // defaults (destructive, open-world) then apply, never a safety the author did not claim.
+    let hint = |value: Option<bool>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let read_only = hint(args.declared(&args.read_only));
+    let idempotent = hint(args.idempotent());
+    let destructive = hint(args.declared(&args.destructive));
+    let open_world = hint(args.declared(&args.open_world));
     let strict_args = args.flag(&args.strict_args);
 
     let args_ty = signature.params.iter().find_map(|param| match param {
@@ -273,6 +279,11 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
     // Same span as the return type, so rustc points there when it is not a result.
     let into_reply =
         quote_spanned!(output.span()=> <#output as #krate::__private::Outcome>::into_reply);
+    // The payload type is read off `into_reply`, which already names the return type: a return
+    // type that is not a result is then one error, at `into_reply`, not two.
+    let output_schema = quote! {
+        (&#krate::__private::data_schema(#into_reply)).output_schema()
+    };
     let doc = format!("The `#[tool]` descriptor of [`{ident}()`]: tool `{name}`.");
 
     Ok(quote! {
@@ -319,6 +330,13 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
 
             fn input_schema(&self) -> #krate::__private::Schema {
                 (#ident::__ENVELOPE_ARGS.input_schema)()
+            }
+
+            fn output_schema(&self) -> #krate::__private::Schema {
+                // `data` is typed when the payload implements `JsonSchema`; see `DataSchema`.
+                #[allow(unused_imports)] // Only one of the two traits applies to a payload.
+                use #krate::__private::{TypedData as _, UntypedData as _};
+                #output_schema
             }
 
             fn call(

@@ -4,6 +4,14 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
+    /// A `_meta` key prefix that MCP's rules refuse.
+    #[error("invalid `_meta` prefix `{prefix}`: {reason}")]
+    MetaPrefix {
+        /// The prefix (its first 64 characters).
+        prefix: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
     /// The MCP handshake or session failed.
     #[error("MCP session failed: {0}")]
     Session(String),

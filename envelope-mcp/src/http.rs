@@ -1,6 +1,7 @@
 //! Streamable HTTP: the server mounted at `/mcp` on an axum router, with `X-Request-ID`
-//! handling: a valid ULID from the client is the envelope's `request_id` and is echoed; anything
-//! else is replaced by a fresh one, which is echoed too.
+//! handling: a valid ULID from the client is the envelope's `request_id`; another id that is
+//! safe to log is kept beside it as `meta.client_request_id`; anything else is replaced by a
+//! fresh ULID. The id kept is echoed.
 
 use std::net::SocketAddr;
 
@@ -17,15 +18,25 @@ use crate::{EnvelopeServer, McpError};
 /// The request-id header, read and echoed.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
-/// Middleware: makes sure every request carries a valid ULID `X-Request-ID` (the client's own
-/// when valid, a fresh one otherwise) and echoes it on the response.
+/// Middleware: makes sure every request carries an `X-Request-ID` that is safe to log, and
+/// echoes it on the response.
+///
+/// - A ULID from the client is the envelope's `request_id`, echoed.
+/// - Another id that is safe to log (a gateway's UUID, say: 1 to 128 printable ASCII
+///   characters, see [`RequestId::client_correlation`]) is kept for log correlation: echoed, and
+///   stamped beside the envelope's own ULID as `meta.client_request_id`.
+/// - Anything else (absent, too long, control characters, CR/LF) is replaced by a fresh ULID,
+///   which becomes the `request_id` and is echoed.
 pub async fn request_id_layer(mut request: Request, next: Next) -> Response {
     let client = request
         .headers()
         .get(REQUEST_ID_HEADER)
         .and_then(|value| value.to_str().ok());
-    let id = RequestId::from_client(client);
-    let header = HeaderValue::from_str(id.as_str()).ok();
+    let id = match RequestId::client_correlation(client) {
+        Some(correlation) => correlation.to_owned(),
+        None => RequestId::from_client(client).to_string(),
+    };
+    let header = HeaderValue::from_str(&id).ok();
     if let Some(header) = &header {
         request
             .headers_mut()
@@ -41,8 +52,9 @@ pub async fn request_id_layer(mut request: Request, next: Next) -> Response {
 impl EnvelopeServer {
     /// An axum router serving this server at `/mcp` over streamable HTTP.
     pub fn http_router(self) -> axum::Router {
+        let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
         let service = StreamableHttpService::new(
-            move || Ok(self.clone()),
+            move || Ok(server.clone()),
             LocalSessionManager::default().into(),
             StreamableHttpServerConfig::default(),
         );

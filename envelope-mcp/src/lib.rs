@@ -2,8 +2,9 @@
 //!
 //! [`EnvelopeServer`] wraps a [`Toolset`](envelope_core::Toolset): every call answers with the
 //! envelope as `structuredContent`, its compact JSON (or TOON) as the first text content,
-//! `isError = !ok`, and the request id and tier in the result's `_meta` under the `envelope/`
-//! prefix. Responses go through the budget stage of `envelope-budget`.
+//! `isError = !ok`, and the request id, tier and capability tags in the result's `_meta` under
+//! a reverse-DNS prefix ([`META_PREFIX`], `rs.envelope/`, unless configured). Responses go
+//! through the budget stage of `envelope-budget`.
 //!
 //! Invariant: the only crate here that knows a transport. Anything a known tool's call does
 //! wrong is an `isError` result; only an unknown tool is a JSON-RPC error.

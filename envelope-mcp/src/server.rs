@@ -7,9 +7,13 @@ use std::sync::Arc;
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::__private::{meta_stamp, retain_next_actions};
 use envelope_core::{
-    Cancellation, Capability, Continuations, Controls, Envelope, ProgressSink, Tool, ToolContext,
-    Toolset,
+    Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
+    ProgressSink, Tier, Tool, ToolContext, Toolset,
 };
+use schemars::Schema;
+use schemars::transform::Transform;
+
+use crate::McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -19,8 +23,60 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-/// The `_meta` prefix this project owns, on results and tool listings.
-pub const META_PREFIX: &str = "envelope/";
+/// The default `_meta` key prefix, on results, tool listings and the `initialize` result: a
+/// reverse-DNS name this project owns, as MCP asks of `_meta` keys since 2025-11-25. Change it
+/// with [`EnvelopeConfig::with_meta_prefix`].
+pub const META_PREFIX: &str = "rs.envelope/";
+
+/// The `_meta` keys under the prefix: `<prefix>tier`, … .
+mod meta_key {
+    pub(super) const TIER: &str = "tier";
+    pub(super) const LAYER: &str = "layer";
+    pub(super) const REQUEST_ID: &str = "request_id";
+    pub(super) const CLIENT_REQUEST_ID: &str = "client_request_id";
+    pub(super) const CAPABILITIES: &str = "capabilities";
+}
+
+/// Checks a `_meta` prefix against MCP's rules: dot-separated labels, each starting with a
+/// letter and ending with a letter or digit (hyphens allowed inside), then `/`. A prefix whose
+/// second label is `modelcontextprotocol` or `mcp` is reserved for MCP itself.
+fn check_meta_prefix(prefix: &str) -> Result<(), McpError> {
+    let invalid = |reason: &str| McpError::MetaPrefix {
+        prefix: prefix.chars().take(64).collect(),
+        reason: reason.to_owned(),
+    };
+    let Some(name) = prefix.strip_suffix('/') else {
+        return Err(invalid("it must end with `/`"));
+    };
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels.len() < 2 {
+        return Err(invalid(
+            "it must be a reverse-DNS name of at least two labels, like `com.example/`",
+        ));
+    }
+    for label in &labels {
+        let bytes = label.as_bytes();
+        let well_formed = bytes.first().is_some_and(u8::is_ascii_alphabetic)
+            && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-');
+        if !well_formed {
+            return Err(invalid(
+                "each label must start with a letter, end with a letter or digit, and hold only letters, digits and `-`",
+            ));
+        }
+    }
+    if matches!(labels[1], "modelcontextprotocol" | "mcp") {
+        return Err(invalid(
+            "`modelcontextprotocol` and `mcp` prefixes are reserved for MCP",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the state of the index a server answers from, once per call.
+type IndexProbe = Arc<dyn Fn() -> Option<IndexStatus> + Send + Sync>;
 
 /// How an [`EnvelopeServer`] presents itself and shapes its answers.
 #[derive(Clone)]
@@ -30,9 +86,22 @@ pub struct EnvelopeConfig {
     instructions: Option<String>,
     budget: BudgetPolicy,
     disabled_modules: BTreeSet<String>,
-    capabilities: Option<Vec<Capability>>,
+    capabilities: Capabilities,
     state: Option<Arc<dyn Any + Send + Sync>>,
     continuations: Option<Arc<Continuations>>,
+    meta_prefix: String,
+    index: Option<IndexProbe>,
+}
+
+/// Which capability tags a server advertises.
+#[derive(Debug, Clone)]
+enum Capabilities {
+    /// What this server's configuration supports (see [`EnvelopeConfig::capabilities`]).
+    Derived,
+    /// The author's own list.
+    Listed(Vec<Capability>),
+    /// None at all.
+    Off,
 }
 
 impl std::fmt::Debug for EnvelopeConfig {
@@ -44,13 +113,15 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("disabled_modules", &self.disabled_modules)
             .field("capabilities", &self.capabilities)
             .field("continuations", &self.continuations)
+            .field("meta_prefix", &self.meta_prefix)
+            .field("reports_index", &self.index.is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl EnvelopeConfig {
-    /// A server called `name` at `version`, with the default budget, every module on, and no
-    /// capability stamp.
+    /// A server called `name` at `version`, with the default budget, every module on, the
+    /// capability tags its configuration supports, and `_meta` keys under [`META_PREFIX`].
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         EnvelopeConfig {
             name: name.into(),
@@ -58,9 +129,73 @@ impl EnvelopeConfig {
             instructions: None,
             budget: BudgetPolicy::default(),
             disabled_modules: BTreeSet::new(),
-            capabilities: None,
+            capabilities: Capabilities::Derived,
             state: None,
             continuations: None,
+            meta_prefix: META_PREFIX.to_owned(),
+            index: None,
+        }
+    }
+
+    /// Puts this server's `_meta` keys under `prefix`, a reverse-DNS name ending in `/` (say
+    /// `com.example.search/`). Refuses a malformed prefix and MCP's reserved ones.
+    ///
+    /// ```
+    /// use envelope_mcp::EnvelopeConfig;
+    ///
+    /// let config = EnvelopeConfig::new("search", "1.0.0").with_meta_prefix("com.example/")?;
+    /// assert!(EnvelopeConfig::new("search", "1.0.0").with_meta_prefix("envelope/").is_err());
+    /// assert!(EnvelopeConfig::new("search", "1.0.0").with_meta_prefix("io.modelcontextprotocol/").is_err());
+    /// # Ok::<(), envelope_mcp::McpError>(())
+    /// ```
+    pub fn with_meta_prefix(mut self, prefix: impl Into<String>) -> Result<Self, McpError> {
+        let prefix = prefix.into();
+        check_meta_prefix(&prefix)?;
+        self.meta_prefix = prefix;
+        Ok(self)
+    }
+
+    /// Reports the index this server answers from, read once per call: every response then
+    /// stamps `meta.schema_version_at_index` (and `meta.binary_drift_warning` when the data is
+    /// newer than the binary), and tools read it with [`ToolContext::index_status`].
+    #[must_use]
+    pub fn with_index_status(
+        mut self,
+        probe: impl Fn() -> Option<IndexStatus> + Send + Sync + 'static,
+    ) -> Self {
+        self.index = Some(Arc::new(probe));
+        self
+    }
+
+    /// The capability tags this server advertises: in the `initialize` result's `_meta`, in
+    /// every tool result's `_meta`, and in `meta.capabilities` under `response_mode: full`.
+    ///
+    /// By default, what the configuration supports: the contract's tags, plus
+    /// `budget_trimming` when a budget applies and `continuations` when the server seals
+    /// them. [`EnvelopeServer::http_router`] adds `streamable_http` to what it serves.
+    pub fn capabilities(&self) -> Vec<Capability> {
+        match &self.capabilities {
+            Capabilities::Listed(listed) => listed.clone(),
+            Capabilities::Off => Vec::new(),
+            Capabilities::Derived => {
+                let mut tags = vec![
+                    Capability::STANDARDIZED_ERROR_ENVELOPE,
+                    Capability::CANONICAL_VERDICTS,
+                    Capability::REQUEST_IDS,
+                    Capability::COMPLEXITY_TIER,
+                    Capability::IDEMPOTENCY_DECLARED,
+                    Capability::TOKENS_ESTIMATED,
+                ];
+                if self.budget.agent_chars.is_some() {
+                    tags.push(Capability::BUDGET_TRIMMING);
+                }
+                tags.extend([Capability::COMPLETENESS, Capability::NEXT_ACTIONS]);
+                if self.continuations.is_some() {
+                    tags.push(Capability::CONTINUATIONS);
+                }
+                tags.extend([Capability::TOON_OUTPUT, Capability::PROGRESS]);
+                tags
+            }
         }
     }
 
@@ -85,10 +220,18 @@ impl EnvelopeConfig {
         self
     }
 
-    /// Stamps these capability tags on every response's `meta.capabilities`.
+    /// Advertises exactly these capability tags instead of the derived ones. Every tag
+    /// advertised is a promise: have a test that probes the behaviour behind each.
     #[must_use]
     pub fn with_capabilities(mut self, capabilities: Vec<Capability>) -> Self {
-        self.capabilities = Some(capabilities);
+        self.capabilities = Capabilities::Listed(capabilities);
+        self
+    }
+
+    /// Advertises no capability tags at all.
+    #[must_use]
+    pub fn without_capabilities(mut self) -> Self {
+        self.capabilities = Capabilities::Off;
         self
     }
 
@@ -121,6 +264,8 @@ struct Inner {
 #[derive(Clone)]
 pub struct EnvelopeServer {
     inner: Arc<Inner>,
+    /// The capability tags advertised: per server value, since a transport may add its own.
+    capabilities: Arc<[Capability]>,
 }
 
 impl std::fmt::Debug for EnvelopeServer {
@@ -141,20 +286,30 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-fn listing(tool: &dyn Tool) -> rmcp::model::Tool {
+/// A schema as listed: made [`Portable`] (a no-op for the schemas `#[tool]` writes, which
+/// already are), so a hand-written tool's schemas are as portable.
+fn listed_schema(mut schema: Schema) -> Map<String, Value> {
+    Portable.transform(&mut schema);
+    object(schema.to_value())
+}
+
+fn listing(tool: &dyn Tool, prefix: &str) -> rmcp::model::Tool {
     let spec = tool.spec();
-    let input = object(tool.input_schema().to_value());
-    let output = object(tool.output_schema().to_value());
+    let input = listed_schema(tool.input_schema());
+    let output = listed_schema(tool.output_schema());
     let mut meta = MetaObject::new();
-    meta.insert(format!("{META_PREFIX}tier"), json!(spec.tier));
+    meta.insert(format!("{prefix}{}", meta_key::TIER), json!(spec.tier));
     if let Some(layer) = spec.layer {
-        meta.insert(format!("{META_PREFIX}layer"), json!(layer));
+        meta.insert(format!("{prefix}{}", meta_key::LAYER), json!(layer));
     }
-    let annotations = ToolAnnotations::new()
-        .read_only(spec.read_only)
-        .destructive(spec.destructive)
-        .idempotent(spec.idempotent)
-        .open_world(spec.open_world);
+    // Only the hints the author declared: an absent hint takes MCP's cautious default.
+    let annotations = ToolAnnotations::from_raw(
+        spec.title.map(str::to_owned),
+        spec.read_only,
+        spec.destructive,
+        spec.idempotent,
+        spec.open_world,
+    );
     let mut listed = rmcp::model::Tool::new(spec.name, spec.description, Arc::new(input))
         .with_raw_output_schema(Arc::new(output))
         .with_annotations(annotations)
@@ -269,10 +424,21 @@ pub(crate) struct CallExtras {
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
 }
 
+/// A call's response, with what the result's `_meta` carries besides it.
+struct Answer {
+    prepared: Prepared,
+    tier: Tier,
+    client_request_id: Option<String>,
+}
+
 impl EnvelopeServer {
     /// A server for `tools`, configured by `config`.
     pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
-        let listing = tools.iter().map(listing).collect();
+        let listing = tools
+            .iter()
+            .map(|tool| listing(tool, &config.meta_prefix))
+            .collect();
+        let capabilities = config.capabilities().into();
         let disabled = Arc::new(config.disabled_modules.clone());
         let inputs = tools
             .iter()
@@ -310,7 +476,29 @@ impl EnvelopeServer {
                 listing,
                 inputs,
             }),
+            capabilities,
         }
+    }
+
+    /// The capability tags this server advertises.
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities
+    }
+
+    /// This server, advertising `tag` too when its tags are derived from its configuration
+    /// (a transport adds what it provides; an author's own list stays as written).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn with_transport_capability(mut self, tag: Capability) -> Self {
+        if matches!(self.inner.config.capabilities, Capabilities::Derived)
+            && !self.capabilities.contains(&tag)
+        {
+            let mut tags = self.capabilities.to_vec();
+            tags.push(tag);
+            // In the contract's order, as the derived list is.
+            tags.sort_by_key(|tag| Capability::KNOWN.iter().position(|known| known == tag));
+            self.capabilities = tags.into();
+        }
+        self
     }
 
     /// The tools as MCP lists them: sorted by name.
@@ -321,15 +509,12 @@ impl EnvelopeServer {
     /// Calls a tool outside any MCP session, as the `call` command of a server binary does.
     /// `None` when no tool has that name.
     pub async fn call(&self, name: &str, arguments: Value) -> Option<Prepared> {
-        self.call_with(name, arguments, CallExtras::default()).await
+        self.call_with(name, arguments, CallExtras::default())
+            .await
+            .map(|answer| answer.prepared)
     }
 
-    pub(crate) async fn call_with(
-        &self,
-        name: &str,
-        arguments: Value,
-        extras: CallExtras,
-    ) -> Option<Prepared> {
+    async fn call_with(&self, name: &str, arguments: Value, extras: CallExtras) -> Option<Answer> {
         let tool = self.inner.tools.get(name)?;
         let spec = tool.spec();
         let config = &self.inner.config;
@@ -352,6 +537,9 @@ impl EnvelopeServer {
         if let Some(cancelled) = extras.cancelled {
             ctx = ctx.with_cancellation(cancelled);
         }
+        if let Some(probe) = &config.index {
+            ctx = ctx.with_index_status(probe());
+        }
         if let Some(budget) = config.budget.budget_for(spec.budget, &Value::Null) {
             // Rows that could never be sent are not even converted.
             ctx = ctx.with_encoder(Arc::new(BudgetEncoder::new(
@@ -361,10 +549,14 @@ impl EnvelopeServer {
         }
         let mut envelope: Envelope<Value> = tool.call(arguments, ctx).await;
         self.drop_unrunnable_actions(&mut envelope, spec.name);
-        if let Some(capabilities) = &config.capabilities {
-            meta_stamp(&mut envelope).capabilities(capabilities.clone());
-        }
-        Some(prepare(envelope, &controls, spec.budget, &config.budget))
+        meta_stamp(&mut envelope).capabilities(self.capabilities.to_vec());
+        // Read before shaping: `compact_only` leaves it out of `meta`, not out of `_meta`.
+        let client_request_id = envelope.meta().client_request_id().map(str::to_owned);
+        Some(Answer {
+            prepared: prepare(envelope, &controls, spec.budget, &config.budget),
+            tier: spec.tier,
+            client_request_id,
+        })
     }
 
     /// Drops suggested calls this server cannot run: to a tool it does not serve, or with
@@ -389,16 +581,29 @@ impl EnvelopeServer {
         }
     }
 
-    fn result(prepared: Prepared) -> CallToolResult {
+    /// The MCP result: the envelope as `structuredContent`, its mirror as text, `isError`, and
+    /// in `_meta` the request id, the tier (whatever `compact_only` left in `meta`), the
+    /// client's correlation id and the capability tags.
+    fn result(&self, answer: Answer) -> CallToolResult {
+        let Answer {
+            prepared,
+            tier,
+            client_request_id,
+        } = answer;
         let ok = prepared.structured["ok"] == true;
+        let prefix = &self.inner.config.meta_prefix;
+        let key = |name: &str| format!("{prefix}{name}");
         let mut meta = MetaObject::new();
-        let stamped = &prepared.structured["meta"];
         meta.insert(
-            format!("{META_PREFIX}request_id"),
-            stamped["request_id"].clone(),
+            key(meta_key::REQUEST_ID),
+            prepared.structured["meta"]["request_id"].clone(),
         );
-        if let Some(tier) = stamped.get("complexity_tier") {
-            meta.insert(format!("{META_PREFIX}tier"), tier.clone());
+        meta.insert(key(meta_key::TIER), json!(tier));
+        if let Some(id) = client_request_id {
+            meta.insert(key(meta_key::CLIENT_REQUEST_ID), json!(id));
+        }
+        if !self.capabilities.is_empty() {
+            meta.insert(key(meta_key::CAPABILITIES), json!(self.capabilities));
         }
         let Prepared {
             structured,
@@ -428,6 +633,15 @@ impl ServerHandler for EnvelopeServer {
             ));
         if let Some(instructions) = &config.instructions {
             info = info.with_instructions(instructions.clone());
+        }
+        // Where an agent looks first: the tags it may gate on, before any call.
+        if !self.capabilities.is_empty() {
+            let mut meta = MetaObject::new();
+            meta.insert(
+                format!("{}{}", config.meta_prefix, meta_key::CAPABILITIES),
+                json!(self.capabilities),
+            );
+            info.meta = Some(meta);
         }
         info
     }
@@ -480,7 +694,7 @@ impl ServerHandler for EnvelopeServer {
             progress.finish().await;
         }
         match prepared {
-            Some(prepared) => Ok(Self::result(prepared).into()),
+            Some(answer) => Ok(self.result(answer).into()),
             // Checked above; a toolset does not change while serving.
             None => Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),

@@ -117,7 +117,14 @@ fn suggest() -> ToolResult<Reply<&'static str>> {
 }
 
 /// A tool in a switched-off module.
-#[tool(tier = lite, module = "billing")]
+#[tool(
+    tier = lite,
+    module = "billing",
+    title = "Send an invoice",
+    destructive = false,
+    open_world,
+    idempotent = false
+)]
 fn invoice() -> ToolResult<Reply<&'static str>> {
     Ok(Reply::new("invoiced"))
 }
@@ -192,10 +199,31 @@ async fn server_info_and_sorted_listing() {
     );
     let echo = &tools[1];
     assert_eq!(echo.description.as_deref(), Some("Echo a text."));
-    let annotations = echo.annotations.as_ref().expect("annotated");
-    assert_eq!(annotations.read_only_hint, Some(true));
-    assert_eq!(annotations.idempotent_hint, Some(true));
-    assert_eq!(annotations.destructive_hint, Some(false));
+    // Regression test for #11: only what the author declared is listed. `read_only` implies
+    // `idempotent`; `destructive` and `open_world` were not declared, so they are absent (and
+    // mean nothing next to `readOnlyHint: true`).
+    let annotations = serde_json::to_value(echo.annotations.as_ref().expect("annotated"))
+        .expect("annotations serialize");
+    assert_eq!(
+        annotations,
+        json!({"readOnlyHint": true, "idempotentHint": true})
+    );
+    // A plain `#[tool(tier = lite)]` claims nothing: a client applies MCP's defaults, which
+    // treat it as destructive and open-world.
+    let missing = tools.iter().find(|t| t.name == "missing").expect("listed");
+    let hints = missing.annotations.clone().unwrap_or_default();
+    assert_eq!(hints, rmcp::model::ToolAnnotations::default());
+    assert!(hints.is_destructive());
+    let wire = serde_json::to_value(missing).expect("a tool serializes");
+    assert_eq!(wire["annotations"], json!({}), "{wire}");
+    // Declared hints, `false` included, and the title are listed as written.
+    let invoice = tools.iter().find(|t| t.name == "invoice").expect("listed");
+    let wire = serde_json::to_value(invoice).expect("a tool serializes");
+    assert_eq!(wire["title"], "Send an invoice");
+    assert_eq!(
+        wire["annotations"],
+        json!({"title": "Send an invoice", "destructiveHint": false, "openWorldHint": true, "idempotentHint": false})
+    );
     let meta = echo.meta.as_ref().expect("meta");
     assert_eq!(
         meta.get(&format!("{META_PREFIX}tier")),

@@ -666,12 +666,16 @@ async fn listing_declares_tiers_and_read_only_idempotent_tools() {
             let annotations = tool.annotations.as_ref().expect("annotated");
             assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
             assert_eq!(annotations.idempotent_hint, Some(true), "{}", tool.name);
-            assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
+            // Read-only: a destructive hint would mean nothing, so none is listed.
+            assert_eq!(annotations.destructive_hint, None, "{}", tool.name);
+            // The workspace is a closed world, and the example says so.
+            assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
+            assert!(tool.title.is_some(), "{}", tool.name);
             assert!(tool.output_schema.is_some(), "{}", tool.name);
             let meta = tool.meta.as_ref().expect("meta");
             (
                 tool.name.as_ref(),
-                meta.get("envelope/tier").cloned().expect("tier"),
+                meta.get("rs.envelope/tier").cloned().expect("tier"),
             )
         })
         .collect();

@@ -487,9 +487,9 @@ function checkResult(result, entry, context) {
     assert.equal(meta.tool, entry.tool.name, where);
     assert.ok(TIERS.includes(meta.complexity_tier), where);
     assert.ok(result._meta, `${where}: result _meta is missing`);
-    assert.equal(result._meta['envelope/request_id'], meta.request_id, where);
-    assert.equal(result._meta['envelope/tier'], meta.complexity_tier, where);
-    assert.equal(entry.tool._meta?.['envelope/tier'], meta.complexity_tier, where);
+    assert.equal(result._meta['rs.envelope/request_id'], meta.request_id, where);
+    assert.equal(result._meta['rs.envelope/tier'], meta.complexity_tier, where);
+    assert.equal(entry.tool._meta?.['rs.envelope/tier'], meta.complexity_tier, where);
     return envelope;
 }
 
@@ -534,7 +534,7 @@ for (const transport of ['stdio', 'http']) {
                     for (const hint of HINTS) {
                         assert.equal(typeof tool.annotations?.[hint], 'boolean', `${name} ${hint}`);
                     }
-                    assert.ok(TIERS.includes(tool._meta?.['envelope/tier']), name);
+                    assert.ok(TIERS.includes(tool._meta?.['rs.envelope/tier']), name);
                     // The project's prefix only: nothing under the reserved ones.
                     for (const key of Object.keys(tool._meta)) {
                         assert.ok(

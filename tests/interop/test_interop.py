@@ -378,9 +378,9 @@ def check_result(result: Any, tools: dict[str, Any], name: str) -> dict[str, Any
     assert meta["tool"] == tool.name
     assert meta["complexity_tier"] in TIERS
     assert result.meta is not None, "result _meta is missing"
-    assert result.meta["envelope/request_id"] == meta["request_id"]
-    assert result.meta["envelope/tier"] == meta["complexity_tier"]
-    assert tool.meta["envelope/tier"] == meta["complexity_tier"]
+    assert result.meta["rs.envelope/request_id"] == meta["request_id"]
+    assert result.meta["rs.envelope/tier"] == meta["complexity_tier"]
+    assert tool.meta["rs.envelope/tier"] == meta["complexity_tier"]
     check_next_actions(envelope, input_schemas(tools))
     return envelope
 
@@ -408,7 +408,7 @@ async def test_listing_has_valid_2020_12_schemas(
         assert annotations is not None, name
         for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
             assert isinstance(getattr(annotations, hint), bool), (name, hint)
-        assert tool.meta is not None and tool.meta.get("envelope/tier") in TIERS, name
+        assert tool.meta is not None and tool.meta.get("rs.envelope/tier") in TIERS, name
         # The project's prefix only: nothing under the reserved ones.
         for key in tool.meta:
             assert not key.startswith(("io.modelcontextprotocol/", "mcp")), (name, key)
@@ -664,7 +664,7 @@ async def test_the_request_id_header_becomes_meta_request_id(
             result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
     envelope = check_result(result, tools, "read_file")
     assert envelope["meta"]["request_id"] == CALL_ID
-    assert result.meta["envelope/request_id"] == CALL_ID
+    assert result.meta["rs.envelope/request_id"] == CALL_ID
     posts = [response for response in responses if response.request.method == "POST"]
     assert posts
     for response in posts:

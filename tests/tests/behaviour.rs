@@ -64,7 +64,21 @@ fn kind_named(name: &str) -> io::ErrorKind {
         "InvalidInput" => K::InvalidInput,
         "InvalidData" => K::InvalidData,
         "Unsupported" => K::Unsupported,
-        _ => K::Other,
+        "IsADirectory" => K::IsADirectory,
+        "NotADirectory" => K::NotADirectory,
+        "InvalidFilename" => K::InvalidFilename,
+        "FileTooLarge" => K::FileTooLarge,
+        "AlreadyExists" => K::AlreadyExists,
+        "DirectoryNotEmpty" => K::DirectoryNotEmpty,
+        "UnexpectedEof" => K::UnexpectedEof,
+        "ReadOnlyFilesystem" => K::ReadOnlyFilesystem,
+        "StorageFull" => K::StorageFull,
+        "QuotaExceeded" => K::QuotaExceeded,
+        "ConnectionRefused" => K::ConnectionRefused,
+        "ResourceBusy" => K::ResourceBusy,
+        "BrokenPipe" => K::BrokenPipe,
+        "Other" => K::Other,
+        unknown => panic!("the test names no kind `{unknown}`"),
     }
 }
 
@@ -186,6 +200,19 @@ fn each_io_error_kind_maps_to_its_category() {
         ("InvalidInput", "validation", false),
         ("InvalidData", "validation", false),
         ("Unsupported", "unavailable", true),
+        ("IsADirectory", "validation", false),
+        ("NotADirectory", "validation", false),
+        ("InvalidFilename", "validation", false),
+        ("FileTooLarge", "validation", false),
+        ("AlreadyExists", "validation", false),
+        ("DirectoryNotEmpty", "validation", false),
+        ("UnexpectedEof", "validation", false),
+        ("ReadOnlyFilesystem", "permission", false),
+        ("StorageFull", "unavailable", true),
+        ("QuotaExceeded", "unavailable", true),
+        ("ConnectionRefused", "unavailable", true),
+        ("ResourceBusy", "transient", true),
+        ("BrokenPipe", "transient", true),
         ("Other", "internal", false),
     ] {
         let envelope = call(&io_fail {}, json!({"kind": kind}));
@@ -195,6 +222,36 @@ fn each_io_error_kind_maps_to_its_category() {
         assert_eq!(envelope["error"]["retryable"], retryable, "{kind}");
         assert!(envelope.get("data").is_none(), "{kind}");
     }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct PathArgs {
+    path: String,
+}
+
+/// Read a file the way an author would, with `?` and nothing else.
+#[tool(tier = lite, read_only)]
+fn read_file(args: PathArgs) -> ToolResult<String> {
+    Ok(std::fs::read_to_string(args.path)?)
+}
+
+#[test]
+fn reading_a_directory_names_the_real_cause() {
+    // Regression test for #11: this was a masked `internal` error.
+    let dir = std::env::temp_dir();
+    let envelope = call(&read_file {}, json!({"path": dir.to_string_lossy()}));
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "validation", "{envelope}");
+    assert_eq!(envelope["error"]["retryable"], false);
+    let message = envelope["error"]["message"].as_str().expect("a message");
+    assert!(message.to_lowercase().contains("directory"), "{message}");
+
+    let file = dir.join("envelope-no-such-file-for-read_file");
+    let envelope = call(
+        &read_file {},
+        json!({"path": file.join("below").to_string_lossy()}),
+    );
+    assert_eq!(envelope["error"]["category"], "not_found", "{envelope}");
 }
 
 fn assert_masked_panic(envelope: &Value, log: &str, secret_in_log: &str) {
@@ -377,7 +434,15 @@ fn tools_describe_themselves() {
     let search = tools.get("search").expect("registered");
     let spec = search.spec();
     assert_eq!(spec.description, "Search for a literal.");
-    assert!(spec.read_only && spec.idempotent && !spec.destructive);
+    assert_eq!(
+        (
+            spec.read_only,
+            spec.idempotent,
+            spec.destructive,
+            spec.open_world
+        ),
+        (Some(true), Some(true), None, None)
+    );
     assert_eq!(spec.layer, Some("docs"));
     let schema = search.input_schema().to_value();
     for key in [
@@ -386,13 +451,22 @@ fn tools_describe_themselves() {
         "response_mode",
         "output_format",
         "compact_only",
-        "continuation",
     ] {
         assert!(
             schema["properties"].get(key).is_some(),
             "{key} missing from {schema}"
         );
     }
+    // Regression test for #11: `search` does not page, so it does not advertise `continuation`.
+    assert!(
+        schema["properties"].get("continuation").is_none(),
+        "{schema}"
+    );
+    // Portable: `Option<u32>` is a plain optional integer, no `uint32` format, no null.
+    assert_eq!(
+        schema["properties"]["limit"],
+        json!({"description": "At most this many hits.", "type": "integer", "minimum": 0}),
+    );
     assert_eq!(
         tools.get("invoice").map(|t| t.spec().module),
         Some(Some("billing"))
@@ -408,6 +482,17 @@ fn tools_describe_themselves() {
     assert!(!validator.is_valid(&json!({"query": "x", "response_mode": "loud"})));
     let output = search.output_schema().to_value();
     assert!(output.get("oneOf").is_some());
+    // `Hits` has no schema: its `data` is any JSON. A payload with one is typed.
+    assert!(output["oneOf"][0]["properties"].get("data").is_none());
+    let typed = tools
+        .get("search.strict")
+        .expect("registered")
+        .output_schema()
+        .to_value();
+    assert_eq!(
+        typed["oneOf"][0]["properties"]["data"],
+        json!({"type": "integer", "minimum": 0})
+    );
 }
 
 #[test]

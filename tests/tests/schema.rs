@@ -19,7 +19,7 @@ fn meta() -> Value {
         "latency_ms": 38,
         "tokens_estimated": 1247,
         "tokens_method": "heuristic",
-        "schema_version": 1,
+        "schema_version": 2,
         "capabilities": ["standardized_error_envelope", "complexity_tier"]
     })
 }

@@ -623,7 +623,7 @@ pub(crate) struct SearchHits {
 /// expression) and return each occurrence with its path, 1-based line and column, and line
 /// text. `completeness.total` is the exact number of occurrences, even when only the first
 /// `limit` are returned. An empty result says why in `empty_reason`.
-#[tool(tier = lite, read_only)]
+#[tool(tier = lite, read_only, open_world = false, title = "Search text")]
 pub(crate) async fn search_text(
     ctx: &ToolContext,
     args: SearchTextArgs,
@@ -875,7 +875,7 @@ pub(crate) struct FileContent {
 
 /// Read a text file of the workspace, whole or a range of lines (`start_line`, `end_line`,
 /// 1-based and inclusive). Paths outside the workspace are refused with `permission`.
-#[tool(tier = lite, read_only)]
+#[tool(tier = lite, read_only, open_world = false, title = "Read a file")]
 pub(crate) async fn read_file(
     ctx: &ToolContext,
     args: ReadFileArgs,
@@ -1028,7 +1028,7 @@ pub(crate) struct FileList {
 
 /// List the workspace's text files as sorted relative paths, optionally only those matching
 /// a glob. `completeness` counts every file that qualified, even past `limit`.
-#[tool(tier = lite, read_only)]
+#[tool(tier = lite, read_only, open_world = false, title = "List files")]
 pub(crate) async fn list_files(
     ctx: &ToolContext,
     args: ListFilesArgs,
@@ -1155,7 +1155,7 @@ pub(crate) struct Skipped {
 
 /// Count the workspace's text files and their bytes, in total and by extension. Walks the
 /// whole tree, reporting progress as it goes; stops early when the call is cancelled.
-#[tool(tier = standard, read_only)]
+#[tool(tier = standard, read_only, open_world = false, title = "Workspace statistics")]
 pub(crate) async fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats>> {
     blocking(ctx, |workspace, ctx| {
         // First the walk, so that progress has a total to count towards.
@@ -1264,7 +1264,7 @@ pub(crate) struct Edge {
 /// `from x import y`, and JS/TS relative imports, each resolved to a file of the workspace
 /// (references that resolve to no file are left out). `max_nodes` keeps the best connected
 /// files.
-#[tool(tier = heavy, read_only)]
+#[tool(tier = heavy, read_only, open_world = false, title = "Import graph")]
 pub(crate) async fn graph_export(
     ctx: &ToolContext,
     args: GraphExportArgs,
