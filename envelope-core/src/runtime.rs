@@ -128,7 +128,7 @@ pub trait UntypedData {
 
 impl<D: ?Sized> UntypedData for &DataSchema<D> {
     fn output_schema(&self) -> Schema {
-        crate::schema::envelope_schema()
+        crate::schema::output_schema_for::<Value>()
     }
 }
 

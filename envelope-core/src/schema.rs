@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::generate::SchemaSettings;
-use schemars::transform::{Transform, transform_subschemas};
+use schemars::transform::{RecursiveTransform, Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
@@ -64,6 +64,7 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
     // Only `T`'s own definitions are loosened: the envelope's are what the library writes.
     let data_defs: BTreeSet<String> = generator.definitions().keys().cloned().collect();
     let mut schema = generator.root_schema_for::<Envelope<Value>>();
+    compact_envelope(&mut schema, &data_defs);
     let recursive = recursive_definitions(schema.get("$defs"), &data_defs);
     loosen(&mut data);
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
@@ -92,6 +93,54 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
         }
     }
     schema
+}
+
+/// Drops the prose from the envelope's part of a listed output schema, which every tool of a
+/// server repeats (a tool's schema must stand alone): descriptions go, and an enum written as
+/// `oneOf` documented constants becomes a plain `enum`. The payload's own definitions, named in
+/// `keep`, stay as their author documented them. `docs/envelope.schema.json` is the documented
+/// envelope.
+fn compact_envelope(schema: &mut Schema, keep: &BTreeSet<String>) {
+    let mut terse = RecursiveTransform(|schema: &mut Schema| {
+        schema.remove("description");
+        schema.remove("examples");
+        let constants: Option<Vec<Value>> =
+            schema
+                .get("oneOf")
+                .and_then(Value::as_array)
+                .and_then(|branches| {
+                    branches
+                        .iter()
+                        .map(|branch| {
+                            let branch = branch.as_object()?;
+                            let only_const = branch.keys().all(|key| {
+                                matches!(key.as_str(), "const" | "type" | "description")
+                            });
+                            only_const.then(|| branch.get("const").cloned()).flatten()
+                        })
+                        .collect()
+                });
+        if let Some(constants) = constants {
+            schema.remove("oneOf");
+            schema.insert("enum".to_owned(), Value::Array(constants));
+        }
+    });
+    // The root is the envelope's; its `$defs` hold the payload's definitions too.
+    let defs = schema.remove("$defs");
+    terse.transform(schema);
+    if let Some(mut defs) = defs {
+        if let Value::Object(defs) = &mut defs {
+            for (name, def) in defs.iter_mut() {
+                if keep.contains(name) {
+                    continue;
+                }
+                if let Ok(def) = <&mut Schema>::try_from(def) {
+                    terse.transform(def);
+                }
+            }
+        }
+        schema.insert("$defs".to_owned(), defs);
+    }
 }
 
 /// Makes a schema portable across the JSON Schema dialects MCP clients validate with:
@@ -372,6 +421,7 @@ mod tests {
 
     #[derive(serde::Serialize, schemars::JsonSchema)]
     struct Listing {
+        /// The paths found.
         #[schemars(length(min = 1, max = 4))]
         paths: Vec<String>,
         #[schemars(length(min = 3), regex(pattern = r"^[a-z]+$"))]
@@ -415,11 +465,16 @@ mod tests {
             json!({"type": "string"})
         );
         assert!(listing.get("anyOf").is_none());
-        // The envelope's own definitions are untouched by the loosening.
+        // The envelope's own definitions are not loosened, only made terse: its prose is in
+        // the published envelope schema. The payload keeps its author's descriptions.
+        let next_action = &schema["$defs"]["NextAction"];
+        assert_eq!(next_action["properties"]["reason"]["minLength"], 1);
+        assert!(next_action.get("description").is_none(), "{next_action}");
         assert_eq!(
-            schema["$defs"]["NextAction"],
-            envelope_schema().to_value()["$defs"]["NextAction"]
+            schema["$defs"]["Role"]["enum"][0], "retry",
+            "documented constants become an enum"
         );
+        assert_eq!(properties["paths"]["description"], "The paths found.");
     }
 
     #[test]

@@ -71,9 +71,11 @@ pub trait Tool: Send + Sync {
     /// The JSON Schema of the arguments, per-call controls included.
     fn input_schema(&self) -> Schema;
 
-    /// The JSON Schema of what the tool answers: the envelope, ok and error shapes alike.
+    /// The JSON Schema of what the tool answers: the envelope, ok and error shapes alike, with
+    /// `data` typed where the tool knows its payload (see
+    /// [`output_schema_for`](crate::output_schema_for)). By default, any JSON payload.
     fn output_schema(&self) -> Schema {
-        crate::schema::envelope_schema()
+        crate::schema::output_schema_for::<Value>()
     }
 
     /// Runs the tool. Never panics and never fails: every outcome, a panic included, is an

@@ -592,6 +592,7 @@ pub(crate) struct SearchTextArgs {
     path_glob: Option<String>,
     /// Return at most this many occurrences (default 50, at least 1); the total counts all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
     /// The next page: `completeness.continuation` of the previous page, with the request
     /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
@@ -600,7 +601,7 @@ pub(crate) struct SearchTextArgs {
 }
 
 /// One match.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Occurrence {
     /// Relative to the root.
     path: String,
@@ -612,7 +613,7 @@ pub(crate) struct Occurrence {
     text: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct SearchHits {
     occurrences: Vec<Occurrence>,
     /// Text files the search read.
@@ -853,13 +854,14 @@ pub(crate) struct ReadFileArgs {
     path: String,
     /// The first line to return, 1-based. Default 1.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     start_line: Option<usize>,
     /// The last line to return, inclusive. Default: the file's last line.
     #[serde(default)]
     end_line: Option<usize>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FileContent {
     /// Relative to the root.
     path: String,
@@ -1013,6 +1015,7 @@ pub(crate) struct ListFilesArgs {
     glob: Option<String>,
     /// Return at most this many paths (default 200, at least 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
     /// The next page: `completeness.continuation` of the previous page, with the request
     /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
@@ -1020,7 +1023,7 @@ pub(crate) struct ListFilesArgs {
     continuation: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FileList {
     /// Relative paths, sorted.
     files: Vec<String>,
@@ -1125,13 +1128,13 @@ pub(crate) async fn list_files(
 // workspace_stats
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub(crate) struct Tally {
     files: usize,
     bytes: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Stats {
     /// Text files counted.
     files: usize,
@@ -1143,7 +1146,7 @@ pub(crate) struct Stats {
     skipped: Skipped,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Skipped {
     /// Over 2 MiB.
     too_large: usize,
@@ -1229,10 +1232,11 @@ fn extension(rel: &str) -> String {
 pub(crate) struct GraphExportArgs {
     /// Keep at most this many nodes, the best connected first (at least 1). Default: all.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     max_nodes: Option<usize>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Graph {
     /// Sorted by id.
     nodes: Vec<Node>,
@@ -1240,7 +1244,7 @@ pub(crate) struct Graph {
     edges: Vec<Edge>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Node {
     /// The file's relative path.
     id: String,
@@ -1251,7 +1255,7 @@ pub(crate) struct Node {
     lines: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 pub(crate) struct Edge {
     source: String,
     target: String,
