@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use envelope_core::{
-    DependencyMode, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, tool, toolset,
+    DependencyMode, EmptyReason, IndexStatus, NextAction, Reply, Role, SCHEMA_VERSION, ToolContext,
+    ToolError, ToolResult, tool, toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
 use rmcp::model::{
@@ -447,4 +448,153 @@ async fn toon_is_the_text_channel_on_request() {
     assert!(text.contains("ok: true"), "{text}");
     assert_eq!(result.structured_content.expect("structured")["ok"], true);
     client.cancel().await.expect("closes");
+}
+
+/// Answers from an index: empty, and says `stale_index` when the server reports that the index
+/// predates the binary's schema.
+#[tool(tier = lite, read_only)]
+fn lookup(ctx: &ToolContext) -> ToolResult<Reply<Vec<String>>> {
+    let reply = Reply::new(Vec::new());
+    Ok(match ctx.index_status() {
+        Some(status) if status.is_stale() => reply.empty(
+            EmptyReason::StaleIndex,
+            format!(
+                "the index was written with schema {}, this server reads {}; reindex",
+                status.schema_version_at_index(),
+                status.running_version()
+            ),
+        ),
+        _ => reply.empty(EmptyReason::NoMatch, "nothing matched"),
+    })
+}
+
+/// Costs more than its declared baseline.
+#[tool(tier = lite, read_only)]
+fn expensive() -> ToolResult<Reply<Vec<String>>> {
+    Ok(Reply::new(vec!["a long enough row".to_owned(); 20]).baseline("grep_recursive", 3))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reported_index_state_is_stamped_and_explains_stale_index() {
+    // Regression test for #11: these fields could only be set from a hidden module.
+    let stale = EnvelopeServer::new(
+        toolset![lookup],
+        EnvelopeConfig::new("indexed", "1")
+            .with_index_status(|| Some(IndexStatus::new(1, SCHEMA_VERSION))),
+    );
+    let envelope = stale.call("lookup", json!({})).await.expect("served");
+    let envelope = envelope.structured;
+    assert_eq!(envelope["empty_reason"], "stale_index", "{envelope:#}");
+    assert_eq!(envelope["meta"]["schema_version_at_index"], 1);
+    assert!(envelope["meta"].get("binary_drift_warning").is_none());
+
+    // Data newer than the binary: the drift warning, with the remediation.
+    let newer = EnvelopeServer::new(
+        toolset![lookup],
+        EnvelopeConfig::new("indexed", "1").with_index_status(|| {
+            Some(IndexStatus::new(SCHEMA_VERSION + 1, SCHEMA_VERSION).with_remediation("upgrade"))
+        }),
+    );
+    let envelope = newer
+        .call("lookup", json!({}))
+        .await
+        .expect("served")
+        .structured;
+    assert_eq!(envelope["empty_reason"], "no_match");
+    assert_eq!(
+        envelope["meta"]["binary_drift_warning"],
+        json!({"stored_version": SCHEMA_VERSION + 1, "running_version": SCHEMA_VERSION, "remediation": "upgrade"})
+    );
+
+    // A server that reports nothing stamps nothing.
+    let plain = EnvelopeServer::new(toolset![lookup], EnvelopeConfig::new("plain", "1"));
+    let envelope = plain
+        .call("lookup", json!({}))
+        .await
+        .expect("served")
+        .structured;
+    assert!(envelope["meta"].get("schema_version_at_index").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negative_savings_are_signed_and_validate_against_the_listed_schema() {
+    // Regression test for #11: `tokens_saved: -988` failed the tool's own `uint64` schema.
+    let server = EnvelopeServer::new(toolset![expensive], EnvelopeConfig::new("costly", "1"));
+    let output = server.tools()[0]
+        .output_schema
+        .clone()
+        .expect("an output schema");
+    let validator = jsonschema::draft202012::new(&Value::Object((*output).clone()))
+        .expect("the listed output schema compiles");
+    let prepared = server
+        .call("expensive", json!({"response_mode": "full"}))
+        .await
+        .expect("served");
+    let meta = &prepared.structured["meta"];
+    let saved = meta["tokens_saved"].as_i64().expect("an integer");
+    assert!(saved < 0, "{meta}");
+    assert!(
+        meta["tokens_saved_pct"]
+            .as_f64()
+            .is_some_and(|pct| pct < 0.0),
+        "{meta}"
+    );
+    let errors: Vec<String> = validator
+        .iter_errors(&prepared.structured)
+        .map(|error| format!("{} at {}", error, error.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_only_keeps_the_tier_in_the_result_meta() {
+    // Regression test for #11: `compact_only` dropped the tier the MCP mapping promises.
+    let (client, _) = connect().await;
+    let result = client
+        .call_tool(call("echo", json!({"text": "x", "compact_only": true})))
+        .await
+        .expect("answers");
+    let meta = result.meta.expect("result meta");
+    assert_eq!(
+        meta.get(&format!("{META_PREFIX}tier")),
+        Some(&json!("lite"))
+    );
+    assert!(meta.get(&format!("{META_PREFIX}request_id")).is_some());
+    let envelope = result.structured_content.expect("structured");
+    assert!(
+        envelope["meta"].get("complexity_tier").is_none(),
+        "{envelope}"
+    );
+    client.cancel().await.expect("closes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_meta_prefix_is_configurable_and_checked() {
+    let config = EnvelopeConfig::new("prefixed", "1")
+        .with_meta_prefix("com.example.search/")
+        .expect("a reverse-DNS prefix");
+    let server = EnvelopeServer::new(toolset![echo], config);
+    let meta = server.tools()[0].meta.as_ref().expect("listed meta");
+    assert_eq!(meta.get("com.example.search/tier"), Some(&json!("lite")));
+    assert!(
+        meta.keys()
+            .all(|key| key.starts_with("com.example.search/"))
+    );
+    for refused in [
+        "envelope/",
+        "com.example",
+        "io.modelcontextprotocol/",
+        "dev.mcp/",
+        "com..example/",
+        "com.-example/",
+        "",
+    ] {
+        let error = EnvelopeConfig::new("x", "1")
+            .with_meta_prefix(refused)
+            .expect_err(refused);
+        assert!(
+            error.to_string().contains("invalid `_meta` prefix"),
+            "{error}"
+        );
+    }
 }

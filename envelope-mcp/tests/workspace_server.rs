@@ -89,17 +89,12 @@ impl Tree {
     }
 
     fn server(&self) -> EnvelopeServer {
-        self.server_for(false)
+        self.server_with(Continuations::new(test_key()))
     }
 
-    fn server_for(&self, http: bool) -> EnvelopeServer {
-        self.server_with(http, Continuations::new(test_key()))
-    }
-
-    fn server_with(&self, http: bool, continuations: Continuations) -> EnvelopeServer {
+    fn server_with(&self, continuations: Continuations) -> EnvelopeServer {
         tools::server(
             tools::Workspace::open(&self.root).expect("the fixture is a directory"),
-            http,
             continuations,
         )
     }
@@ -723,10 +718,8 @@ async fn every_answer_carries_the_stamped_meta() {
         meta["tokens_estimated"],
         Estimator::default().estimate(&prepared.json)
     );
-    let capabilities = tools::capabilities(false);
-    let expected: Vec<&str> = capabilities.iter().map(Capability::as_str).collect();
-    assert_eq!(meta["capabilities"], json!(expected));
-    assert!(!expected.contains(&"streamable_http"));
+    assert_eq!(meta["capabilities"], json!(server.capabilities()));
+    assert!(!server.capabilities().contains(&Capability::STREAMABLE_HTTP));
 
     // Errors use the one shape, with the verdict alphabet's ERROR.
     let failed = call(&server, "read_file", json!({"path": "nope"})).await;
@@ -741,6 +734,160 @@ async fn every_answer_carries_the_stamped_meta() {
     let text = toon.toon.as_deref().expect("rendered as TOON");
     assert!(text.contains("ok: true"), "{text}");
     assert_eq!(toon.text(), text);
+}
+
+/// Every capability tag the server advertises is a promise an agent gates on: each is probed
+/// here by the behaviour it names, and a tag without a probe fails the test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_advertised_capability_is_probed() {
+    let tree = Tree::new("capabilities");
+    let server = tree.server();
+    let advertised = server.capabilities().to_vec();
+    // The server seals paging tokens, so it says so; it is not on HTTP here.
+    assert!(
+        advertised.contains(&Capability::CONTINUATIONS),
+        "{advertised:?}"
+    );
+    assert!(!advertised.contains(&Capability::STREAMABLE_HTTP));
+
+    // Where an agent looks first: the `initialize` result, then every result's `_meta`.
+    let (client, handler) = connect(server.clone()).await;
+    let info = client.peer_info().expect("initialized");
+    let key = "rs.envelope/capabilities";
+    assert_eq!(
+        info.meta.as_ref().and_then(|meta| meta.get(key)),
+        Some(&json!(advertised))
+    );
+    let mut params = CallToolRequestParams::new("workspace_stats");
+    params.set_progress_token(ProgressToken(NumberOrString::Number(7)));
+    let result = client.call_tool(params).await.expect("answers");
+    assert_eq!(
+        result.meta.as_ref().and_then(|meta| meta.get(key)),
+        Some(&json!(advertised))
+    );
+
+    let listing = server.tools();
+    for tag in &advertised {
+        match tag.as_str() {
+            "standardized_error_envelope" => {
+                let failed = call(&server, "read_file", json!({"path": "nope"})).await;
+                assert_eq!(failed["ok"], false);
+                let error = &failed["error"];
+                assert!(
+                    serde_json::from_value::<envelope_core::Category>(error["category"].clone())
+                        .is_ok(),
+                    "{error}"
+                );
+                assert!(error["message"].is_string() && error["retryable"].is_boolean());
+            }
+            "canonical_verdicts" => {
+                for (tool, arguments) in [
+                    ("list_files", json!({})),
+                    ("search_text", json!({"query": "absent-everywhere"})),
+                    ("read_file", json!({"path": "nope"})),
+                ] {
+                    let verdict = call(&server, tool, arguments).await["verdict"].clone();
+                    assert!(
+                        serde_json::from_value::<envelope_core::Verdict>(verdict.clone()).is_ok(),
+                        "{tool}: {verdict}"
+                    );
+                }
+            }
+            "request_ids" => {
+                let envelope = call(&server, "list_files", json!({})).await;
+                let id = envelope["meta"]["request_id"].as_str().expect("an id");
+                assert!(RequestId::parse(id).is_ok(), "{id}");
+            }
+            "complexity_tier" | "idempotency_declared" => {
+                for tool in listing {
+                    let arguments = match tool.name.as_ref() {
+                        "read_file" => json!({"path": "README.md"}),
+                        "search_text" => json!({"query": "needle"}),
+                        _ => json!({}),
+                    };
+                    let envelope = call(&server, &tool.name, arguments).await;
+                    let meta = tool.meta.as_ref().expect("listed meta");
+                    assert_eq!(
+                        Some(&envelope["meta"]["complexity_tier"]),
+                        meta.get("rs.envelope/tier")
+                    );
+                    let declared = tool
+                        .annotations
+                        .as_ref()
+                        .and_then(|hints| hints.idempotent_hint);
+                    assert_eq!(
+                        envelope["meta"]["idempotent"],
+                        json!(declared.unwrap_or(false))
+                    );
+                }
+            }
+            "tokens_estimated" => {
+                let prepared = server
+                    .call("search_text", json!({"query": "needle"}))
+                    .await
+                    .expect("a tool of this server");
+                assert_eq!(
+                    prepared.structured["meta"]["tokens_estimated"],
+                    Estimator::default().estimate(&prepared.json)
+                );
+            }
+            "budget_trimming" => {
+                let envelope = call(&server, "read_file", json!({"path": "long.txt"})).await;
+                assert_eq!(envelope["meta"]["truncated"], true);
+                assert_eq!(
+                    envelope["meta"]["truncated_string_fields"],
+                    json!(["/content"])
+                );
+            }
+            "completeness" => {
+                let envelope = call(&server, "list_files", json!({"limit": 2})).await;
+                let completeness: envelope_core::Completeness =
+                    serde_json::from_value(envelope["completeness"].clone())
+                        .expect("a completeness that keeps its invariants");
+                assert_eq!(completeness.returned(), 2);
+                assert_eq!(completeness.total(), Some(TEXT_FILES.len()));
+            }
+            "next_actions" => {
+                let arguments = json!({"query": "need.*here", "path_glob": "*.md"});
+                let envelope = call(&server, "search_text", arguments).await;
+                let actions = envelope["next_actions"].as_array().expect("actions");
+                assert!(!actions.is_empty());
+                for action in actions {
+                    let tool = action["tool"].as_str().expect("a tool");
+                    assert!(listing.iter().any(|listed| listed.name == tool), "{action}");
+                    let followed = call(&server, tool, action["arguments"].clone()).await;
+                    assert_eq!(followed["ok"], true, "{followed:#}");
+                }
+            }
+            "continuations" => {
+                let token = first_token(&server).await;
+                let page = next_page(&server, &token).await;
+                assert_eq!(page["ok"], true, "{page:#}");
+                assert_eq!(page["completeness"]["returned"], 2);
+            }
+            "toon_output" => {
+                let prepared = server
+                    .call("list_files", json!({"output_format": "toon"}))
+                    .await
+                    .expect("a tool of this server");
+                let text = prepared.toon.as_deref().expect("rendered as TOON");
+                assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+                assert!(text.contains("ok: true"), "{text}");
+            }
+            "progress" => {
+                // The `workspace_stats` call above carried a progress token.
+                for _ in 0..100 {
+                    if !handler.progress.lock().expect("no poisoning").is_empty() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                assert!(!handler.progress.lock().expect("no poisoning").is_empty());
+            }
+            other => panic!("`{other}` is advertised, but no probe here proves it"),
+        }
+    }
+    client.cancel().await.expect("closes");
 }
 
 /// Reads one HTTP/1.1 response from `stream`: its head, and its body until `done` says the
@@ -806,7 +953,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
     let tree = Tree::new("http");
-    let server = tree.server_for(true);
+    let server = tree.server();
     // A free loopback port: bind, read it, release it for the server.
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -832,6 +979,14 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
     .await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
     assert!(body.contains("workspace_server"), "{body}");
+    // Served over HTTP, the server advertises that too, before any call.
+    let capabilities = &sse_result(&body)["_meta"]["rs.envelope/capabilities"];
+    assert!(
+        capabilities
+            .as_array()
+            .is_some_and(|tags| tags.contains(&json!("streamable_http"))),
+        "{body}"
+    );
     let session = header(&head, "mcp-session-id")
         .expect("a session")
         .to_owned();
@@ -868,6 +1023,45 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
             .expect("capabilities")
             .contains(&json!("streamable_http"))
     );
+
+    // A gateway's UUID is no ULID, but it is kept for log correlation: echoed, and stamped
+    // beside the envelope's own ULID.
+    let uuid = "6f1c2a8e-3b7d-4c55-9e0a-1d2f3a4b5c6d";
+    let extra = format!("x-request-id: {uuid}\r\n");
+    let (head, body) = http_exchange(addr, post(addr, Some(&session), &extra, &call), |body| {
+        body.contains("structuredContent")
+    })
+    .await;
+    assert_eq!(header(&head, "x-request-id"), Some(uuid));
+    let result = sse_result(&body);
+    let meta = &result["structuredContent"]["meta"];
+    assert_eq!(meta["client_request_id"], uuid);
+    let own = meta["request_id"].as_str().expect("a request id");
+    assert!(RequestId::parse(own).is_ok(), "{meta}");
+    assert_eq!(result["_meta"]["rs.envelope/client_request_id"], uuid);
+    assert_eq!(result["_meta"]["rs.envelope/request_id"], own);
+
+    // What is unsafe to log is replaced by a fresh ULID, which is echoed.
+    for unsafe_id in ["tab\tinside", &"x".repeat(129)] {
+        let extra = format!("x-request-id: {unsafe_id}\r\n");
+        let (head, body) = http_exchange(addr, post(addr, Some(&session), &extra, &call), |body| {
+            body.contains("structuredContent")
+        })
+        .await;
+        let result = sse_result(&body);
+        let meta = &result["structuredContent"]["meta"];
+        assert!(meta.get("client_request_id").is_none(), "{meta}");
+        assert_eq!(header(&head, "x-request-id"), meta["request_id"].as_str());
+    }
+}
+
+/// The `result` of the first SSE event in `body` that carries one.
+fn sse_result(body: &str) -> Value {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find_map(|message| message.get("result").cloned())
+        .expect("the call's result arrives as an SSE event")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1078,7 +1272,6 @@ async fn a_changed_file_or_an_expired_token_is_stale() {
     let now = Arc::new(Mutex::new(std::time::SystemTime::now()));
     let clock = Arc::clone(&now);
     let server = tree.server_with(
-        false,
         Continuations::new(test_key())
             .with_ttl(Duration::from_secs(60))
             .with_clock(move || *clock.lock().expect("no poisoning")),
@@ -1098,7 +1291,7 @@ async fn tokens_work_across_servers_sharing_the_key_and_nowhere_else() {
     // A second server with the same key: a restart, or another replica.
     let again = next_page(&tree.server(), &token).await;
     assert_eq!(again["ok"], true, "{again:#}");
-    let elsewhere = tree.server_with(false, Continuations::new(ContinuationKey::new(1, [9; 32])));
+    let elsewhere = tree.server_with(Continuations::new(ContinuationKey::new(1, [9; 32])));
     let refused = next_page(&elsewhere, &token).await;
     assert_eq!(error_code(&refused), "INVALID_CONTINUATION");
     // Tampered text is refused as such.

@@ -190,11 +190,7 @@ async fn main() -> ExitCode {
         }
     };
     let root = workspace.root().display().to_string();
-    let server = tools::server(
-        workspace,
-        matches!(options.command, Command::Http(_)),
-        continuations,
-    );
+    let server = tools::server(workspace, continuations);
 
     match options.command {
         Command::Stdio => {

@@ -12,9 +12,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use envelope_core::{
-    Capability, Completeness, Continuations, EmptyReason, IncompleteReason, NextAction, Notice,
-    Page, PageArgs, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason, Unit,
-    Verdict, tool, toolset,
+    Completeness, Continuations, EmptyReason, IncompleteReason, NextAction, Notice, Page, PageArgs,
+    Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason, Unit, Verdict, tool,
+    toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use globset::{GlobBuilder, GlobMatcher};
@@ -73,36 +73,11 @@ impl Workspace {
     }
 }
 
-/// The capability tags the server stamps. Each one is proven by `tests/workspace_server.rs`;
-/// `streamable_http` only when the server is really reachable that way.
-pub(crate) fn capabilities(http: bool) -> Vec<Capability> {
-    let mut tags = vec![
-        Capability::STANDARDIZED_ERROR_ENVELOPE,
-        Capability::CANONICAL_VERDICTS,
-        Capability::REQUEST_IDS,
-        Capability::COMPLEXITY_TIER,
-        Capability::IDEMPOTENCY_DECLARED,
-        Capability::TOKENS_ESTIMATED,
-        Capability::BUDGET_TRIMMING,
-        Capability::COMPLETENESS,
-        Capability::NEXT_ACTIONS,
-        Capability::TOON_OUTPUT,
-        Capability::PROGRESS,
-    ];
-    if http {
-        tags.push(Capability::STREAMABLE_HTTP);
-    }
-    tags
-}
-
-/// The server: `workspace` served with its tools; `http` says whether it will be served over
-/// streamable HTTP (which adds that capability tag); `continuations` seals the paging tokens
-/// of `search_text` and `list_files` (servers holding the same key accept each other's).
-pub(crate) fn server(
-    workspace: Workspace,
-    http: bool,
-    continuations: Continuations,
-) -> EnvelopeServer {
+/// The server: `workspace` served with its tools; `continuations` seals the paging tokens of
+/// `search_text` and `list_files` (servers holding the same key accept each other's). The
+/// capability tags it advertises are the ones its configuration supports, each proven by
+/// `tests/workspace_server.rs`; serving over HTTP adds `streamable_http`.
+pub(crate) fn server(workspace: Workspace, continuations: Continuations) -> EnvelopeServer {
     EnvelopeServer::new(
         toolset![
             search_text,
@@ -113,7 +88,6 @@ pub(crate) fn server(
         ],
         EnvelopeConfig::new("workspace_server", env!("CARGO_PKG_VERSION"))
             .with_instructions(INSTRUCTIONS)
-            .with_capabilities(capabilities(http))
             .with_continuations(continuations)
             .with_state(Arc::new(workspace)),
     )
