@@ -2,15 +2,16 @@
 
 use std::collections::BTreeSet;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use envelope_budget::{
     BudgetEncoder, BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
 };
 use envelope_core::{
-    Completeness, Controls, Envelope, Reply, Tool, ToolContext, ToolResult, Unit, tool,
+    Completeness, Controls, Envelope, Portable, Reply, Tool, ToolContext, ToolResult, Unit, tool,
 };
 use proptest::prelude::*;
+use schemars::transform::Transform;
 use serde_json::{Map, Value, json};
 
 mod support;
@@ -71,6 +72,128 @@ fn echo(args: EchoArgs) -> ToolResult<Reply<Value>> {
         Some(rows) => reply.completeness(Completeness::complete(Unit::ITEM, rows)),
         None => reply,
     })
+}
+
+/// A tool's output schema as a server lists it (made [`Portable`]), compiled.
+fn listed_output(tool: &dyn Tool) -> jsonschema::Validator {
+    let mut schema = tool.output_schema();
+    Portable.transform(&mut schema);
+    jsonschema::draft202012::new(&schema.to_value()).expect("the output schema compiles")
+}
+
+static ECHO_OUTPUT: LazyLock<jsonschema::Validator> = LazyLock::new(|| listed_output(&echo {}));
+
+/// Why `structured` fails `schema`, or `None` when it validates.
+fn violations(schema: &jsonschema::Validator, structured: &Value) -> Option<String> {
+    let errors: Vec<String> = schema
+        .iter_errors(structured)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .collect();
+    (!errors.is_empty()).then(|| format!("{errors:?} in {structured}"))
+}
+
+/// One row of the typed payload: short strings a trimmer never cuts keep their constraints.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Clone, Debug)]
+struct Row {
+    /// At most 16 characters: never cut.
+    #[schemars(length(min = 1, max = 16), regex(pattern = r"^[a-z]+$"))]
+    name: String,
+    /// Long prose the trimmer may cut.
+    #[schemars(length(min = 1))]
+    body: String,
+    /// A non-negative count.
+    count: u32,
+    /// Written as `null` when absent.
+    score: Option<f64>,
+    /// Omitted when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+/// A recursive type: the trimmer may cut it to a string past its depth limit.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Clone, Debug)]
+struct Tree {
+    label: String,
+    children: Vec<Tree>,
+}
+
+/// A typed payload with lists, long strings and recursion: what the trimmer cuts.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Clone, Debug)]
+struct Report {
+    /// At least one row, as the author declared.
+    #[schemars(length(min = 1))]
+    rows: Vec<Row>,
+    tags: Vec<String>,
+    tree: Tree,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ReportArgs {
+    report: Report,
+    baseline: u64,
+}
+
+/// Returns its report, with a declared baseline that it may well exceed.
+#[tool(tier = lite, read_only)]
+fn report(args: ReportArgs) -> ToolResult<Reply<Report>> {
+    let rows = args.report.rows.len();
+    Ok(Reply::new(args.report)
+        .completeness(Completeness::complete(Unit::ITEM, rows))
+        .baseline("full_file_read", args.baseline))
+}
+
+static REPORT_OUTPUT: LazyLock<jsonschema::Validator> = LazyLock::new(|| listed_output(&report {}));
+
+fn row() -> impl Strategy<Value = Row> {
+    (
+        "[a-z]{1,16}",
+        text().prop_filter("non-empty", |text| !text.is_empty()),
+        any::<u32>(),
+        prop::option::of(-1.0e6_f64..1.0e6),
+        prop::option::of(text()),
+    )
+        .prop_map(|(name, body, count, score, note)| Row {
+            name,
+            body,
+            count,
+            score,
+            note,
+        })
+}
+
+fn tree() -> impl Strategy<Value = Tree> {
+    let leaf = "[a-z]{0,6}".prop_map(|label| Tree {
+        label,
+        children: Vec::new(),
+    });
+    leaf.prop_recursive(6, 40, 4, |inner| {
+        ("[a-z]{0,6}", prop::collection::vec(inner, 0..4))
+            .prop_map(|(label, children)| Tree { label, children })
+    })
+}
+
+/// A tree nested `depth` levels: deeper than the trimmer keeps.
+fn deep_tree(depth: usize) -> Tree {
+    let mut tree = Tree {
+        label: "leaf".to_owned(),
+        children: Vec::new(),
+    };
+    for _ in 0..depth {
+        tree = Tree {
+            label: "node".to_owned(),
+            children: vec![tree],
+        };
+    }
+    tree
+}
+
+fn report_payload() -> impl Strategy<Value = Report> {
+    (
+        prop::collection::vec(row(), 1..60),
+        prop::collection::vec(text(), 0..20),
+        prop_oneof![tree(), (60_usize..90).prop_map(deep_tree)],
+    )
+        .prop_map(|(rows, tags, tree)| Report { rows, tags, tree })
 }
 
 /// `data` through the real `#[tool]` entry and the budget-aware encoder, then the boundary.
@@ -146,6 +269,7 @@ proptest! {
         let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
         prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
         let _: Envelope<Value> = serde_json::from_value(parsed).expect("still a valid envelope");
+        prop_assert_eq!(violations(&ECHO_OUTPUT, &prepared.structured), None);
     }
 
     #[test]
@@ -159,6 +283,30 @@ proptest! {
         prop_assert_eq!(stamped, Some(Estimator::default().estimate(&prepared.json)));
         let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
         prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
+        prop_assert_eq!(violations(&ECHO_OUTPUT, &prepared.structured), None);
+    }
+
+    #[test]
+    fn every_trimmed_typed_response_validates_against_its_listed_schema(
+        payload in report_payload(),
+        budget in 300_usize..20_000,
+        baseline in 0_u64..4_000,
+        full in any::<bool>(),
+    ) {
+        // Regression test for #11: every response, trimmed or not, with savings negative or
+        // not, validates against the output schema the tool lists.
+        let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
+        let ctx = ToolContext::new().with_encoder(encoder);
+        let mode = if full { "full" } else { "compact" };
+        let arguments = json!({ "report": payload, "baseline": baseline, "response_mode": mode });
+        let envelope: Envelope<Value> = block_on(report {}.call(arguments.clone(), ctx));
+        let policy = BudgetPolicy {
+            agent_chars: Some(budget),
+            ..BudgetPolicy::default()
+        };
+        let prepared = prepare(envelope, &Controls::from_arguments(&arguments), None, &policy);
+        prop_assert_eq!(prepared.structured["ok"].clone(), Value::Bool(true), "{}", prepared.json);
+        prop_assert_eq!(violations(&REPORT_OUTPUT, &prepared.structured), None);
     }
 
     #[test]
@@ -219,6 +367,7 @@ proptest! {
         let completeness: Completeness =
             serde_json::from_value(prepared.structured["completeness"].clone()).expect("valid completeness");
         let sent = prepared.structured["data"].as_array().map_or(0, Vec::len);
+        prop_assert_eq!(violations(&ECHO_OUTPUT, &prepared.structured), None);
         prop_assert_eq!(completeness.returned(), sent);
         prop_assert_eq!(completeness.total(), Some(total));
         if sent < total {

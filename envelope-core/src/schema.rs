@@ -38,8 +38,8 @@ pub fn envelope_schema() -> Schema {
 /// `T`'s schema is loosened exactly where the budget trimmer may cut a payload, so every
 /// trimmed response still validates: arrays may be shorter (no `minItems`), strings of
 /// [`LONG_STRING_CHARS`] or more may be cut and end in `…[truncated]` (no `minLength`,
-/// `pattern`, `format`, or `enum`/`const` of such strings), and a value of a recursive type nested past the trimmer's depth limit may be
-/// a string marker. Nothing else changes: the trimmer never adds or removes an object's keys.
+/// `pattern`, `format`, or `enum`/`const` of such strings), and an array or object of a
+/// recursive type nested past the trimmer's depth limit may be a string marker. Nothing else changes: the trimmer never adds or removes an object's keys.
 ///
 /// ```
 /// use envelope_core::output_schema_for;
@@ -65,14 +65,14 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
     let data_defs: BTreeSet<String> = generator.definitions().keys().cloned().collect();
     let mut schema = generator.root_schema_for::<Envelope<Value>>();
     compact_envelope(&mut schema, &data_defs);
-    let recursive = recursive_definitions(schema.get("$defs"), &data_defs);
+    let deep = deep_definitions(schema.get("$defs"), &data_defs);
     loosen(&mut data);
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
         for name in &data_defs {
             if let Some(def) = defs.get_mut(name) {
                 loosen(def);
-                if recursive.contains(name) {
-                    allow_depth_marker(def);
+                if deep.contains(name) {
+                    allow_depth_markers(def);
                 }
             }
         }
@@ -342,15 +342,36 @@ fn loosen(node: &mut Value) {
     }
 }
 
-/// A definition of a recursive type may be cut to a string past the trimmer's depth limit.
-fn allow_depth_marker(def: &mut Value) {
-    let original = std::mem::take(def);
-    *def = json!({ "anyOf": [original, { "type": "string" }] });
+/// In a definition whose values can nest without bound, any array or object may be cut to a
+/// string marker past the trimmer's depth limit.
+fn allow_depth_markers(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if !matches!(key.as_str(), "const" | "enum" | "examples" | "default") {
+                    allow_depth_markers(child);
+                }
+            }
+            let names_container = |t: &Value| t == "array" || t == "object";
+            let container = match map.get("type") {
+                Some(Value::Array(types)) => types.iter().any(names_container),
+                Some(other) => names_container(other),
+                None => false,
+            };
+            if container {
+                let original = std::mem::take(node);
+                *node = json!({ "anyOf": [original, { "type": "string" }] });
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(allow_depth_markers),
+        _ => {}
+    }
 }
 
-/// The payload definitions that can reach themselves through `$ref`s: only values of these
-/// can nest deep enough for the trimmer to cut them by depth.
-fn recursive_definitions(defs: Option<&Value>, data_defs: &BTreeSet<String>) -> BTreeSet<String> {
+/// The payload definitions whose values can nest without bound: those that reach themselves
+/// through `$ref`s, and everything they refer to (which sits at any depth below them). Only
+/// values of these can nest deep enough for the trimmer to cut them by depth.
+fn deep_definitions(defs: Option<&Value>, data_defs: &BTreeSet<String>) -> BTreeSet<String> {
     let Some(Value::Object(defs)) = defs else {
         return BTreeSet::new();
     };
@@ -363,26 +384,32 @@ fn recursive_definitions(defs: Option<&Value>, data_defs: &BTreeSet<String>) -> 
             (name.as_str(), refs)
         })
         .collect();
-    edges
-        .keys()
-        .filter(|start| {
-            // Depth-first from `start`'s references; recursive when it comes back to `start`.
-            let mut seen = BTreeSet::new();
-            let mut stack: Vec<&str> = edges[*start].iter().map(String::as_str).collect();
-            while let Some(name) = stack.pop() {
-                if name == **start {
-                    return true;
-                }
-                if seen.insert(name)
-                    && let Some(next) = edges.get(name)
-                {
-                    stack.extend(next.iter().map(String::as_str));
-                }
+    // Everything reachable from `start` through at least one reference.
+    let reachable = |start: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&str> = edges
+            .get(start)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        while let Some(name) = stack.pop() {
+            if seen.insert(name.to_owned())
+                && let Some(next) = edges.get(name)
+            {
+                stack.extend(next.iter().map(String::as_str));
             }
-            false
-        })
-        .map(|name| (*name).to_owned())
-        .collect()
+        }
+        seen
+    };
+    let mut deep = BTreeSet::new();
+    for start in edges.keys() {
+        let below = reachable(start);
+        if below.contains(*start) {
+            deep.extend(below);
+        }
+    }
+    deep
 }
 
 /// The definition names `node` refers to with `#/$defs/…`.
@@ -459,9 +486,13 @@ mod tests {
                 .as_array()
                 .is_some_and(|r| r.contains(&json!("maybe")))
         );
-        // Only the recursive type may become a depth marker.
+        // Only the recursive type, and each container in it, may become a depth marker.
         assert_eq!(
             schema["$defs"]["Tree"]["anyOf"][1],
+            json!({"type": "string"})
+        );
+        assert_eq!(
+            schema["$defs"]["Tree"]["anyOf"][0]["properties"]["children"]["anyOf"][1],
             json!({"type": "string"})
         );
         assert!(listing.get("anyOf").is_none());
