@@ -102,12 +102,19 @@ ESCAPING_PATHS = ["../../../../../../etc/hostname", "/etc/hostname"]
 # ULIDs for the X-Request-ID tests.
 CLIENT_ID = "01HM3K2X9V7QY8R4PNZTH5W6BC"
 CALL_ID = "01HM3K2X9V7QY8R4PNZTH5W6BD"
-BAD_IDS: list[str | bytes] = [
+# Not ULIDs, but safe to log: a gateway's correlation ids, kept beside the envelope's ULID.
+CORRELATION_IDS: list[str] = [
+    "6f1c2a8e-3b7d-4c55-9e0a-1d2f3a4b5c6d",  # a UUID
     "8ZZZZZZZZZZZZZZZZZZZZZZZZZ",  # first character past 7: over 128 bits
-    CLIENT_ID + "X",  # too long
-    CLIENT_ID[:-1],  # too short
+    CLIENT_ID + "X",  # too long for a ULID
     CLIENT_ID[:-1] + "U",  # U is not Crockford
+    "req 42",  # a space inside
+]
+# Unsafe to log or echo: replaced by a fresh ULID.
+BAD_IDS: list[str | bytes] = [
     (CLIENT_ID[:-1] + "É").encode("utf-8"),  # not ASCII
+    "tab\tinside",  # a control character
+    "x" * 129,  # longer than 128
     "",
 ]
 
@@ -406,8 +413,13 @@ async def test_listing_has_valid_2020_12_schemas(
         assert not unresolved_refs(tool.output_schema), (name, unresolved_refs(tool.output_schema))
         annotations = tool.annotations
         assert annotations is not None, name
-        for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
-            assert isinstance(getattr(annotations, hint), bool), (name, hint)
+        # What the example declares and nothing more: read-only, idempotent, closed-world; no
+        # destructive_hint, which means nothing beside read_only_hint=True.
+        assert annotations.read_only_hint is True, name
+        assert annotations.idempotent_hint is True, name
+        assert annotations.open_world_hint is False, name
+        assert annotations.destructive_hint is None, name
+        assert annotations.title == tool.title and tool.title, name
         assert tool.meta is not None and tool.meta.get("rs.envelope/tier") in TIERS, name
         # The project's prefix only: nothing under the reserved ones.
         for key in tool.meta:
@@ -644,6 +656,28 @@ async def test_a_bad_request_id_is_replaced(http_url: str, bad: str | bytes) -> 
         assert echoed is not None and ULID.match(echoed), echoed
         assert echoed.encode() != (bad if isinstance(bad, bytes) else bad.encode())
     assert first["x-request-id"] != second["x-request-id"], "a replacement id is fresh each time"
+
+
+@pytest.mark.parametrize("correlation", CORRELATION_IDS, ids=repr)
+async def test_a_client_correlation_id_survives(
+    request: pytest.FixtureRequest, http_url: str, correlation: str
+) -> None:
+    responses: list[httpx2.Response] = []
+    with anyio.fail_after(TIMEOUT):
+        async with connect(
+            request, "http", headers={"X-Request-ID": correlation}, on_response=responses
+        ) as session:
+            tools = await listing(session)
+            result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
+    envelope = check_result(result, tools, "read_file")
+    # The envelope's own id stays a ULID; the client's rides beside it, and is echoed.
+    assert ULID.match(envelope["meta"]["request_id"]), envelope["meta"]
+    assert envelope["meta"]["client_request_id"] == correlation
+    assert result.meta["rs.envelope/client_request_id"] == correlation
+    posts = [response for response in responses if response.request.method == "POST"]
+    assert posts
+    for response in posts:
+        assert response.headers.get("x-request-id") == correlation, response
 
 
 async def test_no_request_id_gets_a_fresh_one(http_url: str) -> None:
