@@ -2,7 +2,7 @@
 //!
 //! [`prepare`] is the boundary between a tool's [`envelope_core::Envelope`] and the bytes an
 //! agent receives: it shapes the response to the per-call controls, trims it to its budget
-//! down the ladder of DESIGN §9 (every cut named by a `truncated_*` marker), keeps
+//! down the trimming ladder (every cut named by a `truncated_*` marker), keeps
 //! `completeness` and `next_step` true to the rows actually sent, and stamps
 //! `meta.tokens_estimated` for those bytes, itself included.
 //!

@@ -1,4 +1,4 @@
-//! Coherent subgraph trimming (DESIGN §9): a `{nodes, edges}` payload keeps its top-K nodes by
+//! Coherent subgraph trimming: a `{nodes, edges}` payload keeps its top-K nodes by
 //! degree and only the edges between kept nodes, with K the largest that fits, found by binary
 //! search over prefix sums. Nodes and edges are measured only as far as they could be kept.
 

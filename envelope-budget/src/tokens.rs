@@ -1,4 +1,4 @@
-//! Token estimation (DESIGN §9).
+//! Token estimation.
 //!
 //! Text is summarised once into [`Counts`], per-class character counts that add up over
 //! concatenation, so the trimmer can size any combination of kept parts by adding numbers
@@ -567,7 +567,7 @@ pub enum Estimator {
     /// counts on the corpora in `envelope-budget/corpora/`.
     #[default]
     Calibrated,
-    /// DESIGN §9's plain rule: ASCII about 4 characters a token, other characters 1 each.
+    /// The plain script-aware rule: ASCII about 4 characters a token, other characters 1 each.
     ScriptAware,
     /// Characters divided by 4, rounded up.
     CharsDiv4,

@@ -1,4 +1,4 @@
-//! The trimming ladder (DESIGN §9): cut a payload until the whole response fits its budget,
+//! The trimming ladder: cut a payload until the whole response fits its budget,
 //! and name every cut.
 //!
 //! Sizes come from the sized view ([`crate::size`]): every candidate row is counted once, and

@@ -1,4 +1,4 @@
-//! Capability tags (DESIGN §8): stable strings a server advertises in `meta.capabilities` so
+//! Capability tags: stable strings a server advertises in `meta.capabilities` so
 //! hosts gate on them instead of probing. Every tag a server advertises must have a runtime test
 //! proving the feature behind it works.
 

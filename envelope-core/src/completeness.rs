@@ -1,4 +1,4 @@
-//! Honest completeness (DESIGN §5): how many rows a response carries, whether that is all of
+//! Honest completeness: how many rows a response carries, whether that is all of
 //! them, and if not, why not.
 //!
 //! Invariant: a [`Completeness`] never says contradictory things. Every way to build one, the

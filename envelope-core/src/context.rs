@@ -1,5 +1,5 @@
-//! What a tool knows about the call it is serving: the request id, the per-call controls of
-//! DESIGN §10, and which modules the server has switched off.
+//! What a tool knows about the call it is serving: the request id, the per-call controls, and
+//! which modules the server has switched off.
 
 use std::any::Any;
 use std::collections::BTreeSet;
@@ -47,7 +47,7 @@ impl OutputFormat {
     pub const ALL: [OutputFormat; 2] = [OutputFormat::Json, OutputFormat::Toon];
 }
 
-/// The per-call controls every tool accepts besides its own arguments (DESIGN §10).
+/// The per-call controls every tool accepts besides its own arguments.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Controls {
     /// `compact` (default) or `full`.

@@ -1,4 +1,4 @@
-//! Sealed, stateless continuation tokens (DESIGN §11).
+//! Sealed, stateless continuation tokens.
 //!
 //! A continuation tells a tool where the next page starts. Nothing is cached on the server: the
 //! token itself carries, encrypted and authenticated with a server key (XChaCha20-Poly1305), what

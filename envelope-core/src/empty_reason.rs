@@ -1,4 +1,4 @@
-//! Why a result is empty (DESIGN §6): the field an agent needs to stop looping on a failing call.
+//! Why a result is empty: the field an agent needs to stop looping on a failing call.
 //!
 //! The set is open. Unknown wire values read into [`EmptyReason::Other`], which keeps the raw
 //! string and can only be made by reading one, so tool code cannot write an undocumented reason.

@@ -1,4 +1,4 @@
-//! The envelope (DESIGN §2): what `structuredContent` holds for every call.
+//! The envelope: what `structuredContent` holds for every call.
 
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -125,7 +125,7 @@ fn ok_xor_error(schema: &mut Schema) {
     );
 }
 
-/// The top-level wire fields, in the order DESIGN §2 lists them.
+/// The top-level wire fields, in the contract's order.
 pub const ENVELOPE_FIELDS: [&str; 13] = [
     "ok",
     "verdict",

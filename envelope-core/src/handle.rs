@@ -1,4 +1,4 @@
-//! Result handles (DESIGN §11): short random names for results a tool keeps for a while, so an
+//! Result handles: short random names for results a tool keeps for a while, so an
 //! agent can refer back to them instead of sending them again.
 //!
 //! A handle is scoped to the session it was issued to and bound to the snapshot of the data it

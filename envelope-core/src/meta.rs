@@ -1,4 +1,4 @@
-//! The `meta` block (DESIGN §8): stamped by the library, never by tool code.
+//! The `meta` block: stamped by the library, never by tool code.
 //!
 //! Invariant: every field here is written only through [`crate::__private`], which the
 //! `#[tool]` wrapper, the budget trimmer and the transport use. Tool code never holds a mutable

@@ -1,4 +1,4 @@
-//! Executable next actions (DESIGN §7): concrete calls an agent can schedule, with roles,
+//! Executable next actions: concrete calls an agent can schedule, with roles,
 //! stages and dependencies, normalized so that what reaches the agent is a closed, small graph.
 
 use std::collections::{HashMap, HashSet};

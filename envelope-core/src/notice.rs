@@ -1,4 +1,4 @@
-//! Structured warnings and diagnostics (DESIGN §2): `{code, severity, message, data?}`.
+//! Structured warnings and diagnostics: `{code, severity, message, data?}`.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! Request ids (DESIGN §8): a ULID on every response, the join key between the agent's logs and
+//! Request ids: a ULID on every response, the join key between the agent's logs and
 //! the server's.
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Complexity tiers (DESIGN §8): declared per tool, stable across releases, so a router can send
+//! Complexity tiers: declared per tool, stable across releases, so a router can send
 //! cheap calls to cheap models.
 
 use std::fmt;

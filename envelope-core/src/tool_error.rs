@@ -1,4 +1,4 @@
-//! The error half of the envelope (DESIGN §3): a category an agent can branch on, a retryable
+//! The error half of the envelope: a category an agent can branch on, a retryable
 //! flag it can trust, and, for `internal`, nothing that leaks the server's internals.
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! The verdict alphabet (DESIGN §4): eight values and nothing else.
+//! The verdict alphabet: eight values and nothing else.
 //!
 //! Writing an unknown verdict is impossible by type. Reading is lenient: legacy spellings
 //! (`ok`, `clean`, `warning`, `n/a`, …) canonicalize, and anything unrecognised reads as `INFO`,

@@ -1,4 +1,4 @@
-//! The MCP server: tool listing and calls, mapped onto the envelope (DESIGN §12).
+//! The MCP server: tool listing and calls, mapped onto the envelope.
 
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1111,9 +1111,31 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
     assert refused["ok"] is False and refused["error"]["code"] == INVALID_CONTINUATION, refused
     assert refused["error"]["category"] == "validation", refused
     assert refused["error"]["retryable"] is False, refused
-    # Nor can a process with no key given, which makes up its own.
+    # Nor can a process with no key given, which uses the key kept for its user.
     code, refused = cli_call(paged_root, "search_text", following, cli_schemas)
     assert code == 2 and refused["error"]["code"] == INVALID_CONTINUATION, refused
+
+
+def test_cli_next_page_works_pasted_into_the_next_call(
+    server_bin: Path, paged_root: Path, cli_schemas: dict[str, Any], tmp_path: Path
+) -> None:
+    # Regression test for #11: with no key configured, each `call` made up a key of its own, so
+    # the `next-page` action it printed failed in the next one.
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    search = {"query": WORD, "limit": 3}
+    code, whole = cli_call(paged_root, "search_text", {**search, "limit": UNPAGED}, cli_schemas, env=env)
+    occurrences = rows_of("search_text", whole)
+    code, first = cli_call(paged_root, "search_text", search, cli_schemas, env=env)
+    assert code == 0, first
+    action = next_page_action(first)
+    assert action is not None, first
+    code, second = cli_call(paged_root, action["tool"], action["arguments"], cli_schemas, env=env)
+    assert code == 0 and second["ok"] is True, second
+    assert rows_of("search_text", second) == occurrences[3:6], second
+    # The kept key is the user's alone.
+    key = tmp_path / "state" / "envelope" / "workspace_server.key"
+    assert key.stat().st_mode & 0o077 == 0, oct(key.stat().st_mode)
+    assert len(key.read_text().strip()) == 64
 
 
 def test_cli_call_prints_the_envelope(server_bin: Path, cli_schemas: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-//! `docs/envelope.schema.json` against envelopes written by hand from DESIGN §2, the way a
+//! `docs/envelope.schema.json` against envelopes written by hand from the contract, the way a
 //! client in another language would validate what it receives.
 
 use serde_json::{Value, json};

@@ -134,6 +134,33 @@ fn envelope_fields() -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The `meta` fields, from the schema: name, whether always present, meaning.
+fn meta_fields() -> Vec<Vec<String>> {
+    let schema = envelope_schema().to_value();
+    let meta = &schema["$defs"]["Meta"];
+    let required: Vec<&str> = meta["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    meta["properties"]
+        .as_object()
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, property)| {
+                    let presence = if required.contains(&name.as_str()) {
+                        "always"
+                    } else {
+                        "when applicable"
+                    };
+                    let meaning = property["description"].as_str().unwrap_or("");
+                    vec![code(name), presence.into(), meaning.into()]
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn controls_rows() -> Vec<Vec<String>> {
     let schema = serde_json::to_value(schemars::schema_for!(Controls)).unwrap_or_default();
     Controls::KEYS
@@ -314,6 +341,29 @@ fn contract_markdown() -> String {
         envelope_fields(),
     );
 
+    let _ = writeln!(out, "## Meta\n");
+    let _ = writeln!(
+        out,
+        "Stamped by the library, never by tool code. The trimmer's `truncated_<key>_from`/`_to`, \
+         `truncated_string_fields`, `truncated_depth` and subgraph markers sit beside these \
+         fields and say what was cut.\n"
+    );
+    table(&mut out, &["field", "present", "meaning"], meta_fields());
+    let _ = writeln!(
+        out,
+        "Two `truncated` flags, two facts:\n\n\
+         - `meta.truncated`: the **response budget** cut something from this response (rows, long \
+           strings, deep nesting); the `truncated_*` markers say what. Absent when no budget \
+           applied.\n\
+         - `completeness.truncated`: the **result** has rows this response does not carry, for a \
+           reason in `completeness.truncation_reasons` (a page limit, a top-k, or \
+           `budget_limit` when the budget cut the described list). It describes the collection, \
+           not the response.\n\n\
+         `tokens_estimated` counts the response as compact JSON: `structuredContent`, and the \
+         text content too unless `output_format: \"toon\"` put TOON there (TOON is shorter, so \
+         the count is an upper bound for that text).\n"
+    );
+
     let _ = writeln!(out, "## Error categories\n");
     let _ = writeln!(
         out,
@@ -449,8 +499,9 @@ fn contract_markdown() -> String {
         out,
         "Every tool accepts these arguments besides its own. Unknown arguments produce an \
          `unknown_arg` warning whose `data.accepted` lists the accepted names, or, for a tool \
-         declared with `strict_args`, a `validation` error. A `continuation` sent to a tool \
-         that does not page draws a `continuation_ignored` warning.\n"
+         declared with `strict_args`, a `validation` error. Only a tool that pages advertises \
+         `continuation` (it declares it in its own arguments); one sent to a tool that does not \
+         page draws a `continuation_ignored` warning.\n"
     );
     table(&mut out, &["argument", "meaning"], controls_rows());
 
@@ -470,7 +521,10 @@ fn contract_markdown() -> String {
     let _ = writeln!(
         out,
         "A server advertises only tags whose feature a runtime test proves. Read the list and \
-         branch; never assume a tag.\n"
+         branch; never assume a tag. An MCP server advertises them in the `initialize` result's \
+         `_meta` and in every tool result's `_meta`, under its reverse-DNS prefix \
+         (`rs.envelope/capabilities` by default), and in `meta.capabilities` under \
+         `response_mode: full`.\n"
     );
     table(
         &mut out,

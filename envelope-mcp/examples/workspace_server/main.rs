@@ -9,7 +9,9 @@
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
 //! sets the key that seals paging tokens, so that servers sharing it accept each other's
-//! tokens; without one, each process makes up its own.
+//! tokens. Without one, the key kept in your state directory is used (made on first use,
+//! readable only by you): the `next-page` action one `call` prints then works pasted into the
+//! next `call`, and a restarted server still opens the tokens it gave out.
 //!
 //! The tools live in `tools.rs`, which `tests/workspace_server.rs` includes to test the same
 //! server. Logs go to stderr; on stdio, stdout carries only the protocol.
@@ -34,7 +36,10 @@ Options:
   --root DIR                     the directory to serve (default: the current one)
   --continuation-key-file PATH   the key that seals paging tokens: 64 hex characters, shared
                                  by servers that must accept each other's tokens (also
-                                 WORKSPACE_SERVER_CONTINUATION_KEY; default: a fresh key)
+                                 WORKSPACE_SERVER_CONTINUATION_KEY; default: the key kept in
+                                 $XDG_STATE_HOME/envelope/workspace_server.key, else
+                                 ~/.local/state/envelope/workspace_server.key, made on first
+                                 use and readable only by you)
 
 ADDR is like 127.0.0.1:8765; JSON defaults to {}.
 `call` exits 0 when the envelope is ok and 2 otherwise.";
@@ -133,26 +138,70 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     })
 }
 
-/// The paging key: from the key file, else from [`KEY_VAR`], else a fresh one (whose tokens
-/// only this process accepts).
+/// The paging key: from the key file, else from [`KEY_VAR`], else the one kept in the user's
+/// state directory ([`kept_key_file`]).
 fn continuations(key_file: Option<&Path>) -> Result<Continuations, String> {
     const KEY_ID: u32 = 1;
+    let read = |path: &Path| -> Result<ContinuationKey, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+        ContinuationKey::from_hex(KEY_ID, &text)
+            .map_err(|error| format!("the key in `{}`: {error}", path.display()))
+    };
     let key = match (key_file, std::env::var(KEY_VAR)) {
-        (Some(path), _) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
-            ContinuationKey::from_hex(KEY_ID, &text)
-                .map_err(|error| format!("the key in `{}`: {error}", path.display()))?
-        }
+        (Some(path), _) => read(path)?,
         (None, Ok(text)) => ContinuationKey::from_hex(KEY_ID, &text)
             .map_err(|error| format!("the key in `{KEY_VAR}`: {error}"))?,
         (None, Err(std::env::VarError::NotUnicode(_))) => {
             return Err(format!("`{KEY_VAR}` is not valid UTF-8"));
         }
-        (None, Err(std::env::VarError::NotPresent)) => ContinuationKey::generate(KEY_ID)
-            .map_err(|error| format!("cannot make a continuation key: {error}"))?,
+        (None, Err(std::env::VarError::NotPresent)) => read(&kept_key_file()?)?,
     };
     Ok(Continuations::new(key))
+}
+
+/// The key file kept for this user, made on first use: `$XDG_STATE_HOME/envelope/`, else
+/// `~/.local/state/envelope/`, `workspace_server.key`, readable only by its owner. Two
+/// processes making it at once agree: the first to create it writes it, the other reads it.
+fn kept_key_file() -> Result<PathBuf, String> {
+    let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
+        (Some(state), _) if !state.is_empty() => PathBuf::from(state),
+        (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
+        _ => {
+            return Err(format!(
+                "no continuation key: set `{KEY_VAR}`, pass `--continuation-key-file`, or set HOME"
+            ));
+        }
+    };
+    let dir = state.join("envelope");
+    let path = dir.join("workspace_server.key");
+    if path.exists() {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|error| format!("cannot make `{}`: {error}", dir.display()))?;
+    let mut bytes = [0_u8; 32];
+    getrandom::fill(&mut bytes).map_err(|error| format!("cannot make a key: {error}"))?;
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    // Written whole under a name of this process's, then linked into place: the link fails if
+    // another process got there first, and nobody ever reads a half-written key.
+    let draft = dir.join(format!("workspace_server.key.{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&draft).and_then(|mut file| {
+        use std::io::Write;
+        file.write_all(format!("{hex}\n").as_bytes())
+    });
+    let linked = written.and_then(|()| std::fs::hard_link(&draft, &path));
+    let _ = std::fs::remove_file(&draft);
+    match linked {
+        Ok(()) => Ok(path),
+        // Another process made it first: use theirs.
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(path),
+        Err(error) => Err(format!("cannot make `{}`: {error}", path.display())),
+    }
 }
 
 #[tokio::main]
