@@ -12,7 +12,7 @@
 //! compact JSON are exactly the sum of those of its strings, numbers and literals plus one
 //! `punct` per structural character.
 //!
-//! With the `exact` feature, [`ExactCounter`] counts `cl100k_base` and `o200k_base` tokens.
+//! With the `exact` feature, `ExactCounter` counts `cl100k_base` and `o200k_base` tokens.
 
 use std::ops::{Add, AddAssign};
 

@@ -177,7 +177,8 @@ pub struct Meta {
     layer: Option<Cow<'static, str>>,
     /// The contract's version.
     schema_version: u32,
-    /// The server's capability tags; absent when the server opted out.
+    /// The server's capability tags, under `response_mode: full` (every MCP result's `_meta`
+    /// carries them too); absent when the server advertises none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     capabilities: Vec<Capability>,
     /// The schema version the served data was indexed with (server-supplied).

@@ -360,8 +360,8 @@ fn contract_markdown() -> String {
            `budget_limit` when the budget cut the described list). It describes the collection, \
            not the response.\n\n\
          `tokens_estimated` counts the response as compact JSON: `structuredContent`, and the \
-         text content too unless `output_format: \"toon\"` put TOON there (TOON is shorter, so \
-         the count is an upper bound for that text).\n"
+         text content too unless `output_format: \"toon\"` put TOON there, which is \
+         not what is counted.\n"
     );
 
     let _ = writeln!(out, "## Error categories\n");
