@@ -658,26 +658,34 @@ async def test_a_bad_request_id_is_replaced(http_url: str, bad: str | bytes) -> 
     assert first["x-request-id"] != second["x-request-id"], "a replacement id is fresh each time"
 
 
+async def read_with_request_id(
+    request: pytest.FixtureRequest, url: str, sent: str
+) -> tuple[dict[str, Any], Any]:
+    """Reads a file over HTTP with `X-Request-ID: sent` on every request; checks each POST's
+    echoed id is `sent`, and returns the envelope and the result."""
+    responses: list[httpx2.Response] = []
+    with anyio.fail_after(TIMEOUT):
+        async with connect(
+            request, "http", headers={"X-Request-ID": sent}, on_response=responses
+        ) as session:
+            tools = await listing(session)
+            result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
+    posts = [response for response in responses if response.request.method == "POST"]
+    assert posts
+    for response in posts:
+        assert response.headers.get("x-request-id") == sent, response
+    return check_result(result, tools, "read_file"), result
+
+
 @pytest.mark.parametrize("correlation", CORRELATION_IDS, ids=repr)
 async def test_a_client_correlation_id_survives(
     request: pytest.FixtureRequest, http_url: str, correlation: str
 ) -> None:
-    responses: list[httpx2.Response] = []
-    with anyio.fail_after(TIMEOUT):
-        async with connect(
-            request, "http", headers={"X-Request-ID": correlation}, on_response=responses
-        ) as session:
-            tools = await listing(session)
-            result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
-    envelope = check_result(result, tools, "read_file")
+    envelope, result = await read_with_request_id(request, http_url, correlation)
     # The envelope's own id stays a ULID; the client's rides beside it, and is echoed.
     assert ULID.match(envelope["meta"]["request_id"]), envelope["meta"]
     assert envelope["meta"]["client_request_id"] == correlation
     assert result.meta["rs.envelope/client_request_id"] == correlation
-    posts = [response for response in responses if response.request.method == "POST"]
-    assert posts
-    for response in posts:
-        assert response.headers.get("x-request-id") == correlation, response
 
 
 async def test_no_request_id_gets_a_fresh_one(http_url: str) -> None:
@@ -689,20 +697,10 @@ async def test_no_request_id_gets_a_fresh_one(http_url: str) -> None:
 async def test_the_request_id_header_becomes_meta_request_id(
     request: pytest.FixtureRequest, http_url: str
 ) -> None:
-    responses: list[httpx2.Response] = []
-    with anyio.fail_after(TIMEOUT):
-        async with connect(
-            request, "http", headers={"X-Request-ID": CALL_ID}, on_response=responses
-        ) as session:
-            tools = await listing(session)
-            result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
-    envelope = check_result(result, tools, "read_file")
+    envelope, result = await read_with_request_id(request, http_url, CALL_ID)
     assert envelope["meta"]["request_id"] == CALL_ID
+    assert "client_request_id" not in envelope["meta"], envelope["meta"]
     assert result.meta["rs.envelope/request_id"] == CALL_ID
-    posts = [response for response in responses if response.request.method == "POST"]
-    assert posts
-    for response in posts:
-        assert response.headers.get("x-request-id") == CALL_ID, response
 
 
 # --- paging --------------------------------------------------------------------------------
