@@ -8,7 +8,7 @@ use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::__private::{meta_stamp, retain_next_actions};
 use envelope_core::{
     Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
-    ProgressSink, Tier, Tool, ToolContext, Toolset,
+    ProgressSink, ResponseMode, Tier, Tool, ToolContext, Toolset,
 };
 use schemars::Schema;
 use schemars::transform::Transform;
@@ -28,13 +28,39 @@ use serde_json::{Map, Value, json};
 /// with [`EnvelopeConfig::with_meta_prefix`].
 pub const META_PREFIX: &str = "rs.envelope/";
 
-/// The `_meta` keys under the prefix: `<prefix>tier`, … .
-mod meta_key {
-    pub(super) const TIER: &str = "tier";
-    pub(super) const LAYER: &str = "layer";
-    pub(super) const REQUEST_ID: &str = "request_id";
-    pub(super) const CLIENT_REQUEST_ID: &str = "client_request_id";
-    pub(super) const CAPABILITIES: &str = "capabilities";
+/// The `_meta` keys a server writes, each its prefix and a name, built once per server.
+struct MetaKeys {
+    tier: String,
+    layer: String,
+    request_id: String,
+    client_request_id: String,
+    capabilities: String,
+}
+
+impl MetaKeys {
+    fn new(prefix: &str) -> Self {
+        let key = |name: &str| format!("{prefix}{name}");
+        MetaKeys {
+            tier: key("tier"),
+            layer: key("layer"),
+            request_id: key("request_id"),
+            client_request_id: key("client_request_id"),
+            capabilities: key("capabilities"),
+        }
+    }
+}
+
+/// The capability tags a server advertises, with their wire form, written once.
+struct Advertised {
+    tags: Vec<Capability>,
+    wire: Value,
+}
+
+impl Advertised {
+    fn new(tags: Vec<Capability>) -> Arc<Self> {
+        let wire = json!(tags);
+        Arc::new(Advertised { tags, wire })
+    }
 }
 
 /// Checks a `_meta` prefix against MCP's rules: dot-separated labels, each starting with a
@@ -258,6 +284,7 @@ struct Inner {
     listing: Vec<rmcp::model::Tool>,
     /// Each served tool's input schema, compiled: a suggested next action must pass it.
     inputs: BTreeMap<&'static str, jsonschema::Validator>,
+    keys: MetaKeys,
 }
 
 /// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
@@ -265,7 +292,7 @@ struct Inner {
 pub struct EnvelopeServer {
     inner: Arc<Inner>,
     /// The capability tags advertised: per server value, since a transport may add its own.
-    capabilities: Arc<[Capability]>,
+    capabilities: Arc<Advertised>,
 }
 
 impl std::fmt::Debug for EnvelopeServer {
@@ -293,14 +320,14 @@ fn listed_schema(mut schema: Schema) -> Map<String, Value> {
     object(schema.to_value())
 }
 
-fn listing(tool: &dyn Tool, prefix: &str) -> rmcp::model::Tool {
+fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
     let spec = tool.spec();
     let input = listed_schema(tool.input_schema());
     let output = listed_schema(tool.output_schema());
     let mut meta = MetaObject::new();
-    meta.insert(format!("{prefix}{}", meta_key::TIER), json!(spec.tier));
+    meta.insert(keys.tier.clone(), json!(spec.tier));
     if let Some(layer) = spec.layer {
-        meta.insert(format!("{prefix}{}", meta_key::LAYER), json!(layer));
+        meta.insert(keys.layer.clone(), json!(layer));
     }
     // Only the hints the author declared: an absent hint takes MCP's cautious default.
     let annotations = ToolAnnotations::from_raw(
@@ -434,11 +461,9 @@ struct Answer {
 impl EnvelopeServer {
     /// A server for `tools`, configured by `config`.
     pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
-        let listing = tools
-            .iter()
-            .map(|tool| listing(tool, &config.meta_prefix))
-            .collect();
-        let capabilities = config.capabilities().into();
+        let keys = MetaKeys::new(&config.meta_prefix);
+        let listing = tools.iter().map(|tool| listing(tool, &keys)).collect();
+        let capabilities = Advertised::new(config.capabilities());
         let disabled = Arc::new(config.disabled_modules.clone());
         let inputs = tools
             .iter()
@@ -475,6 +500,7 @@ impl EnvelopeServer {
                 disabled,
                 listing,
                 inputs,
+                keys,
             }),
             capabilities,
         }
@@ -482,7 +508,7 @@ impl EnvelopeServer {
 
     /// The capability tags this server advertises.
     pub fn capabilities(&self) -> &[Capability] {
-        &self.capabilities
+        &self.capabilities.tags
     }
 
     /// This server, advertising `tag` too when its tags are derived from its configuration
@@ -490,13 +516,13 @@ impl EnvelopeServer {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn with_transport_capability(mut self, tag: Capability) -> Self {
         if matches!(self.inner.config.capabilities, Capabilities::Derived)
-            && !self.capabilities.contains(&tag)
+            && !self.capabilities.tags.contains(&tag)
         {
-            let mut tags = self.capabilities.to_vec();
+            let mut tags = self.capabilities.tags.clone();
             tags.push(tag);
             // In the contract's order, as the derived list is.
             tags.sort_by_key(|tag| Capability::KNOWN.iter().position(|known| known == tag));
-            self.capabilities = tags.into();
+            self.capabilities = Advertised::new(tags);
         }
         self
     }
@@ -549,7 +575,10 @@ impl EnvelopeServer {
         }
         let mut envelope: Envelope<Value> = tool.call(arguments, ctx).await;
         self.drop_unrunnable_actions(&mut envelope, spec.name);
-        meta_stamp(&mut envelope).capabilities(self.capabilities.to_vec());
+        // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
+        if controls.response_mode == ResponseMode::Full && !controls.compact_only {
+            meta_stamp(&mut envelope).capabilities(self.capabilities.tags.clone());
+        }
         // Read before shaping: `compact_only` leaves it out of `meta`, not out of `_meta`.
         let client_request_id = envelope.meta().client_request_id().map(str::to_owned);
         Some(Answer {
@@ -591,19 +620,18 @@ impl EnvelopeServer {
             client_request_id,
         } = answer;
         let ok = prepared.structured["ok"] == true;
-        let prefix = &self.inner.config.meta_prefix;
-        let key = |name: &str| format!("{prefix}{name}");
+        let keys = &self.inner.keys;
         let mut meta = MetaObject::new();
         meta.insert(
-            key(meta_key::REQUEST_ID),
+            keys.request_id.clone(),
             prepared.structured["meta"]["request_id"].clone(),
         );
-        meta.insert(key(meta_key::TIER), json!(tier));
+        meta.insert(keys.tier.clone(), json!(tier));
         if let Some(id) = client_request_id {
-            meta.insert(key(meta_key::CLIENT_REQUEST_ID), json!(id));
+            meta.insert(keys.client_request_id.clone(), Value::String(id));
         }
-        if !self.capabilities.is_empty() {
-            meta.insert(key(meta_key::CAPABILITIES), json!(self.capabilities));
+        if !self.capabilities.tags.is_empty() {
+            meta.insert(keys.capabilities.clone(), self.capabilities.wire.clone());
         }
         let Prepared {
             structured,
@@ -635,11 +663,11 @@ impl ServerHandler for EnvelopeServer {
             info = info.with_instructions(instructions.clone());
         }
         // Where an agent looks first: the tags it may gate on, before any call.
-        if !self.capabilities.is_empty() {
+        if !self.capabilities.tags.is_empty() {
             let mut meta = MetaObject::new();
             meta.insert(
-                format!("{}{}", config.meta_prefix, meta_key::CAPABILITIES),
-                json!(self.capabilities),
+                self.inner.keys.capabilities.clone(),
+                self.capabilities.wire.clone(),
             );
             info.meta = Some(meta);
         }
