@@ -131,7 +131,7 @@ pub fn prepare(
     let measure = envelope_core::__private::encoder_measure(&envelope).clone();
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
-    let full = controls.response_mode == ResponseMode::Full && !controls.compact_only;
+    let full = controls.keeps_full_meta();
     let baseline = envelope.baseline().filter(|_| full).cloned();
     let mut rest = match serde_json::to_value(&envelope) {
         Ok(Value::Object(rest)) => rest,
@@ -568,8 +568,10 @@ fn stamp_tokens(
 /// `tokens_saved` and `tokens_saved_pct` = saved / (saved + used) × 100, one decimal; negative
 /// when the response cost more than the baseline.
 fn savings(baseline_tokens: u64, used: u64) -> (i64, f64) {
-    let saved = baseline_tokens as i64 - used as i64;
-    let denominator = (saved + used as i64) as f64;
+    // Saturating: a baseline the author declared past `i64::MAX` must not overflow.
+    let wide = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let saved = wide(baseline_tokens).saturating_sub(wide(used));
+    let denominator = baseline_tokens as f64;
     let pct = if denominator > 0.0 {
         (saved as f64 / denominator * 1000.0).round() / 10.0
     } else {

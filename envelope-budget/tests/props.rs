@@ -98,9 +98,14 @@ struct Row {
     /// At most 16 characters: never cut.
     #[schemars(length(min = 1, max = 16), regex(pattern = r"^[a-z]+$"))]
     name: String,
-    /// Long prose the trimmer may cut.
-    #[schemars(length(min = 1))]
+    /// Long prose the trimmer may cut: a cut one ends in `…[truncated]`, which this pattern
+    /// refuses, so the listed schema must have dropped it.
+    #[schemars(length(min = 1), regex(pattern = r"^[^…]*$"))]
     body: String,
+    /// Written as `null` or as a string the trimmer may cut: the nullable form must be loosened
+    /// too.
+    #[schemars(length(min = 1), regex(pattern = r"^[^…]*$"))]
+    motto: Option<String>,
     /// A non-negative count.
     count: u32,
     /// Written as `null` when absent.
@@ -118,13 +123,28 @@ struct Tree {
 }
 
 /// A typed payload with lists, long strings and recursion: what the trimmer cuts.
+/// A recursive enum: schemars writes its variants as `oneOf`, and a depth marker must not
+/// match two of them.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Clone, Debug)]
+#[serde(rename_all = "snake_case")]
+enum Shape {
+    Leaf(String),
+    Group { members: Vec<Shape> },
+}
+
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Clone, Debug)]
 struct Report {
+    /// Prose the trimmer may cut, with a pattern a cut string breaks.
+    #[schemars(regex(pattern = r"^[^…]*$"))]
+    summary: String,
     /// At least one row, as the author declared.
     #[schemars(length(min = 1))]
     rows: Vec<Row>,
     tags: Vec<String>,
+    /// A set: long members sharing a prefix may be cut to the same text.
+    labels: std::collections::BTreeSet<String>,
     tree: Tree,
+    shape: Shape,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -151,10 +171,12 @@ fn row() -> impl Strategy<Value = Row> {
         any::<u32>(),
         prop::option::of(-1.0e6_f64..1.0e6),
         prop::option::of(text()),
+        prop::option::of(text().prop_filter("non-empty", |text| !text.is_empty())),
     )
-        .prop_map(|(name, body, count, score, note)| Row {
+        .prop_map(|(name, body, count, score, note, motto)| Row {
             name,
             body,
+            motto,
             count,
             score,
             note,
@@ -187,13 +209,52 @@ fn deep_tree(depth: usize) -> Tree {
     tree
 }
 
+/// A shape nested `depth` groups deep.
+fn deep_shape(depth: usize) -> Shape {
+    let mut shape = Shape::Leaf("leaf".to_owned());
+    for _ in 0..depth {
+        shape = Shape::Group {
+            members: vec![shape],
+        };
+    }
+    shape
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    let leaf = "[a-z]{0,6}".prop_map(Shape::Leaf);
+    leaf.prop_recursive(6, 40, 4, |inner| {
+        prop::collection::vec(inner, 0..4).prop_map(|members| Shape::Group { members })
+    })
+}
+
+/// Long labels that differ only near their end: cut, they become equal.
+fn labels() -> impl Strategy<Value = std::collections::BTreeSet<String>> {
+    prop::collection::btree_set("[a-z]{1,4}", 0..6).prop_map(|endings| {
+        let prefix = "shared prefix ".repeat(30);
+        endings
+            .into_iter()
+            .map(|end| format!("{prefix}{end}"))
+            .collect()
+    })
+}
+
 fn report_payload() -> impl Strategy<Value = Report> {
     (
+        text(),
         prop::collection::vec(row(), 1..60),
         prop::collection::vec(text(), 0..20),
+        labels(),
         prop_oneof![tree(), (60_usize..90).prop_map(deep_tree)],
+        prop_oneof![shape(), (60_usize..90).prop_map(deep_shape)],
     )
-        .prop_map(|(rows, tags, tree)| Report { rows, tags, tree })
+        .prop_map(|(summary, rows, tags, labels, tree, shape)| Report {
+            summary,
+            rows,
+            tags,
+            labels,
+            tree,
+            shape,
+        })
 }
 
 /// `data` through the real `#[tool]` entry and the budget-aware encoder, then the boundary.
@@ -251,6 +312,62 @@ fn cut_strings(value: &Value, path: String, out: &mut BTreeSet<String>) {
     }
 }
 
+/// The report call, as a server makes it: through the encoder, then the boundary.
+fn report_response(report: &Report, baseline: u64, mode: &str, budget: usize) -> Prepared {
+    let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
+    let ctx = ToolContext::new().with_encoder(encoder);
+    let arguments = json!({ "report": report, "baseline": baseline, "response_mode": mode });
+    let envelope: Envelope<Value> = block_on(report {}.call(arguments.clone(), ctx));
+    let policy = BudgetPolicy {
+        agent_chars: Some(budget),
+        ..BudgetPolicy::default()
+    };
+    prepare(
+        envelope,
+        &Controls::from_arguments(&arguments),
+        None,
+        &policy,
+    )
+}
+
+#[test]
+fn a_cut_typed_response_still_validates() {
+    // A long summary cut, a tree and a shape past the depth limit, and savings below zero.
+    let long = "a long body that the budget will cut ".repeat(40);
+    let report = Report {
+        summary: long.clone(),
+        rows: vec![Row {
+            name: "first".to_owned(),
+            body: long.clone(),
+            motto: Some(long),
+            count: 1,
+            score: None,
+            note: None,
+        }],
+        tags: Vec::new(),
+        labels: (0..4)
+            .map(|i| format!("{}{i}", "shared prefix ".repeat(30)))
+            .collect(),
+        tree: deep_tree(80),
+        shape: deep_shape(80),
+    };
+    let prepared = report_response(&report, 1, "full", 3_000);
+    let meta = &prepared.structured["meta"];
+    assert_eq!(meta["truncated"], true, "{meta}");
+    assert!(meta.get("truncated_depth").is_some(), "{meta}");
+    assert!(
+        meta["truncated_string_fields"]
+            .as_array()
+            .is_some_and(|fields| fields.contains(&json!("/summary"))),
+        "{meta}"
+    );
+    assert!(
+        meta["tokens_saved"].as_i64().is_some_and(|saved| saved < 0),
+        "{meta}"
+    );
+    assert_eq!(violations(&REPORT_OUTPUT, &prepared.structured), None);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 1_000,
@@ -295,16 +412,8 @@ proptest! {
     ) {
         // Regression test for #11: every response, trimmed or not, with savings negative or
         // not, validates against the output schema the tool lists.
-        let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
-        let ctx = ToolContext::new().with_encoder(encoder);
         let mode = if full { "full" } else { "compact" };
-        let arguments = json!({ "report": payload, "baseline": baseline, "response_mode": mode });
-        let envelope: Envelope<Value> = block_on(report {}.call(arguments.clone(), ctx));
-        let policy = BudgetPolicy {
-            agent_chars: Some(budget),
-            ..BudgetPolicy::default()
-        };
-        let prepared = prepare(envelope, &Controls::from_arguments(&arguments), None, &policy);
+        let prepared = report_response(&payload, baseline, mode, budget);
         prop_assert_eq!(prepared.structured["ok"].clone(), Value::Bool(true), "{}", prepared.json);
         prop_assert_eq!(violations(&REPORT_OUTPUT, &prepared.structured), None);
     }

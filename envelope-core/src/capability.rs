@@ -41,7 +41,7 @@ capabilities! {
     /// `complexity_tier`
     COMPLEXITY_TIER = "complexity_tier": "Every response stamps the tool's declared `meta.complexity_tier`.";
     /// `idempotency_declared`
-    IDEMPOTENCY_DECLARED = "idempotency_declared": "Every tool declares whether it is idempotent, in `meta.idempotent` and its annotations.";
+    IDEMPOTENCY_DECLARED = "idempotency_declared": "Every response stamps `meta.idempotent`: true only for a tool declared idempotent (or read-only); tools list `idempotentHint` only where declared.";
     /// `tokens_estimated`
     TOKENS_ESTIMATED = "tokens_estimated": "`meta.tokens_estimated` counts the bytes actually sent, itself included.";
     /// `budget_trimming`

@@ -73,6 +73,12 @@ impl Controls {
         "continuation",
     ];
 
+    /// Whether the response keeps everything `meta` holds: `response_mode: full` without
+    /// `compact_only`. Otherwise the observability-only fields are left out.
+    pub fn keeps_full_meta(&self) -> bool {
+        self.response_mode == ResponseMode::Full && !self.compact_only
+    }
+
     /// Reads the controls from a call's arguments leniently: a missing or invalid value reads
     /// as its default. For the transport, which shapes the response after the tool ran; the
     /// tool's own decoding reports an invalid control as a `validation` error.

@@ -89,8 +89,8 @@ impl<T: IntoReply, E: Into<ToolError>> Outcome for Result<T, E> {
 /// Picks a tool's output schema by what its payload type `D` implements: `data` typed by `D`'s
 /// schema when `D: JsonSchema`, the envelope with any payload otherwise.
 ///
-/// `#[tool]` writes `(&DataSchema::<D>::NEW).output_schema()` in non-generic code, with both
-/// traits in scope. Method lookup tries the receiver `&DataSchema<D>` before adding another
+/// `#[tool]` writes `(&data_schema(<R as Outcome>::into_reply)).output_schema()` in
+/// non-generic code, with both traits in scope. Method lookup tries the receiver `&DataSchema<D>` before adding another
 /// reference, so [`TypedData`] (implemented on `DataSchema<D>`, taking `&self`) wins whenever
 /// its bound holds, and [`UntypedData`] (on `&DataSchema<D>`) answers otherwise.
 pub struct DataSchema<D: ?Sized>(PhantomData<fn() -> Box<D>>);

@@ -59,32 +59,39 @@ pub fn envelope_schema() -> Schema {
 /// assert!(hits["properties"]["count"].get("format").is_none());
 /// ```
 pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
-    let mut generator = settings().for_serialize().into_generator();
-    let mut data = generator.subschema_for::<T>().to_value();
-    // Only `T`'s own definitions are loosened: the envelope's are what the library writes.
+    // Generated as schemars writes it, so the loosening sees every keyword where schemars put
+    // it (a nullable string is still `"type": ["string", "null"]`); made portable once, last.
+    let mut generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let mut data = generator.subschema_for::<T>();
+    // The payload's definitions are loosened; the envelope's are what the library writes.
     let data_defs: BTreeSet<String> = generator.definitions().keys().cloned().collect();
     let mut schema = generator.root_schema_for::<Envelope<Value>>();
     compact_envelope(&mut schema, &data_defs);
     let deep = deep_definitions(schema.get("$defs"), &data_defs);
-    loosen(&mut data);
+    Loosen.transform(&mut data);
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
         for name in &data_defs {
-            if let Some(def) = defs.get_mut(name) {
-                loosen(def);
+            if let Some(def) = defs
+                .get_mut(name)
+                .and_then(|def| <&mut Schema>::try_from(def).ok())
+            {
+                Loosen.transform(def);
                 if deep.contains(name) {
-                    allow_depth_markers(def);
+                    DepthMarkers.transform(def);
                 }
             }
         }
     }
-    // A schema is an object or a boolean; loosening only removes keywords from objects.
-    let mut data = Schema::try_from(data).unwrap_or_else(|_| Schema::from(true));
-    Portable.transform(&mut data);
-    if let Some(ok) = schema
+    // The ok branch is the one that says `ok: true`.
+    let ok = schema
         .get_mut("oneOf")
-        .and_then(|branches| branches.get_mut(0))
-        .and_then(Value::as_object_mut)
-    {
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .find(|branch| branch.pointer("/properties/ok/const") == Some(&Value::Bool(true)));
+    if let Some(Value::Object(ok)) = ok {
         let properties = ok
             .entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -92,6 +99,7 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
             properties.insert("data".to_owned(), data.to_value());
         }
     }
+    Portable.transform(&mut schema);
     schema
 }
 
@@ -237,7 +245,9 @@ fn strip_null(property: &mut Value) {
     let Value::Object(map) = property else { return };
     if let Some(Value::Array(types)) = map.get("type") {
         let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        // A property that can only be `null` stays as it is: nothing else would be left.
         let replacement = match kept.as_slice() {
+            [] => return,
             [single] => single.clone(),
             _ => Value::Array(kept),
         };
@@ -250,6 +260,9 @@ fn strip_null(property: &mut Value) {
             .filter(|alt| !is_null(alt))
             .cloned()
             .collect();
+        if kept.is_empty() {
+            return;
+        }
         if let [single] = kept.as_slice() {
             let single = single.clone();
             map.remove("anyOf");
@@ -290,12 +303,36 @@ fn split_type_union(map: &mut Map<String, Value>) {
     }
 }
 
-/// Loosens a payload schema where the trimmer may cut (see [`output_schema_for`]). Does not
-/// follow `$ref`s: their targets are loosened where they are defined.
-fn loosen(node: &mut Value) {
-    match node {
-        Value::Object(map) => {
-            map.remove("minItems");
+/// Loosens a payload schema where the trimmer may cut (see [`output_schema_for`]). Visits only
+/// subschemas, never a `properties` map or a value, and does not follow `$ref`s: their targets
+/// are loosened where they are defined.
+struct Loosen;
+
+impl Transform for Loosen {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(map) = schema.as_object_mut() {
+            // A list may be cut shorter, and two cut strings or two depth markers may be equal.
+            for key in ["minItems", "minContains", "uniqueItems"] {
+                map.remove(key);
+            }
+            // A depth marker or a loosened constant may match several alternatives: one is
+            // enough.
+            if let Some(alternatives) = map.remove("oneOf") {
+                match map.remove("anyOf") {
+                    Some(existing) => {
+                        let all = map
+                            .entry("allOf")
+                            .or_insert_with(|| Value::Array(Vec::new()));
+                        if let Value::Array(all) = all {
+                            all.push(json!({ "anyOf": alternatives }));
+                            all.push(json!({ "anyOf": existing }));
+                        }
+                    }
+                    None => {
+                        map.insert("anyOf".to_owned(), alternatives);
+                    }
+                }
+            }
             let names_string = match map.get("type") {
                 Some(Value::String(t)) => t == "string",
                 Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
@@ -308,9 +345,10 @@ fn loosen(node: &mut Value) {
                 .and_then(Value::as_u64)
                 .is_none_or(|max| max >= LONG_STRING_CHARS as u64);
             if names_string && cuttable {
-                // A cut string is a shorter prefix plus the suffix: its length, pattern and
-                // format no longer hold, but it is never longer than it was.
-                for key in ["minLength", "pattern", "format"] {
+                // A cut string is a prefix plus the suffix: its length (either way: the suffix
+                // can make it longer than a prefix cut close to the end), pattern and format
+                // no longer hold.
+                for key in ["minLength", "maxLength", "pattern", "format"] {
                     map.remove(key);
                 }
                 let long = |value: &Value| {
@@ -330,41 +368,31 @@ fn loosen(node: &mut Value) {
                     map.remove("enum");
                 }
             }
-            for (key, child) in map.iter_mut() {
-                // `$defs` are loosened one by one, and only the payload's.
-                if key != "$defs" && key != "const" && key != "enum" && key != "examples" {
-                    loosen(child);
-                }
-            }
         }
-        Value::Array(items) => items.iter_mut().for_each(loosen),
-        _ => {}
+        transform_subschemas(self, schema);
     }
 }
 
 /// In a definition whose values can nest without bound, any array or object may be cut to a
-/// string marker past the trimmer's depth limit.
-fn allow_depth_markers(node: &mut Value) {
-    match node {
-        Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                if !matches!(key.as_str(), "const" | "enum" | "examples" | "default") {
-                    allow_depth_markers(child);
-                }
-            }
-            let names_container = |t: &Value| t == "array" || t == "object";
-            let container = match map.get("type") {
-                Some(Value::Array(types)) => types.iter().any(names_container),
-                Some(other) => names_container(other),
-                None => false,
-            };
-            if container {
-                let original = std::mem::take(node);
-                *node = json!({ "anyOf": [original, { "type": "string" }] });
-            }
+/// string marker past the trimmer's depth limit. Subschemas first, then the schema itself, so a
+/// wrapper it adds is not visited again. Alternatives are `anyOf` by then ([`Loosen`]), so a
+/// marker matching several of them is fine.
+struct DepthMarkers;
+
+impl Transform for DepthMarkers {
+    fn transform(&mut self, schema: &mut Schema) {
+        transform_subschemas(self, schema);
+        let names_container = |t: &Value| t == "array" || t == "object";
+        let container = match schema.get("type") {
+            Some(Value::Array(types)) => types.iter().any(names_container),
+            Some(other) => names_container(other),
+            None => false,
+        };
+        if container {
+            let original = std::mem::replace(schema, Schema::from(true));
+            *schema = Schema::try_from(json!({ "anyOf": [original, { "type": "string" }] }))
+                .unwrap_or_else(|_| Schema::from(true));
         }
-        Value::Array(items) => items.iter_mut().for_each(allow_depth_markers),
-        _ => {}
     }
 }
 
@@ -509,10 +537,36 @@ mod tests {
     }
 
     #[test]
-    fn portable_is_idempotent() {
-        let once = output_schema_for::<Listing>();
-        let mut twice = once.clone();
+    fn portable_splits_unions_keeps_null_only_properties_and_is_idempotent() {
+        let mut schema = schemars::json_schema!({
+            "type": "object",
+            "required": ["both"],
+            "properties": {
+                "both": {"type": ["string", "null"], "anyOf": [{"minLength": 1}, {"maxLength": 0}]},
+                "nothing": {"type": "null"},
+                "count": {"type": ["integer", "null"], "format": "int64", "default": null}
+            }
+        });
+        Portable.transform(&mut schema);
+        assert_eq!(
+            schema.as_value(),
+            &json!({
+                "type": "object",
+                "required": ["both"],
+                "properties": {
+                    // A union beside an `anyOf`: both must hold.
+                    "both": {"allOf": [
+                        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                        {"anyOf": [{"minLength": 1}, {"maxLength": 0}]}
+                    ]},
+                    // Optional, but only ever `null`: left as it is rather than emptied.
+                    "nothing": {"type": "null"},
+                    "count": {"type": "integer"}
+                }
+            })
+        );
+        let mut twice = schema.clone();
         Portable.transform(&mut twice);
-        assert_eq!(once, twice);
+        assert_eq!(schema, twice);
     }
 }

@@ -58,7 +58,7 @@ impl ToolSpec {
     /// Whether repeating the call is known to be safe: declared `idempotent` or `read_only`.
     /// Stamped as `meta.idempotent`; an undeclared tool is not known to be, so `false`.
     pub fn is_idempotent(&self) -> bool {
-        self.idempotent.unwrap_or(false)
+        self.idempotent.unwrap_or(self.read_only == Some(true))
     }
 }
 

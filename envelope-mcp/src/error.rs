@@ -4,7 +4,7 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
-    /// A `_meta` key prefix that MCP's rules refuse.
+    /// A `_meta` key prefix that is malformed, not reverse-DNS, or reserved for MCP.
     #[error("invalid `_meta` prefix `{prefix}`: {reason}")]
     MetaPrefix {
         /// The prefix (its first 64 characters).

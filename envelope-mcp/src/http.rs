@@ -13,10 +13,7 @@ use http::HeaderValue;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::{EnvelopeServer, McpError};
-
-/// The request-id header, read and echoed.
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
+use crate::{EnvelopeServer, McpError, REQUEST_ID_HEADER};
 
 /// Middleware: makes sure every request carries an `X-Request-ID` that is safe to log, and
 /// echoes it on the response.

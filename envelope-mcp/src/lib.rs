@@ -16,5 +16,8 @@ mod server;
 
 pub use error::McpError;
 #[cfg(feature = "http")]
-pub use http::{REQUEST_ID_HEADER, request_id_layer};
+pub use http::request_id_layer;
 pub use server::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
+
+/// The request-id header: read on every call over HTTP, and echoed.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";

@@ -8,12 +8,12 @@ use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::__private::{meta_stamp, retain_next_actions};
 use envelope_core::{
     Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
-    ProgressSink, ResponseMode, Tier, Tool, ToolContext, Toolset,
+    ProgressSink, Tier, Tool, ToolContext, Toolset,
 };
 use schemars::Schema;
 use schemars::transform::Transform;
 
-use crate::McpError;
+use crate::{McpError, REQUEST_ID_HEADER};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -63,9 +63,11 @@ impl Advertised {
     }
 }
 
-/// Checks a `_meta` prefix against MCP's rules: dot-separated labels, each starting with a
-/// letter and ending with a letter or digit (hyphens allowed inside), then `/`. A prefix whose
-/// second label is `modelcontextprotocol` or `mcp` is reserved for MCP itself.
+/// Checks a `_meta` prefix: dot-separated labels, each starting with a letter and ending with a
+/// letter or digit (hyphens allowed inside), then `/`, as MCP's rules say. A prefix with a
+/// `modelcontextprotocol` or `mcp` label, in any case, is reserved for MCP itself (MCP reserves
+/// such a label followed by another; refusing it anywhere covers every reading). This crate also
+/// asks for at least two labels, a reverse-DNS name, where MCP would allow one.
 fn check_meta_prefix(prefix: &str) -> Result<(), McpError> {
     let invalid = |reason: &str| McpError::MetaPrefix {
         prefix: prefix.chars().take(64).collect(),
@@ -93,7 +95,9 @@ fn check_meta_prefix(prefix: &str) -> Result<(), McpError> {
             ));
         }
     }
-    if matches!(labels[1], "modelcontextprotocol" | "mcp") {
+    if labels.iter().any(|label| {
+        label.eq_ignore_ascii_case("modelcontextprotocol") || label.eq_ignore_ascii_case("mcp")
+    }) {
         return Err(invalid(
             "`modelcontextprotocol` and `mcp` prefixes are reserved for MCP",
         ));
@@ -171,7 +175,9 @@ impl EnvelopeConfig {
     ///
     /// let config = EnvelopeConfig::new("search", "1.0.0").with_meta_prefix("com.example/")?;
     /// assert!(EnvelopeConfig::new("search", "1.0.0").with_meta_prefix("envelope/").is_err());
-    /// assert!(EnvelopeConfig::new("search", "1.0.0").with_meta_prefix("io.modelcontextprotocol/").is_err());
+    /// for reserved in ["io.modelcontextprotocol/", "modelcontextprotocol.io/", "mcp.dev/", "tools.MCP.com/"] {
+    ///     assert!(EnvelopeConfig::new("search", "1.0.0").with_meta_prefix(reserved).is_err());
+    /// }
     /// # Ok::<(), envelope_mcp::McpError>(())
     /// ```
     pub fn with_meta_prefix(mut self, prefix: impl Into<String>) -> Result<Self, McpError> {
@@ -183,7 +189,9 @@ impl EnvelopeConfig {
 
     /// Reports the index this server answers from, read once per call: every response then
     /// stamps `meta.schema_version_at_index` (and `meta.binary_drift_warning` when the data is
-    /// newer than the binary), and tools read it with [`ToolContext::index_status`].
+    /// newer than the binary), and tools read it with [`ToolContext::index_status`]. `probe`
+    /// runs on the async runtime before every call: keep it cheap and never let it block (read
+    /// a value the indexer updates, not the index itself).
     #[must_use]
     pub fn with_index_status(
         mut self,
@@ -576,7 +584,7 @@ impl EnvelopeServer {
         let mut envelope: Envelope<Value> = tool.call(arguments, ctx).await;
         self.drop_unrunnable_actions(&mut envelope, spec.name);
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
-        if controls.response_mode == ResponseMode::Full && !controls.compact_only {
+        if controls.keeps_full_meta() {
             meta_stamp(&mut envelope).capabilities(self.capabilities.tags.clone());
         }
         // Read before shaping: `compact_only` leaves it out of `meta`, not out of `_meta`.
@@ -702,7 +710,7 @@ impl ServerHandler for EnvelopeServer {
                 .and_then(|value| value.to_str().ok())
                 .map(str::to_owned)
         };
-        let client_request_id = header(crate_request_id_header());
+        let client_request_id = header(REQUEST_ID_HEADER);
         let session = header("mcp-session-id");
         let progress = context
             .meta
@@ -730,10 +738,6 @@ impl ServerHandler for EnvelopeServer {
             )),
         }
     }
-}
-
-fn crate_request_id_header() -> &'static str {
-    "x-request-id"
 }
 
 #[cfg(feature = "stdio")]

@@ -149,12 +149,16 @@ impl ClientHandler for Client {
 }
 
 async fn connect() -> (RunningService<RoleClient, Client>, Client) {
-    let server = EnvelopeServer::new(
+    connect_to(EnvelopeServer::new(
         toolset![echo, count, missing, invoice, suggest, strict_echo],
         EnvelopeConfig::new("test-server", "1.2.3")
             .with_instructions("test instructions")
             .disable_module("billing"),
-    );
+    ))
+    .await
+}
+
+async fn connect_to(server: EnvelopeServer) -> (RunningService<RoleClient, Client>, Client) {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
@@ -574,17 +578,48 @@ async fn the_meta_prefix_is_configurable_and_checked() {
         .with_meta_prefix("com.example.search/")
         .expect("a reverse-DNS prefix");
     let server = EnvelopeServer::new(toolset![echo], config);
-    let meta = server.tools()[0].meta.as_ref().expect("listed meta");
+    let meta = server.tools()[0].meta.clone().expect("listed meta");
     assert_eq!(meta.get("com.example.search/tier"), Some(&json!("lite")));
     assert!(
         meta.keys()
             .all(|key| key.starts_with("com.example.search/"))
     );
+    // Every `_meta` the server writes moves: the `initialize` result's and each result's.
+    let (client, _) = connect_to(server).await;
+    let info = client.peer_info().expect("initialized");
+    let info_meta = info.meta.as_ref().expect("initialize _meta");
+    assert!(info_meta.get("com.example.search/capabilities").is_some());
+    assert!(
+        info_meta
+            .keys()
+            .all(|key| key.starts_with("com.example.search/"))
+    );
+    let result = client
+        .call_tool(call("echo", json!({"text": "x"})))
+        .await
+        .expect("answers");
+    let result_meta = result.meta.expect("result _meta");
+    for key in ["request_id", "tier", "capabilities"] {
+        assert!(
+            result_meta
+                .get(&format!("com.example.search/{key}"))
+                .is_some(),
+            "{key}"
+        );
+    }
+    assert!(
+        result_meta
+            .keys()
+            .all(|key| key.starts_with("com.example.search/"))
+    );
+    client.cancel().await.expect("closes");
     for refused in [
         "envelope/",
         "com.example",
         "io.modelcontextprotocol/",
+        "modelcontextprotocol.io/",
         "dev.mcp/",
+        "tools.MCP.com/",
         "com..example/",
         "com.-example/",
         "",
@@ -597,4 +632,62 @@ async fn the_meta_prefix_is_configurable_and_checked() {
             "{error}"
         );
     }
+}
+
+/// A tool written by hand, with the schemas schemars would write without the portable
+/// transform: a `uint32` format, a `null` default and a type union.
+struct HandWritten;
+
+impl envelope_core::Tool for HandWritten {
+    fn spec(&self) -> &'static envelope_core::ToolSpec {
+        static SPEC: envelope_core::ToolSpec = envelope_core::ToolSpec {
+            name: "hand_written",
+            description: "Written by hand.",
+            title: None,
+            tier: envelope_core::Tier::Lite,
+            read_only: Some(true),
+            idempotent: None,
+            destructive: None,
+            open_world: None,
+            layer: None,
+            module: None,
+            budget: None,
+            strict_args: false,
+        };
+        &SPEC
+    }
+
+    fn input_schema(&self) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "default": null}
+            }
+        })
+    }
+
+    fn call(
+        &self,
+        _arguments: Value,
+        _ctx: ToolContext,
+    ) -> envelope_core::BoxFuture<'static, envelope_core::Envelope<Value>> {
+        Box::pin(async { envelope_core::Envelope::ok(json!(1)) })
+    }
+}
+
+#[test]
+fn a_hand_written_tool_is_listed_with_portable_schemas() {
+    // Regression test for #11: the listing, not only `#[tool]`, makes every schema portable.
+    let tools = envelope_core::Toolset::new(vec![Box::new(HandWritten)]).expect("one tool");
+    let server = EnvelopeServer::new(tools, EnvelopeConfig::new("hand", "1"));
+    let listed = &server.tools()[0];
+    assert_eq!(
+        Value::Object((*listed.input_schema).clone()),
+        json!({
+            "type": "object",
+            "properties": {"limit": {"type": "integer", "minimum": 0}}
+        })
+    );
+    // Read-only implies idempotent for a hand-written spec too.
+    assert!(envelope_core::Tool::spec(&HandWritten).is_idempotent());
 }

@@ -479,6 +479,18 @@ impl ClientHandler for Client {
     }
 }
 
+/// The progress reports `handler` has seen, once there are `count` of them or 5 s have passed.
+/// Notifications are sent as the tool runs; the last may arrive just after the result.
+async fn wait_for_progress(handler: &Client, count: usize) -> Vec<ProgressReport> {
+    for _ in 0..500 {
+        if handler.progress.lock().expect("no poisoning").len() >= count {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    handler.progress.lock().expect("no poisoning").clone()
+}
+
 async fn connect(server: EnvelopeServer) -> (RunningService<RoleClient, Client>, Client) {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
@@ -517,15 +529,8 @@ async fn workspace_stats_counts_by_extension_and_reports_progress() {
         json!({"too_large": 1, "binary": 1, "unreadable": 0})
     );
 
-    // 13 text files and one binary were walked: progress counts to 14. Notifications are sent
-    // as the tool runs; give the last one a moment to arrive.
-    for _ in 0..100 {
-        if handler.progress.lock().expect("no poisoning").len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let mut progress = handler.progress.lock().expect("no poisoning").clone();
+    // 13 text files and one binary were walked: progress counts to 14.
+    let mut progress = wait_for_progress(&handler, 2).await;
     progress.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert_eq!(progress, [(0.0, Some(14.0)), (14.0, Some(14.0))]);
     client.cancel().await.expect("closes");
@@ -666,6 +671,15 @@ async fn listing_declares_tiers_and_read_only_idempotent_tools() {
             // The workspace is a closed world, and the example says so.
             assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
             assert!(tool.title.is_some(), "{}", tool.name);
+            // Only the tools that page advertise `continuation`.
+            let pages = matches!(tool.name.as_ref(), "search_text" | "list_files");
+            let properties = tool.input_schema.get("properties").expect("properties");
+            assert_eq!(
+                properties.get("continuation").is_some(),
+                pages,
+                "{}",
+                tool.name
+            );
             assert!(tool.output_schema.is_some(), "{}", tool.name);
             let meta = tool.meta.as_ref().expect("meta");
             (
@@ -743,12 +757,25 @@ async fn every_advertised_capability_is_probed() {
     let tree = Tree::new("capabilities");
     let server = tree.server();
     let advertised = server.capabilities().to_vec();
-    // The server seals paging tokens, so it says so; it is not on HTTP here.
-    assert!(
-        advertised.contains(&Capability::CONTINUATIONS),
-        "{advertised:?}"
+    // Everything the example supports: it trims to a budget and seals paging tokens; it is
+    // not on HTTP here.
+    assert_eq!(
+        advertised,
+        [
+            Capability::STANDARDIZED_ERROR_ENVELOPE,
+            Capability::CANONICAL_VERDICTS,
+            Capability::REQUEST_IDS,
+            Capability::COMPLEXITY_TIER,
+            Capability::IDEMPOTENCY_DECLARED,
+            Capability::TOKENS_ESTIMATED,
+            Capability::BUDGET_TRIMMING,
+            Capability::COMPLETENESS,
+            Capability::NEXT_ACTIONS,
+            Capability::CONTINUATIONS,
+            Capability::TOON_OUTPUT,
+            Capability::PROGRESS,
+        ]
     );
-    assert!(!advertised.contains(&Capability::STREAMABLE_HTTP));
 
     // Where an agent looks first: the `initialize` result, then every result's `_meta`.
     let (client, handler) = connect(server.clone()).await;
@@ -876,13 +903,7 @@ async fn every_advertised_capability_is_probed() {
             }
             "progress" => {
                 // The `workspace_stats` call above carried a progress token.
-                for _ in 0..100 {
-                    if !handler.progress.lock().expect("no poisoning").is_empty() {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-                assert!(!handler.progress.lock().expect("no poisoning").is_empty());
+                assert!(!wait_for_progress(&handler, 1).await.is_empty());
             }
             other => panic!("`{other}` is advertised, but no probe here proves it"),
         }
@@ -1008,12 +1029,7 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
     })
     .await;
     assert_eq!(header(&head, "x-request-id"), Some(request_id.as_str()));
-    let envelope: Value = body
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find_map(|message| message["result"].get("structuredContent").cloned())
-        .expect("the call's result arrives as an SSE event");
+    let envelope = sse_result(&body)["structuredContent"].clone();
     assert_eq!(envelope["ok"], true, "{envelope:#}");
     assert_eq!(envelope["data"]["files"], json!(["README.md"]));
     assert_eq!(envelope["meta"]["request_id"], request_id.as_str());

@@ -19,15 +19,16 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { connect as tcpConnect, createServer } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -57,6 +58,10 @@ for (const level of ['warn', 'error']) {
 }
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+// The example keeps its paging key under the user's state directory; the servers this suite
+// starts keep it in a directory of this run's instead, so nothing outside it is touched.
+process.env.XDG_STATE_HOME = mkdtempSync(join(tmpdir(), 'envelope-interop-ts-state-'));
 const BIN = process.env.WORKSPACE_SERVER_BIN
     ? resolve(process.env.WORKSPACE_SERVER_BIN)
     : resolve(REPO, 'target/debug/examples/workspace_server');
@@ -74,6 +79,21 @@ const CATEGORIES = [
     'module_disabled',
 ];
 const TIERS = ['lite', 'standard', 'heavy'];
+/** The tags the example advertises on every transport (HTTP adds `streamable_http`). */
+const CAPABILITIES = [
+    'standardized_error_envelope',
+    'canonical_verdicts',
+    'request_ids',
+    'complexity_tier',
+    'idempotency_declared',
+    'tokens_estimated',
+    'budget_trimming',
+    'completeness',
+    'next_actions',
+    'continuations',
+    'toon_output',
+    'progress',
+];
 
 /** Per test: spawning, listing and a dozen calls take well under a second; this is a hang. */
 const TIMEOUT_MS = 120_000;
@@ -372,6 +392,8 @@ async function withSession(transport, root, http, body) {
             command: BIN,
             args: ['--root', root],
             cwd: root,
+            // The SDK passes a child only a few variables by default; the state directory too.
+            env: { ...getDefaultEnvironment(), XDG_STATE_HOME: process.env.XDG_STATE_HOME },
             stderr: 'pipe',
         });
         log = { text: '', total: 0 };
@@ -470,6 +492,10 @@ function checkResult(result, entry, context) {
     assert.equal(result._meta['rs.envelope/request_id'], meta.request_id, where);
     assert.equal(result._meta['rs.envelope/tier'], meta.complexity_tier, where);
     assert.equal(entry.tool._meta?.['rs.envelope/tier'], meta.complexity_tier, where);
+    // Every result, an error's included, says what the server supports.
+    for (const tag of CAPABILITIES) {
+        assert.ok(result._meta['rs.envelope/capabilities']?.includes(tag), `${where}: ${tag}`);
+    }
     return envelope;
 }
 
@@ -487,6 +513,7 @@ before(() => {
 
 after(() => {
     if (root) removeFixture(root);
+    rmSync(process.env.XDG_STATE_HOME, { recursive: true, force: true });
 });
 
 for (const transport of ['stdio', 'http']) {
@@ -699,7 +726,12 @@ for (const transport of ['stdio', 'http']) {
     });
 }
 
-// Last, after both transports: the SDK, Ajv and the server printed no warning at all.
+// Last, after both transports: the SDK and Ajv printed no warning at all (the servers' own
+// logs are collected per test, not printed).
+test('the suite\'s Ajv refuses a non-standard format, so a listing using one fails it', () => {
+    assert.throws(() => makeAjv().compile({ type: 'integer', format: 'uint64' }), /unknown format/);
+});
+
 test('no warning was printed while the suite ran', () => {
     assert.deepEqual(WARNINGS, []);
 });

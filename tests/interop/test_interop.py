@@ -23,8 +23,10 @@ and with a shared key file, a token sealed by one `call` process opens in anothe
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import re
 import secrets
 import socket
@@ -42,13 +44,33 @@ import httpx2
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 REPO = Path(__file__).resolve().parents[2]
+# The example keeps its paging key under the user's state directory; every server these tests
+# start keeps it in a directory of this run's instead, so nothing outside it is touched.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="envelope-interop-state-")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], ignore_errors=True)
 BIN = Path(os.environ.get("WORKSPACE_SERVER_BIN", REPO / "target/debug/examples/workspace_server"))
 
 ULID = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+# The tags the example advertises on every transport (HTTP adds `streamable_http`).
+CAPABILITIES = {
+    "standardized_error_envelope",
+    "canonical_verdicts",
+    "request_ids",
+    "complexity_tier",
+    "idempotency_declared",
+    "tokens_estimated",
+    "budget_trimming",
+    "completeness",
+    "next_actions",
+    "continuations",
+    "toon_output",
+    "progress",
+}
 VERDICTS = {"SAFE", "CAUTION", "REVIEW", "UNSAFE", "INFO", "WARN", "ERROR", "NOT_FOUND"}
 CATEGORIES = {
     "transient",
@@ -267,7 +289,11 @@ async def connect(
     """An initialized client session over `transport`: over stdio, a server for `root`; over
     HTTP, the one at `url` (default: the session's server for the repository)."""
     if transport == "stdio":
-        params = StdioServerParameters(command=str(BIN), args=["--root", str(root)], cwd=REPO)
+        # The SDK passes a child only a few variables by default; the state directory too.
+        env = {**get_default_environment(), "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
+        params = StdioServerParameters(
+            command=str(BIN), args=["--root", str(root)], cwd=REPO, env=env
+        )
         with tempfile.TemporaryFile(mode="w+") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
@@ -388,6 +414,8 @@ def check_result(result: Any, tools: dict[str, Any], name: str) -> dict[str, Any
     assert result.meta["rs.envelope/request_id"] == meta["request_id"]
     assert result.meta["rs.envelope/tier"] == meta["complexity_tier"]
     assert tool.meta["rs.envelope/tier"] == meta["complexity_tier"]
+    # Every result, an error's included, says what the server supports.
+    assert set(result.meta["rs.envelope/capabilities"]) >= CAPABILITIES, result.meta
     check_next_actions(envelope, input_schemas(tools))
     return envelope
 

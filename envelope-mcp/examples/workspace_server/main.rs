@@ -9,8 +9,8 @@
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
 //! sets the key that seals paging tokens, so that servers sharing it accept each other's
-//! tokens. Without one, the key kept in your state directory is used (made on first use,
-//! readable only by you): the `next-page` action one `call` prints then works pasted into the
+//! tokens. Without one, the key kept in your state directory is used (made on first use and,
+//! on Unix, readable only by you): the `next-page` action one `call` prints then works pasted into the
 //! next `call`, and a restarted server still opens the tokens it gave out.
 //!
 //! The tools live in `tools.rs`, which `tests/workspace_server.rs` includes to test the same
@@ -39,7 +39,7 @@ Options:
                                  WORKSPACE_SERVER_CONTINUATION_KEY; default: the key kept in
                                  $XDG_STATE_HOME/envelope/workspace_server.key, else
                                  ~/.local/state/envelope/workspace_server.key, made on first
-                                 use and readable only by you)
+                                 use and, on Unix, readable only by you)
 
 ADDR is like 127.0.0.1:8765; JSON defaults to {}.
 `call` exits 0 when the envelope is ok and 2 otherwise.";
@@ -139,7 +139,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
 }
 
 /// The paging key: from the key file, else from [`KEY_VAR`], else the one kept in the user's
-/// state directory ([`kept_key_file`]).
+/// state directory ([`kept_key_file`]), else (no state directory can hold it) a fresh one that
+/// only this process accepts.
 fn continuations(key_file: Option<&Path>) -> Result<Continuations, String> {
     const KEY_ID: u32 = 1;
     let read = |path: &Path| -> Result<ContinuationKey, String> {
@@ -155,44 +156,60 @@ fn continuations(key_file: Option<&Path>) -> Result<Continuations, String> {
         (None, Err(std::env::VarError::NotUnicode(_))) => {
             return Err(format!("`{KEY_VAR}` is not valid UTF-8"));
         }
-        (None, Err(std::env::VarError::NotPresent)) => read(&kept_key_file()?)?,
+        (None, Err(std::env::VarError::NotPresent)) => match kept_key_file() {
+            Ok(path) => read(&path).map_err(|error| {
+                format!(
+                    "{error}; delete the file to make a new key, or pass `--continuation-key-file`"
+                )
+            })?,
+            Err(why) => {
+                eprintln!(
+                    "workspace_server: {why}; paging tokens work only in this process \
+                     (pass `--continuation-key-file` or set `{KEY_VAR}` to share them)"
+                );
+                ContinuationKey::generate(KEY_ID)
+                    .map_err(|error| format!("cannot make a continuation key: {error}"))?
+            }
+        },
     };
     Ok(Continuations::new(key))
 }
 
-/// The key file kept for this user, made on first use: `$XDG_STATE_HOME/envelope/`, else
-/// `~/.local/state/envelope/`, `workspace_server.key`, readable only by its owner. Two
-/// processes making it at once agree: the first to create it writes it, the other reads it.
+/// The key file kept for this user, made on first use: `$XDG_STATE_HOME/envelope/` (when it is
+/// absolute), else `~/.local/state/envelope/`, `workspace_server.key`, readable only by its owner
+/// on Unix. Processes making it at once agree: each writes a draft of its own, and the first to
+/// link its draft into place wins; nobody ever reads a half-written key.
 fn kept_key_file() -> Result<PathBuf, String> {
-    let state = match (std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME")) {
-        (Some(state), _) if !state.is_empty() => PathBuf::from(state),
-        (_, Some(home)) if !home.is_empty() => PathBuf::from(home).join(".local/state"),
-        _ => {
-            return Err(format!(
-                "no continuation key: set `{KEY_VAR}`, pass `--continuation-key-file`, or set HOME"
-            ));
-        }
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
     };
+    let state = absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))
+        .ok_or("neither XDG_STATE_HOME nor HOME is an absolute path to keep a key under")?;
     let dir = state.join("envelope");
     let path = dir.join("workspace_server.key");
     if path.exists() {
         return Ok(path);
     }
-    std::fs::create_dir_all(&dir)
-        .map_err(|error| format!("cannot make `{}`: {error}", dir.display()))?;
+    let cannot =
+        |what: &Path, error: std::io::Error| format!("cannot make `{}`: {error}", what.display());
+    std::fs::create_dir_all(&dir).map_err(|error| cannot(&dir, error))?;
     let mut bytes = [0_u8; 32];
     getrandom::fill(&mut bytes).map_err(|error| format!("cannot make a key: {error}"))?;
     let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    // Written whole under a name of this process's, then linked into place: the link fails if
-    // another process got there first, and nobody ever reads a half-written key.
-    let draft = dir.join(format!("workspace_server.key.{}", std::process::id()));
+    // A random draft name: two processes of one PID (containers sharing a home) never share it.
+    let draft = dir.join(format!("workspace_server.key.{}", &hex[..16]));
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let written = options.open(&draft).and_then(|mut file| {
         use std::io::Write;
-        file.write_all(format!("{hex}\n").as_bytes())
+        file.write_all(format!("{hex}\n").as_bytes())?;
+        // On disk before it is linked in: a crash never leaves an empty key in place.
+        file.sync_all()
     });
     let linked = written.and_then(|()| std::fs::hard_link(&draft, &path));
     let _ = std::fs::remove_file(&draft);
@@ -200,7 +217,7 @@ fn kept_key_file() -> Result<PathBuf, String> {
         Ok(()) => Ok(path),
         // Another process made it first: use theirs.
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(path),
-        Err(error) => Err(format!("cannot make `{}`: {error}", path.display())),
+        Err(error) => Err(cannot(&path, error)),
     }
 }
 
