@@ -211,25 +211,24 @@ impl EnvelopeConfig {
         match &self.capabilities {
             Capabilities::Listed(listed) => listed.clone(),
             Capabilities::Off => Vec::new(),
-            Capabilities::Derived => {
-                let mut tags = vec![
-                    Capability::STANDARDIZED_ERROR_ENVELOPE,
-                    Capability::CANONICAL_VERDICTS,
-                    Capability::REQUEST_IDS,
-                    Capability::COMPLEXITY_TIER,
-                    Capability::IDEMPOTENCY_DECLARED,
-                    Capability::TOKENS_ESTIMATED,
-                ];
-                if self.budget.agent_chars.is_some() {
-                    tags.push(Capability::BUDGET_TRIMMING);
-                }
-                tags.extend([Capability::COMPLETENESS, Capability::NEXT_ACTIONS]);
-                if self.continuations.is_some() {
-                    tags.push(Capability::CONTINUATIONS);
-                }
-                tags.extend([Capability::TOON_OUTPUT, Capability::PROGRESS]);
-                tags
-            }
+            Capabilities::Derived => Capability::KNOWN
+                .iter()
+                .filter(|tag| self.supports(tag))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Whether this configuration provides what `tag` promises. `streamable_http` is the
+    /// transport's to add ([`EnvelopeServer::http_router`]); every other tag of the contract
+    /// holds for every server but the two that depend on a setting.
+    fn supports(&self, tag: &Capability) -> bool {
+        if *tag == Capability::BUDGET_TRIMMING {
+            self.budget.agent_chars.is_some()
+        } else if *tag == Capability::CONTINUATIONS {
+            self.continuations.is_some()
+        } else {
+            *tag != Capability::STREAMABLE_HTTP
         }
     }
 
@@ -526,10 +525,12 @@ impl EnvelopeServer {
         if matches!(self.inner.config.capabilities, Capabilities::Derived)
             && !self.capabilities.tags.contains(&tag)
         {
-            let mut tags = self.capabilities.tags.clone();
-            tags.push(tag);
             // In the contract's order, as the derived list is.
-            tags.sort_by_key(|tag| Capability::KNOWN.iter().position(|known| known == tag));
+            let tags = Capability::KNOWN
+                .iter()
+                .filter(|known| **known == tag || self.capabilities.tags.contains(known))
+                .cloned()
+                .collect();
             self.capabilities = Advertised::new(tags);
         }
         self

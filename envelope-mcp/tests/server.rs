@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use envelope_core::{
-    DependencyMode, EmptyReason, IndexStatus, NextAction, Reply, Role, SCHEMA_VERSION, ToolContext,
-    ToolError, ToolResult, tool, toolset,
+    Capability, DependencyMode, EmptyReason, IndexStatus, NextAction, Reply, Role, SCHEMA_VERSION,
+    ToolContext, ToolError, ToolResult, tool, toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
 use rmcp::model::{
@@ -690,4 +690,29 @@ fn a_hand_written_tool_is_listed_with_portable_schemas() {
     );
     // Read-only implies idempotent for a hand-written spec too.
     assert!(envelope_core::Tool::spec(&HandWritten).is_idempotent());
+}
+
+#[test]
+fn the_derived_tags_follow_the_configuration() {
+    let plain = EnvelopeConfig::new("plain", "1");
+    assert!(plain.capabilities().contains(&Capability::BUDGET_TRIMMING));
+    assert!(!plain.capabilities().contains(&Capability::CONTINUATIONS));
+    assert!(!plain.capabilities().contains(&Capability::STREAMABLE_HTTP));
+    // No budget: nothing is trimmed, so trimming is not promised.
+    let unlimited = plain
+        .clone()
+        .with_budget(envelope_budget::BudgetPolicy::unlimited());
+    assert!(
+        !unlimited
+            .capabilities()
+            .contains(&Capability::BUDGET_TRIMMING)
+    );
+    // An author's own list stands as written, and none at all is possible.
+    let listed = plain
+        .clone()
+        .with_capabilities(vec![Capability::REQUEST_IDS]);
+    assert_eq!(listed.capabilities(), [Capability::REQUEST_IDS]);
+    let server = EnvelopeServer::new(toolset![echo], plain.without_capabilities());
+    assert!(server.capabilities().is_empty());
+    assert!(rmcp::ServerHandler::get_info(&server).meta.is_none());
 }
