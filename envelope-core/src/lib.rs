@@ -73,7 +73,7 @@ pub use notice::{Notice, Severity};
 pub use payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::{MAX_CLIENT_ID_CHARS, RequestId};
-pub use runtime::install_panic_hook;
+pub use runtime::{MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED, install_panic_hook};
 pub use schema::{
     LONG_STRING_CHARS, Portable, STANDARD_FORMATS, envelope_schema, output_schema_for,
 };
@@ -141,8 +141,8 @@ pub mod __private {
     pub use crate::meta::MetaStamp;
     pub use crate::runtime::{
         ArgsFns, DataSchema, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked,
-        ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync, data_schema,
-        empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
+        Stopped, ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync,
+        data_schema, empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;
     pub use crate::tool::BoxFuture;

@@ -44,7 +44,7 @@ pub struct ArgsFns<A> {
     /// The tool's input schema.
     pub input_schema: fn() -> Schema,
     /// Gates the module and decodes the arguments.
-    pub decode: fn(&mut Invocation, &mut ToolContext, Value, &KeyCache) -> Result<A, ToolError>,
+    pub decode: fn(&mut Invocation, &mut ToolContext, Value, &KeyCache) -> Result<A, Stopped>,
 }
 
 /// The functions of a tool taking `A`.
@@ -136,6 +136,20 @@ impl<D: ?Sized> UntypedData for &DataSchema<D> {
 pub trait NamedTool {
     /// The tool's name.
     const NAME: &'static str;
+}
+
+/// How many unknown argument names a response names; the rest are counted.
+pub const MAX_UNKNOWN_NAMED: usize = 8;
+
+/// How many characters of an unknown argument's name a response echoes.
+pub const MAX_ECHOED_KEY_CHARS: usize = 64;
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
 }
 
 /// Room for the longest message [`name_clash`] writes: its text plus a 128-byte name.
@@ -542,19 +556,32 @@ impl Invocation {
         accepted.extend(Controls::KEYS);
         accepted.sort_unstable();
         accepted.dedup();
+        // What a client sent decides how many keys there are and how long they are; what goes
+        // back names a bounded number of them, each cut short, and counts the rest.
+        let named: Vec<String> = unknown
+            .iter()
+            .take(MAX_UNKNOWN_NAMED)
+            .map(|key| shorten(key, MAX_ECHOED_KEY_CHARS))
+            .collect();
+        let more = unknown.len() - named.len();
         if self.spec.strict_args {
-            let listed = unknown
+            let mut listed = named
                 .iter()
                 .map(|k| format!("`{k}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
+            if more > 0 {
+                listed.push_str(&format!(" and {more} more"));
+            }
             return Err(ToolError::validation(format!("unknown argument {listed}"))
                 .with_code("unknown_arg")
                 .with_hint(format!("accepted arguments: {}", accepted.join(", ")))
-                .with_data(json!({ "unknown": unknown, "accepted": accepted })));
+                .with_data(json!({ "unknown": named, "more": more, "accepted": accepted })));
         }
-        for key in unknown {
-            object.remove(&key);
+        for key in &unknown {
+            object.remove(key);
+        }
+        for key in named {
             self.warnings.push(
                 Notice::warning(
                     "unknown_arg",
@@ -563,16 +590,26 @@ impl Invocation {
                 .with_data(json!({ "argument": key, "accepted": accepted })),
             );
         }
+        if more > 0 {
+            self.warnings.push(
+                Notice::warning(
+                    "unknown_arg",
+                    format!("{more} more unknown arguments were ignored"),
+                )
+                .with_data(json!({ "more": more, "accepted": accepted })),
+            );
+        }
         Ok(object)
     }
 
-    /// Gates the module and decodes the arguments into `A`.
+    /// Gates the module and decodes the arguments into `A`. A panic in `A`'s `Deserialize` is
+    /// caught like one in the body.
     pub fn decode<A: ToolArgs>(
         &mut self,
         ctx: &mut ToolContext,
         arguments: Value,
         keys: &KeyCache,
-    ) -> Result<A, ToolError> {
+    ) -> Result<A, Stopped> {
         self.gate(ctx)?;
         let declared = keys.0.get_or_init(|| {
             declared_properties(&schema_for::<A>()).unwrap_or_else(|| vec!["*".to_owned()])
@@ -580,7 +617,7 @@ impl Invocation {
         // "*" marks a schema whose fields cannot be listed: accept every key then.
         let declared = (declared.as_slice() != ["*"]).then_some(declared.as_slice());
         let object = self.split(ctx, arguments, declared)?;
-        decode_value(Value::Object(object))
+        Ok(catch_unwind_sync(|| decode_value(Value::Object(object)))??)
     }
 
     /// Gates the module and checks that a tool without arguments got none but controls.
@@ -589,38 +626,69 @@ impl Invocation {
         ctx: &mut ToolContext,
         arguments: Value,
         keys: &KeyCache,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), Stopped> {
         self.gate(ctx)?;
         let declared = keys.0.get_or_init(Vec::new);
-        self.split(ctx, arguments, Some(declared)).map(drop)
+        Ok(self.split(ctx, arguments, Some(declared)).map(drop)?)
     }
 
-    /// The envelope of a call that failed before its body ran.
-    pub fn fail(self, ctx: &ToolContext, error: ToolError) -> Envelope<Value> {
-        self.finish::<Value>(ctx, Ok(Err(error)))
+    /// The envelope of a call that stopped before its body ran.
+    pub fn fail(self, ctx: &ToolContext, stopped: Stopped) -> Envelope<Value> {
+        let refused = |error: ToolError| Err::<Reply<Value>, ToolError>(error);
+        match stopped {
+            Stopped::Refused(error) => self.finish(ctx, Ok(error), refused),
+            Stopped::Panicked(panicked) => self.finish(ctx, Err(panicked), refused),
+        }
     }
 
     /// Maps the body's outcome to an envelope and stamps `meta`.
-    pub fn finish<D: Serialize>(
+    ///
+    /// `into_reply` is the return type's conversion into a reply or an error. It runs under
+    /// panic capture, and so does the payload's serialization: a panic in an author's `From`
+    /// or `Serialize` is masked and logged like one in the body, once.
+    pub fn finish<O, D: Serialize>(
         self,
         ctx: &ToolContext,
-        outcome: Result<Result<Reply<D>, ToolError>, Panicked>,
+        outcome: Result<O, Panicked>,
+        into_reply: fn(O) -> Result<Reply<D>, ToolError>,
     ) -> Envelope<Value> {
         let request_id = *ctx.request_id();
-        let mut envelope = match outcome {
-            Ok(Ok(reply)) => match encode(ctx, reply) {
-                Ok((reply, precut, measure)) => {
-                    let mut envelope = reply.into_envelope_for(request_id);
-                    envelope.set_precut(precut);
-                    envelope.set_measure(measure);
-                    envelope
+        let answered = outcome.and_then(|outcome| {
+            Ok(match catch_unwind_sync(|| into_reply(outcome))? {
+                Ok(reply) => match catch_unwind_sync(|| encode(ctx, reply))? {
+                    Ok((reply, precut, measure)) => {
+                        let mut envelope = reply.into_envelope_for(request_id);
+                        envelope.set_precut(precut);
+                        envelope.set_measure(measure);
+                        envelope
+                    }
+                    Err(error) => Envelope::err_for(
+                        ToolError::internal(format_args!("cannot serialize the payload: {error}")),
+                        request_id,
+                    ),
+                },
+                Err(error) => Envelope::err_for(error, request_id),
+            })
+        });
+        let mut envelope = match answered {
+            Ok(envelope) => {
+                if let Some(error) = envelope.error()
+                    && error.category() == Category::Internal
+                    && let Some(detail) = error.detail()
+                {
+                    tracing::error!(
+                        tool = self.spec.name,
+                        request_id = %request_id,
+                        pid = std::process::id(),
+                        thread = std::thread::current().name().unwrap_or("<unnamed>"),
+                        message = %detail,
+                        backtrace = %error.backtrace().unwrap_or("disabled; set RUST_BACKTRACE=1"),
+                        "tool failed with an internal error"
+                    );
                 }
-                Err(error) => Envelope::err_for(
-                    ToolError::internal(format_args!("cannot serialize the payload: {error}")),
-                    request_id,
-                ),
-            },
-            Ok(Err(error)) => Envelope::err_for(error, request_id),
+                envelope
+            }
+            // Logged here only: the masked error below is not logged again.
             Err(panicked) => {
                 tracing::error!(
                     tool = self.spec.name,
@@ -635,20 +703,6 @@ impl Invocation {
                 Envelope::err_for(ToolError::internal(panicked.message), request_id)
             }
         };
-        if let Some(error) = envelope.error()
-            && error.category() == Category::Internal
-            && let Some(detail) = error.detail()
-        {
-            tracing::error!(
-                tool = self.spec.name,
-                request_id = %request_id,
-                pid = std::process::id(),
-                thread = std::thread::current().name().unwrap_or("<unnamed>"),
-                message = %detail,
-                backtrace = %error.backtrace().unwrap_or("disabled; set RUST_BACKTRACE=1"),
-                "tool failed with an internal error"
-            );
-        }
         for warning in self.warnings {
             envelope = envelope.with_warning(warning);
         }
@@ -659,6 +713,28 @@ impl Invocation {
             .layer(self.spec.layer)
             .latency(self.started.elapsed());
         envelope
+    }
+}
+
+/// Why a call stopped before its body ran: a refusal (module off, bad arguments) or a panic in
+/// the arguments' `Deserialize`.
+#[derive(Debug)]
+pub enum Stopped {
+    /// The call was refused with this error.
+    Refused(ToolError),
+    /// Decoding the arguments panicked.
+    Panicked(Panicked),
+}
+
+impl From<ToolError> for Stopped {
+    fn from(error: ToolError) -> Self {
+        Stopped::Refused(error)
+    }
+}
+
+impl From<Panicked> for Stopped {
+    fn from(panicked: Panicked) -> Self {
+        Stopped::Panicked(panicked)
     }
 }
 

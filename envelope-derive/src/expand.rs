@@ -359,7 +359,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                         }
                     };
                     let __envelope_outcome = #invoke;
-                    __envelope_call.finish(&__envelope_ctx, __envelope_outcome.map(#into_reply))
+                    __envelope_call.finish(&__envelope_ctx, __envelope_outcome, #into_reply)
                 })
             }
         }

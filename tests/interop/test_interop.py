@@ -1170,6 +1170,21 @@ def test_cli_call_prints_the_envelope(server_bin: Path, cli_schemas: dict[str, A
     assert ULID.match(envelope["meta"]["request_id"])
 
 
+def test_cli_refuses_a_non_utf8_argument_with_a_clear_error(server_bin: Path) -> None:
+    # Regression test for #12: it panicked (exit 101, a Rust backtrace).
+    done = subprocess.run(
+        [str(server_bin), "--root", b"\xff\xfe", "list"],
+        cwd=REPO,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 2, done
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert "is not valid UTF-8" in stderr, stderr
+    assert "panicked" not in stderr, stderr
+
+
 def test_cli_list_names_every_tool(server_bin: Path) -> None:
     done = subprocess.run(
         [str(server_bin), "list"],

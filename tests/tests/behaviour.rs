@@ -277,6 +277,88 @@ fn assert_masked_panic(envelope: &Value, log: &str, secret_in_log: &str) {
     );
     assert!(log.contains("thread="), "{log}");
     assert!(log.contains("backtrace="), "{log}");
+    // Logged once, with where it happened, and not again as an internal error.
+    assert_eq!(log.matches("tool panicked").count(), 1, "{log}");
+    assert!(!log.contains("tool failed with an internal error"), "{log}");
+    assert!(log.contains("location=tests/tests/behaviour.rs:"), "{log}");
+}
+
+/// Arguments whose `Deserialize` panics when `boom` is true.
+#[derive(schemars::JsonSchema)]
+struct PanickyArgs {
+    boom: bool,
+}
+
+impl<'de> Deserialize<'de> for PanickyArgs {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            boom: bool,
+        }
+        let raw = Raw::deserialize(deserializer)?;
+        assert!(!raw.boom, "deserialize panic sk-live-0xDEADBEEF");
+        Ok(PanickyArgs { boom: raw.boom })
+    }
+}
+
+/// Decodes arguments that may panic.
+#[tool(tier = lite)]
+fn panicky_arguments(args: PanickyArgs) -> ToolResult<bool> {
+    Ok(args.boom)
+}
+
+/// A payload whose `Serialize` panics.
+struct PanickyPayload;
+
+impl Serialize for PanickyPayload {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        panic!("serialize panic sk-live-0xDEADBEEF")
+    }
+}
+
+/// Returns a payload that cannot be written.
+#[tool(tier = lite)]
+fn panicky_payload() -> ToolResult<PanickyPayload> {
+    Ok(PanickyPayload)
+}
+
+/// An error whose conversion into `ToolError` panics.
+#[derive(Debug)]
+struct PanickyError;
+
+impl From<PanickyError> for ToolError {
+    fn from(_: PanickyError) -> Self {
+        panic!("conversion panic sk-live-0xDEADBEEF")
+    }
+}
+
+/// Fails with an error that cannot be converted.
+#[tool(tier = lite)]
+fn panicky_error() -> Result<(), PanickyError> {
+    Err(PanickyError)
+}
+
+#[test]
+fn a_panic_in_the_arguments_deserialize_is_caught() {
+    // Regression test for #12: it escaped, and over MCP the call was never answered.
+    let (envelope, log) = capture_log(|| call(&panicky_arguments {}, json!({"boom": true})));
+    assert_masked_panic(&envelope, &log, "deserialize panic sk-live-0xDEADBEEF");
+    let fine = call(&panicky_arguments {}, json!({"boom": false}));
+    assert_eq!(fine["data"], false);
+}
+
+#[test]
+fn a_panic_in_the_payloads_serialize_is_caught() {
+    // Regression test for #12.
+    let (envelope, log) = capture_log(|| call(&panicky_payload {}, json!({})));
+    assert_masked_panic(&envelope, &log, "serialize panic sk-live-0xDEADBEEF");
+}
+
+#[test]
+fn a_panic_in_the_errors_conversion_is_caught() {
+    // Regression test for #12.
+    let (envelope, log) = capture_log(|| call(&panicky_error {}, json!({})));
+    assert_masked_panic(&envelope, &log, "conversion panic sk-live-0xDEADBEEF");
 }
 
 #[test]
@@ -351,6 +433,51 @@ fn strict_tools_reject_unknown_arguments() {
     assert_eq!(envelope["error"]["code"], "unknown_arg");
     assert_eq!(envelope["error"]["data"]["unknown"], json!(["limt"]));
     assert_eq!(envelope["meta"]["tool"], "search.strict");
+}
+
+#[test]
+fn a_flood_of_unknown_arguments_gets_a_bounded_answer() {
+    // Regression test for #12: 50,000 unknown keys made a response 41 times the request.
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("query".to_owned(), json!("q"));
+    for i in 0..50_000 {
+        arguments.insert(format!("{i:05}{}", "k".repeat(200)), json!(1));
+    }
+    let request = Value::Object(arguments);
+    let request_bytes = request.to_string().len();
+    let envelope = call(&search {}, request.clone());
+    assert_eq!(envelope["ok"], true);
+    let warnings = envelope["warnings"].as_array().expect("warnings");
+    assert_eq!(warnings.len(), envelope_core::MAX_UNKNOWN_NAMED + 1);
+    for warning in &warnings[..envelope_core::MAX_UNKNOWN_NAMED] {
+        let named = warning["data"]["argument"].as_str().expect("a name");
+        assert_eq!(
+            named.chars().count(),
+            envelope_core::MAX_ECHOED_KEY_CHARS + 1
+        );
+        assert!(named.ends_with('…'), "{named}");
+    }
+    let last = &warnings[envelope_core::MAX_UNKNOWN_NAMED];
+    assert_eq!(
+        last["data"]["more"],
+        50_000 - envelope_core::MAX_UNKNOWN_NAMED
+    );
+    let answer_bytes = envelope.to_string().len();
+    assert!(
+        answer_bytes < 8_000,
+        "{answer_bytes} bytes for {request_bytes}"
+    );
+
+    // A strict tool names as few, and counts the rest.
+    let envelope = call(&strict_search {}, request);
+    assert_eq!(envelope["error"]["code"], "unknown_arg");
+    let data = &envelope["error"]["data"];
+    assert_eq!(
+        data["unknown"].as_array().map(Vec::len),
+        Some(envelope_core::MAX_UNKNOWN_NAMED)
+    );
+    assert_eq!(data["more"], 50_000 - envelope_core::MAX_UNKNOWN_NAMED);
+    assert!(envelope.to_string().len() < 8_000);
 }
 
 #[test]

@@ -223,7 +223,19 @@ fn kept_key_file() -> Result<PathBuf, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let options = match parse(std::env::args().skip(1)) {
+    // `std::env::args` panics on an argument that is not UTF-8; say so instead.
+    let args: Result<Vec<String>, String> = std::env::args_os()
+        .skip(1)
+        .map(|arg| {
+            arg.into_string().map_err(|arg| {
+                format!(
+                    "the argument `{}` is not valid UTF-8",
+                    arg.to_string_lossy()
+                )
+            })
+        })
+        .collect();
+    let options = match args.and_then(|args| parse(args.into_iter())) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("workspace_server: {message}\n\n{USAGE}");
