@@ -17,7 +17,9 @@ mod server;
 pub use error::McpError;
 #[cfg(feature = "http")]
 pub use http::request_id_layer;
-pub use server::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
+pub use server::{
+    DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, EnvelopeConfig, EnvelopeServer, META_PREFIX,
+};
 
 /// The request-id header: read on every call over HTTP, and echoed.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";

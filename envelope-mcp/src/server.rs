@@ -3,12 +3,14 @@
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
-use envelope_core::__private::{meta_stamp, retain_next_actions};
+use envelope_core::__private::{meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
     Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
-    ProgressSink, Tier, Tool, ToolContext, Toolset,
+    ProgressSink, RequestId, Tier, Tool, ToolContext, ToolError, ToolSpec, Toolset,
 };
 use schemars::Schema;
 use schemars::transform::Transform;
@@ -105,6 +107,13 @@ fn check_meta_prefix(prefix: &str) -> Result<(), McpError> {
     Ok(())
 }
 
+/// How long a call may run, unless configured otherwise: then it answers a `transient`,
+/// retryable `deadline_exceeded` envelope and its work is told to stop.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The `code` of the envelope a call past its deadline answers.
+pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
+
 /// Reads the state of the index a server answers from, once per call.
 type IndexProbe = Arc<dyn Fn() -> Option<IndexStatus> + Send + Sync>;
 
@@ -121,6 +130,7 @@ pub struct EnvelopeConfig {
     continuations: Option<Arc<Continuations>>,
     meta_prefix: String,
     index: Option<IndexProbe>,
+    call_timeout: Option<Duration>,
 }
 
 /// Which capability tags a server advertises.
@@ -145,6 +155,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("continuations", &self.continuations)
             .field("meta_prefix", &self.meta_prefix)
             .field("reports_index", &self.index.is_some())
+            .field("call_timeout", &self.call_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -164,7 +175,19 @@ impl EnvelopeConfig {
             continuations: None,
             meta_prefix: META_PREFIX.to_owned(),
             index: None,
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
         }
+    }
+
+    /// How long a call may run ([`DEFAULT_CALL_TIMEOUT`] unless set; `None` for no limit).
+    /// Past it, the call answers a `transient`, retryable envelope with the code
+    /// [`DEADLINE_EXCEEDED`], its future is dropped, and [`ToolContext::is_cancelled`] turns
+    /// true for work it left running (on the blocking pool, say). Needs the tokio runtime's time
+    /// driver, as rmcp does.
+    #[must_use]
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.call_timeout = timeout;
+        self
     }
 
     /// Puts this server's `_meta` keys under `prefix`, a reverse-DNS name ending in `/` (say
@@ -439,6 +462,40 @@ impl PeerProgress {
     }
 }
 
+/// What stops a call: the client cancelling it, or its deadline passing.
+struct Stop {
+    client: Option<Arc<dyn Cancellation>>,
+    deadline_passed: AtomicBool,
+}
+
+impl Cancellation for Stop {
+    fn is_cancelled(&self) -> bool {
+        self.deadline_passed.load(Ordering::Relaxed)
+            || self
+                .client
+                .as_ref()
+                .is_some_and(|client| client.is_cancelled())
+    }
+}
+
+/// The envelope of a call that ran past `limit`: retrying may help (with a narrower request).
+fn past_deadline(spec: &ToolSpec, request_id: RequestId, limit: Duration) -> Envelope<Value> {
+    let error = ToolError::transient(format!(
+        "`{}` did not answer within {} ms and was stopped",
+        spec.name,
+        limit.as_millis()
+    ))
+    .with_code(DEADLINE_EXCEEDED)
+    .with_hint("retry later, or narrow the request so it does less work");
+    let mut envelope = Envelope::err(error);
+    stamp_request_id(&mut envelope, request_id);
+    meta_stamp(&mut envelope)
+        .tool(spec.name, spec.tier, spec.is_idempotent())
+        .layer(spec.layer)
+        .latency(limit);
+    envelope
+}
+
 /// MCP's cancellation token, read by the tool through [`ToolContext::is_cancelled`].
 struct TokenCancellation(tokio_util::sync::CancellationToken);
 
@@ -569,9 +626,12 @@ impl EnvelopeServer {
         if let Some(progress) = extras.progress {
             ctx = ctx.with_progress(progress);
         }
-        if let Some(cancelled) = extras.cancelled {
-            ctx = ctx.with_cancellation(cancelled);
-        }
+        // The client's cancellation, or the deadline's: either stops the work.
+        let stop = Arc::new(Stop {
+            client: extras.cancelled,
+            deadline_passed: AtomicBool::new(false),
+        });
+        ctx = ctx.with_cancellation(Arc::clone(&stop) as Arc<dyn Cancellation>);
         if let Some(probe) = &config.index {
             ctx = ctx.with_index_status(probe());
         }
@@ -582,7 +642,17 @@ impl EnvelopeServer {
                 config.budget.estimator,
             )));
         }
-        let mut envelope: Envelope<Value> = tool.call(arguments, ctx).await;
+        let request_id = *ctx.request_id();
+        let mut envelope: Envelope<Value> = match config.call_timeout {
+            Some(limit) => match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
+                Ok(envelope) => envelope,
+                Err(_) => {
+                    stop.deadline_passed.store(true, Ordering::Relaxed);
+                    past_deadline(spec, request_id, limit)
+                }
+            },
+            None => tool.call(arguments, ctx).await,
+        };
         self.drop_unrunnable_actions(&mut envelope, spec.name);
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
         if controls.keeps_full_meta() {

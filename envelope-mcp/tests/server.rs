@@ -716,3 +716,41 @@ fn the_derived_tags_follow_the_configuration() {
     assert!(server.capabilities().is_empty());
     assert!(rmcp::ServerHandler::get_info(&server).meta.is_none());
 }
+
+/// Whether the slow tool's leftover work saw the call cancelled.
+static SLOW_SAW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Takes far longer than its deadline, leaving work behind that watches for cancellation.
+#[tool(tier = heavy, read_only)]
+async fn slow(ctx: &ToolContext) -> ToolResult<()> {
+    let watcher = ctx.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        SLOW_SAW_CANCEL.store(watcher.is_cancelled(), std::sync::atomic::Ordering::SeqCst);
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_its_deadline_answers_transient_and_is_cancelled() {
+    // Regression test for #12: a call that never finished was never answered.
+    let server = EnvelopeServer::new(
+        toolset![slow],
+        EnvelopeConfig::new("deadline", "1")
+            .with_call_timeout(Some(std::time::Duration::from_millis(100))),
+    );
+    let started = std::time::Instant::now();
+    let prepared = server.call("slow", json!({})).await.expect("served");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let envelope = &prepared.structured;
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "transient");
+    assert_eq!(envelope["error"]["retryable"], true);
+    assert_eq!(envelope["error"]["code"], envelope_mcp::DEADLINE_EXCEEDED);
+    assert_eq!(envelope["meta"]["tool"], "slow");
+    assert_eq!(envelope["meta"]["complexity_tier"], "heavy");
+    // What the tool left running is told to stop.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert!(SLOW_SAW_CANCEL.load(std::sync::atomic::Ordering::SeqCst));
+}

@@ -404,6 +404,39 @@ async fn symlinks_out_of_the_root_are_refused_and_never_walked() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn special_files_loops_and_long_names_name_the_real_cause() {
+    // Regression test for #12: a FIFO blocked `read_file` forever; a symlink loop and a name
+    // too long for the file system answered `internal`.
+    let tree = Tree::new("special");
+    let fifo = tree.root.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        call(&tree.server(), "read_file", json!({"path": "pipe"})),
+    )
+    .await
+    .expect("a FIFO is refused, not read");
+    assert_eq!(error_of(&answer), ("validation", &json!("path")));
+    assert_eq!(answer["error"]["code"], "not_a_file");
+
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("loop_b", tree.root.join("loop_a")).expect("symlink");
+        std::os::unix::fs::symlink("loop_a", tree.root.join("loop_b")).expect("symlink");
+        let looped = call(&tree.server(), "read_file", json!({"path": "loop_a"})).await;
+        assert_eq!(error_of(&looped), ("not_found", &json!("path")));
+    }
+
+    let long = "x".repeat(5_000);
+    let named = call(&tree.server(), "read_file", json!({"path": long})).await;
+    assert_eq!(error_of(&named), ("validation", &json!("path")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_content_is_trimmed_by_the_budget_stage() {
     let tree = Tree::new("read-long");
     let server = tree.server();

@@ -882,6 +882,13 @@ fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileConte
             format!("`{rel}` is a directory; use `list_files` to see its files"),
         ));
     }
+    // A FIFO, socket or device would block the read, or never end: only regular files are
+    // read, and that is known from the metadata, before anything is opened.
+    if !metadata.is_file() {
+        return Err(
+            invalid("path", format!("`{rel}` is not a regular file")).with_code("not_a_file")
+        );
+    }
     if metadata.len() > MAX_FILE_BYTES {
         return Err(invalid(
             "path",
@@ -964,11 +971,16 @@ fn resolve(root: &Path, raw: &str) -> ToolResult<(String, PathBuf)> {
         .join(&rel)
         .canonicalize()
         .map_err(|error| match error.kind() {
-            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
-                ToolError::not_found(format!("no file `{rel}` in the workspace"))
-                    .with_hint("use `list_files` or `search_text` to find the right path")
-            }
-            _ => ToolError::from(error),
+            io::ErrorKind::PermissionDenied => ToolError::from(error),
+            // A component longer than the file system allows.
+            io::ErrorKind::InvalidFilename => invalid(
+                "path",
+                format!("`path` has a name too long for the file system: {error}"),
+            ),
+            // Missing, a file used as a directory, a symlink loop: there is no such file.
+            _ => ToolError::not_found(format!("no file `{rel}` in the workspace"))
+                .with_hint("use `list_files` or `search_text` to find the right path")
+                .with_data(json!({ "field": "path" })),
         })?;
     if !real.starts_with(root) {
         return Err(outside());
