@@ -9,7 +9,7 @@
 use std::cell::Cell;
 use std::fmt;
 
-use envelope_core::{EncodedPayload, EncoderMeasure, PayloadEncoder};
+use envelope_core::{EncodedPayload, EncoderMeasure, PayloadEncoder, to_value_within};
 use serde::ser::{
     self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
 };
@@ -48,7 +48,10 @@ impl PayloadEncoder for BudgetEncoder {
         let mut measured = MeasuredLists::default();
         let value = match probe(&payload) {
             Kind::Seq => {
-                let (value, full, prefix, joined) = payload.serialize(Rows { encoder: self })?;
+                let (value, full, prefix, joined) = payload.serialize(Rows {
+                    encoder: self,
+                    row_depth: 1,
+                })?;
                 if let Value::Array(items) = &value
                     && items.len() < full
                 {
@@ -73,7 +76,7 @@ impl PayloadEncoder for BudgetEncoder {
                 value
             }
             Kind::Other => {
-                let value = serde_json::to_value(payload)?;
+                let value = to_value_within(&payload, 0)?;
                 measured.1 = Some(Whole::of_value(&value)?);
                 value
             }
@@ -334,10 +337,13 @@ impl<'a> Serializer for Probe<'a> {
 /// Output: the array and the full row count.
 struct Rows<'a> {
     encoder: &'a BudgetEncoder,
+    /// Where each row sits below the payload's root: the depth its conversion is bounded from.
+    row_depth: usize,
 }
 
 struct RowsSeq<'a> {
     encoder: &'a BudgetEncoder,
+    row_depth: usize,
     items: Vec<Value>,
     counts: Counts,
     prefix: Vec<Counts>,
@@ -356,7 +362,7 @@ impl SerializeSeq for RowsSeq<'_> {
         if self.stopped {
             return Ok(());
         }
-        let row = serde_json::to_value(value)?;
+        let row = to_value_within(value, self.row_depth)?;
         // Sized from its own bytes: writing a row out and counting the text in blocks is
         // faster than walking the tree node by node. The bytes are kept for the text mirror.
         let start = self.joined.len();
@@ -469,6 +475,7 @@ impl<'a> Serializer for Rows<'a> {
     fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
         Ok(RowsSeq {
             encoder: self.encoder,
+            row_depth: self.row_depth,
             items: Vec::with_capacity(len.unwrap_or(0).min(1024)),
             counts: Counts::default(),
             prefix: vec![Counts::default()],
@@ -524,7 +531,7 @@ impl<'a> Serializer for Rows<'a> {
 }
 
 /// Serializes a payload probed as a map or struct, field by field: list fields through
-/// [`Rows`], everything else with `serde_json::to_value`.
+/// [`Rows`], everything else with [`to_value_within`].
 struct Top<'a, 'p> {
     encoder: &'a BudgetEncoder,
     precut: &'p mut Vec<(String, usize)>,
@@ -553,6 +560,7 @@ impl TopMap<'_, '_> {
         let value = if !graph_list && probe(value) == Kind::Seq {
             let (value, full, prefix, joined) = value.serialize(Rows {
                 encoder: self.encoder,
+                row_depth: 2,
             })?;
             if let Value::Array(items) = &value
                 && items.len() < full
@@ -566,7 +574,7 @@ impl TopMap<'_, '_> {
             self.measured.0.push((key.clone(), prefix));
             value
         } else {
-            let value = serde_json::to_value(value)?;
+            let value = to_value_within(value, 1)?;
             self.fields.push((key.clone(), Whole::of_value(&value)?));
             value
         };

@@ -27,8 +27,8 @@ pub const NESTED_FLOOR: usize = 3;
 /// Containers nested deeper than this inside the payload are cut, within budget or not. Most
 /// JSON parsers (serde_json's included) refuse more than 128 levels, and the payload sits a few
 /// levels down in the envelope and the JSON-RPC message; 64 leaves room and keeps every later
-/// serializer's recursion shallow.
-pub const MAX_DEPTH: usize = 64;
+/// serializer's recursion shallow. Core's constant: its bounded conversion stops just below.
+pub const MAX_DEPTH: usize = envelope_core::MAX_PAYLOAD_DEPTH;
 /// What a cut string ends with.
 pub const TRUNCATION_SUFFIX: &str = "…[truncated]";
 /// Top-level list keys cut first, in this order, by the per-key rung. Other arrays follow,

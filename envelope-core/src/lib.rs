@@ -25,6 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod bounded;
 mod canonical;
 mod capability;
 mod completeness;
@@ -47,6 +48,7 @@ mod tool;
 mod tool_error;
 mod verdict;
 
+pub use bounded::{MAX_PAYLOAD_DEPTH, to_value_within};
 pub use canonical::canonical_json;
 pub use capability::Capability;
 pub use completeness::{

@@ -759,7 +759,7 @@ fn encode<D: Serialize>(
             Ok((reply, precut, measure))
         }
         None => Ok((
-            reply.try_map(serde_json::to_value)?,
+            reply.try_map(|data| crate::bounded::to_value_within(&data, 0))?,
             Vec::new(),
             EncoderMeasure::default(),
         )),

@@ -754,3 +754,94 @@ async fn a_call_past_its_deadline_answers_transient_and_is_cancelled() {
     tokio::time::sleep(std::time::Duration::from_millis(600)).await;
     assert!(SLOW_SAW_CANCEL.load(std::sync::atomic::Ordering::SeqCst));
 }
+
+/// A linked chain that drops iteratively: only its serialization may recurse.
+#[derive(serde::Serialize)]
+struct Chain {
+    next: Option<Box<Chain>>,
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        let mut next = self.next.take();
+        while let Some(mut node) = next {
+            next = node.next.take();
+        }
+    }
+}
+
+/// Returns a chain 4,000 links deep.
+#[tool(tier = lite)]
+fn deep_chain() -> ToolResult<Chain> {
+    let mut chain = Chain { next: None };
+    for _ in 0..4_000 {
+        chain = Chain {
+            next: Some(Box::new(chain)),
+        };
+    }
+    Ok(chain)
+}
+
+/// A `Value` that drops iteratively.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct DeepValue(Value);
+
+impl Drop for DeepValue {
+    fn drop(&mut self) {
+        envelope_budget::drop_deep(std::mem::take(&mut self.0));
+    }
+}
+
+/// Returns a `serde_json::Value` nested 8,000 arrays deep.
+#[tool(tier = lite)]
+fn deep_value() -> ToolResult<DeepValue> {
+    let mut value = json!("leaf");
+    for _ in 0..8_000 {
+        value = Value::Array(vec![value]);
+    }
+    Ok(DeepValue(value))
+}
+
+#[test]
+fn deep_payloads_are_cut_without_overflowing_a_small_stack() {
+    // Regression test for #12: the payload was turned into JSON recursively before the depth
+    // cut ran, and the process aborted.
+    for budget in [
+        envelope_budget::BudgetPolicy::default(),
+        envelope_budget::BudgetPolicy::unlimited(),
+    ] {
+        let answered = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime");
+                let server = EnvelopeServer::new(
+                    toolset![deep_chain, deep_value],
+                    EnvelopeConfig::new("deep", "1").with_budget(budget),
+                );
+                ["deep_chain", "deep_value"].map(|tool| {
+                    let prepared = runtime
+                        .block_on(server.call(tool, json!({})))
+                        .expect("served");
+                    let envelope = prepared.structured;
+                    let text = prepared.json;
+                    (envelope["ok"].clone(), envelope["meta"].clone(), text.len())
+                })
+            })
+            .expect("a thread")
+            .join()
+            .expect("no stack overflow");
+        for (ok, meta, bytes) in answered {
+            assert_eq!(ok, true, "{meta}");
+            assert_eq!(meta["truncated"], true, "{meta}");
+            assert_eq!(
+                meta["truncated_depth"]["limit"],
+                envelope_core::MAX_PAYLOAD_DEPTH
+            );
+            assert!(bytes < 8_000, "{bytes}");
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! A payload to JSON without unbounded recursion: [`to_value_within`].
+//!
+//! Contract: however deeply a payload nests (a recursive struct four thousand levels deep, a
+//! `serde_json::Value` of eight thousand), turning it into JSON recurses at most a fixed number
+//! of levels, so a payload never overflows the stack of the thread that serializes it.
+
+use serde::ser::{self, Serialize};
+use serde_json::{Map, Value};
+
+/// Containers (arrays and objects) nested deeper than this inside a payload are cut by the
+/// budget stage, within budget or not. Most JSON parsers refuse more than 128 levels, and the
+/// payload sits a few levels down in the envelope and the JSON-RPC message.
+pub const MAX_PAYLOAD_DEPTH: usize = 64;
+
+/// How many wrappers that add no JSON level (`Some`, newtypes) may nest in a row before the
+/// value is cut: far more than any real type uses, few enough for any stack.
+const MAX_TRANSPARENT: usize = 256;
+
+/// `value` as JSON, with every container that would sit more than
+/// [`MAX_PAYLOAD_DEPTH`]` + 1` levels below the payload's root replaced by `null`, without
+/// serializing it. `depth` is where `value` sits below that root (0 for the root itself).
+///
+/// Nothing the budget stage keeps is lost: it cuts every container at [`MAX_PAYLOAD_DEPTH`]
+/// whole, with a `truncated_depth` marker, and what this function leaves out is below those.
+///
+/// ```
+/// use envelope_core::{MAX_PAYLOAD_DEPTH, to_value_within};
+///
+/// #[derive(serde::Serialize)]
+/// struct Node {
+///     next: Option<Box<Node>>,
+/// }
+///
+/// // Ten thousand levels: serializing it recursively would overflow a small stack.
+/// let mut node = Node { next: None };
+/// for _ in 0..10_000 {
+///     node = Node { next: Some(Box::new(node)) };
+/// }
+/// let value = to_value_within(&node, 0)?;
+/// let mut depth = 0;
+/// let mut at = &value;
+/// while let Some(next) = at.get("next") {
+///     depth += 1;
+///     at = next;
+/// }
+/// assert_eq!(depth, MAX_PAYLOAD_DEPTH + 1);
+/// # std::mem::forget(node); // Dropping it would recurse too; a real tool drops it on a big stack.
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn to_value_within<T: Serialize + ?Sized>(
+    value: &T,
+    depth: usize,
+) -> Result<Value, serde_json::Error> {
+    value.serialize(Bounded {
+        containers_left: (MAX_PAYLOAD_DEPTH + 1).saturating_sub(depth),
+        transparent: 0,
+    })
+}
+
+/// A `serde_json::Value` serializer that stops descending where the budget stage would cut.
+#[derive(Clone, Copy)]
+struct Bounded {
+    /// How many more containers may open, this value's own included.
+    containers_left: usize,
+    /// Wrappers that add no JSON level, in a row.
+    transparent: usize,
+}
+
+impl Bounded {
+    /// The serializer for a member of a container this one opens.
+    fn member(self) -> Bounded {
+        Bounded {
+            containers_left: self.containers_left - 1,
+            transparent: 0,
+        }
+    }
+
+    /// A wrapper that adds no JSON level: the same depth, one more in the row.
+    fn wrapped<T: Serialize + ?Sized>(self, value: &T) -> Result<Value, serde_json::Error> {
+        if self.transparent >= MAX_TRANSPARENT {
+            return Ok(Value::Null);
+        }
+        value.serialize(Bounded {
+            transparent: self.transparent + 1,
+            ..self
+        })
+    }
+
+    /// Whether a container may open here.
+    fn room(self) -> bool {
+        self.containers_left > 0
+    }
+}
+
+fn plain<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
+    value.serialize(serde_json::value::Serializer)
+}
+
+/// A map key as `serde_json` writes it: strings as they are, numbers and booleans as text.
+fn key_of<T: Serialize + ?Sized>(key: &T) -> Result<String, serde_json::Error> {
+    match plain(key)? {
+        Value::String(text) => Ok(text),
+        Value::Number(number) => Ok(number.to_string()),
+        Value::Bool(flag) => Ok(flag.to_string()),
+        _ => Err(ser::Error::custom(
+            "a map key must be a string, a number or a boolean",
+        )),
+    }
+}
+
+/// The elements of an array being built, or `None` past the depth limit (elements are then
+/// counted out without being serialized, and the array becomes `null`).
+struct Seq {
+    items: Option<Vec<Value>>,
+    member: Bounded,
+    /// `Some(variant)`: the array is the value of `{variant: [...]}`.
+    variant: Option<&'static str>,
+}
+
+impl Seq {
+    fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
+        if let Some(items) = &mut self.items {
+            items.push(value.serialize(self.member)?);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Value {
+        let array = self.items.map_or(Value::Null, Value::Array);
+        match self.variant {
+            Some(variant) => Value::Object(Map::from_iter([(variant.to_owned(), array)])),
+            None => array,
+        }
+    }
+}
+
+/// The members of an object being built, or `None` past the depth limit.
+struct Obj {
+    members: Option<Map<String, Value>>,
+    member: Bounded,
+    next_key: Option<String>,
+    variant: Option<&'static str>,
+}
+
+impl Obj {
+    fn insert<T: Serialize + ?Sized>(
+        &mut self,
+        key: String,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        if let Some(members) = &mut self.members {
+            members.insert(key, value.serialize(self.member)?);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Value {
+        let object = self.members.map_or(Value::Null, Value::Object);
+        match self.variant {
+            Some(variant) => Value::Object(Map::from_iter([(variant.to_owned(), object)])),
+            None => object,
+        }
+    }
+}
+
+macro_rules! plain_scalars {
+    ($($method:ident: $ty:ty),* $(,)?) => {
+        $(fn $method(self, value: $ty) -> Result<Value, serde_json::Error> {
+            ser::Serializer::$method(serde_json::value::Serializer, value)
+        })*
+    };
+}
+
+impl ser::Serializer for Bounded {
+    type Ok = Value;
+    type Error = serde_json::Error;
+    type SerializeSeq = Seq;
+    type SerializeTuple = Seq;
+    type SerializeTupleStruct = Seq;
+    type SerializeTupleVariant = Seq;
+    type SerializeMap = Obj;
+    type SerializeStruct = Obj;
+    type SerializeStructVariant = Obj;
+
+    plain_scalars! {
+        serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+        serialize_i64: i64, serialize_i128: i128, serialize_u8: u8, serialize_u16: u16,
+        serialize_u32: u32, serialize_u64: u64, serialize_u128: u128, serialize_f32: f32,
+        serialize_f64: f64, serialize_char: char, serialize_str: &str, serialize_bytes: &[u8],
+    }
+
+    fn serialize_none(self) -> Result<Value, serde_json::Error> {
+        Ok(Value::Null)
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Value, serde_json::Error> {
+        self.wrapped(value)
+    }
+
+    fn serialize_unit(self) -> Result<Value, serde_json::Error> {
+        Ok(Value::Null)
+    }
+
+    fn serialize_unit_struct(self, _: &'static str) -> Result<Value, serde_json::Error> {
+        Ok(Value::Null)
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<Value, serde_json::Error> {
+        Ok(Value::String(variant.to_owned()))
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<Value, serde_json::Error> {
+        self.wrapped(value)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<Value, serde_json::Error> {
+        if !self.room() {
+            return Ok(Value::Null);
+        }
+        let inner = value.serialize(self.member())?;
+        Ok(Value::Object(Map::from_iter([(variant.to_owned(), inner)])))
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq, serde_json::Error> {
+        Ok(Seq {
+            items: self
+                .room()
+                .then(|| Vec::with_capacity(len.unwrap_or(0).min(4096))),
+            member: if self.room() { self.member() } else { self },
+            variant: None,
+        })
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Seq, serde_json::Error> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq, serde_json::Error> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Seq, serde_json::Error> {
+        // `{variant: [...]}`: the object is one level, the array another.
+        let outer = if self.room() { self.member() } else { self };
+        let mut seq = outer.serialize_seq(Some(len))?;
+        if !self.room() {
+            seq.items = None;
+        }
+        seq.variant = self.room().then_some(variant);
+        Ok(seq)
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Obj, serde_json::Error> {
+        Ok(Obj {
+            members: self.room().then(Map::new),
+            member: if self.room() { self.member() } else { self },
+            next_key: None,
+            variant: None,
+        })
+    }
+
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Obj, serde_json::Error> {
+        self.serialize_map(Some(len))
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Obj, serde_json::Error> {
+        let outer = if self.room() { self.member() } else { self };
+        let mut object = outer.serialize_map(Some(len))?;
+        if !self.room() {
+            object.members = None;
+        }
+        object.variant = self.room().then_some(variant);
+        Ok(object)
+    }
+}
+
+impl ser::SerializeSeq for Seq {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        self.push(value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+impl ser::SerializeTuple for Seq {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        self.push(value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+impl ser::SerializeTupleStruct for Seq {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        self.push(value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+impl ser::SerializeTupleVariant for Seq {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        self.push(value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+impl ser::SerializeMap for Obj {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Self::Error> {
+        self.next_key = Some(key_of(key)?);
+        Ok(())
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+        let key = self
+            .next_key
+            .take()
+            .ok_or_else(|| ser::Error::custom("a map value came before its key"))?;
+        self.insert(key, value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+impl ser::SerializeStruct for Obj {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Self::Error> {
+        self.insert(key.to_owned(), value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+impl ser::SerializeStructVariant for Obj {
+    type Ok = Value;
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Self::Error> {
+        self.insert(key.to_owned(), value)
+    }
+
+    fn end(self) -> Result<Value, Self::Error> {
+        Ok(self.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Shape {
+        Dot,
+        Wrap(Box<Shape>),
+        Pair(Box<Shape>, u8),
+        Group { members: Vec<Shape> },
+    }
+
+    #[derive(serde::Serialize)]
+    struct Row {
+        id: u32,
+        tags: Vec<&'static str>,
+        note: Option<String>,
+        shape: Shape,
+        by_key: std::collections::BTreeMap<u8, bool>,
+    }
+
+    #[test]
+    fn shallow_values_match_serde_json() {
+        let row = Row {
+            id: 7,
+            tags: vec!["a", "b"],
+            note: None,
+            shape: Shape::Group {
+                members: vec![
+                    Shape::Dot,
+                    Shape::Wrap(Box::new(Shape::Dot)),
+                    Shape::Pair(Box::new(Shape::Dot), 3),
+                ],
+            },
+            by_key: [(1, true), (2, false)].into_iter().collect(),
+        };
+        let expected = serde_json::to_value(&row).expect("serializes");
+        assert_eq!(to_value_within(&row, 0).expect("serializes"), expected);
+        assert_eq!(
+            to_value_within(&json!({"a": [1, {"b": null}]}), 0).expect("serializes"),
+            json!({"a": [1, {"b": null}]})
+        );
+    }
+
+    #[test]
+    fn deep_values_stop_below_the_cut_on_a_small_stack() {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut value = json!(1);
+                for _ in 0..8_000 {
+                    value = Value::Array(vec![value]);
+                }
+                let bounded = to_value_within(&value, 0).expect("serializes");
+                let mut depth = 0;
+                let mut at = &bounded;
+                while let Some(inner) = at.get(0) {
+                    depth += 1;
+                    at = inner;
+                }
+                // The outermost 65 arrays are kept; the 66th is `null`.
+                assert_eq!(depth, MAX_PAYLOAD_DEPTH + 1);
+                assert_eq!(*at, Value::Null);
+                // Neither value may be dropped recursively on this stack.
+                std::mem::forget(value);
+                std::mem::forget(bounded);
+            })
+            .expect("a thread")
+            .join()
+            .expect("no overflow, no panic");
+    }
+
+    #[test]
+    fn a_value_deeper_down_has_less_room() {
+        let value = json!([[[[1]]]]);
+        let bounded = to_value_within(&value, MAX_PAYLOAD_DEPTH - 1).expect("serializes");
+        assert_eq!(bounded, json!([[null]]));
+    }
+}
