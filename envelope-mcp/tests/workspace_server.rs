@@ -437,6 +437,33 @@ async fn special_files_loops_and_long_names_name_the_real_cause() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_use_tree_nested_thousands_deep_does_not_overflow_the_stack() {
+    // Regression test for #12: a 40 KB file nesting `use crate::{a::{…}}` 8,000 levels deep
+    // overflowed the stack in `graph_export` and took the process down.
+    let tree = Tree::new("deep-use");
+    let depth = 8_000;
+    let nested = format!(
+        "use crate::{}b{};\n",
+        "{a::".repeat(depth),
+        "}".repeat(depth)
+    );
+    tree.write("src/deep.rs", &nested);
+    let envelope = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&tree.server(), "graph_export", json!({})),
+    )
+    .await
+    .expect("answers in time");
+    assert_eq!(envelope["ok"], true, "{envelope:#}");
+    // The rest of the graph is still there.
+    assert!(
+        edges(&envelope)
+            .iter()
+            .any(|(source, _, _)| source == "src/lib.rs")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_content_is_trimmed_by_the_budget_stage() {
     let tree = Tree::new("read-long");
     let server = tree.server();

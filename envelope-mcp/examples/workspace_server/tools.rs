@@ -1471,14 +1471,28 @@ fn rust_references(text: &str) -> Vec<Reference> {
         .collect();
     for captures in RUST_USE.captures_iter(&code) {
         let mut paths = Vec::new();
-        expand_use_tree(&captures[1], &mut Vec::new(), &mut paths);
+        expand_use_tree(&captures[1], &mut Vec::new(), &mut paths, 0);
         found.extend(paths.into_iter().map(Reference::RustUse));
     }
     found
 }
 
-/// Expands a use tree (`a::{b, c::D as E}`) into the segments of each path it names.
-fn expand_use_tree(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+/// Groups nested deeper than this in one `use` are not expanded: real code nests a few, and a
+/// workspace may be an untrusted repository whose `use crate::{a::{…}}` nests thousands deep.
+const MAX_USE_NESTING: usize = 32;
+
+/// Expands a use tree (`a::{b, c::D as E}`) into the segments of each path it names, `nesting`
+/// groups down; deeper than [`MAX_USE_NESTING`], the rest of the tree is left out, so the
+/// recursion (and the rescanning each level does) stays bounded.
+fn expand_use_tree(
+    tree: &str,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<Vec<String>>,
+    nesting: usize,
+) {
+    if nesting > MAX_USE_NESTING {
+        return;
+    }
     let tree = tree.trim();
     let (head, group) = match tree.find('{') {
         Some(open) if tree.ends_with('}') => (&tree[..open], Some(&tree[open + 1..tree.len() - 1])),
@@ -1495,7 +1509,7 @@ fn expand_use_tree(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<Strin
     match group {
         Some(group) => {
             for part in split_top_level(group) {
-                expand_use_tree(part, prefix, out);
+                expand_use_tree(part, prefix, out, nesting + 1);
             }
         }
         None => out.push(prefix.clone()),
