@@ -12,11 +12,13 @@
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod lines;
 mod server;
 
 pub use error::McpError;
 #[cfg(feature = "http")]
 pub use http::request_id_layer;
+pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
 pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, EnvelopeConfig, EnvelopeServer, META_PREFIX,
 };

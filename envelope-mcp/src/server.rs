@@ -131,6 +131,7 @@ pub struct EnvelopeConfig {
     meta_prefix: String,
     index: Option<IndexProbe>,
     call_timeout: Option<Duration>,
+    max_request_bytes: usize,
 }
 
 /// Which capability tags a server advertises.
@@ -156,6 +157,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("meta_prefix", &self.meta_prefix)
             .field("reports_index", &self.index.is_some())
             .field("call_timeout", &self.call_timeout)
+            .field("max_request_bytes", &self.max_request_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -176,7 +178,18 @@ impl EnvelopeConfig {
             meta_prefix: META_PREFIX.to_owned(),
             index: None,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            max_request_bytes: crate::lines::DEFAULT_MAX_REQUEST_BYTES,
         }
+    }
+
+    /// The largest request the server reads, in bytes
+    /// ([`DEFAULT_MAX_REQUEST_BYTES`](crate::DEFAULT_MAX_REQUEST_BYTES) unless set). Over stdio,
+    /// a longer line is skipped as it streams by and answered `-32600`, id `null`; it is never
+    /// held whole in memory.
+    #[must_use]
+    pub fn with_max_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_request_bytes = bytes;
+        self
     }
 
     /// How long a call may run ([`DEFAULT_CALL_TIMEOUT`] unless set; `None` for no limit).
@@ -570,6 +583,11 @@ impl EnvelopeServer {
         }
     }
 
+    /// The largest request this server reads, in bytes.
+    pub fn max_request_bytes(&self) -> usize {
+        self.inner.config.max_request_bytes
+    }
+
     /// The capability tags this server advertises.
     pub fn capabilities(&self) -> &[Capability] {
         &self.capabilities.tags
@@ -813,17 +831,10 @@ impl ServerHandler for EnvelopeServer {
 
 #[cfg(feature = "stdio")]
 impl EnvelopeServer {
-    /// Serves over standard input and output until the client disconnects.
+    /// Serves over standard input and output until the client disconnects. Every line gets an
+    /// answer (see [`EnvelopeServer::serve_lines`]).
     pub async fn serve_stdio(self) -> Result<(), crate::McpError> {
-        use rmcp::ServiceExt;
-        let running = self
-            .serve(rmcp::transport::stdio())
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
             .await
-            .map_err(|error| crate::McpError::Session(error.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|error| crate::McpError::Session(error.to_string()))?;
-        Ok(())
     }
 }

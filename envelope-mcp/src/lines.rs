@@ -1,0 +1,244 @@
+//! Newline-delimited JSON-RPC over any byte stream (standard input and output, a pipe, a
+//! socket), where every line gets an answer.
+//!
+//! rmcp's own stdio transport drops a line it cannot parse without a word, and the client then
+//! waits forever. Here the lines are framed and parsed before rmcp sees them:
+//!
+//! - a line longer than the server's maximum request size is skipped without being held in
+//!   memory, and answered `-32600` (invalid request), id `null`;
+//! - a line that is not JSON (truncated, `NaN`, `1e400`, a lone surrogate, invalid UTF-8, or
+//!   nested deeper than serde_json's limit of 128, refused without recursion) is answered
+//!   `-32700` (parse error), id `null`;
+//! - JSON that is no JSON-RPC message is answered `-32600`, with its `id` when one can be read.
+//!
+//! Everything else goes to rmcp, which answers it as usual (a `tools/call` with bad arguments
+//! gets a `validation` envelope).
+
+use futures::channel::mpsc;
+use futures::{SinkExt, StreamExt};
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+use crate::{EnvelopeServer, McpError};
+
+/// The largest request, in bytes, a server reads unless configured otherwise: 4 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 << 20;
+
+/// JSON-RPC's "parse error": the line is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+
+/// JSON-RPC's "invalid request": not a message, or too large to read.
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// Why the outgoing side stopped.
+#[derive(Debug, thiserror::Error)]
+#[error("the outgoing message queue is closed")]
+struct Closed;
+
+/// One line read, or why not.
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+    End,
+}
+
+/// Reads the next line of at most `max` bytes; a longer one is consumed and dropped as it
+/// streams by, never held whole.
+async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(match (line.is_empty() && !too_long, too_long) {
+                (true, _) => Line::End,
+                (false, true) => Line::TooLong,
+                (false, false) => Line::Text(line),
+            });
+        }
+        let (chunk, done) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(end) => (&buffer[..end], Some(end + 1)),
+            None => (buffer, None),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > max {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = done.unwrap_or(buffer.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Text(line)
+            });
+        }
+    }
+}
+
+/// The JSON-RPC error answer for `id` (`null` when unknown).
+fn error_line(id: Value, code: i64, message: &str) -> Vec<u8> {
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": code, "message": message },
+    });
+    // A `Value` always serializes.
+    serde_json::to_vec(&answer).unwrap_or_default()
+}
+
+/// What to do with one line: hand a message to rmcp, or answer it here.
+fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServer>, Vec<u8>> {
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(message) => Ok(message),
+        Err(_) => Err(match serde_json::from_slice::<Value>(line) {
+            Err(error) => error_line(Value::Null, PARSE_ERROR, &format!("parse error: {error}")),
+            Ok(value) => {
+                // An id a client could match, if the message has a usable one.
+                let id = match value.get("id") {
+                    Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+                    _ => Value::Null,
+                };
+                error_line(
+                    id,
+                    INVALID_REQUEST,
+                    &format!(
+                        "invalid request: not a JSON-RPC message this server reads (at most {max} bytes)"
+                    ),
+                )
+            }
+        }),
+    }
+}
+
+impl EnvelopeServer {
+    /// Serves newline-delimited JSON-RPC read from `reader` and written to `writer` until
+    /// `reader` ends. Every line gets an answer: what rmcp cannot read is answered here with
+    /// the JSON-RPC error the spec prescribes, and a line over the maximum request size
+    /// ([`EnvelopeConfig::with_max_request_bytes`](crate::EnvelopeConfig::with_max_request_bytes))
+    /// is refused without being read into memory.
+    pub async fn serve_lines<R, W>(self, reader: R, writer: W) -> Result<(), McpError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let max = self.max_request_bytes();
+        // One writer owns the output, so rmcp's answers and ours never interleave mid-line.
+        let (out, mut outgoing) = mpsc::unbounded::<Vec<u8>>();
+        let writing = tokio::spawn(async move {
+            let mut writer = writer;
+            while let Some(mut line) = outgoing.next().await {
+                line.push(b'\n');
+                if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let (incoming, messages) = mpsc::unbounded::<RxJsonRpcMessage<RoleServer>>();
+        let replies = out.clone();
+        let reading = tokio::spawn(async move {
+            let mut reader = BufReader::new(reader);
+            loop {
+                let line = match next_line(&mut reader, max).await {
+                    Ok(Line::End) | Err(_) => break,
+                    Ok(Line::TooLong) => {
+                        let message = format!("invalid request: larger than {max} bytes");
+                        error_line(Value::Null, INVALID_REQUEST, &message)
+                    }
+                    Ok(Line::Text(text)) if text.iter().all(u8::is_ascii_whitespace) => continue,
+                    Ok(Line::Text(text)) => match judge(&text, max) {
+                        Ok(message) => {
+                            if incoming.unbounded_send(message).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                        Err(answer) => answer,
+                    },
+                };
+                if replies.unbounded_send(line).is_err() {
+                    break;
+                }
+            }
+            // Dropping `incoming` ends rmcp's stream: the session closes.
+        });
+        let sink =
+            out.sink_map_err(|_| Closed)
+                .with(|message: TxJsonRpcMessage<RoleServer>| async move {
+                    Ok::<_, Closed>(serde_json::to_vec(&message).unwrap_or_default())
+                });
+        let running = self
+            .serve((Box::pin(sink), messages))
+            .await
+            .map_err(|error| McpError::Session(error.to_string()))?;
+        let waited = running
+            .waiting()
+            .await
+            .map_err(|error| McpError::Session(error.to_string()));
+        reading.abort();
+        let _ = writing.await;
+        waited.map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], max: usize) -> Vec<&'static str> {
+        let mut reader = BufReader::with_capacity(7, input);
+        let mut found = Vec::new();
+        loop {
+            match next_line(&mut reader, max).await.expect("reads") {
+                Line::End => return found,
+                Line::TooLong => found.push("too long"),
+                Line::Text(text) => {
+                    found.push(String::from_utf8(text).expect("utf-8").leak() as &'static str)
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_are_framed_and_long_ones_skipped() {
+        assert_eq!(
+            lines(b"short\n0123456789abcdef\nok\nlast", 8).await,
+            ["short", "too long", "ok", "last"]
+        );
+        assert_eq!(lines(b"", 8).await, Vec::<&str>::new());
+        assert_eq!(lines(b"0123456789", 8).await, ["too long"]);
+    }
+
+    #[test]
+    fn what_rmcp_cannot_read_is_judged_here() {
+        let answer = |line: &[u8]| -> Value {
+            let Err(bytes) = judge(line, 100) else {
+                panic!("{} was handed to rmcp", String::from_utf8_lossy(line));
+            };
+            serde_json::from_slice(&bytes).expect("an answer is JSON")
+        };
+        for line in [
+            &b"not json"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,",
+            b"{\"id\": NaN}",
+            b"{\"x\": 1e400}",
+            b"\"\\ud800\"",
+            b"\xff\xfe",
+        ] {
+            let answer = answer(line);
+            assert_eq!(answer["error"]["code"], PARSE_ERROR, "{answer}");
+            assert_eq!(answer["id"], Value::Null);
+        }
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(answer(deep.as_bytes())["error"]["code"], PARSE_ERROR);
+        let answer = answer(br#"{"jsonrpc":"2.0","id":7,"method":42}"#);
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        assert_eq!(answer["id"], 7);
+    }
+}
