@@ -4,10 +4,11 @@
 //! fresh ULID. The id kept is echoed.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use envelope_core::RequestId;
 use http::HeaderValue;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -46,17 +47,94 @@ pub async fn request_id_layer(mut request: Request, next: Next) -> Response {
     response
 }
 
+/// What the HTTP router refuses before rmcp sees a request.
+#[derive(Clone)]
+struct Limits {
+    max_request_bytes: usize,
+    max_sessions: usize,
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// Refuses a body over the size limit with `413`, reading at most one byte past it, and a new
+/// session past the cap with `503`.
+async fn limit(limits: Limits, request: Request, next: Next) -> Response {
+    let too_large = || {
+        let message = format!(
+            "the request is larger than {} bytes",
+            limits.max_request_bytes
+        );
+        (http::StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
+    };
+    let declared = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limits.max_request_bytes as u64) {
+        return too_large();
+    }
+    let opens_session =
+        request.method() == http::Method::POST && !request.headers().contains_key("mcp-session-id");
+    if opens_session && limits.sessions.sessions.read().await.len() >= limits.max_sessions {
+        let mut refused = (
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "this server holds its maximum of {} sessions; retry later",
+                limits.max_sessions
+            ),
+        )
+            .into_response();
+        refused
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("30"));
+        return refused;
+    }
+    // A body without a declared length is read up to the limit here, so rmcp never buffers
+    // more than that.
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, limits.max_request_bytes);
+    let bytes = match http_body_util::BodyExt::collect(limited).await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
+        Err(_) => {
+            return (
+                http::StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            )
+                .into_response();
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
 impl EnvelopeServer {
     /// An axum router serving this server at `/mcp` over streamable HTTP.
+    ///
+    /// Limits, from the server's configuration:
+    /// - a request body over the maximum request size is answered `413` before any of it is
+    ///   parsed, whether it declares its length or streams it;
+    /// - past the session cap ([`DEFAULT_MAX_SESSIONS`](crate::DEFAULT_MAX_SESSIONS) unless
+    ///   configured), a new session is refused with `503` and `Retry-After`; requests within
+    ///   existing sessions go on;
+    /// - a session idle for five minutes (rmcp's keep-alive) is closed, and its slot freed.
     pub fn http_router(self) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
+        let limits = Limits {
+            max_request_bytes: server.max_request_bytes(),
+            max_sessions: server.max_sessions(),
+            sessions: Arc::new(LocalSessionManager::default()),
+        };
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
-            LocalSessionManager::default().into(),
+            Arc::clone(&limits.sessions),
             StreamableHttpServerConfig::default(),
         );
         axum::Router::new()
             .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(move |request, next| {
+                limit(limits.clone(), request, next)
+            }))
             .layer(axum::middleware::from_fn(request_id_layer))
     }
 

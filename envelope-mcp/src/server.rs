@@ -111,6 +111,10 @@ fn check_meta_prefix(prefix: &str) -> Result<(), McpError> {
 /// retryable `deadline_exceeded` envelope and its work is told to stop.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How many streamable HTTP sessions a server holds at once unless configured otherwise. Each
+/// costs some 50 KB while it lives; an idle one closes after five minutes.
+pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+
 /// The `code` of the envelope a call past its deadline answers.
 pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
 
@@ -132,6 +136,7 @@ pub struct EnvelopeConfig {
     index: Option<IndexProbe>,
     call_timeout: Option<Duration>,
     max_request_bytes: usize,
+    max_sessions: usize,
 }
 
 /// Which capability tags a server advertises.
@@ -158,6 +163,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("reports_index", &self.index.is_some())
             .field("call_timeout", &self.call_timeout)
             .field("max_request_bytes", &self.max_request_bytes)
+            .field("max_sessions", &self.max_sessions)
             .finish_non_exhaustive()
     }
 }
@@ -179,7 +185,16 @@ impl EnvelopeConfig {
             index: None,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             max_request_bytes: crate::lines::DEFAULT_MAX_REQUEST_BYTES,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
+    }
+
+    /// How many streamable HTTP sessions the server holds at once ([`DEFAULT_MAX_SESSIONS`]
+    /// unless set); past it, a new session is refused with `503` and `Retry-After`.
+    #[must_use]
+    pub fn with_max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
     }
 
     /// The largest request the server reads, in bytes
@@ -586,6 +601,11 @@ impl EnvelopeServer {
     /// The largest request this server reads, in bytes.
     pub fn max_request_bytes(&self) -> usize {
         self.inner.config.max_request_bytes
+    }
+
+    /// How many streamable HTTP sessions this server holds at once.
+    pub fn max_sessions(&self) -> usize {
+        self.inner.config.max_sessions
     }
 
     /// The capability tags this server advertises.

@@ -1439,3 +1439,86 @@ async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
     }
     assert!(seen >= 4, "only {seen} actions were suggested");
 }
+
+/// `server` on a free loopback port, once it accepts connections.
+async fn serve_on_loopback(server: EnvelopeServer) -> std::net::SocketAddr {
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    tokio::spawn(server.serve_http(addr));
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_refuses_oversized_requests_and_sessions_past_the_cap() {
+    // Regression test for #12: request size and session count were bounded only by the client.
+    let tree = Tree::new("http-limits");
+    let workspace = tools::Workspace::open(&tree.root).expect("the fixture is a directory");
+    let server = EnvelopeServer::new(
+        envelope_core::toolset![tools::list_files],
+        envelope_mcp::EnvelopeConfig::new("limits", "1")
+            .with_state(Arc::new(workspace))
+            .with_continuations(Continuations::new(test_key()))
+            .with_max_request_bytes(2_048)
+            .with_max_sessions(1),
+    );
+    let addr = serve_on_loopback(server).await;
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "limits-test", "version": "0"}
+        }
+    });
+
+    // Too large, with a declared length and streamed in chunks: 413 either way.
+    let mut big = initialize.clone();
+    big["params"]["clientInfo"]["name"] = json!("x".repeat(4_000));
+    let (head, _) = http_exchange(addr, post(addr, None, "", &big), |_| true).await;
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    let body = big.to_string();
+    let chunked = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n\
+         {:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    );
+    let (head, _) = http_exchange(addr, chunked, |_| true).await;
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+
+    // The first session opens; a second is refused while it lives; the first still works.
+    let (head, body) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
+        body.contains("\"result\"")
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    let session = header(&head, "mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let (head, _) = http_exchange(addr, post(addr, None, "", &initialize), |_| true).await;
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert_eq!(header(&head, "retry-after"), Some("30"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = http_exchange(addr, post(addr, Some(&session), "", &initialized), |_| {
+        false
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "list_files", "arguments": {}}
+    });
+    let (head, body) = http_exchange(addr, post(addr, Some(&session), "", &call), |body| {
+        body.contains("structuredContent")
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let envelope = &sse_result(&body)["structuredContent"];
+    assert_eq!(envelope["ok"], true, "{envelope}");
+}
