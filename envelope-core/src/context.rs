@@ -128,6 +128,7 @@ pub struct ToolContext {
     client_request_id: Option<Arc<str>>,
     index: Option<IndexStatus>,
     session: Option<Arc<str>>,
+    principal: Option<Arc<str>>,
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
@@ -146,6 +147,7 @@ impl fmt::Debug for ToolContext {
             .field("client_request_id", &self.client_request_id)
             .field("index", &self.index)
             .field("session", &self.session)
+            .field("principal", &self.principal)
             .field("disabled_modules", &self.disabled_modules)
             .field("controls", &self.controls)
             .field("has_state", &self.state.is_some())
@@ -194,11 +196,26 @@ impl ToolContext {
         self.index.as_ref()
     }
 
-    /// Names the session the call belongs to.
+    /// Names the session the call belongs to (over streamable HTTP, its `Mcp-Session-Id`).
     #[must_use]
     pub fn with_session(mut self, session: impl Into<Arc<str>>) -> Self {
         self.session = Some(session.into());
         self
+    }
+
+    /// Names who is calling: a digest of the client's credentials, which a transport that has
+    /// them sets (over HTTP, of its `Authorization` header). Continuations are bound to it, not
+    /// to the session, so a token outlives a session, a restart and a replica, yet another
+    /// client's credentials cannot use it.
+    #[must_use]
+    pub fn with_principal(mut self, principal: impl Into<Arc<str>>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// Who is calling, when the transport knows: see [`ToolContext::with_principal`].
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
     }
 
     /// Switches modules off: their tools answer `module_disabled`.
@@ -262,13 +279,17 @@ impl ToolContext {
         self.tool
     }
 
-    /// What a continuation of this call is bound to: the tool, the session (empty without
-    /// one) and `request`, the call's arguments. Add the scope and the snapshot of what is
-    /// paged with [`Binding::with_scope`] and [`Binding::with_snapshot`].
+    /// What a continuation of this call is bound to: the tool, the caller's principal (empty
+    /// without one; never the transport session, which a restart or a replica changes) and
+    /// `request`, the call's arguments. Add the scope and the snapshot of what is paged with
+    /// [`Binding::with_scope`] and [`Binding::with_snapshot`].
+    ///
+    /// Without a principal a token is a bearer capability for that one query: whoever holds
+    /// it can fetch the next page of exactly that request, nothing else.
     pub fn binding<'a>(&'a self, request: &'a serde_json::Value) -> Binding<'a> {
         Binding::new(
             self.tool.unwrap_or_default(),
-            self.session.as_deref().unwrap_or_default(),
+            self.principal.as_deref().unwrap_or_default(),
             request,
         )
     }

@@ -2,7 +2,7 @@
 //!
 //! A continuation tells a tool where the next page starts. Nothing is cached on the server: the
 //! token itself carries, encrypted and authenticated with a server key (XChaCha20-Poly1305), what
-//! the page is bound to — the tool, the session, a digest of the request, the scope, the snapshot
+//! the page is bound to — the tool, the caller, a digest of the request, the scope, the snapshot
 //! of the data — plus the position and an expiry. A token therefore survives a restart and opens
 //! on any replica that holds the key, and an agent can neither forge nor edit one.
 //!
@@ -28,7 +28,7 @@ use crate::tool_error::ToolError;
 /// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
 /// or sealed by a key this server does not (or no longer) accept.
 pub const INVALID_CONTINUATION: &str = "INVALID_CONTINUATION";
-/// Code of a genuine token presented with another tool, session, request or scope.
+/// Code of a genuine token presented with another tool, caller, request or scope.
 pub const CONTINUATION_SCOPE_MISMATCH: &str = "CONTINUATION_SCOPE_MISMATCH";
 /// Code of a genuine token whose snapshot has moved or whose expiry has passed.
 pub const STALE_CONTINUATION: &str = "STALE_CONTINUATION";
@@ -47,7 +47,7 @@ pub const CONTINUATION_CODES: [(&str, &str, &str); 5] = [
     ),
     (
         CONTINUATION_SCOPE_MISMATCH,
-        "The token belongs to another tool, session, request or scope.",
+        "The token belongs to another tool, caller, request or scope.",
         "Repeat the exact original request with only `continuation` set, or start a fresh search.",
     ),
     (
@@ -88,7 +88,7 @@ const VERSION: u8 = 1;
 const HEADER_LEN: usize = 1 + 4;
 const NONCE_LEN: usize = 24;
 const DIGEST_LEN: usize = 16;
-// Body: digests of tool, session, request, scope and snapshot; position; expiry.
+// Body: digests of tool, caller, request, scope and snapshot; position; expiry.
 const BODY_LEN: usize = 5 * DIGEST_LEN + 8 + 8;
 const TAG_LEN: usize = 16;
 const TOKEN_BYTES: usize = HEADER_LEN + NONCE_LEN + BODY_LEN + TAG_LEN;
@@ -324,8 +324,9 @@ pub struct Binding<'a> {
 }
 
 impl<'a> Binding<'a> {
-    /// A binding to a tool, a session and the call's arguments, with an empty scope and
-    /// snapshot and the default field names `continuation` and `limit`.
+    /// A binding to a tool, a caller (who may continue the page: a principal, a digest of
+    /// credentials, or empty for anyone holding the token) and the call's arguments, with an
+    /// empty scope and snapshot and the default field names `continuation` and `limit`.
     pub fn new(tool: &'a str, session: &'a str, request: &'a Value) -> Self {
         Binding {
             tool,
@@ -525,7 +526,7 @@ impl Reject {
                     ))
             }
             Reject::Scope => ToolError::validation(format!(
-                "`{field}` belongs to another call (tool, session, arguments or scope)"
+                "`{field}` belongs to another call (tool, caller, arguments or scope)"
             ))
             .with_code(CONTINUATION_SCOPE_MISMATCH)
             .with_hint(format!(
@@ -551,13 +552,13 @@ type ClockFn = dyn Fn() -> SystemTime + Send + Sync;
 /// Wire format: base64url without padding of exactly 141 bytes ([`TOKEN_CHARS`] = 188
 /// characters): version `1` (1 byte) ‖ key id (u32, big-endian) ‖ random nonce (24 bytes) ‖
 /// XChaCha20-Poly1305 ciphertext of the body (96 bytes) ‖ tag (16 bytes). Version and key id
-/// are the associated data. The body holds 16-byte SHA-256 digests of the tool, the session,
+/// are the associated data. The body holds 16-byte SHA-256 digests of the tool, the caller,
 /// the request, the scope and the snapshot, then the position (rows already returned) and the
 /// expiry (Unix seconds), both u64 big-endian.
 ///
 /// Checks, in order: at most [`MAX_TOKEN_CHARS`] characters, canonical base64url, exact length,
 /// version, key id (current, or retired and within its grace window), authentication tag — any
-/// failure is [`INVALID_CONTINUATION`]; then tool, session, request and scope —
+/// failure is [`INVALID_CONTINUATION`]; then tool, caller, request and scope —
 /// [`CONTINUATION_SCOPE_MISMATCH`]; then snapshot and expiry — [`STALE_CONTINUATION`].
 ///
 /// ```

@@ -24,6 +24,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 /// The default `_meta` key prefix, on results, tool listings and the `initialize` result: a
 /// reverse-DNS name this project owns, as MCP asks of `_meta` keys since 2025-11-25. Change it
@@ -537,8 +538,11 @@ impl Cancellation for TokenCancellation {
 #[derive(Default)]
 pub(crate) struct CallExtras {
     pub(crate) client_request_id: Option<String>,
-    /// The transport's session (HTTP's `Mcp-Session-Id`), which continuations are bound to.
+    /// The transport's session (HTTP's `Mcp-Session-Id`).
     pub(crate) session: Option<String>,
+    /// A digest of the client's credentials (HTTP's `Authorization`), which continuations are
+    /// bound to.
+    pub(crate) principal: Option<String>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
 }
@@ -660,6 +664,9 @@ impl EnvelopeServer {
         }
         if let Some(session) = extras.session {
             ctx = ctx.with_session(session);
+        }
+        if let Some(principal) = extras.principal {
+            ctx = ctx.with_principal(principal);
         }
         if let Some(progress) = extras.progress {
             ctx = ctx.with_progress(progress);
@@ -821,6 +828,11 @@ impl ServerHandler for EnvelopeServer {
         };
         let client_request_id = header(REQUEST_ID_HEADER);
         let session = header("mcp-session-id");
+        // Never the credentials themselves: tool code can read the principal.
+        let principal = header("authorization").map(|credentials| {
+            let digest = Sha256::digest(credentials.as_bytes());
+            digest.iter().map(|byte| format!("{byte:02x}")).collect()
+        });
         let progress = context
             .meta
             .get_progress_token()
@@ -829,6 +841,7 @@ impl ServerHandler for EnvelopeServer {
         let extras = CallExtras {
             client_request_id,
             session,
+            principal,
             progress: progress
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),

@@ -1301,35 +1301,30 @@ async fn replayed_tokens_are_scope_mismatches() {
     .await;
     assert_eq!(error_code(&other_tool), "CONTINUATION_SCOPE_MISMATCH");
 
-    // Another session: the same call, made in session `b` with a token minted in session `a`.
-    let in_session = |session: &str, arguments: Value| {
+    // Another client: the same call, by principal `b` with a token minted for principal `a`.
+    // Sessions do not matter: a new one (after a restart, on a replica) continues the page.
+    let by = |principal: &str, session: &str, arguments: Value| {
         let ctx = ToolContext::new()
             .with_state(Arc::new(
                 tools::Workspace::open(&tree.root).expect("the fixture is a directory"),
             ))
             .with_continuations(Arc::new(Continuations::new(test_key())))
-            .with_session(session);
+            .with_session(session)
+            .with_principal(principal);
         async move {
             serde_json::to_value(tools::search_text {}.call(arguments, ctx).await)
                 .expect("serializes")
         }
     };
-    let minted = in_session("a", json!({"query": "needle", "limit": 2})).await;
+    let minted = by("a", "s1", json!({"query": "needle", "limit": 2})).await;
     let token = minted["completeness"]["continuation"]
         .as_str()
         .expect("a token")
         .to_owned();
-    let same = in_session(
-        "a",
-        json!({"query": "needle", "limit": 2, "continuation": token}),
-    )
-    .await;
+    let next = json!({"query": "needle", "limit": 2, "continuation": token});
+    let same = by("a", "s2", next.clone()).await;
     assert_eq!(same["ok"], true, "{same:#}");
-    let other = in_session(
-        "b",
-        json!({"query": "needle", "limit": 2, "continuation": token}),
-    )
-    .await;
+    let other = by("b", "s1", next).await;
     assert_eq!(error_code(&other), "CONTINUATION_SCOPE_MISMATCH");
 }
 

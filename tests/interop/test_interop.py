@@ -993,18 +993,35 @@ async def test_replayed_continuations_are_refused(
             assert rows_of("search_text", second) == whole[SEARCH_PAGE : SEARCH_PAGE + 3]
 
 
-async def test_a_continuation_is_bound_to_its_http_session(
-    request: pytest.FixtureRequest, paged_http_url: str, paged_root: Path
+async def test_a_continuation_survives_a_restart_and_is_bound_to_the_client(
+    request: pytest.FixtureRequest, paged_root: Path
 ) -> None:
+    # Regression test for #12: a token was bound to its `Mcp-Session-Id`, so after a restart
+    # (same key) it failed, though sealed tokens promise to survive one. It is bound to the
+    # client's credentials instead.
     search = {"query": WORD, "limit": SEARCH_PAGE}
+    alice = {"Authorization": "Bearer alice-token"}
     with anyio.fail_after(TIMEOUT):
-        async with connect(request, "http", root=paged_root, url=paged_http_url) as session:
-            tools = await listing(session)
-            first = await call_ok(session, tools, "search_text", search)
-            token = first["completeness"]["continuation"]
-        async with connect(request, "http", root=paged_root, url=paged_http_url) as other:
-            result = await other.call_tool("search_text", {**search, "continuation": token})
-            assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+        with http_server(paged_root) as url:
+            async with connect(request, "http", root=paged_root, url=url, headers=alice) as first:
+                tools = await listing(first)
+                page = await call_ok(first, tools, "search_text", search)
+                token = page["completeness"]["continuation"]
+        # Another process, holding the same key (the one kept in this run's state directory).
+        with http_server(paged_root) as url:
+            async with connect(request, "http", root=paged_root, url=url, headers=alice) as again:
+                tools = await listing(again)
+                following = await call_ok(
+                    again, tools, "search_text", {**search, "continuation": token}
+                )
+                whole = await unpaged(again, tools, "search_text", search)
+                assert rows_of("search_text", following) == whole[SEARCH_PAGE : 2 * SEARCH_PAGE]
+            for headers in ({"Authorization": "Bearer mallory-token"}, {}):
+                async with connect(
+                    request, "http", root=paged_root, url=url, headers=headers
+                ) as other:
+                    result = await other.call_tool("search_text", {**search, "continuation": token})
+                    assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
 
 
 async def test_a_changed_file_makes_the_continuation_stale(

@@ -279,12 +279,14 @@ fn paging_section(out: &mut String) {
         out,
         "A truncated page carries `completeness.continuation`: an opaque token of exactly {} \
          characters (base64url, no padding; anything longer than {} is refused unread), sealed \
-         with XChaCha20-Poly1305 under a server key. It binds the tool, the session, a digest \
+         with XChaCha20-Poly1305 under a server key. It binds the tool, the caller (a digest of \
+         its credentials: over HTTP, of its `Authorization` header; none without them), a digest \
          of the request (keys sorted; without `{}`, `{}`, `offset` and `resume_from`, so the \
          page size may change between pages), the scope, a snapshot of what is paged, the \
-         position and an expiry ({} s by default). Nothing is stored: a token survives a \
-         restart and works on every server holding the key, within the session it was minted \
-         in (over streamable HTTP, its `Mcp-Session-Id`). Send it back as `{}` with the \
+         position and an expiry ({} s by default). Nothing is stored and no transport session \
+         is bound: a token survives a restart, a new session and a move to any server holding \
+         the key, and another client's credentials cannot use it; without credentials it is a \
+         bearer capability for that one query. Send it back as `{}` with the \
          request otherwise unchanged. Every error below is a `validation` error with \
          `retryable: false`, and its message never says which check failed beyond the code.\n",
         envelope_core::TOKEN_CHARS,
