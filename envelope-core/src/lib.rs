@@ -75,7 +75,7 @@ pub use notice::{Notice, Severity};
 pub use payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::{MAX_CLIENT_ID_CHARS, RequestId};
-pub use runtime::{MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED, install_panic_hook};
+pub use runtime::{MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED, catch_panic, install_panic_hook};
 pub use schema::{
     LONG_STRING_CHARS, Portable, STANDARD_FORMATS, envelope_schema, output_schema_for,
 };

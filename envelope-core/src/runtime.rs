@@ -424,6 +424,11 @@ pub struct Panicked {
 
 impl Panicked {
     fn from_payload(payload: Box<dyn Any + Send>) -> Self {
+        // Caught on another thread by `catch_panic` and re-raised here: it knows where it was.
+        let payload = match payload.downcast::<Panicked>() {
+            Ok(panicked) => return *panicked,
+            Err(payload) => payload,
+        };
         let message = if let Some(text) = payload.downcast_ref::<&str>() {
             (*text).to_owned()
         } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -440,6 +445,25 @@ impl Panicked {
             backtrace,
         }
     }
+}
+
+/// Runs work a tool hands to another thread (tokio's blocking pool, a thread of its own),
+/// catching a panic there with its location and backtrace, as the tool's own body would.
+///
+/// Re-raise the payload in the tool with [`std::panic::resume_unwind`]: the `#[tool]` wrapper
+/// then masks and logs it once, naming where it happened rather than an unknown location.
+///
+/// ```
+/// let worker = std::thread::spawn(|| {
+///     envelope_core::catch_panic(|| -> u32 { panic!("on the worker") })
+/// });
+/// let caught = worker.join().expect("the worker itself does not panic");
+/// assert!(caught.is_err());
+/// // In a tool: `caught.unwrap_or_else(|payload| std::panic::resume_unwind(payload))`.
+/// ```
+pub fn catch_panic<R>(work: impl FnOnce() -> R) -> Result<R, Box<dyn Any + Send>> {
+    install_panic_hook();
+    catch_unwind_sync(work).map_err(|panicked| Box::new(panicked) as Box<dyn Any + Send>)
 }
 
 /// Runs a sync tool body, catching a panic.

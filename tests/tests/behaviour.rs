@@ -338,6 +338,27 @@ fn panicky_error() -> Result<(), PanickyError> {
     Err(PanickyError)
 }
 
+/// Panics on a thread of its own, caught there and re-raised in the body.
+#[tool(tier = lite)]
+fn worker_panic() -> ToolResult<()> {
+    let worker = std::thread::spawn(|| {
+        envelope_core::catch_panic(|| -> ToolResult<()> {
+            panic!("worker panic sk-live-0xDEADBEEF")
+        })
+    });
+    match worker.join() {
+        Ok(Ok(result)) => result,
+        Ok(Err(payload)) | Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+#[test]
+fn a_panic_on_another_thread_is_logged_with_its_location() {
+    // Regression test for #12: a panic on the blocking pool was logged at an unknown location.
+    let (envelope, log) = capture_log(|| call(&worker_panic {}, json!({})));
+    assert_masked_panic(&envelope, &log, "worker panic sk-live-0xDEADBEEF");
+}
+
 #[test]
 fn a_panic_in_the_arguments_deserialize_is_caught() {
     // Regression test for #12: it escaped, and over MCP the call was never answered.

@@ -115,10 +115,12 @@ where
 {
     // Cheap: the context is a handful of `Arc`s.
     let ctx = ctx.clone();
-    match tokio::task::spawn_blocking(move || work(workspace(&ctx)?, &ctx)).await {
-        Ok(result) => result,
-        // Re-raised here, where the `#[tool]` wrapper catches it and masks it like any panic
-        // of the body itself.
+    let work = move || envelope_core::catch_panic(|| work(workspace(&ctx)?, &ctx));
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(result)) => result,
+        // Caught on the blocking thread with its location, and re-raised here, where the
+        // `#[tool]` wrapper masks it and logs it like any panic of the body itself.
+        Ok(Err(payload)) => std::panic::resume_unwind(payload),
         Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
         Err(error) => Err(ToolError::internal(error)),
     }
