@@ -493,6 +493,10 @@ fn continuations(ctx: &ToolContext) -> ToolResult<&Continuations> {
 /// A digest of the files in scope: their paths, sizes and modification times, as this call's
 /// walk read them. Any change to one of them moves it, which makes an earlier page's
 /// continuation stale.
+///
+/// Limit: an edit that keeps a file's size and modification time (a same-length rewrite whose
+/// time is then set back) is not seen; reading every file in scope on every page to hash its
+/// contents would cost what paging saves. `tests/workspace_server.rs` pins the limit.
 fn snapshot(files: &[&Candidate]) -> String {
     use sha2::{Digest, Sha256};
     // SHA-256 over a fixed layout: every build of the server, on every replica, agrees.
