@@ -285,20 +285,24 @@ fn split_type_union(map: &mut Map<String, Value>) {
     };
     let alternatives: Vec<Value> = types.iter().map(|t| json!({ "type": t })).collect();
     map.remove("type");
-    let union = Value::Array(alternatives);
+    add_any_of(map, Value::Array(alternatives));
+}
+
+/// Adds `alternatives` as the schema's `anyOf`; when it has one already, both must hold, so
+/// the two go into `allOf`.
+fn add_any_of(map: &mut Map<String, Value>, alternatives: Value) {
     match map.remove("anyOf") {
-        // Both must hold: the union and the alternatives that were already there.
         Some(existing) => {
             let all = map
                 .entry("allOf")
                 .or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(all) = all {
-                all.push(json!({ "anyOf": union }));
+                all.push(json!({ "anyOf": alternatives }));
                 all.push(json!({ "anyOf": existing }));
             }
         }
         None => {
-            map.insert("anyOf".to_owned(), union);
+            map.insert("anyOf".to_owned(), alternatives);
         }
     }
 }
@@ -318,20 +322,7 @@ impl Transform for Loosen {
             // A depth marker or a loosened constant may match several alternatives: one is
             // enough.
             if let Some(alternatives) = map.remove("oneOf") {
-                match map.remove("anyOf") {
-                    Some(existing) => {
-                        let all = map
-                            .entry("allOf")
-                            .or_insert_with(|| Value::Array(Vec::new()));
-                        if let Value::Array(all) = all {
-                            all.push(json!({ "anyOf": alternatives }));
-                            all.push(json!({ "anyOf": existing }));
-                        }
-                    }
-                    None => {
-                        map.insert("anyOf".to_owned(), alternatives);
-                    }
-                }
+                add_any_of(map, alternatives);
             }
             let names_string = match map.get("type") {
                 Some(Value::String(t)) => t == "string",

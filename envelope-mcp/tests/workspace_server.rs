@@ -1034,18 +1034,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
     let tree = Tree::new("http");
-    let server = tree.server();
-    // A free loopback port: bind, read it, release it for the server.
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port");
-    tokio::spawn(server.serve_http(addr));
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let addr = serve_on_loopback(tree.server()).await;
 
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -1457,7 +1446,8 @@ async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
     assert!(seen >= 4, "only {seen} actions were suggested");
 }
 
-/// `server` on a free loopback port, once it accepts connections.
+/// `server` on a free loopback port, once it accepts connections. The port is found by
+/// binding, reading it and releasing it for the server.
 async fn serve_on_loopback(server: EnvelopeServer) -> std::net::SocketAddr {
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
