@@ -301,56 +301,29 @@ impl ser::Serializer for Bounded {
     }
 }
 
-impl ser::SerializeSeq for Seq {
-    type Ok = Value;
-    type Error = serde_json::Error;
+/// The array compounds: each element is pushed; the end builds the array.
+macro_rules! seq_compounds {
+    ($($trait:ident :: $method:ident),* $(,)?) => {
+        $(impl ser::$trait for Seq {
+            type Ok = Value;
+            type Error = serde_json::Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.push(value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
+                self.push(value)
+            }
 
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(self.finish())
-    }
+            fn end(self) -> Result<Value, Self::Error> {
+                Ok(self.finish())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeTuple for Seq {
-    type Ok = Value;
-    type Error = serde_json::Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.push(value)
-    }
-
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq {
-    type Ok = Value;
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.push(value)
-    }
-
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq {
-    type Ok = Value;
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.push(value)
-    }
-
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(self.finish())
-    }
+seq_compounds! {
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
 }
 
 impl ser::SerializeMap for Obj {
@@ -375,39 +348,29 @@ impl ser::SerializeMap for Obj {
     }
 }
 
-impl ser::SerializeStruct for Obj {
-    type Ok = Value;
-    type Error = serde_json::Error;
+/// The struct compounds: each field is a member; the end builds the object.
+macro_rules! struct_compounds {
+    ($($trait:ident),* $(,)?) => {
+        $(impl ser::$trait for Obj {
+            type Ok = Value;
+            type Error = serde_json::Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Self::Error> {
-        self.insert(key.to_owned(), value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Self::Error> {
+                self.insert(key.to_owned(), value)
+            }
 
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(self.finish())
-    }
+            fn end(self) -> Result<Value, Self::Error> {
+                Ok(self.finish())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for Obj {
-    type Ok = Value;
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Self::Error> {
-        self.insert(key.to_owned(), value)
-    }
-
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(self.finish())
-    }
-}
+struct_compounds!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
