@@ -87,6 +87,10 @@ impl PayloadEncoder for BudgetEncoder {
             measure: EncoderMeasure::new(measured),
         })
     }
+
+    fn budget_chars(&self) -> Option<usize> {
+        usize::try_from(self.budget).ok()
+    }
 }
 
 /// The rows of top-level lists as the encoder sized them: for each list key (the root array's

@@ -303,6 +303,16 @@ impl ToolContext {
         self.encoder.as_deref()
     }
 
+    /// The budget this call's payload will be trimmed to, in token-normalized characters
+    /// (about four per token); `None` when the server does not trim.
+    ///
+    /// A tool that builds rows can stop building them once what it built is well past this:
+    /// the trimmer would cut the rest anyway. Say so in the answer (a page cut by
+    /// `budget_limit`, with a continuation), so the caller can fetch what was not built.
+    pub fn response_budget(&self) -> Option<usize> {
+        self.encoder().and_then(PayloadEncoder::budget_chars)
+    }
+
     /// The server's state, if it is a `T`.
     pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.state

@@ -66,4 +66,10 @@ pub trait PayloadEncoder: Send + Sync {
         &self,
         payload: &dyn erased_serde::Serialize,
     ) -> Result<EncodedPayload, serde_json::Error>;
+
+    /// The response budget the payload is encoded for, in token-normalized characters (about
+    /// four per token); `None` when nothing is trimmed.
+    fn budget_chars(&self) -> Option<usize> {
+        None
+    }
 }

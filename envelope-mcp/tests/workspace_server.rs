@@ -316,6 +316,131 @@ async fn bad_search_arguments_are_validation_errors_naming_the_field() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_work_is_bounded_by_what_can_be_sent() {
+    // Regression test for #12: a match-everything search built every row before the budget
+    // trimmed the answer (264 MB to send 30 KB), and a long query or glob cost memory in
+    // proportion to its length.
+    let tree = Tree::new("search-bounds");
+    let server = tree.server();
+    let too_many = call(
+        &server,
+        "search_text",
+        json!({"query": "x", "limit": 1_001}),
+    )
+    .await;
+    assert_eq!(error_of(&too_many), ("validation", &json!("limit")));
+    let list_too_many = call(&server, "list_files", json!({"limit": 1_001})).await;
+    assert_eq!(error_of(&list_too_many), ("validation", &json!("limit")));
+    let long_query = call(&server, "search_text", json!({"query": "q".repeat(4_097)})).await;
+    assert_eq!(error_of(&long_query), ("validation", &json!("query")));
+    let long_glob = call(
+        &server,
+        "search_text",
+        json!({"query": "x", "path_glob": "*".repeat(4_097)}),
+    )
+    .await;
+    assert_eq!(error_of(&long_glob), ("validation", &json!("path_glob")));
+    // Short, but compiling to more than the regex size limit allows.
+    let huge_regex = call(
+        &server,
+        "search_text",
+        json!({"query": r"\w{1000}\w{1000}\w{1000}", "regex": true}),
+    )
+    .await;
+    assert_eq!(error_of(&huge_regex), ("validation", &json!("query")));
+
+    // 600 long lines, each with a match: a page of 1,000 ends where the budget fills, before
+    // the trimmer would have to cut (and drop the continuation), and the pages add up.
+    let line = format!("needle {}", "y".repeat(380));
+    tree.write("wide/lines.txt", &format!("{line}\n").repeat(600));
+    let first = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "wide/*", "limit": 1_000}),
+    )
+    .await;
+    let completeness = &first["completeness"];
+    assert_eq!(
+        completeness["truncation_reasons"],
+        json!(["budget_limit"]),
+        "{completeness}"
+    );
+    assert_eq!(completeness["total"], 600);
+    let returned = completeness["returned"].as_u64().expect("a count");
+    assert!((10..600).contains(&returned), "{completeness}");
+    assert_eq!(first["meta"]["truncated"], false, "{:#}", first["meta"]);
+    let step = first["next_step"].as_str().expect("a next step");
+    assert!(!step.contains("raise `limit`"), "{step}");
+    let (rows, last, pages) = page_through(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "wide/*", "limit": 1_000}),
+        "occurrences",
+    )
+    .await;
+    let lines: Vec<u64> = rows.iter().filter_map(|row| row["line"].as_u64()).collect();
+    assert_eq!(
+        lines,
+        (1..=600).collect::<Vec<_>>(),
+        "every row once, in order"
+    );
+    assert!(pages > 1);
+    assert_eq!(last["completeness"]["complete"], true, "{last:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matches_on_long_lines_have_true_columns_and_bounded_excerpts() {
+    let tree = Tree::new("search-long-line");
+    let server = tree.server();
+    // Multi-byte characters before the match: the column counts characters, not bytes.
+    let line = format!("{}needle{}", "é".repeat(1_000), "x".repeat(1_000));
+    let repeated = "ab".repeat(200_000);
+    tree.write("wide/long.txt", &format!("{line}\n{repeated}\n"));
+    let found = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "wide/*"}),
+    )
+    .await;
+    let row = &found["data"]["occurrences"][0];
+    assert_eq!(row["column"], 1_001, "{row}");
+    let text = row["text"].as_str().expect("an excerpt");
+    assert_eq!(
+        text.chars().count(),
+        400 + 2,
+        "a window and two ellipses: {text}"
+    );
+    assert!(text.starts_with('…') && text.ends_with('…'), "{text}");
+    assert_eq!(text.chars().skip(1).take_while(|c| *c == 'é').count(), 100);
+
+    // 200,000 matches on one line: counted exactly, with the columns of a later page true.
+    let page = call(
+        &server,
+        "search_text",
+        json!({"query": "ab", "path_glob": "wide/*", "limit": 5}),
+    )
+    .await;
+    assert_eq!(page["completeness"]["total"], 200_000);
+    let columns: Vec<u64> = page["data"]["occurrences"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|row| row["column"].as_u64())
+        .collect();
+    assert_eq!(columns, [1, 3, 5, 7, 9]);
+    let token = page["completeness"]["continuation"]
+        .as_str()
+        .expect("a token");
+    let next = call(
+        &server,
+        "search_text",
+        json!({"query": "ab", "path_glob": "wide/*", "limit": 5, "continuation": token}),
+    )
+    .await;
+    assert_eq!(next["data"]["occurrences"][0]["column"], 11, "{next:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_file_returns_lines_and_refuses_escapes() {
     let tree = Tree::new("read");
     let server = tree.server();
@@ -1175,7 +1300,7 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
     let unlimited = call(
         &server,
         "search_text",
-        json!({"query": "needle", "limit": 10_000}),
+        json!({"query": "needle", "limit": 1_000}),
     )
     .await;
     let expected = unlimited["data"]["occurrences"].as_array().expect("rows");
@@ -1230,7 +1355,7 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
 async fn paging_list_files_yields_exactly_the_rows_of_one_unlimited_call() {
     let tree = Tree::new("page-list");
     let server = tree.server();
-    let unlimited = call(&server, "list_files", json!({"limit": 10_000})).await;
+    let unlimited = call(&server, "list_files", json!({"limit": 1_000})).await;
     let expected = unlimited["data"]["files"].as_array().expect("rows");
     let (paged, last, _) = page_through(&server, "list_files", json!({"limit": 3}), "files").await;
     assert_eq!(&paged, expected);

@@ -153,7 +153,7 @@ PAGED_OCCURRENCES = sum(i % 3 + 2 for i in range(PAGED_FILES))
 # Page sizes in the paging tests, and the limit of the one unpaged call compared against.
 SEARCH_PAGE = 7
 LIST_PAGE = 4
-UNPAGED = 10000
+UNPAGED = 1000  # the largest `limit` either tool accepts
 # More pages than this means the continuation never ends.
 MAX_PAGES = 100
 

@@ -18,7 +18,7 @@ use envelope_core::{
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use globset::{GlobBuilder, GlobMatcher};
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use walkdir::{DirEntry, WalkDir};
@@ -31,6 +31,15 @@ const SKIPPED_DIRS: [&str; 3] = [".git", "target", "node_modules"];
 const DEFAULT_SEARCH_LIMIT: usize = 50;
 /// `list_files`'s default page size.
 const DEFAULT_LIST_LIMIT: usize = 200;
+/// The largest page either tool builds: a bigger `limit` is refused. Rows past the page are
+/// counted, never built, so a match-everything search holds one page in memory, not every
+/// match (which once took 264 MB to send 30 KB).
+const MAX_PAGE_LIMIT: usize = 1_000;
+/// The longest `query` or `path_glob`, in bytes. A compiled pattern costs memory in proportion
+/// to its length; past this one, the caller gets a `validation` error instead.
+const MAX_PATTERN_BYTES: usize = 4_096;
+/// What a compiled `query` may cost, in bytes (the `regex` crate's size limits).
+const MAX_REGEX_BYTES: usize = 1 << 20;
 /// A matched line longer than this is shown as a window around the match.
 const MAX_LINE_CHARS: usize = 400;
 /// Long tools report progress after every this many files.
@@ -134,13 +143,34 @@ fn invalid(field: &str, message: impl Into<String>) -> ToolError {
         .with_data(json!({ "field": field }))
 }
 
-/// A page size: the default when absent, never zero.
+/// A page size: the default when absent, from 1 to [`MAX_PAGE_LIMIT`].
 fn page_limit(limit: Option<usize>, default: usize) -> ToolResult<usize> {
     match limit {
         Some(0) => Err(invalid("limit", "`limit` must be at least 1")),
+        Some(limit) if limit > MAX_PAGE_LIMIT => Err(invalid(
+            "limit",
+            format!(
+                "`limit` is at most {MAX_PAGE_LIMIT}; page through the rest with \
+                 `completeness.continuation`"
+            ),
+        )),
         Some(limit) => Ok(limit),
         None => Ok(default),
     }
+}
+
+/// Refuses a pattern argument longer than [`MAX_PATTERN_BYTES`].
+fn bounded_pattern(field: &str, pattern: &str) -> ToolResult<()> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(invalid(
+            field,
+            format!(
+                "`{field}` is {} bytes long; at most {MAX_PATTERN_BYTES} are accepted",
+                pattern.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The error a long tool stops with when the caller cancelled. Not `transient`: the caller
@@ -162,6 +192,7 @@ struct PathFilter {
 
 impl PathFilter {
     fn new(field: &str, pattern: &str) -> ToolResult<PathFilter> {
+        bounded_pattern(field, pattern)?;
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
@@ -447,17 +478,23 @@ impl Paging {
             count.returned,
             // On a continued page, the total counts the rows from its start on.
             count.total.saturating_sub(self.page.start),
-            TruncationReason::PageLimit,
+            count.cut_by,
             count.walk_failures,
             count.unreadable,
             continuation.clone(),
         )?;
+        // A bigger `limit` helps only when the page size, not the budget, ended the page.
+        let raise = if count.cut_by == TruncationReason::PageLimit {
+            "raise `limit`, "
+        } else {
+            ""
+        };
         let advice = match continuation {
             Some(_) => format!(
-                "pass `completeness.continuation` as `continuation` for the next page, raise \
-                 `limit`, or {narrow}"
+                "pass `completeness.continuation` as `continuation` for the next page, \
+                 {raise}or {narrow}"
             ),
-            None => format!("raise `limit`, or {narrow}"),
+            None => format!("{raise}or {narrow}"),
         };
         let mut reply = match completeness.next_step(&advice) {
             Some(step) => reply.next_step(step),
@@ -476,6 +513,8 @@ struct PageCount {
     unit: Unit,
     /// Rows on this page.
     returned: usize,
+    /// What ended the page, when rows remain after it: its size, or the response budget.
+    cut_by: TruncationReason,
     /// Rows in all, from the first page on.
     total: usize,
     walk_failures: usize,
@@ -570,9 +609,11 @@ pub(crate) struct SearchTextArgs {
     /// `/` the whole relative path (`src/**/*.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path_glob: Option<String>,
-    /// Return at most this many occurrences (default 50, at least 1); the total counts all.
+    /// Return at most this many occurrences (default 50, from 1 to 1000); the total counts
+    /// all. A page may hold fewer when the response budget fills first
+    /// (`truncation_reasons: ["budget_limit"]`); its continuation goes on from there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<usize>,
     /// The next page: `completeness.continuation` of the previous page, with the request
     /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
@@ -613,6 +654,7 @@ pub(crate) async fn search_text(
     if args.query.is_empty() {
         return Err(invalid("query", "`query` must not be empty"));
     }
+    bounded_pattern("query", &args.query)?;
     let regex_mode = args.regex.unwrap_or(false);
     // A literal search is a regex search for the escaped literal: one matching loop for both.
     let pattern = if regex_mode {
@@ -620,12 +662,16 @@ pub(crate) async fn search_text(
     } else {
         regex::escape(&args.query)
     };
-    let matcher = Regex::new(&pattern).map_err(|error| {
-        invalid(
-            "query",
-            format!("`query` is not a valid regular expression: {error}"),
-        )
-    })?;
+    let matcher = RegexBuilder::new(&pattern)
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_BYTES)
+        .build()
+        .map_err(|error| {
+            invalid(
+                "query",
+                format!("`query` is not a valid regular expression: {error}"),
+            )
+        })?;
     let filter = args
         .path_glob
         .as_deref()
@@ -656,6 +702,12 @@ fn search(
         args.continuation.as_deref(),
     )?;
     let mut occurrences = Vec::new();
+    // What the rows built so far will take in the answer, roughly. A page ends before its
+    // rows outgrow their share of the response budget, and its continuation goes on from the
+    // next match; past the budget, the trimmer would cut rows and drop the continuation.
+    let mut built_chars = 0;
+    let row_budget = ctx.response_budget().map(|budget| budget / 4 * 3);
+    let mut budget_full = false;
     let mut total = 0;
     let in_filter = in_scope.len();
     let mut files_searched = 0;
@@ -676,6 +728,9 @@ fn search(
         files_searched += 1;
         let before = total;
         for (index, line) in text.lines().enumerate() {
+            // Columns are counted on from the previous match, so a long line with many
+            // matches costs its length once, not once per match.
+            let mut column = Column::default();
             for found in matcher.find_iter(line) {
                 // A pattern that can match nothing (`a*`) would report every position.
                 if found.is_empty() {
@@ -683,13 +738,20 @@ fn search(
                 }
                 total += 1;
                 // Off the page, matches are only counted, so the total stays exact.
-                if paging.takes(total - 1) {
-                    occurrences.push(Occurrence {
+                if !budget_full && paging.takes(total - 1) {
+                    let occurrence = Occurrence {
                         path: file.rel.clone(),
                         line: index + 1,
-                        column: line[..found.start()].chars().count() + 1,
+                        column: column.at(line, found.start()),
                         text: excerpt(line, found.start()),
-                    });
+                    };
+                    built_chars += occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD;
+                    // The first row is always kept, so every page makes progress.
+                    budget_full = !occurrences.is_empty()
+                        && row_budget.is_some_and(|budget| built_chars > budget);
+                    if !budget_full {
+                        occurrences.push(occurrence);
+                    }
                 }
             }
         }
@@ -715,6 +777,11 @@ fn search(
         PageCount {
             unit: Unit::OCCURRENCE,
             returned,
+            cut_by: if budget_full {
+                TruncationReason::BudgetLimit
+            } else {
+                TruncationReason::PageLimit
+            },
             total,
             walk_failures: walk.failures,
             unreadable,
@@ -803,21 +870,53 @@ fn looks_like_regex(query: &str) -> bool {
     ])
 }
 
+/// What an occurrence adds to the answer besides its path and text, roughly: its keys,
+/// numbers and punctuation.
+const ROW_OVERHEAD: usize = 48;
+
+/// The 1-based character column of matches along one line, counted on from the last one asked
+/// for: asked in increasing order, a line costs its length once.
+#[derive(Default)]
+struct Column {
+    /// Byte offset of the last match asked for, and its 0-based character column.
+    byte: usize,
+    chars: usize,
+}
+
+impl Column {
+    /// The column of the match at byte `start`, at or after the last one asked for.
+    fn at(&mut self, line: &str, start: usize) -> usize {
+        self.chars += line[self.byte..start].chars().count();
+        self.byte = start;
+        self.chars + 1
+    }
+}
+
 /// The line as an occurrence shows it: whole when short, else a window of [`MAX_LINE_CHARS`]
 /// starting a little before the match, so that one minified file cannot flood the answer.
+/// Costs the window, not the line: a 2 MiB line with a match on every character is read once
+/// by the search, not once per match.
 fn excerpt(line: &str, match_start: usize) -> String {
-    let line_chars = line.chars().count();
-    if line_chars <= MAX_LINE_CHARS {
+    if line.chars().nth(MAX_LINE_CHARS).is_none() {
         return line.to_owned();
     }
-    let before = line[..match_start].chars().count();
-    let skip = before.saturating_sub(MAX_LINE_CHARS / 4);
+    // Up to a quarter of the window before the match, then the window from there.
+    let start = line[..match_start]
+        .char_indices()
+        .rev()
+        .take(MAX_LINE_CHARS / 4)
+        .last()
+        .map_or(match_start, |(index, _)| index);
+    let end = line[start..]
+        .char_indices()
+        .nth(MAX_LINE_CHARS)
+        .map(|(index, _)| start + index);
     let mut text = String::new();
-    if skip > 0 {
+    if start > 0 {
         text.push('…');
     }
-    text.extend(line.chars().skip(skip).take(MAX_LINE_CHARS));
-    if skip + MAX_LINE_CHARS < line_chars {
+    text.push_str(&line[start..end.unwrap_or(line.len())]);
+    if end.is_some() {
         text.push('…');
     }
     text
@@ -1005,9 +1104,9 @@ pub(crate) struct ListFilesArgs {
     /// `/` the whole relative path (`src/**/*.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     glob: Option<String>,
-    /// Return at most this many paths (default 200, at least 1).
+    /// Return at most this many paths (default 200, from 1 to 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<usize>,
     /// The next page: `completeness.continuation` of the previous page, with the request
     /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
@@ -1080,6 +1179,7 @@ pub(crate) async fn list_files(
             PageCount {
                 unit: Unit::FILE,
                 returned,
+                cut_by: TruncationReason::PageLimit,
                 total: found,
                 walk_failures: walk.failures,
                 unreadable,
