@@ -13,7 +13,9 @@ use envelope_core::RequestId;
 use http::HeaderValue;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 
+use crate::in_flight::{Flight, InFlight, duplicate_answer};
 use crate::{EnvelopeServer, McpError, REQUEST_ID_HEADER};
 
 /// Middleware: makes sure every request carries an `X-Request-ID` that is safe to log, and
@@ -53,6 +55,25 @@ struct Limits {
     max_request_bytes: usize,
     max_sessions: usize,
     sessions: Arc<LocalSessionManager>,
+    /// Requests in flight, by session id and JSON-RPC id (as compact JSON, so `1` and `"1"`
+    /// differ).
+    in_flight: Arc<InFlight<(String, String)>>,
+}
+
+/// The session and JSON-RPC id of a request within a session; `None` for anything else
+/// (a notification, an answer, a request opening a session, a body that is not one message).
+fn request_key(parts: &http::request::Parts, body: &[u8]) -> Option<((String, String), Value)> {
+    /// Reads `id` and whether there is a `method`, skipping everything else without building it.
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    let probe: Probe = serde_json::from_slice(body).ok()?;
+    probe.method?;
+    let id = probe.id.filter(|id| id.is_string() || id.is_number())?;
+    Some(((session.to_owned(), id.to_string()), id))
 }
 
 /// Refuses a body over the size limit with `413`, reading at most one byte past it, and a new
@@ -104,8 +125,32 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
                 .into_response();
         }
     };
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    // A request reusing the id of one still in flight in its session is answered at once.
+    let flight = match request_key(&parts, &bytes) {
+        Some((key, id)) => match Flight::begin(&limits.in_flight, key) {
+            Some(flight) => Some(flight),
+            None => {
+                let answer = duplicate_answer(&id).to_string();
+                let json = HeaderValue::from_static("application/json");
+                return ([(http::header::CONTENT_TYPE, json)], answer).into_response();
+            }
+        },
+        None => None,
+    };
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
+    match flight {
+        // The request is in flight until its answer has been streamed (or the client left):
+        // as long as the response body lives.
+        Some(flight) => response.map(|body| {
+            axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                let _ = &flight;
+                frame
+            }))
+        }),
+        None => response,
+    }
 }
 
 impl EnvelopeServer {
@@ -117,6 +162,8 @@ impl EnvelopeServer {
     /// - past the session cap ([`DEFAULT_MAX_SESSIONS`](crate::DEFAULT_MAX_SESSIONS) unless
     ///   configured), a new session is refused with `503` and `Retry-After`; requests within
     ///   existing sessions go on;
+    /// - a request reusing the JSON-RPC id of one still in flight in its session is answered
+    ///   at once with a JSON-RPC error ([`DUPLICATE_ID`](crate::DUPLICATE_ID)) carrying that id;
     /// - a session idle for five minutes (rmcp's keep-alive) is closed, and its slot freed.
     pub fn http_router(self) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
@@ -124,6 +171,7 @@ impl EnvelopeServer {
             max_request_bytes: server.max_request_bytes(),
             max_sessions: server.max_sessions(),
             sessions: Arc::new(LocalSessionManager::default()),
+            in_flight: Arc::default(),
         };
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),

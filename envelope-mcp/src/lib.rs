@@ -12,12 +12,14 @@
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod in_flight;
 mod lines;
 mod server;
 
 pub use error::McpError;
 #[cfg(feature = "http")]
 pub use http::request_id_layer;
+pub use in_flight::DUPLICATE_ID;
 pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
 pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, EnvelopeConfig, EnvelopeServer,

@@ -9,18 +9,23 @@
 //! - a line that is not JSON (truncated, `NaN`, `1e400`, a lone surrogate, invalid UTF-8, or
 //!   nested deeper than serde_json's limit of 128, refused without recursion) is answered
 //!   `-32700` (parse error), id `null`;
-//! - JSON that is no JSON-RPC message is answered `-32600`, with its `id` when one can be read.
+//! - JSON that is no JSON-RPC message is answered `-32600`, with its `id` when one can be read;
+//! - a request reusing the id of one still in flight is answered `-32600` with that id, at once.
 //!
 //! Everything else goes to rmcp, which answers it as usual (a `tools/call` with bad arguments
 //! gets a `validation` envelope).
 
+use std::sync::Arc;
+
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use rmcp::RoleServer;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use crate::in_flight::{InFlight, duplicate_answer};
 use crate::{EnvelopeServer, McpError};
 
 /// The largest request, in bytes, a server reads unless configured otherwise: 4 MiB.
@@ -117,6 +122,42 @@ fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServer>, Vec<u8
     }
 }
 
+/// Registers an incoming request's id, or frees one whose request the client cancelled (no
+/// answer follows a cancellation). `Err` with the answer when the id is already in flight.
+fn arrive(
+    in_flight: &InFlight<RequestId>,
+    message: &RxJsonRpcMessage<RoleServer>,
+) -> Result<(), Vec<u8>> {
+    match message {
+        JsonRpcMessage::Request(request) if !in_flight.begin(request.id.clone()) => {
+            let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+            Err(serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default())
+        }
+        JsonRpcMessage::Notification(notification) => {
+            if let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+                && let Some(id) = &cancelled.params.request_id
+            {
+                in_flight.end(id);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Frees the id an outgoing answer settles.
+fn depart(in_flight: &InFlight<RequestId>, message: &TxJsonRpcMessage<RoleServer>) {
+    match message {
+        JsonRpcMessage::Response(response) => in_flight.end(&response.id),
+        JsonRpcMessage::Error(error) => {
+            if let Some(id) = &error.id {
+                in_flight.end(id);
+            }
+        }
+        _ => {}
+    }
+}
+
 impl EnvelopeServer {
     /// Serves newline-delimited JSON-RPC read from `reader` and written to `writer` until
     /// `reader` ends. Every line gets an answer: what rmcp cannot read is answered here with
@@ -142,6 +183,8 @@ impl EnvelopeServer {
         });
         let (incoming, messages) = mpsc::unbounded::<RxJsonRpcMessage<RoleServer>>();
         let replies = out.clone();
+        let in_flight = Arc::new(InFlight::<RequestId>::default());
+        let arriving = Arc::clone(&in_flight);
         let reading = tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
             loop {
@@ -152,7 +195,9 @@ impl EnvelopeServer {
                         error_line(Value::Null, INVALID_REQUEST, &message)
                     }
                     Ok(Line::Text(text)) if text.iter().all(u8::is_ascii_whitespace) => continue,
-                    Ok(Line::Text(text)) => match judge(&text, max) {
+                    Ok(Line::Text(text)) => match judge(&text, max)
+                        .and_then(|message| arrive(&arriving, &message).map(|()| message))
+                    {
                         Ok(message) => {
                             if incoming.unbounded_send(message).is_err() {
                                 break;
@@ -170,8 +215,10 @@ impl EnvelopeServer {
         });
         let sink =
             out.sink_map_err(|_| Closed)
-                .with(|message: TxJsonRpcMessage<RoleServer>| async move {
-                    Ok::<_, Closed>(serde_json::to_vec(&message).unwrap_or_default())
+                .with(move |message: TxJsonRpcMessage<RoleServer>| {
+                    depart(&in_flight, &message);
+                    let line = serde_json::to_vec(&message).unwrap_or_default();
+                    async move { Ok::<_, Closed>(line) }
                 });
         let running = self
             .serve((Box::pin(sink), messages))

@@ -16,6 +16,10 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+mod common;
+
+use common::{header, http_exchange, post, serve_on_loopback, sse_result};
+
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
     /// What to echo.
@@ -951,4 +955,163 @@ async fn every_line_over_stdio_gets_an_answer() {
         last["result"]["structuredContent"]["error"]["category"],
         "validation"
     );
+}
+
+/// Holds its request id until the deadline answers for it.
+#[tool(tier = heavy, read_only)]
+async fn sleepy() -> ToolResult<()> {
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_stdio() {
+    // Regression test for #12: the second request waited 300 s for nothing.
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let server = EnvelopeServer::new(
+        toolset![echo, sleepy],
+        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
+    );
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    let serving = tokio::spawn(server.serve_lines(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    let mut answers = BufReader::new(client_read).lines();
+    let mut next_answer = async || -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), answers.next_line())
+            .await
+            .expect("answered in time")
+            .expect("reads")
+            .expect("the server answers");
+        serde_json::from_str(&line).expect("answers are JSON")
+    };
+    let mut send = async |message: Value| {
+        let line = format!("{message}\n");
+        client_write
+            .write_all(line.as_bytes())
+            .await
+            .expect("written");
+    };
+    let call = |tool: &str| {
+        json!({
+            "jsonrpc": "2.0", "id": 20, "method": "tools/call",
+            "params": {"name": tool, "arguments": if tool == "echo" { json!({"text": "hi"}) } else { json!({}) }}
+        })
+    };
+    send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}
+    }))
+    .await;
+    assert!(next_answer().await["result"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+    // The sleepy call holds id 20 for a second; the echo reusing it is refused first.
+    send(call("sleepy")).await;
+    send(call("echo")).await;
+    let refused = next_answer().await;
+    assert_eq!(refused["id"], 20, "{refused}");
+    assert_eq!(
+        refused["error"]["code"],
+        envelope_mcp::DUPLICATE_ID,
+        "{refused}"
+    );
+    let slow = next_answer().await;
+    assert_eq!(slow["id"], 20, "{slow}");
+    assert_eq!(
+        slow["result"]["structuredContent"]["error"]["code"],
+        envelope_mcp::DEADLINE_EXCEEDED
+    );
+    // Answered, the id is free again.
+    send(call("echo")).await;
+    let echoed = next_answer().await;
+    assert_eq!(echoed["id"], 20, "{echoed}");
+    assert_eq!(
+        echoed["result"]["structuredContent"]["ok"], true,
+        "{echoed}"
+    );
+    serving.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_http() {
+    // Regression test for #12: the second request waited 300 s for nothing.
+    let server = EnvelopeServer::new(
+        toolset![echo, sleepy],
+        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
+    );
+    let addr = serve_on_loopback(server).await;
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw-http", "version": "0"}}
+    });
+    let (head, _) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
+        body.contains("\"result\"")
+    })
+    .await;
+    let session = header(&head, "mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    http_exchange(addr, post(addr, Some(&session), "", &initialized), |_| {
+        false
+    })
+    .await;
+    let call = |tool: &str, id: Value| {
+        let arguments = if tool == "echo" {
+            json!({"text": "hi"})
+        } else {
+            json!({})
+        };
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}
+        })
+    };
+
+    // The sleepy call holds id "x" for a second; an echo reusing it is refused while it does.
+    let holding = tokio::spawn(http_exchange(
+        addr,
+        post(addr, Some(&session), "", &call("sleepy", json!("x"))),
+        |body| body.contains("structuredContent"),
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (head, body) = http_exchange(
+        addr,
+        post(addr, Some(&session), "", &call("echo", json!("x"))),
+        |body| body.contains("error"),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let refused: Value = serde_json::from_str(&body).expect("a JSON-RPC answer");
+    assert_eq!(refused["id"], "x", "{refused}");
+    assert_eq!(
+        refused["error"]["code"],
+        envelope_mcp::DUPLICATE_ID,
+        "{refused}"
+    );
+    // Another id is no duplicate.
+    let (_, body) = http_exchange(
+        addr,
+        post(addr, Some(&session), "", &call("echo", json!(7))),
+        |body| body.contains("structuredContent"),
+    )
+    .await;
+    assert_eq!(sse_result(&body)["structuredContent"]["ok"], true, "{body}");
+
+    let (_, body) = holding.await.expect("the held call ends");
+    assert_eq!(
+        sse_result(&body)["structuredContent"]["error"]["code"],
+        envelope_mcp::DEADLINE_EXCEEDED
+    );
+    // Answered, the id is free again.
+    let (_, body) = http_exchange(
+        addr,
+        post(addr, Some(&session), "", &call("echo", json!("x"))),
+        |body| body.contains("structuredContent"),
+    )
+    .await;
+    assert_eq!(sse_result(&body)["structuredContent"]["ok"], true, "{body}");
 }

@@ -4,6 +4,8 @@
 #[path = "../examples/workspace_server/tools.rs"]
 mod tools;
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,6 +21,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
+use common::{header, http_exchange, post, serve_on_loopback, sse_result};
 
 /// The paging key of these tests: fixed, so a second server can share it.
 fn test_key() -> ContinuationKey {
@@ -1096,66 +1100,6 @@ async fn every_advertised_capability_is_probed() {
     client.cancel().await.expect("closes");
 }
 
-/// Reads one HTTP/1.1 response from `stream`: its head, and its body until `done` says the
-/// body so far holds what the test waits for (an SSE stream may stay open).
-async fn http_exchange(
-    addr: std::net::SocketAddr,
-    request: String,
-    done: impl Fn(&str) -> bool,
-) -> (String, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("the server listens");
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .expect("request sent");
-    let mut raw = Vec::new();
-    let mut buffer = [0u8; 8192];
-    let read = async {
-        loop {
-            let text = String::from_utf8_lossy(&raw).into_owned();
-            if let Some((head, body)) = text.split_once("\r\n\r\n")
-                && (done(body) || head.contains(" 202 "))
-            {
-                return (head.to_owned(), body.to_owned());
-            }
-            let n = stream.read(&mut buffer).await.expect("reads");
-            if n == 0 {
-                let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-                return (head.to_owned(), body.to_owned());
-            }
-            raw.extend_from_slice(&buffer[..n]);
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .expect("the server answers in time")
-}
-
-fn post(addr: std::net::SocketAddr, session: Option<&str>, extra: &str, body: &Value) -> String {
-    let body = body.to_string();
-    let session = session
-        .map(|id| format!("mcp-session-id: {id}\r\n"))
-        .unwrap_or_default();
-    format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\n{session}{extra}\
-         content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
-    head.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        key.trim()
-            .eq_ignore_ascii_case(name)
-            .then_some(value.trim())
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
     let tree = Tree::new("http");
@@ -1243,15 +1187,6 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
         assert!(meta.get("client_request_id").is_none(), "{meta}");
         assert_eq!(header(&head, "x-request-id"), meta["request_id"].as_str());
     }
-}
-
-/// The `result` of the first SSE event in `body` that carries one.
-fn sse_result(body: &str) -> Value {
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find_map(|message| message.get("result").cloned())
-        .expect("the call's result arrives as an SSE event")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1569,22 +1504,6 @@ async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
         }
     }
     assert!(seen >= 4, "only {seen} actions were suggested");
-}
-
-/// `server` on a free loopback port, once it accepts connections. The port is found by
-/// binding, reading it and releasing it for the server.
-async fn serve_on_loopback(server: EnvelopeServer) -> std::net::SocketAddr {
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port");
-    tokio::spawn(server.serve_http(addr));
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    addr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
