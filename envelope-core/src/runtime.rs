@@ -2,7 +2,7 @@
 //! panic capture, error mapping and the meta stamp. Reached only through `crate::__private`.
 
 use std::any::Any;
-use std::backtrace::Backtrace;
+use std::backtrace::{Backtrace, BacktraceStatus};
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::marker::PhantomData;
@@ -390,7 +390,14 @@ pub fn install_panic_hook() {
                     .location()
                     .map(ToString::to_string)
                     .unwrap_or_else(|| "unknown location".to_owned());
-                let backtrace = Backtrace::force_capture().to_string();
+                // Only when asked for (`RUST_BACKTRACE` or `RUST_LIB_BACKTRACE`): symbolizing
+                // loads the binary's debug info, about 100 MiB resident for a debug build from
+                // the first panic on, and costs CPU on every one. The location is always kept.
+                let backtrace = Backtrace::capture();
+                let backtrace = match backtrace.status() {
+                    BacktraceStatus::Captured => backtrace.to_string(),
+                    _ => "disabled; set RUST_BACKTRACE=1".to_owned(),
+                };
                 LAST_PANIC.with(|slot| *slot.borrow_mut() = Some((location, backtrace)));
             } else {
                 previous(info);

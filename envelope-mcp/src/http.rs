@@ -49,6 +49,11 @@ pub async fn request_id_layer(mut request: Request, next: Next) -> Response {
     response
 }
 
+/// Connections the kernel queues before the server accepts them. `TcpListener::bind` asks for
+/// 128: 256 clients connecting at once overflowed it, and the dropped ones retried a second
+/// later, which was most of the load test's p99. The kernel caps it at `net.core.somaxconn`.
+const LISTEN_BACKLOG: u32 = 1024;
+
 /// What the HTTP router refuses before rmcp sees a request.
 #[derive(Clone)]
 struct Limits {
@@ -186,13 +191,23 @@ impl EnvelopeServer {
             .layer(axum::middleware::from_fn(request_id_layer))
     }
 
-    /// Serves streamable HTTP on `addr` until the process ends.
+    /// Serves streamable HTTP on `addr` until the process ends, with a listen backlog of 1,024
+    /// connections.
     pub async fn serve_http(self, addr: SocketAddr) -> Result<(), McpError> {
         let io = |source| McpError::Io {
             addr: addr.to_string(),
             source,
         };
-        let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
+        let socket = match addr {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        }
+        .map_err(io)?;
+        // As `TcpListener::bind` does on Unix: a restarted server can bind at once.
+        #[cfg(unix)]
+        socket.set_reuseaddr(true).map_err(io)?;
+        socket.bind(addr).map_err(io)?;
+        let listener = socket.listen(LISTEN_BACKLOG).map_err(io)?;
         axum::serve(listener, self.http_router()).await.map_err(io)
     }
 }
