@@ -30,6 +30,7 @@
 pub mod deep;
 mod encode;
 mod error;
+mod own_fields;
 mod respond;
 mod size;
 mod subgraph;

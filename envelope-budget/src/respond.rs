@@ -10,6 +10,7 @@ use envelope_core::{
 use serde_json::{Map, Value, json};
 
 use crate::encode::MeasuredLists;
+use crate::own_fields;
 use crate::size::{member_key_counts, value_counts};
 use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
@@ -143,6 +144,19 @@ pub fn prepare(
     let budget = data
         .as_ref()
         .and_then(|data| policy.budget_for(tool_budget, data));
+    // The envelope's own fields obey the budget too: all of it without a payload (an error),
+    // half of it beside one, which leaves the payload the rest.
+    let own_limit = match (&data, budget) {
+        (None, _) => policy.budget_for(tool_budget, &Value::Null),
+        (Some(_), budget) => budget.map(|budget| budget / 2),
+    };
+    if let Some(limit) = own_limit {
+        let limit = limit.saturating_sub(STAMPS_RESERVE);
+        let fitted = own_fields::fit(&mut rest, limit, estimator, |rest| rest_counts(rest, false));
+        if fitted.cut_any {
+            merge_markers(&mut rest, Default::default(), true, fitted.unshrinkable);
+        }
+    }
 
     let mut leftovers = Leftovers::default();
     // The counts of everything but the payload and the token count, when known without
@@ -318,6 +332,10 @@ fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
     }
     counts
 }
+
+/// Room for the stamps written after the own fields are fitted: `tokens_estimated` and
+/// `tokens_method` at their widest, `truncated` and `envelope_unshrinkable`, with their keys.
+const STAMPS_RESERVE: usize = 128;
 
 /// The widest token count and method: [`reserve_stamps`] sizes the response with them, and
 /// [`stamped_rest_counts`] takes exactly them back out.

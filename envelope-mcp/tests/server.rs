@@ -1115,3 +1115,36 @@ async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_http() {
     .await;
     assert_eq!(sse_result(&body)["structuredContent"]["ok"], true, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_echoing_a_megabyte_obeys_the_response_budget() {
+    // Regression test for #12: a decoder message quoting a 1 MB argument made a 2 MB answer.
+    let server = EnvelopeServer::new(toolset![echo], EnvelopeConfig::new("echoes", "1"));
+    let huge = "x".repeat(1 << 20);
+    let prepared = server
+        .call("echo", json!({"text": "hi", "times": huge}))
+        .await
+        .expect("served");
+    let envelope = &prepared.structured;
+    assert_eq!(
+        envelope["error"]["category"],
+        "validation",
+        "{}",
+        prepared.json.len()
+    );
+    assert_eq!(envelope["error"]["data"]["field"], "times");
+    let message = envelope["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("invalid type: string \"xxx"), "{message}");
+    assert!(message.ends_with("…[truncated]"), "{message}");
+    assert_eq!(envelope["meta"]["truncated"], true);
+    // The whole answer, text mirror included, is within the default budget.
+    assert!(
+        prepared.json.len() <= envelope_budget::AGENT_BUDGET_CHARS,
+        "{} bytes",
+        prepared.json.len()
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&prepared.json).expect("the mirror is JSON"),
+        *envelope
+    );
+}

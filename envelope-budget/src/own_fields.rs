@@ -1,0 +1,220 @@
+//! The envelope's own fields (everything but `data`) within the budget.
+//!
+//! The trimmer cuts the payload; these fields are the tool's prose and the contract's control
+//! surface. Prose can still be unbounded: an argument decoder's message quotes the bad value, so
+//! a 1 MB string in the wrong place once made a 2 MB error answer. When the own fields alone
+//! are over their share of the budget, they are cut in this order until they fit:
+//!
+//! 1. the longest strings, outside `meta` and `completeness` (ids, stamps, the continuation
+//!    token) and outside the arguments of next actions (which must stay runnable), each kept to
+//!    at least [`KEPT_CHARS`] characters and ending in [`TRUNCATION_SUFFIX`];
+//! 2. the next actions, all of them (a suggestion is optional; a wrong one is not).
+//!
+//! Whatever was cut sets `meta.truncated`; when even that is not enough, so does
+//! `meta.envelope_unshrinkable`.
+
+use serde_json::{Map, Value};
+
+use crate::tokens::{Counts, Estimator};
+use crate::trim::TRUNCATION_SUFFIX;
+
+/// A cut string keeps at least this many characters, so it still says what it is about.
+pub(crate) const KEPT_CHARS: usize = 256;
+
+/// Top-level members whose strings are never cut: ids, stamps, enums, the continuation.
+const UNCUT: &[&str] = &["meta", "completeness", "ok", "verdict", "empty_reason"];
+
+/// What [`fit`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fitted {
+    /// Something was cut.
+    pub cut_any: bool,
+    /// Still over the limit after every cut.
+    pub unshrinkable: bool,
+}
+
+/// Cuts `rest` (the envelope without `data`) to `limit` token-normalized characters as the
+/// module says; `size` measures it.
+pub(crate) fn fit(
+    rest: &mut Map<String, Value>,
+    limit: usize,
+    estimator: Estimator,
+    size: impl Fn(&Map<String, Value>) -> Counts,
+) -> Fitted {
+    let measure = |rest: &Map<String, Value>| estimator.normalized_size(&size(rest)) as usize;
+    let mut fitted = Fitted::default();
+    let mut over = measure(rest).saturating_sub(limit);
+    while over > 0 {
+        let Some(longest) = longest_prose(rest) else {
+            break;
+        };
+        let chars = longest.chars().count();
+        // Cut by what is over, at least by half: a few passes, however the estimator weighs.
+        let keep = chars
+            .saturating_sub(over + TRUNCATION_SUFFIX.chars().count())
+            .min(chars / 2)
+            .max(KEPT_CHARS);
+        cut_string(longest, keep);
+        fitted.cut_any = true;
+        over = measure(rest).saturating_sub(limit);
+    }
+    if over > 0 && rest.remove("next_actions").is_some() {
+        fitted.cut_any = true;
+        over = measure(rest).saturating_sub(limit);
+    }
+    fitted.unshrinkable = over > 0;
+    fitted
+}
+
+/// The longest string in `rest` that may be cut and is longer than [`KEPT_CHARS`] (plus the
+/// suffix, so a cut string is never cut again). Walks with an explicit stack: `error.data` is
+/// whatever the tool put there, nested however deep.
+fn longest_prose(rest: &mut Map<String, Value>) -> Option<&mut String> {
+    let floor = KEPT_CHARS + TRUNCATION_SUFFIX.chars().count();
+    let mut stack: Vec<&mut Value> = Vec::new();
+    for (key, value) in rest.iter_mut() {
+        if UNCUT.contains(&key.as_str()) {
+            continue;
+        }
+        if key == "next_actions" {
+            // An action's reason may be cut; its arguments may not.
+            if let Value::Array(actions) = value {
+                for action in actions.iter_mut().filter_map(Value::as_object_mut) {
+                    stack.extend(
+                        action
+                            .iter_mut()
+                            .filter(|(key, _)| key.as_str() != "arguments")
+                            .map(|(_, value)| value),
+                    );
+                }
+            }
+            continue;
+        }
+        stack.push(value);
+    }
+    let mut longest: Option<(usize, &mut String)> = None;
+    while let Some(value) = stack.pop() {
+        match value {
+            // Bytes bound characters from above: count only what may qualify.
+            Value::String(text) if text.len() > floor => {
+                let chars = text.chars().count();
+                if chars > floor && longest.as_ref().is_none_or(|(best, _)| chars > *best) {
+                    longest = Some((chars, text));
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(members) => stack.extend(members.values_mut()),
+            _ => {}
+        }
+    }
+    longest.map(|(_, text)| text)
+}
+
+/// Keeps the first `keep` characters of `text` and appends [`TRUNCATION_SUFFIX`].
+fn cut_string(text: &mut String, keep: usize) {
+    if let Some((end, _)) = text.char_indices().nth(keep) {
+        text.truncate(end);
+        text.push_str(TRUNCATION_SUFFIX);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn bytes(rest: &Map<String, Value>) -> Counts {
+        Counts::of_bytes(&serde_json::to_vec(rest).expect("a map serializes"))
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("an object literal"),
+        }
+    }
+
+    #[test]
+    fn an_echoed_megabyte_is_cut_to_the_limit_and_ids_are_kept() {
+        let token = "t".repeat(600);
+        let mut rest = object(json!({
+            "ok": false,
+            "error": {
+                "category": "validation",
+                "message": format!("invalid type: string \"{}\", expected u32", "x".repeat(1 << 20)),
+                "data": {"field": "limit", "nested": [[["y".repeat(50_000)]]]}
+            },
+            "completeness": {"continuation": token},
+            "next_actions": [{"id": "retry", "reason": "r".repeat(5_000), "arguments": {"q": "a".repeat(2_000)}}],
+            "meta": {"request_id": "01ABC"}
+        }));
+        let estimator = Estimator::default();
+        let fitted = fit(&mut rest, 8_000, estimator, bytes);
+        assert_eq!(
+            fitted,
+            Fitted {
+                cut_any: true,
+                unshrinkable: false
+            }
+        );
+        assert!(estimator.normalized_size(&bytes(&rest)) <= 8_000);
+        let message = rest["error"]["message"].as_str().expect("a message");
+        assert!(
+            message.starts_with("invalid type: string \"xxx"),
+            "{message}"
+        );
+        assert!(message.ends_with(TRUNCATION_SUFFIX));
+        assert_eq!(rest["error"]["data"]["field"], "limit");
+        assert_eq!(rest["completeness"]["continuation"], token.as_str());
+        assert_eq!(
+            rest["next_actions"][0]["arguments"]["q"]
+                .as_str()
+                .map(str::len),
+            Some(2_000)
+        );
+    }
+
+    #[test]
+    fn what_fits_is_left_alone_and_what_cannot_fit_says_so() {
+        let original = object(json!({"ok": true, "summary_line": "short", "meta": {}}));
+        let mut rest = original.clone();
+        assert_eq!(
+            fit(&mut rest, 1_000, Estimator::default(), bytes),
+            Fitted::default()
+        );
+        assert_eq!(rest, original);
+
+        // Only uncuttable bytes: the actions go, and the rest is marked unshrinkable.
+        let mut rest = object(json!({
+            "next_actions": [{"id": "x", "arguments": {"q": "a".repeat(3_000)}}],
+            "meta": {"request_id": "r".repeat(3_000)}
+        }));
+        let fitted = fit(&mut rest, 1_000, Estimator::default(), bytes);
+        assert_eq!(
+            fitted,
+            Fitted {
+                cut_any: true,
+                unshrinkable: true
+            }
+        );
+        assert!(!rest.contains_key("next_actions"));
+    }
+
+    #[test]
+    fn deep_error_data_is_walked_without_recursion() {
+        let mut deep = json!("z".repeat(10_000));
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let mut rest = Map::new();
+        let mut error = Map::new();
+        // Moved, not passed through `json!`, which would serialize it recursively.
+        error.insert("data".to_owned(), deep);
+        rest.insert("error".to_owned(), Value::Object(error));
+        let longest = longest_prose(&mut rest).map(|text| text.len());
+        assert_eq!(longest, Some(10_000));
+        // Dropping the chain recursively would overflow too.
+        crate::deep::drop_deep(rest.remove("error").expect("inserted"));
+    }
+}
