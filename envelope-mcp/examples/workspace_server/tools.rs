@@ -1,15 +1,20 @@
 //! The tools of the `workspace_server` example, and the server that serves them: text search,
 //! file reads, file listings, statistics and an import graph over one directory tree.
 //!
-//! Invariant: no tool reads or lists anything outside the served root. Walks skip `.git`,
-//! `target`, `node_modules` and hidden directories, symlinks (one could point outside the root),
-//! files over 2 MiB and files that are not UTF-8, and visit paths in sorted order, so the same
-//! tree always gives the same answer.
+//! Invariant: no tool reads or lists anything outside the served root, even while the tree
+//! changes under it. Every directory and file is opened relative to a handle on the root (with
+//! `cap-std`, which resolves each path beneath it and refuses one that leads outside), never by
+//! an absolute path that a symlink swapped in mid-walk could redirect. Walks skip `.git`,
+//! `target`, `node_modules` and hidden directories, symlinks, files over 2 MiB and files that
+//! are not UTF-8, and visit paths in sorted order, so the same tree always gives the same answer.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io;
+use std::ffi::OsString;
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, LazyLock};
+
+use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
 use envelope_core::{
     Completeness, Continuations, EmptyReason, IncompleteReason, NextAction, Notice, Page, PageArgs,
@@ -21,7 +26,6 @@ use globset::{GlobBuilder, GlobMatcher};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use walkdir::{DirEntry, WalkDir};
 
 /// Files larger than this are skipped by walks and refused by `read_file`.
 const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -44,6 +48,9 @@ const MAX_REGEX_BYTES: usize = 1 << 20;
 const MAX_LINE_CHARS: usize = 400;
 /// Long tools report progress after every this many files.
 const PROGRESS_EVERY: usize = 100;
+/// Walks do not enter directories nested deeper than this below the root (they count as walk
+/// failures): every level being walked holds its directory open.
+const MAX_WALK_DEPTH: usize = 128;
 
 /// What the server tells the client's model about itself.
 const INSTRUCTIONS: &str = "Read-only access to one directory tree (the workspace). \
@@ -59,8 +66,11 @@ overview. Every answer is an envelope: branch on `ok`, `verdict`, `completeness`
 /// The served directory, shared with every tool as server state.
 #[derive(Debug)]
 pub(crate) struct Workspace {
-    /// Canonical (symlinks resolved), so containment checks compare real paths.
+    /// Canonical (symlinks resolved): how absolute paths in requests are recognized, and the
+    /// scope continuations are bound to.
     root: PathBuf,
+    /// The root, held open: everything is opened beneath it.
+    dir: Dir,
 }
 
 impl Workspace {
@@ -73,12 +83,51 @@ impl Workspace {
                 format!("{} is not a directory", root.display()),
             ));
         }
-        Ok(Workspace { root })
+        let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
+        Ok(Workspace { root, dir })
     }
 
     /// The canonical root.
     pub(crate) fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// What `rel` is, symlinks followed without leaving the root; nothing is opened for read.
+    fn metadata(&self, rel: &str) -> io::Result<cap_std::fs::Metadata> {
+        self.dir.metadata(rel)
+    }
+
+    /// The text of the regular file at `rel`, opened beneath the root. What is opened is
+    /// checked again, so a file swapped since the walk (for a FIFO, a device or a larger file)
+    /// is not read: the open does not wait for a FIFO's writer, and no more than
+    /// [`MAX_FILE_BYTES`] is ever read.
+    fn read_text(&self, rel: &str) -> Contents {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        let read = || -> io::Result<Vec<u8>> {
+            let file = self.dir.open_with(rel, &options)?;
+            let metadata = file.metadata()?;
+            if !metadata.is_file() || metadata.len() > MAX_FILE_BYTES {
+                return Err(io::Error::other(format!(
+                    "`{rel}` is no longer a regular file of at most {MAX_FILE_BYTES} bytes"
+                )));
+            }
+            let mut bytes = Vec::with_capacity(metadata.len() as usize);
+            file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+            if bytes.len() as u64 > MAX_FILE_BYTES {
+                return Err(io::Error::other(format!("`{rel}` grew while being read")));
+            }
+            Ok(bytes)
+        };
+        match read() {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => Contents::Text(text),
+                Err(_) => Contents::Binary,
+            },
+            Err(error) => Contents::Unreadable(error),
+        }
     }
 }
 
@@ -245,7 +294,6 @@ fn join_rel(dir: &str, path: &str) -> Option<String> {
 struct Candidate {
     /// Relative to the root, `/`-separated.
     rel: String,
-    path: PathBuf,
     /// Size in bytes and modification time (nanoseconds since the epoch, 0 when unknown), as
     /// the walk read them: what the paging snapshot is made of.
     len: u64,
@@ -272,76 +320,116 @@ impl Walk {
     }
 }
 
-/// Walks the tree under `root`; see the module's invariant for what is skipped.
-fn walk(root: &Path) -> Walk {
+/// A directory a walk has listed but not yet entered.
+struct Subdir {
+    /// Its parent, held open until every subdirectory listed in it has been entered.
+    parent: Arc<Dir>,
+    name: OsString,
+    rel: String,
+    depth: usize,
+    /// Device and inode as listed: the directory entered must be this one.
+    id: (u64, u64),
+}
+
+/// Walks the workspace; see the module's invariant for what is skipped. Iterative, and every
+/// directory is opened relative to its parent's handle.
+fn walk(workspace: &Workspace) -> Walk {
     let mut found = Walk {
         files: Vec::new(),
         too_large: 0,
         failures: 0,
     };
-    let entries = WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        // The root itself is never skipped, even when its own name starts with a dot.
-        .filter_entry(|entry| entry.depth() == 0 || !is_skipped_dir(entry));
-    for entry in entries {
-        let Ok(entry) = entry else {
+    let mut pending = Vec::new();
+    match workspace.dir.try_clone() {
+        Ok(root) => list(&mut found, &mut pending, Arc::new(root), "", 0),
+        Err(_) => found.failures += 1,
+    }
+    while let Some(subdir) = pending.pop() {
+        let Ok(dir) = subdir.parent.open_dir(&subdir.name) else {
             found.failures += 1;
             continue;
         };
-        // Symlinks report their own type here, so they are left out with directories.
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let Ok(metadata) = entry.metadata() else {
+        // Replaced since it was listed (by a symlink, say): not entered.
+        let entered = dir
+            .dir_metadata()
+            .is_ok_and(|metadata| (metadata.dev(), metadata.ino()) == subdir.id);
+        if !entered {
             found.failures += 1;
             continue;
-        };
-        if metadata.len() > MAX_FILE_BYTES {
-            found.too_large += 1;
-            continue;
         }
-        // A path that is not UTF-8 cannot be named in a JSON answer; leave it out.
-        let Some(rel) = relative(root, entry.path()) else {
-            continue;
-        };
-        let modified = metadata
-            .modified()
-            .ok()
-            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |since| since.as_nanos());
-        found.files.push(Candidate {
-            rel,
-            path: entry.into_path(),
-            len: metadata.len(),
-            modified,
-        });
+        list(
+            &mut found,
+            &mut pending,
+            Arc::new(dir),
+            &subdir.rel,
+            subdir.depth,
+        );
     }
     // By the whole relative path, not directory by directory as the walk visits them.
     found.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     found
 }
 
-fn is_skipped_dir(entry: &DirEntry) -> bool {
-    entry.file_type().is_dir()
-        && entry
-            .file_name()
-            .to_str()
-            .is_none_or(|name| name.starts_with('.') || SKIPPED_DIRS.contains(&name))
-}
-
-/// `path` relative to `root`, `/`-separated; `None` outside the root or when not UTF-8.
-fn relative(root: &Path, path: &Path) -> Option<String> {
-    let parts: Option<Vec<&str>> = path
-        .strip_prefix(root)
-        .ok()?
-        .components()
-        .map(|component| match component {
-            Component::Normal(part) => part.to_str(),
-            _ => None,
-        })
-        .collect();
-    parts.map(|parts| parts.join("/"))
+/// Lists `dir` (at `rel`, `depth` levels below the root): its files into `found`, its
+/// subdirectories onto `pending`.
+fn list(found: &mut Walk, pending: &mut Vec<Subdir>, dir: Arc<Dir>, rel: &str, depth: usize) {
+    let Ok(entries) = dir.entries() else {
+        found.failures += 1;
+        return;
+    };
+    for entry in entries {
+        let Ok(entry) = entry else {
+            found.failures += 1;
+            continue;
+        };
+        let name = entry.file_name();
+        // A path that is not UTF-8 cannot be named in a JSON answer; leave it out.
+        let Some(text) = name.to_str() else {
+            continue;
+        };
+        let child = if rel.is_empty() {
+            text.to_owned()
+        } else {
+            format!("{rel}/{text}")
+        };
+        // The entry's own type: a symlink is neither a file nor a directory here.
+        let (Ok(file_type), Ok(metadata)) = (entry.file_type(), entry.metadata()) else {
+            found.failures += 1;
+            continue;
+        };
+        if file_type.is_dir() {
+            if text.starts_with('.') || SKIPPED_DIRS.contains(&text) {
+                continue;
+            }
+            if depth + 1 > MAX_WALK_DEPTH {
+                found.failures += 1;
+                continue;
+            }
+            pending.push(Subdir {
+                parent: Arc::clone(&dir),
+                name,
+                rel: child,
+                depth: depth + 1,
+                id: (metadata.dev(), metadata.ino()),
+            });
+        } else if file_type.is_file() {
+            if metadata.len() > MAX_FILE_BYTES {
+                found.too_large += 1;
+                continue;
+            }
+            let modified = metadata
+                .modified()
+                .ok()
+                .map(cap_std::time::SystemTime::into_std)
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos());
+            found.files.push(Candidate {
+                rel: child,
+                len: metadata.len(),
+                modified,
+            });
+        }
+    }
 }
 
 /// A file's contents, if it is text.
@@ -351,16 +439,6 @@ enum Contents {
     Binary,
     /// Could not be read at all.
     Unreadable(io::Error),
-}
-
-fn read_contents(path: &Path) -> Contents {
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Contents::Text(text),
-            Err(_) => Contents::Binary,
-        },
-        Err(error) => Contents::Unreadable(error),
-    }
 }
 
 /// Completeness of `returned` rows out of the `found` that qualified, honest about what could
@@ -691,7 +769,7 @@ fn search(
     filter: Option<&PathFilter>,
     limit: usize,
 ) -> ToolResult<Reply<SearchHits>> {
-    let walk = walk(workspace.root());
+    let walk = walk(workspace);
     let in_scope = walk.in_scope(filter);
     let paging = Paging::open(
         ctx,
@@ -717,7 +795,7 @@ fn search(
         if ctx.is_cancelled() {
             return Err(cancelled("search_text"));
         }
-        let text = match read_contents(&file.path) {
+        let text = match workspace.read_text(&file.rel) {
             Contents::Text(text) => text,
             Contents::Binary => continue,
             Contents::Unreadable(_) => {
@@ -979,8 +1057,10 @@ pub(crate) async fn read_file(
 }
 
 fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
-    let (rel, real) = resolve(workspace.root(), &args.path)?;
-    let metadata = std::fs::metadata(&real)?;
+    let rel = resolve(workspace.root(), &args.path)?;
+    let metadata = workspace
+        .metadata(&rel)
+        .map_err(|error| not_readable(&args.path, &rel, error))?;
     if metadata.is_dir() {
         return Err(invalid(
             "path",
@@ -1004,7 +1084,7 @@ fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileConte
         )
         .with_code("file_too_large"));
     }
-    let text = match read_contents(&real) {
+    let text = match workspace.read_text(&rel) {
         Contents::Text(text) => text,
         Contents::Binary => {
             return Err(invalid("path", format!("`{rel}` is not a UTF-8 text file"))
@@ -1036,24 +1116,25 @@ fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileConte
     .summary_line(summary))
 }
 
-/// Resolves a requested path to `(relative path, real path)` inside `root`.
-///
-/// `..` that climbs above the root and absolute paths elsewhere are refused before the file
-/// system is asked, so the answer does not tell what exists outside; a symlink that resolves
-/// outside is refused after.
-fn resolve(root: &Path, raw: &str) -> ToolResult<(String, PathBuf)> {
-    let outside = || {
-        ToolError::permission(format!("`{raw}` is outside the workspace"))
-            .with_code("outside_workspace")
-            .with_hint("pass a path relative to the workspace root, without `..` above it")
-    };
+/// `error.path` is outside the workspace, with the hint that fixes it.
+fn outside(raw: &str) -> ToolError {
+    ToolError::permission(format!("`{raw}` is outside the workspace"))
+        .with_code("outside_workspace")
+        .with_hint("pass a path relative to the workspace root, without `..` above it")
+}
+
+/// Resolves a requested path to the relative path below `root` it names, without asking the
+/// file system: `..` that climbs above the root and absolute paths elsewhere are refused
+/// before anything is opened, so the answer does not tell what exists outside. Where the path
+/// leads (through symlinks) is checked as it is opened, beneath the root.
+fn resolve(root: &Path, raw: &str) -> ToolResult<String> {
     if raw.is_empty() {
         return Err(invalid("path", "`path` must not be empty"));
     }
     let requested = Path::new(raw);
     // An absolute path inside the root is read as the relative path below it.
     let requested = if requested.is_absolute() {
-        requested.strip_prefix(root).map_err(|_| outside())?
+        requested.strip_prefix(root).map_err(|_| outside(raw))?
     } else {
         requested
     };
@@ -1066,31 +1147,35 @@ fn resolve(root: &Path, raw: &str) -> ToolResult<(String, PathBuf)> {
             ),
             Component::CurDir => {}
             Component::ParentDir => {
-                parts.pop().ok_or_else(outside)?;
+                parts.pop().ok_or_else(|| outside(raw))?;
             }
-            Component::RootDir | Component::Prefix(_) => return Err(outside()),
+            Component::RootDir | Component::Prefix(_) => return Err(outside(raw)),
         }
     }
-    let rel = parts.join("/");
-    let real = root
-        .join(&rel)
-        .canonicalize()
-        .map_err(|error| match error.kind() {
-            io::ErrorKind::PermissionDenied => ToolError::from(error),
-            // A component longer than the file system allows.
-            io::ErrorKind::InvalidFilename => invalid(
-                "path",
-                format!("`path` has a name too long for the file system: {error}"),
-            ),
-            // Missing, a file used as a directory, a symlink loop: there is no such file.
-            _ => ToolError::not_found(format!("no file `{rel}` in the workspace"))
-                .with_hint("use `list_files` or `search_text` to find the right path")
-                .with_data(json!({ "field": "path" })),
-        })?;
-    if !real.starts_with(root) {
-        return Err(outside());
+    if parts.is_empty() {
+        // The root itself.
+        return Ok(".".to_owned());
     }
-    Ok((rel, real))
+    Ok(parts.join("/"))
+}
+
+/// Why `rel` (requested as `raw`) could not be looked at, named as the caller can act on it.
+fn not_readable(raw: &str, rel: &str, error: io::Error) -> ToolError {
+    match error.kind() {
+        // `cap-std` refuses a path that leads outside the root (through a symlink, say) with
+        // a permission error of its own, which carries no OS error code.
+        io::ErrorKind::PermissionDenied if error.raw_os_error().is_none() => outside(raw),
+        io::ErrorKind::PermissionDenied => ToolError::from(error),
+        // A component longer than the file system allows.
+        io::ErrorKind::InvalidFilename => invalid(
+            "path",
+            format!("`path` has a name too long for the file system: {error}"),
+        ),
+        // Missing, a file used as a directory, a symlink loop: there is no such file.
+        _ => ToolError::not_found(format!("no file `{rel}` in the workspace"))
+            .with_hint("use `list_files` or `search_text` to find the right path")
+            .with_data(json!({ "field": "path" })),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1134,7 +1219,7 @@ pub(crate) async fn list_files(
         .map(|pattern| PathFilter::new("glob", pattern))
         .transpose()?;
     blocking(ctx, move |workspace, ctx| {
-        let walk = walk(workspace.root());
+        let walk = walk(workspace);
         let scanned = walk.files.len();
         let in_scope = walk.in_scope(filter.as_ref());
         let paging = Paging::open(
@@ -1154,7 +1239,7 @@ pub(crate) async fn list_files(
                 return Err(cancelled("list_files"));
             }
             // Only text files are served, so only text files are listed.
-            match read_contents(&file.path) {
+            match workspace.read_text(&file.rel) {
                 Contents::Text(_) => {}
                 Contents::Binary => continue,
                 Contents::Unreadable(_) => {
@@ -1254,7 +1339,7 @@ pub(crate) struct Skipped {
 pub(crate) async fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats>> {
     blocking(ctx, |workspace, ctx| {
         // First the walk, so that progress has a total to count towards.
-        let walk = walk(workspace.root());
+        let walk = walk(workspace);
         let progress = Progress::start(ctx, walk.files.len(), "files");
         let mut stats = Stats {
             files: 0,
@@ -1270,7 +1355,7 @@ pub(crate) async fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats
             if ctx.is_cancelled() {
                 return Err(cancelled("workspace_stats"));
             }
-            match read_contents(&file.path) {
+            match workspace.read_text(&file.rel) {
                 Contents::Text(text) => {
                     let bytes = text.len() as u64;
                     stats.files += 1;
@@ -1379,7 +1464,7 @@ fn export_graph(
     ctx: &ToolContext,
     max_nodes: Option<usize>,
 ) -> ToolResult<Reply<Graph>> {
-    let walk = walk(workspace.root());
+    let walk = walk(workspace);
     let sources: Vec<(&Candidate, Language)> = walk
         .files
         .iter()
@@ -1395,7 +1480,7 @@ fn export_graph(
         if ctx.is_cancelled() {
             return Err(cancelled("graph_export"));
         }
-        match read_contents(&file.path) {
+        match workspace.read_text(&file.rel) {
             Contents::Text(text) => {
                 nodes.push(Node {
                     id: file.rel.clone(),
