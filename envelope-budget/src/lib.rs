@@ -27,7 +27,6 @@
 //! # Ok::<(), envelope_core::CoreError>(())
 //! ```
 
-pub mod deep;
 mod encode;
 mod error;
 mod own_fields;
@@ -38,8 +37,10 @@ pub mod tokens;
 pub mod toon;
 mod trim;
 
-pub use deep::drop_deep;
 pub use encode::BudgetEncoder;
+/// Dropping JSON values of any depth without recursion; it lives in `envelope-core`, whose
+/// error data needs it too.
+pub use envelope_core::drop_deep;
 pub use error::BudgetError;
 pub use respond::{
     BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,

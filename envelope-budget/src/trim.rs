@@ -101,7 +101,7 @@ impl Leftovers {
 impl Drop for Leftovers {
     fn drop(&mut self) {
         // A deep value's own drop recurses once per level.
-        crate::deep::drop_deep(Value::Array(std::mem::take(&mut self.0)));
+        envelope_core::drop_deep(Value::Array(std::mem::take(&mut self.0)));
     }
 }
 

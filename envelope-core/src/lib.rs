@@ -31,6 +31,7 @@ mod capability;
 mod completeness;
 mod context;
 mod continuation;
+mod deep;
 mod empty_reason;
 mod envelope;
 mod error;
@@ -61,6 +62,7 @@ pub use continuation::{
     INVALID_LIMIT, KeyError, KeyRing, MAX_TOKEN_CHARS, MIXED_CONTINUATION_FORMS, Page, PageArgs,
     STALE_CONTINUATION, TOKEN_CHARS,
 };
+pub use deep::drop_deep;
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::{Baseline, ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;

@@ -322,9 +322,19 @@ impl ToolError {
         self
     }
 
-    /// Attaches per-code data.
+    /// Attaches per-code data. Containers nested more than
+    /// [`MAX_PAYLOAD_DEPTH`](crate::MAX_PAYLOAD_DEPTH) levels down are replaced by `null`, as
+    /// the budget stage cuts a payload: the error then serializes without deep recursion,
+    /// whatever the data.
     #[must_use]
     pub fn with_data(mut self, data: Value) -> Self {
+        let data = if nests_deeper_than(&data, crate::MAX_PAYLOAD_DEPTH) {
+            let cut = crate::to_value_within(&data, 0).unwrap_or(Value::Null);
+            crate::drop_deep(data);
+            cut
+        } else {
+            data
+        };
         self.extra_mut().data = Some(data);
         self
     }
@@ -490,9 +500,52 @@ impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
     }
 }
 
+/// Whether `value` has a container more than `limit` levels below its root; iterative.
+fn nests_deeper_than(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        if depth > limit {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_data_is_cut_so_the_error_serializes_on_a_small_stack() {
+        // Regression test for #12: error data is the tool's, nested however deep.
+        let cut = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut data = Value::from("leaf");
+                for _ in 0..2_000 {
+                    data = Value::Array(vec![data]);
+                }
+                let error = ToolError::validation("deep").with_data(data);
+                // Serializing and dropping what is kept both stay shallow.
+                let json = serde_json::to_string(&error).expect("serializes");
+                json.matches('[').count()
+            })
+            .expect("a thread")
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(cut, crate::MAX_PAYLOAD_DEPTH + 1);
+        let shallow = ToolError::validation("x").with_data(serde_json::json!({"field": [1, [2]]}));
+        assert_eq!(
+            shallow.data(),
+            Some(&serde_json::json!({"field": [1, [2]]}))
+        );
+    }
 
     #[test]
     fn io_kinds_map_to_categories() {
