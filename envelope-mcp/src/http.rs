@@ -15,7 +15,12 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 
+use rmcp::RoleServer;
+use rmcp::model::JsonRpcMessage;
+use rmcp::service::RxJsonRpcMessage;
+
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
+use crate::lines::judge;
 use crate::{EnvelopeServer, McpError, REQUEST_ID_HEADER};
 
 /// Middleware: makes sure every request carries an `X-Request-ID` that is safe to log, and
@@ -65,24 +70,31 @@ struct Limits {
     in_flight: Arc<InFlight<(String, String)>>,
 }
 
-/// The session and JSON-RPC id of a request within a session; `None` for anything else
-/// (a notification, an answer, a request opening a session, a body that is not one message).
-fn request_key(parts: &http::request::Parts, body: &[u8]) -> Option<((String, String), Value)> {
-    /// Reads `id` and whether there is a `method`, skipping everything else without building it.
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        id: Option<Value>,
-        method: Option<serde::de::IgnoredAny>,
-    }
+/// The session and JSON-RPC id of a request within a session; `None` for anything else (a
+/// notification, an answer, a request opening a session). The id as compact JSON keys it, so
+/// `1` and `"1"` differ.
+fn request_key(
+    parts: &http::request::Parts,
+    message: &RxJsonRpcMessage<RoleServer>,
+) -> Option<((String, String), Value)> {
     let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-    let probe: Probe = serde_json::from_slice(body).ok()?;
-    probe.method?;
-    let id = probe.id.filter(|id| id.is_string() || id.is_number())?;
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let id = serde_json::to_value(&request.id).ok()?;
     Some(((session.to_owned(), id.to_string()), id))
 }
 
-/// Refuses a body over the size limit with `413`, reading at most one byte past it, and a new
-/// session past the cap with `503`.
+/// A JSON-RPC answer sent as plain JSON with `status`.
+fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
+    let json = HeaderValue::from_static("application/json");
+    (status, [(http::header::CONTENT_TYPE, json)], answer).into_response()
+}
+
+/// Refuses a body over the size limit with `413`, reading at most one byte past it; a new
+/// session past the cap with `503`; a body that is no JSON-RPC message with `400` and the
+/// JSON-RPC error the stdio framing answers it with (rmcp's own answer is a `415` in plain
+/// text); and a request reusing an id in flight in its session with that error.
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     let too_large = || {
         let message = format!(
@@ -131,17 +143,22 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
         }
     };
     // A request reusing the id of one still in flight in its session is answered at once.
-    let flight = match request_key(&parts, &bytes) {
-        Some((key, id)) => match Flight::begin(&limits.in_flight, key) {
-            Some(flight) => Some(flight),
-            None => {
-                let answer = duplicate_answer(&id).to_string();
-                let json = HeaderValue::from_static("application/json");
-                return ([(http::header::CONTENT_TYPE, json)], answer).into_response();
+    let mut flight = None;
+    if parts.method == http::Method::POST {
+        let message = match judge(&bytes, limits.max_request_bytes) {
+            Ok(message) => message,
+            Err(answer) => return json_answer(http::StatusCode::BAD_REQUEST, answer),
+        };
+        if let Some((key, id)) = request_key(&parts, &message) {
+            match Flight::begin(&limits.in_flight, key) {
+                Some(begun) => flight = Some(begun),
+                None => {
+                    let answer = serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default();
+                    return json_answer(http::StatusCode::OK, answer);
+                }
             }
-        },
-        None => None,
-    };
+        }
+    }
     let response = next
         .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await;

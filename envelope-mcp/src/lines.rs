@@ -99,7 +99,7 @@ fn error_line(id: Value, code: i64, message: &str) -> Vec<u8> {
 }
 
 /// What to do with one line: hand a message to rmcp, or answer it here.
-fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServer>, Vec<u8>> {
+pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServer>, Vec<u8>> {
     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
         Ok(message) => Ok(message),
         Err(_) => Err(match serde_json::from_slice::<Value>(line) {

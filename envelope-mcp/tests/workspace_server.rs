@@ -1636,3 +1636,69 @@ async fn http_refuses_oversized_requests_and_sessions_past_the_cap() {
     let envelope = &sse_result(&body)["structuredContent"];
     assert_eq!(envelope["ok"], true, "{envelope}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_http_body_that_is_no_message_gets_a_json_rpc_answer() {
+    // Regression test for #12: rmcp answered these with a plain-text `415`.
+    let tree = Tree::new("http-bodies");
+    let addr = serve_on_loopback(tree.server()).await;
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bodies-test", "version": "0"}
+        }
+    });
+    let (head, _) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
+        body.contains("\"result\"")
+    })
+    .await;
+    let session = header(&head, "mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: [(&[u8], i64, Value); 7] = [
+        (b"not json", envelope_mcp::PARSE_ERROR, Value::Null),
+        (
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/li"#,
+            envelope_mcp::PARSE_ERROR,
+            Value::Null,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":3,"x":NaN}"#,
+            envelope_mcp::PARSE_ERROR,
+            Value::Null,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":4,"x":1e400}"#,
+            envelope_mcp::PARSE_ERROR,
+            Value::Null,
+        ),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":5,\"x\":\"\xff\"}",
+            envelope_mcp::PARSE_ERROR,
+            Value::Null,
+        ),
+        (deep.as_bytes(), envelope_mcp::PARSE_ERROR, Value::Null),
+        (
+            br#"{"jsonrpc":"2.0","id":7,"method":42}"#,
+            envelope_mcp::INVALID_REQUEST,
+            json!(7),
+        ),
+    ];
+    for (body, code, id) in cases {
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n\
+             content-length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        request.extend_from_slice(body);
+        let (head, answer) = http_exchange(addr, request, |body| body.contains('}')).await;
+        assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+        let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+        assert_eq!(answer["id"], id, "{answer}");
+    }
+}

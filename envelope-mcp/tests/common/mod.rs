@@ -29,7 +29,7 @@ pub(crate) async fn serve_on_loopback(server: EnvelopeServer) -> std::net::Socke
 /// body so far holds what the test waits for (an SSE stream may stay open).
 pub(crate) async fn http_exchange(
     addr: std::net::SocketAddr,
-    request: String,
+    request: impl AsRef<[u8]>,
     done: impl Fn(&str) -> bool,
 ) -> (String, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -37,7 +37,7 @@ pub(crate) async fn http_exchange(
         .await
         .expect("the server listens");
     stream
-        .write_all(request.as_bytes())
+        .write_all(request.as_ref())
         .await
         .expect("request sent");
     let mut raw = Vec::new();
