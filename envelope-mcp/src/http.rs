@@ -186,13 +186,17 @@ impl EnvelopeServer {
     ///   existing sessions go on;
     /// - a request reusing the JSON-RPC id of one still in flight in its session is answered
     ///   at once with a JSON-RPC error ([`DUPLICATE_ID`](crate::DUPLICATE_ID)) carrying that id;
-    /// - a session idle for five minutes (rmcp's keep-alive) is closed, and its slot freed.
+    /// - a session idle for longer than the idle timeout
+    ///   ([`DEFAULT_SESSION_IDLE_TIMEOUT`](crate::DEFAULT_SESSION_IDLE_TIMEOUT), five minutes,
+    ///   unless configured) is closed, and its slot freed.
     pub fn http_router(self) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(server.session_idle_timeout());
         let limits = Limits {
             max_request_bytes: server.max_request_bytes(),
             max_sessions: server.max_sessions(),
-            sessions: Arc::new(LocalSessionManager::default()),
+            sessions: Arc::new(sessions),
             in_flight: Arc::default(),
         };
         let service = StreamableHttpService::new(

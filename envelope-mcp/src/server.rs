@@ -116,6 +116,10 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// costs some 50 KB while it lives; an idle one closes after five minutes.
 pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
+/// How long a streamable HTTP session may stay idle, no request and no open stream, before
+/// the server closes it and frees its slot: five minutes (rmcp's own default).
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The `code` of the envelope a call past its deadline answers.
 pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
 
@@ -138,6 +142,7 @@ pub struct EnvelopeConfig {
     call_timeout: Option<Duration>,
     max_request_bytes: usize,
     max_sessions: usize,
+    session_idle_timeout: Duration,
 }
 
 /// Which capability tags a server advertises.
@@ -165,6 +170,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("call_timeout", &self.call_timeout)
             .field("max_request_bytes", &self.max_request_bytes)
             .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -187,6 +193,7 @@ impl EnvelopeConfig {
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             max_request_bytes: crate::lines::DEFAULT_MAX_REQUEST_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
         }
     }
 
@@ -195,6 +202,15 @@ impl EnvelopeConfig {
     #[must_use]
     pub fn with_max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// How long a streamable HTTP session may stay idle before the server closes it and frees
+    /// its slot under the session cap ([`DEFAULT_SESSION_IDLE_TIMEOUT`] unless set). A client
+    /// using a closed session gets `404` and opens a new one, as MCP prescribes.
+    #[must_use]
+    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
         self
     }
 
@@ -610,6 +626,11 @@ impl EnvelopeServer {
     /// How many streamable HTTP sessions this server holds at once.
     pub fn max_sessions(&self) -> usize {
         self.inner.config.max_sessions
+    }
+
+    /// How long a streamable HTTP session may stay idle before it is closed.
+    pub fn session_idle_timeout(&self) -> Duration {
+        self.inner.config.session_idle_timeout
     }
 
     /// The capability tags this server advertises.
