@@ -43,7 +43,7 @@ use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use common::{header, post, serve_on_loopback};
+use common::{header, open_session, post, serve_on_loopback};
 
 /// Calls per concurrency level unless `ENVELOPE_LOAD_CALLS` says otherwise.
 const DEFAULT_CALLS: usize = 600;
@@ -597,30 +597,6 @@ fn mib(kb: Option<u64>) -> String {
 // ---------------------------------------------------------------------------------------------
 // Raw HTTP/1.1
 // ---------------------------------------------------------------------------------------------
-
-/// Opens an MCP session: `initialize`, then `notifications/initialized`. Its id.
-async fn open_session(addr: SocketAddr) -> String {
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "load-test", "version": "0"}
-        }
-    });
-    let (head, body) = exchange(addr, post(addr, None, "", &initialize))
-        .await
-        .expect("initialize is answered");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
-    let session = header(&head, "mcp-session-id")
-        .expect("a session")
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let (head, _) = exchange(addr, post(addr, Some(&session), "", &initialized))
-        .await
-        .expect("the notification is accepted");
-    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
-    session
-}
 
 /// Sends `request` on a new connection and reads the whole response: its head and its body,
 /// de-chunked. Reading to the end of the body (the SSE stream of one request closes after its

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{header, http_exchange, post, serve_on_loopback, sse_result};
+use common::{http_exchange, open_session, post, serve_on_loopback, sse_result};
 
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
@@ -1042,23 +1042,7 @@ async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_http() {
         EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
     );
     let addr = serve_on_loopback(server).await;
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw-http", "version": "0"}}
-    });
-    let (head, _) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
-        body.contains("\"result\"")
-    })
-    .await;
-    let session = header(&head, "mcp-session-id")
-        .expect("a session")
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    http_exchange(addr, post(addr, Some(&session), "", &initialized), |_| {
-        false
-    })
-    .await;
+    let session = open_session(addr).await;
     let call = |tool: &str, id: Value| {
         let arguments = if tool == "echo" {
             json!({"text": "hi"})

@@ -22,7 +22,10 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use common::{header, http_exchange, post, serve_on_loopback, sse_result};
+use common::{
+    header, http_exchange, initialize, initialized, open_session, post, serve_on_loopback,
+    sse_result,
+};
 
 /// The paging key of these tests: fixed, so a second server can share it.
 fn test_key() -> ContinuationKey {
@@ -1168,18 +1171,7 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
     let tree = Tree::new("http");
     let addr = serve_on_loopback(tree.server()).await;
 
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw-http-test", "version": "0"}
-        }
-    });
-    let (head, body) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
-        body.contains("\"result\"")
-    })
-    .await;
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    let (session, body) = initialize(addr).await;
     assert!(body.contains("workspace_server"), "{body}");
     // Served over HTTP, the server advertises that too, before any call.
     let capabilities = &sse_result(&body)["_meta"]["rs.envelope/capabilities"];
@@ -1189,15 +1181,7 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
             .is_some_and(|tags| tags.contains(&json!("streamable_http"))),
         "{body}"
     );
-    let session = header(&head, "mcp-session-id")
-        .expect("a session")
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let (head, _) = http_exchange(addr, post(addr, Some(&session), "", &initialized), |_| {
-        false
-    })
-    .await;
-    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+    initialized(addr, &session).await;
 
     let request_id = RequestId::new();
     let call = json!({
@@ -1653,20 +1637,7 @@ async fn every_http_body_that_is_no_message_gets_a_json_rpc_answer() {
     // Regression test for #12: rmcp answered these with a plain-text `415`.
     let tree = Tree::new("http-bodies");
     let addr = serve_on_loopback(tree.server()).await;
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "bodies-test", "version": "0"}
-        }
-    });
-    let (head, _) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
-        body.contains("\"result\"")
-    })
-    .await;
-    let session = header(&head, "mcp-session-id")
-        .expect("a session")
-        .to_owned();
+    let session = open_session(addr).await;
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let cases: [(&[u8], i64, Value); 7] = [
         (b"not json", envelope_mcp::PARSE_ERROR, Value::Null),

@@ -62,6 +62,16 @@ def status_mib(pid: int, field: str) -> float:
     raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
+def assert_settled(pid: int, what: str, before: float, peak_before: float) -> None:
+    """After an oversized request: resident memory is back within `SETTLED_MIB` of `before`, and
+    the peak stayed within `OVERSIZED_PEAK_MIB` of it. Prints what was measured."""
+    after = status_mib(pid, "VmRSS")
+    peak = status_mib(pid, "VmHWM")
+    print(f"\n{what}: RSS {before:.1f} -> {after:.1f} MiB, peak {peak_before:.1f} -> {peak:.1f} MiB")
+    assert after - before < SETTLED_MIB
+    assert peak - before < OVERSIZED_PEAK_MIB
+
+
 def server_env() -> dict[str, str]:
     # The example keeps its paging key under the state directory: one of this run's.
     state = os.environ.get("XDG_STATE_HOME") or tempfile.mkdtemp(prefix="envelope-memory-state-")
@@ -156,14 +166,7 @@ def test_a_100_mb_line_over_stdio_is_refused_and_memory_settles(tmp_path: Path) 
 
         # Still serving, and back where it was.
         assert call_line(process, 10, "search_text", {"query": "needle"})["ok"] is True
-        after = status_mib(process.pid, "VmRSS")
-        peak = status_mib(process.pid, "VmHWM")
-        print(
-            f"\nstdio, 100 MB line: RSS {before:.1f} -> {after:.1f} MiB, "
-            f"peak {peak_before:.1f} -> {peak:.1f} MiB"
-        )
-        assert after - before < SETTLED_MIB
-        assert peak - before < OVERSIZED_PEAK_MIB
+        assert_settled(process.pid, "stdio, 100 MB line", before, peak_before)
 
 
 def free_port() -> int:
@@ -246,14 +249,7 @@ async def test_a_100_mb_body_over_http_is_refused_and_memory_settles(tmp_path: P
         assert " 413 " in status + " ", status
         [envelope] = await call_http(url, [("search_text", {"query": "needle"})])
         assert envelope["ok"] is True, envelope
-        after = status_mib(process.pid, "VmRSS")
-        peak = status_mib(process.pid, "VmHWM")
-        print(
-            f"\nHTTP, 100 MB streamed body: RSS {before:.1f} -> {after:.1f} MiB, "
-            f"peak {peak_before:.1f} -> {peak:.1f} MiB"
-        )
-        assert after - before < SETTLED_MIB
-        assert peak - before < OVERSIZED_PEAK_MIB
+        assert_settled(process.pid, "HTTP, 100 MB streamed body", before, peak_before)
 
 
 def write_haystack(root: Path) -> None:

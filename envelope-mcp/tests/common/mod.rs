@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use envelope_mcp::EnvelopeServer;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// `server` on a free loopback port, once it accepts connections. The port is found by
 /// binding, reading it and releasing it for the server.
@@ -97,4 +97,38 @@ pub(crate) fn sse_result(body: &str) -> Value {
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
         .find_map(|message| message.get("result").cloned())
         .expect("the call's result arrives as an SSE event")
+}
+
+/// Sends `initialize` to the server at `addr`, which must answer `200` with a session: the
+/// session's id and the answer's body.
+pub(crate) async fn initialize(addr: std::net::SocketAddr) -> (String, String) {
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-http-test", "version": "0"}
+        }
+    });
+    let (head, body) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
+        body.contains("\"result\"")
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    let session = header(&head, "mcp-session-id").expect("a session");
+    (session.to_owned(), body)
+}
+
+/// Sends `notifications/initialized` in `session`, which the server must accept (`202`).
+pub(crate) async fn initialized(addr: std::net::SocketAddr, session: &str) {
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) =
+        http_exchange(addr, post(addr, Some(session), "", &initialized), |_| false).await;
+    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+}
+
+/// Opens an MCP session on the server at `addr`: [`initialize`], then [`initialized`]. Its id.
+pub(crate) async fn open_session(addr: std::net::SocketAddr) -> String {
+    let (session, _) = initialize(addr).await;
+    initialized(addr, &session).await;
+    session
 }
