@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Counts, Estimator, prepare, trim};
-use envelope_core::{Controls, Envelope, Tool, ToolContext, ToolResult, tool};
+use envelope_core::{Controls, Tool, ToolContext, ToolResult, tool};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -195,8 +195,8 @@ fn main() {
         Estimator::default(),
     ));
     let send = |ctx: ToolContext| {
-        let envelope: Envelope<Value> = block_on(search {}.call(Value::Null, ctx));
-        let prepared = prepare(envelope, &Controls::default(), None, &policy);
+        let output = block_on(search {}.call(Value::Null, ctx));
+        let prepared = prepare(output, &Controls::default(), None, &policy);
         (prepared.json.into_bytes(), prepared.leftovers)
     };
     let bounded = |ctx: ToolContext| send(ctx.with_encoder(encoder.clone()));

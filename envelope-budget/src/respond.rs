@@ -2,10 +2,10 @@
 //! the per-call controls, trims it to its budget, reconciles `completeness` and `next_step` with
 //! the rows actually sent, and stamps the token accounting of those bytes, itself included.
 
-use envelope_core::__private::take_data;
+use envelope_core::stage::{Baseline, ToolOutput, take_data};
 use envelope_core::{
-    Completeness, Controls, Envelope, NextAction, OutputFormat, ResponseMode, TokensMethod,
-    TruncationReason, normalize_next_actions,
+    Completeness, Controls, NextAction, OutputFormat, ResponseMode, TokensMethod, TruncationReason,
+    normalize_next_actions,
 };
 use serde_json::{Map, Value, json};
 
@@ -121,19 +121,24 @@ impl Prepared {
     }
 }
 
-/// Shapes, trims and stamps one envelope. `tool_budget` is the tool's `#[tool(budget = …)]`.
+/// Shapes, trims and stamps one tool's output (an envelope converts into one). `tool_budget` is
+/// the tool's `#[tool(budget = …)]`.
 pub fn prepare(
-    mut envelope: Envelope<Value>,
+    output: impl Into<ToolOutput>,
     controls: &Controls,
     tool_budget: Option<usize>,
     policy: &BudgetPolicy,
 ) -> Prepared {
-    let precut = envelope_core::__private::precut(&envelope).to_vec();
-    let measure = envelope_core::__private::encoder_measure(&envelope).clone();
+    let ToolOutput {
+        mut envelope,
+        baseline,
+        precut,
+        measure,
+    } = output.into();
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
     let full = controls.keeps_full_meta();
-    let baseline = envelope.baseline().filter(|_| full).cloned();
+    let baseline = baseline.filter(|_| full);
     let mut rest = match serde_json::to_value(&envelope) {
         Ok(Value::Object(rest)) => rest,
         // An envelope always serializes to an object; keep going with an empty one if not.
@@ -545,7 +550,7 @@ fn stamp_tokens(
     rest: &mut Map<String, Value>,
     stamp: StampBase,
     estimator: Estimator,
-    baseline: Option<&envelope_core::Baseline>,
+    baseline: Option<&Baseline>,
 ) {
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
@@ -598,7 +603,7 @@ fn savings(baseline_tokens: u64, used: u64) -> (i64, f64) {
     (saved, pct)
 }
 
-fn savings_counts(baseline: Option<&envelope_core::Baseline>, tokens: u64) -> Counts {
+fn savings_counts(baseline: Option<&Baseline>, tokens: u64) -> Counts {
     let Some(baseline) = baseline else {
         return Counts::default();
     };

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Estimator, prepare};
 use envelope_core::{
-    Completeness, Controls, Envelope, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit,
-    tool,
+    Completeness, Controls, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit, tool,
 };
 use serde_json::Value;
 
@@ -53,14 +52,8 @@ fn many_hits() -> ToolResult<Reply<Hits>> {
 }
 
 fn send(ctx: ToolContext) -> Value {
-    let envelope: Envelope<Value> = block_on(many_hits {}.call(Value::Null, ctx));
-    let mut sent = prepare(
-        envelope,
-        &Controls::default(),
-        None,
-        &BudgetPolicy::default(),
-    )
-    .structured;
+    let output = block_on(many_hits {}.call(Value::Null, ctx));
+    let mut sent = prepare(output, &Controls::default(), None, &BudgetPolicy::default()).structured;
     // Request ids differ between two calls, and with them the token estimate (a ULID's random
     // characters tokenize differently); the rest must not differ.
     if let Some(Value::Object(meta)) = sent.get_mut("meta") {
@@ -131,14 +124,9 @@ fn a_payload_that_fits_is_mirrored_byte_for_byte() {
         envelope_budget::AGENT_BUDGET_CHARS,
         Estimator::default(),
     ));
-    let envelope: Envelope<Value> =
+    let output =
         block_on(small_page {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
-    let prepared = prepare(
-        envelope,
-        &Controls::default(),
-        None,
-        &BudgetPolicy::default(),
-    );
+    let prepared = prepare(output, &Controls::default(), None, &BudgetPolicy::default());
     // The mirror reuses the encoder's bytes; they must be exactly what serde_json writes.
     assert_eq!(
         prepared.json,
@@ -166,14 +154,8 @@ fn a_payload_that_fits_is_still_cut_below_the_safe_depth() {
         envelope_budget::AGENT_BUDGET_CHARS,
         Estimator::default(),
     ));
-    let envelope: Envelope<Value> =
-        block_on(deep {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
-    let prepared = prepare(
-        envelope,
-        &Controls::default(),
-        None,
-        &BudgetPolicy::default(),
-    );
+    let output = block_on(deep {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
+    let prepared = prepare(output, &Controls::default(), None, &BudgetPolicy::default());
     // The encoder measured it whole and it fits, yet it is not sent as encoded.
     assert_eq!(
         prepared.structured["meta"]["truncated_depth"]["limit"],

@@ -7,6 +7,7 @@ use std::sync::{Arc, LazyLock};
 use envelope_budget::{
     BudgetEncoder, BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
 };
+use envelope_core::stage::ToolOutput;
 use envelope_core::{
     Completeness, Controls, Envelope, Portable, Reply, Tool, ToolContext, ToolResult, Unit, tool,
 };
@@ -261,16 +262,16 @@ fn report_payload() -> impl Strategy<Value = Report> {
 fn through_the_encoder(data: Value, budget: usize) -> Prepared {
     let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
     let ctx = ToolContext::new().with_encoder(encoder);
-    let envelope: Envelope<Value> = block_on(echo {}.call(json!({ "payload": data }), ctx));
-    prepare_with(envelope, budget)
+    let output = block_on(echo {}.call(json!({ "payload": data }), ctx));
+    prepare_with(output, budget)
 }
 
-fn prepare_with(envelope: Envelope<Value>, budget: usize) -> Prepared {
+fn prepare_with(output: impl Into<ToolOutput>, budget: usize) -> Prepared {
     let policy = BudgetPolicy {
         agent_chars: Some(budget),
         ..BudgetPolicy::default()
     };
-    prepare(envelope, &Controls::default(), None, &policy)
+    prepare(output, &Controls::default(), None, &policy)
 }
 
 fn size(prepared: &Prepared) -> u64 {
@@ -317,17 +318,12 @@ fn report_response(report: &Report, baseline: u64, mode: &str, budget: usize) ->
     let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
     let ctx = ToolContext::new().with_encoder(encoder);
     let arguments = json!({ "report": report, "baseline": baseline, "response_mode": mode });
-    let envelope: Envelope<Value> = block_on(report {}.call(arguments.clone(), ctx));
+    let output = block_on(report {}.call(arguments.clone(), ctx));
     let policy = BudgetPolicy {
         agent_chars: Some(budget),
         ..BudgetPolicy::default()
     };
-    prepare(
-        envelope,
-        &Controls::from_arguments(&arguments),
-        None,
-        &policy,
-    )
+    prepare(output, &Controls::from_arguments(&arguments), None, &policy)
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use envelope_budget::{
     BudgetPolicy, Estimator, GRAPH_SUBGRAPH_BUDGET_CHARS, Prepared, TRUNCATION_SUFFIX, prepare,
 };
+use envelope_core::stage::ToolOutput;
 use envelope_core::{Completeness, Controls, Envelope, NextAction, Role, TruncationReason, Unit};
 use serde_json::{Value, json};
 
@@ -413,8 +414,8 @@ fn compact_drops_only_observability_and_compact_only_keeps_the_control_surface()
 
 #[test]
 fn savings_against_a_declared_baseline() {
-    let envelope = Envelope::ok(hits(3)).with_baseline("full_file_read", 10_000);
-    let compact = run(envelope.clone(), 32_000);
+    let output = || ToolOutput::from(Envelope::ok(hits(3))).with_baseline("full_file_read", 10_000);
+    let compact = prepare(output(), &Controls::default(), None, &policy(32_000));
     assert!(
         compact.structured["meta"].get("tokens_saved").is_none(),
         "observability-only"
@@ -423,7 +424,7 @@ fn savings_against_a_declared_baseline() {
         response_mode: envelope_core::ResponseMode::Full,
         ..Controls::default()
     };
-    let prepared = prepare(envelope, &full, None, &policy(32_000));
+    let prepared = prepare(output(), &full, None, &policy(32_000));
     let meta = &prepared.structured["meta"];
     let used = meta["tokens_estimated"].as_i64().expect("stamped");
     assert_eq!(meta["baseline_method"], "full_file_read");
@@ -439,7 +440,7 @@ fn savings_against_a_declared_baseline() {
 
 #[test]
 fn savings_may_be_negative() {
-    let envelope = Envelope::ok(hits(40)).with_baseline("grep_recursive", 10);
+    let envelope = ToolOutput::from(Envelope::ok(hits(40))).with_baseline("grep_recursive", 10);
     let full = Controls {
         response_mode: envelope_core::ResponseMode::Full,
         ..Controls::default()

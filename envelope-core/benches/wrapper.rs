@@ -66,7 +66,7 @@ fn plain() -> Vec<u8> {
 }
 
 fn entry(arguments: Value) -> envelope_core::Envelope<Value> {
-    block_on(echo {}.call(arguments, ToolContext::new()))
+    block_on(echo {}.call(arguments, ToolContext::new())).envelope
 }
 
 fn entry_to_bytes(arguments: Value) -> Vec<u8> {

@@ -74,30 +74,6 @@ pub struct Envelope<T> {
     diagnostics: Vec<Notice>,
     /// Library-stamped facts about the call.
     meta: Meta,
-    /// What the agent would have spent without this tool; the budget stage turns it into
-    /// `meta.tokens_saved`. Not on the wire.
-    #[serde(skip)]
-    #[schemars(skip)]
-    baseline: Option<Baseline>,
-    /// Full lengths of top-level lists the payload encoder cut short. Not on the wire: the
-    /// budget stage turns them into markers.
-    #[serde(skip)]
-    #[schemars(skip)]
-    precut: Vec<(String, usize)>,
-    /// What the payload encoder measured, for the budget stage. Not on the wire.
-    #[serde(skip)]
-    #[schemars(skip)]
-    measure: crate::EncoderMeasure,
-}
-
-/// What answering without this tool would have cost the agent: the method it would have used
-/// (`full_file_read`, `grep_recursive`, …) and that method's size in tokens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Baseline {
-    /// Wire value of `meta.baseline_method`.
-    pub method: String,
-    /// Tokens the baseline method would have put in the agent's context.
-    pub tokens: u64,
 }
 
 /// Adds the rules that tie `ok`, `data`, `error` and `verdict` together.
@@ -164,9 +140,6 @@ impl<T> Envelope<T> {
             warnings: Vec::new(),
             diagnostics: Vec::new(),
             meta: Meta::new(request_id),
-            baseline: None,
-            precut: Vec::new(),
-            measure: crate::EncoderMeasure::default(),
         }
     }
 
@@ -274,21 +247,6 @@ impl<T> Envelope<T> {
         self
     }
 
-    /// Declares the baseline this tool replaces, for `meta.tokens_saved`.
-    #[must_use]
-    pub fn with_baseline(mut self, method: impl Into<String>, tokens: u64) -> Self {
-        self.baseline = Some(Baseline {
-            method: method.into(),
-            tokens,
-        });
-        self
-    }
-
-    /// The declared baseline, if any.
-    pub fn baseline(&self) -> Option<&Baseline> {
-        self.baseline.as_ref()
-    }
-
     /// Adds a warning.
     #[must_use]
     pub fn with_warning(mut self, warning: Notice) -> Self {
@@ -378,22 +336,6 @@ impl<T> Envelope<T> {
         }
     }
 
-    pub(crate) fn precut(&self) -> &[(String, usize)] {
-        &self.precut
-    }
-
-    pub(crate) fn set_precut(&mut self, precut: Vec<(String, usize)>) {
-        self.precut = precut;
-    }
-
-    pub(crate) fn measure(&self) -> &crate::EncoderMeasure {
-        &self.measure
-    }
-
-    pub(crate) fn set_measure(&mut self, measure: crate::EncoderMeasure) {
-        self.measure = measure;
-    }
-
     pub(crate) fn take_data(&mut self) -> Option<T> {
         self.data.take()
     }
@@ -479,9 +421,6 @@ impl<T> TryFrom<RawEnvelope<T>> for Envelope<T> {
             warnings: raw.warnings,
             diagnostics: raw.diagnostics,
             meta: raw.meta,
-            baseline: None,
-            precut: Vec::new(),
-            measure: crate::EncoderMeasure::default(),
         })
     }
 }

@@ -44,6 +44,7 @@ mod reply;
 mod request_id;
 mod runtime;
 mod schema;
+pub mod stage;
 mod tier;
 mod tool;
 mod tool_error;
@@ -64,7 +65,7 @@ pub use continuation::{
 };
 pub use deep::drop_deep;
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
-pub use envelope::{Baseline, ENVELOPE_FIELDS, Envelope};
+pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
 pub use handle::{
     HANDLE_CODES, HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
@@ -114,7 +115,8 @@ pub use verdict::Verdict;
 /// let envelope = futures_lite_block_on(search_text {}.call(
 ///     serde_json::json!({"query": "needle"}),
 ///     ToolContext::new(),
-/// ));
+/// ))
+/// .envelope;
 /// assert!(envelope.is_ok());
 /// assert_eq!(envelope.data().map(|d| d["count"].clone()), Some(6.into()));
 /// assert_eq!(envelope.meta().tool(), Some("search_text"));
@@ -142,7 +144,6 @@ pub use envelope_derive::tool;
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::meta::MetaStamp;
     pub use crate::runtime::{
         ArgsFns, DataSchema, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked,
         Stopped, ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync,
@@ -153,43 +154,5 @@ pub mod __private {
     pub use schemars::Schema;
     pub use serde_json::Value;
 
-    use crate::envelope::Envelope;
-    use crate::request_id::RequestId;
-
-    /// Write access to an envelope's `meta`.
-    pub fn meta_stamp<T>(envelope: &mut Envelope<T>) -> MetaStamp<'_> {
-        MetaStamp(envelope.meta_mut())
-    }
-
-    /// Stamps the request id and masks an internal error so that it names only that id.
-    pub fn stamp_request_id<T>(envelope: &mut Envelope<T>, request_id: RequestId) {
-        if let Some(error) = envelope.error_mut() {
-            error.mask_with(&request_id);
-        }
-        MetaStamp(envelope.meta_mut()).request_id(request_id);
-    }
-
-    /// The full lengths of top-level lists a payload encoder cut short.
-    pub fn precut<T>(envelope: &Envelope<T>) -> &[(String, usize)] {
-        envelope.precut()
-    }
-
-    /// What the payload encoder measured, for the budget stage.
-    pub fn encoder_measure<T>(envelope: &Envelope<T>) -> &crate::EncoderMeasure {
-        envelope.measure()
-    }
-
-    /// Keeps the next actions `keep` accepts, then normalizes the list again; returns how many
-    /// were dropped. The transport uses it to drop actions the live tool surface cannot run.
-    pub fn retain_next_actions<T>(
-        envelope: &mut Envelope<T>,
-        keep: impl FnMut(&crate::NextAction) -> bool,
-    ) -> usize {
-        envelope.retain_next_actions(keep)
-    }
-
-    /// Moves the payload out, for the budget stage, which sends it separately from the rest.
-    pub fn take_data<T>(envelope: &mut Envelope<T>) -> Option<T> {
-        envelope.take_data()
-    }
+    pub use crate::stage::ToolOutput;
 }

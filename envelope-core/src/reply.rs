@@ -150,7 +150,9 @@ impl<T> Reply<T> {
             next_actions,
             warnings,
             diagnostics,
-            baseline,
+            // Not on the wire: the runtime takes it out first and hands it on beside the
+            // envelope (see `stage::ToolOutput`).
+            baseline: _,
         } = self;
         let mut envelope = Envelope::ok_for(data, request_id);
         if let Some(verdict) = verdict {
@@ -177,10 +179,14 @@ impl<T> Reply<T> {
         for diagnostic in diagnostics {
             envelope = envelope.with_diagnostic(diagnostic);
         }
-        if let Some((method, tokens)) = baseline {
-            envelope = envelope.with_baseline(method, tokens);
-        }
         envelope
+    }
+
+    /// Takes out the declared baseline, which travels beside the envelope.
+    pub(crate) fn take_baseline(&mut self) -> Option<crate::stage::Baseline> {
+        self.baseline
+            .take()
+            .map(|(method, tokens)| crate::stage::Baseline { method, tokens })
     }
 }
 

@@ -23,6 +23,7 @@ use crate::meta::MetaStamp;
 use crate::notice::Notice;
 use crate::payload::EncoderMeasure;
 use crate::reply::{IntoReply, Reply};
+use crate::stage::ToolOutput;
 use crate::tool::{ToolSpec, Toolset};
 use crate::tool_error::{Category, ToolError};
 
@@ -664,7 +665,7 @@ impl Invocation {
     }
 
     /// The envelope of a call that stopped before its body ran.
-    pub fn fail(self, ctx: &ToolContext, stopped: Stopped) -> Envelope<Value> {
+    pub fn fail(self, ctx: &ToolContext, stopped: Stopped) -> ToolOutput {
         let refused = |error: ToolError| Err::<Reply<Value>, ToolError>(error);
         match stopped {
             Stopped::Refused(error) => self.finish(ctx, Ok(error), refused),
@@ -682,27 +683,28 @@ impl Invocation {
         ctx: &ToolContext,
         outcome: Result<O, Panicked>,
         into_reply: fn(O) -> Result<Reply<D>, ToolError>,
-    ) -> Envelope<Value> {
+    ) -> ToolOutput {
         let request_id = *ctx.request_id();
         let answered = outcome.and_then(|outcome| {
             Ok(match catch_unwind_sync(|| into_reply(outcome))? {
                 Ok(reply) => match catch_unwind_sync(|| encode(ctx, reply))? {
-                    Ok((reply, precut, measure)) => {
-                        let mut envelope = reply.into_envelope_for(request_id);
-                        envelope.set_precut(precut);
-                        envelope.set_measure(measure);
-                        envelope
-                    }
-                    Err(error) => Envelope::err_for(
+                    Ok((mut reply, precut, measure)) => ToolOutput {
+                        baseline: reply.take_baseline(),
+                        envelope: reply.into_envelope_for(request_id),
+                        precut,
+                        measure,
+                    },
+                    Err(error) => ToolOutput::from(Envelope::err_for(
                         ToolError::internal(format_args!("cannot serialize the payload: {error}")),
                         request_id,
-                    ),
+                    )),
                 },
-                Err(error) => Envelope::err_for(error, request_id),
+                Err(error) => ToolOutput::from(Envelope::err_for(error, request_id)),
             })
         });
-        let mut envelope = match answered {
-            Ok(envelope) => {
+        let mut output = match answered {
+            Ok(output) => {
+                let envelope = &output.envelope;
                 if let Some(error) = envelope.error()
                     && error.category() == Category::Internal
                     && let Some(detail) = error.detail()
@@ -717,7 +719,7 @@ impl Invocation {
                         "tool failed with an internal error"
                     );
                 }
-                envelope
+                output
             }
             // Logged here only: the masked error below is not logged again.
             Err(panicked) => {
@@ -731,9 +733,13 @@ impl Invocation {
                     backtrace = %panicked.backtrace,
                     "tool panicked"
                 );
-                Envelope::err_for(ToolError::internal(panicked.message), request_id)
+                ToolOutput::from(Envelope::err_for(
+                    ToolError::internal(panicked.message),
+                    request_id,
+                ))
             }
         };
+        let mut envelope = output.envelope;
         for warning in self.warnings {
             envelope = envelope.with_warning(warning);
         }
@@ -743,7 +749,8 @@ impl Invocation {
             .index_status(ctx.index_status())
             .layer(self.spec.layer)
             .latency(self.started.elapsed());
-        envelope
+        output.envelope = envelope;
+        output
     }
 }
 

@@ -8,8 +8,8 @@ use schemars::Schema;
 use serde_json::Value;
 
 use crate::context::ToolContext;
-use crate::envelope::Envelope;
 use crate::error::CoreError;
+use crate::stage::ToolOutput;
 use crate::tier::Tier;
 
 /// A boxed, sendable future, as [`Tool::call`] returns.
@@ -79,8 +79,9 @@ pub trait Tool: Send + Sync {
     }
 
     /// Runs the tool. Never panics and never fails: every outcome, a panic included, is an
-    /// envelope.
-    fn call(&self, arguments: Value, ctx: ToolContext) -> BoxFuture<'static, Envelope<Value>>;
+    /// envelope, returned beside what the budget stage needs to know of it (a hand-written
+    /// tool returns `ToolOutput::from(envelope)`).
+    fn call(&self, arguments: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
 
 /// A tool with a Rust arguments type; `#[tool]` implements it on the descriptor it generates

@@ -343,7 +343,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 &self,
                 __envelope_arguments: #krate::__private::Value,
                 mut __envelope_ctx: #krate::ToolContext,
-            ) -> #krate::__private::BoxFuture<'static, #krate::Envelope<#krate::__private::Value>> {
+            ) -> #krate::__private::BoxFuture<'static, #krate::__private::ToolOutput> {
                 static __ENVELOPE_KEYS: #krate::__private::KeyCache = #krate::__private::KeyCache::new();
                 ::std::boxed::Box::pin(async move {
                     let mut __envelope_call = #krate::__private::Invocation::start(&#ident::__ENVELOPE_SPEC);

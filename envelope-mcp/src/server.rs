@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
-use envelope_core::__private::{meta_stamp, retain_next_actions, stamp_request_id};
+use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
     Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
     ProgressSink, RequestId, Tier, Tool, ToolContext, ToolError, ToolSpec, Toolset,
@@ -709,25 +709,29 @@ impl EnvelopeServer {
             )));
         }
         let request_id = *ctx.request_id();
-        let mut envelope: Envelope<Value> = match config.call_timeout {
+        let mut output: ToolOutput = match config.call_timeout {
             Some(limit) => match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
-                Ok(envelope) => envelope,
+                Ok(output) => output,
                 Err(_) => {
                     stop.deadline_passed.store(true, Ordering::Relaxed);
-                    past_deadline(spec, request_id, limit)
+                    past_deadline(spec, request_id, limit).into()
                 }
             },
             None => tool.call(arguments, ctx).await,
         };
-        self.drop_unrunnable_actions(&mut envelope, spec.name);
+        self.drop_unrunnable_actions(&mut output.envelope, spec.name);
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
         if controls.keeps_full_meta() {
-            meta_stamp(&mut envelope).capabilities(self.capabilities.tags.clone());
+            meta_stamp(&mut output.envelope).capabilities(self.capabilities.tags.clone());
         }
         // Read before shaping: `compact_only` leaves it out of `meta`, not out of `_meta`.
-        let client_request_id = envelope.meta().client_request_id().map(str::to_owned);
+        let client_request_id = output
+            .envelope
+            .meta()
+            .client_request_id()
+            .map(str::to_owned);
         Some(Answer {
-            prepared: prepare(envelope, &controls, spec.budget, &config.budget),
+            prepared: prepare(output, &controls, spec.budget, &config.budget),
             tier: spec.tier,
             client_request_id,
         })

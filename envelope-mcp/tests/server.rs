@@ -674,8 +674,8 @@ impl envelope_core::Tool for HandWritten {
         &self,
         _arguments: Value,
         _ctx: ToolContext,
-    ) -> envelope_core::BoxFuture<'static, envelope_core::Envelope<Value>> {
-        Box::pin(async { envelope_core::Envelope::ok(json!(1)) })
+    ) -> envelope_core::BoxFuture<'static, envelope_core::stage::ToolOutput> {
+        Box::pin(async { envelope_core::Envelope::ok(json!(1)).into() })
     }
 }
 

@@ -798,8 +798,13 @@ async fn a_cancelled_walk_stops_with_a_non_transient_error() {
     let ctx = ToolContext::new()
         .with_state(Arc::new(workspace))
         .with_cancellation(Arc::new(AtomicBool::new(true)));
-    let envelope = serde_json::to_value(tools::workspace_stats {}.call(json!({}), ctx).await)
-        .expect("serializes");
+    let envelope = serde_json::to_value(
+        tools::workspace_stats {}
+            .call(json!({}), ctx)
+            .await
+            .envelope,
+    )
+    .expect("serializes");
     let (category, _) = error_of(&envelope);
     assert_ne!(category, "transient");
     assert_eq!(envelope["error"]["code"], "cancelled");
@@ -811,7 +816,8 @@ async fn without_a_workspace_the_tools_are_unavailable() {
     let envelope = serde_json::to_value(
         tools::list_files {}
             .call(json!({}), ToolContext::new())
-            .await,
+            .await
+            .envelope,
     )
     .expect("serializes");
     assert_eq!(error_of(&envelope).0, "unavailable");
@@ -1408,7 +1414,7 @@ async fn replayed_tokens_are_scope_mismatches() {
             .with_session(session)
             .with_principal(principal);
         async move {
-            serde_json::to_value(tools::search_text {}.call(arguments, ctx).await)
+            serde_json::to_value(tools::search_text {}.call(arguments, ctx).await.envelope)
                 .expect("serializes")
         }
     };

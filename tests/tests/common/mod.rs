@@ -30,7 +30,7 @@ pub(crate) fn call(tool: &dyn Tool, arguments: Value) -> Value {
 
 /// Calls with a given context.
 pub(crate) fn call_with(tool: &dyn Tool, arguments: Value, ctx: ToolContext) -> Value {
-    let envelope: Envelope<Value> = block_on(tool.call(arguments, ctx));
+    let envelope: Envelope<Value> = block_on(tool.call(arguments, ctx)).envelope;
     serde_json::to_value(&envelope).expect("envelopes serialize")
 }
 
