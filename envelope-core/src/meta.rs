@@ -1,7 +1,7 @@
 //! The `meta` block: stamped by the library, never by tool code.
 //!
-//! Invariant: every field here is written only through [`crate::__private`], which the
-//! `#[tool]` wrapper, the budget trimmer and the transport use. Tool code never holds a mutable
+//! Invariant: every field here is written only through [`MetaStamp`], which the `#[tool]`
+//! wrapper, the budget stage and the transport get from [`crate::stage::meta_stamp`]. Tool code never holds a mutable
 //! `Meta`, and `Meta` has no public setter.
 
 use std::borrow::Cow;
@@ -316,7 +316,7 @@ impl Meta {
     }
 }
 
-/// Write access to a [`Meta`], handed out only by [`crate::__private::meta_stamp`].
+/// Write access to a [`Meta`], handed out only by [`crate::stage::meta_stamp`].
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct MetaStamp<'a>(pub(crate) &'a mut Meta);

@@ -1,5 +1,6 @@
 //! The call pipeline `#[tool]` emits calls to: module gate, argument decoding, the body under
-//! panic capture, error mapping and the meta stamp. Reached only through `crate::__private`.
+//! panic capture, error mapping and the meta stamp. Reached only through `crate::__private`, by
+//! generated code.
 
 use std::any::Any;
 use std::backtrace::{Backtrace, BacktraceStatus};
