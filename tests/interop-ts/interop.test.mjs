@@ -6,7 +6,7 @@
 // first with `cargo build -p envelope-mcp --example workspace_server`. The served root is a
 // fixture tree made fresh in a temporary directory (see `fixture.mjs`).
 //
-// What is checked is DESIGN §12 from the client's side: the listing has all five tools and
+// What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing has all five tools and
 // their schemas compile as JSON Schema 2020-12; every call result carries the envelope as
 // `structuredContent`, valid against the tool's output schema (checked twice: by the SDK's own
 // `Client.callTool`, which validates once the tools were listed, and by Ajv 2020 here),
@@ -101,7 +101,7 @@ const TIMEOUT_MS = 120_000;
 /** workspace_stats calls per transport in the progress test: a race loses only some reports. */
 const PROGRESS_CALLS = 20;
 
-/** Per-call controls every tool accepts (DESIGN §10). */
+/** Per-call controls every tool accepts (`docs/CONTRACT.md`). */
 const CONTROLS = { response_mode: 'full', output_format: 'json', compact_only: false };
 
 /** What the SDK reports through `onerror` for a progress report it dispatched too late. */
@@ -446,7 +446,7 @@ async function call(client, name, args, options) {
 
 const show = (value) => JSON.stringify(value);
 
-/** The §12 mapping of one call result; returns the envelope. */
+/** The MCP mapping of one call result; returns the envelope. */
 function checkResult(result, entry, context) {
     const where = `${entry.tool.name} ${show(context)}`;
     const envelope = result.structuredContent;
@@ -460,7 +460,7 @@ function checkResult(result, entry, context) {
     );
 
     assert.equal(typeof envelope.ok, 'boolean', where);
-    // DESIGN §12: `isError = !ok`, sent either way (an absent `isError` would mean false).
+    // The MCP mapping: `isError = !ok`, sent either way (an absent `isError` would mean false).
     assert.equal(typeof result.isError, 'boolean', `${where}: isError is not sent`);
     assert.equal(result.isError, !envelope.ok, `${where}: isError contradicts the envelope`);
     assert.ok(VERDICTS.includes(envelope.verdict), where);

@@ -5,7 +5,7 @@ streamable HTTP (one server process on a loopback port for the whole session). T
 `target/debug/examples/workspace_server` (override with `WORKSPACE_SERVER_BIN`); build it first
 with `cargo build -p envelope-mcp --example workspace_server`.
 
-What is checked is DESIGN §12 from the client's side: the listing's schemas are valid JSON Schema
+What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing's schemas are valid JSON Schema
 2020-12; every call result carries the envelope as `structuredContent`, valid against the tool's
 output schema, mirrored as compact JSON in the first text content, with `isError == !ok` and
 the request id and tier in `_meta`; the tool's own failures (bad arguments, a missing file) are
@@ -380,7 +380,7 @@ def input_schemas(tools: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_result(result: Any, tools: dict[str, Any], name: str) -> dict[str, Any]:
-    """The §12 mapping of one result of calling `name`, with `tools` the listing; returns the
+    """The MCP mapping of one result of calling `name`, with `tools` the listing; returns the
     envelope."""
     tool = tools[name]
     envelope = result.structured_content
@@ -462,7 +462,7 @@ async def test_listing_schemas_agree_with_good_and_bad_arguments(
             tools = await listing(session)
     for name, arguments in GOOD_CALLS:
         Draft202012Validator(tools[name].input_schema).validate(arguments)
-        # Every tool takes the per-call controls (DESIGN §10) besides its own arguments.
+        # Every tool takes the per-call controls (`docs/CONTRACT.md`) besides its own arguments.
         Draft202012Validator(tools[name].input_schema).validate({**arguments, **CONTROLS})
     for name, arguments in BAD_CALLS:
         errors = list(Draft202012Validator(tools[name].input_schema).iter_errors(arguments))

@@ -324,6 +324,94 @@ fn paging_section(out: &mut String) {
     );
 }
 
+/// How an envelope travels over MCP, with the transport's limits and codes.
+fn mcp_section(out: &mut String) {
+    let prefix = envelope_mcp::META_PREFIX;
+    let _ = writeln!(out, "## The MCP mapping\n");
+    let _ = writeln!(
+        out,
+        "Every `tools/call` of a served tool answers a result, never a JSON-RPC error: its \
+         `structuredContent` is the envelope, its first text content the envelope's compact JSON \
+         (or its TOON under `output_format: toon`), and `isError` is `!ok`, sent either way. The \
+         result's `_meta` carries, under the server's reverse-DNS prefix (`{prefix}` by \
+         default), `request_id` and `tier` on every result, `client_request_id` when the client \
+         sent a correlation id, and `capabilities` when the server advertises any. Only a call \
+         to a tool the server does not serve is a JSON-RPC error (`-32602`). Each tool's input \
+         schema includes the per-call controls; its output schema is the envelope with the \
+         tool's payload under `data`.\n"
+    );
+    let _ = writeln!(
+        out,
+        "Limits and answers, on every transport unless noted:\n"
+    );
+    let seconds = |duration: std::time::Duration| format!("{} s", duration.as_secs());
+    table(
+        out,
+        &["what", "answer"],
+        [
+            vec![
+                "a message that is not JSON, or nests past 128 levels".into(),
+                format!(
+                    "JSON-RPC `{}`, id `null`; over HTTP with status `400`",
+                    envelope_mcp::PARSE_ERROR
+                ),
+            ],
+            vec![
+                "JSON that is no JSON-RPC message".into(),
+                format!(
+                    "JSON-RPC `{}`, with the message's id when one can be read; over HTTP with \
+                     status `400`",
+                    envelope_mcp::INVALID_REQUEST
+                ),
+            ],
+            vec![
+                format!(
+                    "a request over {} bytes (`DEFAULT_MAX_REQUEST_BYTES`, configurable)",
+                    envelope_mcp::DEFAULT_MAX_REQUEST_BYTES
+                ),
+                format!(
+                    "stdio: JSON-RPC `{}`, id `null`, without the line being held; HTTP: `413`",
+                    envelope_mcp::INVALID_REQUEST
+                ),
+            ],
+            vec![
+                "a request reusing the id of one still in flight (per stdio connection, per HTTP \
+                 session)"
+                    .into(),
+                format!(
+                    "JSON-RPC `{}` with that id, at once",
+                    envelope_mcp::DUPLICATE_ID
+                ),
+            ],
+            vec![
+                format!(
+                    "a call running past {} (`DEFAULT_CALL_TIMEOUT`, configurable)",
+                    seconds(envelope_mcp::DEFAULT_CALL_TIMEOUT)
+                ),
+                format!(
+                    "a `transient`, retryable envelope with code `{}`; the tool's work is told \
+                     to stop",
+                    envelope_mcp::DEADLINE_EXCEEDED
+                ),
+            ],
+            vec![
+                format!(
+                    "HTTP: a new session past {} (`DEFAULT_MAX_SESSIONS`, configurable)",
+                    envelope_mcp::DEFAULT_MAX_SESSIONS
+                ),
+                "`503` with `Retry-After`".into(),
+            ],
+            vec![
+                format!(
+                    "HTTP: a session idle for {} (`DEFAULT_SESSION_IDLE_TIMEOUT`, configurable)",
+                    seconds(envelope_mcp::DEFAULT_SESSION_IDLE_TIMEOUT)
+                ),
+                "closed, its slot freed; a later request in it gets `404`".into(),
+            ],
+        ],
+    );
+}
+
 fn contract_markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}\n");
@@ -518,6 +606,7 @@ fn contract_markdown() -> String {
 
     budget_section(&mut out);
     paging_section(&mut out);
+    mcp_section(&mut out);
 
     let _ = writeln!(out, "## Capability tags\n");
     let _ = writeln!(
