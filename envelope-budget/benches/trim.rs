@@ -50,9 +50,7 @@ impl Serialize for Shared {
 /// Answers with the search result the benchmark put in the server state.
 #[tool(tier = heavy, read_only)]
 fn search(ctx: &ToolContext) -> ToolResult<Shared> {
-    let result = ctx
-        .state::<Arc<SearchResult>>()
-        .ok_or_else(|| envelope_core::ToolError::unavailable("no payload in state"))?;
+    let result = ctx.state::<Arc<SearchResult>>()?;
     Ok(Shared(Arc::clone(result)))
 }
 

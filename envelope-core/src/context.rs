@@ -1,8 +1,8 @@
 //! What a tool knows about the call it is serving: the request id, the per-call controls, and
 //! which modules the server has switched off.
 
-use std::any::Any;
-use std::collections::BTreeSet;
+use std::any::{Any, TypeId, type_name};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,10 +10,59 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::continuation::{Binding, Continuations};
+use crate::continuation::Binding;
 use crate::meta::IndexStatus;
 use crate::payload::PayloadEncoder;
 use crate::request_id::RequestId;
+use crate::tool_error::ToolError;
+
+/// The `code` of the error [`ToolContext::state`] answers when the server was not configured
+/// with the state a tool asks for: `unavailable`, not retryable (the server's configuration
+/// will not change between retries).
+pub const NOT_CONFIGURED: &str = "not_configured";
+
+/// What a server shares with its tools, one value per type: a workspace, a database pool, the
+/// continuation keys. Cheap to clone (the values are behind `Arc`s); a server builds it once
+/// and hands it to every call with [`ToolContext::with_states`].
+#[derive(Clone, Default)]
+pub struct States {
+    by_type: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl States {
+    /// No state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `value`, replacing any earlier value of the same type.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: Arc<T>) {
+        self.by_type.insert(TypeId::of::<T>(), value);
+    }
+
+    /// The value of type `T`, if there is one.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.by_type
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref())
+    }
+
+    /// How many values there are.
+    pub fn len(&self) -> usize {
+        self.by_type.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.by_type.is_empty()
+    }
+}
+
+impl fmt::Debug for States {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("States").field("len", &self.len()).finish()
+    }
+}
 
 /// `response_mode`: how much detail the structured payload carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -132,11 +181,10 @@ pub struct ToolContext {
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
-    state: Option<Arc<dyn Any + Send + Sync>>,
+    states: Arc<States>,
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
     encoder: Option<Arc<dyn PayloadEncoder>>,
-    continuations: Option<Arc<Continuations>>,
     tool: Option<&'static str>,
 }
 
@@ -150,11 +198,10 @@ impl fmt::Debug for ToolContext {
             .field("principal", &self.principal)
             .field("disabled_modules", &self.disabled_modules)
             .field("controls", &self.controls)
-            .field("has_state", &self.state.is_some())
+            .field("states", &self.states.len())
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
             .field("has_encoder", &self.encoder.is_some())
-            .field("pages", &self.continuations.is_some())
             .field("tool", &self.tool)
             .finish()
     }
@@ -225,17 +272,18 @@ impl ToolContext {
         self
     }
 
-    /// Shares the server's state with its tools; read it back with [`ToolContext::state`].
+    /// Adds a value of the server's state, one per type; a tool reads it back with
+    /// [`ToolContext::state`].
     #[must_use]
     pub fn with_state<T: Any + Send + Sync>(mut self, state: Arc<T>) -> Self {
-        self.state = Some(state);
+        Arc::make_mut(&mut self.states).insert(state);
         self
     }
 
-    /// Shares state that is already type-erased, as a server holding it for every call does.
+    /// Shares the server's whole state, as a server holding it for every call does.
     #[must_use]
-    pub fn with_shared_state(mut self, state: Arc<dyn Any + Send + Sync>) -> Self {
-        self.state = Some(state);
+    pub fn with_states(mut self, states: Arc<States>) -> Self {
+        self.states = states;
         self
     }
 
@@ -258,20 +306,6 @@ impl ToolContext {
     pub fn with_encoder(mut self, encoder: Arc<dyn PayloadEncoder>) -> Self {
         self.encoder = Some(encoder);
         self
-    }
-
-    /// Seals and opens continuation tokens with the server's keys; see
-    /// [`ToolContext::continuations`].
-    #[must_use]
-    pub fn with_continuations(mut self, continuations: Arc<Continuations>) -> Self {
-        self.continuations = Some(continuations);
-        self
-    }
-
-    /// The server's continuation keys, when it pages: mint and read tokens with them, bound to
-    /// [`ToolContext::binding`].
-    pub fn continuations(&self) -> Option<&Continuations> {
-        self.continuations.as_deref()
     }
 
     /// The name of the tool being called, once the call has started.
@@ -313,11 +347,34 @@ impl ToolContext {
         self.encoder().and_then(PayloadEncoder::budget_chars)
     }
 
-    /// The server's state, if it is a `T`.
-    pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.state
-            .as_deref()
-            .and_then(|state| state.downcast_ref::<T>())
+    /// The server's state of type `T`: a workspace, a pool, the
+    /// [`Continuations`](crate::Continuations) a paged tool seals its tokens with.
+    ///
+    /// A server not configured with a `T` gets the one standard answer, which `?` passes on:
+    /// an `unavailable` error with code [`NOT_CONFIGURED`], not retryable, naming the type.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use envelope_core::{Category, ToolContext};
+    ///
+    /// struct Workspace { root: String }
+    ///
+    /// let ctx = ToolContext::new().with_state(Arc::new(Workspace { root: "/srv".into() }));
+    /// assert_eq!(ctx.state::<Workspace>().map(|w| w.root.as_str()).ok(), Some("/srv"));
+    ///
+    /// let missing = ToolContext::new().state::<Workspace>().err().expect("not configured");
+    /// assert_eq!(missing.category(), Category::Unavailable);
+    /// assert_eq!(missing.code(), Some(envelope_core::NOT_CONFIGURED));
+    /// ```
+    pub fn state<T: Any + Send + Sync>(&self) -> Result<&T, ToolError> {
+        self.states.get::<T>().ok_or_else(|| {
+            ToolError::unavailable(format!(
+                "this server is not configured with the `{}` this tool needs",
+                type_name::<T>()
+            ))
+            .with_code(NOT_CONFIGURED)
+            .with_retryable(false)
+        })
     }
 
     /// Reports progress; a no-op when nobody listens.
@@ -395,8 +452,14 @@ mod tests {
             .with_state(Arc::new(String::from("root")))
             .with_progress(sink.clone())
             .with_cancellation(flag.clone() as Arc<dyn Cancellation>);
-        assert_eq!(ctx.state::<String>().map(String::as_str), Some("root"));
-        assert!(ctx.state::<u32>().is_none());
+        assert_eq!(ctx.state::<String>().map(String::as_str).ok(), Some("root"));
+        let missing = ctx.state::<u32>().err().expect("no u32 was configured");
+        assert_eq!(missing.code(), Some(NOT_CONFIGURED));
+        assert!(!missing.retryable());
+        // One value per type: a second type joins the first.
+        let ctx = ctx.with_state(Arc::new(7u32));
+        assert_eq!(ctx.state::<u32>().ok(), Some(&7));
+        assert_eq!(ctx.state::<String>().map(String::as_str).ok(), Some("root"));
         ctx.report_progress(1.0, Some(2.0), None);
         assert_eq!(*sink.0.lock().expect("no poisoning"), [1.0]);
         assert!(!ctx.is_cancelled());

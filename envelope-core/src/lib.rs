@@ -56,7 +56,10 @@ pub use capability::Capability;
 pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
 };
-pub use context::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode, ToolContext};
+pub use context::{
+    Cancellation, Controls, NOT_CONFIGURED, OutputFormat, ProgressSink, ResponseMode, States,
+    ToolContext,
+};
 pub use continuation::{
     Binding, CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations,
     DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, INVALID_CONTINUATION,

@@ -10,7 +10,7 @@ use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
     Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
-    ProgressSink, RequestId, Tier, Tool, ToolContext, ToolError, ToolSpec, Toolset,
+    ProgressSink, RequestId, States, Tier, Tool, ToolContext, ToolError, ToolSpec, Toolset,
 };
 use schemars::Schema;
 use schemars::transform::Transform;
@@ -135,8 +135,7 @@ pub struct EnvelopeConfig {
     budget: BudgetPolicy,
     disabled_modules: BTreeSet<String>,
     capabilities: Capabilities,
-    state: Option<Arc<dyn Any + Send + Sync>>,
-    continuations: Option<Arc<Continuations>>,
+    states: Arc<States>,
     meta_prefix: String,
     index: Option<IndexProbe>,
     call_timeout: Option<Duration>,
@@ -164,7 +163,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("budget", &self.budget)
             .field("disabled_modules", &self.disabled_modules)
             .field("capabilities", &self.capabilities)
-            .field("continuations", &self.continuations)
+            .field("states", &self.states)
             .field("meta_prefix", &self.meta_prefix)
             .field("reports_index", &self.index.is_some())
             .field("call_timeout", &self.call_timeout)
@@ -186,8 +185,7 @@ impl EnvelopeConfig {
             budget: BudgetPolicy::default(),
             disabled_modules: BTreeSet::new(),
             capabilities: Capabilities::Derived,
-            state: None,
-            continuations: None,
+            states: Arc::default(),
             meta_prefix: META_PREFIX.to_owned(),
             index: None,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
@@ -294,7 +292,7 @@ impl EnvelopeConfig {
         if *tag == Capability::BUDGET_TRIMMING {
             self.budget.agent_chars.is_some()
         } else if *tag == Capability::CONTINUATIONS {
-            self.continuations.is_some()
+            self.states.get::<Continuations>().is_some()
         } else {
             *tag != Capability::STREAMABLE_HTTP
         }
@@ -336,18 +334,18 @@ impl EnvelopeConfig {
         self
     }
 
-    /// The keys tools seal and open continuation tokens with ([`ToolContext::continuations`]).
-    /// Servers that share the keys accept each other's tokens.
+    /// The keys tools seal and open continuation tokens with, which a tool reads as
+    /// `ctx.state::<Continuations>()`. Servers that share the keys accept each other's tokens.
     #[must_use]
-    pub fn with_continuations(mut self, continuations: Continuations) -> Self {
-        self.continuations = Some(Arc::new(continuations));
-        self
+    pub fn with_continuations(self, continuations: Continuations) -> Self {
+        self.with_state(Arc::new(continuations))
     }
 
-    /// State every tool can read with [`ToolContext::state`].
+    /// State every tool can read with [`ToolContext::state`], one value per type; a tool of a
+    /// server without it answers the standard `not_configured` error.
     #[must_use]
     pub fn with_state<T: Any + Send + Sync>(mut self, state: Arc<T>) -> Self {
-        self.state = Some(state);
+        Arc::make_mut(&mut self.states).insert(state);
         self
     }
 }
@@ -676,13 +674,8 @@ impl EnvelopeServer {
         let controls = Controls::from_arguments(&arguments);
         let mut ctx = ToolContext::new()
             .with_client_request_id(extras.client_request_id.as_deref())
-            .with_disabled_modules(Arc::clone(&self.inner.disabled));
-        if let Some(state) = &config.state {
-            ctx = ctx.with_shared_state(Arc::clone(state));
-        }
-        if let Some(continuations) = &config.continuations {
-            ctx = ctx.with_continuations(Arc::clone(continuations));
-        }
+            .with_disabled_modules(Arc::clone(&self.inner.disabled))
+            .with_states(Arc::clone(&config.states));
         if let Some(session) = extras.session {
             ctx = ctx.with_session(session);
         }

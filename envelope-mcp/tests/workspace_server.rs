@@ -813,6 +813,8 @@ async fn a_cancelled_walk_stops_with_a_non_transient_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_workspace_the_tools_are_unavailable() {
+    // The one standard answer for state a server was not configured with, naming what is
+    // missing; the example writes no helper of its own for it.
     let envelope = serde_json::to_value(
         tools::list_files {}
             .call(json!({}), ToolContext::new())
@@ -821,7 +823,10 @@ async fn without_a_workspace_the_tools_are_unavailable() {
     )
     .expect("serializes");
     assert_eq!(error_of(&envelope).0, "unavailable");
-    assert_eq!(envelope["error"]["code"], "no_workspace");
+    assert_eq!(envelope["error"]["code"], envelope_core::NOT_CONFIGURED);
+    assert_eq!(envelope["error"]["retryable"], false);
+    let message = envelope["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("Workspace"), "{message}");
 }
 
 fn edges(envelope: &Value) -> Vec<(String, String, String)> {
@@ -1410,7 +1415,7 @@ async fn replayed_tokens_are_scope_mismatches() {
             .with_state(Arc::new(
                 tools::Workspace::open(&tree.root).expect("the fixture is a directory"),
             ))
-            .with_continuations(Arc::new(Continuations::new(test_key())))
+            .with_state(Arc::new(Continuations::new(test_key())))
             .with_session(session)
             .with_principal(principal);
         async move {

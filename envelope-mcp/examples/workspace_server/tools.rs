@@ -155,15 +155,6 @@ pub(crate) fn server(workspace: Workspace, continuations: Continuations) -> Enve
 // Shared helpers
 // ---------------------------------------------------------------------------------------------
 
-/// The workspace from the server state; a server built without one cannot answer.
-fn workspace(ctx: &ToolContext) -> ToolResult<&Workspace> {
-    ctx.state::<Workspace>().ok_or_else(|| {
-        ToolError::unavailable("this server has no workspace configured")
-            .with_code("no_workspace")
-            .with_retryable(false)
-    })
-}
-
 /// Runs file-system work on tokio's blocking pool, so a large tree does not stall the
 /// runtime's workers, with the workspace and the call's context at hand.
 async fn blocking<T, F>(ctx: &ToolContext, work: F) -> ToolResult<T>
@@ -173,7 +164,7 @@ where
 {
     // Cheap: the context is a handful of `Arc`s.
     let ctx = ctx.clone();
-    let work = move || envelope_core::catch_panic(|| work(workspace(&ctx)?, &ctx));
+    let work = move || envelope_core::catch_panic(|| work(ctx.state::<Workspace>()?, &ctx));
     match tokio::task::spawn_blocking(work).await {
         Ok(Ok(result)) => result,
         // Caught on the blocking thread with its location, and re-raised here, where the
@@ -506,7 +497,7 @@ impl Paging {
                 size: limit,
             },
         };
-        let page = continuations(ctx)?.page(
+        let page = ctx.state::<Continuations>()?.page(
             &paging.binding(ctx),
             PageArgs::new(limit).with_continuation(continuation),
         )?;
@@ -545,7 +536,7 @@ impl Paging {
     ) -> ToolResult<Reply<T>> {
         // Positions count the rows this walk could read, the same on every page of one
         // snapshot, so paging works even when some files could not be read.
-        let continuation = continuations(ctx)?.next(
+        let continuation = ctx.state::<Continuations>()?.next(
             &self.binding(ctx),
             self.page.start,
             count.returned,
@@ -597,14 +588,6 @@ struct PageCount {
     total: usize,
     walk_failures: usize,
     unreadable: usize,
-}
-
-fn continuations(ctx: &ToolContext) -> ToolResult<&Continuations> {
-    ctx.continuations().ok_or_else(|| {
-        ToolError::unavailable("this server has no continuation key configured")
-            .with_code("no_continuation_key")
-            .with_retryable(false)
-    })
 }
 
 /// A digest of the files in scope: their paths, sizes and modification times, as this call's
