@@ -453,7 +453,7 @@ mod tests {
             .with_progress(sink.clone())
             .with_cancellation(flag.clone() as Arc<dyn Cancellation>);
         assert_eq!(ctx.state::<String>().map(String::as_str).ok(), Some("root"));
-        let missing = ctx.state::<u32>().err().expect("no u32 was configured");
+        let missing = ctx.state::<u32>().expect_err("no u32 was configured");
         assert_eq!(missing.code(), Some(NOT_CONFIGURED));
         assert!(!missing.retryable());
         // One value per type: a second type joins the first.
