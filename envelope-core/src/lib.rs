@@ -87,7 +87,7 @@ pub use schema::{
 };
 pub use tier::Tier;
 pub use tool::{BoxFuture, Tool, ToolSpec, Toolset, TypedTool};
-pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ToolError};
+pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
 
 /// Turns a documented function into a tool whose every answer is a contract-conformant

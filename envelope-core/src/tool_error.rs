@@ -119,6 +119,13 @@ impl fmt::Display for Category {
 ///
 /// An `internal` category is masked like any other internal error. `module_disabled` cannot be
 /// claimed this way: it reads as `internal`, since only the generated gate may emit it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no error category, so `?` cannot turn it into a `ToolError`",
+    label = "the envelope needs a category for this error",
+    note = "categorize it where it happens: `.validation()?`, `.not_found()?`, `.internal()?` and \
+            the like, from `envelope_core::ResultExt`, or `.map_err(ToolError::validation)?`",
+    note = "for an error type of your own, implement `envelope_core::Categorize` for it"
+)]
 pub trait Categorize: std::error::Error {
     /// The category the error belongs to.
     fn category(&self) -> Category;
@@ -126,6 +133,61 @@ pub trait Categorize: std::error::Error {
     /// A stable machine code for the error, if it has one.
     fn code(&self) -> Option<&str> {
         None
+    }
+}
+
+/// Categorizes a foreign error where it happens, so `?` can pass it on: the error's message
+/// becomes the [`ToolError`]'s (for `internal`, the detail kept for the log only).
+///
+/// ```
+/// use envelope_core::{Category, ResultExt, ToolResult};
+///
+/// fn parse(text: &str) -> ToolResult<i64> {
+///     Ok(text.parse::<i64>().validation()?)
+/// }
+///
+/// let error = parse("seven").unwrap_err();
+/// assert_eq!(error.category(), Category::Validation);
+/// assert_eq!(error.message(), "invalid digit found in string");
+/// ```
+pub trait ResultExt<T> {
+    /// The caller sent something wrong: `validation`, not retryable.
+    fn validation(self) -> Result<T, ToolError>;
+    /// What was asked for does not exist: `not_found`.
+    fn not_found(self) -> Result<T, ToolError>;
+    /// The caller may not do this: `permission`.
+    fn permission(self) -> Result<T, ToolError>;
+    /// A dependency is down or not configured: `unavailable`.
+    fn unavailable(self) -> Result<T, ToolError>;
+    /// A retry may well succeed: `transient`.
+    fn transient(self) -> Result<T, ToolError>;
+    /// A bug or an unexpected failure: `internal`, its message masked on the wire.
+    fn internal(self) -> Result<T, ToolError>;
+}
+
+impl<T, E: fmt::Display> ResultExt<T> for Result<T, E> {
+    fn validation(self) -> Result<T, ToolError> {
+        self.map_err(|error| ToolError::validation(error.to_string()))
+    }
+
+    fn not_found(self) -> Result<T, ToolError> {
+        self.map_err(|error| ToolError::not_found(error.to_string()))
+    }
+
+    fn permission(self) -> Result<T, ToolError> {
+        self.map_err(|error| ToolError::permission(error.to_string()))
+    }
+
+    fn unavailable(self) -> Result<T, ToolError> {
+        self.map_err(|error| ToolError::unavailable(error.to_string()))
+    }
+
+    fn transient(self) -> Result<T, ToolError> {
+        self.map_err(|error| ToolError::transient(error.to_string()))
+    }
+
+    fn internal(self) -> Result<T, ToolError> {
+        self.map_err(ToolError::internal)
     }
 }
 

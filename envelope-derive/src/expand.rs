@@ -100,12 +100,24 @@ fn description(func: &ItemFn) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-fn is_context(ty: &Type) -> bool {
-    let Type::Reference(reference) = ty else {
-        return false;
-    };
-    matches!(&*reference.elem, Type::Path(path)
+/// Whether `ty` names the context (by its last path segment, `ToolContext`: the macro sees
+/// tokens, not types, so a renamed import is not recognised).
+fn names_context(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path)
         if path.path.segments.last().is_some_and(|segment| segment.ident == "ToolContext"))
+}
+
+fn is_context(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(reference)
+        if reference.mutability.is_none() && names_context(&reference.elem))
+}
+
+/// The context taken some other way than by shared reference: by value or `&mut`.
+fn is_misplaced_context(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => names_context(&reference.elem),
+        other => names_context(other),
+    }
 }
 
 fn signature(func: &ItemFn) -> syn::Result<Signature> {
@@ -145,6 +157,12 @@ fn signature(func: &ItemFn) -> syn::Result<Signature> {
                 }
                 seen_context = true;
                 params.push(Param::Context);
+            }
+            FnArg::Typed(typed) if is_misplaced_context(&typed.ty) => {
+                push(syn::Error::new_spanned(
+                    &typed.ty,
+                    "take the context by shared reference: `ctx: &ToolContext`",
+                ))
             }
             FnArg::Typed(typed) => {
                 if seen_args {
