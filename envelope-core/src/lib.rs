@@ -90,6 +90,13 @@ pub use tool::{BoxFuture, Tool, ToolSpec, Toolset, TypedTool};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
 
+// What a tool's types derive from, re-exported so a crate of tools needs no other dependency
+// for them: `#[derive(envelope_core::serde::Deserialize, envelope_core::schemars::JsonSchema)]`
+// with `#[serde(crate = "envelope_core::serde")]` and `#[schemars(crate = "envelope_core::schemars")]`.
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
 /// Turns a documented function into a tool whose every answer is a contract-conformant
 /// [`Envelope`].
 ///

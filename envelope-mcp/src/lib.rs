@@ -26,5 +26,11 @@ pub use server::{
     EnvelopeConfig, EnvelopeServer, META_PREFIX,
 };
 
+// What a server author needs besides `envelope-core`, so a server's manifest lists only the
+// two: the budget policy, and the crates the server runs on.
+pub use envelope_budget::{BudgetPolicy, Estimator};
+pub use rmcp;
+pub use tokio;
+
 /// The request-id header: read on every call over HTTP, and echoed.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
