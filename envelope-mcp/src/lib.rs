@@ -8,6 +8,90 @@
 //!
 //! Invariant: the only crate here that knows a transport. Anything a known tool's call does
 //! wrong is an `isError` result; only an unknown tool is a JSON-RPC error.
+//!
+//! # A server, whole
+//!
+//! The manifest needs these two entries and no others: `serde`, `schemars`, `serde_json` and
+//! `tokio` come re-exported.
+//!
+//! ```toml
+//! [dependencies]
+//! envelope-core = "0.1"
+//! envelope-mcp = "0.1"
+//! ```
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use envelope_core::schemars::JsonSchema;
+//! use envelope_core::serde::{Deserialize, Serialize};
+//! use envelope_core::{ToolContext, ToolResult, tool, toolset};
+//! use envelope_mcp::{EnvelopeConfig, EnvelopeServer, tokio};
+//!
+//! /// What the tools share: the server's typed state.
+//! struct Greeting(String);
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(crate = "envelope_core::serde")]
+//! #[schemars(crate = "envelope_core::schemars")]
+//! struct GreetArgs {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! #[serde(crate = "envelope_core::serde")]
+//! #[schemars(crate = "envelope_core::schemars")]
+//! struct Greeted {
+//!     /// The greeting.
+//!     text: String,
+//! }
+//!
+//! /// Greet someone by name.
+//! #[tool(tier = lite, read_only)]
+//! async fn greet(ctx: &ToolContext, args: GreetArgs) -> ToolResult<Greeted> {
+//!     let greeting = ctx.state::<Greeting>()?;
+//!     Ok(Greeted { text: format!("{}, {}!", greeting.0, args.name) })
+//! }
+//!
+//! fn server() -> EnvelopeServer {
+//!     EnvelopeServer::new(
+//!         toolset![greet],
+//!         EnvelopeConfig::new("greeter", "1.0.0").with_state(Arc::new(Greeting("Hello".into()))),
+//!     )
+//! }
+//!
+//! #[tokio::main(crate = "envelope_mcp::tokio")]
+//! async fn main() -> Result<(), envelope_mcp::McpError> {
+//!     if std::env::args().any(|arg| arg == "--http") {
+//!         // Streamable HTTP at http://127.0.0.1:8080/mcp.
+//!         server().serve_http(([127, 0, 0, 1], 8080).into()).await
+//!     } else {
+//!         // Standard input and output, as a client that spawns the server expects.
+//!         server().serve_stdio().await
+//!     }
+//! }
+//! ```
+//!
+//! A call without a transport, as a test makes it:
+//!
+//! ```
+//! # use envelope_core::{ToolResult, tool, toolset};
+//! # use envelope_mcp::{EnvelopeConfig, EnvelopeServer, tokio};
+//! /// Answer with a fixed number.
+//! #[tool(tier = lite, read_only)]
+//! async fn answer() -> ToolResult<u32> {
+//!     Ok(42)
+//! }
+//!
+//! # #[tokio::main(crate = "envelope_mcp::tokio", flavor = "current_thread")]
+//! # async fn main() {
+//! let server = EnvelopeServer::new(toolset![answer], EnvelopeConfig::new("demo", "1"));
+//! let sent = server.call("answer", envelope_core::serde_json::json!({})).await.expect("served");
+//! assert_eq!(sent.structured["ok"], true);
+//! assert_eq!(sent.structured["data"], 42);
+//! # }
+//! ```
 
 mod error;
 #[cfg(feature = "http")]
