@@ -51,8 +51,22 @@ pub const CONTROL_SURFACE_META: &[&str] = &[
     "envelope_unshrinkable",
 ];
 
-/// Where the budget comes from for one response.
+/// Where the budget comes from for one response, and how it is kept.
+///
+/// Built from [`BudgetPolicy::default`] (or [`BudgetPolicy::unlimited`]) with the `with_`
+/// methods; the fields are public to read. It is `#[non_exhaustive]`: a field a feature adds
+/// never breaks a downstream crate.
+///
+/// ```
+/// use envelope_budget::{BudgetPolicy, TRIMMABLE_LIST_KEYS};
+///
+/// const ORDER: &[&str] = &["matches", "files"];
+/// let policy = BudgetPolicy::default().with_agent_chars(Some(8_000)).with_list_order(ORDER);
+/// assert_eq!(policy.agent_chars, Some(8_000));
+/// assert_eq!(BudgetPolicy::default().list_order, TRIMMABLE_LIST_KEYS);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BudgetPolicy {
     /// The agent budget in token-normalized characters; `None` opts out of trimming (browser
     /// callers, which are not context-limited).
@@ -61,6 +75,10 @@ pub struct BudgetPolicy {
     pub graph_chars: usize,
     /// How tokens are estimated and sizes normalized.
     pub estimator: Estimator,
+    /// Which top-level lists of a payload the trimmer's last rung cuts first, in this order;
+    /// other lists follow, largest first. Default: [`TRIMMABLE_LIST_KEYS`](crate::TRIMMABLE_LIST_KEYS),
+    /// the list names of code-intelligence tools.
+    pub list_order: &'static [&'static str],
     /// Stamp `tokens_estimated` with an exact count instead of the estimate (feature `exact`).
     /// Trimming decisions still use the estimator: the sized view needs additive counts.
     #[cfg(feature = "exact")]
@@ -73,6 +91,7 @@ impl Default for BudgetPolicy {
             agent_chars: Some(AGENT_BUDGET_CHARS),
             graph_chars: GRAPH_SUBGRAPH_BUDGET_CHARS,
             estimator: Estimator::default(),
+            list_order: crate::TRIMMABLE_LIST_KEYS,
             #[cfg(feature = "exact")]
             exact: None,
         }
@@ -86,6 +105,43 @@ impl BudgetPolicy {
             agent_chars: None,
             ..BudgetPolicy::default()
         }
+    }
+
+    /// With the agent budget `chars` (token-normalized characters); `None` opts out of
+    /// trimming.
+    #[must_use]
+    pub fn with_agent_chars(mut self, chars: Option<usize>) -> Self {
+        self.agent_chars = chars;
+        self
+    }
+
+    /// With the ceiling for `{nodes, edges}` payloads.
+    #[must_use]
+    pub fn with_graph_chars(mut self, chars: usize) -> Self {
+        self.graph_chars = chars;
+        self
+    }
+
+    /// With `estimator` estimating tokens and normalizing sizes.
+    #[must_use]
+    pub fn with_estimator(mut self, estimator: Estimator) -> Self {
+        self.estimator = estimator;
+        self
+    }
+
+    /// With the lists the trimmer cuts first, in order.
+    #[must_use]
+    pub fn with_list_order(mut self, order: &'static [&'static str]) -> Self {
+        self.list_order = order;
+        self
+    }
+
+    /// Stamping `tokens_estimated` with `counter`'s exact count.
+    #[cfg(feature = "exact")]
+    #[must_use]
+    pub fn with_exact(mut self, counter: Option<crate::ExactCounter>) -> Self {
+        self.exact = counter;
+        self
     }
 
     /// The budget for one payload: the tool's own, else the graph ceiling for graphs, else the
@@ -179,7 +235,15 @@ pub fn prepare(
             reserve_stamps(&mut rest);
             let reserved = rest_counts(&rest, true);
             let fixed = reserved + completeness_reserve(&rest);
-            let trimmed = trim_measured(payload, fixed, budget, estimator, &precut, measured);
+            let trimmed = trim_measured(
+                payload,
+                fixed,
+                budget,
+                estimator,
+                policy.list_order,
+                &precut,
+                measured,
+            );
             if trimmed.cut_any {
                 data_json = None;
             }

@@ -138,6 +138,8 @@ pub struct Trimmed {
 /// The running size of one trimming job.
 struct Job {
     estimator: Estimator,
+    /// Which top-level lists the last rung cuts first, in order.
+    list_order: &'static [&'static str],
     budget: u64,
     /// Everything in the response except `data` and this job's markers.
     fixed: Counts,
@@ -488,6 +490,8 @@ fn list_mut<'a>(data: &'a mut Value, key: &str) -> Option<&'a mut Vec<Value>> {
 pub fn cut_depth(mut data: Value) -> Trimmed {
     let mut job = Job {
         estimator: Estimator::default(),
+        // Nothing is cut by rank here.
+        list_order: &[],
         budget: u64::MAX,
         fixed: Counts::default(),
         data: Counts::default(),
@@ -522,7 +526,15 @@ pub fn trim(
     estimator: Estimator,
     precut: &[(String, usize)],
 ) -> Trimmed {
-    trim_measured(data, fixed, budget, estimator, precut, None)
+    trim_measured(
+        data,
+        fixed,
+        budget,
+        estimator,
+        TRIMMABLE_LIST_KEYS,
+        precut,
+        None,
+    )
 }
 
 /// [`trim`], reusing the row sizes a [`crate::BudgetEncoder`] took while encoding `data`.
@@ -531,6 +543,7 @@ pub(crate) fn trim_measured(
     fixed: Counts,
     budget: usize,
     estimator: Estimator,
+    list_order: &'static [&'static str],
     precut: &[(String, usize)],
     measured: Option<&MeasuredLists>,
 ) -> Trimmed {
@@ -552,6 +565,7 @@ pub(crate) fn trim_measured(
     }
     let mut job = Job {
         estimator,
+        list_order,
         budget: budget as u64,
         fixed,
         data: Counts::default(),
@@ -681,10 +695,10 @@ fn ladder(
     // Rung 4: known keys in order, then other lists, largest first; each keeps the longest
     // prefix that fits.
     let rank = |key: &str| {
-        TRIMMABLE_LIST_KEYS
+        job.list_order
             .iter()
             .position(|known| *known == key)
-            .unwrap_or(TRIMMABLE_LIST_KEYS.len())
+            .unwrap_or(job.list_order.len())
     };
     let mut order: Vec<usize> = (0..model.lists.len()).collect();
     order.sort_by(|&a, &b| {

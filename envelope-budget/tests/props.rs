@@ -267,10 +267,7 @@ fn through_the_encoder(data: Value, budget: usize) -> Prepared {
 }
 
 fn prepare_with(output: impl Into<ToolOutput>, budget: usize) -> Prepared {
-    let policy = BudgetPolicy {
-        agent_chars: Some(budget),
-        ..BudgetPolicy::default()
-    };
+    let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
     prepare(output, &Controls::default(), None, &policy)
 }
 
@@ -319,10 +316,7 @@ fn report_response(report: &Report, baseline: u64, mode: &str, budget: usize) ->
     let ctx = ToolContext::new().with_encoder(encoder);
     let arguments = json!({ "report": report, "baseline": baseline, "response_mode": mode });
     let output = block_on(report {}.call(arguments.clone(), ctx));
-    let policy = BudgetPolicy {
-        agent_chars: Some(budget),
-        ..BudgetPolicy::default()
-    };
+    let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
     prepare(output, &Controls::from_arguments(&arguments), None, &policy)
 }
 

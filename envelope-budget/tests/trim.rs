@@ -8,10 +8,7 @@ use envelope_core::{Completeness, Controls, Envelope, NextAction, Role, Truncati
 use serde_json::{Value, json};
 
 fn policy(chars: usize) -> BudgetPolicy {
-    BudgetPolicy {
-        agent_chars: Some(chars),
-        ..BudgetPolicy::default()
-    }
+    BudgetPolicy::default().with_agent_chars(Some(chars))
 }
 
 fn run(envelope: Envelope<Value>, chars: usize) -> Prepared {
@@ -95,11 +92,9 @@ fn every_estimator_counts_the_bytes_sent_whether_or_not_anything_was_cut() {
         Estimator::ScriptAware,
         Estimator::CharsDiv4,
     ] {
-        let policy = BudgetPolicy {
-            agent_chars: Some(4_000),
-            estimator,
-            ..BudgetPolicy::default()
-        };
+        let policy = BudgetPolicy::default()
+            .with_agent_chars(Some(4_000))
+            .with_estimator(estimator);
         // Fits (nothing to mark), cut (markers and a shorter list), and no payload at all.
         for envelope in [
             Envelope::ok(hits(3)),
@@ -455,10 +450,7 @@ fn savings_may_be_negative() {
 #[test]
 fn exact_counts_stamp_the_exact_tokens_of_the_bytes_sent() {
     let counter = envelope_budget::ExactCounter::cl100k();
-    let policy = BudgetPolicy {
-        exact: Some(counter),
-        ..BudgetPolicy::default()
-    };
+    let policy = BudgetPolicy::default().with_exact(Some(counter));
     let prepared = prepare(Envelope::ok(hits(20)), &Controls::default(), None, &policy);
     let meta = &prepared.structured["meta"];
     assert_eq!(meta["tokens_method"], "cl100k_base");

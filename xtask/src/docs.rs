@@ -234,8 +234,10 @@ fn budget_section(out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "Known list keys, in order: {}.\n",
-        budget::TRIMMABLE_LIST_KEYS
+        "Known list keys, in order: a server's policy (`BudgetPolicy::with_list_order`); by \
+         default {}.\n",
+        budget::BudgetPolicy::default()
+            .list_order
             .iter()
             .map(|k| code(k))
             .collect::<Vec<_>>()
