@@ -2,6 +2,7 @@
 //! the per-call controls, trims it to its budget, reconciles `completeness` and `next_step` with
 //! the rows actually sent, and stamps the token accounting of those bytes, itself included.
 
+use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Baseline, ToolOutput, take_data};
 use envelope_core::{
     Completeness, Controls, NextAction, OutputFormat, ResponseMode, TokensMethod, TruncationReason,
@@ -22,11 +23,11 @@ use crate::trim::{
 /// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
 /// leaves them out. Nothing an agent branches on is here.
 pub const COMPACT_DROPPED_META: &[&str] = &[
-    "latency_ms",
-    "tokens_saved",
-    "tokens_saved_pct",
-    "baseline_method",
-    "capabilities",
+    keys::LATENCY_MS,
+    keys::TOKENS_SAVED,
+    keys::TOKENS_SAVED_PCT,
+    keys::BASELINE_METHOD,
+    keys::CAPABILITIES,
 ];
 
 /// The top-level fields `compact_only` keeps: the control surface an agent branches on.
@@ -45,10 +46,10 @@ pub const CONTROL_SURFACE: &[&str] = &[
 
 /// The `meta` fields `compact_only` keeps.
 pub const CONTROL_SURFACE_META: &[&str] = &[
-    "request_id",
-    "schema_version",
-    "truncated",
-    "envelope_unshrinkable",
+    keys::REQUEST_ID,
+    keys::SCHEMA_VERSION,
+    keys::TRUNCATED,
+    keys::ENVELOPE_UNSHRINKABLE,
 ];
 
 /// Where the budget comes from for one response, and how it is kept.
@@ -289,8 +290,8 @@ pub fn prepare(
                     .iter()
                     .flat_map(|cut| {
                         [
-                            (format!("truncated_{}_from", cut.key), json!(cut.from)),
-                            (format!("truncated_{}_to", cut.key), json!(cut.to)),
+                            (keys::list_cut_from(&cut.key), json!(cut.from)),
+                            (keys::list_cut_to(&cut.key), json!(cut.to)),
                         ]
                     })
                     .collect();
@@ -417,9 +418,9 @@ fn reserve_stamps(rest: &mut Map<String, Value>) {
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
-    meta.insert("tokens_estimated".to_owned(), json!(WIDEST_TOKENS));
-    meta.insert("tokens_method".to_owned(), json!(WIDEST_METHOD));
-    meta.entry("truncated").or_insert(json!(false));
+    meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(WIDEST_TOKENS));
+    meta.insert(keys::TOKENS_METHOD.to_owned(), json!(WIDEST_METHOD));
+    meta.entry(keys::TRUNCATED).or_insert(json!(false));
 }
 
 /// The counts [`stamp_tokens`] starts from, derived from those of the rest with the widest
@@ -465,7 +466,7 @@ fn shape(rest: &mut Map<String, Value>, controls: &Controls) {
         rest.retain(|key, _| CONTROL_SURFACE.contains(&key.as_str()));
         if let Some(Value::Object(meta)) = rest.get_mut("meta") {
             meta.retain(|key, _| {
-                CONTROL_SURFACE_META.contains(&key.as_str()) || key.starts_with("truncated_")
+                CONTROL_SURFACE_META.contains(&key.as_str()) || key.starts_with(keys::MARKER_PREFIX)
             });
         }
     } else if controls.response_mode == ResponseMode::Compact
@@ -486,19 +487,19 @@ fn merge_markers(
         return;
     };
     let already = meta
-        .get("truncated")
+        .get(keys::TRUNCATED)
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    meta.insert("truncated".to_owned(), json!(already || cut_any));
+    meta.insert(keys::TRUNCATED.to_owned(), json!(already || cut_any));
     for (key, value) in markers {
         // A second trim of a list keeps the first trim's "from": the original length.
-        if key.ends_with("_from") && meta.contains_key(&key) {
+        if key.ends_with(keys::LIST_CUT_FROM_SUFFIX) && meta.contains_key(&key) {
             continue;
         }
         meta.insert(key, value);
     }
     if unshrinkable {
-        meta.insert("envelope_unshrinkable".to_owned(), json!(true));
+        meta.insert(keys::ENVELOPE_UNSHRINKABLE.to_owned(), json!(true));
     }
 }
 
@@ -584,17 +585,17 @@ fn stamp_exact(structured: &mut Value, counter: crate::ExactCounter) {
             meta.insert(key.to_owned(), value);
         }
     };
-    set(structured, "tokens_method", json!(counter.method()));
+    set(structured, keys::TOKENS_METHOD, json!(counter.method()));
     let mut tokens = 0_usize;
     for _ in 0..8 {
-        set(structured, "tokens_estimated", json!(tokens));
+        set(structured, keys::TOKENS_ESTIMATED, json!(tokens));
         let counted = counter.count(&serde_json::to_string(structured).unwrap_or_default());
         if counted == tokens {
             return;
         }
         tokens = counted;
     }
-    set(structured, "tokens_estimated", json!(tokens));
+    set(structured, keys::TOKENS_ESTIMATED, json!(tokens));
 }
 
 /// What the token count is made of, besides its own digits and the savings.
@@ -619,15 +620,15 @@ fn stamp_tokens(
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
-    meta.insert("tokens_method".to_owned(), json!(estimator.method()));
+    meta.insert(keys::TOKENS_METHOD.to_owned(), json!(estimator.method()));
     if let Some(baseline) = baseline {
         // Placeholders of the final width are set below, once the count is known.
-        meta.insert("baseline_method".to_owned(), json!(baseline.method));
+        meta.insert(keys::BASELINE_METHOD.to_owned(), json!(baseline.method));
     }
     let base = match stamp.rest {
         Some(rest) => rest + stamp.data_counts,
         None => {
-            meta.insert("tokens_estimated".to_owned(), json!(0));
+            meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(0));
             sub_digits(rest_counts(rest, stamp.with_data) + stamp.data_counts, 1)
         }
     };
@@ -644,11 +645,11 @@ fn stamp_tokens(
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
-    meta.insert("tokens_estimated".to_owned(), json!(tokens));
+    meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(tokens));
     if let Some(baseline) = baseline {
         let (saved, pct) = savings(baseline.tokens, tokens);
-        meta.insert("tokens_saved".to_owned(), json!(saved));
-        meta.insert("tokens_saved_pct".to_owned(), json!(pct));
+        meta.insert(keys::TOKENS_SAVED.to_owned(), json!(saved));
+        meta.insert(keys::TOKENS_SAVED_PCT.to_owned(), json!(pct));
     }
 }
 
@@ -672,9 +673,9 @@ fn savings_counts(baseline: Option<&Baseline>, tokens: u64) -> Counts {
         return Counts::default();
     };
     let (saved, pct) = savings(baseline.tokens, tokens);
-    member_key_counts("tokens_saved", true)
+    member_key_counts(keys::TOKENS_SAVED, true)
         + value_counts(&json!(saved))
-        + member_key_counts("tokens_saved_pct", true)
+        + member_key_counts(keys::TOKENS_SAVED_PCT, true)
         + value_counts(&json!(pct))
 }
 

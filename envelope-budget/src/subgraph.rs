@@ -2,6 +2,7 @@
 //! degree and only the edges between kept nodes, with K the largest that fits, found by binary
 //! search over prefix sums. Nodes and edges are measured only as far as they could be kept.
 
+use envelope_core::meta_keys as keys;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -194,11 +195,11 @@ fn plan(data: &Value, job: &SubgraphJob) -> Option<Plan> {
     let edges_kept = |k: usize| edges_by_need.partition_point(|&index| need[index] <= k);
     let markers_for = |k: usize| -> Vec<(String, Value)> {
         vec![
-            ("truncated_subgraph".to_owned(), json!(true)),
-            ("truncated_nodes_from".to_owned(), json!(node_total)),
-            ("truncated_nodes_to".to_owned(), json!(k)),
-            ("truncated_edges_from".to_owned(), json!(edge_total)),
-            ("truncated_edges_to".to_owned(), json!(edges_kept(k))),
+            (keys::TRUNCATED_SUBGRAPH.to_owned(), json!(true)),
+            (keys::list_cut_from("nodes"), json!(node_total)),
+            (keys::list_cut_to("nodes"), json!(k)),
+            (keys::list_cut_from("edges"), json!(edge_total)),
+            (keys::list_cut_to("edges"), json!(edges_kept(k))),
         ]
     };
     let marker_counts = |markers: &[(String, Value)]| {

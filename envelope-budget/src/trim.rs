@@ -6,6 +6,7 @@
 //! Cut rows are moved into [`Leftovers`], not freed, so the caller decides when to pay for
 //! freeing them (after sending, or on another thread).
 
+use envelope_core::meta_keys as keys;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
@@ -465,8 +466,8 @@ pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -
 
 fn list_markers(key: &str, from: usize, to: usize) -> [(String, Value); 2] {
     [
-        (format!("truncated_{key}_from"), json!(from)),
-        (format!("truncated_{key}_to"), json!(to)),
+        (keys::list_cut_from(key), json!(from)),
+        (keys::list_cut_to(key), json!(to)),
     ]
 }
 
@@ -728,10 +729,7 @@ fn ladder(
         let caps = model.caps();
         let bucket_marker = |model: &Model, cap: usize| {
             let slot = &model.buckets[index];
-            marker_counts(
-                &format!("truncated_{}", slot.key),
-                &bucket_summary(slot, cap),
-            )
+            marker_counts(&keys::buckets(&slot.key), &bucket_summary(slot, cap))
         };
         if fits(&model, &keeps, &caps, job) {
             break;
@@ -796,7 +794,7 @@ fn apply(data: &mut Value, job: &mut Job, model: &Model) {
             }
         }
         let marker = bucket_summary(slot, slot.cap);
-        job.set_marker(format!("truncated_{}", slot.key), marker);
+        job.set_marker(keys::buckets(&slot.key), marker);
     }
 }
 
@@ -880,8 +878,8 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
     let longest = nested.iter().map(|n| n.len).max().unwrap_or(0);
     let removed = |n: &Nested, cap: usize| sub(n.prefix[n.len], n.prefix[cap.min(n.len)]);
     let marker_key = match nesting {
-        Nesting::Members => "truncated_nested_lists",
-        Nesting::Buckets => "truncated_nested_buckets",
+        Nesting::Members => keys::TRUNCATED_NESTED_LISTS,
+        Nesting::Buckets => keys::TRUNCATED_NESTED_BUCKETS,
     };
     let summary = |cap: usize| -> Value {
         let mut by_label: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
@@ -1088,7 +1086,7 @@ fn cut_too_deep(data: &mut Value, job: &mut Job) -> bool {
     }
     if cut > 0 {
         job.set_marker(
-            "truncated_depth".to_owned(),
+            keys::TRUNCATED_DEPTH.to_owned(),
             json!({ "limit": MAX_DEPTH, "cut": cut }),
         );
     }
@@ -1130,7 +1128,7 @@ fn long_strings(data: &mut Value, job: &mut Job) {
     strings.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     let mut cut_paths: Vec<String> = job
         .markers
-        .get("truncated_string_fields")
+        .get(keys::TRUNCATED_STRING_FIELDS)
         .and_then(Value::as_array)
         .map(|paths| {
             paths
@@ -1149,11 +1147,11 @@ fn long_strings(data: &mut Value, job: &mut Job) {
         let mut paths_after = cut_paths.clone();
         paths_after.push(path.clone());
         let marker = json!(paths_after);
-        let marker_delta = marker_counts("truncated_string_fields", &marker);
+        let marker_delta = marker_counts(keys::TRUNCATED_STRING_FIELDS, &marker);
         let existing = job
             .markers
-            .get("truncated_string_fields")
-            .map(|old| marker_counts("truncated_string_fields", old))
+            .get(keys::TRUNCATED_STRING_FIELDS)
+            .map(|old| marker_counts(keys::TRUNCATED_STRING_FIELDS, old))
             .unwrap_or_default();
         // Keep the longest prefix (in chars) whose cut string fits.
         let prefix_counts = |keep: usize| -> Counts {
@@ -1177,6 +1175,6 @@ fn long_strings(data: &mut Value, job: &mut Job) {
         text.push_str(TRUNCATION_SUFFIX);
         job.data = sub(job.data, before) + after;
         cut_paths.push(path);
-        job.set_marker("truncated_string_fields".to_owned(), json!(cut_paths));
+        job.set_marker(keys::TRUNCATED_STRING_FIELDS.to_owned(), json!(cut_paths));
     }
 }

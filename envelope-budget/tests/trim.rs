@@ -459,3 +459,34 @@ fn exact_counts_stamp_the_exact_tokens_of_the_bytes_sent() {
         Some(counter.count(&prepared.json) as u64)
     );
 }
+
+#[test]
+fn what_is_sent_reads_back_through_the_typed_getters() {
+    // Every stamp the budget stage writes lands in a named field of `Meta`: a misspelt key
+    // would fall into the flattened marker map instead, and fail the last check.
+    let output = ToolOutput::from(Envelope::ok(hits(400))).with_baseline("grep_recursive", 50_000);
+    let full = Controls {
+        response_mode: envelope_core::ResponseMode::Full,
+        ..Controls::default()
+    };
+    let prepared = prepare(output, &full, None, &policy(4_000));
+    let envelope: Envelope<Value> =
+        serde_json::from_value(prepared.structured.clone()).expect("what is sent is an envelope");
+    let meta = envelope.meta();
+    assert!(meta.tokens_estimated().is_some_and(|tokens| tokens > 0));
+    assert!(meta.tokens_method().is_some());
+    assert_eq!(meta.truncated(), Some(true));
+    assert_eq!(meta.baseline_method(), Some("grep_recursive"));
+    assert!(meta.tokens_saved().is_some() && meta.tokens_saved_pct().is_some());
+    let markers = meta.trim_markers();
+    assert_eq!(
+        markers.get(&envelope_core::meta_keys::list_cut_from("results")),
+        Some(&json!(400))
+    );
+    for key in markers.keys() {
+        assert!(
+            key.starts_with(envelope_core::meta_keys::MARKER_PREFIX),
+            "`{key}` is no named field of `meta` and no trimmer marker"
+        );
+    }
+}

@@ -73,6 +73,7 @@ pub use error::CoreError;
 pub use handle::{
     HANDLE_CODES, HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
 };
+pub use meta::keys as meta_keys;
 pub use meta::{BinaryDrift, IndexStatus, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{
     Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,

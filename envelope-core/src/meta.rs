@@ -120,6 +120,103 @@ impl IndexStatus {
     }
 }
 
+/// The wire names of `meta`'s fields and of the trimmer's markers: the one place they are
+/// spelled. The stages that write `meta` as JSON (the budget stage) name keys through these, so
+/// a misspelt key is a compile error instead of a silent `truncated_*`-style extra.
+pub mod keys {
+    /// `request_id`.
+    pub const REQUEST_ID: &str = "request_id";
+    /// `client_request_id`.
+    pub const CLIENT_REQUEST_ID: &str = "client_request_id";
+    /// `tool`.
+    pub const TOOL: &str = "tool";
+    /// `complexity_tier`.
+    pub const COMPLEXITY_TIER: &str = "complexity_tier";
+    /// `idempotent`.
+    pub const IDEMPOTENT: &str = "idempotent";
+    /// `latency_ms`.
+    pub const LATENCY_MS: &str = "latency_ms";
+    /// `tokens_estimated`.
+    pub const TOKENS_ESTIMATED: &str = "tokens_estimated";
+    /// `tokens_method`.
+    pub const TOKENS_METHOD: &str = "tokens_method";
+    /// `tokens_saved`.
+    pub const TOKENS_SAVED: &str = "tokens_saved";
+    /// `tokens_saved_pct`.
+    pub const TOKENS_SAVED_PCT: &str = "tokens_saved_pct";
+    /// `baseline_method`.
+    pub const BASELINE_METHOD: &str = "baseline_method";
+    /// `truncated`.
+    pub const TRUNCATED: &str = "truncated";
+    /// `envelope_unshrinkable`.
+    pub const ENVELOPE_UNSHRINKABLE: &str = "envelope_unshrinkable";
+    /// `layer`.
+    pub const LAYER: &str = "layer";
+    /// `schema_version`.
+    pub const SCHEMA_VERSION: &str = "schema_version";
+    /// `capabilities`.
+    pub const CAPABILITIES: &str = "capabilities";
+    /// `schema_version_at_index`.
+    pub const SCHEMA_VERSION_AT_INDEX: &str = "schema_version_at_index";
+    /// `binary_drift_warning`.
+    pub const BINARY_DRIFT_WARNING: &str = "binary_drift_warning";
+
+    /// Every named field, in wire order.
+    pub const FIELDS: [&str; 18] = [
+        REQUEST_ID,
+        CLIENT_REQUEST_ID,
+        TOOL,
+        COMPLEXITY_TIER,
+        IDEMPOTENT,
+        LATENCY_MS,
+        TOKENS_ESTIMATED,
+        TOKENS_METHOD,
+        TOKENS_SAVED,
+        TOKENS_SAVED_PCT,
+        BASELINE_METHOD,
+        TRUNCATED,
+        ENVELOPE_UNSHRINKABLE,
+        LAYER,
+        SCHEMA_VERSION,
+        CAPABILITIES,
+        SCHEMA_VERSION_AT_INDEX,
+        BINARY_DRIFT_WARNING,
+    ];
+
+    /// The prefix of every trimmer marker.
+    pub const MARKER_PREFIX: &str = "truncated_";
+    /// `truncated_string_fields`: JSON pointers of the strings cut.
+    pub const TRUNCATED_STRING_FIELDS: &str = "truncated_string_fields";
+    /// `truncated_depth`: `{limit, cut}` of containers cut past the depth limit.
+    pub const TRUNCATED_DEPTH: &str = "truncated_depth";
+    /// `truncated_nested_lists`: arrays inside rows, capped.
+    pub const TRUNCATED_NESTED_LISTS: &str = "truncated_nested_lists";
+    /// `truncated_nested_buckets`: arrays inside object fields of rows, capped.
+    pub const TRUNCATED_NESTED_BUCKETS: &str = "truncated_nested_buckets";
+    /// `truncated_subgraph`: a graph payload cut to its best-connected part.
+    pub const TRUNCATED_SUBGRAPH: &str = "truncated_subgraph";
+
+    /// The suffix of a cut list's "from" marker.
+    pub const LIST_CUT_FROM_SUFFIX: &str = "_from";
+    /// The suffix of a cut list's "to" marker.
+    pub const LIST_CUT_TO_SUFFIX: &str = "_to";
+
+    /// `truncated_<list>_from`: a cut list's length before the cut.
+    pub fn list_cut_from(list: &str) -> String {
+        format!("{MARKER_PREFIX}{list}{LIST_CUT_FROM_SUFFIX}")
+    }
+
+    /// `truncated_<list>_to`: a cut list's length after the cut.
+    pub fn list_cut_to(list: &str) -> String {
+        format!("{MARKER_PREFIX}{list}{LIST_CUT_TO_SUFFIX}")
+    }
+
+    /// `truncated_<field>`: the buckets of a top-level object of arrays, capped.
+    pub fn buckets(field: &str) -> String {
+        format!("{MARKER_PREFIX}{field}")
+    }
+}
+
 /// Library-stamped facts about one call.
 ///
 /// Wire names are the field names below; absent fields are omitted. `request_id` and
@@ -316,23 +413,26 @@ impl Meta {
     }
 }
 
-/// Write access to a [`Meta`], handed out only by [`crate::stage::meta_stamp`].
-#[doc(hidden)]
+/// Write access to a [`Meta`], handed out only by [`crate::stage::meta_stamp`]: the stages of
+/// a call (the `#[tool]` entry, the transport, the budget stage) stamp `meta` through it, one
+/// typed method per fact.
 #[derive(Debug)]
 pub struct MetaStamp<'a>(pub(crate) &'a mut Meta);
 
-#[doc(hidden)]
 impl MetaStamp<'_> {
+    /// `request_id`: the call's ULID.
     pub fn request_id(&mut self, id: RequestId) -> &mut Self {
         self.0.request_id = id;
         self
     }
 
+    /// `client_request_id`: the client's own correlation id, when safe to log.
     pub fn client_request_id(&mut self, id: Option<&str>) -> &mut Self {
         self.0.client_request_id = id.map(str::to_owned);
         self
     }
 
+    /// `tool`, `complexity_tier` and `idempotent`: the tool's declaration.
     pub fn tool(&mut self, name: &'static str, tier: Tier, idempotent: bool) -> &mut Self {
         self.0.tool = Some(Cow::Borrowed(name));
         self.0.complexity_tier = Some(tier);
@@ -340,22 +440,27 @@ impl MetaStamp<'_> {
         self
     }
 
+    /// `latency_ms`: the time spent in the tool, in whole milliseconds.
     pub fn latency(&mut self, latency: Duration) -> &mut Self {
         self.0.latency_ms = Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX));
         self
     }
 
+    /// `layer`: the declared layer that answered.
     pub fn layer(&mut self, layer: Option<&'static str>) -> &mut Self {
         self.0.layer = layer.map(Cow::Borrowed);
         self
     }
 
+    /// `tokens_estimated` and `tokens_method`: the response's size in tokens, and how counted.
     pub fn tokens(&mut self, estimated: u64, method: TokensMethod) -> &mut Self {
         self.0.tokens_estimated = Some(estimated);
         self.0.tokens_method = Some(method);
         self
     }
 
+    /// `baseline_method`, `tokens_saved` and `tokens_saved_pct`: the savings against a
+    /// declared baseline.
     pub fn savings(&mut self, baseline_method: &str, saved: i64, saved_pct: f64) -> &mut Self {
         self.0.baseline_method = Some(baseline_method.to_owned());
         self.0.tokens_saved = Some(saved);
@@ -363,28 +468,65 @@ impl MetaStamp<'_> {
         self
     }
 
+    /// `truncated`: whether the budget cut anything.
     pub fn truncated(&mut self, truncated: bool) -> &mut Self {
         self.0.truncated = Some(truncated);
         self
     }
 
+    /// `envelope_unshrinkable`: still over budget after every rung (absent when false).
     pub fn unshrinkable(&mut self, unshrinkable: bool) -> &mut Self {
         self.0.envelope_unshrinkable = unshrinkable.then_some(true);
         self
     }
 
+    /// The trimmer's `truncated_*` markers, keyed by the names in [`keys`].
     pub fn trim_markers(&mut self) -> &mut BTreeMap<String, Value> {
         &mut self.0.trim_markers
     }
 
+    /// `capabilities`: the server's capability tags.
     pub fn capabilities(&mut self, capabilities: Vec<Capability>) -> &mut Self {
         self.0.capabilities = capabilities;
         self
     }
 
+    /// `schema_version_at_index` and `binary_drift_warning`: the state of the served index.
     pub fn index_status(&mut self, status: Option<&IndexStatus>) -> &mut Self {
         self.0.schema_version_at_index = status.map(IndexStatus::schema_version_at_index);
         self.0.binary_drift_warning = status.and_then(IndexStatus::drift);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_names_are_the_wire_names() {
+        let mut meta = Meta::new(RequestId::new());
+        let mut stamp = MetaStamp(&mut meta);
+        stamp
+            .client_request_id(Some("gateway-7"))
+            .tool("search", Tier::Lite, true)
+            .latency(Duration::from_millis(3))
+            .layer(Some("docs"))
+            .tokens(10, TokensMethod::Heuristic)
+            .savings("grep_recursive", 5, 33.3)
+            .truncated(true)
+            .unshrinkable(true)
+            .capabilities(vec![Capability::REQUEST_IDS])
+            .index_status(Some(&IndexStatus::new(3, 1)));
+        let wire = serde_json::to_value(&meta).expect("serializes");
+        let written: Vec<&str> = wire
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut named = keys::FIELDS.to_vec();
+        named.sort_unstable();
+        assert_eq!(written, named, "every field stamped, each under its key");
     }
 }

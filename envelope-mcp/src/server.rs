@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
+use envelope_core::meta_keys;
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
     Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
@@ -45,10 +46,10 @@ impl MetaKeys {
         let key = |name: &str| format!("{prefix}{name}");
         MetaKeys {
             tier: key("tier"),
-            layer: key("layer"),
-            request_id: key("request_id"),
-            client_request_id: key("client_request_id"),
-            capabilities: key("capabilities"),
+            layer: key(meta_keys::LAYER),
+            request_id: key(meta_keys::REQUEST_ID),
+            client_request_id: key(meta_keys::CLIENT_REQUEST_ID),
+            capabilities: key(meta_keys::CAPABILITIES),
         }
     }
 }
@@ -766,7 +767,7 @@ impl EnvelopeServer {
         let mut meta = MetaObject::new();
         meta.insert(
             keys.request_id.clone(),
-            prepared.structured["meta"]["request_id"].clone(),
+            prepared.structured["meta"][meta_keys::REQUEST_ID].clone(),
         );
         meta.insert(keys.tier.clone(), json!(tier));
         if let Some(id) = client_request_id {
