@@ -454,7 +454,7 @@ fn bmp_lanes(lead: u8, second: u8, third: u8) -> u64 {
 
 /// What `cl100k_base` makes of each CJK character standing alone, from
 /// `tokens/cl100k_cjk.bin`: two bits a character, the tokens minus one. Written by
-/// `cargo run -p envelope-budget --features exact --example gen_cjk_costs`; a test with the
+/// `cargo run -p xtask --features exact -- cjk-costs`; a test with the
 /// `exact` feature checks it against the encoder.
 mod cjk_cost {
     /// The ranges covered, in table order: kana and CJK punctuation, ideographs, Hangul

@@ -1,21 +1,46 @@
-//! Workspace chores. `cargo xtask docs` regenerates everything under `docs/` from the live
-//! constants of the workspace crates; `cargo xtask docs --check` fails when a committed file
-//! differs from what the code would generate.
+//! Workspace chores, one module per generated output, all writing through
+//! [`codegen::ensure_file_contents`]:
 //!
-//! Invariant: nothing under `docs/` is edited by hand; this program is its only writer.
+//! - `cargo xtask docs` regenerates everything under `docs/` from the live constants of the
+//!   workspace crates;
+//! - `cargo xtask corpora` regenerates the calibration corpora of `envelope-budget`;
+//! - `cargo run -p xtask --features exact -- cjk-costs` regenerates `envelope-budget`'s table of
+//!   CJK token costs from the exact `cl100k_base` encoder.
+//!
+//! Each takes `--check`, which fails when a committed file differs from what the code would
+//! generate, and writes nothing.
+//!
+//! Invariant: nothing these commands write is edited by hand; this program is its only writer.
 
+#[cfg(feature = "exact")]
+mod cjk_costs;
+mod codegen;
+mod corpora;
 mod docs;
 
 use std::process::ExitCode;
 
+use codegen::Mode;
+
+const USAGE: &str = "usage: cargo xtask <docs | corpora | cjk-costs> [--check]";
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = match args.as_slice() {
-        ["docs"] => docs::generate(docs::Mode::Overwrite),
-        ["docs", "--check"] => docs::generate(docs::Mode::Check),
+    let Some((command, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let Some(mode) = Mode::from_args(rest) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match *command {
+        "docs" => docs::generate(mode),
+        "corpora" => corpora::generate(mode),
+        "cjk-costs" => cjk_costs(mode),
         _ => {
-            eprintln!("usage: cargo xtask docs [--check]");
+            eprintln!("{USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -26,4 +51,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+#[cfg(feature = "exact")]
+fn cjk_costs(mode: Mode) -> Result<(), String> {
+    cjk_costs::generate(mode)
+}
+
+#[cfg(not(feature = "exact"))]
+fn cjk_costs(_: Mode) -> Result<(), String> {
+    Err("the CJK table needs the exact encoder: run \
+         `cargo run -p xtask --features exact -- cjk-costs`"
+        .into())
 }

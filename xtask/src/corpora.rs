@@ -1,7 +1,7 @@
-//! Writes the calibration corpora under `envelope-budget/corpora/`.
+//! The calibration corpora under `envelope-budget/corpora/`.
 //!
-//! `cargo run -p envelope-budget --example gen_corpora` rewrites the four files; the output
-//! depends only on the fixed seed below, so running it again changes nothing. The calibrated
+//! `cargo xtask corpora` rewrites the four files (`--check` compares them); the output depends
+//! only on the fixed seeds below, so running it again changes nothing. The calibrated
 //! estimator in `src/tokens.rs` is fitted to these files, and `tests/calibration.rs` checks it
 //! against them, so regenerate them only together with a new fit.
 //!
@@ -13,32 +13,41 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::Serialize;
+
+use crate::codegen::{Mode, ensure_file_contents, workspace_root};
 
 /// Upper bound on each corpus, so the repository stays small.
 const MAX_BYTES: usize = 1 << 20;
 
-fn main() -> std::io::Result<()> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
-    std::fs::create_dir_all(&dir)?;
+/// What regenerates the corpora.
+const COMMAND: &str = "cargo xtask corpora";
+
+/// Writes (or checks) the four corpora.
+pub(crate) fn generate(mode: Mode) -> Result<(), String> {
+    let dir = workspace_root().join("envelope-budget/corpora");
     let corpora = [
         ("prose_code.txt", prose_code(&mut Rng(1), 520_000)),
         ("pretty.json", pretty_json(&mut Rng(2), 520_000)),
         ("records.json", records_json(&mut Rng(3), 400_000)),
         ("cjk.txt", cjk(&mut Rng(4), 520_000)),
     ];
+    let mut stale = Vec::new();
     for (name, text) in corpora {
-        assert!(text.len() <= MAX_BYTES, "{name} is {} bytes", text.len());
-        std::fs::write(dir.join(name), &text)?;
-        println!(
-            "{name}: {} bytes, {} chars",
-            text.len(),
-            text.chars().count()
-        );
+        if text.len() > MAX_BYTES {
+            return Err(format!("{name} is {} bytes, over {MAX_BYTES}", text.len()));
+        }
+        if let Err(problem) = ensure_file_contents(&dir.join(name), text.as_bytes(), mode, COMMAND)
+        {
+            stale.push(problem);
+        }
     }
-    Ok(())
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(stale.join("\n"))
+    }
 }
 
 /// SplitMix64: tiny, deterministic, good enough to pick words.
