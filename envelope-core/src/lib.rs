@@ -145,6 +145,12 @@ pub use serde_json;
 /// `open_world`, `layer`, `module` (the gate), `budget` (characters), `strict_args`, and
 /// `crate = path` for crates that re-export `envelope_core`. The doc comment is the description.
 ///
+/// `tier` is required because clients act on it: it is listed with the tool (`_meta` of the
+/// listing and of every result, `meta.complexity_tier` under `response_mode: full`), so a client
+/// can route cheap calls to cheap models and schedule heavy ones. It does not change the
+/// response budget, which is the server's policy (`budget` overrides it per tool). Declare what
+/// a typical call costs: [`Tier`] says what each level promises.
+///
 /// Parameters: an optional `&ToolContext` and one arguments type implementing
 /// `serde::Deserialize` and `schemars::JsonSchema`, in either order, or none. The return type
 /// is a `Result` whose `Ok` is a `Serialize` payload or a [`Reply`] and whose `Err` converts
