@@ -142,8 +142,10 @@ pub use serde_json;
 ///
 /// Keys: `tier` (required: `lite`, `standard` or `heavy`), `name` (default: the function's
 /// name), `title`, `read_only` (implies `idempotent`), `idempotent`, `destructive`,
-/// `open_world`, `layer`, `module` (the gate), `budget` (characters), `strict_args`, and
-/// `crate = path` for crates that re-export `envelope_core`. The doc comment is the description.
+/// `open_world`, `layer`, `module` (the gate), `budget` (characters), `strict_args`,
+/// `blocking` (a sync body runs on tokio's blocking pool, so file or CPU work does not stall
+/// the runtime; feature `blocking`, on by default), and `crate = path` for crates that re-export
+/// `envelope_core`. The doc comment is the description.
 ///
 /// `tier` is required because clients act on it: it is listed with the tool (`_meta` of the
 /// listing and of every result, `meta.complexity_tier` under `response_mode: full`), so a client
@@ -161,6 +163,8 @@ pub use envelope_derive::tool;
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "blocking")]
+    pub use crate::runtime::catch_unwind_blocking;
     pub use crate::runtime::{
         ArgsFns, DataSchema, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked,
         Stopped, ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync,

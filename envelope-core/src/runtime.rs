@@ -481,6 +481,29 @@ pub fn catch_unwind_sync<R>(body: impl FnOnce() -> R) -> Result<R, Panicked> {
     panic::catch_unwind(AssertUnwindSafe(body)).map_err(Panicked::from_payload)
 }
 
+/// Runs a sync tool body on tokio's blocking pool (`#[tool(blocking)]`), catching a panic
+/// there with its location. Outside a tokio runtime the body runs in place.
+#[cfg(feature = "blocking")]
+pub async fn catch_unwind_blocking<R, F>(body: F) -> Result<R, Panicked>
+where
+    R: Send + 'static,
+    F: FnOnce() -> R + Send + 'static,
+{
+    install_panic_hook();
+    if tokio::runtime::Handle::try_current().is_err() {
+        return catch_unwind_sync(body);
+    }
+    match tokio::task::spawn_blocking(move || catch_unwind_sync(body)).await {
+        Ok(outcome) => outcome,
+        // Only a runtime shutting down cancels a blocking task; the panic case is caught inside.
+        Err(error) => Err(Panicked {
+            message: format!("the blocking task did not finish: {error}"),
+            location: "the blocking pool".to_owned(),
+            backtrace: String::new(),
+        }),
+    }
+}
+
 /// Runs an async tool body, catching a panic in any poll, the first included.
 pub async fn catch_unwind<F: Future>(future: F) -> Result<F::Output, Panicked> {
     let mut future = pin!(future);

@@ -13,7 +13,8 @@ pub(crate) const TIERS: [(&str, &str); 3] = [
 ];
 
 const KEYS: &str = "`tier`, `name`, `title`, `read_only`, `idempotent`, `destructive`, \
-                    `open_world`, `layer`, `module`, `budget`, `strict_args` or `crate`";
+                    `open_world`, `layer`, `module`, `budget`, `strict_args`, `blocking` or \
+                    `crate`";
 
 /// A value together with the span of the key that set it, for errors that point at it.
 pub(crate) struct Spanned<T> {
@@ -35,6 +36,7 @@ pub(crate) struct ToolArgs {
     pub(crate) module: Option<Spanned<String>>,
     pub(crate) budget: Option<Spanned<usize>>,
     pub(crate) strict_args: Option<Spanned<bool>>,
+    pub(crate) blocking: Option<Spanned<bool>>,
     pub(crate) krate: Option<Spanned<Path>>,
 }
 
@@ -157,6 +159,9 @@ impl ToolArgs {
         } else if path.is_ident("strict_args") {
             let value = flag(&meta)?;
             set(&mut self.strict_args, &meta, value)
+        } else if path.is_ident("blocking") {
+            let value = flag(&meta)?;
+            set(&mut self.blocking, &meta, value)
         } else if path.is_ident("crate") {
             let value: Path = meta.value()?.parse()?;
             set(&mut self.krate, &meta, value)
@@ -236,9 +241,11 @@ mod tests {
             module = "search",
             budget = 8000,
             strict_args,
+            blocking,
             crate = my::core
         ))
         .expect("valid");
+        assert!(args.blocking.is_some());
         assert_eq!(args.tier.map(|t| t.value), Some("heavy"));
         assert_eq!(args.name.map(|n| n.value).as_deref(), Some("search.text"));
         assert_eq!(args.budget.map(|b| b.value), Some(8000));

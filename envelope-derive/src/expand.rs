@@ -218,6 +218,15 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         }
     };
 
+    if let (Some(blocking), Some(asyncness)) = (&args.blocking, &func.sig.asyncness)
+        && blocking.value
+    {
+        return Err(syn::Error::new_spanned(
+            asyncness,
+            "`blocking` runs a sync body on the blocking pool; drop `async`, or drop `blocking` \
+             and await the blocking work yourself",
+        ));
+    }
     let krate = match &args.krate {
         Some(Spanned { value, .. }) => value.to_token_stream(),
         None => quote!(::envelope_core),
@@ -271,7 +280,10 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         Some(ty) => quote!(#ty),
         None => quote!(()),
     };
+    let blocking = args.blocking.as_ref().is_some_and(|flag| flag.value);
     let call_args = signature.params.iter().map(|param| match param {
+        // A blocking body runs on another thread, with a context of its own.
+        Param::Context if blocking => quote!(&__envelope_blocking_ctx),
         Param::Context => quote!(&__envelope_ctx),
         Param::Args(_) => quote!(__envelope_args),
     });
@@ -288,7 +300,12 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 #krate::__private::no_args_fns();
         },
     };
-    let invoke = if func.sig.asyncness.is_some() {
+    let invoke = if blocking {
+        quote!({
+            let __envelope_blocking_ctx = ::core::clone::Clone::clone(&__envelope_ctx);
+            #krate::__private::catch_unwind_blocking(move || #ident(#(#call_args),*)).await
+        })
+    } else if func.sig.asyncness.is_some() {
         quote!(#krate::__private::catch_unwind(async { #ident(#(#call_args),*).await }).await)
     } else {
         quote!(#krate::__private::catch_unwind_sync(|| #ident(#(#call_args),*)))

@@ -359,6 +359,45 @@ fn a_panic_on_another_thread_is_logged_with_its_location() {
     assert_masked_panic(&envelope, &log, "worker panic sk-live-0xDEADBEEF");
 }
 
+/// Says which thread it ran on; panics when asked.
+#[tool(tier = lite, blocking)]
+fn on_the_pool(ctx: &ToolContext, args: PanicArgs) -> ToolResult<String> {
+    assert!(
+        ctx.request_id().as_str().len() == 26,
+        "the context came along"
+    );
+    if args.how == "blocking" {
+        panic!("blocking panic sk-live-0xDEADBEEF");
+    }
+    Ok(std::thread::current().name().unwrap_or_default().to_owned())
+}
+
+/// Runs `tool` once on a current-thread runtime, whose blocking pool is other threads.
+fn on_a_runtime(tool: &dyn envelope_core::Tool, arguments: Value) -> Value {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .thread_name("blocking-pool")
+        .build()
+        .expect("a runtime");
+    let output = runtime.block_on(tool.call(arguments, ToolContext::new()));
+    serde_json::to_value(output.envelope).expect("serializes")
+}
+
+#[test]
+fn a_blocking_tool_runs_on_the_blocking_pool_with_its_panics_caught() {
+    let ran_on = on_a_runtime(&on_the_pool {}, json!({"how": "fine"}));
+    assert_eq!(ran_on["ok"], true, "{ran_on}");
+    // The runtime runs on this thread; its blocking pool's threads get the runtime's name.
+    let thread = ran_on["data"].as_str().expect("a thread name");
+    assert_eq!(
+        thread, "blocking-pool",
+        "the body left the runtime's thread"
+    );
+    let (envelope, log) = capture_log(|| on_a_runtime(&on_the_pool {}, json!({"how": "blocking"})));
+    assert_masked_panic(&envelope, &log, "blocking panic sk-live-0xDEADBEEF");
+    // Without a runtime (a plain `block_on`), the body runs in place.
+    assert_eq!(call(&on_the_pool {}, json!({"how": "fine"}))["ok"], true);
+}
+
 #[test]
 fn a_panic_in_the_arguments_deserialize_is_caught() {
     // Regression test for #12: it escaped, and over MCP the call was never answered.

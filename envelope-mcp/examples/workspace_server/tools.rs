@@ -155,26 +155,6 @@ pub(crate) fn server(workspace: Workspace, continuations: Continuations) -> Enve
 // Shared helpers
 // ---------------------------------------------------------------------------------------------
 
-/// Runs file-system work on tokio's blocking pool, so a large tree does not stall the
-/// runtime's workers, with the workspace and the call's context at hand.
-async fn blocking<T, F>(ctx: &ToolContext, work: F) -> ToolResult<T>
-where
-    T: Send + 'static,
-    F: FnOnce(&Workspace, &ToolContext) -> ToolResult<T> + Send + 'static,
-{
-    // Cheap: the context is a handful of `Arc`s.
-    let ctx = ctx.clone();
-    let work = move || envelope_core::catch_panic(|| work(ctx.state::<Workspace>()?, &ctx));
-    match tokio::task::spawn_blocking(work).await {
-        Ok(Ok(result)) => result,
-        // Caught on the blocking thread with its location, and re-raised here, where the
-        // `#[tool]` wrapper masks it and logs it like any panic of the body itself.
-        Ok(Err(payload)) => std::panic::resume_unwind(payload),
-        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-        Err(error) => Err(ToolError::internal(error)),
-    }
-}
-
 /// A `validation` error naming the argument at fault, shaped like the ones argument decoding
 /// produces (`data.field`).
 fn invalid(field: &str, message: impl Into<String>) -> ToolError {
@@ -706,8 +686,8 @@ pub(crate) struct SearchHits {
 /// expression) and return each occurrence with its path, 1-based line and column, and line
 /// text. `completeness.total` is the exact number of occurrences, even when only the first
 /// `limit` are returned. An empty result says why in `empty_reason`.
-#[tool(tier = lite, read_only, open_world = false, title = "Search text")]
-pub(crate) async fn search_text(
+#[tool(tier = lite, read_only, open_world = false, title = "Search text", blocking)]
+pub(crate) fn search_text(
     ctx: &ToolContext,
     args: SearchTextArgs,
 ) -> ToolResult<Reply<SearchHits>> {
@@ -738,10 +718,14 @@ pub(crate) async fn search_text(
         .as_deref()
         .map(|pattern| PathFilter::new("path_glob", pattern))
         .transpose()?;
-    blocking(ctx, move |workspace, ctx| {
-        search(workspace, ctx, args, &matcher, filter.as_ref(), limit)
-    })
-    .await
+    search(
+        ctx.state::<Workspace>()?,
+        ctx,
+        args,
+        &matcher,
+        filter.as_ref(),
+        limit,
+    )
 }
 
 fn search(
@@ -1017,11 +1001,8 @@ pub(crate) struct FileContent {
 
 /// Read a text file of the workspace, whole or a range of lines (`start_line`, `end_line`,
 /// 1-based and inclusive). Paths outside the workspace are refused with `permission`.
-#[tool(tier = lite, read_only, open_world = false, title = "Read a file")]
-pub(crate) async fn read_file(
-    ctx: &ToolContext,
-    args: ReadFileArgs,
-) -> ToolResult<Reply<FileContent>> {
+#[tool(tier = lite, read_only, open_world = false, title = "Read a file", blocking)]
+pub(crate) fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
     if args.start_line == Some(0) {
         return Err(invalid(
             "start_line",
@@ -1036,7 +1017,7 @@ pub(crate) async fn read_file(
             format!("`end_line` ({end}) is before `start_line` ({start})"),
         ));
     }
-    blocking(ctx, move |workspace, _| read(workspace, args)).await
+    read(ctx.state::<Workspace>()?, args)
 }
 
 fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
@@ -1190,98 +1171,93 @@ pub(crate) struct FileList {
 
 /// List the workspace's text files as sorted relative paths, optionally only those matching
 /// a glob. `completeness` counts every file that qualified, even past `limit`.
-#[tool(tier = lite, read_only, open_world = false, title = "List files")]
-pub(crate) async fn list_files(
-    ctx: &ToolContext,
-    args: ListFilesArgs,
-) -> ToolResult<Reply<FileList>> {
+#[tool(tier = lite, read_only, open_world = false, title = "List files", blocking)]
+pub(crate) fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<Reply<FileList>> {
     let limit = page_limit(args.limit, DEFAULT_LIST_LIMIT)?;
     let filter = args
         .glob
         .as_deref()
         .map(|pattern| PathFilter::new("glob", pattern))
         .transpose()?;
-    blocking(ctx, move |workspace, ctx| {
-        let walk = walk(workspace);
-        let scanned = walk.files.len();
-        let in_scope = walk.in_scope(filter.as_ref());
-        let paging = Paging::open(
-            ctx,
-            workspace,
-            &args,
-            &in_scope,
-            limit,
-            args.continuation.as_deref(),
-        )?;
-        let mut files = Vec::new();
-        let mut found = 0;
-        let in_filter = in_scope.len();
-        let mut unreadable = 0;
-        for file in in_scope {
-            if ctx.is_cancelled() {
-                return Err(cancelled("list_files"));
-            }
-            // Only text files are served, so only text files are listed.
-            match workspace.read_text(&file.rel) {
-                Contents::Text(_) => {}
-                Contents::Binary => continue,
-                Contents::Unreadable(_) => {
-                    unreadable += 1;
-                    continue;
-                }
-            }
-            found += 1;
-            if paging.takes(found - 1) {
-                files.push(file.rel.clone());
+    let workspace = ctx.state::<Workspace>()?;
+    let walk = walk(workspace);
+    let scanned = walk.files.len();
+    let in_scope = walk.in_scope(filter.as_ref());
+    let paging = Paging::open(
+        ctx,
+        workspace,
+        &args,
+        &in_scope,
+        limit,
+        args.continuation.as_deref(),
+    )?;
+    let mut files = Vec::new();
+    let mut found = 0;
+    let in_filter = in_scope.len();
+    let mut unreadable = 0;
+    for file in in_scope {
+        if ctx.is_cancelled() {
+            return Err(cancelled("list_files"));
+        }
+        // Only text files are served, so only text files are listed.
+        match workspace.read_text(&file.rel) {
+            Contents::Text(_) => {}
+            Contents::Binary => continue,
+            Contents::Unreadable(_) => {
+                unreadable += 1;
+                continue;
             }
         }
-        let returned = files.len();
-        let reply = Reply::new(FileList { files }).summary_line(format!(
-            "{found} {}{}",
-            Unit::FILE.noun(found),
-            paging.starts_at(Unit::FILE)
-        ));
-        let reply = paging.finish(
-            ctx,
-            reply,
-            PageCount {
-                unit: Unit::FILE,
-                returned,
-                cut_by: TruncationReason::PageLimit,
-                total: found,
-                walk_failures: walk.failures,
-                unreadable,
-            },
-            "narrow `glob`",
-            |token| {
-                NextAction::call::<list_files>(
-                    "next-page",
-                    Role::BroadenScope,
-                    0,
-                    ListFilesArgs {
-                        continuation: Some(token),
-                        ..args.clone()
-                    },
-                    "fetch the next page of files",
-                )
-            },
-        )?;
-        if found > 0 {
-            return Ok(reply);
+        found += 1;
+        if paging.takes(found - 1) {
+            files.push(file.rel.clone());
         }
-        let reply = reply.verdict(Verdict::NotFound);
-        Ok(match args.glob.as_deref().filter(|_| in_filter == 0) {
-            Some(pattern) => reply.empty(
-                EmptyReason::FiltersExcludedAll,
-                format!("`glob` `{pattern}` matched none of the {scanned} files in the workspace"),
-            ),
-            None => reply.empty(
-                EmptyReason::NoMatch,
-                "the workspace has no text files that qualify",
-            ),
-        })
+    }
+    let returned = files.len();
+    let reply = Reply::new(FileList { files }).summary_line(format!(
+        "{found} {}{}",
+        Unit::FILE.noun(found),
+        paging.starts_at(Unit::FILE)
+    ));
+    let reply = paging.finish(
+        ctx,
+        reply,
+        PageCount {
+            unit: Unit::FILE,
+            returned,
+            cut_by: TruncationReason::PageLimit,
+            total: found,
+            walk_failures: walk.failures,
+            unreadable,
+        },
+        "narrow `glob`",
+        |token| {
+            NextAction::call::<list_files>(
+                "next-page",
+                Role::BroadenScope,
+                0,
+                ListFilesArgs {
+                    continuation: Some(token),
+                    ..args.clone()
+                },
+                "fetch the next page of files",
+            )
+        },
+    )?;
+    if found > 0 {
+        return Ok(reply);
+    }
+    let reply = reply.verdict(Verdict::NotFound);
+    Ok(match args.glob.as_deref().filter(|_| in_filter == 0) {
+        Some(pattern) => reply.empty(
+            EmptyReason::FiltersExcludedAll,
+            format!("`glob` `{pattern}` matched none of the {scanned} files in the workspace"),
+        ),
+        None => reply.empty(
+            EmptyReason::NoMatch,
+            "the workspace has no text files that qualify",
+        ),
     })
-    .await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1318,60 +1294,58 @@ pub(crate) struct Skipped {
 
 /// Count the workspace's text files and their bytes, in total and by extension. Walks the
 /// whole tree, reporting progress as it goes; stops early when the call is cancelled.
-#[tool(tier = standard, read_only, open_world = false, title = "Workspace statistics")]
-pub(crate) async fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats>> {
-    blocking(ctx, |workspace, ctx| {
-        // First the walk, so that progress has a total to count towards.
-        let walk = walk(workspace);
-        let progress = Progress::start(ctx, walk.files.len(), "files");
-        let mut stats = Stats {
-            files: 0,
-            bytes: 0,
-            by_extension: BTreeMap::new(),
-            skipped: Skipped {
-                too_large: walk.too_large,
-                binary: 0,
-                unreadable: walk.failures,
-            },
-        };
-        for (index, file) in walk.files.iter().enumerate() {
-            if ctx.is_cancelled() {
-                return Err(cancelled("workspace_stats"));
-            }
-            match workspace.read_text(&file.rel) {
-                Contents::Text(text) => {
-                    let bytes = text.len() as u64;
-                    stats.files += 1;
-                    stats.bytes += bytes;
-                    let tally = stats.by_extension.entry(extension(&file.rel)).or_default();
-                    tally.files += 1;
-                    tally.bytes += bytes;
-                }
-                Contents::Binary => stats.skipped.binary += 1,
-                Contents::Unreadable(_) => stats.skipped.unreadable += 1,
-            }
-            progress.step(index + 1);
+#[tool(tier = standard, read_only, open_world = false, title = "Workspace statistics", blocking)]
+pub(crate) fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats>> {
+    let workspace = ctx.state::<Workspace>()?;
+    // First the walk, so that progress has a total to count towards.
+    let walk = walk(workspace);
+    let progress = Progress::start(ctx, walk.files.len(), "files");
+    let mut stats = Stats {
+        files: 0,
+        bytes: 0,
+        by_extension: BTreeMap::new(),
+        skipped: Skipped {
+            too_large: walk.too_large,
+            binary: 0,
+            unreadable: walk.failures,
+        },
+    };
+    for (index, file) in walk.files.iter().enumerate() {
+        if ctx.is_cancelled() {
+            return Err(cancelled("workspace_stats"));
         }
-        progress.finish();
-        let summary = format!(
-            "{} text files, {} bytes, {} extensions",
-            stats.files,
-            stats.bytes,
-            stats.by_extension.len()
+        match workspace.read_text(&file.rel) {
+            Contents::Text(text) => {
+                let bytes = text.len() as u64;
+                stats.files += 1;
+                stats.bytes += bytes;
+                let tally = stats.by_extension.entry(extension(&file.rel)).or_default();
+                tally.files += 1;
+                tally.bytes += bytes;
+            }
+            Contents::Binary => stats.skipped.binary += 1,
+            Contents::Unreadable(_) => stats.skipped.unreadable += 1,
+        }
+        progress.step(index + 1);
+    }
+    progress.finish();
+    let summary = format!(
+        "{} text files, {} bytes, {} extensions",
+        stats.files,
+        stats.bytes,
+        stats.by_extension.len()
+    );
+    let mut reply = Reply::new(stats).summary_line(summary);
+    if walk.failures > 0 {
+        reply = reply.warning(
+            Notice::warning(
+                "partial_walk",
+                "some entries could not be read; the counts leave them out",
+            )
+            .with_data(json!({ "entries": walk.failures })),
         );
-        let mut reply = Reply::new(stats).summary_line(summary);
-        if walk.failures > 0 {
-            reply = reply.warning(
-                Notice::warning(
-                    "partial_walk",
-                    "some entries could not be read; the counts leave them out",
-                )
-                .with_data(json!({ "entries": walk.failures })),
-            );
-        }
-        Ok(reply)
-    })
-    .await
+    }
+    Ok(reply)
 }
 
 /// The lower-cased extension of a relative path; `(none)` without one (`Makefile`,
@@ -1428,18 +1402,12 @@ pub(crate) struct Edge {
 /// `from x import y`, and JS/TS relative imports, each resolved to a file of the workspace
 /// (references that resolve to no file are left out). `max_nodes` keeps the best connected
 /// files.
-#[tool(tier = heavy, read_only, open_world = false, title = "Import graph")]
-pub(crate) async fn graph_export(
-    ctx: &ToolContext,
-    args: GraphExportArgs,
-) -> ToolResult<Reply<Graph>> {
+#[tool(tier = heavy, read_only, open_world = false, title = "Import graph", blocking)]
+pub(crate) fn graph_export(ctx: &ToolContext, args: GraphExportArgs) -> ToolResult<Reply<Graph>> {
     if args.max_nodes == Some(0) {
         return Err(invalid("max_nodes", "`max_nodes` must be at least 1"));
     }
-    blocking(ctx, move |workspace, ctx| {
-        export_graph(workspace, ctx, args.max_nodes)
-    })
-    .await
+    export_graph(ctx.state::<Workspace>()?, ctx, args.max_nodes)
 }
 
 fn export_graph(
