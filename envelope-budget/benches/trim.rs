@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Counts, Estimator, prepare, trim};
-use envelope_core::{Controls, Tool, ToolContext, ToolResult, tool};
+use envelope_core::stage::Controls;
+use envelope_core::{Tool, ToolContext, ToolResult, tool};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -236,5 +237,5 @@ fn main() {
         |value: &Value| serde_json::to_vec(value).unwrap_or_default(),
         &[("to 5,000,000 chars", 5.0, &subgraph)],
     );
-    envelope_budget::drop_deep(graph);
+    envelope_core::stage::drop_deep(graph);
 }

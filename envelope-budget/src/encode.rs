@@ -9,7 +9,7 @@
 use std::cell::Cell;
 use std::fmt;
 
-use envelope_core::{EncodedPayload, EncoderMeasure, PayloadEncoder, to_value_within};
+use envelope_core::stage::{EncodedPayload, EncoderMeasure, PayloadEncoder, to_value_within};
 use serde::ser::{
     self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
 };

@@ -11,7 +11,8 @@
 //!
 //! ```
 //! use envelope_budget::{BudgetPolicy, prepare};
-//! use envelope_core::{Completeness, Controls, Envelope, TruncationReason, Unit};
+//! use envelope_core::{Completeness, Envelope, TruncationReason, Unit};
+//! use envelope_core::stage::Controls;
 //! use serde_json::json;
 //!
 //! let rows: Vec<_> = (0..5_000).map(|i| json!({ "path": format!("src/f{i}.rs"), "line": i })).collect();
@@ -28,20 +29,15 @@
 //! ```
 
 mod encode;
-mod error;
 mod own_fields;
 mod respond;
 mod size;
 mod subgraph;
-pub mod tokens;
-pub mod toon;
+mod tokens;
+mod toon;
 mod trim;
 
 pub use encode::BudgetEncoder;
-/// Dropping JSON values of any depth without recursion; it lives in `envelope-core`, whose
-/// error data needs it too.
-pub use envelope_core::drop_deep;
-pub use error::BudgetError;
 pub use respond::{
     BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,
 };
@@ -49,7 +45,10 @@ pub use subgraph::is_graph;
 #[cfg(feature = "exact")]
 pub use tokens::ExactCounter;
 pub use tokens::{Counts, Estimator};
-pub use toon::{ToonError, encode as encode_toon};
+pub use toon::{
+    MAX_DEPTH as TOON_MAX_DEPTH, SPEC_VERSION as TOON_SPEC_VERSION, ToonError,
+    encode as encode_toon,
+};
 pub use trim::{
     AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, LONG_STRING_CHARS, Leftovers, ListCut,
     MAX_DEPTH, NESTED_FLOOR, ROOT_LIST_KEY, TRIMMABLE_LIST_KEYS, TRUNCATION_SUFFIX, Trimmed,

@@ -215,6 +215,6 @@ mod tests {
         let longest = longest_prose(&mut rest).map(|text| text.len());
         assert_eq!(longest, Some(10_000));
         // Dropping the chain recursively would overflow too.
-        envelope_core::drop_deep(rest.remove("error").expect("inserted"));
+        envelope_core::stage::drop_deep(rest.remove("error").expect("inserted"));
     }
 }

@@ -4,10 +4,8 @@
 
 use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Baseline, ToolOutput, take_data};
-use envelope_core::{
-    Completeness, Controls, NextAction, OutputFormat, ResponseMode, TokensMethod, TruncationReason,
-    normalize_next_actions,
-};
+use envelope_core::stage::{Controls, OutputFormat, ResponseMode, normalize_next_actions};
+use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason};
 use serde_json::{Map, Value, json};
 
 use crate::encode::MeasuredLists;

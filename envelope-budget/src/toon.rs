@@ -583,7 +583,7 @@ mod tests {
     use serde_json::{Map, Value, json};
 
     use super::{MAX_DEPTH, ToonError, encode};
-    use envelope_core::drop_deep;
+    use envelope_core::stage::drop_deep;
 
     // Expectations follow the spec's encode fixtures (tests/fixtures/encode in
     // toon-format/spec, version 4.4). `json!` builds maps with sorted keys in this workspace,

@@ -22,14 +22,14 @@ pub const AGENT_BUDGET_CHARS: usize = 32_000;
 pub const GRAPH_SUBGRAPH_BUDGET_CHARS: usize = 5_000_000;
 /// Strings shorter than this are never cut: cutting them recovers little and destroys signal.
 /// Core's constant, since the output schemas it writes keep the constraints of such strings.
-pub const LONG_STRING_CHARS: usize = envelope_core::LONG_STRING_CHARS;
+pub const LONG_STRING_CHARS: usize = envelope_core::schema::LONG_STRING_CHARS;
 /// Nested member lists and buckets are never cut below this many items by their rungs.
 pub const NESTED_FLOOR: usize = 3;
 /// Containers nested deeper than this inside the payload are cut, within budget or not. Most
 /// JSON parsers (serde_json's included) refuse more than 128 levels, and the payload sits a few
 /// levels down in the envelope and the JSON-RPC message; 64 leaves room and keeps every later
 /// serializer's recursion shallow. Core's constant: its bounded conversion stops just below.
-pub const MAX_DEPTH: usize = envelope_core::MAX_PAYLOAD_DEPTH;
+pub const MAX_DEPTH: usize = envelope_core::limits::MAX_PAYLOAD_DEPTH;
 /// What a cut string ends with.
 pub const TRUNCATION_SUFFIX: &str = "…[truncated]";
 /// Top-level list keys cut first, in this order, by the per-key rung. Other arrays follow,
@@ -102,7 +102,7 @@ impl Leftovers {
 impl Drop for Leftovers {
     fn drop(&mut self) {
         // A deep value's own drop recurses once per level.
-        envelope_core::drop_deep(Value::Array(std::mem::take(&mut self.0)));
+        envelope_core::stage::drop_deep(Value::Array(std::mem::take(&mut self.0)));
     }
 }
 

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Estimator, prepare};
+use envelope_core::stage::Controls;
 use envelope_core::{
-    Completeness, Controls, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit, tool,
+    Completeness, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit, tool,
 };
 use serde_json::Value;
 

@@ -7,10 +7,10 @@ use std::sync::{Arc, LazyLock};
 use envelope_budget::{
     BudgetEncoder, BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
 };
+use envelope_core::schema::Portable;
+use envelope_core::stage::Controls;
 use envelope_core::stage::ToolOutput;
-use envelope_core::{
-    Completeness, Controls, Envelope, Portable, Reply, Tool, ToolContext, ToolResult, Unit, tool,
-};
+use envelope_core::{Completeness, Envelope, Reply, Tool, ToolContext, ToolResult, Unit, tool};
 use proptest::prelude::*;
 use schemars::transform::Transform;
 use serde_json::{Map, Value, json};

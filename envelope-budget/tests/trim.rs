@@ -3,8 +3,9 @@
 use envelope_budget::{
     BudgetPolicy, Estimator, GRAPH_SUBGRAPH_BUDGET_CHARS, Prepared, TRUNCATION_SUFFIX, prepare,
 };
+use envelope_core::stage::Controls;
 use envelope_core::stage::ToolOutput;
-use envelope_core::{Completeness, Controls, Envelope, NextAction, Role, TruncationReason, Unit};
+use envelope_core::{Completeness, Envelope, NextAction, Role, TruncationReason, Unit};
 use serde_json::{Value, json};
 
 fn policy(chars: usize) -> BudgetPolicy {
@@ -315,7 +316,7 @@ fn opt_out_never_trims() {
 #[test]
 fn toon_is_rendered_on_request_and_json_stays_the_structured_form() {
     let controls = Controls {
-        output_format: envelope_core::OutputFormat::Toon,
+        output_format: envelope_core::stage::OutputFormat::Toon,
         ..Controls::default()
     };
     let prepared = prepare(Envelope::ok(hits(2)), &controls, None, &policy(32_000));
@@ -343,7 +344,7 @@ fn opt_out_still_cuts_unsafe_depth() {
         prepared.structured["meta"]["truncated_depth"]["limit"],
         envelope_budget::MAX_DEPTH
     );
-    envelope_budget::drop_deep(prepared.structured);
+    envelope_core::stage::drop_deep(prepared.structured);
 }
 
 #[test]
@@ -416,7 +417,7 @@ fn savings_against_a_declared_baseline() {
         "observability-only"
     );
     let full = Controls {
-        response_mode: envelope_core::ResponseMode::Full,
+        response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
     let prepared = prepare(output(), &full, None, &policy(32_000));
@@ -437,7 +438,7 @@ fn savings_against_a_declared_baseline() {
 fn savings_may_be_negative() {
     let envelope = ToolOutput::from(Envelope::ok(hits(40))).with_baseline("grep_recursive", 10);
     let full = Controls {
-        response_mode: envelope_core::ResponseMode::Full,
+        response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
     let prepared = prepare(envelope, &full, None, &policy(32_000));
@@ -466,7 +467,7 @@ fn what_is_sent_reads_back_through_the_typed_getters() {
     // would fall into the flattened marker map instead, and fail the last check.
     let output = ToolOutput::from(Envelope::ok(hits(400))).with_baseline("grep_recursive", 50_000);
     let full = Controls {
-        response_mode: envelope_core::ResponseMode::Full,
+        response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
     let prepared = prepare(output, &full, None, &policy(4_000));

@@ -24,7 +24,8 @@ const MAX_TRANSPARENT: usize = 256;
 /// whole, with a `truncated_depth` marker, and what this function leaves out is below those.
 ///
 /// ```
-/// use envelope_core::{MAX_PAYLOAD_DEPTH, to_value_within};
+/// use envelope_core::limits::MAX_PAYLOAD_DEPTH;
+/// use envelope_core::stage::to_value_within;
 ///
 /// #[derive(serde::Serialize)]
 /// struct Node {

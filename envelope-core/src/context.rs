@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::continuation::Binding;
 use crate::meta::IndexStatus;
+use crate::paging::Binding;
 use crate::payload::PayloadEncoder;
 use crate::request_id::RequestId;
 use crate::tool_error::ToolError;
@@ -348,7 +348,7 @@ impl ToolContext {
     }
 
     /// The server's state of type `T`: a workspace, a pool, the
-    /// [`Continuations`](crate::Continuations) a paged tool seals its tokens with.
+    /// [`Continuations`](crate::paging::Continuations) a paged tool seals its tokens with.
     ///
     /// A server not configured with a `T` gets the one standard answer, which `?` passes on:
     /// an `unavailable` error with code [`NOT_CONFIGURED`], not retryable, naming the type.

@@ -21,7 +21,7 @@ use serde_json::Value;
 /// for _ in 0..200_000 {
 ///     value = Value::Array(vec![value]);
 /// }
-/// envelope_core::drop_deep(value);
+/// envelope_core::stage::drop_deep(value);
 /// ```
 pub fn drop_deep(value: Value) {
     let mut stack = Vec::new();

@@ -7,6 +7,43 @@
 //!
 //! Invariant: no I/O here. This crate knows nothing of budgets or transports.
 //!
+//! # The map
+//!
+//! - [`tool`] turns a documented function into a tool; [`toolset!`] gathers tools for a server.
+//! - [`Reply`] is what a tool returns beside its payload: [`Verdict`], [`Completeness`],
+//!   [`EmptyReason`], [`NextAction`]s, [`Notice`]s. [`ToolResult`] is its result type.
+//! - [`ToolError`] and its [`Category`] say what failed and whether a retry helps;
+//!   [`ResultExt`] categorizes a foreign error where it happens.
+//! - [`ToolContext`] is the call a tool serves: the request id, progress, cancellation, and the
+//!   server's typed state ([`ToolContext::state`]).
+//! - [`Envelope`] is the wire shape every answer takes; [`Meta`] is what the library stamps.
+//! - [`paging`]: sealed, stateless continuations for paged tools.
+//! - [`handles`]: short names for results a tool keeps, to refer back to.
+//! - [`schema`]: the envelope's JSON Schema and each tool's output schema.
+//! - [`stage`]: the hand-offs a server makes around a call (for transports and the budget
+//!   stage, and for a tool implemented by hand).
+//! - [`meta_keys`] and [`limits`]: the wire names of `meta`, and the bounds the library keeps.
+//!
+//! A tool, whole:
+//!
+//! ```
+//! use envelope_core::{Reply, ToolContext, ToolResult, Verdict, tool};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Args {
+//!     /// The word to count.
+//!     word: String,
+//! }
+//!
+//! /// Count the letters of a word.
+//! #[tool(tier = lite, read_only)]
+//! async fn letters(ctx: &ToolContext, args: Args) -> ToolResult<Reply<usize>> {
+//!     let count = args.word.chars().count();
+//!     Ok(Reply::new(count).verdict(Verdict::Info).summary_line(format!("{count} letters")))
+//! }
+//! # let _ = letters;
+//! ```
+//!
 //! ```
 //! use envelope_core::{Completeness, Envelope, ToolError, TruncationReason, Unit};
 //!
@@ -30,66 +67,54 @@ mod canonical;
 mod capability;
 mod completeness;
 mod context;
-mod continuation;
 mod deep;
 mod empty_reason;
 mod envelope;
 mod error;
-mod handle;
+pub mod handles;
 mod meta;
 mod next_action;
 mod notice;
+pub mod paging;
 mod payload;
 mod reply;
 mod request_id;
 mod runtime;
-mod schema;
+pub mod schema;
 pub mod stage;
 mod tier;
 mod tool;
 mod tool_error;
 mod verdict;
 
-pub use bounded::{MAX_PAYLOAD_DEPTH, to_value_within};
-pub use canonical::canonical_json;
+// What a tool author writes against. Everything else has a module of its own: `paging`,
+// `handles`, `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.
 pub use capability::Capability;
 pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
 };
-pub use context::{
-    Cancellation, Controls, NOT_CONFIGURED, OutputFormat, ProgressSink, ResponseMode, States,
-    ToolContext,
-};
-pub use continuation::{
-    Binding, CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations,
-    DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, INVALID_CONTINUATION,
-    INVALID_LIMIT, KeyError, KeyRing, MAX_TOKEN_CHARS, MIXED_CONTINUATION_FORMS, Page, PageArgs,
-    STALE_CONTINUATION, TOKEN_CHARS,
-};
-pub use deep::drop_deep;
+pub use context::{NOT_CONFIGURED, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use error::CoreError;
-pub use handle::{
-    HANDLE_CODES, HANDLE_NOT_FOUND, Handle, HandleKind, HandleRegistry, MIXED_HANDLE, STALE_HANDLE,
-};
 pub use meta::keys as meta_keys;
 pub use meta::{BinaryDrift, IndexStatus, Meta, SCHEMA_VERSION, TokensMethod};
-pub use next_action::{
-    Dependency, DependencyMode, MAX_NEXT_ACTIONS, NextAction, Role, normalize_next_actions,
-};
+pub use next_action::{Dependency, DependencyMode, NextAction, Role};
 pub use notice::{Notice, Severity};
-pub use payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 pub use reply::{IntoReply, Reply, ToolResult};
-pub use request_id::{MAX_CLIENT_ID_CHARS, RequestId};
-pub use runtime::{MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED, catch_panic, install_panic_hook};
-pub use schema::{
-    LONG_STRING_CHARS, Portable, STANDARD_FORMATS, envelope_schema, output_schema_for,
-};
+pub use request_id::RequestId;
 pub use tier::Tier;
 pub use tool::{BoxFuture, Tool, ToolSpec, Toolset, TypedTool};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
+
+/// The fixed bounds the library keeps, whatever a caller sends.
+pub mod limits {
+    pub use crate::bounded::MAX_PAYLOAD_DEPTH;
+    pub use crate::next_action::MAX_NEXT_ACTIONS;
+    pub use crate::request_id::MAX_CLIENT_ID_CHARS;
+    pub use crate::runtime::{MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED};
+}
 
 // What a tool's types derive from, re-exported so a crate of tools needs no other dependency
 // for them: `#[derive(envelope_core::serde::Deserialize, envelope_core::schemars::JsonSchema)]`

@@ -464,7 +464,7 @@ impl Panicked {
 ///
 /// ```
 /// let worker = std::thread::spawn(|| {
-///     envelope_core::catch_panic(|| -> u32 { panic!("on the worker") })
+///     envelope_core::stage::catch_panic(|| -> u32 { panic!("on the worker") })
 /// });
 /// let caught = worker.join().expect("the worker itself does not panic");
 /// assert!(caught.is_err());

@@ -42,7 +42,7 @@ pub fn envelope_schema() -> Schema {
 /// recursive type nested past the trimmer's depth limit may be a string marker. Nothing else changes: the trimmer never adds or removes an object's keys.
 ///
 /// ```
-/// use envelope_core::output_schema_for;
+/// use envelope_core::schema::output_schema_for;
 ///
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
 /// struct Hits {
@@ -164,7 +164,7 @@ fn compact_envelope(schema: &mut Schema, keep: &BTreeSet<String>) {
 /// schema it lists, hand-written tools' included. Applying it twice changes nothing.
 ///
 /// ```
-/// use envelope_core::Portable;
+/// use envelope_core::schema::Portable;
 /// use schemars::transform::Transform;
 ///
 /// let mut schema = schemars::json_schema!({

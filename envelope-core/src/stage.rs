@@ -21,10 +21,18 @@
 
 use serde_json::Value;
 
+pub use crate::bounded::to_value_within;
+pub use crate::canonical::canonical_json;
+pub use crate::context::{
+    Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode, States,
+};
+pub use crate::deep::drop_deep;
 use crate::envelope::Envelope;
 pub use crate::meta::MetaStamp;
-use crate::payload::EncoderMeasure;
+pub use crate::next_action::normalize_next_actions;
+pub use crate::payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
 use crate::request_id::RequestId;
+pub use crate::runtime::{catch_panic, install_panic_hook};
 
 /// What answering without this tool would have cost the agent: the method it would have used
 /// (`full_file_read`, `grep_recursive`, …) and that method's size in tokens. The budget stage

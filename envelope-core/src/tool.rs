@@ -73,7 +73,7 @@ pub trait Tool: Send + Sync {
 
     /// The JSON Schema of what the tool answers: the envelope, ok and error shapes alike, with
     /// `data` typed where the tool knows its payload (see
-    /// [`output_schema_for`](crate::output_schema_for)). By default, any JSON payload.
+    /// [`output_schema_for`](crate::schema::output_schema_for)). By default, any JSON payload.
     fn output_schema(&self) -> Schema {
         crate::schema::output_schema_for::<Value>()
     }

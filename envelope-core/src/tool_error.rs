@@ -385,14 +385,14 @@ impl ToolError {
     }
 
     /// Attaches per-code data. Containers nested more than
-    /// [`MAX_PAYLOAD_DEPTH`](crate::MAX_PAYLOAD_DEPTH) levels down are replaced by `null`, as
+    /// [`MAX_PAYLOAD_DEPTH`](crate::bounded::MAX_PAYLOAD_DEPTH) levels down are replaced by `null`, as
     /// the budget stage cuts a payload: the error then serializes without deep recursion,
     /// whatever the data.
     #[must_use]
     pub fn with_data(mut self, data: Value) -> Self {
-        let data = if nests_deeper_than(&data, crate::MAX_PAYLOAD_DEPTH) {
-            let cut = crate::to_value_within(&data, 0).unwrap_or(Value::Null);
-            crate::drop_deep(data);
+        let data = if nests_deeper_than(&data, crate::bounded::MAX_PAYLOAD_DEPTH) {
+            let cut = crate::bounded::to_value_within(&data, 0).unwrap_or(Value::Null);
+            crate::deep::drop_deep(data);
             cut
         } else {
             data
@@ -601,7 +601,7 @@ mod tests {
             .expect("a thread")
             .join()
             .expect("no stack overflow");
-        assert_eq!(cut, crate::MAX_PAYLOAD_DEPTH + 1);
+        assert_eq!(cut, crate::bounded::MAX_PAYLOAD_DEPTH + 1);
         let shallow = ToolError::validation("x").with_data(serde_json::json!({"field": [1, [2]]}));
         assert_eq!(
             shallow.data(),

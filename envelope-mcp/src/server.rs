@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::meta_keys;
+use envelope_core::paging::Continuations;
+use envelope_core::schema::Portable;
+use envelope_core::stage::{Cancellation, Controls, ProgressSink, States};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
-    Cancellation, Capability, Continuations, Controls, Envelope, IndexStatus, Portable,
-    ProgressSink, RequestId, States, Tier, Tool, ToolContext, ToolError, ToolSpec, Toolset,
+    Capability, Envelope, IndexStatus, RequestId, Tier, Tool, ToolContext, ToolError, ToolSpec,
+    Toolset,
 };
 use schemars::Schema;
 use schemars::transform::Transform;

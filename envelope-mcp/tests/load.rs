@@ -38,7 +38,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use envelope_core::{ContinuationKey, Continuations, ToolResult};
+use envelope_core::ToolResult;
+use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};

@@ -793,7 +793,7 @@ struct DeepValue(Value);
 
 impl Drop for DeepValue {
     fn drop(&mut self) {
-        envelope_budget::drop_deep(std::mem::take(&mut self.0));
+        envelope_core::stage::drop_deep(std::mem::take(&mut self.0));
     }
 }
 
@@ -843,7 +843,7 @@ fn deep_payloads_are_cut_without_overflowing_a_small_stack() {
             assert_eq!(meta["truncated"], true, "{meta}");
             assert_eq!(
                 meta["truncated_depth"]["limit"],
-                envelope_core::MAX_PAYLOAD_DEPTH
+                envelope_core::limits::MAX_PAYLOAD_DEPTH
             );
             assert!(bytes < 8_000, "{bytes}");
         }

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use envelope_budget::Estimator;
-use envelope_core::{Capability, ContinuationKey, Continuations, RequestId, Tool, ToolContext};
+use envelope_core::paging::{ContinuationKey, Continuations};
+use envelope_core::{Capability, RequestId, Tool, ToolContext};
 use envelope_mcp::EnvelopeServer;
 use rmcp::model::{
     CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,

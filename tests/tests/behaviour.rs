@@ -342,7 +342,7 @@ fn panicky_error() -> Result<(), PanickyError> {
 #[tool(tier = lite)]
 fn worker_panic() -> ToolResult<()> {
     let worker = std::thread::spawn(|| {
-        envelope_core::catch_panic(|| -> ToolResult<()> {
+        envelope_core::stage::catch_panic(|| -> ToolResult<()> {
             panic!("worker panic sk-live-0xDEADBEEF")
         })
     });
@@ -508,19 +508,19 @@ fn a_flood_of_unknown_arguments_gets_a_bounded_answer() {
     let envelope = call(&search {}, request.clone());
     assert_eq!(envelope["ok"], true);
     let warnings = envelope["warnings"].as_array().expect("warnings");
-    assert_eq!(warnings.len(), envelope_core::MAX_UNKNOWN_NAMED + 1);
-    for warning in &warnings[..envelope_core::MAX_UNKNOWN_NAMED] {
+    assert_eq!(warnings.len(), envelope_core::limits::MAX_UNKNOWN_NAMED + 1);
+    for warning in &warnings[..envelope_core::limits::MAX_UNKNOWN_NAMED] {
         let named = warning["data"]["argument"].as_str().expect("a name");
         assert_eq!(
             named.chars().count(),
-            envelope_core::MAX_ECHOED_KEY_CHARS + 1
+            envelope_core::limits::MAX_ECHOED_KEY_CHARS + 1
         );
         assert!(named.ends_with('…'), "{named}");
     }
-    let last = &warnings[envelope_core::MAX_UNKNOWN_NAMED];
+    let last = &warnings[envelope_core::limits::MAX_UNKNOWN_NAMED];
     assert_eq!(
         last["data"]["more"],
-        50_000 - envelope_core::MAX_UNKNOWN_NAMED
+        50_000 - envelope_core::limits::MAX_UNKNOWN_NAMED
     );
     let answer_bytes = envelope.to_string().len();
     assert!(
@@ -534,9 +534,12 @@ fn a_flood_of_unknown_arguments_gets_a_bounded_answer() {
     let data = &envelope["error"]["data"];
     assert_eq!(
         data["unknown"].as_array().map(Vec::len),
-        Some(envelope_core::MAX_UNKNOWN_NAMED)
+        Some(envelope_core::limits::MAX_UNKNOWN_NAMED)
     );
-    assert_eq!(data["more"], 50_000 - envelope_core::MAX_UNKNOWN_NAMED);
+    assert_eq!(
+        data["more"],
+        50_000 - envelope_core::limits::MAX_UNKNOWN_NAMED
+    );
     assert!(envelope.to_string().len() < 8_000);
 }
 

@@ -20,7 +20,7 @@ fn the_hook_chains_outside_tools_and_records_inside() {
     std::panic::set_hook(Box::new(|_| {
         PREVIOUS_HOOK_CALLS.fetch_add(1, Ordering::SeqCst);
     }));
-    envelope_core::install_panic_hook();
+    envelope_core::stage::install_panic_hook();
 
     let outside = std::panic::catch_unwind(|| panic!("outside any tool"));
     assert!(outside.is_err());

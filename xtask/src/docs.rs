@@ -2,10 +2,14 @@
 
 use std::fmt::Write as _;
 
+use envelope_core::handles::HANDLE_CODES;
+use envelope_core::limits::MAX_NEXT_ACTIONS;
+use envelope_core::paging::CONTINUATION_CODES;
+use envelope_core::schema::envelope_schema;
+use envelope_core::stage::Controls;
 use envelope_core::{
-    CONTINUATION_CODES, Capability, Category, Controls, ENVELOPE_FIELDS, EmptyReason, HANDLE_CODES,
-    IncompleteReason, MAX_NEXT_ACTIONS, Role, SCHEMA_VERSION, Severity, Tier, TruncationReason,
-    Unit, Verdict, Violation, envelope_schema,
+    Capability, Category, ENVELOPE_FIELDS, EmptyReason, IncompleteReason, Role, SCHEMA_VERSION,
+    Severity, Tier, TruncationReason, Unit, Verdict, Violation,
 };
 
 use crate::codegen::{Mode, ensure_file_contents, workspace_root};
@@ -252,12 +256,12 @@ fn paging_section(out: &mut String) {
          bearer capability for that one query. Send it back as `{}` with the \
          request otherwise unchanged. Every error below is a `validation` error with \
          `retryable: false`, and its message never says which check failed beyond the code.\n",
-        envelope_core::TOKEN_CHARS,
-        envelope_core::MAX_TOKEN_CHARS,
-        envelope_core::DEFAULT_CONTINUATION_FIELD,
-        envelope_core::DEFAULT_LIMIT_FIELD,
-        envelope_core::DEFAULT_TTL.as_secs(),
-        envelope_core::DEFAULT_CONTINUATION_FIELD,
+        envelope_core::paging::TOKEN_CHARS,
+        envelope_core::paging::MAX_TOKEN_CHARS,
+        envelope_core::paging::DEFAULT_CONTINUATION_FIELD,
+        envelope_core::paging::DEFAULT_LIMIT_FIELD,
+        envelope_core::paging::DEFAULT_TTL.as_secs(),
+        envelope_core::paging::DEFAULT_CONTINUATION_FIELD,
     );
     table(
         out,

@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use envelope_core::{ContinuationKey, Continuations};
+use envelope_core::paging::{ContinuationKey, Continuations};
 use serde_json::Value;
 
 const USAGE: &str = "\

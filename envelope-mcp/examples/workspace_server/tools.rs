@@ -16,10 +16,10 @@ use std::sync::{Arc, LazyLock};
 
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
+use envelope_core::paging::{Continuations, Page, PageArgs};
 use envelope_core::{
-    Completeness, Continuations, EmptyReason, IncompleteReason, NextAction, Notice, Page, PageArgs,
-    Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason, Unit, Verdict, tool,
-    toolset,
+    Completeness, EmptyReason, IncompleteReason, NextAction, Notice, Reply, Role, ToolContext,
+    ToolError, ToolResult, TruncationReason, Unit, Verdict, tool, toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use globset::{GlobBuilder, GlobMatcher};
@@ -485,7 +485,7 @@ impl Paging {
         Ok(paging)
     }
 
-    fn binding<'a>(&'a self, ctx: &'a ToolContext) -> envelope_core::Binding<'a> {
+    fn binding<'a>(&'a self, ctx: &'a ToolContext) -> envelope_core::paging::Binding<'a> {
         ctx.binding(&self.request)
             .with_scope(&self.scope)
             .with_snapshot(&self.snapshot)

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use envelope_core::paging::{ContinuationKey, Continuations, PageArgs};
 use envelope_core::schemars::JsonSchema;
 use envelope_core::serde::{Deserialize, Serialize};
 use envelope_core::{
-    Completeness, ContinuationKey, Continuations, PageArgs, Reply, ResultExt, ToolContext,
-    ToolResult, TruncationReason, Unit, tool, toolset,
+    Completeness, Reply, ResultExt, ToolContext, ToolResult, TruncationReason, Unit, tool, toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 

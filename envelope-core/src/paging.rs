@@ -126,12 +126,12 @@ pub enum KeyError {
 /// whitespace is ignored.
 ///
 /// ```
-/// use envelope_core::ContinuationKey;
+/// use envelope_core::paging::ContinuationKey;
 ///
 /// let key = ContinuationKey::from_hex(7, &"ab".repeat(32))?;
 /// assert_eq!(key.id(), 7);
 /// assert_eq!(format!("{key:?}"), "ContinuationKey { id: 7, .. }");
-/// # Ok::<(), envelope_core::KeyError>(())
+/// # Ok::<(), envelope_core::paging::KeyError>(())
 /// ```
 #[derive(Clone)]
 pub struct ContinuationKey {
@@ -205,12 +205,12 @@ impl fmt::Debug for ContinuationKey {
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use envelope_core::{ContinuationKey, KeyRing};
+/// use envelope_core::paging::{ContinuationKey, KeyRing};
 ///
 /// let mut ring = KeyRing::new(ContinuationKey::new(1, [1; 32]));
 /// ring.rotate(ContinuationKey::new(2, [2; 32]), SystemTime::now(), Duration::from_secs(3600))?;
 /// assert_eq!(ring.current_id(), 2);
-/// # Ok::<(), envelope_core::KeyError>(())
+/// # Ok::<(), envelope_core::paging::KeyError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct KeyRing {
@@ -303,7 +303,7 @@ impl From<ContinuationKey> for KeyRing {
 /// other changed argument is a [`CONTINUATION_SCOPE_MISMATCH`].
 ///
 /// ```
-/// use envelope_core::Binding;
+/// use envelope_core::paging::Binding;
 /// use serde_json::json;
 ///
 /// let args = json!({"query": "needle", "limit": 50, "continuation": "…"});
@@ -562,7 +562,7 @@ type ClockFn = dyn Fn() -> SystemTime + Send + Sync;
 /// [`CONTINUATION_SCOPE_MISMATCH`]; then snapshot and expiry — [`STALE_CONTINUATION`].
 ///
 /// ```
-/// use envelope_core::{Binding, ContinuationKey, Continuations, PageArgs};
+/// use envelope_core::paging::{Binding, ContinuationKey, Continuations, PageArgs};
 /// use serde_json::json;
 ///
 /// let continuations = Continuations::new(ContinuationKey::new(1, [7; 32]));
@@ -833,7 +833,7 @@ fn open_bytes(keys: &KeyRing, bytes: &[u8; TOKEN_BYTES], now: SystemTime) -> Res
 /// How a call says where its page starts and how large it is, as the tool read its arguments.
 ///
 /// ```
-/// use envelope_core::PageArgs;
+/// use envelope_core::paging::PageArgs;
 ///
 /// // Default page size 50; the agent asked for 20 and passed no token.
 /// let args = PageArgs::new(50).with_limit(Some(20)).with_continuation(None);
@@ -904,7 +904,7 @@ impl Page {
     /// The indices of this page's rows in a collection of `total` rows; empty past the end.
     ///
     /// ```
-    /// use envelope_core::Page;
+    /// use envelope_core::paging::Page;
     ///
     /// assert_eq!(Page { start: 20, size: 10 }.range(25), 20..25);
     /// assert_eq!(Page { start: 30, size: 10 }.range(25), 25..25);

@@ -17,7 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Serialize, Serializer};
 
-use crate::continuation::decode_canonical;
+use crate::paging::decode_canonical;
 use crate::tool_error::{Category, ToolError};
 
 /// Code of a handle whose snapshot has moved since it was issued.
@@ -103,7 +103,7 @@ impl HandleKind {
 /// string.
 ///
 /// ```
-/// use envelope_core::{Handle, HandleKind};
+/// use envelope_core::handles::{Handle, HandleKind};
 ///
 /// let id = Handle::mint(HandleKind::Match)?;
 /// assert!(id.as_str().starts_with("m_"));
@@ -188,7 +188,7 @@ impl Serialize for Handle {
 /// otherwise). Handles are never authorization: the tool re-checks rights on every use.
 ///
 /// ```
-/// use envelope_core::{HandleKind, HandleRegistry};
+/// use envelope_core::handles::{HandleKind, HandleRegistry};
 ///
 /// let results = HandleRegistry::new(HandleKind::Result, 1024);
 /// let handle = results.issue("session-1", "rev-7", vec!["a.rs", "b.rs"])?;
