@@ -15,8 +15,8 @@ use serde::ser::{
 };
 use serde_json::{Map, Value};
 
+use crate::cut::ROOT_LIST_KEY;
 use crate::tokens::{Counts, Estimator};
-use crate::trim::ROOT_LIST_KEY;
 
 /// Encodes payloads for a response budget of `budget` token-normalized characters.
 #[derive(Debug, Clone, Copy)]

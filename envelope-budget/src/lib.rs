@@ -28,6 +28,7 @@
 //! # Ok::<(), envelope_core::CoreError>(())
 //! ```
 
+mod cut;
 mod encode;
 mod own_fields;
 mod respond;
@@ -37,6 +38,7 @@ mod tokens;
 mod toon;
 mod trim;
 
+pub use cut::{Leftovers, ListCut, ROOT_LIST_KEY, TRUNCATION_SUFFIX};
 pub use encode::BudgetEncoder;
 pub use respond::{
     BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,
@@ -50,7 +52,6 @@ pub use toon::{
     encode as encode_toon,
 };
 pub use trim::{
-    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, LONG_STRING_CHARS, Leftovers, ListCut,
-    MAX_DEPTH, NESTED_FLOOR, ROOT_LIST_KEY, TRIMMABLE_LIST_KEYS, TRUNCATION_SUFFIX, Trimmed,
-    cut_depth, trim,
+    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, LONG_STRING_CHARS, MAX_DEPTH, NESTED_FLOOR,
+    TRIMMABLE_LIST_KEYS, Trimmed, cut_depth, trim,
 };

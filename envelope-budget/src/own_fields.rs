@@ -15,8 +15,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::cut::TRUNCATION_SUFFIX;
 use crate::tokens::{Counts, Estimator};
-use crate::trim::TRUNCATION_SUFFIX;
 
 /// A cut string keeps at least this many characters, so it still says what it is about.
 pub(crate) const KEPT_CHARS: usize = 256;

@@ -8,15 +8,13 @@ use envelope_core::stage::{Controls, OutputFormat, ResponseMode, normalize_next_
 use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason};
 use serde_json::{Map, Value, json};
 
+use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY};
 use crate::encode::MeasuredLists;
 use crate::own_fields;
 use crate::size::{member_key_counts, value_counts};
 use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
-use crate::trim::{
-    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, Leftovers, ListCut, ROOT_LIST_KEY, cut_depth,
-    trim_measured,
-};
+use crate::trim::{AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, cut_depth, trim_measured};
 
 /// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
 /// leaves them out. Nothing an agent branches on is here.

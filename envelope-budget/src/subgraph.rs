@@ -2,15 +2,23 @@
 //! degree and only the edges between kept nodes, with K the largest that fits, found by binary
 //! search over prefix sums. Nodes and edges are measured only as far as they could be kept.
 
-use envelope_core::meta_keys as keys;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use envelope_core::meta_keys as keys;
+
 use serde_json::{Value, json};
 
+use crate::cut::{Leftovers, ListCut, largest};
 use crate::size::{member_key_counts, value_counts, value_counts_until};
-use crate::tokens::Counts;
-use crate::trim::{Leftovers, ListCut, SubgraphJob, largest};
+use crate::tokens::{Counts, Estimator};
+
+/// What the subgraph trimmer needs of a job.
+pub(crate) struct SubgraphJob {
+    pub(crate) fixed: Counts,
+    pub(crate) budget: u64,
+    pub(crate) estimator: Estimator,
+}
 
 /// A node or endpoint id: a string, or a number compared by its JSON text.
 fn id_of(value: Option<&Value>) -> Option<Cow<'_, str>> {

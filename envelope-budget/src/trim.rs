@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY, TRUNCATION_SUFFIX, largest};
 use crate::encode::MeasuredLists;
 use crate::size::{member_key_counts, string_counts, sub, value_counts, value_counts_until};
-use crate::subgraph::is_graph;
+use crate::subgraph::{SubgraphJob, is_graph};
 use crate::tokens::{Counts, Estimator};
 
 /// The agent-context budget, in characters (token-normalized).
@@ -30,8 +31,6 @@ pub const NESTED_FLOOR: usize = 3;
 /// levels down in the envelope and the JSON-RPC message; 64 leaves room and keeps every later
 /// serializer's recursion shallow. Core's constant: its bounded conversion stops just below.
 pub const MAX_DEPTH: usize = envelope_core::limits::MAX_PAYLOAD_DEPTH;
-/// What a cut string ends with.
-pub const TRUNCATION_SUFFIX: &str = "…[truncated]";
 /// Top-level list keys cut first, in this order, by the per-key rung. Other arrays follow,
 /// largest first (the generic rung).
 pub const TRIMMABLE_LIST_KEYS: &[&str] = &[
@@ -62,60 +61,6 @@ pub const TRIMMABLE_LIST_KEYS: &[&str] = &[
     "untested",
     "dead",
 ];
-/// The list key used in markers when the payload itself is an array.
-pub const ROOT_LIST_KEY: &str = "data";
-
-/// Cut parts of a payload, kept alive until the caller drops them. Dropping dismantles them
-/// iteratively, so a deeply nested cut cannot overflow the stack.
-#[derive(Debug, Default)]
-pub struct Leftovers(Vec<Value>);
-
-impl Leftovers {
-    pub(crate) fn push(&mut self, value: Value) {
-        self.0.push(value);
-    }
-
-    fn extend(&mut self, values: impl IntoIterator<Item = Value>) {
-        self.0.extend(values);
-    }
-
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        self.0.reserve(additional);
-    }
-
-    /// Takes over another bag's parts.
-    pub fn absorb(&mut self, mut other: Leftovers) {
-        self.0.append(&mut other.0);
-    }
-
-    /// How many cut parts are held.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether nothing was cut.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl Drop for Leftovers {
-    fn drop(&mut self) {
-        // A deep value's own drop recurses once per level.
-        envelope_core::stage::drop_deep(Value::Array(std::mem::take(&mut self.0)));
-    }
-}
-
-/// One top-level list cut by the ladder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListCut {
-    /// The key (or [`ROOT_LIST_KEY`]).
-    pub key: String,
-    /// Rows before.
-    pub from: usize,
-    /// Rows kept.
-    pub to: usize,
-}
 
 /// What trimming did.
 #[derive(Debug)]
@@ -446,24 +391,6 @@ impl Model {
     }
 }
 
-/// Largest `k` in `lo..=hi` with `ok(k)`, for `ok` monotone (true then false as `k` grows).
-/// `None` when even `lo` fails.
-pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
-    if !ok(lo) {
-        return None;
-    }
-    let (mut good, mut bad) = (lo, hi + 1);
-    while bad - good > 1 {
-        let mid = good + (bad - good) / 2;
-        if ok(mid) {
-            good = mid;
-        } else {
-            bad = mid;
-        }
-    }
-    Some(good)
-}
-
 fn list_markers(key: &str, from: usize, to: usize) -> [(String, Value); 2] {
     [
         (keys::list_cut_from(key), json!(from)),
@@ -621,13 +548,6 @@ pub(crate) fn trim_measured(
         data_counts: job.data,
         leftovers: job.leftovers,
     }
-}
-
-/// What the subgraph trimmer needs of a job.
-pub(crate) struct SubgraphJob {
-    pub(crate) fixed: Counts,
-    pub(crate) budget: u64,
-    pub(crate) estimator: Estimator,
 }
 
 /// Rungs 1–5 over the sized view; the payload is cut once, at the end. Returns the counts of

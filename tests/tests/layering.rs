@@ -69,3 +69,63 @@ fn only_generated_code_names_the_private_module() {
          `envelope_core::stage`: {offenders:?}"
     );
 }
+
+/// The modules each module of `crate_dir` names with `crate::module`.
+fn module_graph(crate_dir: &Path) -> Vec<(String, Vec<String>)> {
+    let mut graph = Vec::new();
+    let Ok(entries) = std::fs::read_dir(crate_dir.join("src")) else {
+        return graph;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(module) = path.file_stem().and_then(|stem| stem.to_str()) else {
+            continue;
+        };
+        if path.extension().is_none_or(|extension| extension != "rs") || module == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut uses: Vec<String> = text
+            .match_indices("crate::")
+            .filter_map(|(at, _)| {
+                let rest = &text[at + "crate::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                // `crate::Item` names a root re-export, not a module.
+                (!name.is_empty() && rest[name.len()..].starts_with("::")).then_some(name)
+            })
+            .filter(|name| name != module)
+            .collect();
+        uses.sort();
+        uses.dedup();
+        graph.push((module.to_owned(), uses));
+    }
+    graph
+}
+
+#[test]
+fn no_two_budget_modules_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../envelope-budget");
+    let graph = module_graph(&root);
+    assert!(
+        graph.len() > 5,
+        "the walk found the crate's modules: {graph:?}"
+    );
+    let mut circles = Vec::new();
+    for (module, uses) in &graph {
+        for used in uses {
+            let back = graph
+                .iter()
+                .any(|(other, theirs)| other == used && theirs.contains(module));
+            if back && module < used {
+                circles.push(format!("{module} <-> {used}"));
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "modules that import each other: {circles:?}"
+    );
+}
