@@ -99,7 +99,6 @@ impl ToolArgs {
         let mut args = ToolArgs::default();
         let parser = syn::meta::parser(|meta| args.parse_one(meta));
         syn::parse::Parser::parse2(parser, tokens)?;
-        args.validate()?;
         Ok(args)
     }
 
@@ -168,40 +167,6 @@ impl ToolArgs {
         } else {
             Err(meta.error(format!("unknown `tool` argument; expected {KEYS}")))
         }
-    }
-
-    /// Checks that need every key parsed: a missing tier, contradicting flags.
-    fn validate(&self) -> syn::Result<()> {
-        let mut errors: Option<syn::Error> = None;
-        let mut push = |error: syn::Error| match &mut errors {
-            Some(all) => all.combine(error),
-            None => errors = Some(error),
-        };
-        if self.tier.is_none() {
-            push(syn::Error::new(
-                Span::call_site(),
-                "missing `tier` argument; expected `tier = lite`, `tier = standard` or `tier = heavy`",
-            ));
-        }
-        if let (Some(read_only), Some(destructive)) = (&self.read_only, &self.destructive)
-            && read_only.value
-            && destructive.value
-        {
-            push(syn::Error::new(
-                destructive.span,
-                "a `read_only` tool cannot be `destructive`",
-            ));
-        }
-        if let (Some(read_only), Some(idempotent)) = (&self.read_only, &self.idempotent)
-            && read_only.value
-            && !idempotent.value
-        {
-            push(syn::Error::new(
-                idempotent.span,
-                "a `read_only` tool is always idempotent; remove `idempotent = false`",
-            ));
-        }
-        errors.map_or(Ok(()), Err)
     }
 
     /// The declared `idempotent`; a `read_only` tool is idempotent without saying so.
@@ -274,7 +239,6 @@ mod tests {
     #[test]
     fn rejects_problems() {
         for (tokens, expected) in [
-            (quote!(read_only), "missing `tier`"),
             (quote!(tier = huge), "unknown tier `huge`"),
             (quote!(tier = lite, tier = heavy), "duplicate `tier`"),
             (
@@ -284,14 +248,6 @@ mod tests {
             (
                 quote!(tier = lite, name = "has space"),
                 "tool names must be",
-            ),
-            (
-                quote!(tier = lite, read_only, destructive),
-                "cannot be `destructive`",
-            ),
-            (
-                quote!(tier = lite, read_only, idempotent = false),
-                "always idempotent",
             ),
             (quote!(tier = lite, budget = 0), "at least 1"),
         ] {

@@ -4,9 +4,11 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
-use syn::{FnArg, Item, ItemFn, ReturnType, Type};
+use syn::{Item, ItemFn};
 
 use crate::attr::{Spanned, TIERS, ToolArgs};
+use crate::ctxt::Ctxt;
+use crate::valid::{self, Param, Signature};
 
 /// Entry point: on any failure the item is emitted unchanged beside the errors, so callers see
 /// the real problem instead of a wave of "cannot find function".
@@ -62,187 +64,29 @@ fn item_keyword_span(item: &Item) -> Span {
     }
 }
 
-/// What the function's parameters are, in order.
-enum Param {
-    Context,
-    Args(Box<Type>),
-}
-
-struct Signature {
-    params: Vec<Param>,
-    output: Box<Type>,
-}
-
-/// The doc comment, lines trimmed of the one leading space rustdoc adds.
-fn description(func: &ItemFn) -> Option<String> {
-    let lines: Vec<String> = func
-        .attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident("doc"))
-        .filter_map(|attr| match &attr.meta {
-            syn::Meta::NameValue(syn::MetaNameValue {
-                value:
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(text),
-                        ..
-                    }),
-                ..
-            }) => Some(text.value()),
-            _ => None,
-        })
-        .collect();
-    let text = lines
-        .iter()
-        .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let text = text.trim().to_owned();
-    (!text.is_empty()).then_some(text)
-}
-
-/// Whether `ty` names the context (by its last path segment, `ToolContext`: the macro sees
-/// tokens, not types, so a renamed import is not recognised).
-fn names_context(ty: &Type) -> bool {
-    matches!(ty, Type::Path(path)
-        if path.path.segments.last().is_some_and(|segment| segment.ident == "ToolContext"))
-}
-
-fn is_context(ty: &Type) -> bool {
-    matches!(ty, Type::Reference(reference)
-        if reference.mutability.is_none() && names_context(&reference.elem))
-}
-
-/// The context taken some other way than by shared reference: by value or `&mut`.
-fn is_misplaced_context(ty: &Type) -> bool {
-    match ty {
-        Type::Reference(reference) => names_context(&reference.elem),
-        other => names_context(other),
-    }
-}
-
-fn signature(func: &ItemFn) -> syn::Result<Signature> {
-    let sig = &func.sig;
-    let mut errors: Option<syn::Error> = None;
-    let mut push = |error: syn::Error| match &mut errors {
-        Some(all) => all.combine(error),
-        None => errors = Some(error),
-    };
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        push(syn::Error::new_spanned(
-            &sig.generics,
-            "`#[tool]` functions cannot be generic: a tool has one argument type and one schema",
-        ));
-    }
-    if let Some(variadic) = &sig.variadic {
-        push(syn::Error::new_spanned(
-            variadic,
-            "`#[tool]` functions cannot be variadic",
-        ));
-    }
-    let mut params = Vec::new();
-    let mut seen_context = false;
-    let mut seen_args = false;
-    for input in &sig.inputs {
-        match input {
-            FnArg::Receiver(receiver) => push(syn::Error::new_spanned(
-                receiver,
-                "`#[tool]` goes on a free function, not a method",
-            )),
-            FnArg::Typed(typed) if is_context(&typed.ty) => {
-                if seen_context {
-                    push(syn::Error::new_spanned(
-                        &typed.ty,
-                        "duplicate `&ToolContext` parameter",
-                    ));
-                }
-                seen_context = true;
-                params.push(Param::Context);
-            }
-            FnArg::Typed(typed) if is_misplaced_context(&typed.ty) => {
-                push(syn::Error::new_spanned(
-                    &typed.ty,
-                    "take the context by shared reference: `ctx: &ToolContext`",
-                ))
-            }
-            FnArg::Typed(typed) => {
-                if seen_args {
-                    push(syn::Error::new_spanned(
-                        &typed.ty,
-                        "a tool takes one arguments type besides `&ToolContext`; gather the arguments in one struct",
-                    ));
-                }
-                seen_args = true;
-                params.push(Param::Args(typed.ty.clone()));
-            }
-        }
-    }
-    let output = match &sig.output {
-        ReturnType::Type(_, ty) => Some(ty.clone()),
-        ReturnType::Default => {
-            push(syn::Error::new_spanned(
-                &sig.ident,
-                "`#[tool]` functions must return `Result<T, E>`, found `()`",
-            ));
-            None
-        }
-    };
-    match (errors, output) {
-        (None, Some(output)) => Ok(Signature { params, output }),
-        (Some(errors), _) => Err(errors),
-        (None, None) => Err(syn::Error::new(Span::call_site(), "missing return type")),
-    }
-}
-
 fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
-    // Gather independent problems so one build shows them all.
-    let args = ToolArgs::parse(args);
-    let description = description(func).ok_or_else(|| {
-        syn::Error::new_spanned(
-            &func.sig.ident,
-            "`#[tool]` functions need a doc comment; it becomes the tool's description",
-        )
-    });
-    let signature = signature(func);
-    let (args, description, signature) = match (args, description, signature) {
-        (Ok(args), Ok(description), Ok(signature)) => (args, description, signature),
-        (args, description, signature) => {
-            let errors = [args.err(), description.err(), signature.err()];
-            let mut errors = errors.into_iter().flatten();
-            let mut first = errors
-                .next()
-                .unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid `#[tool]`"));
-            for error in errors {
-                first.combine(error);
-            }
-            return Err(first);
-        }
+    // An argument list that cannot be read at all stops here; every other check runs and
+    // reports into one collector, so one build shows them all.
+    let args = ToolArgs::parse(args)?;
+    let mut cx = Ctxt::new();
+    let signature = valid::check(&mut cx, &args, func);
+    cx.check()?;
+    let Some(Signature {
+        params,
+        output,
+        description,
+        name,
+    }) = signature
+    else {
+        return Err(syn::Error::new(Span::call_site(), "invalid `#[tool]`"));
     };
 
-    if let (Some(blocking), Some(asyncness)) = (&args.blocking, &func.sig.asyncness)
-        && blocking.value
-    {
-        return Err(syn::Error::new_spanned(
-            asyncness,
-            "`blocking` runs a sync body on the blocking pool; drop `async`, or drop `blocking` \
-             and await the blocking work yourself",
-        ));
-    }
     let krate = match &args.krate {
         Some(Spanned { value, .. }) => value.to_token_stream(),
         None => quote!(::envelope_core),
     };
     let ident = &func.sig.ident;
     let vis = &func.vis;
-    let name = match &args.name {
-        Some(name) => name.value.clone(),
-        None => ident.to_string().trim_start_matches("r#").to_owned(),
-    };
-    if !crate::attr::valid_tool_name(&name) {
-        return Err(syn::Error::new_spanned(
-            ident,
-            "tool names must be 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` or `.`; set `name = \"...\"`",
-        ));
-    }
     let tier = args
         .tier
         .as_ref()
@@ -272,7 +116,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
     let open_world = hint(args.declared(&args.open_world));
     let strict_args = args.flag(&args.strict_args);
 
-    let args_ty = signature.params.iter().find_map(|param| match param {
+    let args_ty = params.iter().find_map(|param| match param {
         Param::Args(ty) => Some(ty),
         Param::Context => None,
     });
@@ -281,7 +125,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         None => quote!(()),
     };
     let blocking = args.blocking.as_ref().is_some_and(|flag| flag.value);
-    let call_args = signature.params.iter().map(|param| match param {
+    let call_args = params.iter().map(|param| match param {
         // A blocking body runs on another thread, with a context of its own.
         Param::Context if blocking => quote!(&__envelope_blocking_ctx),
         Param::Context => quote!(&__envelope_ctx),
@@ -310,7 +154,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
     } else {
         quote!(#krate::__private::catch_unwind_sync(|| #ident(#(#call_args),*)))
     };
-    let output = &signature.output;
+    let output = &output;
     // Same span as the return type, so rustc points there when it is not a result.
     let into_reply =
         quote_spanned!(output.span()=> <#output as #krate::__private::Outcome>::into_reply);

@@ -2,9 +2,15 @@
 //!
 //! Invariant: this crate depends on syn, quote and proc-macro2 only, and names `envelope_core`
 //! items only in the code it emits.
+//!
+//! Laid out like thiserror's: `attr` reads the `#[tool(...)]` arguments, `valid` makes every
+//! check (each pushing into the expansion's one `ctxt::Ctxt`), and `expand` emits the
+//! descriptor, or, on a mistake, the function unchanged beside the errors.
 
 mod attr;
+mod ctxt;
 mod expand;
+mod valid;
 
 use proc_macro::TokenStream;
 
