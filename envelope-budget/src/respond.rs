@@ -174,8 +174,9 @@ impl Prepared {
     }
 }
 
-/// Shapes, trims and stamps one tool's output (an envelope converts into one). `tool_budget` is
-/// the tool's `#[tool(budget = …)]`.
+/// Shapes, trims and stamps one tool's output (an envelope converts into one) by `controls`
+/// (a server passes the output's own, which the tool's entry decoded). `tool_budget` is the
+/// tool's `#[tool(budget = …)]`.
 pub fn prepare(
     output: impl Into<ToolOutput>,
     controls: &Controls,
@@ -187,6 +188,8 @@ pub fn prepare(
         baseline,
         precut,
         measure,
+        // Shaping follows `controls`: a server passes these, as the tool's entry decoded them.
+        controls: _,
     } = output.into();
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.

@@ -717,6 +717,7 @@ impl Invocation {
                         envelope: reply.into_envelope_for(request_id),
                         precut,
                         measure,
+                        controls: Controls::default(),
                     },
                     Err(error) => ToolOutput::from(Envelope::err_for(
                         ToolError::internal(format_args!("cannot serialize the payload: {error}")),
@@ -774,6 +775,7 @@ impl Invocation {
             .layer(self.spec.layer)
             .latency(self.started.elapsed());
         output.envelope = envelope;
+        output.controls = ctx.controls().clone();
         output
     }
 }

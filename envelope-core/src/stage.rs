@@ -58,6 +58,9 @@ pub struct ToolOutput {
     pub precut: Vec<(String, usize)>,
     /// What the payload encoder measured, so the budget stage need not measure it again.
     pub measure: EncoderMeasure,
+    /// The per-call controls the call was decoded with (the defaults when decoding refused
+    /// them): what the budget stage shapes the response by. Decoded once, by the tool entry.
+    pub controls: Controls,
 }
 
 impl ToolOutput {
@@ -81,6 +84,7 @@ impl From<Envelope<Value>> for ToolOutput {
             baseline: None,
             precut: Vec::new(),
             measure: EncoderMeasure::default(),
+            controls: Controls::default(),
         }
     }
 }

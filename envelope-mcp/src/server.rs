@@ -10,7 +10,7 @@ use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
 use envelope_core::meta_keys;
 use envelope_core::paging::Continuations;
 use envelope_core::schema::Portable;
-use envelope_core::stage::{Cancellation, Controls, ProgressSink, States};
+use envelope_core::stage::{Cancellation, ProgressSink, States};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
     Capability, Envelope, IndexStatus, RequestId, Tier, Tool, ToolContext, ToolError, ToolSpec,
@@ -671,11 +671,20 @@ impl EnvelopeServer {
             .map(|answer| answer.prepared)
     }
 
+    /// One call, stage by stage: the context the tool runs in, the tool under its deadline
+    /// (its entry decodes the arguments and the per-call controls, once), then the response
+    /// shaped, trimmed and stamped by the budget stage.
     async fn call_with(&self, name: &str, arguments: Value, extras: CallExtras) -> Option<Answer> {
         let tool = self.inner.tools.get(name)?;
         let spec = tool.spec();
+        let (ctx, stop) = self.context_for(spec, extras);
+        let output = self.run(tool, arguments, ctx, &stop).await;
+        Some(self.answer(spec, output))
+    }
+
+    /// The context a call of `spec` runs in, and the signal that stops its work.
+    fn context_for(&self, spec: &ToolSpec, extras: CallExtras) -> (ToolContext, Arc<Stop>) {
         let config = &self.inner.config;
-        let controls = Controls::from_arguments(&arguments);
         let mut ctx = ToolContext::new()
             .with_client_request_id(extras.client_request_id.as_deref())
             .with_disabled_modules(Arc::clone(&self.inner.disabled))
@@ -705,18 +714,37 @@ impl EnvelopeServer {
                 config.budget.estimator,
             )));
         }
+        (ctx, stop)
+    }
+
+    /// Runs `tool` under the call deadline; past it, the tool's work is told to stop and the
+    /// call answers `deadline_exceeded` (shaped by the default controls: the tool's entry,
+    /// which decodes them, did not finish).
+    async fn run(
+        &self,
+        tool: &dyn Tool,
+        arguments: Value,
+        ctx: ToolContext,
+        stop: &Stop,
+    ) -> ToolOutput {
         let request_id = *ctx.request_id();
-        let mut output: ToolOutput = match config.call_timeout {
-            Some(limit) => match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
-                Ok(output) => output,
-                Err(_) => {
-                    stop.deadline_passed.store(true, Ordering::Relaxed);
-                    past_deadline(spec, request_id, limit).into()
-                }
-            },
-            None => tool.call(arguments, ctx).await,
+        let Some(limit) = self.inner.config.call_timeout else {
+            return tool.call(arguments, ctx).await;
         };
+        match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
+            Ok(output) => output,
+            Err(_) => {
+                stop.deadline_passed.store(true, Ordering::Relaxed);
+                past_deadline(tool.spec(), request_id, limit).into()
+            }
+        }
+    }
+
+    /// The response to `output`: actions this server cannot run dropped, the capability tags
+    /// stamped when the controls keep them, then the budget stage.
+    fn answer(&self, spec: &ToolSpec, mut output: ToolOutput) -> Answer {
         self.drop_unrunnable_actions(&mut output.envelope, spec.name);
+        let controls = output.controls.clone();
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
         if controls.keeps_full_meta() {
             meta_stamp(&mut output.envelope).capabilities(self.capabilities.tags.clone());
@@ -727,11 +755,12 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
-        Some(Answer {
+        let config = &self.inner.config;
+        Answer {
             prepared: prepare(output, &controls, spec.budget, &config.budget),
             tier: spec.tier,
             client_request_id,
-        })
+        }
     }
 
     /// Drops suggested calls this server cannot run: to a tool it does not serve, or with
