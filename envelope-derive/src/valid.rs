@@ -149,6 +149,31 @@ fn is_misplaced_context(ty: &Type) -> bool {
     }
 }
 
+/// Whether `ty` is, by its spelling, a value that serializes as no JSON object: a number, a
+/// string, a boolean, a sequence, a tuple, an `Option`. The macro sees tokens, not types, so a
+/// named type that serializes as a non-object (a newtype around `u32`, say) is not caught here;
+/// its input schema then says so.
+fn is_plain_value(ty: &Type) -> bool {
+    const PLAIN: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char", "str", "String", "Vec", "VecDeque", "Option", "HashSet",
+        "BTreeSet",
+    ];
+    match ty {
+        Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|segment| PLAIN.iter().any(|plain| segment.ident == plain))
+        }
+        Type::Reference(reference) => is_plain_value(&reference.elem),
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) => true,
+        _ => false,
+    }
+}
+
 /// The parameters: at most one `&ToolContext` and one arguments type, in either order.
 fn parameters(cx: &mut Ctxt, func: &ItemFn) -> Vec<Param> {
     let sig = &func.sig;
@@ -180,6 +205,14 @@ fn parameters(cx: &mut Ctxt, func: &ItemFn) -> Vec<Param> {
                 cx.error_spanned_by(
                     &typed.ty,
                     "take the context by shared reference: `ctx: &ToolContext`",
+                );
+            }
+            FnArg::Typed(typed) if is_plain_value(&typed.ty) => {
+                cx.error_spanned_by(
+                    &typed.ty,
+                    "a tool's arguments arrive as a JSON object: gather them in a struct with \
+                     named fields (`struct Args { n: u32 }`) deriving `Deserialize` and \
+                     `JsonSchema`",
                 );
             }
             FnArg::Typed(typed) => {
