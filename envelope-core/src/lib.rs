@@ -191,9 +191,9 @@ pub mod __private {
     #[cfg(feature = "blocking")]
     pub use crate::runtime::catch_unwind_blocking;
     pub use crate::runtime::{
-        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, NamedTool, Outcome, Panicked,
-        Stopped, ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync,
-        data_schema, empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
+        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, Outcome, Panicked, Stopped, ToolArgs,
+        TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync, data_schema,
+        empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;
     pub use crate::tool::BoxFuture;

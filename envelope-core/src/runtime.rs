@@ -134,12 +134,6 @@ impl<D: ?Sized> UntypedData for &DataSchema<D> {
     }
 }
 
-/// The registered name of a `#[tool]` descriptor, readable in constant context.
-pub trait NamedTool {
-    /// The tool's name.
-    const NAME: &'static str;
-}
-
 /// How many unknown argument names a response names; the rest are counted.
 pub const MAX_UNKNOWN_NAMED: usize = 8;
 

@@ -91,7 +91,8 @@ pub trait Tool: Send + Sync {
 /// [`NextAction::call`](crate::NextAction::call), naming a tool that does not exist, or passing
 /// arguments of another type, does not compile.
 pub trait TypedTool {
-    /// The tool's MCP name.
+    /// The tool's MCP name: the one place a `#[tool]` says it (its [`ToolSpec::name`] and
+    /// [`toolset!`](crate::toolset)'s duplicate check read it here).
     const NAME: &'static str;
     /// What the tool takes: its arguments struct, or `()` for a tool without arguments.
     type Args;
@@ -175,7 +176,7 @@ macro_rules! toolset {
     ($($tool:path),* $(,)?) => {{
         const _: () = if let ::core::option::Option::Some(message) =
             $crate::__private::name_clash(&[
-                $(<$tool as $crate::__private::NamedTool>::NAME),*
+                $(<$tool as $crate::TypedTool>::NAME),*
             ])
             .message()
         {

@@ -176,7 +176,8 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
 
         impl #ident {
             const __ENVELOPE_SPEC: #krate::ToolSpec = #krate::ToolSpec {
-                name: #name,
+                // The name is said once, by `TypedTool`: the spec and `toolset!` read it there.
+                name: <#ident as #krate::TypedTool>::NAME,
                 description: #description,
                 title: #title,
                 tier: #krate::__private::Tier::#tier,
@@ -191,10 +192,6 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
             };
 
             #args_fns
-        }
-
-        impl #krate::__private::NamedTool for #ident {
-            const NAME: &'static str = #name;
         }
 
         impl #krate::TypedTool for #ident {
