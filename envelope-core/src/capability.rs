@@ -3,10 +3,6 @@
 //! proving the feature behind it works.
 
 use std::borrow::Cow;
-use std::fmt;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// One capability tag. Open set: tags this version does not know read back as they are.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -72,40 +68,15 @@ impl Capability {
     }
 }
 
-impl fmt::Display for Capability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Serialize for Capability {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Capability {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let tag = String::deserialize(deserializer)?;
+crate::wire::open_wire_string!(
+    Capability,
+    from_wire: |tag: String| -> Result<Capability, std::convert::Infallible> {
         Ok(Capability::KNOWN
             .iter()
             .find(|known| known.as_str() == tag)
             .cloned()
             .unwrap_or(Capability(Cow::Owned(tag))))
-    }
-}
-
-impl JsonSchema for Capability {
-    fn schema_name() -> Cow<'static, str> {
-        "Capability".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let known: Vec<&str> = Capability::KNOWN.iter().map(Capability::as_str).collect();
-        json_schema!({
-            "description": "A capability tag. Open set: read the list and branch; never assume a tag.",
-            "type": "string",
-            "examples": known,
-        })
-    }
-}
+    },
+    known: Capability::KNOWN,
+    description: "A capability tag. Open set: read the list and branch; never assume a tag.",
+);

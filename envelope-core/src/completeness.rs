@@ -6,10 +6,9 @@
 //! rejects each state listed in [`Violation::ALL`].
 
 use std::borrow::Cow;
-use std::fmt;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::CoreError;
 
@@ -115,43 +114,16 @@ impl Unit {
     }
 }
 
-impl fmt::Display for Unit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Serialize for Unit {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Unit {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        if let Some(known) = Unit::KNOWN.iter().find(|unit| unit.as_str() == name) {
-            return Ok(known.clone());
-        }
-        Unit::custom(name).map_err(serde::de::Error::custom)
-    }
-}
-
-impl JsonSchema for Unit {
-    fn schema_name() -> Cow<'static, str> {
-        "Unit".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let known: Vec<&str> = Unit::KNOWN.iter().map(Unit::as_str).collect();
-        json_schema!({
-            "description": "What one row is. Known units are listed in `examples`; tools may name their own.",
-            "type": "string",
-            "pattern": "^[a-z][a-z0-9_]{0,63}$",
-            "examples": known,
-        })
-    }
-}
+crate::wire::open_wire_string!(
+    Unit,
+    from_wire: |name: String| match Unit::KNOWN.iter().find(|unit| unit.as_str() == name) {
+        Some(known) => Ok(known.clone()),
+        None => Unit::custom(name),
+    },
+    known: Unit::KNOWN,
+    description: "What one row is. Known units are listed in `examples`; tools may name their own.",
+    pattern: "^[a-z][a-z0-9_]{0,63}$",
+);
 
 macro_rules! reason_enum {
     ($(#[$outer:meta])* $name:ident { $($(#[$doc:meta])* $variant:ident = $wire:literal: $meaning:literal,)* }) => {
@@ -181,11 +153,7 @@ macro_rules! reason_enum {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
+        crate::wire::wire_display!($name);
     };
 }
 

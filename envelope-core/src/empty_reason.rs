@@ -3,12 +3,6 @@
 //! The set is open. Unknown wire values read into [`EmptyReason::Other`], which keeps the raw
 //! string and can only be made by reading one, so tool code cannot write an undocumented reason.
 
-use std::borrow::Cow;
-use std::fmt;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// A wire value this version of the contract does not know, kept as read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UnknownEmptyReason(String);
@@ -120,39 +114,14 @@ empty_reasons! {
         => "Check the scope or repository argument, then retry there.",
 }
 
-impl fmt::Display for EmptyReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for EmptyReason {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for EmptyReason {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Cow::<'de, str>::deserialize(deserializer)?;
-        Ok(EmptyReason::from_wire(&raw))
-    }
-}
-
-impl JsonSchema for EmptyReason {
-    fn schema_name() -> Cow<'static, str> {
-        "EmptyReason".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let known: Vec<&str> = EmptyReason::ALL.iter().map(EmptyReason::as_str).collect();
-        json_schema!({
-            "description": "Why the result is empty. Open set: readers default-branch on values they do not know.",
-            "type": "string",
-            "examples": known,
-        })
-    }
-}
+crate::wire::open_wire_string!(
+    EmptyReason,
+    from_wire: |name: String| -> Result<EmptyReason, std::convert::Infallible> {
+        Ok(EmptyReason::from_wire(&name))
+    },
+    known: EmptyReason::ALL,
+    description: "Why the result is empty. Open set: readers default-branch on values they do not know.",
+);
 
 #[cfg(test)]
 mod tests {

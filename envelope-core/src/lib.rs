@@ -86,6 +86,7 @@ mod tier;
 mod tool;
 mod tool_error;
 mod verdict;
+mod wire;
 
 // What a tool author writes against. Everything else has a module of its own: `paging`,
 // `handles`, `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.

@@ -2,7 +2,6 @@
 //! stages and dependencies, normalized so that what reaches the agent is a closed, small graph.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -87,11 +86,7 @@ impl Role {
     }
 }
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::wire::wire_display!(Role);
 
 /// How a dependency group is satisfied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -1,7 +1,5 @@
 //! Structured warnings and diagnostics: `{code, severity, message, data?}`.
 
-use std::fmt;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,11 +32,7 @@ impl Severity {
     }
 }
 
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::wire::wire_display!(Severity);
 
 /// One entry of `warnings` (something to flag about this response) or `diagnostics` (what went
 /// wrong, specifically).

@@ -1,7 +1,6 @@
 //! Complexity tiers: declared per tool, stable across releases, so a router can send
 //! cheap calls to cheap models.
 
-use std::fmt;
 use std::str::FromStr;
 
 use schemars::JsonSchema;
@@ -46,11 +45,7 @@ impl Tier {
     }
 }
 
-impl fmt::Display for Tier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::wire::wire_display!(Tier);
 
 impl FromStr for Tier {
     type Err = CoreError;

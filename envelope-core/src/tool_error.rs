@@ -91,11 +91,7 @@ impl Category {
     }
 }
 
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::wire::wire_display!(Category);
 
 /// Lets an author's own error type say its category, so `?` turns it into a [`ToolError`].
 ///
