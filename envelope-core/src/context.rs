@@ -391,7 +391,7 @@ impl ToolContext {
             .is_some_and(|signal| signal.is_cancelled())
     }
 
-    /// The call's request id.
+    /// The call's request id, stamped as `meta.request_id`: quote it in logs to correlate.
     pub fn request_id(&self) -> &RequestId {
         &self.request_id
     }

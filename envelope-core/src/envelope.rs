@@ -261,67 +261,67 @@ impl<T> Envelope<T> {
         self
     }
 
-    /// `ok`.
+    /// `ok`: whether the call did what was asked; branch on this first.
     pub fn is_ok(&self) -> bool {
         self.ok
     }
 
-    /// `verdict`.
+    /// `verdict`: what the agent should make of the answer (`INFO`, `NOT_FOUND`, `ERROR`, …).
     pub fn verdict(&self) -> Verdict {
         self.verdict
     }
 
-    /// `summary_line`.
+    /// `summary_line`: one line a human or a log can read instead of the payload.
     pub fn summary_line(&self) -> Option<&str> {
         self.summary_line.as_deref()
     }
 
-    /// `next_step`.
+    /// `next_step`: what to do next, in prose, when the answer is partial or empty.
     pub fn next_step(&self) -> Option<&str> {
         self.next_step.as_deref()
     }
 
-    /// `data`, present iff `ok`.
+    /// `data`: the payload, present exactly when `ok`.
     pub fn data(&self) -> Option<&T> {
         self.data.as_ref()
     }
 
-    /// `error`, present iff not `ok`.
+    /// `error`: what failed and whether a retry helps, present exactly when not `ok`.
     pub fn error(&self) -> Option<&ToolError> {
         self.error.as_ref()
     }
 
-    /// `completeness`.
+    /// `completeness`: how many rows were returned out of how many, and what cut the rest.
     pub fn completeness(&self) -> Option<&Completeness> {
         self.completeness.as_ref()
     }
 
-    /// `empty_reason`.
+    /// `empty_reason`: why an empty result is empty, so the agent can fix the query.
     pub fn empty_reason(&self) -> Option<&EmptyReason> {
         self.empty_reason.as_ref()
     }
 
-    /// `diagnosis`.
+    /// `diagnosis`: the empty reason, said for this call (which filter excluded what).
     pub fn diagnosis(&self) -> Option<&str> {
         self.diagnosis.as_deref()
     }
 
-    /// `next_actions`, normalized.
+    /// `next_actions`: calls the agent can make next, ranked and deduplicated.
     pub fn next_actions(&self) -> &[NextAction] {
         &self.next_actions
     }
 
-    /// `warnings`.
+    /// `warnings`: what the caller should know about this answer (an unknown argument, say).
     pub fn warnings(&self) -> &[Notice] {
         &self.warnings
     }
 
-    /// `diagnostics`.
+    /// `diagnostics`: notes for whoever debugs the server, not for the agent's next move.
     pub fn diagnostics(&self) -> &[Notice] {
         &self.diagnostics
     }
 
-    /// `meta`.
+    /// `meta`: what the library stamped (request id, tier, token count, cuts).
     pub fn meta(&self) -> &Meta {
         &self.meta
     }

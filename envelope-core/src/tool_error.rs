@@ -404,7 +404,7 @@ impl ToolError {
         self
     }
 
-    /// The category.
+    /// What kind of failure this is, which decides whether a retry can help.
     pub fn category(&self) -> Category {
         self.category
     }
@@ -436,7 +436,7 @@ impl ToolError {
             .map(Duration::from_millis)
     }
 
-    /// Per-code data, if any.
+    /// Data whose shape the `code` defines (the field at fault, say), if any.
     pub fn data(&self) -> Option<&Value> {
         self.extra().and_then(|e| e.data.as_ref())
     }
