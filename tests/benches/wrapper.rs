@@ -1,10 +1,11 @@
-//! What `#[tool]` costs: a trivial tool called through the generated entry, against the plain
-//! function plus `serde_json::to_vec` of its payload, side by side in one process.
+//! What `#[tool]` and the server cost: a trivial tool called through the generated entry, and
+//! through the whole server path (`EnvelopeServer::call`: the entry, then the budget stage's
+//! check, token stamp and text mirror, without rmcp), against the plain function plus
+//! `serde_json::to_vec` of its payload, side by side in one process.
 //!
-//! Target: the generated entry (module gate, argument decoding, unknown-key check, panic
-//! capture, payload serialization, envelope building and meta stamp) adds at most 1 µs (median)
-//! for a 200-byte payload. The full path, which also writes the whole envelope to bytes, is
-//! reported beside it. Besides criterion's own report, `main` prints the medians of interleaved
+//! Targets for a 200-byte payload: the generated entry (module gate, argument decoding,
+//! unknown-key check, panic capture, payload serialization, envelope building and meta stamp)
+//! adds at most 1 µs (median); the whole server path takes at most 2 µs and 3× the plain path. Besides criterion's own report, `main` prints the medians of interleaved
 //! rounds and their ratios, so all sides share whatever load the machine is under.
 //!
 //! The arguments arrive as a `serde_json::Value`, as a transport hands them over; copying them
@@ -73,6 +74,18 @@ fn entry_to_bytes(arguments: Value) -> Vec<u8> {
     serde_json::to_vec(&entry(arguments)).unwrap_or_default()
 }
 
+/// The server's own path for one call: entry, budget stage, mirror; what rmcp then sends.
+fn server_path(
+    runtime: &tokio::runtime::Runtime,
+    server: &envelope_mcp::EnvelopeServer,
+    arguments: Value,
+) -> String {
+    runtime
+        .block_on(server.call("echo", arguments))
+        .map(|prepared| prepared.json)
+        .unwrap_or_default()
+}
+
 fn median_ns(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples[samples.len() / 2]
@@ -88,11 +101,19 @@ fn time_round(arguments: &Value, per_round: usize, mut body: impl FnMut(Value)) 
     start.elapsed().as_nanos() as f64 / per_round as f64
 }
 
-fn interleaved_report(arguments: &Value) {
+fn interleaved_report(
+    arguments: &Value,
+    runtime: &tokio::runtime::Runtime,
+    server: &envelope_mcp::EnvelopeServer,
+) {
     const ROUNDS: usize = 41;
     const PER_ROUND: usize = 2_000;
     let (mut plain_ns, mut entry_ns, mut full_ns) = (Vec::new(), Vec::new(), Vec::new());
+    let mut server_ns = Vec::new();
     for _ in 0..ROUNDS {
+        server_ns.push(time_round(arguments, PER_ROUND, |input| {
+            black_box(server_path(runtime, server, input));
+        }));
         plain_ns.push(time_round(arguments, PER_ROUND, |_| {
             black_box(plain());
         }));
@@ -115,6 +136,12 @@ fn interleaved_report(arguments: &Value) {
         full - plain,
         full / plain
     );
+    let server = median_ns(server_ns);
+    println!(
+        "server path: EnvelopeServer::call (entry, budget stage, mirror) {server:.0} ns \
+         (ratio {:.2}; target: <= 2000 ns and <= 3x)",
+        server / plain
+    );
 }
 
 fn main() {
@@ -131,8 +158,23 @@ fn main() {
     group.bench_function("tool_entry_plus_envelope_to_vec", |b| {
         b.iter_batched(|| arguments.clone(), entry_to_bytes, BatchSize::SmallInput)
     });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let server = envelope_mcp::EnvelopeServer::new(
+        envelope_core::toolset![echo],
+        envelope_mcp::EnvelopeConfig::new("bench", "1"),
+    );
+    group.bench_function("server_path", |b| {
+        b.iter_batched(
+            || arguments.clone(),
+            |input| server_path(&runtime, &server, input),
+            BatchSize::SmallInput,
+        )
+    });
     group.finish();
     criterion.final_summary();
 
-    interleaved_report(&arguments);
+    interleaved_report(&arguments, &runtime, &server);
 }
