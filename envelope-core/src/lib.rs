@@ -179,7 +179,8 @@ pub use serde_json;
 /// response budget, which is the server's policy (`budget` overrides it per tool). Declare what
 /// a typical call costs: [`Tier`] says what each level promises.
 ///
-/// Parameters: an optional `&ToolContext` and one arguments type implementing
+/// Parameters: an optional `&ToolContext` (spelled so: the macro reads tokens, so a renamed
+/// import is not recognised) and one owned arguments struct implementing
 /// `serde::Deserialize` and `schemars::JsonSchema`, in either order, or none. The return type
 /// is a `Result` whose `Ok` is a `Serialize` payload or a [`Reply`] and whose `Err` converts
 /// into [`ToolError`].

@@ -207,6 +207,14 @@ fn parameters(cx: &mut Ctxt, func: &ItemFn) -> Vec<Param> {
                     "take the context by shared reference: `ctx: &ToolContext`",
                 );
             }
+            FnArg::Typed(typed) if matches!(*typed.ty, Type::Reference(_)) => {
+                cx.error_spanned_by(
+                    &typed.ty,
+                    "a tool's arguments are owned (`args: Args`); the one borrowed parameter is \
+                     the context, which must be spelled `&ToolContext` (the macro reads tokens, \
+                     so a renamed import is not recognised)",
+                );
+            }
             FnArg::Typed(typed) if is_plain_value(&typed.ty) => {
                 cx.error_spanned_by(
                     &typed.ty,
