@@ -141,6 +141,14 @@ impl BudgetPolicy {
         self
     }
 
+    /// The payload encoder for a call of a tool whose own budget is `tool_budget`: it converts
+    /// no row that could never be sent. `None` when trimming is off. A graph payload is still
+    /// encoded whole (its ceiling is applied once its shape is known, by [`prepare`]).
+    pub fn encoder(&self, tool_budget: Option<usize>) -> Option<crate::BudgetEncoder> {
+        self.budget_for(tool_budget, &Value::Null)
+            .map(|budget| crate::BudgetEncoder::new(budget, self.estimator))
+    }
+
     /// The budget for one payload: the tool's own, else the graph ceiling for graphs, else the
     /// agent budget. `None` when trimming is off.
     pub fn budget_for(&self, tool_budget: Option<usize>, data: &Value) -> Option<usize> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use envelope_budget::{BudgetEncoder, BudgetPolicy, Prepared, prepare};
+use envelope_budget::{BudgetPolicy, Prepared, prepare};
 use envelope_core::meta_keys;
 use envelope_core::paging::Continuations;
 use envelope_core::schema::Portable;
@@ -707,12 +707,9 @@ impl EnvelopeServer {
         if let Some(probe) = &config.index {
             ctx = ctx.with_index_status(probe());
         }
-        if let Some(budget) = config.budget.budget_for(spec.budget, &Value::Null) {
-            // Rows that could never be sent are not even converted.
-            ctx = ctx.with_encoder(Arc::new(BudgetEncoder::new(
-                budget,
-                config.budget.estimator,
-            )));
+        // Rows that could never be sent are not even converted.
+        if let Some(encoder) = config.budget.encoder(spec.budget) {
+            ctx = ctx.with_encoder(Arc::new(encoder));
         }
         (ctx, stop)
     }
