@@ -213,18 +213,13 @@ pub fn prepare(
     let budget = data
         .as_ref()
         .and_then(|data| policy.budget_for(tool_budget, data));
-    // The envelope's own fields obey the budget too: all of it without a payload (an error),
-    // half of it beside one, which leaves the payload the rest.
-    let own_limit = match (&data, budget) {
-        (None, _) => policy.budget_for(tool_budget, &Value::Null),
-        (Some(_), budget) => budget.map(|budget| budget / 2),
-    };
-    if let Some(limit) = own_limit {
+    // The envelope's own fields obey the budget too: all of it without a payload (an error);
+    // beside one, half of it, checked below once the rest is sized anyway.
+    if data.is_none()
+        && let Some(limit) = policy.budget_for(tool_budget, &Value::Null)
+    {
         let limit = limit.saturating_sub(STAMPS_RESERVE);
-        let fitted = own_fields::fit(&mut rest, limit, estimator, |rest| rest_counts(rest, false));
-        if fitted.cut_any {
-            merge_markers(&mut rest, Default::default(), true, fitted.unshrinkable);
-        }
+        fit_own_fields(&mut rest, limit, estimator, |rest| rest_counts(rest, false));
     }
 
     let mut leftovers = Leftovers::default();
@@ -241,7 +236,14 @@ pub fn prepare(
         (Some(budget), Some(payload)) => {
             // Stamps written after trimming take room: size them at their widest now.
             reserve_stamps(&mut rest);
-            let reserved = rest_counts(&rest, true);
+            let mut reserved = rest_counts(&rest, true);
+            // Half the budget for the envelope's own fields, which leaves the payload the rest.
+            if estimator.normalized_size(&reserved) > (budget / 2) as u64 {
+                fit_own_fields(&mut rest, budget / 2, estimator, |rest| {
+                    rest_counts(rest, true)
+                });
+                reserved = rest_counts(&rest, true);
+            }
             let fixed = reserved + completeness_reserve(&rest);
             let trimmed = trim_measured(
                 payload,
@@ -408,6 +410,20 @@ fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
         counts += member_key_counts("data", true);
     }
     counts
+}
+
+/// Cuts the envelope's own fields (`rest`) to `limit` as measured by `size`, and says so in
+/// `meta` when anything was cut.
+fn fit_own_fields(
+    rest: &mut Map<String, Value>,
+    limit: usize,
+    estimator: Estimator,
+    size: impl Fn(&Map<String, Value>) -> Counts,
+) {
+    let fitted = own_fields::fit(rest, limit, estimator, size);
+    if fitted.cut_any {
+        merge_markers(rest, Default::default(), true, fitted.unshrinkable);
+    }
 }
 
 /// Room for the stamps written after the own fields are fitted: `tokens_estimated` and
