@@ -672,10 +672,22 @@ impl envelope_core::Tool for HandWritten {
 
     fn call(
         &self,
-        _arguments: Value,
-        _ctx: ToolContext,
+        arguments: Value,
+        ctx: ToolContext,
     ) -> envelope_core::BoxFuture<'static, envelope_core::stage::ToolOutput> {
-        Box::pin(async { envelope_core::Envelope::ok(json!(1)).into() })
+        // What `#[tool]` does for its tools, a hand-written one does through `stage`: the
+        // call's request id and the declaration stamped, the per-call controls read, a
+        // baseline declared beside the envelope.
+        Box::pin(async move {
+            use envelope_core::stage::{Controls, ToolOutput, meta_stamp, stamp_request_id};
+            let mut envelope = envelope_core::Envelope::ok(json!(1));
+            stamp_request_id(&mut envelope, *ctx.request_id());
+            let spec = HandWritten.spec();
+            meta_stamp(&mut envelope).tool(spec.name, spec.tier, spec.is_idempotent());
+            let mut output = ToolOutput::from(envelope).with_baseline("by_hand", 100);
+            output.controls = Controls::from_arguments(&arguments);
+            output
+        })
     }
 }
 
@@ -694,6 +706,27 @@ fn a_hand_written_tool_is_listed_with_portable_schemas() {
     );
     // Read-only implies idempotent for a hand-written spec too.
     assert!(envelope_core::Tool::spec(&HandWritten).is_idempotent());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_written_tool_goes_through_the_whole_pipeline() {
+    // `Tool` may be implemented by hand: the stages it needs are public in `envelope_core::stage`.
+    let tools = envelope_core::Toolset::new(vec![Box::new(HandWritten)]).expect("one tool");
+    let server = EnvelopeServer::new(tools, EnvelopeConfig::new("hand", "1"));
+    let sent = server
+        .call("hand_written", json!({"response_mode": "full"}))
+        .await
+        .expect("served");
+    let envelope: envelope_core::Envelope<Value> =
+        serde_json::from_value(sent.structured.clone()).expect("an envelope");
+    assert!(envelope.is_ok());
+    assert_eq!(envelope.data(), Some(&json!(1)));
+    let meta = envelope.meta();
+    assert_eq!(meta.tool(), Some("hand_written"));
+    assert_eq!(meta.idempotent(), Some(true));
+    assert!(meta.tokens_estimated().is_some(), "the budget stage stamped it");
+    // `response_mode: full`, read by the tool, keeps the savings against its baseline.
+    assert_eq!(meta.baseline_method(), Some("by_hand"));
 }
 
 #[test]
