@@ -497,9 +497,15 @@ fn prose_beside_a_payload_is_cut_to_half_the_budget() {
     // Regression test for #12: only the payload obeyed the budget; a tool's own prose did not.
     let envelope = Envelope::ok(hits(2)).with_summary_line("s".repeat(100_000));
     let prepared = prepare(envelope, &Controls::default(), None, &policy(4_000));
-    let summary = prepared.structured["summary_line"].as_str().expect("kept, cut");
+    let summary = prepared.structured["summary_line"]
+        .as_str()
+        .expect("kept, cut");
     assert!(summary.ends_with(TRUNCATION_SUFFIX), "{summary}");
     assert_eq!(prepared.structured["meta"]["truncated"], true);
-    assert_eq!(prepared.structured["data"], hits(2), "the payload keeps its half");
+    assert_eq!(
+        prepared.structured["data"],
+        hits(2),
+        "the payload keeps its half"
+    );
     assert!(size(&prepared) <= 4_000, "{}", size(&prepared));
 }

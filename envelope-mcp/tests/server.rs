@@ -724,7 +724,10 @@ async fn a_hand_written_tool_goes_through_the_whole_pipeline() {
     let meta = envelope.meta();
     assert_eq!(meta.tool(), Some("hand_written"));
     assert_eq!(meta.idempotent(), Some(true));
-    assert!(meta.tokens_estimated().is_some(), "the budget stage stamped it");
+    assert!(
+        meta.tokens_estimated().is_some(),
+        "the budget stage stamped it"
+    );
     // `response_mode: full`, read by the tool, keeps the savings against its baseline.
     assert_eq!(meta.baseline_method(), Some("by_hand"));
 }
