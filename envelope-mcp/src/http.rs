@@ -16,7 +16,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 
 use rmcp::RoleServer;
-use rmcp::model::JsonRpcMessage;
+use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
@@ -85,6 +85,16 @@ fn request_key(
     Some(((session.to_owned(), id.to_string()), id))
 }
 
+/// The refusal of a new session past the cap: `503`, and when to try again.
+fn sessions_full(max_sessions: usize) -> Response {
+    let message = format!("this server holds its maximum of {max_sessions} sessions; retry later");
+    let mut refused = (http::StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+    refused
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("30"));
+    refused
+}
+
 /// A JSON-RPC answer sent as plain JSON with `status`.
 fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
     let json = HeaderValue::from_static("application/json");
@@ -111,22 +121,6 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     if declared.is_some_and(|length| length > limits.max_request_bytes as u64) {
         return too_large();
     }
-    let opens_session =
-        request.method() == http::Method::POST && !request.headers().contains_key("mcp-session-id");
-    if opens_session && limits.sessions.sessions.read().await.len() >= limits.max_sessions {
-        let mut refused = (
-            http::StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "this server holds its maximum of {} sessions; retry later",
-                limits.max_sessions
-            ),
-        )
-            .into_response();
-        refused
-            .headers_mut()
-            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("30"));
-        return refused;
-    }
     // A body without a declared length is read up to the limit here, so rmcp never buffers
     // more than that.
     let (parts, body) = request.into_parts();
@@ -143,36 +137,31 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
         }
     };
     // A request reusing the id of one still in flight in its session is answered at once.
-    let mut flight = None;
+    let mut parts = parts;
     if parts.method == http::Method::POST {
         let message = match judge(&bytes, limits.max_request_bytes) {
             Ok(message) => message,
             Err(answer) => return json_answer(http::StatusCode::BAD_REQUEST, answer),
         };
+        // Only an `initialize` outside a session opens one; past the cap it is refused.
+        let opens_session = !parts.headers.contains_key("mcp-session-id")
+            && matches!(&message, JsonRpcMessage::Request(request)
+                if matches!(request.request, ClientRequest::InitializeRequest(_)));
+        if opens_session && limits.sessions.sessions.read().await.len() >= limits.max_sessions {
+            return sessions_full(limits.max_sessions);
+        }
         if let Some((key, id)) = request_key(&parts, &message) {
-            match Flight::begin(&limits.in_flight, key) {
-                Some(begun) => flight = Some(begun),
-                None => {
-                    let answer = serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default();
-                    return json_answer(http::StatusCode::OK, answer);
-                }
-            }
+            let Some(flight) = Flight::begin(&limits.in_flight, key) else {
+                let answer = serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default();
+                return json_answer(http::StatusCode::OK, answer);
+            };
+            // rmcp hands the request's parts to the handler's context: the id stays in flight
+            // until the handler is done with it, however early the client hangs up.
+            parts.extensions.insert(Arc::new(flight));
         }
     }
-    let response = next
-        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await;
-    match flight {
-        // The request is in flight until its answer has been streamed (or the client left):
-        // as long as the response body lives.
-        Some(flight) => response.map(|body| {
-            axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
-                let _ = &flight;
-                frame
-            }))
-        }),
-        None => response,
-    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 impl EnvelopeServer {
@@ -193,8 +182,9 @@ impl EnvelopeServer {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(server.session_idle_timeout());
+        let max_request_bytes = server.max_request_bytes();
         let limits = Limits {
-            max_request_bytes: server.max_request_bytes(),
+            max_request_bytes,
             max_sessions: server.max_sessions(),
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
@@ -202,7 +192,8 @@ impl EnvelopeServer {
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::clone(&limits.sessions),
-            StreamableHttpServerConfig::default(),
+            // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
+            StreamableHttpServerConfig::default().with_max_request_body_bytes(max_request_bytes),
         );
         axum::Router::new()
             .nest_service("/mcp", service)

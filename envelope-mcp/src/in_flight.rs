@@ -6,12 +6,15 @@
 //! them, and the other caller waited for nothing until its own timeout (300 s, as reported).
 //! Each transport registers a request's id before rmcp sees it and answers a duplicate with
 //! [`DUPLICATE_ID`] instead.
+//!
+//! An id is in flight until rmcp's handler for it has finished: the registration is a
+//! [`Flight`] that travels in the request's extensions into the handler's context and frees the
+//! id when dropped. Neither a cancellation nor a client that hung up frees it earlier, since the
+//! handler may still run and rmcp still routes by that id.
 
 use std::collections::HashSet;
 use std::hash::Hash;
-#[cfg(feature = "http")]
-use std::sync::Arc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -45,8 +48,8 @@ impl<K: Hash + Eq> InFlight<K> {
             .insert(key)
     }
 
-    /// The request under `key` was answered (or cancelled): the id may be used again.
-    pub(crate) fn end(&self, key: &K) {
+    /// The request under `key` is done with: the id may be used again.
+    fn end(&self, key: &K) {
         self.keys
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -54,15 +57,13 @@ impl<K: Hash + Eq> InFlight<K> {
     }
 }
 
-#[cfg(feature = "http")]
-/// Ends `key`'s flight when dropped: held by whatever lives exactly as long as the request (an
-/// HTTP response body, which ends when the answer has been streamed or the client left).
+/// Ends `key`'s flight when dropped. Put in the request's extensions, it lives exactly as long
+/// as rmcp's handler for the request.
 pub(crate) struct Flight<K: Hash + Eq> {
     set: Arc<InFlight<K>>,
     key: Option<K>,
 }
 
-#[cfg(feature = "http")]
 impl<K: Hash + Eq> Flight<K> {
     /// Registers `key` in `set`; `None` when it is already in flight.
     pub(crate) fn begin(set: &Arc<InFlight<K>>, key: K) -> Option<Flight<K>>
@@ -76,7 +77,6 @@ impl<K: Hash + Eq> Flight<K> {
     }
 }
 
-#[cfg(feature = "http")]
 impl<K: Hash + Eq> Drop for Flight<K> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
@@ -103,7 +103,6 @@ pub(crate) fn duplicate_answer(id: &Value) -> Value {
 mod tests {
     use super::*;
 
-    #[cfg(feature = "http")]
     #[test]
     fn an_id_is_in_flight_until_its_flight_ends() {
         let set = Arc::new(InFlight::default());

@@ -20,12 +20,12 @@ use std::sync::Arc;
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
 use rmcp::RoleServer;
-use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::model::{GetExtensions, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::in_flight::{InFlight, duplicate_answer};
+use crate::in_flight::{Flight, InFlight, duplicate_answer};
 use crate::{EnvelopeServer, McpError};
 
 /// The largest request, in bytes, a server reads unless configured otherwise: 4 MiB.
@@ -105,9 +105,11 @@ pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServ
         Err(_) => Err(match serde_json::from_slice::<Value>(line) {
             Err(error) => error_line(Value::Null, PARSE_ERROR, &format!("parse error: {error}")),
             Ok(value) => {
-                // An id a client could match, if the message has a usable one.
-                let id = match value.get("id") {
-                    Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+                // An id a client could match, if the message is a request (it has a `method`)
+                // with a usable one: a malformed *answer* carries the id of one of the server's
+                // own requests, which the client must not take for one of its own.
+                let id = match (value.get("id"), value.get("method")) {
+                    (Some(id @ (Value::String(_) | Value::Number(_))), Some(_)) => id.clone(),
                     _ => Value::Null,
                 };
                 error_line(
@@ -122,40 +124,21 @@ pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServ
     }
 }
 
-/// Registers an incoming request's id, or frees one whose request the client cancelled (no
-/// answer follows a cancellation). `Err` with the answer when the id is already in flight.
+/// Registers an incoming request's id for as long as its handler runs (see
+/// [`crate::in_flight`]). `Err` with the answer when the id is already in flight.
 fn arrive(
-    in_flight: &InFlight<RequestId>,
-    message: &RxJsonRpcMessage<RoleServer>,
+    in_flight: &Arc<InFlight<RequestId>>,
+    message: &mut RxJsonRpcMessage<RoleServer>,
 ) -> Result<(), Vec<u8>> {
-    match message {
-        JsonRpcMessage::Request(request) if !in_flight.begin(request.id.clone()) => {
-            let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-            Err(serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default())
-        }
-        JsonRpcMessage::Notification(notification) => {
-            if let ClientNotification::CancelledNotification(cancelled) = &notification.notification
-                && let Some(id) = &cancelled.params.request_id
-            {
-                in_flight.end(id);
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Frees the id an outgoing answer settles.
-fn depart(in_flight: &InFlight<RequestId>, message: &TxJsonRpcMessage<RoleServer>) {
-    match message {
-        JsonRpcMessage::Response(response) => in_flight.end(&response.id),
-        JsonRpcMessage::Error(error) => {
-            if let Some(id) = &error.id {
-                in_flight.end(id);
-            }
-        }
-        _ => {}
-    }
+    let JsonRpcMessage::Request(request) = message else {
+        return Ok(());
+    };
+    let Some(flight) = Flight::begin(in_flight, request.id.clone()) else {
+        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+        return Err(serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default());
+    };
+    request.request.extensions_mut().insert(Arc::new(flight));
+    Ok(())
 }
 
 impl EnvelopeServer {
@@ -184,7 +167,6 @@ impl EnvelopeServer {
         let (incoming, messages) = mpsc::unbounded::<RxJsonRpcMessage<RoleServer>>();
         let replies = out.clone();
         let in_flight = Arc::new(InFlight::<RequestId>::default());
-        let arriving = Arc::clone(&in_flight);
         let reading = tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
             loop {
@@ -196,7 +178,7 @@ impl EnvelopeServer {
                     }
                     Ok(Line::Text(text)) if text.iter().all(u8::is_ascii_whitespace) => continue,
                     Ok(Line::Text(text)) => match judge(&text, max)
-                        .and_then(|message| arrive(&arriving, &message).map(|()| message))
+                        .and_then(|mut message| arrive(&in_flight, &mut message).map(|()| message))
                     {
                         Ok(message) => {
                             if incoming.unbounded_send(message).is_err() {
@@ -215,10 +197,8 @@ impl EnvelopeServer {
         });
         let sink =
             out.sink_map_err(|_| Closed)
-                .with(move |message: TxJsonRpcMessage<RoleServer>| {
-                    depart(&in_flight, &message);
-                    let line = serde_json::to_vec(&message).unwrap_or_default();
-                    async move { Ok::<_, Closed>(line) }
+                .with(|message: TxJsonRpcMessage<RoleServer>| async move {
+                    Ok::<_, Closed>(serde_json::to_vec(&message).unwrap_or_default())
                 });
         let running = self
             .serve((Box::pin(sink), messages))
@@ -284,8 +264,12 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert_eq!(answer(deep.as_bytes())["error"]["code"], PARSE_ERROR);
-        let answer = answer(br#"{"jsonrpc":"2.0","id":7,"method":42}"#);
-        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
-        assert_eq!(answer["id"], 7);
+        let request = answer(br#"{"jsonrpc":"2.0","id":7,"method":42}"#);
+        assert_eq!(request["error"]["code"], INVALID_REQUEST);
+        assert_eq!(request["id"], 7);
+        // A malformed answer's id is one of the server's own: not echoed.
+        let reply = answer(br#"{"jsonrpc":"2.0","id":7,"result":1,"error":2}"#);
+        assert_eq!(reply["error"]["code"], INVALID_REQUEST);
+        assert_eq!(reply["id"], Value::Null);
     }
 }

@@ -1168,3 +1168,84 @@ async fn an_error_echoing_a_megabyte_obeys_the_response_budget() {
         *envelope
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_id_stays_in_flight_until_its_handler_ends() {
+    // Regression test for #12 (review): freeing the id at the cancellation let a reused id take
+    // over rmcp's routing while the first handler still ran.
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let server = EnvelopeServer::new(
+        toolset![echo, sleepy],
+        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
+    );
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    let serving = tokio::spawn(server.serve_lines(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    let mut answers = BufReader::new(client_read).lines();
+    let mut next_answer = async || -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), answers.next_line())
+            .await
+            .expect("answered in time")
+            .expect("reads")
+            .expect("the server answers");
+        serde_json::from_str(&line).expect("answers are JSON")
+    };
+    let mut send = async |message: Value| {
+        let line = format!("{message}\n");
+        client_write
+            .write_all(line.as_bytes())
+            .await
+            .expect("written");
+    };
+    let call = |tool: &str| {
+        let arguments = if tool == "echo" {
+            json!({"text": "hi"})
+        } else {
+            json!({})
+        };
+        json!({
+            "jsonrpc": "2.0", "id": 30, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}
+        })
+    };
+    send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}
+    }))
+    .await;
+    assert!(next_answer().await["result"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+    send(call("sleepy")).await;
+    send(json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 30, "reason": "changed my mind"}
+    }))
+    .await;
+    // Cancelled, but its handler runs on until the deadline: the id is still taken.
+    send(call("echo")).await;
+    let refused = next_answer().await;
+    assert_eq!(
+        refused["error"]["code"],
+        envelope_mcp::DUPLICATE_ID,
+        "{refused}"
+    );
+    // Once the handler has ended, the id is free.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    send(call("echo")).await;
+    loop {
+        let answer = next_answer().await;
+        assert_eq!(answer["id"], 30, "{answer}");
+        if answer["result"]["structuredContent"]["data"]["echo"] == "hi" {
+            break;
+        }
+        // What rmcp says of the cancelled call, if anything, comes first.
+        assert!(
+            answer.get("error").is_none() || answer["error"]["code"] != envelope_mcp::DUPLICATE_ID,
+            "{answer}"
+        );
+    }
+    serving.abort();
+}

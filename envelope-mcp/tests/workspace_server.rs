@@ -1615,6 +1615,10 @@ async fn http_refuses_oversized_requests_and_sessions_past_the_cap() {
     let (head, _) = http_exchange(addr, post(addr, None, "", &initialize), |_| true).await;
     assert!(head.starts_with("HTTP/1.1 503"), "{head}");
     assert_eq!(header(&head, "retry-after"), Some("30"));
+    // What opens no session is not refused for the cap.
+    let outside = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = http_exchange(addr, post(addr, None, "", &outside), |_| true).await;
+    assert!(!head.starts_with("HTTP/1.1 503"), "{head}");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let (head, _) = http_exchange(addr, post(addr, Some(&session), "", &initialized), |_| {
         false
@@ -1695,4 +1699,31 @@ async fn every_http_body_that_is_no_message_gets_a_json_rpc_answer() {
         assert_eq!(answer["error"]["code"], code, "{answer}");
         assert_eq!(answer["id"], id, "{answer}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_size_above_rmcps_own_limit_is_honoured_over_http() {
+    // Regression test for #12 (review): rmcp's own 4 MiB body limit answered first.
+    let tree = Tree::new("http-large");
+    let workspace = tools::Workspace::open(&tree.root).expect("the fixture is a directory");
+    let server = EnvelopeServer::new(
+        envelope_core::toolset![tools::list_files],
+        envelope_mcp::EnvelopeConfig::new("large", "1")
+            .with_state(Arc::new(workspace))
+            .with_max_request_bytes(8 << 20),
+    );
+    let addr = serve_on_loopback(server).await;
+    let mut initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "large-test", "version": "0"}
+        }
+    });
+    initialize["params"]["clientInfo"]["title"] = json!("t".repeat(5 << 20));
+    let (head, body) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
+        body.contains("\"result\"")
+    })
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
 }
