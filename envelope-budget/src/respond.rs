@@ -235,7 +235,7 @@ pub fn prepare(
     let (data, data_counts) = match (budget, data) {
         (Some(budget), Some(payload)) => {
             // Stamps written after trimming take room: size them at their widest now.
-            reserve_stamps(&mut rest);
+            reserve_stamps(&mut rest, baseline.as_ref());
             let mut reserved = rest_counts(&rest, true);
             // Half the budget for the envelope's own fields, which leaves the payload the rest.
             if estimator.normalized_size(&reserved) > (budget / 2) as u64 {
@@ -437,13 +437,19 @@ const WIDEST_METHOD: TokensMethod = TokensMethod::ScriptAware;
 
 /// Writes the stamps that come after trimming at their widest, so the trimmer sizes them:
 /// `tokens_estimated`, `tokens_method`, `truncated`. The real values are never wider.
-fn reserve_stamps(rest: &mut Map<String, Value>) {
+fn reserve_stamps(rest: &mut Map<String, Value>, baseline: Option<&Baseline>) {
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
     meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(WIDEST_TOKENS));
     meta.insert(keys::TOKENS_METHOD.to_owned(), json!(WIDEST_METHOD));
     meta.entry(keys::TRUNCATED).or_insert(json!(false));
+    // The savings against a baseline are stamped last, from the final count: their widest.
+    if let Some(baseline) = baseline {
+        meta.insert(keys::BASELINE_METHOD.to_owned(), json!(baseline.method));
+        meta.insert(keys::TOKENS_SAVED.to_owned(), json!(i64::MIN));
+        meta.insert(keys::TOKENS_SAVED_PCT.to_owned(), json!(f64::MIN));
+    }
 }
 
 /// The counts [`stamp_tokens`] starts from, derived from those of the rest with the widest
@@ -645,8 +651,11 @@ fn stamp_tokens(
     };
     meta.insert(keys::TOKENS_METHOD.to_owned(), json!(estimator.method()));
     if let Some(baseline) = baseline {
-        // Placeholders of the final width are set below, once the count is known.
+        // Placeholders of the final width are set below, once the count is known; the widest
+        // ones `reserve_stamps` wrote would be counted twice.
         meta.insert(keys::BASELINE_METHOD.to_owned(), json!(baseline.method));
+        meta.remove(keys::TOKENS_SAVED);
+        meta.remove(keys::TOKENS_SAVED_PCT);
     }
     let base = match stamp.rest {
         Some(rest) => rest + stamp.data_counts,

@@ -509,3 +509,21 @@ fn prose_beside_a_payload_is_cut_to_half_the_budget() {
     );
     assert!(size(&prepared) <= 4_000, "{}", size(&prepared));
 }
+
+#[test]
+fn savings_stamped_after_trimming_still_fit_the_budget() {
+    // Regression test for #12 (review): `baseline_method`, `tokens_saved` and
+    // `tokens_saved_pct` were written after trimming, past the budget.
+    let method = "a_baseline_method_with_a_rather_long_name_".repeat(3);
+    let output = ToolOutput::from(Envelope::ok(hits(400))).with_baseline(method.clone(), 1);
+    let full = Controls {
+        response_mode: envelope_core::stage::ResponseMode::Full,
+        ..Controls::default()
+    };
+    let prepared = prepare(output, &full, None, &policy(4_000));
+    assert_eq!(
+        prepared.structured["meta"]["baseline_method"],
+        method.as_str()
+    );
+    assert!(size(&prepared) <= 4_000, "{}", size(&prepared));
+}

@@ -190,7 +190,6 @@ pub use envelope_derive::tool;
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(feature = "blocking")]
     pub use crate::runtime::catch_unwind_blocking;
     pub use crate::runtime::{
         ArgsFns, DataSchema, Invocation, KeyCache, NameClash, Outcome, Panicked, Stopped, ToolArgs,

@@ -498,6 +498,25 @@ where
     }
 }
 
+/// Stands in for the `blocking` feature when it is off, so `#[tool(blocking)]` says what to do.
+#[cfg(not(feature = "blocking"))]
+#[diagnostic::on_unimplemented(
+    message = "`#[tool(blocking)]` needs envelope-core's `blocking` feature",
+    label = "this tool's body would run on tokio's blocking pool",
+    note = "enable the feature (it is on by default): `envelope-core = {{ version = \"0.1\", \
+            features = [\"blocking\"] }}`, or drop `blocking`"
+)]
+pub trait BlockingFeature {}
+
+/// Without the `blocking` feature, `#[tool(blocking)]` does not compile: see [`BlockingFeature`].
+#[cfg(not(feature = "blocking"))]
+pub async fn catch_unwind_blocking<R, F>(body: F) -> Result<R, Panicked>
+where
+    F: FnOnce() -> R + BlockingFeature,
+{
+    catch_unwind_sync(body)
+}
+
 /// Runs an async tool body, catching a panic in any poll, the first included.
 pub async fn catch_unwind<F: Future>(future: F) -> Result<F::Output, Panicked> {
     let mut future = pin!(future);

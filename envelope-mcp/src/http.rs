@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -181,7 +182,15 @@ impl EnvelopeServer {
     pub fn http_router(self) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
         let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(server.session_idle_timeout());
+        // rmcp counts a session idle while a call runs without messages: a session must outlive
+        // the longest call, or a slow call would lose its session and its answer.
+        let idle = match server.call_timeout() {
+            Some(call) => server
+                .session_idle_timeout()
+                .max(call + Duration::from_secs(1)),
+            None => server.session_idle_timeout(),
+        };
+        sessions.session_config.keep_alive = Some(idle);
         let max_request_bytes = server.max_request_bytes();
         let limits = Limits {
             max_request_bytes,

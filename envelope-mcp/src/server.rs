@@ -210,6 +210,11 @@ impl EnvelopeConfig {
     /// How long a streamable HTTP session may stay idle before the server closes it and frees
     /// its slot under the session cap ([`DEFAULT_SESSION_IDLE_TIMEOUT`] unless set). A client
     /// using a closed session gets `404` and opens a new one, as MCP prescribes.
+    ///
+    /// rmcp counts a session idle while a call runs without sending anything, so the timeout
+    /// applied is never shorter than the call timeout plus a second: a slow call keeps its
+    /// session and its answer. Without a call timeout, a call that runs longer than this
+    /// without a progress report loses its session.
     #[must_use]
     pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
         self.session_idle_timeout = idle;
@@ -633,6 +638,11 @@ impl EnvelopeServer {
     /// How long a streamable HTTP session may stay idle before it is closed.
     pub fn session_idle_timeout(&self) -> Duration {
         self.inner.config.session_idle_timeout
+    }
+
+    /// How long a call may run before it answers `deadline_exceeded`; `None` without a limit.
+    pub fn call_timeout(&self) -> Option<Duration> {
+        self.inner.config.call_timeout
     }
 
     /// The capability tags this server advertises.

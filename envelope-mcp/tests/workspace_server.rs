@@ -1577,6 +1577,7 @@ async fn http_refuses_oversized_requests_and_sessions_past_the_cap() {
             .with_continuations(Continuations::new(test_key()))
             .with_max_request_bytes(2_048)
             .with_max_sessions(1)
+            .with_call_timeout(Some(Duration::from_millis(100)))
             .with_session_idle_timeout(Duration::from_millis(500)),
     );
     let addr = serve_on_loopback(server).await;
@@ -1636,9 +1637,10 @@ async fn http_refuses_oversized_requests_and_sessions_past_the_cap() {
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     let envelope = &sse_result(&body)["structuredContent"];
     assert_eq!(envelope["ok"], true, "{envelope}");
-    // Idle past its timeout, the session is closed and its slot freed: a new one opens, and
-    // the old one is gone (`404`, so its client opens another).
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // Idle past its timeout (never shorter than the call timeout plus a second), the session
+    // is closed and its slot freed: a new one opens, and the old one is gone (`404`, so its
+    // client opens another).
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
     let (head, body) = http_exchange(addr, post(addr, None, "", &initialize), |body| {
         body.contains("\"result\"")
     })
