@@ -91,6 +91,11 @@ impl PayloadEncoder for BudgetEncoder {
     fn budget_chars(&self) -> Option<usize> {
         usize::try_from(self.budget).ok()
     }
+
+    fn size_of(&self, value: &dyn erased_serde::Serialize) -> Option<usize> {
+        let bytes = serde_json::to_vec(value).ok()?;
+        usize::try_from(self.estimator.normalized_size(&Counts::of_bytes(&bytes))).ok()
+    }
 }
 
 /// The rows of top-level lists as the encoder sized them: for each list key (the root array's

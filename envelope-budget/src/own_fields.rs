@@ -6,8 +6,9 @@
 //! are over their share of the budget, they are cut in this order until they fit:
 //!
 //! 1. the longest strings, outside `meta` and `completeness` (ids, stamps, the continuation
-//!    token) and outside the arguments of next actions (which must stay runnable), each kept to
-//!    at least [`KEPT_CHARS`] characters and ending in [`TRUNCATION_SUFFIX`];
+//!    token) and outside the arguments of next actions (which must stay runnable), all cut to a
+//!    common length that falls until they fit, each kept to at least [`KEPT_CHARS`] characters
+//!    and ending in [`TRUNCATION_SUFFIX`];
 //! 2. the next actions, all of them (a suggestion is optional; a wrong one is not).
 //!
 //! Whatever was cut sets `meta.truncated`; when even that is not enough, so does
@@ -44,19 +45,32 @@ pub(crate) fn fit(
     let measure = |rest: &Map<String, Value>| estimator.normalized_size(&size(rest)) as usize;
     let mut fitted = Fitted::default();
     let mut over = measure(rest).saturating_sub(limit);
+    // Water-filling from the top: every cuttable string longer than a common length is cut to
+    // it. The first length takes off what is over from the longest; each further pass halves
+    // it. However many strings there are, a few passes (each one walk and one measure) do.
+    let mut cap: Option<usize> = None;
     while over > 0 {
-        let Some(longest) = longest_prose(rest) else {
+        let mut strings = prose(rest);
+        let Some(longest) = strings.iter().map(|(chars, _)| *chars).max() else {
             break;
         };
-        let chars = longest.chars().count();
-        // Cut by what is over, at least by half: a few passes, however the estimator weighs.
-        let keep = chars
-            .saturating_sub(over + TRUNCATION_SUFFIX.chars().count())
-            .min(chars / 2)
-            .max(KEPT_CHARS);
-        cut_string(longest, keep);
+        let next = match cap {
+            None => longest.saturating_sub(over + TRUNCATION_SUFFIX.chars().count()),
+            Some(cap) => cap / 2,
+        }
+        .min(longest - 1)
+        .max(KEPT_CHARS);
+        for (chars, text) in &mut strings {
+            if *chars > next {
+                cut_string(text, next);
+            }
+        }
+        cap = Some(next);
         fitted.cut_any = true;
         over = measure(rest).saturating_sub(limit);
+        if next == KEPT_CHARS {
+            break;
+        }
     }
     if over > 0 && rest.remove("next_actions").is_some() {
         fitted.cut_any = true;
@@ -66,10 +80,10 @@ pub(crate) fn fit(
     fitted
 }
 
-/// The longest string in `rest` that may be cut and is longer than [`KEPT_CHARS`] (plus the
-/// suffix, so a cut string is never cut again). Walks with an explicit stack: `error.data` is
-/// whatever the tool put there, nested however deep.
-fn longest_prose(rest: &mut Map<String, Value>) -> Option<&mut String> {
+/// The strings of `rest` that may be cut and are longer than [`KEPT_CHARS`] (plus the suffix,
+/// so a cut string is never cut again), each with its length in characters. Walks with an
+/// explicit stack: `error.data` is whatever the tool put there, nested however deep.
+fn prose(rest: &mut Map<String, Value>) -> Vec<(usize, &mut String)> {
     let floor = KEPT_CHARS + TRUNCATION_SUFFIX.chars().count();
     let mut stack: Vec<&mut Value> = Vec::new();
     for (key, value) in rest.iter_mut() {
@@ -92,14 +106,14 @@ fn longest_prose(rest: &mut Map<String, Value>) -> Option<&mut String> {
         }
         stack.push(value);
     }
-    let mut longest: Option<(usize, &mut String)> = None;
+    let mut found = Vec::new();
     while let Some(value) = stack.pop() {
         match value {
             // Bytes bound characters from above: count only what may qualify.
             Value::String(text) if text.len() > floor => {
                 let chars = text.chars().count();
-                if chars > floor && longest.as_ref().is_none_or(|(best, _)| chars > *best) {
-                    longest = Some((chars, text));
+                if chars > floor {
+                    found.push((chars, text));
                 }
             }
             Value::Array(items) => stack.extend(items.iter_mut()),
@@ -107,7 +121,7 @@ fn longest_prose(rest: &mut Map<String, Value>) -> Option<&mut String> {
             _ => {}
         }
     }
-    longest.map(|(_, text)| text)
+    found
 }
 
 /// Keeps the first `keep` characters of `text` and appends [`TRUNCATION_SUFFIX`].
@@ -202,6 +216,26 @@ mod tests {
     }
 
     #[test]
+    fn thousands_of_long_strings_are_cut_in_a_few_passes() {
+        // Regression test for #12 (review): one string per pass, each pass a full
+        // serialization, made this quadratic.
+        let strings: Vec<Value> = (0..5_000)
+            .map(|i| json!(format!("{i:05}{}", "w".repeat(300))))
+            .collect();
+        let mut rest = object(json!({"error": {"data": {"items": strings}}, "meta": {}}));
+        let passes = std::cell::Cell::new(0);
+        let estimator = Estimator::default();
+        let fitted = fit(&mut rest, 20_000, estimator, |rest| {
+            passes.set(passes.get() + 1);
+            bytes(rest)
+        });
+        assert!(fitted.cut_any);
+        assert!(passes.get() < 20, "{} passes", passes.get());
+        // 5,000 strings kept at 256 characters each cannot fit 20,000: said so, not hidden.
+        assert!(fitted.unshrinkable);
+    }
+
+    #[test]
     fn deep_error_data_is_walked_without_recursion() {
         let mut deep = json!("z".repeat(10_000));
         for _ in 0..100_000 {
@@ -212,8 +246,8 @@ mod tests {
         // Moved, not passed through `json!`, which would serialize it recursively.
         error.insert("data".to_owned(), deep);
         rest.insert("error".to_owned(), Value::Object(error));
-        let longest = longest_prose(&mut rest).map(|text| text.len());
-        assert_eq!(longest, Some(10_000));
+        let found: Vec<usize> = prose(&mut rest).iter().map(|(chars, _)| *chars).collect();
+        assert_eq!(found, [10_000]);
         // Dropping the chain recursively would overflow too.
         envelope_core::stage::drop_deep(rest.remove("error").expect("inserted"));
     }

@@ -347,6 +347,13 @@ impl ToolContext {
         self.encoder().and_then(PayloadEncoder::budget_chars)
     }
 
+    /// What `value` will take of [`ToolContext::response_budget`] once sent, measured as the
+    /// budget stage measures (escapes and the token estimate included); `None` when the
+    /// server does not trim. A tool that stops building rows at the budget sums these.
+    pub fn response_size<T: serde::Serialize>(&self, value: &T) -> Option<usize> {
+        self.encoder()?.size_of(value)
+    }
+
     /// The server's state of type `T`: a workspace, a pool, the
     /// [`Continuations`](crate::paging::Continuations) a paged tool seals its tokens with.
     ///

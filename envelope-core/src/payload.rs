@@ -72,4 +72,11 @@ pub trait PayloadEncoder: Send + Sync {
     fn budget_chars(&self) -> Option<usize> {
         None
     }
+
+    /// What `value` will take of that budget once sent, in the same token-normalized
+    /// characters; `None` when nothing is trimmed (or the value cannot be serialized).
+    fn size_of(&self, value: &dyn erased_serde::Serialize) -> Option<usize> {
+        let _ = value;
+        None
+    }
 }

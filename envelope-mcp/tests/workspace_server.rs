@@ -394,6 +394,32 @@ async fn search_work_is_bounded_by_what_can_be_sent() {
     );
     assert!(pages > 1);
     assert_eq!(last["completeness"]["complete"], true, "{last:#}");
+
+    // Punctuation and escapes weigh more than a byte each: rows are sized as the budget
+    // stage sizes them, so the page still ends before the trimmer would cut (and drop the
+    // continuation).
+    let dense = format!("needle {}", r#"{"k":[1,2],"v":"\u00e9"},"#.repeat(14));
+    tree.write("dense/lines.txt", &format!("{dense}\n").repeat(300));
+    let first = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "dense/*", "limit": 1_000}),
+    )
+    .await;
+    assert_eq!(first["meta"]["truncated"], false, "{:#}", first["meta"]);
+    assert!(
+        first["completeness"]["continuation"].is_string(),
+        "{:#}",
+        first["completeness"]
+    );
+    let (rows, _, _) = page_through(
+        &server,
+        "search_text",
+        json!({"query": "needle", "path_glob": "dense/*", "limit": 1_000}),
+        "occurrences",
+    )
+    .await;
+    assert_eq!(rows.len(), 300, "every row, across pages");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -790,7 +790,11 @@ fn search(
                         column: column.at(line, found.start()),
                         text: excerpt(line, found.start()),
                     };
-                    built_chars += occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD;
+                    // Measured as the budget stage will measure it: escapes and the token
+                    // estimate (punctuation and accented text weigh more than a byte each).
+                    built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
+                        occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD
+                    });
                     // The first row is always kept, so every page makes progress.
                     budget_full = !occurrences.is_empty()
                         && row_budget.is_some_and(|budget| built_chars > budget);
