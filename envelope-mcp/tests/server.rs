@@ -1000,74 +1000,154 @@ async fn sleepy() -> ToolResult<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_stdio() {
-    // Regression test for #12: the second request waited 300 s for nothing.
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let server = EnvelopeServer::new(
-        toolset![echo, sleepy],
-        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
-    );
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_io);
-    let serving = tokio::spawn(server.serve_lines(server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client_io);
-    let mut answers = BufReader::new(client_read).lines();
-    let mut next_answer = async || -> Value {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(20), answers.next_line())
-            .await
-            .expect("answered in time")
-            .expect("reads")
-            .expect("the server answers");
-        serde_json::from_str(&line).expect("answers are JSON")
-    };
-    let mut send = async |message: Value| {
+/// A client of `serve_lines` over an in-memory pipe, initialized: one JSON-RPC line out, one
+/// in, as an MCP client over stdio speaks.
+struct LineClient {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    answers: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    serving: tokio::task::JoinHandle<Result<(), envelope_mcp::McpError>>,
+}
+
+impl LineClient {
+    async fn connect(server: EnvelopeServer) -> LineClient {
+        use tokio::io::AsyncBufReadExt;
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let serving = tokio::spawn(server.serve_lines(server_read, server_write));
+        let (client_read, write) = tokio::io::split(client_io);
+        let answers = tokio::io::BufReader::new(client_read).lines();
+        let mut client = LineClient {
+            write,
+            answers,
+            serving,
+        };
+        client
+            .send(json!({
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "0"}}
+            }))
+            .await;
+        assert!(client.next_answer().await["result"].is_object());
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
         let line = format!("{message}\n");
-        client_write
+        self.write
             .write_all(line.as_bytes())
             .await
             .expect("written");
-    };
-    let call = |tool: &str| {
-        json!({
-            "jsonrpc": "2.0", "id": 20, "method": "tools/call",
-            "params": {"name": tool, "arguments": if tool == "echo" { json!({"text": "hi"}) } else { json!({}) }}
-        })
-    };
-    send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}}
-    }))
-    .await;
-    assert!(next_answer().await["result"].is_object());
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    }
 
+    async fn next_answer(&mut self) -> Value {
+        let line =
+            tokio::time::timeout(std::time::Duration::from_secs(20), self.answers.next_line())
+                .await
+                .expect("answered in time")
+                .expect("reads")
+                .expect("the server answers");
+        serde_json::from_str(&line).expect("answers are JSON")
+    }
+}
+
+impl Drop for LineClient {
+    fn drop(&mut self) {
+        self.serving.abort();
+    }
+}
+
+/// A `tools/call` of `tool` under `id`: `echo` says "hi", any other tool takes nothing.
+fn call_with_id(tool: &str, id: u64) -> Value {
+    let arguments = if tool == "echo" {
+        json!({"text": "hi"})
+    } else {
+        json!({})
+    };
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}
+    })
+}
+
+/// A server of `echo` and `sleepy` whose calls end after a second.
+fn ids_server() -> EnvelopeServer {
+    EnvelopeServer::new(
+        toolset![echo, sleepy],
+        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_stdio() {
+    // Regression test for #12: the second request waited 300 s for nothing.
+    let mut client = LineClient::connect(ids_server()).await;
     // The sleepy call holds id 20 for a second; the echo reusing it is refused first.
-    send(call("sleepy")).await;
-    send(call("echo")).await;
-    let refused = next_answer().await;
+    client.send(call_with_id("sleepy", 20)).await;
+    client.send(call_with_id("echo", 20)).await;
+    let refused = client.next_answer().await;
     assert_eq!(refused["id"], 20, "{refused}");
     assert_eq!(
         refused["error"]["code"],
         envelope_mcp::DUPLICATE_ID,
         "{refused}"
     );
-    let slow = next_answer().await;
+    let slow = client.next_answer().await;
     assert_eq!(slow["id"], 20, "{slow}");
     assert_eq!(
         slow["result"]["structuredContent"]["error"]["code"],
         envelope_mcp::DEADLINE_EXCEEDED
     );
     // Answered, the id is free again.
-    send(call("echo")).await;
-    let echoed = next_answer().await;
+    client.send(call_with_id("echo", 20)).await;
+    let echoed = client.next_answer().await;
     assert_eq!(echoed["id"], 20, "{echoed}");
     assert_eq!(
         echoed["result"]["structuredContent"]["ok"], true,
         "{echoed}"
     );
-    serving.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_id_stays_in_flight_until_its_handler_ends() {
+    // Regression test for #12 (review): freeing the id at the cancellation let a reused id take
+    // over rmcp's routing while the first handler still ran.
+    let mut client = LineClient::connect(ids_server()).await;
+    client.send(call_with_id("sleepy", 30)).await;
+    client
+        .send(json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 30, "reason": "changed my mind"}
+        }))
+        .await;
+    // Cancelled, but its handler runs on until the deadline: the id is still taken.
+    client.send(call_with_id("echo", 30)).await;
+    let refused = client.next_answer().await;
+    assert_eq!(
+        refused["error"]["code"],
+        envelope_mcp::DUPLICATE_ID,
+        "{refused}"
+    );
+    // Once the handler has ended, the id is free.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    client.send(call_with_id("echo", 30)).await;
+    loop {
+        let answer = client.next_answer().await;
+        assert_eq!(answer["id"], 30, "{answer}");
+        if answer["result"]["structuredContent"]["data"]["echo"] == "hi" {
+            break;
+        }
+        // What rmcp says of the cancelled call, if anything, comes first.
+        assert_ne!(
+            answer["error"]["code"],
+            envelope_mcp::DUPLICATE_ID,
+            "{answer}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1167,85 +1247,4 @@ async fn an_error_echoing_a_megabyte_obeys_the_response_budget() {
         serde_json::from_str::<Value>(&prepared.json).expect("the mirror is JSON"),
         *envelope
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancelled_id_stays_in_flight_until_its_handler_ends() {
-    // Regression test for #12 (review): freeing the id at the cancellation let a reused id take
-    // over rmcp's routing while the first handler still ran.
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let server = EnvelopeServer::new(
-        toolset![echo, sleepy],
-        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
-    );
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_io);
-    let serving = tokio::spawn(server.serve_lines(server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client_io);
-    let mut answers = BufReader::new(client_read).lines();
-    let mut next_answer = async || -> Value {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(20), answers.next_line())
-            .await
-            .expect("answered in time")
-            .expect("reads")
-            .expect("the server answers");
-        serde_json::from_str(&line).expect("answers are JSON")
-    };
-    let mut send = async |message: Value| {
-        let line = format!("{message}\n");
-        client_write
-            .write_all(line.as_bytes())
-            .await
-            .expect("written");
-    };
-    let call = |tool: &str| {
-        let arguments = if tool == "echo" {
-            json!({"text": "hi"})
-        } else {
-            json!({})
-        };
-        json!({
-            "jsonrpc": "2.0", "id": 30, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}
-        })
-    };
-    send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}}
-    }))
-    .await;
-    assert!(next_answer().await["result"].is_object());
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-
-    send(call("sleepy")).await;
-    send(json!({
-        "jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 30, "reason": "changed my mind"}
-    }))
-    .await;
-    // Cancelled, but its handler runs on until the deadline: the id is still taken.
-    send(call("echo")).await;
-    let refused = next_answer().await;
-    assert_eq!(
-        refused["error"]["code"],
-        envelope_mcp::DUPLICATE_ID,
-        "{refused}"
-    );
-    // Once the handler has ended, the id is free.
-    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
-    send(call("echo")).await;
-    loop {
-        let answer = next_answer().await;
-        assert_eq!(answer["id"], 30, "{answer}");
-        if answer["result"]["structuredContent"]["data"]["echo"] == "hi" {
-            break;
-        }
-        // What rmcp says of the cancelled call, if anything, comes first.
-        assert!(
-            answer.get("error").is_none() || answer["error"]["code"] != envelope_mcp::DUPLICATE_ID,
-            "{answer}"
-        );
-    }
-    serving.abort();
 }
