@@ -1062,7 +1062,8 @@ impl Drop for LineClient {
 }
 
 /// A `tools/call` of `tool` under `id`: `echo` says "hi", any other tool takes nothing.
-fn call_with_id(tool: &str, id: u64) -> Value {
+fn call_with_id(tool: &str, id: impl Into<Value>) -> Value {
+    let id = id.into();
     let arguments = if tool == "echo" {
         json!({"text": "hi"})
     } else {
@@ -1153,23 +1154,10 @@ async fn a_cancelled_id_stays_in_flight_until_its_handler_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_reusing_an_id_in_flight_is_refused_at_once_over_http() {
     // Regression test for #12: the second request waited 300 s for nothing.
-    let server = EnvelopeServer::new(
-        toolset![echo, sleepy],
-        EnvelopeConfig::new("ids", "1").with_call_timeout(Some(std::time::Duration::from_secs(1))),
-    );
+    let server = ids_server();
     let addr = serve_on_loopback(server).await;
     let session = open_session(addr).await;
-    let call = |tool: &str, id: Value| {
-        let arguments = if tool == "echo" {
-            json!({"text": "hi"})
-        } else {
-            json!({})
-        };
-        json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}
-        })
-    };
+    let call = call_with_id;
 
     // The sleepy call holds id "x" for a second; an echo reusing it is refused while it does.
     let holding = tokio::spawn(http_exchange(
