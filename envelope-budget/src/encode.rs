@@ -9,7 +9,9 @@
 use std::cell::Cell;
 use std::fmt;
 
-use envelope_core::stage::{EncodedPayload, EncoderMeasure, PayloadEncoder, to_value_within};
+use envelope_core::stage::{
+    EncodedPayload, EncoderMeasure, PayloadEncoder, to_value_capped, to_value_within,
+};
 use serde::ser::{
     self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
 };
@@ -34,6 +36,13 @@ impl BudgetEncoder {
         }
     }
 
+    /// The JSON size (bytes, roughly) under which a payload is converted whole: a quarter of
+    /// the budget. Such a payload nearly always fits; when it does not, the trimmer sizes its
+    /// rows itself, at a cost bounded by the cap.
+    fn whole_cap(&self) -> usize {
+        usize::try_from(self.budget / 4).unwrap_or(usize::MAX)
+    }
+
     fn hopeless(&self, counts: &Counts) -> bool {
         self.estimator.normalized_size(counts) > self.budget
     }
@@ -46,6 +55,17 @@ impl PayloadEncoder for BudgetEncoder {
     ) -> Result<EncodedPayload, serde_json::Error> {
         let mut precut = Vec::new();
         let mut measured = MeasuredLists::default();
+        // A payload far within the budget is converted whole, at once: sizing rows one by one
+        // pays off only when some could never be sent. Converting it stops at the cap, so a
+        // large payload costs no more than the cap before taking the row path.
+        if let Some(value) = to_value_capped(&payload, 0, self.whole_cap())? {
+            measured.1 = Some(Whole::of_value(&value)?);
+            return Ok(EncodedPayload {
+                value,
+                precut,
+                measure: EncoderMeasure::new(measured),
+            });
+        }
         let value = match probe(&payload) {
             Kind::Seq => {
                 let (value, full, prefix, joined) = payload.serialize(Rows {
@@ -790,8 +810,9 @@ mod tests {
 
     #[test]
     fn measured_rows_are_the_sizes_of_their_serialization() {
-        // The trimmer trusts these prefix sums instead of sizing the rows again.
-        let encoder = BudgetEncoder::new(32_000, Estimator::default());
+        // The trimmer trusts these prefix sums instead of sizing the rows again. A budget four
+        // times the payload or less takes the row path.
+        let encoder = BudgetEncoder::new(600, Estimator::default());
         let mut rows = hits(5);
         rows[2].path = "src/\"quoted\"\n漢字 ü.rs".to_owned();
         let page = Page {
@@ -814,6 +835,29 @@ mod tests {
         // Graph lists are converted whole and never measured; a wrong length is not trusted.
         assert!(measured.prefix("nodes", 1).is_none());
         assert!(measured.prefix("results", items.len() + 1).is_none());
+    }
+
+    #[test]
+    fn small_payloads_are_converted_whole_at_once() {
+        let encoder = BudgetEncoder::new(32_000, Estimator::default());
+        let page = Page {
+            query: "q",
+            results: hits(5),
+            nodes: vec![1],
+            note: None,
+        };
+        let encoded = encoder.encode(&page).expect("encodes");
+        assert_eq!(
+            encoded.value,
+            serde_json::to_value(&page).expect("serializes")
+        );
+        let measured = encoded.measure.get::<MeasuredLists>().expect("a measure");
+        let whole = measured.whole().expect("written whole");
+        assert_eq!(whole.json, encoded.value.to_string());
+        assert_eq!(whole.counts, Counts::of(&whole.json));
+        // No rows were sized one by one: the trimmer sizes them itself if it must cut.
+        assert!(measured.prefix("results", 5).is_none());
+        assert!(encoded.precut.is_empty());
     }
 
     #[test]

@@ -9,12 +9,15 @@ use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason};
 use serde_json::{Map, Value, json};
 
 use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY};
-use crate::encode::MeasuredLists;
+use crate::encode::{MeasuredLists, Whole};
 use crate::own_fields;
 use crate::size::{member_key_counts, value_counts};
 use crate::subgraph::is_graph;
 use crate::tokens::{Counts, Estimator};
-use crate::trim::{AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, cut_depth, trim_measured};
+use crate::trim::{
+    AGENT_BUDGET_CHARS, GRAPH_SUBGRAPH_BUDGET_CHARS, MAX_DEPTH, cut_depth, nested_deeper_than,
+    trim_measured,
+};
 
 /// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
 /// leaves them out. Nothing an agent branches on is here.
@@ -222,11 +225,28 @@ pub fn prepare(
         fit_own_fields(&mut rest, limit, estimator, |rest| rest_counts(rest, false));
     }
 
+    let measured = measure.get::<MeasuredLists>();
+    // The common case: the payload was converted whole and the response fits. It is written
+    // out once, and its token count spliced into those bytes.
+    #[cfg(feature = "exact")]
+    let exact = policy.exact.is_some();
+    #[cfg(not(feature = "exact"))]
+    let exact = false;
+    if let (Some(budget), Some(payload), Some(whole)) =
+        (budget, &data, measured.and_then(MeasuredLists::whole))
+        && precut.is_empty()
+        && baseline.is_none()
+        && !exact
+        && !nested_deeper_than(payload, MAX_DEPTH)
+        && let Some(json) = write_fitting(&mut rest, whole, budget, estimator)
+    {
+        return finish(rest, data, json, controls, Leftovers::default());
+    }
+
     let mut leftovers = Leftovers::default();
     // The counts of everything but the payload and the token count, when known without
     // writing the rest out again (see `stamped_rest_counts`).
     let mut rest_base = None;
-    let measured = measure.get::<MeasuredLists>();
     // The payload's JSON as the encoder wrote it, while the payload stays as encoded.
     let mut data_json = measured
         .and_then(MeasuredLists::whole)
@@ -327,7 +347,7 @@ pub fn prepare(
     // a second time.
     #[allow(unused_mut)] // Changed only with the `exact` feature.
     let mut spliced = match (&data, data_json) {
-        (Some(_), Some(data_json)) => Some(json_with_data(&rest, data_json)),
+        (Some(_), Some(data_json)) => Some(write_response(&rest, Some(data_json)).0),
         _ => None,
     };
     let mut structured = rest;
@@ -342,6 +362,30 @@ pub fn prepare(
         spliced = None;
     }
     let json = spliced.unwrap_or_else(|| serde_json::to_string(&structured).unwrap_or_default());
+    with_mirror(structured, json, controls, leftovers)
+}
+
+/// The response from its own fields and payload, written out as `json`.
+fn finish(
+    mut rest: Map<String, Value>,
+    data: Option<Value>,
+    json: String,
+    controls: &Controls,
+    leftovers: Leftovers,
+) -> Prepared {
+    if let Some(data) = data {
+        rest.insert("data".to_owned(), data);
+    }
+    with_mirror(Value::Object(rest), json, controls, leftovers)
+}
+
+/// The prepared response, with its TOON mirror when the controls ask for one.
+fn with_mirror(
+    structured: Value,
+    json: String,
+    controls: &Controls,
+    leftovers: Leftovers,
+) -> Prepared {
     // Any encoder error (say, nesting too deep) falls back to the JSON mirror.
     let toon = (controls.output_format == OutputFormat::Toon)
         .then(|| crate::toon::encode(&structured).ok())
@@ -354,40 +398,102 @@ pub fn prepare(
     }
 }
 
-/// `serde_json::to_string` of `rest` with a `data` member whose JSON is `data_json`: members in
-/// the map's key order, `data` among them.
-fn json_with_data(rest: &Map<String, Value>, data_json: &str) -> String {
-    fn separate(out: &mut Vec<u8>) {
-        if out.len() > 1 {
+/// The response's JSON with `whole` as its payload, stamped, when it fits `budget` as it is:
+/// the own fields within half of it, everything within all of it, room kept for what
+/// reconciling a cut would write. Written once: the token count is spliced into the bytes
+/// it counts. `None` leaves `rest` for the ladder (with the stamps it overwrites anyway).
+fn write_fitting(
+    rest: &mut Map<String, Value>,
+    whole: &Whole,
+    budget: usize,
+    estimator: Estimator,
+) -> Option<String> {
+    {
+        let Some(Value::Object(meta)) = rest.get_mut("meta") else {
+            return None;
+        };
+        meta.insert(keys::TOKENS_METHOD.to_owned(), json!(estimator.method()));
+        meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(0));
+        meta.entry(keys::TRUNCATED).or_insert(json!(false));
+    }
+    let (mut json, placeholder) = write_response(rest, Some(&whole.json));
+    let placeholder = placeholder?;
+    // Everything but the placeholder's one digit; then the widest count in its place.
+    let base = sub_digits(Counts::of(&json), 1);
+    let widest = base + digits(WIDEST_TOKENS);
+    let own = crate::size::sub(widest, whole.counts);
+    let fits = estimator.normalized_size(&own) <= (budget / 2) as u64
+        && estimator.normalized_size(&(widest + completeness_reserve(rest))) <= budget as u64;
+    if !fits {
+        return None;
+    }
+    let tokens = token_fixed_point(base, estimator, None);
+    json.replace_range(placeholder, &tokens.to_string());
+    if let Some(Value::Object(meta)) = rest.get_mut("meta") {
+        meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(tokens));
+    }
+    Some(json)
+}
+
+/// `serde_json::to_string` of `rest` with a `data` member whose JSON is `data_json` (none when
+/// `None`): members in the map's key order, `data` among them. Also where the value of
+/// `meta.tokens_estimated` sits in it, so the count can be spliced in.
+fn write_response(
+    rest: &Map<String, Value>,
+    data_json: Option<&str>,
+) -> (String, Option<std::ops::Range<usize>>) {
+    fn separate(out: &mut Vec<u8>, first: usize) {
+        if out.len() > first {
             out.push(b',');
         }
     }
-    fn data_member(out: &mut Vec<u8>, data_json: &str) {
-        separate(out);
-        out.extend_from_slice(b"\"data\":");
-        out.extend_from_slice(data_json.as_bytes());
-    }
-    let mut out = Vec::with_capacity(data_json.len() + 64 * rest.len() + 16);
-    out.push(b'{');
-    let mut data_written = false;
-    for (key, value) in rest {
-        if !data_written && key.as_str() > "data" {
-            data_member(&mut out, data_json);
-            data_written = true;
-        }
-        separate(&mut out);
-        // Writing JSON into a `Vec` cannot fail for a `Value`: its keys are strings.
-        let _ = serde_json::to_writer(&mut out, key);
+    fn member(out: &mut Vec<u8>, first: usize, key: &str) {
+        separate(out, first);
+        // Writing JSON into a `Vec` cannot fail for a string.
+        let _ = serde_json::to_writer(&mut *out, key);
         out.push(b':');
-        let _ = serde_json::to_writer(&mut out, value);
     }
-    if !data_written {
-        data_member(&mut out, data_json);
+    let mut out = Vec::with_capacity(data_json.map_or(0, str::len) + 64 * rest.len() + 16);
+    let mut placeholder = None;
+    out.push(b'{');
+    let mut data_json = data_json;
+    for (key, value) in rest {
+        if key.as_str() > "data"
+            && let Some(data) = data_json.take()
+        {
+            member(&mut out, 1, "data");
+            out.extend_from_slice(data.as_bytes());
+        }
+        member(&mut out, 1, key);
+        match value {
+            Value::Object(meta) if key == "meta" => {
+                out.push(b'{');
+                let first = out.len();
+                for (key, value) in meta {
+                    member(&mut out, first, key);
+                    let start = out.len();
+                    // Writing JSON into a `Vec` cannot fail for a `Value`: its keys are strings.
+                    let _ = serde_json::to_writer(&mut out, value);
+                    if key == keys::TOKENS_ESTIMATED {
+                        placeholder = Some(start..out.len());
+                    }
+                }
+                out.push(b'}');
+            }
+            value => {
+                let _ = serde_json::to_writer(&mut out, value);
+            }
+        }
+    }
+    if let Some(data) = data_json {
+        member(&mut out, 1, "data");
+        out.extend_from_slice(data.as_bytes());
     }
     out.push(b'}');
     // Both parts are serde_json's UTF-8; the lossy conversion never changes them.
-    String::from_utf8(out)
-        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+    let json = String::from_utf8(out)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+    (json, placeholder)
 }
 
 /// Counts of everything but `data`, as serialized (the `data` member is added back later with
@@ -664,16 +770,7 @@ fn stamp_tokens(
             sub_digits(rest_counts(rest, stamp.with_data) + stamp.data_counts, 1)
         }
     };
-    // Fixed point: the count's own digits are part of what it counts.
-    let mut tokens = estimator.tokens(&(base + digits(0)));
-    for _ in 0..8 {
-        let with_savings = base + digits(tokens) + savings_counts(baseline, tokens);
-        let next = estimator.tokens(&with_savings);
-        if next == tokens {
-            break;
-        }
-        tokens = next;
-    }
+    let tokens = token_fixed_point(base, estimator, baseline);
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
@@ -683,6 +780,21 @@ fn stamp_tokens(
         meta.insert(keys::TOKENS_SAVED.to_owned(), json!(saved));
         meta.insert(keys::TOKENS_SAVED_PCT.to_owned(), json!(pct));
     }
+}
+
+/// The token count of a response whose other bytes count `base`: a fixed point, since the
+/// count's own digits (and the savings computed from it) are part of what it counts.
+fn token_fixed_point(base: Counts, estimator: Estimator, baseline: Option<&Baseline>) -> u64 {
+    let mut tokens = estimator.tokens(&(base + digits(0)));
+    for _ in 0..8 {
+        let with_savings = base + digits(tokens) + savings_counts(baseline, tokens);
+        let next = estimator.tokens(&with_savings);
+        if next == tokens {
+            break;
+        }
+        tokens = next;
+    }
+    tokens
 }
 
 /// `tokens_saved` and `tokens_saved_pct` = saved / (saved + used) × 100, one decimal; negative

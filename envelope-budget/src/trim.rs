@@ -956,7 +956,7 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
 
 /// Whether `value` has a container `limit` or more levels down, the depth [`cut_too_deep`]
 /// cuts at. Iterative, like every walk here.
-fn nested_deeper_than(value: &Value, limit: usize) -> bool {
+pub(crate) fn nested_deeper_than(value: &Value, limit: usize) -> bool {
     let is_container = |value: &&Value| value.is_array() || value.is_object();
     if !is_container(&value) {
         return false;

@@ -4,6 +4,8 @@
 //! `serde_json::Value` of eight thousand), turning it into JSON recurses at most a fixed number
 //! of levels, so a payload never overflows the stack of the thread that serializes it.
 
+use std::cell::Cell;
+
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Value};
 
@@ -55,24 +57,82 @@ pub fn to_value_within<T: Serialize + ?Sized>(
     value.serialize(Bounded {
         containers_left: (MAX_PAYLOAD_DEPTH + 1).saturating_sub(depth),
         transparent: 0,
+        room: None,
     })
 }
 
+/// [`to_value_within`], or `None` as soon as the JSON would take more than about `max_bytes`
+/// (string contents and keys count their bytes, numbers a fixed width; escapes are not
+/// counted). An encoder converts a small payload whole with it, and falls back to converting
+/// row by row only when the payload is large, without ever building more than `max_bytes` of
+/// it first.
+///
+/// ```
+/// use envelope_core::stage::to_value_capped;
+///
+/// let rows: Vec<u32> = (0..10).collect();
+/// assert_eq!(to_value_capped(&rows, 0, 1_000)?, Some(serde_json::json!(rows)));
+/// let rows: Vec<u32> = (0..10_000).collect();
+/// assert_eq!(to_value_capped(&rows, 0, 1_000)?, None);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn to_value_capped<T: Serialize + ?Sized>(
+    value: &T,
+    depth: usize,
+    max_bytes: usize,
+) -> Result<Option<Value>, serde_json::Error> {
+    let room = Cell::new(Some(max_bytes));
+    let converted = value.serialize(Bounded {
+        containers_left: (MAX_PAYLOAD_DEPTH + 1).saturating_sub(depth),
+        transparent: 0,
+        room: Some(&room),
+    });
+    match (converted, room.get()) {
+        (Ok(value), Some(_)) => Ok(Some(value)),
+        // Past the cap: the error is the stop, not the payload's.
+        (_, None) => Ok(None),
+        (Err(error), Some(_)) => Err(error),
+    }
+}
+
+/// What a scalar costs against the cap: its bytes, or a fixed width for numbers.
+const SCALAR_BYTES: usize = 8;
+
 /// A `serde_json::Value` serializer that stops descending where the budget stage would cut.
 #[derive(Clone, Copy)]
-struct Bounded {
+struct Bounded<'a> {
     /// How many more containers may open, this value's own included.
     containers_left: usize,
     /// Wrappers that add no JSON level, in a row.
     transparent: usize,
+    /// The bytes left under [`to_value_capped`]'s cap; `None` inside once it is passed.
+    room: Option<&'a Cell<Option<usize>>>,
 }
 
-impl Bounded {
+impl<'a> Bounded<'a> {
     /// The serializer for a member of a container this one opens.
-    fn member(self) -> Bounded {
+    fn member(self) -> Bounded<'a> {
         Bounded {
             containers_left: self.containers_left - 1,
             transparent: 0,
+            room: self.room,
+        }
+    }
+
+    /// Takes `bytes` from the cap, if there is one; past it, stops the conversion.
+    fn spend(self, bytes: usize) -> Result<(), serde_json::Error> {
+        let Some(room) = self.room else {
+            return Ok(());
+        };
+        match room.get().and_then(|left| left.checked_sub(bytes)) {
+            Some(left) => {
+                room.set(Some(left));
+                Ok(())
+            }
+            None => {
+                room.set(None);
+                Err(ser::Error::custom("past the conversion cap"))
+            }
         }
     }
 
@@ -111,16 +171,18 @@ fn key_of<T: Serialize + ?Sized>(key: &T) -> Result<String, serde_json::Error> {
 
 /// The elements of an array being built, or `None` past the depth limit (elements are then
 /// counted out without being serialized, and the array becomes `null`).
-struct Seq {
+struct Seq<'a> {
     items: Option<Vec<Value>>,
-    member: Bounded,
+    member: Bounded<'a>,
     /// `Some(variant)`: the array is the value of `{variant: [...]}`.
     variant: Option<&'static str>,
 }
 
-impl Seq {
+impl Seq<'_> {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
         if let Some(items) = &mut self.items {
+            // The separating comma.
+            self.member.spend(1)?;
             items.push(value.serialize(self.member)?);
         }
         Ok(())
@@ -136,20 +198,22 @@ impl Seq {
 }
 
 /// The members of an object being built, or `None` past the depth limit.
-struct Obj {
+struct Obj<'a> {
     members: Option<Map<String, Value>>,
-    member: Bounded,
+    member: Bounded<'a>,
     next_key: Option<String>,
     variant: Option<&'static str>,
 }
 
-impl Obj {
+impl Obj<'_> {
     fn insert<T: Serialize + ?Sized>(
         &mut self,
         key: String,
         value: &T,
     ) -> Result<(), serde_json::Error> {
         if let Some(members) = &mut self.members {
+            // The key, its quotes, the colon and the separating comma.
+            self.member.spend(key.len() + 4)?;
             members.insert(key, value.serialize(self.member)?);
         }
         Ok(())
@@ -167,27 +231,39 @@ impl Obj {
 macro_rules! plain_scalars {
     ($($method:ident: $ty:ty),* $(,)?) => {
         $(fn $method(self, value: $ty) -> Result<Value, serde_json::Error> {
+            self.spend(SCALAR_BYTES)?;
             ser::Serializer::$method(serde_json::value::Serializer, value)
         })*
     };
 }
 
-impl ser::Serializer for Bounded {
+impl<'a> ser::Serializer for Bounded<'a> {
     type Ok = Value;
     type Error = serde_json::Error;
-    type SerializeSeq = Seq;
-    type SerializeTuple = Seq;
-    type SerializeTupleStruct = Seq;
-    type SerializeTupleVariant = Seq;
-    type SerializeMap = Obj;
-    type SerializeStruct = Obj;
-    type SerializeStructVariant = Obj;
+    type SerializeSeq = Seq<'a>;
+    type SerializeTuple = Seq<'a>;
+    type SerializeTupleStruct = Seq<'a>;
+    type SerializeTupleVariant = Seq<'a>;
+    type SerializeMap = Obj<'a>;
+    type SerializeStruct = Obj<'a>;
+    type SerializeStructVariant = Obj<'a>;
 
     plain_scalars! {
         serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
         serialize_i64: i64, serialize_i128: i128, serialize_u8: u8, serialize_u16: u16,
         serialize_u32: u32, serialize_u64: u64, serialize_u128: u128, serialize_f32: f32,
-        serialize_f64: f64, serialize_char: char, serialize_str: &str, serialize_bytes: &[u8],
+        serialize_f64: f64, serialize_char: char,
+    }
+
+    fn serialize_str(self, value: &str) -> Result<Value, serde_json::Error> {
+        self.spend(value.len() + 2)?;
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn serialize_bytes(self, value: &[u8]) -> Result<Value, serde_json::Error> {
+        // An array of numbers, up to three digits and a comma each.
+        self.spend(value.len() * 4 + 2)?;
+        ser::Serializer::serialize_bytes(serde_json::value::Serializer, value)
     }
 
     fn serialize_none(self) -> Result<Value, serde_json::Error> {
@@ -212,6 +288,7 @@ impl ser::Serializer for Bounded {
         _: u32,
         variant: &'static str,
     ) -> Result<Value, serde_json::Error> {
+        self.spend(variant.len() + 2)?;
         Ok(Value::String(variant.to_owned()))
     }
 
@@ -237,7 +314,8 @@ impl ser::Serializer for Bounded {
         Ok(Value::Object(Map::from_iter([(variant.to_owned(), inner)])))
     }
 
-    fn serialize_seq(self, len: Option<usize>) -> Result<Seq, serde_json::Error> {
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'a>, serde_json::Error> {
+        self.spend(2)?;
         Ok(Seq {
             items: self
                 .room()
@@ -247,11 +325,15 @@ impl ser::Serializer for Bounded {
         })
     }
 
-    fn serialize_tuple(self, len: usize) -> Result<Seq, serde_json::Error> {
+    fn serialize_tuple(self, len: usize) -> Result<Seq<'a>, serde_json::Error> {
         self.serialize_seq(Some(len))
     }
 
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq, serde_json::Error> {
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        len: usize,
+    ) -> Result<Seq<'a>, serde_json::Error> {
         self.serialize_seq(Some(len))
     }
 
@@ -261,7 +343,7 @@ impl ser::Serializer for Bounded {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Seq, serde_json::Error> {
+    ) -> Result<Seq<'a>, serde_json::Error> {
         // `{variant: [...]}`: the object is one level, the array another.
         let outer = if self.room() { self.member() } else { self };
         let mut seq = outer.serialize_seq(Some(len))?;
@@ -272,7 +354,8 @@ impl ser::Serializer for Bounded {
         Ok(seq)
     }
 
-    fn serialize_map(self, _: Option<usize>) -> Result<Obj, serde_json::Error> {
+    fn serialize_map(self, _: Option<usize>) -> Result<Obj<'a>, serde_json::Error> {
+        self.spend(2)?;
         Ok(Obj {
             members: self.room().then(Map::new),
             member: if self.room() { self.member() } else { self },
@@ -281,7 +364,7 @@ impl ser::Serializer for Bounded {
         })
     }
 
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Obj, serde_json::Error> {
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Obj<'a>, serde_json::Error> {
         self.serialize_map(Some(len))
     }
 
@@ -291,7 +374,7 @@ impl ser::Serializer for Bounded {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Obj, serde_json::Error> {
+    ) -> Result<Obj<'a>, serde_json::Error> {
         let outer = if self.room() { self.member() } else { self };
         let mut object = outer.serialize_map(Some(len))?;
         if !self.room() {
@@ -305,7 +388,7 @@ impl ser::Serializer for Bounded {
 /// The array compounds: each element is pushed; the end builds the array.
 macro_rules! seq_compounds {
     ($($trait:ident :: $method:ident),* $(,)?) => {
-        $(impl ser::$trait for Seq {
+        $(impl ser::$trait for Seq<'_> {
             type Ok = Value;
             type Error = serde_json::Error;
 
@@ -327,7 +410,7 @@ seq_compounds! {
     SerializeTupleVariant::serialize_field,
 }
 
-impl ser::SerializeMap for Obj {
+impl ser::SerializeMap for Obj<'_> {
     type Ok = Value;
     type Error = serde_json::Error;
 
@@ -352,7 +435,7 @@ impl ser::SerializeMap for Obj {
 /// The struct compounds: each field is a member; the end builds the object.
 macro_rules! struct_compounds {
     ($($trait:ident),* $(,)?) => {
-        $(impl ser::$trait for Obj {
+        $(impl ser::$trait for Obj<'_> {
             type Ok = Value;
             type Error = serde_json::Error;
 

@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-pub use crate::bounded::to_value_within;
+pub use crate::bounded::{to_value_capped, to_value_within};
 pub use crate::canonical::canonical_json;
 pub use crate::context::{
     Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode, States,
