@@ -20,6 +20,10 @@ use serde_json::{Map, Value};
 use crate::cut::ROOT_LIST_KEY;
 use crate::tokens::{Counts, Estimator};
 
+/// The largest payload (JSON bytes, roughly) converted whole before sizing rows: past it, a
+/// conversion that turns out too large would waste more than sizing rows costs.
+const WHOLE_CAP_MAX: usize = 64 * 1024;
+
 /// Encodes payloads for a response budget of `budget` token-normalized characters.
 #[derive(Debug, Clone, Copy)]
 pub struct BudgetEncoder {
@@ -37,10 +41,10 @@ impl BudgetEncoder {
     }
 
     /// The JSON size (bytes, roughly) under which a payload is converted whole: a quarter of
-    /// the budget. Such a payload nearly always fits; when it does not, the trimmer sizes its
-    /// rows itself, at a cost bounded by the cap.
+    /// the budget, and at most [`WHOLE_CAP_MAX`]. Such a payload nearly always fits; when it
+    /// does not, the trimmer sizes its rows itself, at a cost bounded by the cap.
     fn whole_cap(&self) -> usize {
-        usize::try_from(self.budget / 4).unwrap_or(usize::MAX)
+        usize::try_from(self.budget / 4).map_or(WHOLE_CAP_MAX, |cap| cap.min(WHOLE_CAP_MAX))
     }
 
     fn hopeless(&self, counts: &Counts) -> bool {

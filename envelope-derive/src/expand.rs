@@ -27,13 +27,87 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#item #error);
         }
     };
-    match expand(args, &func) {
+    match expand(args.clone(), &func) {
         Ok(tokens) => tokens,
         Err(error) => {
             let error = error.into_compile_error();
-            quote!(#func #error)
+            let fallback = fallback(ToolArgs::parse(args).ok().as_ref(), &func);
+            quote!(#func #fallback #error)
         }
     }
+}
+
+/// What other code relies on, emitted even when the tool is wrong: the descriptor and its
+/// trait impls, with `unreachable!()` bodies (they never run: the build fails). A mistake then
+/// shows as one error at its cause, not again at every `toolset![…]` or `NextAction::call`
+/// naming the tool. Nothing is emitted for a method: no item can sit beside it in an `impl`.
+fn fallback(args: Option<&ToolArgs>, func: &ItemFn) -> TokenStream {
+    if func.sig.receiver().is_some() {
+        return TokenStream::new();
+    }
+    let krate = match args.and_then(|args| args.krate.as_ref()) {
+        Some(Spanned { value, .. }) => value.to_token_stream(),
+        None => quote!(::envelope_core),
+    };
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    let name = ident.to_string();
+    let args_ty = match guess_args_type(func) {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
+    };
+    quote! {
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident {}
+
+        impl #krate::TypedTool for #ident {
+            const NAME: &'static str = #name;
+            type Args = #args_ty;
+        }
+
+        impl #krate::Tool for #ident {
+            fn spec(&self) -> &'static #krate::ToolSpec {
+                ::core::unreachable!()
+            }
+
+            fn input_schema(&self) -> #krate::__private::Schema {
+                ::core::unreachable!()
+            }
+
+            fn call(
+                &self,
+                _: #krate::__private::Value,
+                _: #krate::ToolContext,
+            ) -> #krate::__private::BoxFuture<'static, #krate::__private::ToolOutput> {
+                ::core::unreachable!()
+            }
+        }
+    }
+}
+
+/// The arguments type of a signature that failed a check, as far as it can be read: the first
+/// parameter that is neither borrowed nor named `ToolContext`. `None` for a generic function
+/// (its parameters may name type parameters the descriptor does not have).
+fn guess_args_type(func: &ItemFn) -> Option<&syn::Type> {
+    if !func.sig.generics.params.is_empty() {
+        return None;
+    }
+    func.sig.inputs.iter().find_map(|input| {
+        let syn::FnArg::Typed(typed) = input else {
+            return None;
+        };
+        let is_context = match &*typed.ty {
+            syn::Type::Reference(_) => true,
+            syn::Type::Path(path) => path
+                .path
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "ToolContext"),
+            _ => false,
+        };
+        (!is_context).then_some(&*typed.ty)
+    })
 }
 
 trait WithError {
