@@ -75,9 +75,11 @@ pub struct BudgetPolicy {
     pub graph_chars: usize,
     /// How tokens are estimated and sizes normalized.
     pub estimator: Estimator,
-    /// Which top-level lists of a payload the trimmer's last rung cuts first, in this order;
-    /// other lists follow, largest first. Default: [`TRIMMABLE_LIST_KEYS`](crate::TRIMMABLE_LIST_KEYS),
-    /// the list names of code-intelligence tools.
+    /// Which top-level lists of a payload the trimmer cuts first, one at a time in this order,
+    /// each to its longest prefix that fits: the lists an agent misses least. Lists it does not
+    /// name are cut after them, keeping a common fraction of their rows. Default:
+    /// [`TRIMMABLE_LIST_KEYS`](crate::TRIMMABLE_LIST_KEYS), the list names of code-intelligence
+    /// tools.
     pub list_order: &'static [&'static str],
     /// Stamp `tokens_estimated` with an exact count instead of the estimate (feature `exact`).
     /// Trimming decisions still use the estimator: the sized view needs additive counts.

@@ -31,8 +31,10 @@ pub const NESTED_FLOOR: usize = 3;
 /// levels down in the envelope and the JSON-RPC message; 64 leaves room and keeps every later
 /// serializer's recursion shallow. Core's constant: its bounded conversion stops just below.
 pub const MAX_DEPTH: usize = envelope_core::limits::MAX_PAYLOAD_DEPTH;
-/// Top-level list keys cut first, in this order, by the per-key rung. Other arrays follow,
-/// largest first (the generic rung).
+/// The default [`BudgetPolicy::list_order`](crate::BudgetPolicy): top-level list keys cut
+/// first, one at a time in this order, each to its longest prefix that fits. The lists of code
+/// intelligence tools. Other arrays then keep a common fraction of their rows (the balanced
+/// pass), and what is still over is cut largest first.
 pub const TRIMMABLE_LIST_KEYS: &[&str] = &[
     "results",
     "neighbours",
@@ -591,10 +593,43 @@ fn ladder(
         nested_lists(data, job, &mut model, Nesting::Buckets);
     }
 
-    // Rung 3: several lists keep the same fraction of their rows.
     let caps = model.caps();
+    // The position of `key` in the policy's order; lists it does not name rank after all.
+    let rank = |key: &str| {
+        job.list_order
+            .iter()
+            .position(|known| *known == key)
+            .unwrap_or(job.list_order.len())
+    };
+    let named = |slot: &ListSlot| rank(&slot.key) < job.list_order.len();
+    // Each list in turn keeps the longest prefix with which the response fits.
+    let cut_in_turn = |model: &mut Model, order: &[usize]| {
+        for &index in order {
+            let keeps = model.keeps();
+            if fits(model, &keeps, &caps, job) {
+                break;
+            }
+            let current = model.lists[index].keep;
+            let keep = largest(0, current, |keep| {
+                let mut trial = keeps.clone();
+                trial[index] = keep;
+                fits(model, &trial, &caps, job)
+            })
+            .unwrap_or(0);
+            model.lists[index].keep = keep;
+        }
+    };
+
+    // Rung 3: the lists the policy names, one at a time in its order.
+    let mut order: Vec<usize> = (0..model.lists.len())
+        .filter(|&i| named(&model.lists[i]))
+        .collect();
+    order.sort_by_key(|&i| rank(&model.lists[i].key));
+    cut_in_turn(&mut model, &order);
+
+    // Rung 4: the other lists keep the same fraction of their rows.
     let live: Vec<usize> = (0..model.lists.len())
-        .filter(|&i| model.lists[i].keep > 0)
+        .filter(|&i| model.lists[i].keep > 0 && !named(&model.lists[i]))
         .collect();
     if live.len() >= 2 && !fits(&model, &model.keeps(), &caps, job) {
         const STEPS: usize = 10_000;
@@ -602,7 +637,11 @@ fn ladder(
             model
                 .lists
                 .iter()
-                .map(|slot| (slot.keep * step).div_ceil(STEPS).min(slot.keep))
+                .enumerate()
+                .map(|(i, slot)| match live.contains(&i) {
+                    true => (slot.keep * step).div_ceil(STEPS).min(slot.keep),
+                    false => slot.keep,
+                })
                 .collect()
         };
         if let Some(step) = largest(0, STEPS, |step| fits(&model, &keeps_at(step), &caps, job)) {
@@ -613,37 +652,12 @@ fn ladder(
         }
     }
 
-    // Rung 4: known keys in order, then other lists, largest first; each keeps the longest
-    // prefix that fits.
-    let rank = |key: &str| {
-        job.list_order
-            .iter()
-            .position(|known| *known == key)
-            .unwrap_or(job.list_order.len())
-    };
+    // Rung 5: whatever is still over, largest list first.
     let mut order: Vec<usize> = (0..model.lists.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (a, b) = (&model.lists[a], &model.lists[b]);
-        rank(&a.key)
-            .cmp(&rank(&b.key))
-            .then(b.original.cmp(&a.original))
-    });
-    for index in order {
-        let keeps = model.keeps();
-        if fits(&model, &keeps, &caps, job) {
-            break;
-        }
-        let current = model.lists[index].keep;
-        let keep = largest(0, current, |keep| {
-            let mut trial = keeps.clone();
-            trial[index] = keep;
-            fits(&model, &trial, &caps, job)
-        })
-        .unwrap_or(0);
-        model.lists[index].keep = keep;
-    }
+    order.sort_by(|&a, &b| model.lists[b].original.cmp(&model.lists[a].original));
+    cut_in_turn(&mut model, &order);
 
-    // Rung 5: buckets of each dict-of-lists capped to one uniform length.
+    // Rung 6: buckets of each dict-of-lists capped to one uniform length.
     for index in 0..model.buckets.len() {
         let keeps = model.keeps();
         let caps = model.caps();

@@ -1236,3 +1236,50 @@ async fn an_error_echoing_a_megabyte_obeys_the_response_budget() {
         *envelope
     );
 }
+
+#[derive(serde::Serialize)]
+struct Inventory {
+    alpha: Vec<String>,
+    zebra: Vec<String>,
+}
+
+/// Two long lists of items: the larger is `alpha`.
+#[tool(tier = lite, read_only)]
+fn inventory() -> ToolResult<Inventory> {
+    let items = |list: &str, n: usize| -> Vec<String> {
+        (0..n)
+            .map(|i| format!("{list}-item-{i:04}-abcdef"))
+            .collect()
+    };
+    Ok(Inventory {
+        alpha: items("alpha", 150),
+        zebra: items("zebra", 120),
+    })
+}
+
+/// How many rows of each of `inventory`'s lists a server with `policy` sends.
+async fn rows_sent(policy: envelope_mcp::BudgetPolicy) -> (usize, usize) {
+    let server = EnvelopeServer::new(
+        toolset![inventory],
+        EnvelopeConfig::new("order", "1").with_budget(policy),
+    );
+    let prepared = server.call("inventory", json!({})).await.expect("served");
+    let envelope = &prepared.structured;
+    assert_eq!(envelope["meta"]["truncated"], true, "{envelope}");
+    let len = |list: &str| envelope["data"][list].as_array().map_or(0, Vec::len);
+    (len("alpha"), len("zebra"))
+}
+
+#[tokio::test]
+async fn the_server_cuts_lists_in_its_policys_order() {
+    let small = envelope_mcp::BudgetPolicy::default().with_agent_chars(Some(6_000));
+    // Lists a policy does not name keep a common fraction of their rows.
+    let (alpha, zebra) = rows_sent(small).await;
+    assert!(alpha < 150 && zebra < 120, "{alpha} {zebra}");
+    assert!(alpha.abs_diff(zebra * 150 / 120) <= 1, "{alpha} {zebra}");
+    // A server that names `zebra` has it cut first: `alpha` goes out whole.
+    const ORDER: &[&str] = &["zebra"];
+    let (alpha, zebra) = rows_sent(small.with_list_order(ORDER)).await;
+    assert_eq!(alpha, 150);
+    assert!(zebra < 120);
+}
