@@ -6,6 +6,8 @@ use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Baseline, ToolOutput, take_data};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode, normalize_next_actions};
 use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason};
+use std::ops::Range;
+
 use serde_json::{Map, Value, json};
 
 use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY};
@@ -349,7 +351,7 @@ pub fn prepare(
     // a second time.
     #[allow(unused_mut)] // Changed only with the `exact` feature.
     let mut spliced = match (&data, data_json) {
-        (Some(_), Some(data_json)) => Some(write_response(&rest, Some(data_json)).0),
+        (Some(_), Some(data_json)) => Some(write_response(&rest, Some(data_json)).json),
         _ => None,
     };
     let mut structured = rest;
@@ -418,10 +420,15 @@ fn write_fitting(
         meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(0));
         meta.entry(keys::TRUNCATED).or_insert(json!(false));
     }
-    let (mut json, placeholder) = write_response(rest, Some(&whole.json));
-    let placeholder = placeholder?;
+    let written = write_response(rest, Some(&whole.json));
+    let (mut json, placeholder) = (written.json, written.tokens_estimated?);
+    // The payload's bytes are counted already. The bytes around them count on their own:
+    // JSON punctuation on both sides of each seam ends every run.
+    let data = written.data.unwrap_or(0..0);
+    let rest_counts = Counts::of_bytes(&json.as_bytes()[..data.start])
+        + Counts::of_bytes(&json.as_bytes()[data.end..]);
     // Everything but the placeholder's one digit; then the widest count in its place.
-    let base = sub_digits(Counts::of(&json), 1);
+    let base = sub_digits(rest_counts + whole.counts, 1);
     let widest = base + digits(WIDEST_TOKENS);
     let own = crate::size::sub(widest, whole.counts);
     let fits = estimator.normalized_size(&own) <= (budget / 2) as u64
@@ -438,12 +445,18 @@ fn write_fitting(
 }
 
 /// `serde_json::to_string` of `rest` with a `data` member whose JSON is `data_json` (none when
-/// `None`): members in the map's key order, `data` among them. Also where the value of
-/// `meta.tokens_estimated` sits in it, so the count can be spliced in.
-fn write_response(
-    rest: &Map<String, Value>,
-    data_json: Option<&str>,
-) -> (String, Option<std::ops::Range<usize>>) {
+/// `None`): members in the map's key order, `data` among them. Also where the payload and the
+/// value of `meta.tokens_estimated` sit in it, so the count can be spliced in.
+/// A response written out, and where two of its values sit in it.
+struct Written {
+    json: String,
+    /// The payload's bytes.
+    data: Option<Range<usize>>,
+    /// The value of `meta.tokens_estimated`.
+    tokens_estimated: Option<Range<usize>>,
+}
+
+fn write_response(rest: &Map<String, Value>, data_json: Option<&str>) -> Written {
     fn separate(out: &mut Vec<u8>, first: usize) {
         if out.len() > first {
             out.push(b',');
@@ -457,14 +470,19 @@ fn write_response(
     }
     let mut out = Vec::with_capacity(data_json.map_or(0, str::len) + 64 * rest.len() + 16);
     let mut placeholder = None;
+    let mut data_range = None;
+    let mut write_data = |out: &mut Vec<u8>, data: &str| {
+        member(out, 1, "data");
+        data_range = Some(out.len()..out.len() + data.len());
+        out.extend_from_slice(data.as_bytes());
+    };
     out.push(b'{');
     let mut data_json = data_json;
     for (key, value) in rest {
         if key.as_str() > "data"
             && let Some(data) = data_json.take()
         {
-            member(&mut out, 1, "data");
-            out.extend_from_slice(data.as_bytes());
+            write_data(&mut out, data);
         }
         member(&mut out, 1, key);
         match value {
@@ -488,14 +506,17 @@ fn write_response(
         }
     }
     if let Some(data) = data_json {
-        member(&mut out, 1, "data");
-        out.extend_from_slice(data.as_bytes());
+        write_data(&mut out, data);
     }
     out.push(b'}');
     // Both parts are serde_json's UTF-8; the lossy conversion never changes them.
     let json = String::from_utf8(out)
         .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
-    (json, placeholder)
+    Written {
+        json,
+        data: data_range,
+        tokens_estimated: placeholder,
+    }
 }
 
 /// Counts of everything but `data`, as serialized (the `data` member is added back later with

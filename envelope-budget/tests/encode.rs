@@ -9,7 +9,7 @@ use envelope_core::stage::Controls;
 use envelope_core::{
     Completeness, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit, tool,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod support;
 
@@ -121,22 +121,37 @@ fn small_page() -> ToolResult<Reply<SmallPage>> {
 
 #[test]
 fn a_payload_that_fits_is_mirrored_byte_for_byte() {
-    let encoder = Arc::new(BudgetEncoder::new(
-        envelope_budget::AGENT_BUDGET_CHARS,
-        Estimator::default(),
-    ));
-    let output =
-        block_on(small_page {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
-    let prepared = prepare(output, &Controls::default(), None, &BudgetPolicy::default());
-    // The mirror reuses the encoder's bytes; they must be exactly what serde_json writes.
-    assert_eq!(
-        prepared.json,
-        serde_json::to_string(&prepared.structured).expect("serializes")
-    );
-    // And the stamped count is the count of those bytes.
-    let tokens = Estimator::default().estimate(&prepared.json);
-    assert_eq!(prepared.structured["meta"]["tokens_estimated"], tokens);
-    assert_eq!(prepared.structured["meta"]["truncated"], false);
+    for estimator in [
+        Estimator::Calibrated,
+        Estimator::ScriptAware,
+        Estimator::CharsDiv4,
+    ] {
+        let encoder = Arc::new(BudgetEncoder::new(
+            envelope_budget::AGENT_BUDGET_CHARS,
+            estimator,
+        ));
+        let output =
+            block_on(small_page {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
+        let policy = BudgetPolicy::default().with_estimator(estimator);
+        let prepared = prepare(output, &Controls::default(), None, &policy);
+        // The response is written once, the encoder's bytes spliced in: they must be exactly
+        // what serde_json writes.
+        assert_eq!(
+            prepared.json,
+            serde_json::to_string(&prepared.structured).expect("serializes")
+        );
+        // And the stamped count is the count of those bytes, itself included.
+        let tokens = estimator.estimate(&prepared.json);
+        assert_eq!(
+            prepared.structured["meta"]["tokens_estimated"], tokens,
+            "{estimator:?}"
+        );
+        assert_eq!(
+            prepared.structured["meta"]["tokens_method"],
+            json!(estimator.method())
+        );
+        assert_eq!(prepared.structured["meta"]["truncated"], false);
+    }
 }
 
 /// Returns arrays nested 80 levels deep: small enough to fit any budget.

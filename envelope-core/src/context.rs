@@ -218,7 +218,10 @@ impl ToolContext {
     /// stamped as `meta.client_request_id`.
     #[must_use]
     pub fn with_client_request_id(mut self, raw: Option<&str>) -> Self {
-        self.request_id = RequestId::from_client(raw);
+        // The context already has a fresh id: keep it unless the client's replaces it.
+        if let Some(id) = raw.and_then(|raw| RequestId::parse(raw).ok()) {
+            self.request_id = id;
+        }
         self.client_request_id = RequestId::client_correlation(raw).map(Arc::from);
         self
     }
