@@ -8,52 +8,37 @@ use std::borrow::Cow;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Capability(Cow<'static, str>);
 
-macro_rules! capabilities {
-    ($($(#[$doc:meta])* $konst:ident = $wire:literal: $meaning:literal;)*) => {
-        impl Capability {
-            $($(#[$doc])* pub const $konst: Capability = Capability(Cow::Borrowed($wire));)*
-
-            /// Every tag the contract defines, in order.
-            pub const KNOWN: &'static [Capability] = &[$(Capability::$konst),*];
-
-            /// What advertising the tag promises; `None` for a tag this version does not know.
-            pub fn meaning(&self) -> Option<&'static str> {
-                match self.0.as_ref() {
-                    $($wire => Some($meaning),)*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-capabilities! {
-    /// `standardized_error_envelope`
-    STANDARDIZED_ERROR_ENVELOPE = "standardized_error_envelope": "Every failure uses the one typed `error` shape with a category and `retryable`.";
-    /// `canonical_verdicts`
-    CANONICAL_VERDICTS = "canonical_verdicts": "Every response carries a verdict from the eight-value alphabet.";
-    /// `request_ids`
-    REQUEST_IDS = "request_ids": "Every response carries a ULID `meta.request_id`; a valid client id is echoed.";
-    /// `complexity_tier`
-    COMPLEXITY_TIER = "complexity_tier": "Every response stamps the tool's declared `meta.complexity_tier`.";
-    /// `idempotency_declared`
-    IDEMPOTENCY_DECLARED = "idempotency_declared": "Every response stamps `meta.idempotent`: true only for a tool declared idempotent (or read-only); tools list `idempotentHint` only where declared.";
-    /// `tokens_estimated`
-    TOKENS_ESTIMATED = "tokens_estimated": "`meta.tokens_estimated` counts the bytes actually sent, itself included.";
-    /// `budget_trimming`
-    BUDGET_TRIMMING = "budget_trimming": "Responses over the budget are trimmed with `truncated_*` markers, never silently.";
-    /// `completeness`
-    COMPLETENESS = "completeness": "Bounded collections carry a checked `completeness`.";
-    /// `next_actions`
-    NEXT_ACTIONS = "next_actions": "`next_actions` are normalized and name only live tools with schema-valid arguments.";
-    /// `continuations`
-    CONTINUATIONS = "continuations": "Truncated pages carry sealed, stateless continuation tokens.";
-    /// `toon_output`
-    TOON_OUTPUT = "toon_output": "`output_format: \"toon\"` renders the text content as TOON.";
-    /// `streamable_http`
-    STREAMABLE_HTTP = "streamable_http": "The server is reachable over MCP streamable HTTP.";
-    /// `progress`
-    PROGRESS = "progress": "Long tools report progress notifications.";
+crate::wire::vocabulary! {
+    /// What advertising the tag promises; `None` for a tag this version does not know.
+    pub fn meaning;
+    open Capability {
+        /// `standardized_error_envelope`
+        STANDARDIZED_ERROR_ENVELOPE = "standardized_error_envelope": "Every failure uses the one typed `error` shape with a category and `retryable`.";
+        /// `canonical_verdicts`
+        CANONICAL_VERDICTS = "canonical_verdicts": "Every response carries a verdict from the eight-value alphabet.";
+        /// `request_ids`
+        REQUEST_IDS = "request_ids": "Every response carries a ULID `meta.request_id`; a valid client id is echoed.";
+        /// `complexity_tier`
+        COMPLEXITY_TIER = "complexity_tier": "Every response stamps the tool's declared `meta.complexity_tier`.";
+        /// `idempotency_declared`
+        IDEMPOTENCY_DECLARED = "idempotency_declared": "Every response stamps `meta.idempotent`: true only for a tool declared idempotent (or read-only); tools list `idempotentHint` only where declared.";
+        /// `tokens_estimated`
+        TOKENS_ESTIMATED = "tokens_estimated": "`meta.tokens_estimated` counts the bytes actually sent, itself included.";
+        /// `budget_trimming`
+        BUDGET_TRIMMING = "budget_trimming": "Responses over the budget are trimmed with `truncated_*` markers, never silently.";
+        /// `completeness`
+        COMPLETENESS = "completeness": "Bounded collections carry a checked `completeness`.";
+        /// `next_actions`
+        NEXT_ACTIONS = "next_actions": "`next_actions` are normalized and name only live tools with schema-valid arguments.";
+        /// `continuations`
+        CONTINUATIONS = "continuations": "Truncated pages carry sealed, stateless continuation tokens.";
+        /// `toon_output`
+        TOON_OUTPUT = "toon_output": "`output_format: \"toon\"` renders the text content as TOON.";
+        /// `streamable_http`
+        STREAMABLE_HTTP = "streamable_http": "The server is reachable over MCP streamable HTTP.";
+        /// `progress`
+        PROGRESS = "progress": "Long tools report progress notifications.";
+    }
 }
 
 impl Capability {

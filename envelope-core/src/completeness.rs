@@ -19,55 +19,41 @@ use crate::error::CoreError;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Unit(Cow<'static, str>);
 
-macro_rules! units {
-    ($($(#[$doc:meta])* $konst:ident = $wire:literal, $plural:literal;)*) => {
-        impl Unit {
-            $($(#[$doc])* pub const $konst: Unit = Unit(Cow::Borrowed($wire));)*
-
-            /// The units the contract documents, in order.
-            pub const KNOWN: &'static [Unit] = &[$(Unit::$konst),*];
-
-            fn known_plural(name: &str) -> Option<&'static str> {
-                match name {
-                    $($wire => Some($plural),)*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-units! {
-    /// `occurrence`: one match of a pattern.
-    OCCURRENCE = "occurrence", "occurrences";
-    /// `file`: one file.
-    FILE = "file", "files";
-    /// `symbol`: one named symbol.
-    SYMBOL = "symbol", "symbols";
-    /// `reference`: one reference to a symbol.
-    REFERENCE = "reference", "references";
-    /// `definition`: one definition site.
-    DEFINITION = "definition", "definitions";
-    /// `declaration`: one declaration site.
-    DECLARATION = "declaration", "declarations";
-    /// `implementation`: one implementation.
-    IMPLEMENTATION = "implementation", "implementations";
-    /// `incoming_call`: one caller edge.
-    INCOMING_CALL = "incoming_call", "incoming calls";
-    /// `outgoing_call`: one callee edge.
-    OUTGOING_CALL = "outgoing_call", "outgoing calls";
-    /// `document_symbol`: one entry of a document outline.
-    DOCUMENT_SYMBOL = "document_symbol", "document symbols";
-    /// `syntax_node`: one syntax-tree node.
-    SYNTAX_NODE = "syntax_node", "syntax nodes";
-    /// `structural_match`: one structural-search match.
-    STRUCTURAL_MATCH = "structural_match", "structural matches";
-    /// `batch_probe`: one probe of a batch request.
-    BATCH_PROBE = "batch_probe", "batch probes";
-    /// `impact_section`: one section of an impact report.
-    IMPACT_SECTION = "impact_section", "impact sections";
-    /// `item`: a generic row, for collections with no better name.
-    ITEM = "item", "items";
+crate::wire::vocabulary! {
+    /// The plural of a known unit, when it is not the regular one.
+    fn known_plural;
+    open Unit {
+        /// `occurrence`: one match of a pattern.
+        OCCURRENCE = "occurrence": "occurrences";
+        /// `file`: one file.
+        FILE = "file": "files";
+        /// `symbol`: one named symbol.
+        SYMBOL = "symbol": "symbols";
+        /// `reference`: one reference to a symbol.
+        REFERENCE = "reference": "references";
+        /// `definition`: one definition site.
+        DEFINITION = "definition": "definitions";
+        /// `declaration`: one declaration site.
+        DECLARATION = "declaration": "declarations";
+        /// `implementation`: one implementation.
+        IMPLEMENTATION = "implementation": "implementations";
+        /// `incoming_call`: one caller edge.
+        INCOMING_CALL = "incoming_call": "incoming calls";
+        /// `outgoing_call`: one callee edge.
+        OUTGOING_CALL = "outgoing_call": "outgoing calls";
+        /// `document_symbol`: one entry of a document outline.
+        DOCUMENT_SYMBOL = "document_symbol": "document symbols";
+        /// `syntax_node`: one syntax-tree node.
+        SYNTAX_NODE = "syntax_node": "syntax nodes";
+        /// `structural_match`: one structural-search match.
+        STRUCTURAL_MATCH = "structural_match": "structural matches";
+        /// `batch_probe`: one probe of a batch request.
+        BATCH_PROBE = "batch_probe": "batch probes";
+        /// `impact_section`: one section of an impact report.
+        IMPACT_SECTION = "impact_section": "impact sections";
+        /// `item`: a generic row, for collections with no better name.
+        ITEM = "item": "items";
+    }
 }
 
 impl Unit {
@@ -99,7 +85,7 @@ impl Unit {
         if count == 1 {
             return singular;
         }
-        if let Some(plural) = Unit::known_plural(&self.0) {
+        if let Some(plural) = self.known_plural() {
             return plural.to_owned();
         }
         if singular.ends_with('s') || singular.ends_with('x') || singular.ends_with("ch") {
@@ -125,41 +111,13 @@ crate::wire::open_wire_string!(
     pattern: "^[a-z][a-z0-9_]{0,63}$",
 );
 
-macro_rules! reason_enum {
-    ($(#[$outer:meta])* $name:ident { $($(#[$doc:meta])* $variant:ident = $wire:literal: $meaning:literal,)* }) => {
-        $(#[$outer])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name {
-            $($(#[$doc])* $variant,)*
-        }
-
-        impl $name {
-            /// Every value, in the order the contract documents them.
-            pub const ALL: &'static [$name] = &[$($name::$variant),*];
-
-            /// The wire name.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $wire,)*
-                }
-            }
-
-            /// What the reason means, in one line.
-            pub const fn meaning(self) -> &'static str {
-                match self {
-                    $($name::$variant => $meaning,)*
-                }
-            }
-        }
-
-        crate::wire::wire_display!($name);
-    };
-}
-
-reason_enum! {
+crate::wire::vocabulary! {
+    /// What the reason means, in one line.
+    fn meaning;
     /// Why a deliberate bound left out rows that otherwise qualified.
-    TruncationReason {
+    #[derive(PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum TruncationReason {
         /// `page_limit`
         PageLimit = "page_limit": "The page size (`limit`) was reached.",
         /// `per_file_limit`
@@ -177,9 +135,13 @@ reason_enum! {
     }
 }
 
-reason_enum! {
+crate::wire::vocabulary! {
+    /// What the reason means, in one line.
+    fn meaning;
     /// Why coverage cannot be claimed exhaustive, truncation or not.
-    IncompleteReason {
+    #[derive(PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum IncompleteReason {
         /// `ranked_discovery`
         RankedDiscovery = "ranked_discovery": "Results come from ranked discovery, which does not enumerate everything.",
         /// `diagnostic_coverage`
@@ -203,9 +165,13 @@ reason_enum! {
     }
 }
 
-reason_enum! {
+crate::wire::vocabulary! {
+    /// What the reason means, in one line.
+    fn meaning;
     /// A contradictory completeness state, as [`Completeness::try_from_parts`] rejects it.
-    Violation {
+    #[derive(PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Violation {
         /// `returned_exceeds_total`
         ReturnedExceedsTotal = "returned_exceeds_total": "`returned` cannot exceed an exact `total`.",
         /// `complete_without_total`

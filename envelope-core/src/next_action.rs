@@ -14,79 +14,36 @@ use crate::tool::TypedTool;
 /// At most this many actions reach the agent.
 pub const MAX_NEXT_ACTIONS: usize = 8;
 
-/// What an action is for. Ties within one `order` stage break by [`Role::priority`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// `retry`: repeat a call, possibly corrected.
-    Retry,
-    /// `broaden_scope`: widen the query or scope.
-    BroadenScope,
-    /// `resolve_target`: turn a name into an exact identity first.
-    ResolveTarget,
-    /// `verify_exact`: confirm a discovered result with an exact search.
-    VerifyExact,
-    /// `proof_read`: read the source that proves a result.
-    ProofRead,
-    /// `inspect`: look closer at one result.
-    Inspect,
-    /// `diagnose`: find out why the call went wrong.
-    Diagnose,
+crate::wire::vocabulary! {
+    /// What an action of this role is for.
+    fn meaning;
+    /// What an action is for. Ties within one `order` stage break by [`Role::priority`].
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Role {
+        /// `proof_read`: read the source that proves a result.
+        ProofRead = "proof_read": "Read the source that proves a result.",
+        /// `verify_exact`: confirm a discovered result with an exact search.
+        VerifyExact = "verify_exact": "Confirm a discovered result with an exact search.",
+        /// `retry`: repeat a call, possibly corrected.
+        Retry = "retry": "Repeat a call, possibly with corrected arguments.",
+        /// `resolve_target`: turn a name into an exact identity first.
+        ResolveTarget = "resolve_target": "Resolve a name into an exact identity before acting on it.",
+        /// `inspect`: look closer at one result.
+        Inspect = "inspect": "Look closer at one result.",
+        /// `broaden_scope`: widen the query or scope.
+        BroadenScope = "broaden_scope": "Widen the query or the scope.",
+        /// `diagnose`: find out why the call went wrong.
+        Diagnose = "diagnose": "Find out why the call went wrong.",
+    }
 }
 
 impl Role {
-    /// Every role, in priority order.
-    pub const ALL: [Role; 7] = [
-        Role::ProofRead,
-        Role::VerifyExact,
-        Role::Retry,
-        Role::ResolveTarget,
-        Role::Inspect,
-        Role::BroadenScope,
-        Role::Diagnose,
-    ];
-
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Role::Retry => "retry",
-            Role::BroadenScope => "broaden_scope",
-            Role::ResolveTarget => "resolve_target",
-            Role::VerifyExact => "verify_exact",
-            Role::ProofRead => "proof_read",
-            Role::Inspect => "inspect",
-            Role::Diagnose => "diagnose",
-        }
-    }
-
-    /// Sort key within one `order` stage; lower comes first.
+    /// Sort key within one `order` stage; lower comes first: the order of [`Role::ALL`].
     pub const fn priority(self) -> u8 {
-        match self {
-            Role::ProofRead => 0,
-            Role::VerifyExact => 1,
-            Role::Retry => 2,
-            Role::ResolveTarget => 3,
-            Role::Inspect => 4,
-            Role::BroadenScope => 5,
-            Role::Diagnose => 6,
-        }
-    }
-
-    /// What an action of this role is for.
-    pub const fn meaning(self) -> &'static str {
-        match self {
-            Role::Retry => "Repeat a call, possibly with corrected arguments.",
-            Role::BroadenScope => "Widen the query or the scope.",
-            Role::ResolveTarget => "Resolve a name into an exact identity before acting on it.",
-            Role::VerifyExact => "Confirm a discovered result with an exact search.",
-            Role::ProofRead => "Read the source that proves a result.",
-            Role::Inspect => "Look closer at one result.",
-            Role::Diagnose => "Find out why the call went wrong.",
-        }
+        self as u8
     }
 }
-
-crate::wire::wire_display!(Role);
 
 /// How a dependency group is satisfied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

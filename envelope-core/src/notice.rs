@@ -4,35 +4,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// How loud a notice is; aligned with MCP logging levels so hosts can pipe notices through.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// `info`
-    Info,
-    /// `warning`
-    Warning,
-    /// `error`
-    Error,
-}
-
-impl Severity {
-    /// Every severity, quietest first.
-    pub const ALL: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Error];
-
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
+crate::wire::vocabulary! {
+    /// How loud a notice is; aligned with MCP logging levels so hosts can pipe notices through.
+    #[derive(PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Severity {
+        /// `info`
+        Info = "info",
+        /// `warning`
+        Warning = "warning",
+        /// `error`
+        Error = "error",
     }
 }
-
-crate::wire::wire_display!(Severity);
 
 /// One entry of `warnings` (something to flag about this response) or `diagnostics` (what went
 /// wrong, specifically).

@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(next_action["properties"]["reason"]["minLength"], 1);
         assert!(next_action.get("description").is_none(), "{next_action}");
         assert_eq!(
-            schema["$defs"]["Role"]["enum"][0], "retry",
+            schema["$defs"]["Role"]["enum"][0], "proof_read",
             "documented constants become an enum"
         );
         assert_eq!(properties["paths"]["description"], "The paths found.");

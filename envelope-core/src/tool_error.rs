@@ -14,53 +14,33 @@ use crate::request_id::RequestId;
 /// The message every `internal` error carries before the library stamps a request id on it.
 pub const INTERNAL_MESSAGE: &str = "internal error";
 
-/// What kind of failure this is, so an agent can pick retry, fix or escalate without prose.
-///
-/// Wire names are the snake-case strings of [`Category::as_str`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    /// `transient`: timeouts, dropped connections, a flaky downstream.
-    Transient,
-    /// `validation`: bad input — wrong type, out of range, missing or unknown field.
-    Validation,
-    /// `permission`: the caller lacks rights.
-    Permission,
-    /// `not_found`: the entity does not exist.
-    NotFound,
-    /// `unavailable`: an optional dependency or backend is missing.
-    Unavailable,
-    /// `internal`: anything unexpected, panics included. Masked on the wire.
-    Internal,
-    /// `module_disabled`: the tool's module is switched off. Only the generated gate emits it.
-    ModuleDisabled,
+crate::wire::vocabulary! {
+    /// When a tool should use this category.
+    fn when;
+    /// What kind of failure this is, so an agent can pick retry, fix or escalate without prose.
+    ///
+    /// Wire names are the snake-case strings of [`Category::as_str`].
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Category {
+        /// `transient`: timeouts, dropped connections, a flaky downstream.
+        Transient = "transient": "Timeouts, dropped connections, a flaky downstream.",
+        /// `validation`: bad input — wrong type, out of range, missing or unknown field.
+        Validation = "validation": "Bad input: wrong type, out of range, missing or unknown field.",
+        /// `permission`: the caller lacks rights.
+        Permission = "permission": "The caller lacks rights.",
+        /// `not_found`: the entity does not exist.
+        NotFound = "not_found": "The requested entity does not exist.",
+        /// `unavailable`: an optional dependency or backend is missing.
+        Unavailable = "unavailable": "An optional dependency or backend is missing.",
+        /// `internal`: anything unexpected, panics included. Masked on the wire.
+        Internal = "internal": "Anything unexpected, panics included; the message is masked.",
+        /// `module_disabled`: the tool's module is switched off. Only the generated gate emits it.
+        ModuleDisabled = "module_disabled": "The tool's module is switched off; emitted only by the generated gate.",
+    }
 }
 
 impl Category {
-    /// Every category, in the order the contract documents them.
-    pub const ALL: [Category; 7] = [
-        Category::Transient,
-        Category::Validation,
-        Category::Permission,
-        Category::NotFound,
-        Category::Unavailable,
-        Category::Internal,
-        Category::ModuleDisabled,
-    ];
-
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Category::Transient => "transient",
-            Category::Validation => "validation",
-            Category::Permission => "permission",
-            Category::NotFound => "not_found",
-            Category::Unavailable => "unavailable",
-            Category::Internal => "internal",
-            Category::ModuleDisabled => "module_disabled",
-        }
-    }
-
     /// Whether a retry can help when the error does not say otherwise.
     pub const fn retryable_default(self) -> bool {
         match self {
@@ -72,26 +52,7 @@ impl Category {
             | Category::ModuleDisabled => false,
         }
     }
-
-    /// When a tool should use this category.
-    pub const fn when(self) -> &'static str {
-        match self {
-            Category::Transient => "Timeouts, dropped connections, a flaky downstream.",
-            Category::Validation => {
-                "Bad input: wrong type, out of range, missing or unknown field."
-            }
-            Category::Permission => "The caller lacks rights.",
-            Category::NotFound => "The requested entity does not exist.",
-            Category::Unavailable => "An optional dependency or backend is missing.",
-            Category::Internal => "Anything unexpected, panics included; the message is masked.",
-            Category::ModuleDisabled => {
-                "The tool's module is switched off; emitted only by the generated gate."
-            }
-        }
-    }
 }
-
-crate::wire::wire_display!(Category);
 
 /// Lets an author's own error type say its category, so `?` turns it into a [`ToolError`].
 ///

@@ -9,76 +9,36 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The one value an agent branches on first.
-///
-/// Wire names are the upper-case strings in [`Verdict::as_str`]; see [`Verdict::obligation`]
-/// for what each one obliges the agent to do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Verdict {
-    /// `SAFE`: no meaningful risk detected.
-    Safe,
-    /// `CAUTION`: low risk or a notable but non-blocking signal.
-    Caution,
-    /// `REVIEW`: medium risk; inspect before acting.
-    Review,
-    /// `UNSAFE`: high risk; a blocker.
-    Unsafe,
-    /// `INFO`: informational; no risk judgement. The default on success.
-    #[default]
-    Info,
-    /// `WARN`: succeeded, but with warning-level conditions.
-    Warn,
-    /// `ERROR`: the call failed. The default on failure.
-    Error,
-    /// `NOT_FOUND`: ran fine, but the requested thing does not exist.
-    NotFound,
+crate::wire::vocabulary! {
+    /// What the verdict means, in one line.
+    fn meaning;
+    /// The one value an agent branches on first.
+    ///
+    /// Wire names are the upper-case strings in [`Verdict::as_str`]; see [`Verdict::obligation`]
+    /// for what each one obliges the agent to do.
+    #[derive(Default, PartialOrd, Ord)]
+    pub enum Verdict {
+        /// `SAFE`: no meaningful risk detected.
+        Safe = "SAFE": "No meaningful risk detected.",
+        /// `CAUTION`: low risk or a notable but non-blocking signal.
+        Caution = "CAUTION": "Low risk, or a notable but non-blocking signal.",
+        /// `REVIEW`: medium risk; inspect before acting.
+        Review = "REVIEW": "Medium risk: the blast radius or the findings need inspection.",
+        /// `UNSAFE`: high risk; a blocker.
+        Unsafe = "UNSAFE": "High risk: wide blast radius, a violated constraint or a guarded target.",
+        /// `INFO`: informational; no risk judgement. The default on success.
+        #[default]
+        Info = "INFO": "Informational result; no risk judgement implied. The default on success.",
+        /// `WARN`: succeeded, but with warning-level conditions.
+        Warn = "WARN": "The tool succeeded but found warning-level conditions.",
+        /// `ERROR`: the call failed. The default on failure.
+        Error = "ERROR": "The call failed (`ok: false`). The default on failure.",
+        /// `NOT_FOUND`: ran fine, but the requested thing does not exist.
+        NotFound = "NOT_FOUND": "The tool ran fine but the requested entity does not exist.",
+    }
 }
 
 impl Verdict {
-    /// Every verdict, in the order the contract documents them.
-    pub const ALL: [Verdict; 8] = [
-        Verdict::Safe,
-        Verdict::Caution,
-        Verdict::Review,
-        Verdict::Unsafe,
-        Verdict::Info,
-        Verdict::Warn,
-        Verdict::Error,
-        Verdict::NotFound,
-    ];
-
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Safe => "SAFE",
-            Verdict::Caution => "CAUTION",
-            Verdict::Review => "REVIEW",
-            Verdict::Unsafe => "UNSAFE",
-            Verdict::Info => "INFO",
-            Verdict::Warn => "WARN",
-            Verdict::Error => "ERROR",
-            Verdict::NotFound => "NOT_FOUND",
-        }
-    }
-
-    /// What the verdict means, in one line.
-    pub const fn meaning(self) -> &'static str {
-        match self {
-            Verdict::Safe => "No meaningful risk detected.",
-            Verdict::Caution => "Low risk, or a notable but non-blocking signal.",
-            Verdict::Review => "Medium risk: the blast radius or the findings need inspection.",
-            Verdict::Unsafe => {
-                "High risk: wide blast radius, a violated constraint or a guarded target."
-            }
-            Verdict::Info => {
-                "Informational result; no risk judgement implied. The default on success."
-            }
-            Verdict::Warn => "The tool succeeded but found warning-level conditions.",
-            Verdict::Error => "The call failed (`ok: false`). The default on failure.",
-            Verdict::NotFound => "The tool ran fine but the requested entity does not exist.",
-        }
-    }
-
     /// What the verdict obliges an agent to do.
     pub const fn obligation(self) -> &'static str {
         match self {
@@ -107,8 +67,8 @@ impl Verdict {
     /// then `INFO` for anything else.
     pub fn canonicalize(raw: &str) -> Verdict {
         let folded = raw.trim().to_ascii_uppercase().replace(['-', ' '], "_");
-        if let Some(verdict) = Verdict::ALL.into_iter().find(|v| v.as_str() == folded) {
-            return verdict;
+        if let Some(verdict) = Verdict::ALL.iter().find(|v| v.as_str() == folded) {
+            return *verdict;
         }
         match folded.as_str() {
             "OK" | "CLEAN" => Verdict::Safe,
@@ -119,8 +79,6 @@ impl Verdict {
         }
     }
 }
-
-crate::wire::wire_display!(Verdict);
 
 impl Serialize for Verdict {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -162,7 +120,7 @@ mod tests {
 
     #[test]
     fn canonical_names_round_trip() {
-        for verdict in Verdict::ALL {
+        for &verdict in Verdict::ALL {
             let wire = serde_json::to_value(verdict).expect("serializes");
             assert_eq!(wire, verdict.as_str());
             assert_eq!(read(verdict.as_str()), verdict);
