@@ -192,8 +192,8 @@ pub use envelope_derive::tool;
 pub mod __private {
     pub use crate::runtime::catch_unwind_blocking;
     pub use crate::runtime::{
-        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, Outcome, Panicked, Stopped, ToolArgs,
-        TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync, data_schema,
+        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, Outcome, Panicked, Returns, Stopped,
+        ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync,
         empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;

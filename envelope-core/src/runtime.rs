@@ -88,26 +88,31 @@ impl<T: IntoReply, E: Into<ToolError>> Outcome for Result<T, E> {
     }
 }
 
-/// Picks a tool's output schema by what its payload type `D` implements: `data` typed by `D`'s
-/// schema when `D: JsonSchema`, the envelope with any payload otherwise.
-///
-/// `#[tool]` writes `(&data_schema(<R as Outcome>::into_reply)).output_schema()` in
-/// non-generic code, with both traits in scope. Method lookup tries the receiver `&DataSchema<D>` before adding another
-/// reference, so [`TypedData`] (implemented on `DataSchema<D>`, taking `&self`) wins whenever
-/// its bound holds, and [`UntypedData`] (on `&DataSchema<D>`) answers otherwise.
-pub struct DataSchema<D: ?Sized>(PhantomData<fn() -> Box<D>>);
-
-impl<D: ?Sized> DataSchema<D> {
-    /// The selector.
-    pub const NEW: Self = DataSchema(PhantomData);
+/// The return type of a `#[tool]` function, named once: `#[tool]` implements it on the
+/// descriptor `T`, and everything else reads the return type as `T::Output`. A return type
+/// that is not a result, or whose payload cannot be serialized, is then one error, where this
+/// bound is checked.
+pub trait Returns {
+    /// The function's return type.
+    type Output: Outcome;
 }
 
-/// The [`DataSchema`] selector of the payload that `into_reply` produces: `#[tool]` passes the
-/// return type's [`Outcome::into_reply`], so the payload type is named in one place.
-pub const fn data_schema<O: Outcome>(
-    _into_reply: fn(O) -> Result<Reply<O::Data>, ToolError>,
-) -> DataSchema<O::Data> {
-    DataSchema::NEW
+/// The payload type of the tool whose descriptor is `T`.
+type DataOf<T> = <<T as Returns>::Output as Outcome>::Data;
+
+/// Picks the output schema of the tool whose descriptor is `T` by what its payload type
+/// implements: `data` typed by the payload's schema when it implements `JsonSchema`, the
+/// envelope with any payload otherwise.
+///
+/// `#[tool]` writes `(&DataSchema::<T>::NEW).output_schema()` in non-generic code, with both
+/// traits in scope. Method lookup tries the receiver `&DataSchema<T>` before adding another
+/// reference, so [`TypedData`] (implemented on `DataSchema<T>`, taking `&self`) wins whenever
+/// its bound holds, and [`UntypedData`] (on `&DataSchema<T>`) answers otherwise.
+pub struct DataSchema<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> DataSchema<T> {
+    /// The selector.
+    pub const NEW: Self = DataSchema(PhantomData);
 }
 
 /// The output schema of a tool whose payload has a schema.
@@ -116,9 +121,12 @@ pub trait TypedData {
     fn output_schema(&self) -> Schema;
 }
 
-impl<D: JsonSchema + ?Sized> TypedData for DataSchema<D> {
+impl<T: Returns> TypedData for DataSchema<T>
+where
+    DataOf<T>: JsonSchema,
+{
     fn output_schema(&self) -> Schema {
-        crate::schema::output_schema_for::<D>()
+        crate::schema::output_schema_for::<DataOf<T>>()
     }
 }
 
@@ -128,7 +136,7 @@ pub trait UntypedData {
     fn output_schema(&self) -> Schema;
 }
 
-impl<D: ?Sized> UntypedData for &DataSchema<D> {
+impl<T: ?Sized> UntypedData for &DataSchema<T> {
     fn output_schema(&self) -> Schema {
         crate::schema::output_schema_for::<Value>()
     }
@@ -703,27 +711,33 @@ impl Invocation {
 
     /// The envelope of a call that stopped before its body ran.
     pub fn fail(self, ctx: &ToolContext, stopped: Stopped) -> ToolOutput {
-        let refused = |error: ToolError| Err::<Reply<Value>, ToolError>(error);
+        type Refused = Result<Value, ToolError>;
         match stopped {
-            Stopped::Refused(error) => self.finish(ctx, Ok(error), refused),
-            Stopped::Panicked(panicked) => self.finish(ctx, Err(panicked), refused),
+            Stopped::Refused(error) => self.finish::<Refused>(ctx, Ok(Err(error))),
+            Stopped::Panicked(panicked) => self.finish::<Refused>(ctx, Err(panicked)),
         }
+    }
+
+    /// The envelope of the body's outcome, for the tool whose descriptor is `T`: the return
+    /// type is read through the descriptor, so a wrong one is reported once, at
+    /// [`Returns`].
+    pub fn finish_tool<T: Returns>(
+        self,
+        ctx: &ToolContext,
+        outcome: Result<T::Output, Panicked>,
+    ) -> ToolOutput {
+        self.finish(ctx, outcome)
     }
 
     /// Maps the body's outcome to an envelope and stamps `meta`.
     ///
-    /// `into_reply` is the return type's conversion into a reply or an error. It runs under
-    /// panic capture, and so does the payload's serialization: a panic in an author's `From`
-    /// or `Serialize` is masked and logged like one in the body, once.
-    pub fn finish<O, D: Serialize>(
-        self,
-        ctx: &ToolContext,
-        outcome: Result<O, Panicked>,
-        into_reply: fn(O) -> Result<Reply<D>, ToolError>,
-    ) -> ToolOutput {
+    /// The outcome's conversion into a reply or an error runs under panic capture, and so does
+    /// the payload's serialization: a panic in an author's `From` or `Serialize` is masked and
+    /// logged like one in the body, once.
+    fn finish<O: Outcome>(self, ctx: &ToolContext, outcome: Result<O, Panicked>) -> ToolOutput {
         let request_id = *ctx.request_id();
         let answered = outcome.and_then(|outcome| {
-            Ok(match catch_unwind_sync(|| into_reply(outcome))? {
+            Ok(match catch_unwind_sync(|| outcome.into_reply())? {
                 Ok(reply) => match catch_unwind_sync(|| encode(ctx, reply))? {
                     Ok((mut reply, precut, measure)) => ToolOutput {
                         baseline: reply.take_baseline(),

@@ -229,13 +229,13 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         quote!(#krate::__private::catch_unwind_sync(|| #ident(#(#call_args),*)))
     };
     let output = &output;
-    // Same span as the return type, so rustc points there when it is not a result.
-    let into_reply =
-        quote_spanned!(output.span()=> <#output as #krate::__private::Outcome>::into_reply);
-    // The payload type is read off `into_reply`, which already names the return type: a return
-    // type that is not a result is then one error, at `into_reply`, not two.
-    let output_schema = quote! {
-        (&#krate::__private::data_schema(#into_reply)).output_schema()
+    // The return type is named once, in this impl: one that is not a result, or whose payload
+    // cannot be serialized, is one error, at the return type (same span). Everything else reads
+    // it through the descriptor.
+    let returns = quote_spanned! {output.span()=>
+        impl #krate::__private::Returns for #ident {
+            type Output = #output;
+        }
     };
     let doc = format!("The `#[tool]` descriptor of [`{ident}()`]: tool `{name}`.");
 
@@ -268,6 +268,8 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
             #args_fns
         }
 
+        #returns
+
         impl #krate::TypedTool for #ident {
             const NAME: &'static str = #name;
             type Args = #typed_args;
@@ -286,7 +288,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 // `data` is typed when the payload implements `JsonSchema`; see `DataSchema`.
                 #[allow(unused_imports)] // Only one of the two traits applies to a payload.
                 use #krate::__private::{TypedData as _, UntypedData as _};
-                #output_schema
+                (&#krate::__private::DataSchema::<#ident>::NEW).output_schema()
             }
 
             fn call(
@@ -309,7 +311,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                         }
                     };
                     let __envelope_outcome = #invoke;
-                    __envelope_call.finish(&__envelope_ctx, __envelope_outcome, #into_reply)
+                    __envelope_call.finish_tool::<#ident>(&__envelope_ctx, __envelope_outcome)
                 })
             }
         }
