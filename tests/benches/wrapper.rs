@@ -74,6 +74,15 @@ fn entry_to_bytes(arguments: Value) -> Vec<u8> {
     serde_json::to_vec(&entry(arguments)).unwrap_or_default()
 }
 
+/// What any server path sends, without sizing or stamping anything: the entry, then the
+/// envelope as `structuredContent` (a `Value`) and as text. The floor under the server path.
+fn entry_to_both(arguments: Value) -> (Value, String) {
+    let envelope = entry(arguments);
+    let structured = serde_json::to_value(&envelope).unwrap_or_default();
+    let text = serde_json::to_string(&structured).unwrap_or_default();
+    (structured, text)
+}
+
 /// The server's own path for one call: entry, budget stage, mirror; what rmcp then sends.
 fn server_path(
     runtime: &tokio::runtime::Runtime,
@@ -109,7 +118,7 @@ fn interleaved_report(
     const ROUNDS: usize = 41;
     const PER_ROUND: usize = 2_000;
     let (mut plain_ns, mut entry_ns, mut full_ns) = (Vec::new(), Vec::new(), Vec::new());
-    let mut server_ns = Vec::new();
+    let (mut server_ns, mut both_ns) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         server_ns.push(time_round(arguments, PER_ROUND, |input| {
             black_box(server_path(runtime, server, input));
@@ -123,6 +132,9 @@ fn interleaved_report(
         full_ns.push(time_round(arguments, PER_ROUND, |input| {
             black_box(entry_to_bytes(input));
         }));
+        both_ns.push(time_round(arguments, PER_ROUND, |input| {
+            black_box(entry_to_both(input));
+        }));
     }
     let (plain, entry, full) = (median_ns(plain_ns), median_ns(entry_ns), median_ns(full_ns));
     println!(
@@ -135,6 +147,12 @@ fn interleaved_report(
         "full path: entry + to_vec of the whole envelope {full:.0} ns, adds {:.0} ns (ratio {:.2})",
         full - plain,
         full / plain
+    );
+    let both = median_ns(both_ns);
+    println!(
+        "floor: entry + the envelope as a Value and as text, nothing sized {both:.0} ns \
+         (ratio {:.2})",
+        both / plain
     );
     let server = median_ns(server_ns);
     println!(
