@@ -25,6 +25,10 @@ use zeroize::Zeroizing;
 use crate::canonical::canonical_json;
 use crate::tool_error::ToolError;
 
+mod pager;
+
+pub use pager::{PageCount, PagedArgs, Pager, Paging, Snapshot};
+
 /// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
 /// or sealed by a key this server does not (or no longer) accept.
 pub const INVALID_CONTINUATION: &str = "INVALID_CONTINUATION";

@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock};
 
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
-use envelope_core::paging::{Continuations, Page, PageArgs};
+use envelope_core::paging::{Continuations, PageCount, PagedArgs, Pager, Paging, Snapshot};
 use envelope_core::{
     Completeness, EmptyReason, IncompleteReason, NextAction, Notice, Reply, Role, ToolContext,
     ToolError, ToolResult, TruncationReason, Unit, Verdict, tool, toolset,
@@ -163,22 +163,6 @@ fn invalid(field: &str, message: impl Into<String>) -> ToolError {
         .with_data(json!({ "field": field }))
 }
 
-/// A page size: the default when absent, from 1 to [`MAX_PAGE_LIMIT`].
-fn page_limit(limit: Option<usize>, default: usize) -> ToolResult<usize> {
-    match limit {
-        Some(0) => Err(invalid("limit", "`limit` must be at least 1")),
-        Some(limit) if limit > MAX_PAGE_LIMIT => Err(invalid(
-            "limit",
-            format!(
-                "`limit` is at most {MAX_PAGE_LIMIT}; page through the rest with \
-                 `completeness.continuation`"
-            ),
-        )),
-        Some(limit) => Ok(limit),
-        None => Ok(default),
-    }
-}
-
 /// Refuses a pattern argument longer than [`MAX_PATTERN_BYTES`].
 fn bounded_pattern(field: &str, pattern: &str) -> ToolResult<()> {
     if pattern.len() > MAX_PATTERN_BYTES {
@@ -288,6 +272,18 @@ impl Walk {
             .iter()
             .filter(|file| filter.is_none_or(|filter| filter.matches(&file.rel)))
             .collect()
+    }
+
+    /// `count`, honest about what the walk could not see: directories it failed to list and
+    /// the `unreadable` files in scope.
+    fn tally(&self, mut count: PageCount, unreadable: usize) -> PageCount {
+        if self.failures > 0 {
+            count = count.incomplete_because(IncompleteReason::WalkFailure);
+        }
+        if unreadable > 0 {
+            count = count.incomplete_because(IncompleteReason::UnreadableCandidate);
+        }
+        count
     }
 }
 
@@ -412,186 +408,32 @@ enum Contents {
     Unreadable(io::Error),
 }
 
-/// Completeness of `returned` rows out of the `found` that qualified, honest about what could
-/// not be looked at: any walk failure or unreadable file means `found` is not a proven total.
-/// On a page that may continue, `found` counts the rows from this page's start on (on the
-/// first page, every row), and `continuation` fetches the rest.
-fn completeness(
-    unit: Unit,
-    returned: usize,
-    found: usize,
-    cut_by: TruncationReason,
-    walk_failures: usize,
-    unreadable: usize,
-    continuation: Option<String>,
-) -> ToolResult<Completeness> {
-    let mut reasons = Vec::new();
-    if walk_failures > 0 {
-        reasons.push(IncompleteReason::WalkFailure);
-    }
-    if unreadable > 0 {
-        reasons.push(IncompleteReason::UnreadableCandidate);
-    }
-    let total = reasons.is_empty().then_some(found);
-    let built = if returned < found {
-        Completeness::truncated_page(unit, returned, total, cut_by, continuation)
-            .and_then(|page| page.with_incomplete_reasons(reasons))
-    } else if reasons.is_empty() {
-        Ok(Completeness::complete(unit, returned))
-    } else {
-        Completeness::incomplete(unit, returned, None, reasons)
-    };
-    built.map_err(ToolError::internal)
-}
-
-/// A paged listing: which rows this call returns, and how its continuation is bound — to the
-/// tool, the session, the request (without `continuation` and `limit`), the workspace root
-/// and a snapshot of the files in scope, so that a token stops working when any of them
-/// changes.
-struct Paging {
-    request: serde_json::Value,
-    scope: String,
-    snapshot: String,
-    page: Page,
-}
-
-impl Paging {
-    /// Reads the page from `continuation` and `limit` (already checked, defaulted and at
-    /// least 1); `files` are the files in scope, whose paths, sizes and modification times make
-    /// the snapshot.
-    fn open<A: Serialize>(
-        ctx: &ToolContext,
-        workspace: &Workspace,
-        args: &A,
-        files: &[&Candidate],
-        limit: usize,
-        continuation: Option<&str>,
-    ) -> ToolResult<Paging> {
-        let request = serde_json::to_value(args).map_err(ToolError::internal)?;
-        let mut paging = Paging {
-            request,
-            scope: workspace.root().display().to_string(),
-            snapshot: snapshot(files),
-            page: Page {
-                start: 0,
-                size: limit,
-            },
-        };
-        let page = ctx.state::<Continuations>()?.page(
-            &paging.binding(ctx),
-            PageArgs::new(limit).with_continuation(continuation),
-        )?;
-        paging.page = page;
-        Ok(paging)
-    }
-
-    fn binding<'a>(&'a self, ctx: &'a ToolContext) -> envelope_core::paging::Binding<'a> {
-        ctx.binding(&self.request)
-            .with_scope(&self.scope)
-            .with_snapshot(&self.snapshot)
-    }
-
-    /// How a summary line says where a continued page starts; empty on the first page.
-    fn starts_at(&self, unit: Unit) -> String {
-        match self.page.start {
-            0 => String::new(),
-            start => format!("; this page starts at {} {}", unit.noun(1), start + 1),
-        }
-    }
-
-    /// Whether the `index`th row (0-based, over every row) is on this page.
-    fn takes(&self, index: usize) -> bool {
-        index >= self.page.start && index - self.page.start < self.page.size
-    }
-
-    /// Adds the page's `completeness`, its `next_step`, and, when rows remain after it, the
-    /// continuation and the next-page action `next_page` builds from it.
-    fn finish<T>(
-        &self,
-        ctx: &ToolContext,
-        reply: Reply<T>,
-        count: PageCount,
-        narrow: &str,
-        next_page: impl FnOnce(String) -> Result<NextAction, envelope_core::CoreError>,
-    ) -> ToolResult<Reply<T>> {
-        // Positions count the rows this walk could read, the same on every page of one
-        // snapshot, so paging works even when some files could not be read.
-        let continuation = ctx.state::<Continuations>()?.next(
-            &self.binding(ctx),
-            self.page.start,
-            count.returned,
-            count.total,
-        )?;
-        let completeness = completeness(
-            count.unit,
-            count.returned,
-            // On a continued page, the total counts the rows from its start on.
-            count.total.saturating_sub(self.page.start),
-            count.cut_by,
-            count.walk_failures,
-            count.unreadable,
-            continuation.clone(),
-        )?;
-        // A bigger `limit` helps only when the page size, not the budget, ended the page.
-        let raise = if count.cut_by == TruncationReason::PageLimit {
-            "raise `limit`, "
-        } else {
-            ""
-        };
-        let advice = match continuation {
-            Some(_) => format!(
-                "pass `completeness.continuation` as `continuation` for the next page, \
-                 {raise}or {narrow}"
-            ),
-            None => format!("{raise}or {narrow}"),
-        };
-        let mut reply = match completeness.next_step(&advice) {
-            Some(step) => reply.next_step(step),
-            None => reply,
-        }
-        .completeness(completeness);
-        if let Some(token) = continuation {
-            reply = reply.next_actions([next_page(token).map_err(ToolError::internal)?]);
-        }
-        Ok(reply)
-    }
-}
-
-/// What a paged walk found, for [`Paging::finish`].
-struct PageCount {
-    unit: Unit,
-    /// Rows on this page.
-    returned: usize,
-    /// What ended the page, when rows remain after it: its size, or the response budget.
-    cut_by: TruncationReason,
-    /// Rows in all, from the first page on.
-    total: usize,
-    walk_failures: usize,
-    unreadable: usize,
-}
-
-/// A digest of the files in scope: their paths, sizes and modification times, as this call's
-/// walk read them. Any change to one of them moves it, which makes an earlier page's
-/// continuation stale.
+/// The files a paged tool walked: their paths, sizes and modification times are the snapshot
+/// its continuations are bound to. Any change to one of them moves it, which makes an earlier
+/// page's continuation stale.
 ///
 /// Limit: an edit that keeps a file's size and modification time (a same-length rewrite whose
 /// time is then set back) is not seen; reading every file in scope on every page to hash its
 /// contents would cost what paging saves. `tests/workspace_server.rs` pins the limit.
-fn snapshot(files: &[&Candidate]) -> String {
-    use sha2::{Digest, Sha256};
-    // SHA-256 over a fixed layout: every build of the server, on every replica, agrees.
-    let mut hasher = Sha256::new();
-    for file in files {
-        hasher.update((file.rel.len() as u64).to_be_bytes());
-        hasher.update(file.rel.as_bytes());
-        hasher.update(file.len.to_be_bytes());
-        hasher.update(file.modified.to_be_bytes());
+struct FileStamps<'a>(&'a [&'a Candidate]);
+
+impl Snapshot for FileStamps<'_> {
+    fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        // SHA-256 over a fixed layout: every build of the server, on every replica, agrees.
+        let mut hasher = Sha256::new();
+        for file in self.0 {
+            hasher.update((file.rel.len() as u64).to_be_bytes());
+            hasher.update(file.rel.as_bytes());
+            hasher.update(file.len.to_be_bytes());
+            hasher.update(file.modified.to_be_bytes());
+        }
+        hasher
+            .finalize()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 /// Reports progress through a long walk: once when the total is known, every
@@ -662,6 +504,23 @@ pub(crate) struct SearchTextArgs {
     continuation: Option<String>,
 }
 
+impl PagedArgs for SearchTextArgs {
+    fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    fn continuation(&self) -> Option<&str> {
+        self.continuation.as_deref()
+    }
+
+    fn resume_at(&self, token: String) -> Self {
+        SearchTextArgs {
+            continuation: Some(token),
+            ..self.clone()
+        }
+    }
+}
+
 /// One match.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Occurrence {
@@ -691,7 +550,6 @@ pub(crate) fn search_text(
     ctx: &ToolContext,
     args: SearchTextArgs,
 ) -> ToolResult<Reply<SearchHits>> {
-    let limit = page_limit(args.limit, DEFAULT_SEARCH_LIMIT)?;
     if args.query.is_empty() {
         return Err(invalid("query", "`query` must not be empty"));
     }
@@ -724,7 +582,6 @@ pub(crate) fn search_text(
         args,
         &matcher,
         filter.as_ref(),
-        limit,
     )
 }
 
@@ -734,18 +591,15 @@ fn search(
     args: SearchTextArgs,
     matcher: &Regex,
     filter: Option<&PathFilter>,
-    limit: usize,
 ) -> ToolResult<Reply<SearchHits>> {
     let walk = walk(workspace);
     let in_scope = walk.in_scope(filter);
-    let paging = Paging::open(
-        ctx,
-        workspace,
-        &args,
-        &in_scope,
-        limit,
-        args.continuation.as_deref(),
-    )?;
+    let paging = Paging::new(Unit::OCCURRENCE, DEFAULT_SEARCH_LIMIT)
+        .with_max_limit(MAX_PAGE_LIMIT)
+        .with_scope(workspace.root().display().to_string())
+        .with_snapshot(&FileStamps(&in_scope))
+        .with_advice("narrow `query` or `path_glob`");
+    let paging = Pager::<search_text>::open(ctx, &args, paging)?;
     let mut occurrences = Vec::new();
     // What the rows built so far will take in the answer, roughly. A page ends before its
     // rows outgrow their share of the response budget, and its continuation goes on from the
@@ -813,42 +667,18 @@ fn search(
     let summary = format!(
         "{total} {} in {files_with_hits} of {files_searched} files searched{}",
         Unit::OCCURRENCE.noun(total),
-        paging.starts_at(Unit::OCCURRENCE)
+        paging.starts_at()
     );
     let reply = Reply::new(SearchHits {
         occurrences,
         files_searched,
     })
     .summary_line(summary);
-    let reply = paging.finish(
-        ctx,
-        reply,
-        PageCount {
-            unit: Unit::OCCURRENCE,
-            returned,
-            cut_by: if budget_full {
-                TruncationReason::BudgetLimit
-            } else {
-                TruncationReason::PageLimit
-            },
-            total,
-            walk_failures: walk.failures,
-            unreadable,
-        },
-        "narrow `query` or `path_glob`",
-        |token| {
-            NextAction::call::<search_text>(
-                "next-page",
-                Role::BroadenScope,
-                0,
-                SearchTextArgs {
-                    continuation: Some(token),
-                    ..args.clone()
-                },
-                "fetch the next page of occurrences",
-            )
-        },
-    )?;
+    let mut count = PageCount::new(returned, total);
+    if budget_full {
+        count = count.ended_by(TruncationReason::BudgetLimit);
+    }
+    let reply = paging.finish(ctx, &args, reply, walk.tally(count, unreadable))?;
     if total > 0 {
         return Ok(reply.verdict(Verdict::Info));
     }
@@ -1167,6 +997,23 @@ pub(crate) struct ListFilesArgs {
     continuation: Option<String>,
 }
 
+impl PagedArgs for ListFilesArgs {
+    fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    fn continuation(&self) -> Option<&str> {
+        self.continuation.as_deref()
+    }
+
+    fn resume_at(&self, token: String) -> Self {
+        ListFilesArgs {
+            continuation: Some(token),
+            ..self.clone()
+        }
+    }
+}
+
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FileList {
     /// Relative paths, sorted.
@@ -1177,7 +1024,6 @@ pub(crate) struct FileList {
 /// a glob. `completeness` counts every file that qualified, even past `limit`.
 #[tool(tier = lite, read_only, open_world = false, title = "List files", blocking)]
 pub(crate) fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<Reply<FileList>> {
-    let limit = page_limit(args.limit, DEFAULT_LIST_LIMIT)?;
     let filter = args
         .glob
         .as_deref()
@@ -1187,14 +1033,12 @@ pub(crate) fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<R
     let walk = walk(workspace);
     let scanned = walk.files.len();
     let in_scope = walk.in_scope(filter.as_ref());
-    let paging = Paging::open(
-        ctx,
-        workspace,
-        &args,
-        &in_scope,
-        limit,
-        args.continuation.as_deref(),
-    )?;
+    let paging = Paging::new(Unit::FILE, DEFAULT_LIST_LIMIT)
+        .with_max_limit(MAX_PAGE_LIMIT)
+        .with_scope(workspace.root().display().to_string())
+        .with_snapshot(&FileStamps(&in_scope))
+        .with_advice("narrow `glob`");
+    let paging = Pager::<list_files>::open(ctx, &args, paging)?;
     let mut files = Vec::new();
     let mut found = 0;
     let in_filter = in_scope.len();
@@ -1221,33 +1065,10 @@ pub(crate) fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<R
     let reply = Reply::new(FileList { files }).summary_line(format!(
         "{found} {}{}",
         Unit::FILE.noun(found),
-        paging.starts_at(Unit::FILE)
+        paging.starts_at()
     ));
-    let reply = paging.finish(
-        ctx,
-        reply,
-        PageCount {
-            unit: Unit::FILE,
-            returned,
-            cut_by: TruncationReason::PageLimit,
-            total: found,
-            walk_failures: walk.failures,
-            unreadable,
-        },
-        "narrow `glob`",
-        |token| {
-            NextAction::call::<list_files>(
-                "next-page",
-                Role::BroadenScope,
-                0,
-                ListFilesArgs {
-                    continuation: Some(token),
-                    ..args.clone()
-                },
-                "fetch the next page of files",
-            )
-        },
-    )?;
+    let count = walk.tally(PageCount::new(returned, found), unreadable);
+    let reply = paging.finish(ctx, &args, reply, count)?;
     if found > 0 {
         return Ok(reply);
     }
@@ -1476,15 +1297,30 @@ fn export_graph(
     {
         keep_best_connected(&mut nodes, &mut edges, max);
     }
-    let completeness = completeness(
-        Unit::FILE,
-        nodes.len(),
-        total,
-        TruncationReason::TopKLimit,
-        walk.failures,
-        unreadable,
-        None,
-    )?;
+    let mut reasons = Vec::new();
+    if walk.failures > 0 {
+        reasons.push(IncompleteReason::WalkFailure);
+    }
+    if unreadable > 0 {
+        reasons.push(IncompleteReason::UnreadableCandidate);
+    }
+    // What could not be read leaves the total unproven.
+    let proven = reasons.is_empty().then_some(total);
+    let completeness = if nodes.len() < total {
+        Completeness::truncated_page(
+            Unit::FILE,
+            nodes.len(),
+            proven,
+            TruncationReason::TopKLimit,
+            None,
+        )
+        .and_then(|page| page.with_incomplete_reasons(reasons))
+    } else if reasons.is_empty() {
+        Ok(Completeness::complete(Unit::FILE, total))
+    } else {
+        Completeness::incomplete(Unit::FILE, total, None, reasons)
+    }
+    .map_err(ToolError::internal)?;
     let next_step = completeness.next_step("raise `max_nodes`, or leave it out for every file");
     let summary = format!("{} files, {} edges", nodes.len(), edges.len());
     let empty = nodes.is_empty();

@@ -1,0 +1,440 @@
+//! [`Pager`]: one page of a paged tool, from its typed arguments to its finished reply.
+//!
+//! A paged tool declares once which of its arguments carry the page size and the token
+//! ([`PagedArgs`]) and how it pages ([`Paging`]: the unit, the page sizes, what the tokens are
+//! bound to). [`Pager::open`] reads the page from the call; the tool produces the rows
+//! [`Pager::takes`]; [`Pager::finish`] adds `completeness`, the honest `next_step` and the typed
+//! next-page action carrying the sealed token.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{
+    Binding, Continuations, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, INVALID_LIMIT, Page,
+    PageArgs,
+};
+use crate::completeness::{Completeness, IncompleteReason, TruncationReason, Unit};
+use crate::context::ToolContext;
+use crate::next_action::{NextAction, Role};
+use crate::reply::Reply;
+use crate::tool::TypedTool;
+use crate::tool_error::ToolError;
+
+/// The arguments of a paged tool: where a call says its page size and where it resumes.
+///
+/// A token is bound to the arguments' JSON without these two fields (and the legacy `offset`
+/// and `resume_from`): it resumes only the same request, at any page size.
+///
+/// ```
+/// use envelope_core::paging::PagedArgs;
+///
+/// #[derive(Clone, serde::Serialize, serde::Deserialize)]
+/// struct ListArgs {
+///     glob: Option<String>,
+///     limit: Option<usize>,
+///     continuation: Option<String>,
+/// }
+///
+/// impl PagedArgs for ListArgs {
+///     fn limit(&self) -> Option<usize> {
+///         self.limit
+///     }
+///
+///     fn continuation(&self) -> Option<&str> {
+///         self.continuation.as_deref()
+///     }
+///
+///     fn resume_at(&self, token: String) -> Self {
+///         ListArgs { continuation: Some(token), ..self.clone() }
+///     }
+/// }
+/// ```
+pub trait PagedArgs: Serialize {
+    /// The wire name of the page-size argument.
+    const LIMIT_FIELD: &'static str = DEFAULT_LIMIT_FIELD;
+    /// The wire name of the token argument.
+    const CONTINUATION_FIELD: &'static str = DEFAULT_CONTINUATION_FIELD;
+
+    /// The page size the call asked for, if any.
+    fn limit(&self) -> Option<usize>;
+
+    /// The token the call passed, if any.
+    fn continuation(&self) -> Option<&str>;
+
+    /// The same request, resuming at `token`: what the next-page action passes.
+    fn resume_at(&self, token: String) -> Self
+    where
+        Self: Sized;
+}
+
+/// A digest of the data a tool pages over. When it moves, the tokens of earlier pages are
+/// refused as `STALE_CONTINUATION` instead of resuming at a position that now means other rows.
+///
+/// A revision string is one (`impl Snapshot for str`); a tool over files digests what it read
+/// of them (paths, sizes, modification times).
+pub trait Snapshot {
+    /// The digest: any text that changes when the data does.
+    fn digest(&self) -> String;
+}
+
+impl Snapshot for str {
+    fn digest(&self) -> String {
+        self.to_owned()
+    }
+}
+
+impl Snapshot for String {
+    fn digest(&self) -> String {
+        self.clone()
+    }
+}
+
+/// How a tool pages: what one row is, the page sizes it accepts, what its tokens are bound to
+/// besides the request, and how an agent asks for less.
+///
+/// ```
+/// use envelope_core::Unit;
+/// use envelope_core::paging::Paging;
+///
+/// let paging = Paging::new(Unit::FILE, 200)
+///     .with_max_limit(1_000)
+///     .with_scope("/srv/repo")
+///     .with_snapshot("rev-41")
+///     .with_advice("narrow `glob`");
+/// # let _ = paging;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Paging {
+    unit: Unit,
+    default_limit: usize,
+    max_limit: usize,
+    scope: String,
+    snapshot: String,
+    advice: String,
+}
+
+impl Paging {
+    /// Pages of `unit`s, `default_limit` of them when the call names no size (at least 1),
+    /// any size up to `usize::MAX`, bound to nothing but the tool, the caller and the request.
+    pub fn new(unit: Unit, default_limit: usize) -> Self {
+        Paging {
+            unit,
+            default_limit: default_limit.max(1),
+            max_limit: usize::MAX,
+            scope: String::new(),
+            snapshot: String::new(),
+            advice: "narrow the request".to_owned(),
+        }
+    }
+
+    /// The largest page size a call may ask for; more is refused as `INVALID_LIMIT`.
+    #[must_use]
+    pub fn with_max_limit(mut self, max: usize) -> Self {
+        self.max_limit = max.max(1);
+        self
+    }
+
+    /// What the request reaches beyond its arguments, such as the root it searches.
+    #[must_use]
+    pub fn with_scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = scope.into();
+        self
+    }
+
+    /// The data's snapshot, digested now.
+    #[must_use]
+    pub fn with_snapshot(mut self, snapshot: &(impl Snapshot + ?Sized)) -> Self {
+        self.snapshot = snapshot.digest();
+        self
+    }
+
+    /// How an agent asks for fewer rows, ending `next_step` (say, "narrow `glob`").
+    #[must_use]
+    pub fn with_advice(mut self, advice: impl Into<String>) -> Self {
+        self.advice = advice.into();
+        self
+    }
+}
+
+/// What a paged tool counted: the rows on this page, the rows in all, and what kept the count
+/// from being proven.
+///
+/// ```
+/// use envelope_core::paging::PageCount;
+/// use envelope_core::{IncompleteReason, TruncationReason};
+///
+/// let count = PageCount::new(50, 733)
+///     .ended_by(TruncationReason::BudgetLimit)
+///     .incomplete_because(IncompleteReason::UnreadableCandidate);
+/// # let _ = count;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageCount {
+    returned: usize,
+    total: usize,
+    ended_by: TruncationReason,
+    incomplete: Vec<IncompleteReason>,
+}
+
+impl PageCount {
+    /// `returned` rows on this page out of `total` in all (from the first page on); a page
+    /// that leaves rows out was ended by its size.
+    pub fn new(returned: usize, total: usize) -> Self {
+        PageCount {
+            returned,
+            total,
+            ended_by: TruncationReason::PageLimit,
+            incomplete: Vec::new(),
+        }
+    }
+
+    /// What ended the page when rows remain after it (by default its size).
+    #[must_use]
+    pub fn ended_by(mut self, reason: TruncationReason) -> Self {
+        self.ended_by = reason;
+        self
+    }
+
+    /// Something kept the tool from seeing every candidate: `total` is then not proven.
+    #[must_use]
+    pub fn incomplete_because(mut self, reason: IncompleteReason) -> Self {
+        if !self.incomplete.contains(&reason) {
+            self.incomplete.push(reason);
+        }
+        self
+    }
+}
+
+/// One page of tool `T`: where it starts, how many rows it holds, and how its token is bound.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use envelope_core::paging::{ContinuationKey, Continuations, PageCount, PagedArgs, Pager, Paging};
+/// use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool};
+///
+/// #[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+/// struct CountArgs {
+///     /// Rows per page.
+///     limit: Option<usize>,
+///     /// The next page's token.
+///     continuation: Option<String>,
+/// }
+///
+/// impl PagedArgs for CountArgs {
+///     fn limit(&self) -> Option<usize> {
+///         self.limit
+///     }
+///
+///     fn continuation(&self) -> Option<&str> {
+///         self.continuation.as_deref()
+///     }
+///
+///     fn resume_at(&self, token: String) -> Self {
+///         CountArgs { continuation: Some(token), ..self.clone() }
+///     }
+/// }
+///
+/// /// Count to a hundred, a page at a time.
+/// #[tool(tier = lite, read_only)]
+/// fn numbers(ctx: &ToolContext, args: CountArgs) -> ToolResult<Reply<Vec<u32>>> {
+///     let pager = Pager::<numbers>::open(ctx, &args, Paging::new(Unit::ITEM, 10))?;
+///     let rows: Vec<u32> = (1..=100).filter(|n| pager.takes(*n as usize - 1)).collect();
+///     let count = PageCount::new(rows.len(), 100);
+///     pager.finish(ctx, &args, Reply::new(rows), count)
+/// }
+///
+/// # use envelope_core::Tool as _;
+/// # let key = ContinuationKey::generate(1)?;
+/// # let ctx = ToolContext::new().with_state(Arc::new(Continuations::new(key)));
+/// # let output = futures_executor_block_on(numbers {}.call(serde_json::json!({}), ctx));
+/// # let completeness = output.envelope.completeness().expect("paged");
+/// # assert_eq!((completeness.returned(), completeness.total()), (10, Some(100)));
+/// # assert!(completeness.continuation().is_some());
+/// # fn futures_executor_block_on<F: std::future::Future>(future: F) -> F::Output {
+/// #     let mut future = std::pin::pin!(future);
+/// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+/// #             return out;
+/// #         }
+/// #     }
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Pager<T> {
+    paging: Paging,
+    request: Value,
+    page: Page,
+    tool: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for Pager<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pager")
+            .field("paging", &self.paging)
+            .field("page", &self.page)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Pager<T>
+where
+    T: TypedTool,
+    T::Args: PagedArgs,
+{
+    /// Reads this call's page of tool `T` from its `args`: the page size (the default when
+    /// absent; 0 and more than the maximum are refused as `INVALID_LIMIT`), and where to start
+    /// (the beginning, or the position a valid token carries). The server must hold
+    /// [`Continuations`] as state.
+    pub fn open(ctx: &ToolContext, args: &T::Args, paging: Paging) -> Result<Self, ToolError> {
+        let field = <T::Args as PagedArgs>::LIMIT_FIELD;
+        let limit = match args.limit() {
+            None => paging.default_limit,
+            Some(limit) if (1..=paging.max_limit).contains(&limit) => limit,
+            Some(_) => return Err(invalid_limit(field, paging.max_limit)),
+        };
+        let request = serde_json::to_value(args).map_err(ToolError::internal)?;
+        let mut pager = Pager {
+            paging,
+            request,
+            page: Page {
+                start: 0,
+                size: limit,
+            },
+            tool: PhantomData,
+        };
+        let continuations = ctx.state::<Continuations>()?;
+        pager.page = continuations.page(
+            &pager.binding(ctx),
+            PageArgs::new(limit).with_continuation(args.continuation()),
+        )?;
+        Ok(pager)
+    }
+
+    /// Where this page starts and how many rows it may hold.
+    pub fn page(&self) -> Page {
+        self.page
+    }
+
+    /// Whether the `index`th row (0-based, counting every row from the first page on) is on
+    /// this page.
+    pub fn takes(&self, index: usize) -> bool {
+        index >= self.page.start && index - self.page.start < self.page.size
+    }
+
+    /// How a summary line says where a continued page starts ("; this page starts at file
+    /// 201"); empty on the first page.
+    pub fn starts_at(&self) -> String {
+        match self.page.start {
+            0 => String::new(),
+            start => format!(
+                "; this page starts at {} {}",
+                self.paging.unit.noun(1),
+                start + 1
+            ),
+        }
+    }
+
+    /// Finishes `reply` as this page of tool `T`: its `completeness`, its `next_step`, and,
+    /// when rows remain, the sealed continuation and the next-page action (`args` resumed at
+    /// the token, role `broaden_scope`, id `next-page`).
+    pub fn finish<D>(
+        &self,
+        ctx: &ToolContext,
+        args: &T::Args,
+        reply: Reply<D>,
+        count: PageCount,
+    ) -> Result<Reply<D>, ToolError> {
+        // Positions count every row the tool could read, the same on each page of one
+        // snapshot: paging works even when some candidates could not be read.
+        let continuation = ctx.state::<Continuations>()?.next(
+            &self.binding(ctx),
+            self.page.start,
+            count.returned,
+            count.total,
+        )?;
+        let completeness = self.completeness(&count, continuation.clone())?;
+        // A bigger page helps only when the page size, not the budget, ended the page.
+        let raise = match count.ended_by {
+            TruncationReason::PageLimit => {
+                format!("raise `{}`, ", <T::Args as PagedArgs>::LIMIT_FIELD)
+            }
+            _ => String::new(),
+        };
+        let advice = match &continuation {
+            Some(_) => format!(
+                "pass `completeness.continuation` as `{}` for the next page, {raise}or {}",
+                <T::Args as PagedArgs>::CONTINUATION_FIELD,
+                self.paging.advice
+            ),
+            None => format!("{raise}or {}", self.paging.advice),
+        };
+        let mut reply = match completeness.next_step(&advice) {
+            Some(step) => reply.next_step(step),
+            None => reply,
+        }
+        .completeness(completeness);
+        if let Some(token) = continuation {
+            let plural = self.paging.unit.noun(2);
+            let next = NextAction::call::<T>(
+                "next-page",
+                Role::BroadenScope,
+                0,
+                args.resume_at(token),
+                format!("fetch the next page of {plural}"),
+            )
+            .map_err(ToolError::internal)?;
+            reply = reply.next_actions([next]);
+        }
+        Ok(reply)
+    }
+
+    /// The page's completeness: `returned` of the rows from this page's start on, honest about
+    /// what could not be seen (then no total is claimed).
+    fn completeness(
+        &self,
+        count: &PageCount,
+        continuation: Option<String>,
+    ) -> Result<Completeness, ToolError> {
+        let unit = self.paging.unit.clone();
+        let returned = count.returned;
+        // On a continued page, the total counts the rows from its start on.
+        let found = count.total.saturating_sub(self.page.start);
+        let total = count.incomplete.is_empty().then_some(found);
+        let built = if returned < found {
+            Completeness::truncated_page(unit, returned, total, count.ended_by, continuation)
+                .and_then(|page| page.with_incomplete_reasons(count.incomplete.clone()))
+        } else if count.incomplete.is_empty() {
+            Ok(Completeness::complete(unit, returned))
+        } else {
+            Completeness::incomplete(unit, returned, None, count.incomplete.clone())
+        };
+        built.map_err(ToolError::internal)
+    }
+
+    fn binding<'a>(&'a self, ctx: &'a ToolContext) -> Binding<'a> {
+        ctx.binding(&self.request)
+            .with_continuation_field(<T::Args as PagedArgs>::CONTINUATION_FIELD)
+            .with_limit_field(<T::Args as PagedArgs>::LIMIT_FIELD)
+            .with_scope(&self.paging.scope)
+            .with_snapshot(&self.paging.snapshot)
+    }
+}
+
+fn invalid_limit(field: &str, max: usize) -> ToolError {
+    let range = match max {
+        usize::MAX => "at least 1".to_owned(),
+        max => format!("from 1 to {max}"),
+    };
+    ToolError::validation(format!("`{field}` must be {range}"))
+        .with_code(INVALID_LIMIT)
+        .with_hint(format!(
+            "omit `{field}` for the default page size, and page through the rest with \
+             `completeness.continuation`"
+        ))
+        .with_data(json!({ "field": field }))
+}
