@@ -3,6 +3,7 @@
 //! the rows actually sent, and stamps the token accounting of those bytes, itself included.
 
 use envelope_core::meta_keys as keys;
+use envelope_core::paging::Resume;
 use envelope_core::stage::{Baseline, ToolOutput, take_data};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode, normalize_next_actions};
 use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason};
@@ -205,6 +206,7 @@ pub fn prepare(
         measure,
         // Shaping follows `controls`: a server passes these, as the tool's entry decoded them.
         controls: _,
+        resume,
     } = output.into();
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
@@ -242,7 +244,7 @@ pub fn prepare(
         && baseline.is_none()
         && !exact
         && !nested_deeper_than(payload, MAX_DEPTH)
-        && let Some(json) = write_fitting(&mut rest, whole, budget, estimator)
+        && let Some(json) = write_fitting(&mut rest, whole, budget, estimator, resume.as_ref())
     {
         return finish(rest, data, json, controls, Leftovers::default());
     }
@@ -268,7 +270,7 @@ pub fn prepare(
                 });
                 reserved = rest_counts(&rest, true);
             }
-            let fixed = reserved + completeness_reserve(&rest);
+            let fixed = reserved + completeness_reserve(&rest, resume.as_ref());
             let trimmed = trim_measured(
                 payload,
                 fixed,
@@ -297,7 +299,11 @@ pub fn prepare(
                     trimmed.cut_any,
                     trimmed.unshrinkable,
                 );
-                reconcile_completeness(&mut rest, &trimmed.list_cuts);
+                reconcile_completeness(
+                    &mut rest,
+                    &trimmed.list_cuts,
+                    Continue::after(resume.as_ref()),
+                );
             }
             leftovers = trimmed.leftovers;
             (Some(trimmed.data), trimmed.data_counts)
@@ -329,7 +335,7 @@ pub fn prepare(
                     })
                     .collect();
                 merge_markers(&mut rest, markers, true, false);
-                reconcile_completeness(&mut rest, &cuts);
+                reconcile_completeness(&mut rest, &cuts, Continue::after(resume.as_ref()));
             }
             leftovers = trimmed.leftovers;
             (Some(trimmed.data), trimmed.data_counts)
@@ -411,6 +417,7 @@ fn write_fitting(
     whole: &Whole,
     budget: usize,
     estimator: Estimator,
+    resume: Option<&Resume>,
 ) -> Option<String> {
     {
         let Some(Value::Object(meta)) = rest.get_mut("meta") else {
@@ -432,7 +439,8 @@ fn write_fitting(
     let widest = base + digits(WIDEST_TOKENS);
     let own = crate::size::sub(widest, whole.counts);
     let fits = estimator.normalized_size(&own) <= (budget / 2) as u64
-        && estimator.normalized_size(&(widest + completeness_reserve(rest))) <= budget as u64;
+        && estimator.normalized_size(&(widest + completeness_reserve(rest, resume)))
+            <= budget as u64;
     if !fits {
         return None;
     }
@@ -592,8 +600,9 @@ fn stamped_rest_counts(reserved: Counts, estimator: Estimator) -> Counts {
 
 /// Room for what [`reconcile_completeness`] may write if the described list is cut: the
 /// completeness with `budget_limit` and the re-rendered `next_step`, at their widest (the kept
-/// count has no more digits than the original).
-fn completeness_reserve(rest: &Map<String, Value>) -> Counts {
+/// count has no more digits than the original). A re-sealed token is as long as the one it
+/// replaces.
+fn completeness_reserve(rest: &Map<String, Value>, resume: Option<&Resume>) -> Counts {
     let Some(value) = rest.get("completeness") else {
         return Counts::default();
     };
@@ -606,15 +615,20 @@ fn completeness_reserve(rest: &Map<String, Value>) -> Counts {
         from: returned,
         to: returned,
     };
-    // Reconciling rewrites `completeness` and `next_step` (and may drop actions, which only
-    // shrinks the response): size those two members, not a copy of the whole response.
+    // Reconciling rewrites `completeness` and `next_step`, may drop actions (which only
+    // shrinks the response) and may add a next-page action: size those members, not a copy
+    // of the whole response. A re-sealed token is as long as the one it replaces.
     let mut before = Map::new();
     before.insert("completeness".to_owned(), value.clone());
     if let Some(step) = rest.get("next_step") {
         before.insert("next_step".to_owned(), step.clone());
     }
     let mut widest = before.clone();
-    reconcile_completeness(&mut widest, std::slice::from_ref(&cut));
+    reconcile_completeness(
+        &mut widest,
+        std::slice::from_ref(&cut),
+        Continue::after(resume),
+    );
     crate::size::sub(rest_counts(&widest, false), rest_counts(&before, false))
 }
 
@@ -661,13 +675,29 @@ fn merge_markers(
     }
 }
 
+/// What becomes of a page's continuation when the budget cuts the rows it follows.
+enum Continue<'a> {
+    /// Sealed to resume right after the last row sent; the next-page action carries the new
+    /// token (and is added when the page was the last and had none).
+    After(&'a Resume),
+    /// Dropped, with the actions carrying it: nothing can re-seal it.
+    Drop,
+}
+
+impl<'a> Continue<'a> {
+    fn after(resume: Option<&'a Resume>) -> Self {
+        resume.map_or(Continue::Drop, Continue::After)
+    }
+}
+
 /// When the list that `completeness` describes was cut, `returned` drops to what is sent,
-/// `budget_limit` joins the reasons, the continuation (which pointed past the unsent rows) goes,
-/// and `next_step` is re-rendered with the sent numbers.
+/// `budget_limit` joins the reasons, the continuation (which pointed past the unsent rows) is
+/// re-sealed after the last row sent (or, when it cannot be, dropped with the actions carrying
+/// it), and `next_step` is re-rendered with the sent numbers.
 ///
 /// The described list is the payload itself when it is an array, else the cut top-level list
 /// whose original length equals `completeness.returned`.
-fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
+fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut], next: Continue<'_>) {
     if cuts.is_empty() {
         return;
     }
@@ -690,19 +720,72 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut]) {
     parts.complete = false;
     parts.truncated = true;
     parts.truncation_reasons.push(TruncationReason::BudgetLimit);
-    if let Some(token) = parts.continuation.take() {
-        drop_actions_carrying(rest, &token);
+    let old = parts.continuation.take();
+    match (next, old) {
+        (Continue::After(resume), old) => match resume.after(cut.to) {
+            Ok(Some(fresh)) => {
+                match &old {
+                    Some(token) => replace_token(rest, token, &fresh),
+                    // The last page had no next page; now it has one.
+                    None => add_action(rest, resume.next_page(&fresh)),
+                }
+                parts.continuation = Some(fresh);
+            }
+            // Nothing sent, or sealing failed: the old token would skip rows.
+            Ok(None) | Err(_) => {
+                if let Some(token) = old {
+                    drop_actions_carrying(rest, &token);
+                }
+            }
+        },
+        (Continue::Drop, Some(token)) => drop_actions_carrying(rest, &token),
+        (Continue::Drop, None) => {}
     }
+    let advice = if parts.continuation.is_some() {
+        "the response budget cut the rest; pass `completeness.continuation` for the next page, \
+         or lower the page size"
+    } else {
+        "the response budget cut the rest; narrow the query or lower the page size"
+    };
     let Ok(updated) = Completeness::try_from_parts(parts) else {
         return;
     };
-    let step = updated
-        .next_step("the response budget cut the rest; narrow the query or lower the page size");
+    let step = updated.next_step(advice);
     if let Ok(value) = serde_json::to_value(&updated) {
         rest.insert("completeness".to_owned(), value);
     }
     if let Some(step) = step {
         rest.insert("next_step".to_owned(), Value::String(step));
+    }
+}
+
+/// Adds `action` (the next-page call the budget stage made possible) to the next actions.
+fn add_action(rest: &mut Map<String, Value>, action: Result<NextAction, envelope_core::ToolError>) {
+    let Ok(Ok(action)) = action.map(serde_json::to_value) else {
+        return;
+    };
+    match rest.get_mut("next_actions") {
+        Some(Value::Array(actions)) => actions.push(action),
+        _ => {
+            rest.insert("next_actions".to_owned(), Value::Array(vec![action]));
+        }
+    }
+}
+
+/// Puts `fresh` where the next actions pass `token` as an argument: the next-page call then
+/// resumes where the budget cut the page.
+fn replace_token(rest: &mut Map<String, Value>, token: &str, fresh: &str) {
+    let Some(Value::Array(actions)) = rest.get_mut("next_actions") else {
+        return;
+    };
+    for action in actions {
+        if let Some(Value::Object(arguments)) = action.get_mut("arguments") {
+            for value in arguments.values_mut() {
+                if value == token {
+                    *value = Value::String(fresh.to_owned());
+                }
+            }
+        }
     }
 }
 

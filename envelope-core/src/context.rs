@@ -40,6 +40,12 @@ impl States {
         self.by_type.insert(TypeId::of::<T>(), value);
     }
 
+    /// The shared value of type `T`, if there is one.
+    pub(crate) fn get_shared<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let value = Arc::clone(self.by_type.get(&TypeId::of::<T>())?);
+        value.downcast().ok()
+    }
+
     /// The value of type `T`, if there is one.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.by_type
@@ -377,14 +383,14 @@ impl ToolContext {
     /// assert_eq!(missing.code(), Some(envelope_core::NOT_CONFIGURED));
     /// ```
     pub fn state<T: Any + Send + Sync>(&self) -> Result<&T, ToolError> {
-        self.states.get::<T>().ok_or_else(|| {
-            ToolError::unavailable(format!(
-                "this server is not configured with the `{}` this tool needs",
-                type_name::<T>()
-            ))
-            .with_code(NOT_CONFIGURED)
-            .with_retryable(false)
-        })
+        self.states.get::<T>().ok_or_else(not_configured::<T>)
+    }
+
+    /// The server's state of type `T`, shared: for what outlives the call's borrow.
+    pub(crate) fn shared_state<T: Any + Send + Sync>(&self) -> Result<Arc<T>, ToolError> {
+        self.states
+            .get_shared::<T>()
+            .ok_or_else(not_configured::<T>)
     }
 
     /// Reports progress; a no-op when nobody listens.
@@ -426,6 +432,16 @@ impl ToolContext {
     pub(crate) fn set_controls(&mut self, controls: Controls) {
         self.controls = controls;
     }
+}
+
+/// The one answer when a tool needs state the server was not configured with.
+fn not_configured<T>() -> ToolError {
+    ToolError::unavailable(format!(
+        "this server is not configured with the `{}` this tool needs",
+        type_name::<T>()
+    ))
+    .with_code(NOT_CONFIGURED)
+    .with_retryable(false)
 }
 
 #[cfg(test)]

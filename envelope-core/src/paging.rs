@@ -27,7 +27,7 @@ use crate::tool_error::ToolError;
 
 mod pager;
 
-pub use pager::{PageCount, PagedArgs, Pager, Paging, Snapshot};
+pub use pager::{NEXT_PAGE, PageCount, PagedArgs, Pager, Paging, Resume, Snapshot};
 
 /// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
 /// or sealed by a key this server does not (or no longer) accept.

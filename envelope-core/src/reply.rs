@@ -40,6 +40,7 @@ pub struct Reply<T> {
     warnings: Vec<Notice>,
     diagnostics: Vec<Notice>,
     baseline: Option<(String, u64)>,
+    resume: Option<crate::paging::Resume>,
 }
 
 impl<T> Reply<T> {
@@ -56,6 +57,7 @@ impl<T> Reply<T> {
             warnings: Vec::new(),
             diagnostics: Vec::new(),
             baseline: None,
+            resume: None,
         }
     }
 
@@ -130,6 +132,7 @@ impl<T> Reply<T> {
             warnings: self.warnings,
             diagnostics: self.diagnostics,
             baseline: self.baseline,
+            resume: self.resume,
         })
     }
 
@@ -153,6 +156,7 @@ impl<T> Reply<T> {
             // Not on the wire: the runtime takes it out first and hands it on beside the
             // envelope (see `stage::ToolOutput`).
             baseline: _,
+            resume: _,
         } = self;
         let mut envelope = Envelope::ok_for(data, request_id);
         if let Some(verdict) = verdict {
@@ -180,6 +184,18 @@ impl<T> Reply<T> {
             envelope = envelope.with_diagnostic(diagnostic);
         }
         envelope
+    }
+
+    /// How the budget stage re-seals this page's continuation if it cuts the page's rows; the
+    /// [`Pager`](crate::paging::Pager) sets it.
+    pub fn resumable(mut self, resume: crate::paging::Resume) -> Self {
+        self.resume = Some(resume);
+        self
+    }
+
+    /// Takes out how to re-seal the page, which travels beside the envelope.
+    pub(crate) fn take_resume(&mut self) -> Option<crate::paging::Resume> {
+        self.resume.take()
     }
 
     /// Takes out the declared baseline, which travels beside the envelope.

@@ -741,6 +741,7 @@ impl Invocation {
                 Ok(reply) => match catch_unwind_sync(|| encode(ctx, reply))? {
                     Ok((mut reply, precut, measure)) => ToolOutput {
                         baseline: reply.take_baseline(),
+                        resume: reply.take_resume(),
                         envelope: reply.into_envelope_for(request_id),
                         precut,
                         measure,

@@ -61,6 +61,10 @@ pub struct ToolOutput {
     /// The per-call controls the call was decoded with (the defaults when decoding refused
     /// them): what the budget stage shapes the response by. Decoded once, by the tool entry.
     pub controls: Controls,
+    /// How to re-seal the page's continuation when the budget stage cuts the rows
+    /// `completeness` describes ([`Reply::resumable`](crate::Reply::resumable), which the
+    /// [`Pager`](crate::paging::Pager) sets); without it, such a cut drops the continuation.
+    pub resume: Option<crate::paging::Resume>,
 }
 
 impl ToolOutput {
@@ -85,6 +89,7 @@ impl From<Envelope<Value>> for ToolOutput {
             precut: Vec::new(),
             measure: EncoderMeasure::default(),
             controls: Controls::default(),
+            resume: None,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -22,6 +23,9 @@ use crate::next_action::{NextAction, Role};
 use crate::reply::Reply;
 use crate::tool::TypedTool;
 use crate::tool_error::ToolError;
+
+/// The id of the next-page action a [`Pager`] adds.
+pub const NEXT_PAGE: &str = "next-page";
 
 /// The arguments of a paged tool: where a call says its page size and where it resumes.
 ///
@@ -377,15 +381,15 @@ where
             Some(step) => reply.next_step(step),
             None => reply,
         }
-        .completeness(completeness);
+        .completeness(completeness)
+        .resumable(self.resume(ctx)?);
         if let Some(token) = continuation {
-            let plural = self.paging.unit.noun(2);
             let next = NextAction::call::<T>(
-                "next-page",
+                NEXT_PAGE,
                 Role::BroadenScope,
                 0,
                 args.resume_at(token),
-                format!("fetch the next page of {plural}"),
+                self.next_page_reason(),
             )
             .map_err(ToolError::internal)?;
             reply = reply.next_actions([next]);
@@ -416,12 +420,121 @@ where
         built.map_err(ToolError::internal)
     }
 
+    /// What the budget stage needs to re-seal this page's token after cutting its rows.
+    fn resume(&self, ctx: &ToolContext) -> Result<Resume, ToolError> {
+        Ok(Resume {
+            continuations: ctx.shared_state::<Continuations>()?,
+            tool: ctx.tool_name().unwrap_or_default().to_owned(),
+            session: ctx.principal().unwrap_or_default().to_owned(),
+            request: self.request.clone(),
+            scope: self.paging.scope.clone(),
+            snapshot: self.paging.snapshot.clone(),
+            continuation_field: <T::Args as PagedArgs>::CONTINUATION_FIELD,
+            limit_field: <T::Args as PagedArgs>::LIMIT_FIELD,
+            start: self.page.start,
+            reason: self.next_page_reason(),
+        })
+    }
+
+    fn next_page_reason(&self) -> String {
+        format!("fetch the next page of {}", self.paging.unit.noun(2))
+    }
+
     fn binding<'a>(&'a self, ctx: &'a ToolContext) -> Binding<'a> {
         ctx.binding(&self.request)
             .with_continuation_field(<T::Args as PagedArgs>::CONTINUATION_FIELD)
             .with_limit_field(<T::Args as PagedArgs>::LIMIT_FIELD)
             .with_scope(&self.paging.scope)
             .with_snapshot(&self.paging.snapshot)
+    }
+}
+
+/// How to re-seal a page's continuation after the budget stage cuts the page's rows: the page's
+/// binding and where it started. The [`Pager`] attaches one to the reply it finishes; when the
+/// response budget then cuts the rows `completeness` describes, the budget stage seals a token
+/// that resumes right after the last row sent, so no row is stranded and the tool does not
+/// run again to mint it.
+#[derive(Clone)]
+pub struct Resume {
+    continuations: Arc<Continuations>,
+    tool: String,
+    session: String,
+    request: Value,
+    scope: String,
+    snapshot: String,
+    continuation_field: &'static str,
+    limit_field: &'static str,
+    start: usize,
+    reason: String,
+}
+
+impl Resume {
+    /// The token that resumes after the first `sent` rows of the page, or `None` when `sent`
+    /// is zero: a token to where the page started would let paging loop.
+    pub fn after(&self, sent: usize) -> Result<Option<String>, ToolError> {
+        if sent == 0 {
+            return Ok(None);
+        }
+        let binding = Binding::new(&self.tool, &self.session, &self.request)
+            .with_continuation_field(self.continuation_field)
+            .with_limit_field(self.limit_field)
+            .with_scope(&self.scope)
+            .with_snapshot(&self.snapshot);
+        let position =
+            u64::try_from(self.start.saturating_add(sent)).map_err(ToolError::internal)?;
+        self.continuations.seal(&binding, position).map(Some)
+    }
+
+    /// The next-page action for `token`: this page's request, resumed at `token`. What the
+    /// budget stage offers when it cuts the last page, which had no continuation before.
+    pub fn next_page(&self, token: &str) -> Result<NextAction, ToolError> {
+        let mut arguments = match &self.request {
+            Value::Object(arguments) => arguments.clone(),
+            _ => serde_json::Map::new(),
+        };
+        arguments.insert(
+            self.continuation_field.to_owned(),
+            Value::String(token.to_owned()),
+        );
+        NextAction::new(
+            NEXT_PAGE,
+            Role::BroadenScope,
+            0,
+            &self.tool,
+            arguments,
+            &self.reason,
+        )
+        .map_err(ToolError::internal)
+    }
+}
+
+impl fmt::Debug for Resume {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resume")
+            .field("tool", &self.tool)
+            .field("start", &self.start)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Resume {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.continuations, &other.continuations)
+            && (
+                &self.tool,
+                &self.session,
+                &self.request,
+                &self.scope,
+                &self.snapshot,
+                self.start,
+            ) == (
+                &other.tool,
+                &other.session,
+                &other.request,
+                &other.scope,
+                &other.snapshot,
+                other.start,
+            )
     }
 }
 
