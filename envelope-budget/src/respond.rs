@@ -6,7 +6,7 @@ use envelope_core::meta_keys as keys;
 use envelope_core::paging::Resume;
 use envelope_core::stage::{Baseline, ToolOutput, take_data};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode, normalize_next_actions};
-use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason};
+use envelope_core::{Completeness, NextAction, TokensMethod, TruncationReason, Unit};
 use std::ops::Range;
 
 use serde_json::{Map, Value, json};
@@ -244,7 +244,14 @@ pub fn prepare(
         && baseline.is_none()
         && !exact
         && !nested_deeper_than(payload, MAX_DEPTH)
-        && let Some(json) = write_fitting(&mut rest, whole, budget, estimator, resume.as_ref())
+        && let Some(json) = write_fitting(
+            &mut rest,
+            whole,
+            budget,
+            estimator,
+            resume.as_ref(),
+            payload.as_array().map(Vec::len),
+        )
     {
         return finish(rest, data, json, controls, Leftovers::default());
     }
@@ -263,14 +270,20 @@ pub fn prepare(
             // Stamps written after trimming take room: size them at their widest now.
             reserve_stamps(&mut rest, baseline.as_ref());
             let mut reserved = rest_counts(&rest, true);
+            // What reconciling a cut may write is own fields too: sized with them, so that
+            // trimming the result again changes nothing.
+            let bare_list = payload.as_array().map(Vec::len);
+            let mut reserve = completeness_reserve(&rest, resume.as_ref(), bare_list);
             // Half the budget for the envelope's own fields, which leaves the payload the rest.
-            if estimator.normalized_size(&reserved) > (budget / 2) as u64 {
+            if estimator.normalized_size(&(reserved + reserve)) > (budget / 2) as u64 {
                 fit_own_fields(&mut rest, budget / 2, estimator, |rest| {
-                    rest_counts(rest, true)
+                    rest_counts(rest, true) + reserve
                 });
                 reserved = rest_counts(&rest, true);
+                reserve = completeness_reserve(&rest, resume.as_ref(), bare_list);
             }
-            let fixed = reserved + completeness_reserve(&rest, resume.as_ref());
+            let fixed = reserved + reserve;
+
             let trimmed = trim_measured(
                 payload,
                 fixed,
@@ -418,6 +431,7 @@ fn write_fitting(
     budget: usize,
     estimator: Estimator,
     resume: Option<&Resume>,
+    bare_list: Option<usize>,
 ) -> Option<String> {
     {
         let Some(Value::Object(meta)) = rest.get_mut("meta") else {
@@ -437,10 +451,10 @@ fn write_fitting(
     // Everything but the placeholder's one digit; then the widest count in its place.
     let base = sub_digits(rest_counts + whole.counts, 1);
     let widest = base + digits(WIDEST_TOKENS);
-    let own = crate::size::sub(widest, whole.counts);
+    let reserve = completeness_reserve(rest, resume, bare_list);
+    let own = crate::size::sub(widest, whole.counts) + reserve;
     let fits = estimator.normalized_size(&own) <= (budget / 2) as u64
-        && estimator.normalized_size(&(widest + completeness_reserve(rest, resume)))
-            <= budget as u64;
+        && estimator.normalized_size(&(widest + reserve)) <= budget as u64;
     if !fits {
         return None;
     }
@@ -602,24 +616,39 @@ fn stamped_rest_counts(reserved: Counts, estimator: Estimator) -> Counts {
 /// completeness with `budget_limit` and the re-rendered `next_step`, at their widest (the kept
 /// count has no more digits than the original). A re-sealed token is as long as the one it
 /// replaces.
-fn completeness_reserve(rest: &Map<String, Value>, resume: Option<&Resume>) -> Counts {
-    let Some(value) = rest.get("completeness") else {
-        return Counts::default();
-    };
-    let Ok(completeness) = serde_json::from_value::<Completeness>(value.clone()) else {
-        return Counts::default();
-    };
-    let returned = completeness.returned();
-    let cut = ListCut {
-        key: ROOT_LIST_KEY.to_owned(),
-        from: returned,
-        to: returned,
+///
+/// A payload that is a bare list of `bare_list` rows, without a `completeness`, gets one when
+/// it is cut: its room is reserved too.
+fn completeness_reserve(
+    rest: &Map<String, Value>,
+    resume: Option<&Resume>,
+    bare_list: Option<usize>,
+) -> Counts {
+    let cut = match (rest.get("completeness"), bare_list) {
+        (Some(value), _) => match serde_json::from_value::<Completeness>(value.clone()) {
+            // The kept count has no more digits than the original.
+            Ok(completeness) => ListCut {
+                key: ROOT_LIST_KEY.to_owned(),
+                from: completeness.returned(),
+                to: completeness.returned(),
+            },
+            Err(_) => return Counts::default(),
+        },
+        // A real cut (a list of N rows cut to N would be complete): one row fewer.
+        (None, Some(rows)) if rows > 0 => ListCut {
+            key: ROOT_LIST_KEY.to_owned(),
+            from: rows,
+            to: rows - 1,
+        },
+        (None, _) => return Counts::default(),
     };
     // Reconciling rewrites `completeness` and `next_step`, may drop actions (which only
     // shrinks the response) and may add a next-page action: size those members, not a copy
     // of the whole response. A re-sealed token is as long as the one it replaces.
     let mut before = Map::new();
-    before.insert("completeness".to_owned(), value.clone());
+    if let Some(value) = rest.get("completeness") {
+        before.insert("completeness".to_owned(), value.clone());
+    }
     if let Some(step) = rest.get("next_step") {
         before.insert("next_step".to_owned(), step.clone());
     }
@@ -629,7 +658,12 @@ fn completeness_reserve(rest: &Map<String, Value>, resume: Option<&Resume>) -> C
         std::slice::from_ref(&cut),
         Continue::after(resume),
     );
-    crate::size::sub(rest_counts(&widest, false), rest_counts(&before, false))
+    // Each member added joins the response's others with a comma of its own.
+    let separators = Counts {
+        punct: widest.len().saturating_sub(before.len()) as u64,
+        ..Counts::default()
+    };
+    crate::size::sub(rest_counts(&widest, false), rest_counts(&before, false)) + separators
 }
 
 /// Applies `response_mode` and `compact_only`.
@@ -675,6 +709,14 @@ fn merge_markers(
     }
 }
 
+/// `next_step`'s advice after the budget cut the described rows, without a way to resume.
+const BUDGET_CUT: &str =
+    "the response budget cut the rest; narrow the query or lower the page size";
+
+/// `next_step`'s advice after the budget cut the described rows of a page that resumes.
+const BUDGET_CUT_RESUMABLE: &str = "the response budget cut the rest; pass \
+    `completeness.continuation` for the next page, or lower the page size";
+
 /// What becomes of a page's continuation when the budget cuts the rows it follows.
 enum Continue<'a> {
     /// Sealed to resume right after the last row sent; the next-page action carries the new
@@ -702,6 +744,10 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut], next:
         return;
     }
     let Some(value) = rest.get("completeness") else {
+        // A bare list the budget cut: `completeness` says so, never a silently shorter list.
+        if let Some(cut) = cuts.iter().find(|cut| cut.key == ROOT_LIST_KEY) {
+            describe_bare_cut(rest, cut);
+        }
         return;
     };
     let Ok(completeness) = serde_json::from_value::<Completeness>(value.clone()) else {
@@ -719,7 +765,12 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut], next:
     parts.returned = cut.to;
     parts.complete = false;
     parts.truncated = true;
-    parts.truncation_reasons.push(TruncationReason::BudgetLimit);
+    if !parts
+        .truncation_reasons
+        .contains(&TruncationReason::BudgetLimit)
+    {
+        parts.truncation_reasons.push(TruncationReason::BudgetLimit);
+    }
     let old = parts.continuation.take();
     match (next, old) {
         (Continue::After(resume), old) => match resume.after(cut.to) {
@@ -742,16 +793,36 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut], next:
         (Continue::Drop, None) => {}
     }
     let advice = if parts.continuation.is_some() {
-        "the response budget cut the rest; pass `completeness.continuation` for the next page, \
-         or lower the page size"
+        BUDGET_CUT_RESUMABLE
     } else {
-        "the response budget cut the rest; narrow the query or lower the page size"
+        BUDGET_CUT
     };
     let Ok(updated) = Completeness::try_from_parts(parts) else {
         return;
     };
     let step = updated.next_step(advice);
     if let Ok(value) = serde_json::to_value(&updated) {
+        rest.insert("completeness".to_owned(), value);
+    }
+    if let Some(step) = step {
+        rest.insert("next_step".to_owned(), Value::String(step));
+    }
+}
+
+/// The `completeness` and `next_step` of a payload that is a bare list the budget cut: `to` of
+/// its `from` items, cut by the budget.
+fn describe_bare_cut(rest: &mut Map<String, Value>, cut: &ListCut) {
+    let Ok(completeness) = Completeness::truncated_page(
+        Unit::ITEM,
+        cut.to,
+        Some(cut.from),
+        TruncationReason::BudgetLimit,
+        None,
+    ) else {
+        return;
+    };
+    let step = completeness.next_step(BUDGET_CUT);
+    if let Ok(value) = serde_json::to_value(&completeness) {
         rest.insert("completeness".to_owned(), value);
     }
     if let Some(step) = step {

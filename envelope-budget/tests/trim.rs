@@ -527,3 +527,26 @@ fn savings_stamped_after_trimming_still_fit_the_budget() {
     );
     assert!(size(&prepared) <= 4_000, "{}", size(&prepared));
 }
+
+#[test]
+fn a_bare_list_the_budget_cuts_gets_a_completeness_saying_so() {
+    // Regression test for #14: a bare list came out shorter with only `meta` markers to say so.
+    let rows: Vec<Value> = (0..500)
+        .map(|i| json!({"path": format!("src/file_{i}.rs"), "line": i}))
+        .collect();
+    let prepared = run(Envelope::ok(Value::Array(rows)), 4_000);
+    let sent = prepared.structured["data"].as_array().map_or(0, Vec::len);
+    assert!(sent > 0 && sent < 500, "{sent}");
+    let completeness = &prepared.structured["completeness"];
+    assert_eq!(completeness["returned"], sent);
+    assert_eq!(completeness["total"], 500);
+    assert_eq!(completeness["complete"], false);
+    assert_eq!(completeness["truncation_reasons"], json!(["budget_limit"]));
+    let step = prepared.structured["next_step"]
+        .as_str()
+        .expect("a next step");
+    assert!(step.contains(&format!("{sent} of 500")), "{step}");
+    assert!(size(&prepared) <= 4_000, "{}", size(&prepared));
+    // What is sent is still an envelope, its completeness consistent.
+    let _: Envelope<Value> = serde_json::from_value(prepared.structured).expect("an envelope");
+}
