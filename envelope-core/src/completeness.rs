@@ -173,11 +173,11 @@ crate::wire::vocabulary! {
     #[serde(rename_all = "snake_case")]
     pub enum Violation {
         /// `returned_exceeds_total`
-        ReturnedExceedsTotal = "returned_exceeds_total": "`returned` cannot exceed an exact `total`.",
+        ReturnedExceedsTotal = "returned_exceeds_total": "`offset + returned` cannot exceed an exact `total`.",
         /// `complete_without_total`
         CompleteWithoutTotal = "complete_without_total": "`complete` requires an exact `total`.",
         /// `complete_count_mismatch`
-        CompleteCountMismatch = "complete_count_mismatch": "`complete` requires `returned` to equal `total`.",
+        CompleteCountMismatch = "complete_count_mismatch": "`complete` requires `offset + returned` to equal `total`: the page reaches the end.",
         /// `complete_but_truncated`
         CompleteButTruncated = "complete_but_truncated": "`complete` cannot be `truncated` or carry truncation reasons.",
         /// `complete_with_incomplete_reasons`
@@ -206,8 +206,12 @@ pub struct CompletenessParts {
     pub unit: Unit,
     /// Rows in this response (this page, not a running count).
     pub returned: usize,
-    /// The exact cardinality, only when it is proven. `None` means unknown, never a lower bound.
+    /// Rows before this page: what earlier pages returned. 0 (omitted) on a first page.
     // The `skip_serializing_if`s describe `Completeness`'s wire, whose schema is this one's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset: usize,
+    /// The exact cardinality of the whole result, every page of it, only when it is proven.
+    /// `None` means unknown, never a lower bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<usize>,
     /// The normalized request is proven exhausted.
@@ -227,9 +231,11 @@ pub struct CompletenessParts {
 
 /// The completeness of one bounded collection, under `completeness` on the wire.
 ///
-/// Wire shape: `{unit, returned, total?, complete, truncated, truncation_reasons?,
-/// incomplete_reasons?, continuation?}`; empty reason lists are omitted. Reason lists are
-/// sorted and free of duplicates.
+/// Wire shape: `{unit, returned, offset?, total?, complete, truncated, truncation_reasons?,
+/// incomplete_reasons?, continuation?}`; empty reason lists and a zero `offset` are omitted.
+/// Reason lists are sorted and free of duplicates. A page holds the rows
+/// `offset..offset + returned` of a result of `total` rows: `total` means the same on every
+/// page.
 ///
 /// ```
 /// use envelope_core::{Completeness, TruncationReason, Unit};
@@ -245,6 +251,8 @@ pub struct CompletenessParts {
 pub struct Completeness {
     unit: Unit,
     returned: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    offset: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     total: Option<usize>,
     complete: bool,
@@ -263,6 +271,7 @@ impl Completeness {
         let CompletenessParts {
             unit,
             returned,
+            offset,
             total,
             complete,
             truncated,
@@ -275,11 +284,12 @@ impl Completeness {
         incomplete_reasons.sort_unstable();
         incomplete_reasons.dedup();
 
-        let violation = if total.is_some_and(|total| returned > total) {
+        let end = offset.saturating_add(returned);
+        let violation = if total.is_some_and(|total| end > total) {
             Some(Violation::ReturnedExceedsTotal)
         } else if complete && total.is_none() {
             Some(Violation::CompleteWithoutTotal)
-        } else if complete && total != Some(returned) {
+        } else if complete && total != Some(end) {
             Some(Violation::CompleteCountMismatch)
         } else if complete && (truncated || !truncation_reasons.is_empty()) {
             Some(Violation::CompleteButTruncated)
@@ -305,6 +315,7 @@ impl Completeness {
             None => Ok(Completeness {
                 unit,
                 returned,
+                offset,
                 total,
                 complete,
                 truncated,
@@ -320,6 +331,7 @@ impl Completeness {
         Completeness {
             unit,
             returned: count,
+            offset: 0,
             total: Some(count),
             complete: true,
             truncated: false,
@@ -341,6 +353,7 @@ impl Completeness {
         Completeness::try_from_parts(CompletenessParts {
             unit,
             returned,
+            offset: 0,
             total,
             complete: false,
             truncated: true,
@@ -360,11 +373,56 @@ impl Completeness {
         Completeness::try_from_parts(CompletenessParts {
             unit,
             returned,
+            offset: 0,
             total,
             complete: false,
             truncated: false,
             truncation_reasons: Vec::new(),
             incomplete_reasons: reasons,
+            continuation: None,
+        })
+    }
+
+    /// This completeness for a page that starts after `offset` rows of the result, `total`
+    /// (when known) still counting every row of it.
+    ///
+    /// ```
+    /// use envelope_core::{Completeness, TruncationReason, Unit};
+    ///
+    /// let page = Completeness::truncated_page(Unit::FILE, 50, Some(733), TruncationReason::PageLimit, None)?
+    ///     .with_offset(200)?;
+    /// assert_eq!(page.offset(), 200);
+    /// assert_eq!(
+    ///     page.next_step("raise `limit`").as_deref(),
+    ///     Some("showing 201–250 of 733 files — raise `limit`"),
+    /// );
+    /// // The last page reaches the end: complete.
+    /// let last = Completeness::complete(Unit::FILE, 733).with_offset(700);
+    /// assert!(last.is_err(), "733 rows from row 701 overrun the total");
+    /// # Ok::<(), envelope_core::CoreError>(())
+    /// ```
+    pub fn with_offset(&self, offset: usize) -> Result<Completeness, CoreError> {
+        let mut parts = self.to_parts();
+        parts.offset = offset;
+        Completeness::try_from_parts(parts)
+    }
+
+    /// The last page of a result of `total` rows: `returned` rows after `offset`, reaching the
+    /// end, so the request is exhausted.
+    pub fn last_page(
+        unit: Unit,
+        offset: usize,
+        returned: usize,
+    ) -> Result<Completeness, CoreError> {
+        Completeness::try_from_parts(CompletenessParts {
+            unit,
+            returned,
+            offset,
+            total: Some(offset.saturating_add(returned)),
+            complete: true,
+            truncated: false,
+            truncation_reasons: Vec::new(),
+            incomplete_reasons: Vec::new(),
             continuation: None,
         })
     }
@@ -385,6 +443,7 @@ impl Completeness {
         CompletenessParts {
             unit: self.unit.clone(),
             returned: self.returned,
+            offset: self.offset,
             total: self.total,
             complete: self.complete,
             truncated: self.truncated,
@@ -402,6 +461,11 @@ impl Completeness {
     /// Rows in this response.
     pub fn returned(&self) -> usize {
         self.returned
+    }
+
+    /// Rows before this page, returned by earlier pages (0 on a first page).
+    pub fn offset(&self) -> usize {
+        self.offset
     }
 
     /// The exact cardinality, when proven.
@@ -440,17 +504,15 @@ impl Completeness {
         if self.complete {
             return None;
         }
+        // Where the page sits: "3" on a first page, "201–250" on a later one.
+        let range = match (self.offset, self.returned) {
+            (0, returned) | (_, returned @ 0) => returned.to_string(),
+            (offset, returned) => format!("{}–{}", offset + 1, offset + returned),
+        };
         let shown = match (self.truncated, self.total) {
-            (true, Some(total)) => {
-                format!(
-                    "showing {} of {total} {}",
-                    self.returned,
-                    self.unit.noun(total)
-                )
-            }
+            (true, Some(total)) => format!("showing {range} of {total} {}", self.unit.noun(total)),
             (true, None) => format!(
-                "showing {} {}; more exist, total unknown",
-                self.returned,
+                "showing {range} {}; more exist, total unknown",
                 self.unit.noun(self.returned)
             ),
             (false, _) => {
@@ -528,14 +590,59 @@ impl JsonSchema for Completeness {
     }
 }
 
+/// Whether a count is zero: a first page's `offset` is left off the wire.
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_page_keeps_the_total_and_says_its_offset() {
+        let page = Completeness::truncated_page(
+            Unit::FILE,
+            50,
+            Some(733),
+            TruncationReason::PageLimit,
+            Some("tok".into()),
+        )
+        .and_then(|page| page.with_offset(200))
+        .expect("consistent");
+        let wire = serde_json::to_value(&page).expect("serializes");
+        assert_eq!(wire["offset"], 200);
+        assert_eq!(wire["total"], 733);
+        let back: Completeness = serde_json::from_value(wire).expect("reads");
+        assert_eq!(back, page);
+        // A first page leaves `offset` off the wire.
+        let first = Completeness::complete(Unit::FILE, 3);
+        assert!(
+            serde_json::to_value(&first)
+                .expect("serializes")
+                .get("offset")
+                .is_none()
+        );
+        // The last page reaches the total: complete, however far in it starts.
+        let last = Completeness::last_page(Unit::FILE, 700, 33).expect("consistent");
+        assert!(last.is_complete());
+        assert_eq!(
+            (last.offset(), last.returned(), last.total()),
+            (700, 33, Some(733))
+        );
+        // A page past the total contradicts it.
+        let overrun = page.with_offset(700);
+        assert!(matches!(
+            overrun,
+            Err(CoreError::Completeness(Violation::ReturnedExceedsTotal))
+        ));
+    }
 
     fn parts() -> CompletenessParts {
         CompletenessParts {
             unit: Unit::FILE,
             returned: 2,
+            offset: 0,
             total: Some(2),
             complete: true,
             truncated: false,
@@ -583,6 +690,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 3,
+                offset: 0,
                 complete: false,
                 truncated: true,
                 truncation_reasons: vec![TruncationReason::PageLimit],
@@ -608,6 +716,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 1,
+                offset: 0,
                 ..parts()
             },
             Violation::CompleteCountMismatch,
@@ -659,6 +768,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 1,
+                offset: 0,
                 complete: false,
                 truncated: true,
                 ..parts()
@@ -672,6 +782,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 1,
+                offset: 0,
                 complete: false,
                 truncation_reasons: vec![TruncationReason::TopKLimit],
                 incomplete_reasons: vec![IncompleteReason::RankedDiscovery],
@@ -686,6 +797,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 1,
+                offset: 0,
                 complete: false,
                 ..parts()
             },
@@ -698,6 +810,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 1,
+                offset: 0,
                 complete: false,
                 incomplete_reasons: vec![IncompleteReason::RankedDiscovery],
                 continuation: Some("c1".into()),
@@ -712,6 +825,7 @@ mod tests {
         rejects(
             CompletenessParts {
                 returned: 1,
+                offset: 0,
                 complete: false,
                 truncated: true,
                 truncation_reasons: vec![TruncationReason::PageLimit],
@@ -733,6 +847,7 @@ mod tests {
     fn reason_lists_are_sorted_and_deduped() {
         let page = Completeness::try_from_parts(CompletenessParts {
             returned: 1,
+            offset: 0,
             complete: false,
             truncated: true,
             truncation_reasons: vec![

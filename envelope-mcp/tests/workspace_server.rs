@@ -1360,9 +1360,12 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
     .await;
     let rows = wider["data"]["occurrences"].as_array().expect("rows");
     assert_eq!(rows.as_slice(), &expected[2..7]);
-    // On a continued page, `total` counts the rows from its start on; the summary keeps the
-    // grand total and says where the page starts.
-    assert_eq!(wider["completeness"]["total"], 7);
+    // On a continued page, `total` still counts every row and `offset` says where the page
+    // starts; so does the summary.
+    assert_eq!(wider["completeness"]["total"], 9);
+    assert_eq!(wider["completeness"]["offset"], 2);
+    let step = wider["next_step"].as_str().expect("a next step");
+    assert!(step.starts_with("showing 3–7 of 9 occurrences"), "{step}");
     let summary = wider["summary_line"].as_str().expect("a summary");
     assert!(summary.starts_with("9 occurrences"), "{summary}");
     assert!(

@@ -793,7 +793,8 @@ async def follow_pages(
             # The last page: every remaining row, nothing more to fetch.
             assert completeness["complete"] is True, completeness
             assert completeness["truncated"] is False, completeness
-            assert completeness["total"] == len(page), completeness
+            assert completeness["total"] == len(rows) + len(page), completeness
+            assert completeness.get("offset", 0) == len(rows), completeness
             assert 0 < len(page) <= page_size, completeness
             assert action is None, envelope
             return rows + page
@@ -803,8 +804,9 @@ async def follow_pages(
         assert completeness["truncated"] is True, completeness
         assert completeness["truncation_reasons"] == ["page_limit"], completeness
         assert len(page) == page_size, completeness
-        # A continued page counts from its own start.
-        assert completeness["total"] > len(page), completeness
+        # `total` counts the whole result; `offset` is where the page starts.
+        assert completeness["total"] > len(rows) + len(page), completeness
+        assert completeness.get("offset", 0) == len(rows), completeness
         # The action is the same request, continued.
         assert action is not None, envelope
         assert action["tool"] == name, action
@@ -906,7 +908,7 @@ async def test_the_actions_of_an_empty_search_run_and_page(
                 assert paged == whole, (arguments, action)
 
 
-async def test_continued_totals_count_from_the_page_start(
+async def test_continued_pages_keep_the_total_and_say_their_offset(
     request: pytest.FixtureRequest, transport: str, paged_root: Path, paged_url: str | None
 ) -> None:
     arguments = {"query": WORD, "limit": SEARCH_PAGE}
@@ -917,7 +919,8 @@ async def test_continued_totals_count_from_the_page_start(
             envelope = await call_ok(session, tools, "search_text", arguments)
             while True:
                 completeness = envelope["completeness"]
-                assert completeness["total"] == PAGED_OCCURRENCES - start, (start, completeness)
+                assert completeness["total"] == PAGED_OCCURRENCES, (start, completeness)
+                assert completeness.get("offset", 0) == start, (start, completeness)
                 token = completeness.get("continuation")
                 if token is None:
                     break
@@ -1133,7 +1136,8 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
     code, second = cli_call(paged_root, "search_text", following, cli_schemas, key_file=key)
     assert code == 0, second
     assert rows_of("search_text", second) == occurrences[2:4], second
-    assert second["completeness"]["total"] == PAGED_OCCURRENCES - 2, second["completeness"]
+    assert second["completeness"]["total"] == PAGED_OCCURRENCES, second["completeness"]
+    assert second["completeness"]["offset"] == 2, second["completeness"]
 
     # The same key through the environment.
     hex_key = key.read_text().strip()

@@ -459,9 +459,13 @@ fn contract_markdown() -> String {
     let _ = writeln!(out, "## Completeness\n");
     let _ = writeln!(
         out,
-        "`completeness = {{unit, returned, total?, complete, truncated, truncation_reasons[], \
-         incomplete_reasons[], continuation?}}`. `returned` counts rows in this response; a \
-         missing `total` means unknown, never a lower bound.\n"
+        "`completeness = {{unit, returned, offset?, total?, complete, truncated, \
+         truncation_reasons[], incomplete_reasons[], continuation?}}`. `returned` counts rows in \
+         this response; `offset` counts the rows before it, returned by earlier pages (omitted \
+         on a first page); `total` counts every row of the whole result, the same on every \
+         page, and a missing `total` means unknown, never a lower bound. A page holds rows \
+         `offset + 1` to `offset + returned`, and `next_step` says so (\"showing 201–250 of 733 \
+         files\"); the page that reaches `total` is `complete`.\n"
     );
     let _ = writeln!(out, "### Units\n");
     table(

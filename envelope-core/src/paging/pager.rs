@@ -397,8 +397,8 @@ where
         Ok(reply)
     }
 
-    /// The page's completeness: `returned` of the rows from this page's start on, honest about
-    /// what could not be seen (then no total is claimed).
+    /// The page's completeness: `returned` rows after `offset` (the page's start) of `total`
+    /// in all, honest about what could not be seen (then no total is claimed).
     fn completeness(
         &self,
         count: &PageCount,
@@ -406,16 +406,19 @@ where
     ) -> Result<Completeness, ToolError> {
         let unit = self.paging.unit.clone();
         let returned = count.returned;
-        // On a continued page, the total counts the rows from its start on.
-        let found = count.total.saturating_sub(self.page.start);
-        let total = count.incomplete.is_empty().then_some(found);
-        let built = if returned < found {
+        // A start past the end (the rows shrank under one snapshot) is an empty last page.
+        let offset = self.page.start.min(count.total);
+        let proven = count.incomplete.is_empty();
+        let total = proven.then_some(count.total);
+        let built = if offset + returned < count.total {
             Completeness::truncated_page(unit, returned, total, count.ended_by, continuation)
+                .and_then(|page| page.with_offset(offset))
                 .and_then(|page| page.with_incomplete_reasons(count.incomplete.clone()))
-        } else if count.incomplete.is_empty() {
-            Ok(Completeness::complete(unit, returned))
+        } else if proven {
+            Completeness::last_page(unit, offset, returned)
         } else {
             Completeness::incomplete(unit, returned, None, count.incomplete.clone())
+                .and_then(|page| page.with_offset(offset))
         };
         built.map_err(ToolError::internal)
     }
