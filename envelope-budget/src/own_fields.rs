@@ -9,7 +9,8 @@
 //!    token) and outside the arguments of next actions (which must stay runnable), all cut to a
 //!    common length that falls until they fit, each kept to at least [`KEPT_CHARS`] characters
 //!    and ending in [`TRUNCATION_SUFFIX`];
-//! 2. the next actions, all of them (a suggestion is optional; a wrong one is not).
+//! 2. the next actions but the next-page call (a suggestion is optional; a wrong one is not),
+//!    which is kept like the continuation it carries.
 //!
 //! Whatever was cut sets `meta.truncated`; when even that is not enough, so does
 //! `meta.envelope_unshrinkable`.
@@ -72,12 +73,39 @@ pub(crate) fn fit(
             break;
         }
     }
-    if over > 0 && rest.remove("next_actions").is_some() {
+    // Then the next actions, all but the next-page call: it carries the continuation, which is
+    // never cut, and is how an agent that follows actions verbatim pages on.
+    if over > 0 && keep_only_next_page(rest) {
         fitted.cut_any = true;
         over = measure(rest).saturating_sub(limit);
     }
     fitted.unshrinkable = over > 0;
     fitted
+}
+
+/// Keeps only the next actions that pass `completeness.continuation` as an argument; whether
+/// any was dropped.
+fn keep_only_next_page(rest: &mut Map<String, Value>) -> bool {
+    let token = rest
+        .get("completeness")
+        .and_then(|completeness| completeness.get("continuation"))
+        .cloned();
+    let Some(Value::Array(actions)) = rest.get_mut("next_actions") else {
+        return false;
+    };
+    let before = actions.len();
+    actions.retain(|action| {
+        token.as_ref().is_some_and(|token| {
+            action["arguments"]
+                .as_object()
+                .is_some_and(|arguments| arguments.values().any(|value| value == token))
+        })
+    });
+    let dropped = actions.len() < before;
+    if actions.is_empty() {
+        rest.remove("next_actions");
+    }
+    dropped
 }
 
 /// The strings of `rest` that may be cut and are longer than [`KEPT_CHARS`] (plus the suffix,

@@ -160,7 +160,9 @@ impl<T> Envelope<T> {
     /// A failed envelope for the call named `request_id`, its internal message masked.
     pub(crate) fn err_for(mut error: ToolError, request_id: RequestId) -> Self {
         error.mask_with(&request_id);
+        let recovery = error.take_recovery();
         Self::with_outcome(false, Verdict::Error, None, Some(error), request_id)
+            .with_next_actions(recovery)
     }
 
     /// `Ok` becomes [`Envelope::ok`], `Err` becomes [`Envelope::err`].

@@ -17,8 +17,8 @@
 //! - [`ToolContext`] is the call a tool serves: the request id, progress, cancellation, and the
 //!   server's typed state ([`ToolContext::state`]).
 //! - [`Envelope`] is the wire shape every answer takes; [`Meta`] is what the library stamps.
-//! - [`paging`]: sealed, stateless continuations for paged tools.
-//! - [`handles`]: short names for results a tool keeps, to refer back to.
+//! - [`paging`]: paging and follow-ups, stateless: the [`Pager`](paging::Pager) a paged tool
+//!   pages with, sealed continuations, and target refs a follow-up tool acts on.
 //! - [`schema`]: the envelope's JSON Schema and each tool's output schema.
 //! - [`stage`]: the hand-offs a server makes around a call (for transports and the budget
 //!   stage, and for a tool implemented by hand).
@@ -71,7 +71,6 @@ mod deep;
 mod empty_reason;
 mod envelope;
 mod error;
-pub mod handles;
 mod meta;
 mod next_action;
 mod notice;
@@ -89,7 +88,7 @@ mod verdict;
 mod wire;
 
 // What a tool author writes against. Everything else has a module of its own: `paging`,
-// `handles`, `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.
+// `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.
 pub use capability::Capability;
 pub use completeness::{
     Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,

@@ -1,4 +1,6 @@
-//! Sealed, stateless continuation tokens.
+//! Paging and follow-ups, stateless: sealed continuation tokens, the [`Pager`] that pages a
+//! tool with them, and target refs ([`TargetBinding`]) that let a follow-up tool act on
+//! exactly one earlier result.
 //!
 //! A continuation tells a tool where the next page starts. Nothing is cached on the server: the
 //! token itself carries, encrypted and authenticated with a server key (XChaCha20-Poly1305), what
@@ -8,6 +10,10 @@
 //!
 //! Invariant: nothing here panics on any input, and a rejection names only its code, never the
 //! check that failed. The only I/O is the operating system's random source.
+//!
+//! There is no server-side handle registry: an in-memory table of result handles held per
+//! process would not survive a restart or reach another replica behind a load balancer. A
+//! target ref carries what it points at, sealed, so any replica holding the key resolves it.
 
 use std::fmt;
 use std::ops::Range;
@@ -26,8 +32,14 @@ use crate::canonical::canonical_json;
 use crate::tool_error::ToolError;
 
 mod pager;
+mod target;
 
 pub use pager::{NEXT_PAGE, PageCount, PagedArgs, Pager, Paging, Resume, Snapshot};
+pub use target::{
+    CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,
+    OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND, TARGET_SCOPE_MISMATCH,
+    TargetBinding, conflicting_target_input, target_not_found,
+};
 
 /// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
 /// or sealed by a key this server does not (or no longer) accept.

@@ -175,6 +175,8 @@ struct Extra {
     detail: Option<String>,
     /// Where an internal error was made, when `RUST_BACKTRACE` asks for it: for the log only.
     backtrace: Option<String>,
+    /// Calls that recover from this error: the envelope's `next_actions`, not the error's.
+    recovery: Vec<crate::NextAction>,
 }
 
 /// The wire form of [`ToolError`]; its field docs are the schema's.
@@ -210,6 +212,7 @@ impl From<WireToolError> for ToolError {
             data: wire.data,
             detail: None,
             backtrace: None,
+            recovery: Vec::new(),
         };
         ToolError {
             category: wire.category,
@@ -356,6 +359,22 @@ impl ToolError {
         };
         self.extra_mut().data = Some(data);
         self
+    }
+
+    /// Offers `action` as the way out of this error (say, the search again for a stale target
+    /// ref): it goes out in the failed envelope's `next_actions`.
+    #[must_use]
+    pub fn with_recovery(mut self, action: crate::NextAction) -> Self {
+        self.extra_mut().recovery.push(action);
+        self
+    }
+
+    /// Takes out the recovery actions, which travel in the envelope beside the error.
+    pub(crate) fn take_recovery(&mut self) -> Vec<crate::NextAction> {
+        self.extra
+            .as_mut()
+            .map(|extra| std::mem::take(&mut extra.recovery))
+            .unwrap_or_default()
     }
 
     /// Overrides the category's retryable default, for the call where it is wrong.

@@ -1280,6 +1280,15 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
 
 /// Follows `completeness.continuation` from `first` until the last page; every page's rows
 /// under `rows`, in order, and the last page's envelope.
+/// A row without its `target_ref`: each answer seals its refs afresh (a random nonce), so rows
+/// of two calls compare without them.
+fn without_ref(mut row: Value) -> Value {
+    if let Some(row) = row.as_object_mut() {
+        row.remove("target_ref");
+    }
+    row
+}
+
 async fn page_through(
     server: &EnvelopeServer,
     tool: &str,
@@ -1298,7 +1307,8 @@ async fn page_through(
                 .as_array()
                 .expect("a page of rows")
                 .iter()
-                .cloned(),
+                .cloned()
+                .map(without_ref),
         );
         let Some(token) = envelope["completeness"]["continuation"].as_str() else {
             return (all, envelope, pages);
@@ -1323,7 +1333,14 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
         json!({"query": "needle", "limit": 1_000}),
     )
     .await;
-    let expected = unlimited["data"]["occurrences"].as_array().expect("rows");
+    let expected: Vec<Value> = unlimited["data"]["occurrences"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .cloned()
+        .map(without_ref)
+        .collect();
+    let expected = &expected;
     assert_eq!(expected.len(), 9);
 
     let (paged, last, pages) = page_through(
@@ -1358,7 +1375,13 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
         json!({"query": "needle", "limit": 5, "continuation": token}),
     )
     .await;
-    let rows = wider["data"]["occurrences"].as_array().expect("rows");
+    let rows: Vec<Value> = wider["data"]["occurrences"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .cloned()
+        .map(without_ref)
+        .collect();
     assert_eq!(rows.as_slice(), &expected[2..7]);
     // On a continued page, `total` still counts every row and `offset` says where the page
     // starts; so does the summary.
@@ -1757,4 +1780,73 @@ async fn a_request_size_above_rmcps_own_limit_is_honoured_over_http() {
     })
     .await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
+    let tree = Tree::new("target-ref");
+    let server = tree.server();
+    let search = json!({"query": "fn needle", "path_glob": "src/**"});
+    let found = call(&server, "search_text", search.clone()).await;
+    let hit = &found["data"]["occurrences"][0];
+    assert_eq!(hit["path"], "src/a.rs", "{found:#}");
+    let target_ref = hit["target_ref"].as_str().expect("every hit carries a ref");
+
+    // Read by ref: the lines around the hit, from the hit's file.
+    let read = json!({"target_ref": target_ref, "context_lines": 1});
+    let around = call(&server, "read_file", read.clone()).await;
+    assert_eq!(around["ok"], true, "{around:#}");
+    assert_eq!(around["data"]["path"], "src/a.rs");
+    assert_eq!(around["data"]["start_line"], 2);
+    assert_eq!(around["data"]["end_line"], 3);
+    assert!(
+        around["data"]["content"]
+            .as_str()
+            .is_some_and(|text| text.contains("fn needle")),
+        "{around:#}"
+    );
+    // Another server holding the key resolves it too: nothing is stored.
+    let replica = tree.server();
+    let elsewhere = call(&replica, "read_file", read.clone()).await;
+    assert_eq!(elsewhere["data"], around["data"]);
+
+    // A ref with a location, a tampered ref, and a ref of another scope are refused by code.
+    let both = json!({"target_ref": target_ref, "path": "src/a.rs"});
+    let conflicting = call(&server, "read_file", both).await;
+    assert_eq!(conflicting["error"]["code"], "CONFLICTING_TARGET_INPUT");
+    let mut bent = target_ref.to_owned();
+    bent.replace_range(40..41, if &bent[40..41] == "A" { "B" } else { "A" });
+    let tampered = call(&server, "read_file", json!({"target_ref": bent})).await;
+    assert_eq!(
+        tampered["error"]["code"], "INVALID_TARGET_REF",
+        "{tampered:#}"
+    );
+    let other_tree = Tree::new("target-ref-other");
+    let other = call(&other_tree.server(), "read_file", read.clone()).await;
+    assert_eq!(other["error"]["code"], "TARGET_SCOPE_MISMATCH", "{other:#}");
+
+    // The file changes: the ref is stale, and the answer offers the search again.
+    std::thread::sleep(Duration::from_millis(20));
+    tree.write("src/a.rs", "mod inner;\n\n// moved down\nfn needle() {}\n");
+    let stale = call(&server, "read_file", read).await;
+    assert_eq!(stale["error"]["code"], "STALE_TARGET_SNAPSHOT", "{stale:#}");
+    let recover = &stale["next_actions"][0];
+    assert_eq!(recover["tool"], "search_text", "{stale:#}");
+    assert_eq!(recover["arguments"], search);
+
+    // Following it gives a fresh ref to where the hit is now.
+    let again = call(&server, "search_text", recover["arguments"].clone()).await;
+    let fresh = &again["data"]["occurrences"][0];
+    assert_eq!(fresh["line"], 4);
+    let reread = json!({"target_ref": fresh["target_ref"], "context_lines": 0});
+    let now = call(&server, "read_file", reread).await;
+    assert_eq!(now["data"]["start_line"], 4, "{now:#}");
+    assert_eq!(now["data"]["content"], "fn needle() {}\n");
+
+    // A ref whose file is gone is not found.
+    let gone_ref = fresh["target_ref"].clone();
+    std::fs::remove_file(tree.root.join("src/a.rs")).expect("removable");
+    let gone = call(&server, "read_file", json!({"target_ref": gone_ref})).await;
+    assert_eq!(gone["error"]["code"], "TARGET_NOT_FOUND", "{gone:#}");
+    assert_eq!(gone["error"]["category"], "not_found");
 }

@@ -2,9 +2,8 @@
 
 use std::fmt::Write as _;
 
-use envelope_core::handles::HANDLE_CODES;
 use envelope_core::limits::MAX_NEXT_ACTIONS;
-use envelope_core::paging::CONTINUATION_CODES;
+use envelope_core::paging::{CONTINUATION_CODES, MAX_TARGET_REF_CHARS, TARGET_CODES};
 use envelope_core::schema::envelope_schema;
 use envelope_core::stage::Controls;
 use envelope_core::{
@@ -242,7 +241,7 @@ fn budget_section(out: &mut String) {
 }
 
 fn paging_section(out: &mut String) {
-    let _ = writeln!(out, "## Continuations and handles\n");
+    let _ = writeln!(out, "## Continuations and target refs\n");
     let _ = writeln!(
         out,
         "A truncated page carries `completeness.continuation`: an opaque token of exactly {} \
@@ -273,13 +272,19 @@ fn paging_section(out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "Result handles and match ids are random (128 bits), scoped to the session and bound to \
-         a snapshot. They are never authorization: the tool still checks rights on every use.\n"
+        "A search hit can carry a `target_ref`: an opaque ref (at most {MAX_TARGET_REF_CHARS} \
+         characters) sealed with the same keys as continuations, carrying what it points at \
+         and bound to the tool family that may open it, the caller, the scope and a snapshot \
+         of the data it points into, with the same expiry. A follow-up tool accepts it to act \
+         on exactly that hit; any server holding the key resolves it, and nothing is stored. \
+         It is never authorization: the tool still checks rights on every use. Each code has \
+         one fixed message; a stale ref comes with a recovery action that runs the search \
+         again.\n"
     );
     table(
         out,
         &["code", "category", "when", "agent response"],
-        HANDLE_CODES
+        TARGET_CODES
             .iter()
             .map(|(code_, category, when, response)| {
                 vec![

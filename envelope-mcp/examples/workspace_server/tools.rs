@@ -16,7 +16,10 @@ use std::sync::{Arc, LazyLock};
 
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
-use envelope_core::paging::{Continuations, PageCount, PagedArgs, Pager, Paging, Snapshot};
+use envelope_core::paging::{
+    Continuations, PageCount, PagedArgs, Pager, Paging, Snapshot, TargetBinding,
+    conflicting_target_input, target_not_found,
+};
 use envelope_core::{
     Completeness, EmptyReason, IncompleteReason, NextAction, Notice, Reply, Role, ToolContext,
     ToolError, ToolResult, TruncationReason, Unit, Verdict, tool, toolset,
@@ -384,16 +387,11 @@ fn list(found: &mut Walk, pending: &mut Vec<Subdir>, dir: Arc<Dir>, rel: &str, d
                 found.too_large += 1;
                 continue;
             }
-            let modified = metadata
-                .modified()
-                .ok()
-                .map(cap_std::time::SystemTime::into_std)
-                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |since| since.as_nanos());
+            let stamp = FileStamp::of(&metadata);
             found.files.push(Candidate {
                 rel: child,
-                len: metadata.len(),
-                modified,
+                len: stamp.len,
+                modified: stamp.modified,
             });
         }
     }
@@ -406,6 +404,34 @@ enum Contents {
     Binary,
     /// Could not be read at all.
     Unreadable(io::Error),
+}
+
+/// One file's size and modification time (nanoseconds since the epoch, 0 when unknown): the
+/// snapshot a target ref into the file is bound to. Any write moves it.
+struct FileStamp {
+    len: u64,
+    modified: u128,
+}
+
+impl FileStamp {
+    fn of(metadata: &cap_std::fs::Metadata) -> FileStamp {
+        let modified = metadata
+            .modified()
+            .ok()
+            .map(cap_std::time::SystemTime::into_std)
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_nanos());
+        FileStamp {
+            len: metadata.len(),
+            modified,
+        }
+    }
+}
+
+impl Snapshot for FileStamp {
+    fn digest(&self) -> String {
+        format!("{}:{}", self.len, self.modified)
+    }
 }
 
 /// The files a paged tool walked: their paths, sizes and modification times are the snapshot
@@ -530,6 +556,9 @@ pub(crate) struct Occurrence {
     line: usize,
     /// 1-based, in characters (Unicode scalar values) from the start of the line.
     column: usize,
+    /// This hit, sealed: pass it as `target_ref` to `read_file` to read around it. Stale once
+    /// the file changes; the stale answer offers the search again.
+    target_ref: String,
     /// The line, or a window of it around the match when the line is very long.
     text: String,
 }
@@ -600,6 +629,7 @@ fn search(
         .with_snapshot(&FileStamps(&in_scope))
         .with_advice("narrow `query` or `path_glob`");
     let paging = Pager::<search_text>::open(ctx, &args, paging)?;
+    let targets = HitRefs::new(ctx, workspace, &args)?;
     let mut occurrences = Vec::new();
     // What the rows built so far will take in the answer, roughly. A page ends before its
     // rows outgrow their share of the response budget, and its continuation goes on from the
@@ -638,16 +668,21 @@ fn search(
                 total += 1;
                 // Off the page, matches are only counted, so the total stays exact.
                 if !budget_full && paging.takes(total - 1) {
+                    let (line_no, column_no) = (index + 1, column.at(line, found.start()));
                     let occurrence = Occurrence {
+                        target_ref: targets.seal(file, line_no, column_no)?,
                         path: file.rel.clone(),
-                        line: index + 1,
-                        column: column.at(line, found.start()),
+                        line: line_no,
+                        column: column_no,
                         text: excerpt(line, found.start()),
                     };
                     // Measured as the budget stage will measure it: escapes and the token
                     // estimate (punctuation and accented text weigh more than a byte each).
                     built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
-                        occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD
+                        occurrence.path.len()
+                            + occurrence.text.len()
+                            + occurrence.target_ref.len()
+                            + ROW_OVERHEAD
                     });
                     // The first row is always kept, so every page makes progress.
                     budget_full = !occurrences.is_empty()
@@ -740,6 +775,57 @@ fn search(
     }
 }
 
+/// The tool family that accepts a `search_text` hit's `target_ref`.
+const FILE_TARGETS: &str = "workspace.file";
+/// A hit's ref carries its search (to offer it again when the ref is stale) up to this size:
+/// refs ride on every hit, so they are kept short.
+const MAX_REF_SEARCH_BYTES: usize = 160;
+/// Lines of context `read_file` returns on each side of a hit by default, and at most.
+const DEFAULT_CONTEXT_LINES: usize = 3;
+const MAX_CONTEXT_LINES: usize = 200;
+
+/// Seals the `target_ref` of each hit of one search: the file, line and column, and the search
+/// itself when it is short, bound to the file's stamp.
+struct HitRefs<'a> {
+    continuations: &'a Continuations,
+    session: &'a str,
+    scope: String,
+    search: Option<serde_json::Value>,
+}
+
+impl<'a> HitRefs<'a> {
+    fn new(ctx: &'a ToolContext, workspace: &Workspace, args: &SearchTextArgs) -> ToolResult<Self> {
+        // A new search starts from its first page.
+        let search = serde_json::to_value(SearchTextArgs {
+            continuation: None,
+            limit: None,
+            ..args.clone()
+        })
+        .ok()
+        .filter(|search| search.to_string().len() <= MAX_REF_SEARCH_BYTES);
+        Ok(HitRefs {
+            continuations: ctx.state::<Continuations>()?,
+            session: ctx.principal().unwrap_or_default(),
+            scope: workspace.root().display().to_string(),
+            search,
+        })
+    }
+
+    fn seal(&self, file: &Candidate, line: usize, column: usize) -> ToolResult<String> {
+        // Short keys: the ref is opaque, and rides on every hit.
+        let mut target = json!({ "p": file.rel, "l": line, "c": column });
+        if let Some(search) = &self.search {
+            target["s"] = search.clone();
+        }
+        let stamp = FileStamp {
+            len: file.len,
+            modified: file.modified,
+        };
+        let binding = TargetBinding::new(FILE_TARGETS, self.session).with_scope(&self.scope);
+        self.continuations.seal_target(&binding, &stamp, &target)
+    }
+}
+
 /// Whether a query has characters that mean something in a regular expression and rarely
 /// appear in a literal search. A lone `.` does not count: it is common in literals
 /// (`foo.bar`).
@@ -805,17 +891,28 @@ fn excerpt(line: &str, match_start: usize) -> String {
 // read_file
 // ---------------------------------------------------------------------------------------------
 
-/// The arguments of `read_file`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+/// The arguments of `read_file`: a `path`, or a hit's `target_ref`.
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [{"required": ["path"]}, {"required": ["target_ref"]}]))]
 pub(crate) struct ReadFileArgs {
     /// The file, relative to the workspace root (an absolute path inside the root works too).
-    path: String,
+    /// Required unless `target_ref` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// A `search_text` hit's `target_ref`: read the lines around that hit. Not combined with
+    /// `path`, `start_line` or `end_line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    target_ref: Option<String>,
+    /// With `target_ref`: lines of context on each side of the hit (default 3, at most 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 200))]
+    context_lines: Option<usize>,
     /// The first line to return, 1-based. Default 1.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     start_line: Option<usize>,
     /// The last line to return, inclusive. Default: the file's last line.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     end_line: Option<usize>,
 }
 
@@ -834,9 +931,22 @@ pub(crate) struct FileContent {
 }
 
 /// Read a text file of the workspace, whole or a range of lines (`start_line`, `end_line`,
-/// 1-based and inclusive). Paths outside the workspace are refused with `permission`.
+/// 1-based and inclusive), or the lines around a `search_text` hit (`target_ref`, with
+/// `context_lines`). Paths outside the workspace are refused with `permission`.
 #[tool(tier = lite, read_only, open_world = false, title = "Read a file", blocking)]
 pub(crate) fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
+    if let Some(token) = args.target_ref.as_deref() {
+        return read_target(ctx, &args, token);
+    }
+    if args.context_lines.is_some() {
+        return Err(invalid(
+            "context_lines",
+            "`context_lines` goes with `target_ref`; with `path`, pass `start_line` and `end_line`",
+        ));
+    }
+    let Some(path) = args.path.as_deref() else {
+        return Err(invalid("path", "pass `path`, or a hit's `target_ref`"));
+    };
     if args.start_line == Some(0) {
         return Err(invalid(
             "start_line",
@@ -851,14 +961,112 @@ pub(crate) fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Rep
             format!("`end_line` ({end}) is before `start_line` ({start})"),
         ));
     }
-    read(ctx.state::<Workspace>()?, args)
+    read(
+        ctx.state::<Workspace>()?,
+        path,
+        args.start_line,
+        args.end_line,
+    )
 }
 
-fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
-    let rel = resolve(workspace.root(), &args.path)?;
+/// `read_file` of a hit's `target_ref`: the lines around it, when the file is as it was.
+fn read_target(
+    ctx: &ToolContext,
+    args: &ReadFileArgs,
+    token: &str,
+) -> ToolResult<Reply<FileContent>> {
+    let given: Vec<&str> = [
+        ("path", args.path.is_some()),
+        ("start_line", args.start_line.is_some()),
+        ("end_line", args.end_line.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, present)| present.then_some(name))
+    .collect();
+    if !given.is_empty() {
+        return Err(conflicting_target_input("target_ref", &given));
+    }
+    let context = args.context_lines.unwrap_or(DEFAULT_CONTEXT_LINES);
+    if context > MAX_CONTEXT_LINES {
+        return Err(invalid(
+            "context_lines",
+            format!("`context_lines` is at most {MAX_CONTEXT_LINES}"),
+        ));
+    }
+    let workspace = ctx.state::<Workspace>()?;
+    let scope = workspace.root().display().to_string();
+    let binding =
+        TargetBinding::new(FILE_TARGETS, ctx.principal().unwrap_or_default()).with_scope(&scope);
+    let opened = ctx
+        .state::<Continuations>()?
+        .open_target(token, &binding, "target_ref")?;
+    let target = opened.target();
+    let (Some(path), Some(line)) = (
+        target["p"].as_str(),
+        target["l"]
+            .as_u64()
+            .and_then(|line| usize::try_from(line).ok()),
+    ) else {
+        return Err(ToolError::internal(
+            "a target ref this server sealed has no path or line",
+        ));
+    };
+    let stamp = match workspace.metadata(path) {
+        Ok(metadata) if metadata.is_file() => FileStamp::of(&metadata),
+        _ => return Err(target_not_found("target_ref")),
+    };
+    if let Err(stale) = opened.check_snapshot(&stamp) {
+        return Err(stale.with_recovery(recovery(target, path)?));
+    }
+    let start = line.saturating_sub(context).max(1);
+    read(
+        workspace,
+        path,
+        Some(start),
+        Some(line.saturating_add(context)),
+    )
+}
+
+/// What an agent calls when a ref went stale: the search again (it is in the ref when it was
+/// short), else the file at the hit's line.
+fn recovery(target: &serde_json::Value, path: &str) -> ToolResult<NextAction> {
+    let action = match serde_json::from_value::<SearchTextArgs>(target["s"].clone()) {
+        Ok(search) => NextAction::call::<search_text>(
+            "search-again",
+            Role::Retry,
+            0,
+            search,
+            "the file changed: run the search again for fresh hits and refs",
+        ),
+        Err(_) => NextAction::call::<read_file>(
+            "read-the-file",
+            Role::Retry,
+            0,
+            ReadFileArgs {
+                path: Some(path.to_owned()),
+                target_ref: None,
+                context_lines: None,
+                start_line: target["l"]
+                    .as_u64()
+                    .and_then(|line| usize::try_from(line).ok()),
+                end_line: None,
+            },
+            "the file changed: read it from the hit's line on",
+        ),
+    };
+    action.map_err(ToolError::internal)
+}
+
+fn read(
+    workspace: &Workspace,
+    path: &str,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
+) -> ToolResult<Reply<FileContent>> {
+    let rel = resolve(workspace.root(), path)?;
     let metadata = workspace
         .metadata(&rel)
-        .map_err(|error| not_readable(&args.path, &rel, error))?;
+        .map_err(|error| not_readable(path, &rel, error))?;
     if metadata.is_dir() {
         return Err(invalid(
             "path",
@@ -894,14 +1102,14 @@ fn read(workspace: &Workspace, args: ReadFileArgs) -> ToolResult<Reply<FileConte
     // Split after each `\n`, so the content comes back with its own line endings.
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let total_lines = lines.len();
-    let start_line = args.start_line.unwrap_or(1);
+    let start_line = start_line.unwrap_or(1);
     if start_line > total_lines.max(1) {
         return Err(invalid(
             "start_line",
             format!("`start_line` ({start_line}) is past the end: `{rel}` has {total_lines} lines"),
         ));
     }
-    let end_line = args.end_line.unwrap_or(total_lines).min(total_lines);
+    let end_line = end_line.unwrap_or(total_lines).min(total_lines);
     let content = lines[start_line - 1..end_line].concat();
     let summary = format!("`{rel}`: lines {start_line}–{end_line} of {total_lines}");
     Ok(Reply::new(FileContent {
