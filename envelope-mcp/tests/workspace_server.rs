@@ -1850,3 +1850,47 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     assert_eq!(gone["error"]["code"], "TARGET_NOT_FOUND", "{gone:#}");
     assert_eq!(gone["error"]["category"], "not_found");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
+    // Regression test for #14: the budget cut `content` a third of the way in while `end_line`
+    // still named the last line, and nothing offered the rest.
+    let tree = Tree::new("read-on");
+    let text: String = (1..=3_000)
+        .map(|n| format!("line {n:05} of a long file, with some words on it\n"))
+        .collect();
+    tree.write("long_lines.txt", &text);
+    let server = tree.server();
+    let first = call(&server, "read_file", json!({"path": "long_lines.txt"})).await;
+    assert_eq!(first["ok"], true, "{first:#}");
+    let data = &first["data"];
+    let end = data["end_line"].as_u64().expect("an end line") as usize;
+    assert!(end > 1 && end < 3_000, "{end}");
+    let content = data["content"].as_str().expect("content");
+    // The content is exactly the lines it says, whole, and nothing cut it further.
+    assert_eq!(content.lines().count(), end);
+    assert!(content.ends_with(&format!(
+        "line {end:05} of a long file, with some words on it\n"
+    )));
+    assert!(
+        first["meta"].get("truncated_string_fields").is_none(),
+        "{first:#}"
+    );
+    // The rest is one action away, and following the actions reads the file whole.
+    let mut read = content.to_owned();
+    let mut next = first["next_actions"][0].clone();
+    for _ in 0..100 {
+        assert_eq!(next["id"], "read-on", "{next:#}");
+        let page = call(&server, "read_file", next["arguments"].clone()).await;
+        assert_eq!(page["ok"], true, "{page:#}");
+        read.push_str(page["data"]["content"].as_str().expect("content"));
+        match page["next_actions"]
+            .as_array()
+            .and_then(|actions| actions.first())
+        {
+            Some(action) => next = action.clone(),
+            None => break,
+        }
+    }
+    assert_eq!(read, text);
+}

@@ -962,6 +962,7 @@ pub(crate) fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Rep
         ));
     }
     read(
+        ctx,
         ctx.state::<Workspace>()?,
         path,
         args.start_line,
@@ -1020,6 +1021,7 @@ fn read_target(
     }
     let start = line.saturating_sub(context).max(1);
     read(
+        ctx,
         workspace,
         path,
         Some(start),
@@ -1058,6 +1060,7 @@ fn recovery(target: &serde_json::Value, path: &str) -> ToolResult<NextAction> {
 }
 
 fn read(
+    ctx: &ToolContext,
     workspace: &Workspace,
     path: &str,
     start_line: Option<usize>,
@@ -1109,17 +1112,64 @@ fn read(
             format!("`start_line` ({start_line}) is past the end: `{rel}` has {total_lines} lines"),
         ));
     }
-    let end_line = end_line.unwrap_or(total_lines).min(total_lines);
+    let asked_end = end_line.unwrap_or(total_lines).min(total_lines);
+    // Whole lines, only as many as fit the response budget: past it, the budget stage would cut
+    // `content` mid-line while `end_line` still named the last line asked for. The first line
+    // is always sent.
+    let mut end_line = asked_end;
+    if let Some(room) = ctx.response_budget().map(|budget| budget / 4 * 3) {
+        let mut used = 0;
+        for (index, line) in lines[start_line - 1..asked_end].iter().enumerate() {
+            used += ctx.response_size(line).unwrap_or(line.len());
+            if used > room && index > 0 {
+                end_line = start_line - 1 + index;
+                break;
+            }
+        }
+    }
     let content = lines[start_line - 1..end_line].concat();
-    let summary = format!("`{rel}`: lines {start_line}–{end_line} of {total_lines}");
-    Ok(Reply::new(FileContent {
+    let mut summary = format!("`{rel}`: lines {start_line}–{end_line} of {total_lines}");
+    let cut = end_line < asked_end;
+    if cut {
+        summary.push_str("; the response budget ends here");
+    }
+    let read_on = ReadFileArgs {
+        path: Some(rel.clone()),
+        target_ref: None,
+        context_lines: None,
+        start_line: Some(end_line + 1),
+        // The range asked for, or to the end of the file.
+        end_line: (asked_end < total_lines).then_some(asked_end),
+    };
+    let reply = Reply::new(FileContent {
         path: rel,
         start_line,
         end_line,
         total_lines,
         content,
     })
-    .summary_line(summary))
+    .summary_line(summary);
+    if !cut {
+        return Ok(reply);
+    }
+    let action = NextAction::call::<read_file>(
+        "read-on",
+        Role::Inspect,
+        0,
+        read_on,
+        format!(
+            "read from line {} on: the response budget ended this answer",
+            end_line + 1
+        ),
+    )
+    .map_err(ToolError::internal)?;
+    Ok(reply
+        .next_step(format!(
+            "the response budget ended the content after line {end_line} of {asked_end} asked \
+             for; read on from line {} with the `read-on` action",
+            end_line + 1
+        ))
+        .next_actions([action]))
 }
 
 /// `error.path` is outside the workspace, with the hint that fixes it.
