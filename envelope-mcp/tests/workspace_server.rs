@@ -104,6 +104,7 @@ impl Tree {
         tools::server(
             tools::Workspace::open(&self.root).expect("the fixture is a directory"),
             continuations,
+            &[],
         )
     }
 
@@ -1893,4 +1894,38 @@ async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
         }
     }
     assert_eq!(read, text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_shows_the_gate_strict_arguments_and_savings_on_the_wire() {
+    let tree = Tree::new("whole-contract");
+    // A module switched off answers `module_disabled`; the other tools still serve.
+    let gated = tools::server(
+        tools::Workspace::open(&tree.root).expect("the fixture is a directory"),
+        Continuations::new(test_key()),
+        &["graph".to_owned()],
+    );
+    let graph = call(&gated, "graph_export", json!({})).await;
+    assert_eq!(graph["error"]["category"], "module_disabled", "{graph:#}");
+    let listed = call(&gated, "list_files", json!({})).await;
+    assert_eq!(listed["ok"], true, "{listed:#}");
+
+    // `list_files` takes no argument it does not know.
+    let server = tree.server();
+    let typo = call(&server, "list_files", json!({"globb": "*.rs"})).await;
+    assert_eq!(typo["error"]["category"], "validation", "{typo:#}");
+    let lenient = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "globb": 1}),
+    )
+    .await;
+    assert_eq!(lenient["ok"], true, "{lenient:#}");
+
+    // `search_text` declares what a recursive grep would have cost; full meta shows savings.
+    let full = json!({"query": "needle", "response_mode": "full"});
+    let found = call(&server, "search_text", full).await;
+    let meta = &found["meta"];
+    assert_eq!(meta["baseline_method"], "grep_recursive", "{meta:#}");
+    assert!(meta["tokens_saved"].is_i64(), "{meta:#}");
 }

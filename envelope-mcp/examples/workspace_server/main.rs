@@ -34,6 +34,8 @@ usage:
 
 Options:
   --root DIR                     the directory to serve (default: the current one)
+  --disable-module NAME          switch a module off (repeatable); `graph` holds graph_export,
+                                 which then answers `module_disabled`
   --continuation-key-file PATH   the key that seals paging tokens: 64 hex characters, shared
                                  by servers that must accept each other's tokens (also
                                  WORKSPACE_SERVER_CONTINUATION_KEY; default: the key kept in
@@ -61,6 +63,8 @@ enum Command {
 struct Options {
     root: PathBuf,
     key_file: Option<PathBuf>,
+    /// Modules switched off: their tools answer `module_disabled`.
+    disabled: Vec<String>,
     command: Command,
 }
 
@@ -69,6 +73,7 @@ struct Options {
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut root = None;
     let mut key_file = None;
+    let mut disabled = Vec::new();
     let mut http = None;
     let mut command = Vec::new();
     while let Some(arg) = args.next() {
@@ -77,6 +82,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 return Ok(Options {
                     root: PathBuf::from("."),
                     key_file: None,
+                    disabled: Vec::new(),
                     command: Command::Help,
                 });
             }
@@ -93,6 +99,12 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 if key_file.replace(PathBuf::from(path)).is_some() {
                     return Err("`--continuation-key-file` given twice".into());
                 }
+            }
+            "--disable-module" => {
+                let module = args
+                    .next()
+                    .ok_or("`--disable-module` needs a module name")?;
+                disabled.push(module);
             }
             "--http" => {
                 let addr = args.next().ok_or("`--http` needs an address")?;
@@ -132,6 +144,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         (Some(other), None) => return Err(format!("unknown command `{other}`")),
     };
     Ok(Options {
+        disabled,
         root: root.unwrap_or_else(|| PathBuf::from(".")),
         key_file,
         command,
@@ -268,7 +281,7 @@ async fn main() -> ExitCode {
         }
     };
     let root = workspace.root().display().to_string();
-    let server = tools::server(workspace, continuations);
+    let server = tools::server(workspace, continuations, &options.disabled);
 
     match options.command {
         Command::Stdio => {

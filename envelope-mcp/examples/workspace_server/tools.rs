@@ -138,7 +138,20 @@ impl Workspace {
 /// `search_text` and `list_files` (servers holding the same key accept each other's). The
 /// capability tags it advertises are the ones its configuration supports, each proven by
 /// `tests/workspace_server.rs`; serving over HTTP adds `streamable_http`.
-pub(crate) fn server(workspace: Workspace, continuations: Continuations) -> EnvelopeServer {
+/// The `disabled` modules are switched off (`--disable-module graph` turns off
+/// `graph_export`, which then answers `module_disabled`).
+pub(crate) fn server(
+    workspace: Workspace,
+    continuations: Continuations,
+    disabled: &[String],
+) -> EnvelopeServer {
+    let config = EnvelopeConfig::new("workspace_server", env!("CARGO_PKG_VERSION"))
+        .with_instructions(INSTRUCTIONS)
+        .with_continuations(continuations)
+        .with_state(Arc::new(workspace));
+    let config = disabled.iter().fold(config, |config, module| {
+        config.disable_module(module.clone())
+    });
     EnvelopeServer::new(
         toolset![
             search_text,
@@ -147,10 +160,7 @@ pub(crate) fn server(workspace: Workspace, continuations: Continuations) -> Enve
             workspace_stats,
             graph_export
         ],
-        EnvelopeConfig::new("workspace_server", env!("CARGO_PKG_VERSION"))
-            .with_instructions(INSTRUCTIONS)
-            .with_continuations(continuations)
-            .with_state(Arc::new(workspace)),
+        config,
     )
 }
 
@@ -642,6 +652,9 @@ fn search(
     let mut files_searched = 0;
     let mut files_with_hits = 0;
     let mut unreadable = 0;
+    // The baseline: what a recursive grep of the same scope would have put in the agent's
+    // context, every matching line of it, in bytes.
+    let mut grep_bytes = 0;
     for file in in_scope {
         if ctx.is_cancelled() {
             return Err(cancelled("search_text"));
@@ -660,6 +673,7 @@ fn search(
             // Columns are counted on from the previous match, so a long line with many
             // matches costs its length once, not once per match.
             let mut column = Column::default();
+            let matched_before = total;
             for found in matcher.find_iter(line) {
                 // A pattern that can match nothing (`a*`) would report every position.
                 if found.is_empty() {
@@ -692,6 +706,10 @@ fn search(
                     }
                 }
             }
+            // What `grep -rn` prints for the line: `path:line:text`.
+            if total > matched_before {
+                grep_bytes += file.rel.len() + digits(index + 1) + line.len() + 3;
+            }
         }
         if total > before {
             files_with_hits += 1;
@@ -708,7 +726,9 @@ fn search(
         occurrences,
         files_searched,
     })
-    .summary_line(summary);
+    .summary_line(summary)
+    // About four bytes a token: `meta.tokens_saved` compares this page with it.
+    .baseline("grep_recursive", grep_bytes.div_ceil(4) as u64);
     let mut count = PageCount::new(returned, total);
     if budget_full {
         count = count.ended_by(TruncationReason::BudgetLimit);
@@ -824,6 +844,11 @@ impl<'a> HitRefs<'a> {
         let binding = TargetBinding::new(FILE_TARGETS, self.session).with_scope(&self.scope);
         self.continuations.seal_target(&binding, &stamp, &target)
     }
+}
+
+/// How many decimal digits `n` takes.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }
 
 /// Whether a query has characters that mean something in a regular expression and rarely
@@ -1280,7 +1305,14 @@ pub(crate) struct FileList {
 
 /// List the workspace's text files as sorted relative paths, optionally only those matching
 /// a glob. `completeness` counts every file that qualified, even past `limit`.
-#[tool(tier = lite, read_only, open_world = false, title = "List files", blocking)]
+#[tool(
+    tier = lite,
+    read_only,
+    open_world = false,
+    title = "List files",
+    blocking,
+    strict_args
+)]
 pub(crate) fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<Reply<FileList>> {
     let filter = args
         .glob
@@ -1485,7 +1517,14 @@ pub(crate) struct Edge {
 /// `from x import y`, and JS/TS relative imports, each resolved to a file of the workspace
 /// (references that resolve to no file are left out). `max_nodes` keeps the best connected
 /// files.
-#[tool(tier = heavy, read_only, open_world = false, title = "Import graph", blocking)]
+#[tool(
+    tier = heavy,
+    read_only,
+    open_world = false,
+    title = "Import graph",
+    module = "graph",
+    blocking
+)]
 pub(crate) fn graph_export(ctx: &ToolContext, args: GraphExportArgs) -> ToolResult<Reply<Graph>> {
     if args.max_nodes == Some(0) {
         return Err(invalid("max_nodes", "`max_nodes` must be at least 1"));
