@@ -985,6 +985,7 @@ async fn listing_declares_tiers_and_read_only_idempotent_tools() {
     assert_eq!(
         listed,
         [
+            ("change_impact", json!("standard")),
             ("graph_export", json!("heavy")),
             ("list_files", json!("lite")),
             ("read_file", json!("lite")),
@@ -992,7 +993,11 @@ async fn listing_declares_tiers_and_read_only_idempotent_tools() {
             ("workspace_stats", json!("standard")),
         ]
     );
-    let search = &server.tools()[3];
+    let tools = server.tools();
+    let search = tools
+        .iter()
+        .find(|tool| tool.name == "search_text")
+        .expect("listed");
     let properties = search.input_schema["properties"]
         .as_object()
         .expect("properties");
@@ -1928,4 +1933,38 @@ async fn the_example_shows_the_gate_strict_arguments_and_savings_on_the_wire() {
     let meta = &found["meta"];
     assert_eq!(meta["baseline_method"], "grep_recursive", "{meta:#}");
     assert!(meta["tokens_saved"].is_i64(), "{meta:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn change_impact_grades_risk_from_the_import_graph() {
+    let tree = Tree::new("impact");
+    let server = tree.server();
+    let impact = |path: &'static str| {
+        let server = &server;
+        async move { call(server, "change_impact", json!({ "path": path })).await }
+    };
+    // Nothing imports the crate root.
+    let root = impact("src/lib.rs").await;
+    assert_eq!(root["verdict"], "SAFE", "{root:#}");
+    assert_eq!(root["data"]["transitive"], 0);
+    // `src/b/mod.rs` is imported by `lib.rs` and `a.rs`, and `a/inner.rs` reaches it via `a`.
+    let b = impact("src/b/mod.rs").await;
+    assert_eq!(b["verdict"], "CAUTION", "{b:#}");
+    assert_eq!(b["data"]["direct"], json!(["src/a.rs", "src/lib.rs"]));
+    assert_eq!(b["data"]["transitive"], 3);
+    // A hub many files import needs review, then blocks.
+    for n in 0..5 {
+        tree.write(&format!("app/user{n}.py"), "import util\n");
+    }
+    let hub = impact("app/util.py").await;
+    assert_eq!(hub["verdict"], "REVIEW", "{hub:#}");
+    for n in 5..12 {
+        tree.write(&format!("app/user{n}.py"), "import util\n");
+    }
+    let hub = impact("app/util.py").await;
+    assert_eq!(hub["verdict"], "UNSAFE", "{hub:#}");
+    assert!(hub["data"]["transitive"].as_u64() >= Some(12), "{hub:#}");
+    // Not a source file of the workspace.
+    let readme = impact("README.md").await;
+    assert_eq!(readme["error"]["category"], "not_found", "{readme:#}");
 }

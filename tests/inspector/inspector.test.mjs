@@ -28,6 +28,7 @@ const INSPECTOR = resolve(HERE, 'node_modules/.bin/mcp-inspector');
 
 /** One good call per tool: the listing must hold exactly these, and each must answer ok. */
 const CALLS = {
+    change_impact: { path: 'crates/demo/src/util.rs' },
     graph_export: { max_nodes: 5 },
     list_files: { glob: '*.rs', limit: 2 },
     read_file: { path: 'Cargo.toml', end_line: 2 },

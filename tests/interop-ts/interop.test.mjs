@@ -6,7 +6,7 @@
 // first with `cargo build -p envelope-mcp --example workspace_server`. The served root is a
 // fixture tree made fresh in a temporary directory (see `fixture.mjs`).
 //
-// What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing has all five tools and
+// What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing has all six tools and
 // their schemas compile as JSON Schema 2020-12; every call result carries the envelope as
 // `structuredContent`, valid against the tool's output schema (checked twice: by the SDK's own
 // `Client.callTool`, which validates once the tools were listed, and by Ajv 2020 here),
@@ -66,7 +66,7 @@ const BIN = process.env.WORKSPACE_SERVER_BIN
     ? resolve(process.env.WORKSPACE_SERVER_BIN)
     : resolve(REPO, 'target/debug/examples/workspace_server');
 
-const TOOLS = ['graph_export', 'list_files', 'read_file', 'search_text', 'workspace_stats'];
+const TOOLS = ['change_impact', 'graph_export', 'list_files', 'read_file', 'search_text', 'workspace_stats'];
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 const VERDICTS = ['SAFE', 'CAUTION', 'REVIEW', 'UNSAFE', 'INFO', 'WARN', 'ERROR', 'NOT_FOUND'];
 const CATEGORIES = [
@@ -530,7 +530,7 @@ for (const transport of ['stdio', 'http']) {
 
         const session = (body) => withSession(transport, root, http, body);
 
-        test('the listing has all five tools, and every schema compiles as 2020-12', { timeout: TIMEOUT_MS }, () =>
+        test('the listing has all six tools, and every schema compiles as 2020-12', { timeout: TIMEOUT_MS }, () =>
             session(async (client, listing) => {
                 assert.deepEqual(sorted(Object.keys(listing)), TOOLS);
                 for (const [name, { tool }] of Object.entries(listing)) {
