@@ -79,6 +79,12 @@ impl Tree {
         // Everything below is skipped by walks.
         tree.write_bytes("notes/data.bin", b"needle \xff\xfe binary");
         tree.write(".hidden/secret.txt", "needle\n");
+        // What `.gitignore` files leave out is never walked; `!` lets a path back in.
+        tree.write(".gitignore", "target/\nnode_modules/\n*.log\n");
+        tree.write("notes/.gitignore", "drafts/\n!keep.log\n");
+        tree.write("notes/drafts/plan.txt", "needle\n");
+        tree.write("notes/build.log", "needle\n");
+        tree.write("notes/keep.log", "kept\n");
         tree.write("target/debug/out.txt", "needle\n");
         tree.write("node_modules/pkg/index.js", "needle\n");
         tree.write("big.txt", &"needle\n".repeat(2 * 1024 * 1024 / 7 + 1));
@@ -121,13 +127,14 @@ impl Drop for Tree {
 }
 
 /// The text files a walk must find, sorted.
-const TEXT_FILES: [&str; 13] = [
+const TEXT_FILES: [&str; 14] = [
     "README.md",
     "app/main.py",
     "app/pkg/__init__.py",
     "app/pkg/mod.py",
     "app/util.py",
     "long.txt",
+    "notes/keep.log",
     "notes/many.txt",
     "src/a.rs",
     "src/a/inner.rs",
@@ -715,18 +722,18 @@ async fn list_files_lists_text_files_sorted_with_completeness() {
     assert_eq!(all["data"]["files"], json!(TEXT_FILES));
     assert_eq!(all["completeness"]["unit"], "file");
     assert_eq!(all["completeness"]["complete"], true);
-    assert_eq!(all["completeness"]["total"], 13);
+    assert_eq!(all["completeness"]["total"], 14);
 
     let page = call(&server, "list_files", json!({"limit": 3})).await;
     assert_eq!(page["data"]["files"], json!(TEXT_FILES[..3]));
     assert_eq!(page["completeness"]["returned"], 3);
-    assert_eq!(page["completeness"]["total"], 13);
+    assert_eq!(page["completeness"]["total"], 14);
     assert_eq!(page["completeness"]["truncated"], true);
     assert!(
         page["next_step"]
             .as_str()
             .expect("next step")
-            .starts_with("showing 3 of 13 files")
+            .starts_with("showing 3 of 14 files")
     );
 
     let src = call(&server, "list_files", json!({"glob": "src/*.rs"})).await;
@@ -801,7 +808,7 @@ async fn workspace_stats_counts_by_extension_and_reports_progress() {
     assert_eq!(envelope["ok"], true, "{envelope:#}");
     assert_eq!(envelope["meta"]["complexity_tier"], "standard");
     let data = &envelope["data"];
-    assert_eq!(data["files"], 13);
+    assert_eq!(data["files"], 14);
     assert_eq!(
         data["by_extension"]["rs"],
         json!({"files": 4, "bytes": 183})
@@ -812,10 +819,10 @@ async fn workspace_stats_counts_by_extension_and_reports_progress() {
         json!({"too_large": 1, "binary": 1, "unreadable": 0})
     );
 
-    // 13 text files and one binary were walked: progress counts to 14.
+    // 14 text files and one binary were walked: progress counts to 15.
     let mut progress = wait_for_progress(&handler, 2).await;
     progress.sort_by(|a, b| a.0.total_cmp(&b.0));
-    assert_eq!(progress, [(0.0, Some(14.0)), (14.0, Some(14.0))]);
+    assert_eq!(progress, [(0.0, Some(15.0)), (15.0, Some(15.0))]);
     client.cancel().await.expect("closes");
 }
 

@@ -52,7 +52,8 @@ const FILES = {
     'py/app/helpers.py': 'def greet(name):\n    return f"hello {name}"\n',
     'web/index.mjs': "import { greet } from './greet.mjs';\n\nconsole.log(greet('EnvelopeServer'));\n",
     'web/greet.mjs': 'export function greet(name) {\n    return `hello ${name}`;\n}\n',
-    // Never walked: hidden and build directories.
+    // Never walked: hidden files and directories, and what `.gitignore` leaves out.
+    '.gitignore': 'target/\n',
     '.hidden/secret.rs': 'pub struct EnvelopeServer;\n',
     'target/debug/build.rs': 'pub struct EnvelopeServer;\n',
 };
@@ -66,7 +67,7 @@ for (let i = 0; i < NOTES; i++) {
 
 /** The relative paths every walk sees, sorted. */
 export const VISIBLE = Object.keys(FILES)
-    .filter((rel) => !rel.startsWith('.hidden/') && !rel.startsWith('target/'))
+    .filter((rel) => !rel.startsWith('.') && !rel.startsWith('target/'))
     .sort();
 
 /** Occurrences of `EnvelopeServer` in the visible files (README 1, lib.rs 3, server.rs 3,

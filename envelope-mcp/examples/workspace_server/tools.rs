@@ -4,9 +4,10 @@
 //! Invariant: no tool reads or lists anything outside the served root, even while the tree
 //! changes under it. Every directory and file is opened relative to a handle on the root (with
 //! `cap-std`, which resolves each path beneath it and refuses one that leads outside), never by
-//! an absolute path that a symlink swapped in mid-walk could redirect. Walks skip `.git`,
-//! `target`, `node_modules` and hidden directories, symlinks, files over 2 MiB and files that
-//! are not UTF-8, and visit paths in sorted order, so the same tree always gives the same answer.
+//! an absolute path that a symlink swapped in mid-walk could redirect. Walks skip what the tree's
+//! `.gitignore` files leave out (matched with ripgrep's `ignore` crate), hidden files and
+//! directories (`.git` among them), symlinks, files over 2 MiB and files that are not UTF-8, and
+//! visit paths in sorted order, so the same tree always gives the same answer.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -33,7 +34,8 @@ use serde_json::json;
 /// Files larger than this are skipped by walks and refused by `read_file`.
 const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 /// Directories no walk enters, besides hidden ones (whose names start with a dot).
-const SKIPPED_DIRS: [&str; 3] = [".git", "target", "node_modules"];
+/// `.gitignore` files longer than this are not read (the walk goes on as if there were none).
+const MAX_GITIGNORE_BYTES: u64 = 256 * 1024;
 /// `search_text`'s default page size.
 const DEFAULT_SEARCH_LIMIT: usize = 50;
 /// `list_files`'s default page size.
@@ -310,6 +312,54 @@ struct Subdir {
     depth: usize,
     /// Device and inode as listed: the directory entered must be this one.
     id: (u64, u64),
+    /// The `.gitignore` files of its parent and above, deepest last.
+    ignores: Ignores,
+}
+
+/// The `.gitignore` rules that apply in one directory: its own and its ancestors', deepest
+/// last. Matched as git does: the deepest file that says anything about a path decides, and
+/// `!pattern` lets a path back in.
+type Ignores = Arc<Vec<ignore::gitignore::Gitignore>>;
+
+/// `ignores` with `dir`'s own `.gitignore` added, when it has a readable one.
+fn with_gitignore(ignores: &Ignores, dir: &Dir, rel: &str) -> Ignores {
+    let text = dir
+        .open(".gitignore")
+        .ok()
+        .filter(|file| {
+            file.metadata()
+                .is_ok_and(|metadata| metadata.is_file() && metadata.len() <= MAX_GITIGNORE_BYTES)
+        })
+        .and_then(|mut file| {
+            let mut text = String::new();
+            file.read_to_string(&mut text).ok().map(|_| text)
+        });
+    let Some(text) = text else {
+        return Arc::clone(ignores);
+    };
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(rel);
+    for line in text.lines() {
+        // A line that is not a valid pattern is skipped, as git skips it.
+        let _ = builder.add_line(None, line);
+    }
+    match builder.build() {
+        Ok(gitignore) => {
+            let mut all = ignores.as_ref().clone();
+            all.push(gitignore);
+            Arc::new(all)
+        }
+        Err(_) => Arc::clone(ignores),
+    }
+}
+
+/// Whether the `.gitignore` rules leave `rel` out.
+fn ignored(ignores: &Ignores, rel: &str, is_dir: bool) -> bool {
+    ignores
+        .iter()
+        .rev()
+        .map(|gitignore| gitignore.matched(rel, is_dir))
+        .find(|matched| !matched.is_none())
+        .is_some_and(|matched| matched.is_ignore())
 }
 
 /// Walks the workspace; see the module's invariant for what is skipped. Iterative, and every
@@ -322,7 +372,14 @@ fn walk(workspace: &Workspace) -> Walk {
     };
     let mut pending = Vec::new();
     match workspace.dir.try_clone() {
-        Ok(root) => list(&mut found, &mut pending, Arc::new(root), "", 0),
+        Ok(root) => list(
+            &mut found,
+            &mut pending,
+            Arc::new(root),
+            "",
+            0,
+            &Arc::new(Vec::new()),
+        ),
         Err(_) => found.failures += 1,
     }
     while let Some(subdir) = pending.pop() {
@@ -344,6 +401,7 @@ fn walk(workspace: &Workspace) -> Walk {
             Arc::new(dir),
             &subdir.rel,
             subdir.depth,
+            &subdir.ignores,
         );
     }
     // By the whole relative path, not directory by directory as the walk visits them.
@@ -352,8 +410,16 @@ fn walk(workspace: &Workspace) -> Walk {
 }
 
 /// Lists `dir` (at `rel`, `depth` levels below the root): its files into `found`, its
-/// subdirectories onto `pending`.
-fn list(found: &mut Walk, pending: &mut Vec<Subdir>, dir: Arc<Dir>, rel: &str, depth: usize) {
+/// subdirectories onto `pending`, leaving out what `.gitignore` files leave out.
+fn list(
+    found: &mut Walk,
+    pending: &mut Vec<Subdir>,
+    dir: Arc<Dir>,
+    rel: &str,
+    depth: usize,
+    ignores: &Ignores,
+) {
+    let ignores = with_gitignore(ignores, &dir, rel);
     let Ok(entries) = dir.entries() else {
         found.failures += 1;
         return;
@@ -379,7 +445,8 @@ fn list(found: &mut Walk, pending: &mut Vec<Subdir>, dir: Arc<Dir>, rel: &str, d
             continue;
         };
         if file_type.is_dir() {
-            if text.starts_with('.') || SKIPPED_DIRS.contains(&text) {
+            // Hidden directories (`.git` among them) are skipped, as ripgrep skips them.
+            if text.starts_with('.') || ignored(&ignores, &child, true) {
                 continue;
             }
             if depth + 1 > MAX_WALK_DEPTH {
@@ -392,8 +459,13 @@ fn list(found: &mut Walk, pending: &mut Vec<Subdir>, dir: Arc<Dir>, rel: &str, d
                 rel: child,
                 depth: depth + 1,
                 id: (metadata.dev(), metadata.ino()),
+                ignores: Arc::clone(&ignores),
             });
         } else if file_type.is_file() {
+            // Hidden files are skipped too, as ripgrep skips them.
+            if text.starts_with('.') || ignored(&ignores, &child, false) {
+                continue;
+            }
             if metadata.len() > MAX_FILE_BYTES {
                 found.too_large += 1;
                 continue;
