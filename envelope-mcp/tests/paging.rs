@@ -2,7 +2,7 @@
 //! `next-page` action verbatim until there is none. Whatever the page size and the budget, no
 //! row is stranded and none repeats.
 
-use envelope_core::paging::{ContinuationKey, Continuations, PageCount, PagedArgs, Pager, Paging};
+use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
 use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool, toolset};
 use envelope_mcp::{BudgetPolicy, EnvelopeConfig, EnvelopeServer};
 use proptest::prelude::*;
@@ -23,22 +23,7 @@ struct RowsArgs {
     continuation: Option<String>,
 }
 
-impl PagedArgs for RowsArgs {
-    fn limit(&self) -> Option<usize> {
-        self.limit
-    }
-
-    fn continuation(&self) -> Option<&str> {
-        self.continuation.as_deref()
-    }
-
-    fn resume_at(&self, token: String) -> Self {
-        RowsArgs {
-            continuation: Some(token),
-            ..self.clone()
-        }
-    }
-}
+envelope_core::paged_args!(RowsArgs);
 
 /// Row `index` of a collection: its number, then filler of a length the seed varies.
 fn row(index: usize, seed: usize) -> String {

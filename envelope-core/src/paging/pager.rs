@@ -74,6 +74,46 @@ pub trait PagedArgs: Serialize {
         Self: Sized;
 }
 
+/// Implements [`PagedArgs`] for an arguments struct whose page size is a field
+/// `limit: Option<usize>` and whose token is a field `continuation: Option<String>` (wire names
+/// `limit` and `continuation`); the struct must be `Clone`.
+///
+/// ```
+/// #[derive(Clone, serde::Serialize, serde::Deserialize)]
+/// struct ListArgs {
+///     glob: Option<String>,
+///     limit: Option<usize>,
+///     continuation: Option<String>,
+/// }
+///
+/// envelope_core::paged_args!(ListArgs);
+///
+/// use envelope_core::paging::PagedArgs;
+/// let args = ListArgs { glob: None, limit: Some(5), continuation: None };
+/// assert_eq!(args.resume_at("tok".into()).continuation.as_deref(), Some("tok"));
+/// ```
+#[macro_export]
+macro_rules! paged_args {
+    ($($args:ty),+ $(,)?) => {$(
+        impl $crate::paging::PagedArgs for $args {
+            fn limit(&self) -> ::core::option::Option<usize> {
+                self.limit
+            }
+
+            fn continuation(&self) -> ::core::option::Option<&str> {
+                self.continuation.as_deref()
+            }
+
+            fn resume_at(&self, token: ::std::string::String) -> Self {
+                Self {
+                    continuation: ::core::option::Option::Some(token),
+                    ..::core::clone::Clone::clone(self)
+                }
+            }
+        }
+    )+};
+}
+
 /// A digest of the data a tool pages over. When it moves, the tokens of earlier pages are
 /// refused as `STALE_CONTINUATION` instead of resuming at a position that now means other rows.
 ///
@@ -217,7 +257,7 @@ impl PageCount {
 /// ```
 /// use std::sync::Arc;
 ///
-/// use envelope_core::paging::{ContinuationKey, Continuations, PageCount, PagedArgs, Pager, Paging};
+/// use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
 /// use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool};
 ///
 /// #[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -228,19 +268,8 @@ impl PageCount {
 ///     continuation: Option<String>,
 /// }
 ///
-/// impl PagedArgs for CountArgs {
-///     fn limit(&self) -> Option<usize> {
-///         self.limit
-///     }
-///
-///     fn continuation(&self) -> Option<&str> {
-///         self.continuation.as_deref()
-///     }
-///
-///     fn resume_at(&self, token: String) -> Self {
-///         CountArgs { continuation: Some(token), ..self.clone() }
-///     }
-/// }
+/// // `limit` and `continuation` say where the page is: the usual names, so the macro does.
+/// envelope_core::paged_args!(CountArgs);
 ///
 /// /// Count to a hundred, a page at a time.
 /// #[tool(tier = lite, read_only)]

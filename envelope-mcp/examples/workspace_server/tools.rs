@@ -18,8 +18,8 @@ use std::sync::{Arc, LazyLock};
 use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
 use envelope_core::paging::{
-    Continuations, PageCount, PagedArgs, Pager, Paging, Snapshot, TargetBinding,
-    conflicting_target_input, target_not_found,
+    Continuations, PageCount, Pager, Paging, Snapshot, TargetBinding, conflicting_target_input,
+    target_not_found,
 };
 use envelope_core::{
     Completeness, EmptyReason, IncompleteReason, NextAction, Notice, Reply, Role, ToolContext,
@@ -613,22 +613,7 @@ pub(crate) struct SearchTextArgs {
     continuation: Option<String>,
 }
 
-impl PagedArgs for SearchTextArgs {
-    fn limit(&self) -> Option<usize> {
-        self.limit
-    }
-
-    fn continuation(&self) -> Option<&str> {
-        self.continuation.as_deref()
-    }
-
-    fn resume_at(&self, token: String) -> Self {
-        SearchTextArgs {
-            continuation: Some(token),
-            ..self.clone()
-        }
-    }
-}
+envelope_core::paged_args!(SearchTextArgs);
 
 /// One match.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -1353,22 +1338,7 @@ pub(crate) struct ListFilesArgs {
     continuation: Option<String>,
 }
 
-impl PagedArgs for ListFilesArgs {
-    fn limit(&self) -> Option<usize> {
-        self.limit
-    }
-
-    fn continuation(&self) -> Option<&str> {
-        self.continuation.as_deref()
-    }
-
-    fn resume_at(&self, token: String) -> Self {
-        ListFilesArgs {
-            continuation: Some(token),
-            ..self.clone()
-        }
-    }
-}
+envelope_core::paged_args!(ListFilesArgs);
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FileList {
