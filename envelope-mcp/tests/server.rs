@@ -1,24 +1,22 @@
 //! The server over an in-memory duplex, driven by rmcp's own client the way any MCP client
 //! would drive it.
 
-use std::sync::{Arc, Mutex};
-
 use envelope_core::{
     Capability, DependencyMode, EmptyReason, IndexStatus, NextAction, Reply, Role, SCHEMA_VERSION,
     ToolContext, ToolError, ToolResult, tool, toolset,
 };
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer, META_PREFIX};
-use rmcp::model::{
-    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
-    RequestParamsMeta,
-};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestParamsMeta};
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 mod common;
 
-use common::{http_exchange, open_session, post, serve_on_loopback, sse_result};
+use common::{
+    ProgressClient, connect_in_memory, http_exchange, open_session, post, serve_on_loopback,
+    sse_result,
+};
 
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
@@ -134,48 +132,14 @@ fn invoice() -> ToolResult<Reply<&'static str>> {
     Ok(Reply::new("invoiced"))
 }
 
-#[derive(Clone, Default)]
-struct Client {
-    progress: Arc<Mutex<Vec<f64>>>,
-}
-
-impl ClientHandler for Client {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        self.progress
-            .lock()
-            .expect("no poisoning")
-            .push(params.progress);
-    }
-}
-
-async fn connect() -> (RunningService<RoleClient, Client>, Client) {
-    connect_to(EnvelopeServer::new(
+async fn connect() -> (RunningService<RoleClient, ProgressClient>, ProgressClient) {
+    connect_in_memory(EnvelopeServer::new(
         toolset![echo, count, missing, invoice, suggest, strict_echo],
         EnvelopeConfig::new("test-server", "1.2.3")
             .with_instructions("test instructions")
             .disable_module("billing"),
     ))
     .await
-}
-
-async fn connect_to(server: EnvelopeServer) -> (RunningService<RoleClient, Client>, Client) {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = Client::default();
-    let running = client
-        .clone()
-        .serve(client_io)
-        .await
-        .expect("client connects");
-    (running, client)
 }
 
 fn call(name: &'static str, arguments: Value) -> CallToolRequestParams {
@@ -361,17 +325,12 @@ async fn progress_reaches_the_client() {
     params.set_progress_token(ProgressToken(NumberOrString::Number(7)));
     let result = client.call_tool(params).await.expect("answers");
     assert_eq!(result.structured_content.expect("structured")["data"], 3);
-    // Notifications are sent as the tool runs; give the last one a moment to arrive.
-    for _ in 0..50 {
-        if handler.progress.lock().expect("no poisoning").len() == 3 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    // rmcp's client runs each notification's handler as a task of its own, so the handler
-    // may see them out of order; the order on the wire is checked by the interop suites, which
-    // record the transport.
-    let mut seen = handler.progress.lock().expect("no poisoning").clone();
+    let mut seen: Vec<f64> = handler
+        .wait_for_progress(3)
+        .await
+        .into_iter()
+        .map(|(progress, _)| progress)
+        .collect();
     seen.sort_by(f64::total_cmp);
     assert_eq!(seen, [1.0, 2.0, 3.0]);
     client.cancel().await.expect("closes");
@@ -589,7 +548,7 @@ async fn the_meta_prefix_is_configurable_and_checked() {
             .all(|key| key.starts_with("com.example.search/"))
     );
     // Every `_meta` the server writes moves: the `initialize` result's and each result's.
-    let (client, _) = connect_to(server).await;
+    let (client, _) = connect_in_memory(server).await;
     let info = client.peer_info().expect("initialized");
     let info_meta = info.meta.as_ref().expect("initialize _meta");
     assert!(info_meta.get("com.example.search/capabilities").is_some());

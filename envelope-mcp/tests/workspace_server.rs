@@ -15,17 +15,12 @@ use envelope_budget::Estimator;
 use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_core::{Capability, RequestId, Tool, ToolContext};
 use envelope_mcp::EnvelopeServer;
-use rmcp::model::{
-    CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
-    RequestParamsMeta,
-};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestParamsMeta};
 use serde_json::{Value, json};
 
 use common::{
-    header, http_exchange, initialize, initialized, open_session, post, serve_on_loopback,
-    sse_result,
+    connect_in_memory, header, http_exchange, initialize, initialized, open_session, post,
+    serve_on_loopback, sse_result,
 };
 
 /// The paging key of these tests: fixed, so a second server can share it.
@@ -748,59 +743,10 @@ async fn list_files_lists_text_files_sorted_with_completeness() {
     assert_eq!(error_of(&zero), ("validation", &json!("limit")));
 }
 
-/// One progress notification: how far, out of how much.
-type ProgressReport = (f64, Option<f64>);
-
-#[derive(Clone, Default)]
-struct Client {
-    progress: Arc<Mutex<Vec<ProgressReport>>>,
-}
-
-impl ClientHandler for Client {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        self.progress
-            .lock()
-            .expect("no poisoning")
-            .push((params.progress, params.total));
-    }
-}
-
-/// The progress reports `handler` has seen, once there are `count` of them or 5 s have passed.
-/// Notifications are sent as the tool runs; the last may arrive just after the result.
-async fn wait_for_progress(handler: &Client, count: usize) -> Vec<ProgressReport> {
-    for _ in 0..500 {
-        if handler.progress.lock().expect("no poisoning").len() >= count {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    handler.progress.lock().expect("no poisoning").clone()
-}
-
-async fn connect(server: EnvelopeServer) -> (RunningService<RoleClient, Client>, Client) {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = Client::default();
-    let running = client
-        .clone()
-        .serve(client_io)
-        .await
-        .expect("client connects");
-    (running, client)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workspace_stats_counts_by_extension_and_reports_progress() {
     let tree = Tree::new("stats");
-    let (client, handler) = connect(tree.server()).await;
+    let (client, handler) = connect_in_memory(tree.server()).await;
     let mut params = CallToolRequestParams::new("workspace_stats");
     params.set_progress_token(ProgressToken(NumberOrString::Number(1)));
     let result = client.call_tool(params).await.expect("answers");
@@ -820,7 +766,7 @@ async fn workspace_stats_counts_by_extension_and_reports_progress() {
     );
 
     // 14 text files and one binary were walked: progress counts to 15.
-    let mut progress = wait_for_progress(&handler, 2).await;
+    let mut progress = handler.wait_for_progress(2).await;
     progress.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert_eq!(progress, [(0.0, Some(15.0)), (15.0, Some(15.0))]);
     client.cancel().await.expect("closes");
@@ -1084,7 +1030,7 @@ async fn every_advertised_capability_is_probed() {
     );
 
     // Where an agent looks first: the `initialize` result, then every result's `_meta`.
-    let (client, handler) = connect(server.clone()).await;
+    let (client, handler) = connect_in_memory(server.clone()).await;
     let info = client.peer_info().expect("initialized");
     let key = "rs.envelope/capabilities";
     assert_eq!(
@@ -1209,7 +1155,7 @@ async fn every_advertised_capability_is_probed() {
             }
             "progress" => {
                 // The `workspace_stats` call above carried a progress token.
-                assert!(!wait_for_progress(&handler, 1).await.is_empty());
+                assert!(!handler.wait_for_progress(1).await.is_empty());
             }
             other => panic!("`{other}` is advertised, but no probe here proves it"),
         }
