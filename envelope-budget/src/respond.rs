@@ -283,7 +283,8 @@ pub fn prepare(
                 reserve = completeness_reserve(&rest, resume.as_ref(), bare_list);
             }
             let fixed = reserved + reserve;
-
+            // A subgraph cut keeps ranked rows, not a prefix: no position resumes after it.
+            let resumable = resume.as_ref().filter(|_| !is_graph(&payload));
             let trimmed = trim_measured(
                 payload,
                 fixed,
@@ -312,11 +313,7 @@ pub fn prepare(
                     trimmed.cut_any,
                     trimmed.unshrinkable,
                 );
-                reconcile_completeness(
-                    &mut rest,
-                    &trimmed.list_cuts,
-                    Continue::after(resume.as_ref()),
-                );
+                reconcile_completeness(&mut rest, &trimmed.list_cuts, Continue::after(resumable));
             }
             leftovers = trimmed.leftovers;
             (Some(trimmed.data), trimmed.data_counts)
@@ -466,9 +463,6 @@ fn write_fitting(
     Some(json)
 }
 
-/// `serde_json::to_string` of `rest` with a `data` member whose JSON is `data_json` (none when
-/// `None`): members in the map's key order, `data` among them. Also where the payload and the
-/// value of `meta.tokens_estimated` sit in it, so the count can be spliced in.
 /// A response written out, and where two of its values sit in it.
 struct Written {
     json: String,
@@ -478,6 +472,9 @@ struct Written {
     tokens_estimated: Option<Range<usize>>,
 }
 
+/// `serde_json::to_string` of `rest` with a `data` member whose JSON is `data_json` (none when
+/// `None`): members in the map's key order, `data` among them. Also where the payload and the
+/// value of `meta.tokens_estimated` sit in it, so the count can be spliced in.
 fn write_response(rest: &Map<String, Value>, data_json: Option<&str>) -> Written {
     fn separate(out: &mut Vec<u8>, first: usize) {
         if out.len() > first {
@@ -541,8 +538,7 @@ fn write_response(rest: &Map<String, Value>, data_json: Option<&str>) -> Written
     }
 }
 
-/// Counts of everything but `data`, as serialized (the `data` member is added back later with
-/// its comma and key).
+/// The length of the list under `key` in `data` (the payload itself for the root list).
 fn list_len(data: &Value, key: &str) -> usize {
     match data {
         Value::Array(items) if key == ROOT_LIST_KEY => items.len(),
@@ -550,6 +546,8 @@ fn list_len(data: &Value, key: &str) -> usize {
     }
 }
 
+/// Counts of everything but `data`, as serialized, and of the `data` member's key and comma
+/// when `with_data` (its value is counted apart).
 fn rest_counts(rest: &Map<String, Value>, with_data: bool) -> Counts {
     // Written out and counted in blocks: for these few hundred bytes, faster than a walk. The
     // response is written out whole later anyway, so this is no deeper a recursion than that.

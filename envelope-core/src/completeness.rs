@@ -284,7 +284,10 @@ impl Completeness {
         incomplete_reasons.sort_unstable();
         incomplete_reasons.dedup();
 
-        let end = offset.saturating_add(returned);
+        // An end past `usize::MAX` exceeds any total, known or not.
+        let Some(end) = offset.checked_add(returned) else {
+            return Err(CoreError::Completeness(Violation::ReturnedExceedsTotal));
+        };
         let violation = if total.is_some_and(|total| end > total) {
             Some(Violation::ReturnedExceedsTotal)
         } else if complete && total.is_none() {

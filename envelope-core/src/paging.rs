@@ -50,7 +50,8 @@ pub const CONTINUATION_SCOPE_MISMATCH: &str = "CONTINUATION_SCOPE_MISMATCH";
 pub const STALE_CONTINUATION: &str = "STALE_CONTINUATION";
 /// Code of a call that passes a continuation together with a legacy `offset` or `resume_from`.
 pub const MIXED_CONTINUATION_FORMS: &str = "MIXED_CONTINUATION_FORMS";
-/// Code of a page size of zero, which would let paging loop forever.
+/// Code of a page size of zero (which would let paging loop forever), or of more than the
+/// tool's maximum.
 pub const INVALID_LIMIT: &str = "INVALID_LIMIT";
 
 /// Every paging error code: `(code, when, what the agent does)`. All are `validation` errors,
@@ -78,8 +79,8 @@ pub const CONTINUATION_CODES: [(&str, &str, &str); 5] = [
     ),
     (
         INVALID_LIMIT,
-        "The page size is zero, which would page forever.",
-        "Send a `limit` of at least 1, or none for the default.",
+        "The page size is zero (which would page forever), or more than the tool's maximum.",
+        "Send a `limit` from 1 to the maximum the error names, or none for the default.",
     ),
 ];
 

@@ -93,7 +93,7 @@ fn guess_args_type(func: &ItemFn) -> Option<&syn::Type> {
     if !func.sig.generics.params.is_empty() {
         return None;
     }
-    func.sig.inputs.iter().find_map(|input| {
+    let ty = func.sig.inputs.iter().find_map(|input| {
         let syn::FnArg::Typed(typed) = input else {
             return None;
         };
@@ -107,7 +107,12 @@ fn guess_args_type(func: &ItemFn) -> Option<&syn::Type> {
             _ => false,
         };
         (!is_context).then_some(&*typed.ty)
-    })
+    })?;
+    // A type the descriptor cannot name on its own (`impl Trait`, a lifetime) would be a
+    // second error: then `()`.
+    let unnameable =
+        matches!(ty, syn::Type::ImplTrait(_)) || ty.to_token_stream().to_string().contains('\'');
+    (!unnameable).then_some(ty)
 }
 
 trait WithError {

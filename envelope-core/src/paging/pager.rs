@@ -326,7 +326,7 @@ where
     pub fn open(ctx: &ToolContext, args: &T::Args, paging: Paging) -> Result<Self, ToolError> {
         let field = <T::Args as PagedArgs>::LIMIT_FIELD;
         let limit = match args.limit() {
-            None => paging.default_limit,
+            None => paging.default_limit.min(paging.max_limit),
             Some(limit) if (1..=paging.max_limit).contains(&limit) => limit,
             Some(_) => return Err(invalid_limit(field, paging.max_limit)),
         };
@@ -391,20 +391,24 @@ where
             count.total,
         )?;
         let completeness = self.completeness(&count, continuation.clone())?;
-        // A bigger page helps only when the page size, not the budget, ended the page.
-        let raise = match count.ended_by {
-            TruncationReason::PageLimit => {
-                format!("raise `{}`, ", <T::Args as PagedArgs>::LIMIT_FIELD)
-            }
-            _ => String::new(),
-        };
-        let advice = match &continuation {
-            Some(_) => format!(
-                "pass `completeness.continuation` as `{}` for the next page, {raise}or {}",
-                <T::Args as PagedArgs>::CONTINUATION_FIELD,
-                self.paging.advice
-            ),
-            None => format!("{raise}or {}", self.paging.advice),
+        // A bigger page helps only when rows remain and the page size, not the budget, ended
+        // the page.
+        let rows_remain = self.page.start.min(count.total) + count.returned < count.total;
+        let mut ways = Vec::new();
+        if continuation.is_some() {
+            ways.push(format!(
+                "pass `completeness.continuation` as `{}` for the next page",
+                <T::Args as PagedArgs>::CONTINUATION_FIELD
+            ));
+        }
+        if rows_remain && count.ended_by == TruncationReason::PageLimit {
+            ways.push(format!("raise `{}`", <T::Args as PagedArgs>::LIMIT_FIELD));
+        }
+        ways.push(self.paging.advice.clone());
+        let advice = match ways.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{}, or {last}", rest.join(", ")),
+            None => String::new(),
         };
         let mut reply = match completeness.next_step(&advice) {
             Some(step) => reply.next_step(step),
