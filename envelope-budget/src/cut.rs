@@ -80,3 +80,11 @@ pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -
     }
     Some(good)
 }
+
+/// Whether a next action (as JSON) passes `token` as one of its arguments: the next-page call
+/// that carries a continuation.
+pub(crate) fn carries_token(action: &serde_json::Value, token: &str) -> bool {
+    action["arguments"]
+        .as_object()
+        .is_some_and(|arguments| arguments.values().any(|value| value == token))
+}

@@ -89,17 +89,16 @@ fn keep_only_next_page(rest: &mut Map<String, Value>) -> bool {
     let token = rest
         .get("completeness")
         .and_then(|completeness| completeness.get("continuation"))
-        .cloned();
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let Some(Value::Array(actions)) = rest.get_mut("next_actions") else {
         return false;
     };
     let before = actions.len();
     actions.retain(|action| {
-        token.as_ref().is_some_and(|token| {
-            action["arguments"]
-                .as_object()
-                .is_some_and(|arguments| arguments.values().any(|value| value == token))
-        })
+        token
+            .as_deref()
+            .is_some_and(|token| crate::cut::carries_token(action, token))
     });
     let dropped = actions.len() < before;
     if actions.is_empty() {

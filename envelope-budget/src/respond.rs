@@ -864,11 +864,7 @@ fn drop_actions_carrying(rest: &mut Map<String, Value>, token: &str) {
     let Some(Value::Array(actions)) = rest.remove("next_actions") else {
         return;
     };
-    let carries = |action: &Value| {
-        action["arguments"]
-            .as_object()
-            .is_some_and(|arguments| arguments.values().any(|value| value == token))
-    };
+    let carries = |action: &Value| crate::cut::carries_token(action, token);
     let kept: Vec<Value> = actions
         .into_iter()
         .filter(|action| !carries(action))
