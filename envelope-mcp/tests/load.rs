@@ -23,12 +23,6 @@
 //! backtrace is symbolized, and the test binary's debug info stays mapped and cached), once per
 //! process.
 
-// The example's `server` builds the toolset without the panicking tool this test adds, so it
-// goes unused here.
-#[allow(dead_code)]
-#[path = "../examples/workspace_server/tools.rs"]
-mod tools;
-
 mod common;
 
 use std::collections::{BTreeMap, HashSet};
@@ -43,6 +37,7 @@ use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use workspace_server::tools;
 
 use common::{header, open_session, post, serve_on_loopback};
 
@@ -111,7 +106,8 @@ impl Tree {
 
     /// The example's tools and the panicking one, configured as the example configures them.
     fn server(&self) -> EnvelopeServer {
-        let workspace = tools::Workspace::open(&self.root).expect("the fixture is a directory");
+        let workspace =
+            workspace_server::Workspace::open(&self.root).expect("the fixture is a directory");
         EnvelopeServer::new(
             envelope_core::toolset![
                 tools::search_text,

@@ -1,9 +1,6 @@
 //! The `workspace_server` example's tools, served by the same server the example builds, over a
 //! small tree made for each test. Every capability tag the example stamps is proven here.
 
-#[path = "../examples/workspace_server/tools.rs"]
-mod tools;
-
 mod common;
 
 use std::path::PathBuf;
@@ -102,8 +99,8 @@ impl Tree {
     }
 
     fn server_with(&self, continuations: Continuations) -> EnvelopeServer {
-        tools::server(
-            tools::Workspace::open(&self.root).expect("the fixture is a directory"),
+        workspace_server::server(
+            workspace_server::Workspace::open(&self.root).expect("the fixture is a directory"),
             continuations,
             &[],
         )
@@ -775,12 +772,13 @@ async fn workspace_stats_counts_by_extension_and_reports_progress() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_walk_stops_with_a_non_transient_error() {
     let tree = Tree::new("stats-cancel");
-    let workspace = tools::Workspace::open(&tree.root).expect("the fixture is a directory");
+    let workspace =
+        workspace_server::Workspace::open(&tree.root).expect("the fixture is a directory");
     let ctx = ToolContext::new()
         .with_state(Arc::new(workspace))
         .with_cancellation(Arc::new(AtomicBool::new(true)));
     let envelope = serde_json::to_value(
-        tools::workspace_stats {}
+        workspace_server::tools::workspace_stats {}
             .call(json!({}), ctx)
             .await
             .envelope,
@@ -797,7 +795,7 @@ async fn without_a_workspace_the_tools_are_unavailable() {
     // The one standard answer for state a server was not configured with, naming what is
     // missing; the example writes no helper of its own for it.
     let envelope = serde_json::to_value(
-        tools::list_files {}
+        workspace_server::tools::list_files {}
             .call(json!({}), ToolContext::new())
             .await
             .envelope,
@@ -1425,14 +1423,19 @@ async fn replayed_tokens_are_scope_mismatches() {
     let by = |principal: &str, session: &str, arguments: Value| {
         let ctx = ToolContext::new()
             .with_state(Arc::new(
-                tools::Workspace::open(&tree.root).expect("the fixture is a directory"),
+                workspace_server::Workspace::open(&tree.root).expect("the fixture is a directory"),
             ))
             .with_state(Arc::new(Continuations::new(test_key())))
             .with_session(session)
             .with_principal(principal);
         async move {
-            serde_json::to_value(tools::search_text {}.call(arguments, ctx).await.envelope)
-                .expect("serializes")
+            serde_json::to_value(
+                workspace_server::tools::search_text {}
+                    .call(arguments, ctx)
+                    .await
+                    .envelope,
+            )
+            .expect("serializes")
         }
     };
     let minted = by("a", "s1", json!({"query": "needle", "limit": 2})).await;
@@ -1580,9 +1583,10 @@ async fn every_suggested_action_names_a_served_tool_with_valid_arguments() {
 async fn http_refuses_oversized_requests_and_sessions_past_the_cap() {
     // Regression test for #12: request size and session count were bounded only by the client.
     let tree = Tree::new("http-limits");
-    let workspace = tools::Workspace::open(&tree.root).expect("the fixture is a directory");
+    let workspace =
+        workspace_server::Workspace::open(&tree.root).expect("the fixture is a directory");
     let server = EnvelopeServer::new(
-        envelope_core::toolset![tools::list_files],
+        envelope_core::toolset![workspace_server::tools::list_files],
         envelope_mcp::EnvelopeConfig::new("limits", "1")
             .with_state(Arc::new(workspace))
             .with_continuations(Continuations::new(test_key()))
@@ -1718,9 +1722,10 @@ async fn every_http_body_that_is_no_message_gets_a_json_rpc_answer() {
 async fn a_request_size_above_rmcps_own_limit_is_honoured_over_http() {
     // Regression test for #12 (review): rmcp's own 4 MiB body limit answered first.
     let tree = Tree::new("http-large");
-    let workspace = tools::Workspace::open(&tree.root).expect("the fixture is a directory");
+    let workspace =
+        workspace_server::Workspace::open(&tree.root).expect("the fixture is a directory");
     let server = EnvelopeServer::new(
-        envelope_core::toolset![tools::list_files],
+        envelope_core::toolset![workspace_server::tools::list_files],
         envelope_mcp::EnvelopeConfig::new("large", "1")
             .with_state(Arc::new(workspace))
             .with_max_request_bytes(8 << 20),
@@ -1858,8 +1863,8 @@ async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
 async fn the_example_shows_the_gate_strict_arguments_and_savings_on_the_wire() {
     let tree = Tree::new("whole-contract");
     // A module switched off answers `module_disabled`; the other tools still serve.
-    let gated = tools::server(
-        tools::Workspace::open(&tree.root).expect("the fixture is a directory"),
+    let gated = workspace_server::server(
+        workspace_server::Workspace::open(&tree.root).expect("the fixture is a directory"),
         Continuations::new(test_key()),
         &["graph".to_owned()],
     );

@@ -1,4 +1,4 @@
-//! `workspace_server`: one directory tree served over MCP, every answer an envelope.
+//! The command line of `workspace_server`.
 //!
 //! ```text
 //! workspace_server [--root DIR]                    serve over stdio
@@ -8,15 +8,12 @@
 //! ```
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
-//! sets the key that seals paging tokens, so that servers sharing it accept each other's
-//! tokens. Without one, the key kept in your state directory is used (made on first use and,
-//! on Unix, readable only by you): the `next-page` action one `call` prints then works pasted into the
-//! next `call`, and a restarted server still opens the tokens it gave out.
+//! sets the key that seals paging tokens and target refs, so that servers sharing it accept
+//! each other's. Without one, the key kept in your state directory is used (made on first use
+//! and, on Unix, readable only by you): the `next-page` action one `call` prints then works
+//! pasted into the next `call`, and a restarted server still opens the tokens it gave out.
 //!
-//! The tools live in `tools.rs`, which `tests/workspace_server.rs` includes to test the same
-//! server. Logs go to stderr; on stdio, stdout carries only the protocol.
-
-mod tools;
+//! Logs go to stderr; on stdio, stdout carries only the protocol.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -234,8 +231,19 @@ fn kept_key_file() -> Result<PathBuf, String> {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Runs the command line given to this process, and says how it went: 0 when it served or the
+/// called tool's envelope is ok, 2 for a usage error or an envelope that is not ok.
+pub fn main() -> ExitCode {
+    match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(error) => {
+            eprintln!("workspace_server: cannot start the runtime: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     // `std::env::args` panics on an argument that is not UTF-8; say so instead.
     let args: Result<Vec<String>, String> = std::env::args_os()
         .skip(1)
@@ -263,7 +271,7 @@ async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .init();
-    let workspace = match tools::Workspace::open(&options.root) {
+    let workspace = match crate::Workspace::open(&options.root) {
         Ok(workspace) => workspace,
         Err(error) => {
             eprintln!(
@@ -281,7 +289,7 @@ async fn main() -> ExitCode {
         }
     };
     let root = workspace.root().display().to_string();
-    let server = tools::server(workspace, continuations, &options.disabled);
+    let server = crate::server(workspace, continuations, &options.disabled);
 
     match options.command {
         Command::Stdio => {

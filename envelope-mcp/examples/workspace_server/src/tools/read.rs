@@ -1,0 +1,299 @@
+//! `read_file`: whole lines of one file, by path or by a `search_text` hit's `target_ref`; a
+//! stale or vanished target is refused with the call that recovers.
+
+use envelope_core::paging::{
+    Continuations, TargetBinding, conflicting_target_input, target_not_found,
+};
+use envelope_core::{NextAction, Reply, Role, ToolContext, ToolError, ToolResult, tool};
+use serde::{Deserialize, Serialize};
+
+use crate::Workspace;
+use crate::errors::invalid;
+use crate::paths::{not_readable, resolve};
+use crate::tools::{
+    DEFAULT_CONTEXT_LINES, FILE_TARGETS, MAX_CONTEXT_LINES, SearchTextArgs, search_text,
+};
+use crate::walk::FileStamp;
+use crate::workspace::{Contents, MAX_FILE_BYTES};
+
+/// The arguments of `read_file`: a `path`, or a hit's `target_ref`.
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+#[schemars(extend("anyOf" = [{"required": ["path"]}, {"required": ["target_ref"]}]))]
+pub struct ReadFileArgs {
+    /// The file, relative to the workspace root (an absolute path inside the root works too).
+    /// Required unless `target_ref` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// A `search_text` hit's `target_ref`: read the lines around that hit. Not combined with
+    /// `path`, `start_line` or `end_line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    target_ref: Option<String>,
+    /// With `target_ref`: lines of context on each side of the hit (default 3, at most 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 200))]
+    context_lines: Option<usize>,
+    /// The first line to return, 1-based. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    start_line: Option<usize>,
+    /// The last line to return, inclusive. Default: the file's last line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    end_line: Option<usize>,
+}
+
+/// What `read_file` answers: a run of whole lines of one file.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct FileContent {
+    /// Relative to the root.
+    path: String,
+    /// The first line returned, 1-based.
+    start_line: usize,
+    /// The last line returned, inclusive; `start_line - 1` when no line is returned.
+    end_line: usize,
+    /// Lines in the whole file.
+    total_lines: usize,
+    /// The lines `start_line..=end_line`, line endings included, exactly as in the file.
+    content: String,
+}
+
+/// Read a text file of the workspace, whole or a range of lines (`start_line`, `end_line`,
+/// 1-based and inclusive), or the lines around a `search_text` hit (`target_ref`, with
+/// `context_lines`). Paths outside the workspace are refused with `permission`.
+#[tool(tier = lite, read_only, open_world = false, title = "Read a file", blocking)]
+pub fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
+    if let Some(token) = args.target_ref.as_deref() {
+        return read_target(ctx, &args, token);
+    }
+    if args.context_lines.is_some() {
+        return Err(invalid(
+            "context_lines",
+            "`context_lines` goes with `target_ref`; with `path`, pass `start_line` and `end_line`",
+        ));
+    }
+    let Some(path) = args.path.as_deref() else {
+        return Err(invalid("path", "pass `path`, or a hit's `target_ref`"));
+    };
+    if args.start_line == Some(0) {
+        return Err(invalid(
+            "start_line",
+            "`start_line` is 1-based; the first line is 1",
+        ));
+    }
+    if let (Some(start), Some(end)) = (args.start_line, args.end_line)
+        && end < start
+    {
+        return Err(invalid(
+            "end_line",
+            format!("`end_line` ({end}) is before `start_line` ({start})"),
+        ));
+    }
+    read(
+        ctx,
+        ctx.state::<Workspace>()?,
+        path,
+        args.start_line,
+        args.end_line,
+    )
+}
+
+/// `read_file` of a hit's `target_ref`: the lines around it, when the file is as it was.
+fn read_target(
+    ctx: &ToolContext,
+    args: &ReadFileArgs,
+    token: &str,
+) -> ToolResult<Reply<FileContent>> {
+    let given: Vec<&str> = [
+        ("path", args.path.is_some()),
+        ("start_line", args.start_line.is_some()),
+        ("end_line", args.end_line.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, present)| present.then_some(name))
+    .collect();
+    if !given.is_empty() {
+        return Err(conflicting_target_input("target_ref", &given));
+    }
+    let context = args.context_lines.unwrap_or(DEFAULT_CONTEXT_LINES);
+    if context > MAX_CONTEXT_LINES {
+        return Err(invalid(
+            "context_lines",
+            format!("`context_lines` is at most {MAX_CONTEXT_LINES}"),
+        ));
+    }
+    let workspace = ctx.state::<Workspace>()?;
+    let scope = workspace.root().display().to_string();
+    let binding =
+        TargetBinding::new(FILE_TARGETS, ctx.principal().unwrap_or_default()).with_scope(&scope);
+    let opened = ctx
+        .state::<Continuations>()?
+        .open_target(token, &binding, "target_ref")?;
+    let target = opened.target();
+    let (Some(path), Some(line)) = (
+        target["p"].as_str(),
+        target["l"]
+            .as_u64()
+            .and_then(|line| usize::try_from(line).ok()),
+    ) else {
+        return Err(ToolError::internal(
+            "a target ref this server sealed has no path or line",
+        ));
+    };
+    let stamp = match workspace.metadata(path) {
+        Ok(metadata) if metadata.is_file() => FileStamp::of(&metadata),
+        _ => return Err(target_not_found("target_ref")),
+    };
+    if let Err(stale) = opened.check_snapshot(&stamp) {
+        return Err(stale.with_recovery(recovery(target, path)?));
+    }
+    let start = line.saturating_sub(context).max(1);
+    read(
+        ctx,
+        workspace,
+        path,
+        Some(start),
+        Some(line.saturating_add(context)),
+    )
+}
+
+/// What an agent calls when a ref went stale: the search again (it is in the ref when it was
+/// short), else the file at the hit's line.
+fn recovery(target: &serde_json::Value, path: &str) -> ToolResult<NextAction> {
+    let action = match serde_json::from_value::<SearchTextArgs>(target["s"].clone()) {
+        Ok(search) => NextAction::call::<search_text>(
+            "search-again",
+            Role::Retry,
+            0,
+            search,
+            "the file changed: run the search again for fresh hits and refs",
+        ),
+        Err(_) => NextAction::call::<read_file>(
+            "read-the-file",
+            Role::Retry,
+            0,
+            ReadFileArgs {
+                path: Some(path.to_owned()),
+                target_ref: None,
+                context_lines: None,
+                start_line: target["l"]
+                    .as_u64()
+                    .and_then(|line| usize::try_from(line).ok()),
+                end_line: None,
+            },
+            "the file changed: read it from the hit's line on",
+        ),
+    };
+    action.map_err(ToolError::internal)
+}
+
+fn read(
+    ctx: &ToolContext,
+    workspace: &Workspace,
+    path: &str,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
+) -> ToolResult<Reply<FileContent>> {
+    let rel = resolve(workspace.root(), path)?;
+    let metadata = workspace
+        .metadata(&rel)
+        .map_err(|error| not_readable(path, &rel, error))?;
+    if metadata.is_dir() {
+        return Err(invalid(
+            "path",
+            format!("`{rel}` is a directory; use `list_files` to see its files"),
+        ));
+    }
+    // A FIFO, socket or device would block the read, or never end: only regular files are
+    // read, and that is known from the metadata, before anything is opened.
+    if !metadata.is_file() {
+        return Err(
+            invalid("path", format!("`{rel}` is not a regular file")).with_code("not_a_file")
+        );
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(invalid(
+            "path",
+            format!(
+                "`{rel}` is {} bytes; files over {MAX_FILE_BYTES} bytes are not served",
+                metadata.len()
+            ),
+        )
+        .with_code("file_too_large"));
+    }
+    let text = match workspace.read_text(&rel) {
+        Contents::Text(text) => text,
+        Contents::Binary => {
+            return Err(invalid("path", format!("`{rel}` is not a UTF-8 text file"))
+                .with_code("binary_file"));
+        }
+        Contents::Unreadable(error) => return Err(error.into()),
+    };
+
+    // Split after each `\n`, so the content comes back with its own line endings.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total_lines = lines.len();
+    let start_line = start_line.unwrap_or(1);
+    if start_line > total_lines.max(1) {
+        return Err(invalid(
+            "start_line",
+            format!("`start_line` ({start_line}) is past the end: `{rel}` has {total_lines} lines"),
+        ));
+    }
+    let asked_end = end_line.unwrap_or(total_lines).min(total_lines);
+    // Whole lines, only as many as fit the response budget: past it, the budget stage would cut
+    // `content` mid-line while `end_line` still named the last line asked for. The first line
+    // is always sent.
+    let mut end_line = asked_end;
+    if let Some(room) = ctx.response_budget().map(|budget| budget / 4 * 3) {
+        let mut used = 0;
+        for (index, line) in lines[start_line - 1..asked_end].iter().enumerate() {
+            used += ctx.response_size(line).unwrap_or(line.len());
+            if used > room && index > 0 {
+                end_line = start_line - 1 + index;
+                break;
+            }
+        }
+    }
+    let content = lines[start_line - 1..end_line].concat();
+    let mut summary = format!("`{rel}`: lines {start_line}–{end_line} of {total_lines}");
+    let cut = end_line < asked_end;
+    if cut {
+        summary.push_str("; the response budget ends here");
+    }
+    let read_on = ReadFileArgs {
+        path: Some(rel.clone()),
+        target_ref: None,
+        context_lines: None,
+        start_line: Some(end_line + 1),
+        // The range asked for, or to the end of the file.
+        end_line: (asked_end < total_lines).then_some(asked_end),
+    };
+    let reply = Reply::new(FileContent {
+        path: rel,
+        start_line,
+        end_line,
+        total_lines,
+        content,
+    })
+    .summary_line(summary);
+    if !cut {
+        return Ok(reply);
+    }
+    let action = NextAction::call::<read_file>(
+        "read-on",
+        Role::Inspect,
+        0,
+        read_on,
+        format!(
+            "read from line {} on: the response budget ended this answer",
+            end_line + 1
+        ),
+    )
+    .map_err(ToolError::internal)?;
+    Ok(reply
+        .next_step(format!(
+            "the response budget ended the content after line {end_line} of {asked_end} asked \
+             for; read on from line {} with the `read-on` action",
+            end_line + 1
+        ))
+        .next_actions([action]))
+}

@@ -1,0 +1,406 @@
+//! `search_text`: every occurrence of a literal or a pattern, paged, each hit carrying a sealed
+//! `target_ref` that `read_file` accepts; the declared baseline is a recursive grep.
+
+use envelope_core::paging::{Continuations, PageCount, Pager, Paging, TargetBinding};
+use envelope_core::{
+    EmptyReason, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason,
+    Unit, Verdict, tool,
+};
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::Workspace;
+use crate::errors::{bounded_pattern, cancelled, invalid};
+use crate::tools::MAX_PAGE_LIMIT;
+use crate::walk::{Candidate, FileStamp, FileStamps, PathFilter, walk};
+use crate::workspace::Contents;
+
+/// `search_text`'s default page size.
+const DEFAULT_SEARCH_LIMIT: usize = 50;
+
+/// What a compiled `query` may cost, in bytes (the `regex` crate's size limits).
+const MAX_REGEX_BYTES: usize = 1 << 20;
+
+/// A matched line longer than this is shown as a window around the match.
+const MAX_LINE_CHARS: usize = 400;
+
+/// The arguments of `search_text`; also what its retry actions are built from.
+#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct SearchTextArgs {
+    /// What to look for: a literal string, or a regular expression when `regex` is true.
+    query: String,
+    /// Treat `query` as a regular expression (Rust `regex` syntax, matched line by line).
+    /// Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    regex: Option<bool>,
+    /// Only search files matching this glob: without `/` it matches file names (`*.rs`), with
+    /// `/` the whole relative path (`src/**/*.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_glob: Option<String>,
+    /// Return at most this many occurrences (default 50, from 1 to 1000); the total counts
+    /// all. A page may hold fewer when the response budget fills first
+    /// (`truncation_reasons: ["budget_limit"]`); its continuation goes on from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    limit: Option<usize>,
+    /// The next page: `completeness.continuation` of the previous page, with the request
+    /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
+}
+
+envelope_core::paged_args!(SearchTextArgs);
+
+/// One match.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Occurrence {
+    /// Relative to the root.
+    path: String,
+    /// 1-based.
+    line: usize,
+    /// 1-based, in characters (Unicode scalar values) from the start of the line.
+    column: usize,
+    /// This hit, sealed: pass it as `target_ref` to `read_file` to read around it. Stale once
+    /// the file changes; the stale answer offers the search again.
+    target_ref: String,
+    /// The line, or a window of it around the match when the line is very long.
+    text: String,
+}
+
+/// One page of `search_text`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SearchHits {
+    occurrences: Vec<Occurrence>,
+    /// Text files the search read.
+    files_searched: usize,
+}
+
+/// Search the workspace's text files for a literal string (or, with `regex: true`, a regular
+/// expression) and return each occurrence with its path, 1-based line and column, and line
+/// text. `completeness.total` is the exact number of occurrences, even when only the first
+/// `limit` are returned. An empty result says why in `empty_reason`.
+#[tool(tier = lite, read_only, open_world = false, title = "Search text", blocking)]
+pub fn search_text(ctx: &ToolContext, args: SearchTextArgs) -> ToolResult<Reply<SearchHits>> {
+    if args.query.is_empty() {
+        return Err(invalid("query", "`query` must not be empty"));
+    }
+    bounded_pattern("query", &args.query)?;
+    let regex_mode = args.regex.unwrap_or(false);
+    // A literal search is a regex search for the escaped literal: one matching loop for both.
+    let pattern = if regex_mode {
+        args.query.clone()
+    } else {
+        regex::escape(&args.query)
+    };
+    let matcher = RegexBuilder::new(&pattern)
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_BYTES)
+        .build()
+        .map_err(|error| {
+            invalid(
+                "query",
+                format!("`query` is not a valid regular expression: {error}"),
+            )
+        })?;
+    let filter = args
+        .path_glob
+        .as_deref()
+        .map(|pattern| PathFilter::new("path_glob", pattern))
+        .transpose()?;
+    search(
+        ctx.state::<Workspace>()?,
+        ctx,
+        args,
+        &matcher,
+        filter.as_ref(),
+    )
+}
+
+fn search(
+    workspace: &Workspace,
+    ctx: &ToolContext,
+    args: SearchTextArgs,
+    matcher: &Regex,
+    filter: Option<&PathFilter>,
+) -> ToolResult<Reply<SearchHits>> {
+    let walk = walk(workspace);
+    let in_scope = walk.in_scope(filter);
+    let paging = Paging::new(Unit::OCCURRENCE, DEFAULT_SEARCH_LIMIT)
+        .with_max_limit(MAX_PAGE_LIMIT)
+        .with_scope(workspace.root().display().to_string())
+        .with_snapshot(&FileStamps(&in_scope))
+        .with_advice("narrow `query` or `path_glob`");
+    let paging = Pager::<search_text>::open(ctx, &args, paging)?;
+    let targets = HitRefs::new(ctx, workspace, &args)?;
+    let mut occurrences = Vec::new();
+    // What the rows built so far will take in the answer, roughly. A page ends before its
+    // rows outgrow their share of the response budget, and its continuation goes on from the
+    // next match; past the budget, the trimmer would cut rows and drop the continuation.
+    let mut built_chars = 0;
+    let row_budget = ctx.response_budget().map(|budget| budget / 4 * 3);
+    let mut budget_full = false;
+    let mut total = 0;
+    let in_filter = in_scope.len();
+    let mut files_searched = 0;
+    let mut files_with_hits = 0;
+    let mut unreadable = 0;
+    // The baseline: what a recursive grep of the same scope would have put in the agent's
+    // context, every matching line of it, in bytes.
+    let mut grep_bytes = 0;
+    for file in in_scope {
+        if ctx.is_cancelled() {
+            return Err(cancelled("search_text"));
+        }
+        let text = match workspace.read_text(&file.rel) {
+            Contents::Text(text) => text,
+            Contents::Binary => continue,
+            Contents::Unreadable(_) => {
+                unreadable += 1;
+                continue;
+            }
+        };
+        files_searched += 1;
+        let before = total;
+        for (index, line) in text.lines().enumerate() {
+            // Columns are counted on from the previous match, so a long line with many
+            // matches costs its length once, not once per match.
+            let mut column = Column::default();
+            let matched_before = total;
+            for found in matcher.find_iter(line) {
+                // A pattern that can match nothing (`a*`) would report every position.
+                if found.is_empty() {
+                    continue;
+                }
+                total += 1;
+                // Off the page, matches are only counted, so the total stays exact.
+                if !budget_full && paging.takes(total - 1) {
+                    let (line_no, column_no) = (index + 1, column.at(line, found.start()));
+                    let occurrence = Occurrence {
+                        target_ref: targets.seal(file, line_no, column_no)?,
+                        path: file.rel.clone(),
+                        line: line_no,
+                        column: column_no,
+                        text: excerpt(line, found.start()),
+                    };
+                    // Measured as the budget stage will measure it: escapes and the token
+                    // estimate (punctuation and accented text weigh more than a byte each).
+                    built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
+                        occurrence.path.len()
+                            + occurrence.text.len()
+                            + occurrence.target_ref.len()
+                            + ROW_OVERHEAD
+                    });
+                    // The first row is always kept, so every page makes progress.
+                    budget_full = !occurrences.is_empty()
+                        && row_budget.is_some_and(|budget| built_chars > budget);
+                    if !budget_full {
+                        occurrences.push(occurrence);
+                    }
+                }
+            }
+            // What `grep -rn` prints for the line: `path:line:text`.
+            if total > matched_before {
+                grep_bytes += file.rel.len() + digits(index + 1) + line.len() + 3;
+            }
+        }
+        if total > before {
+            files_with_hits += 1;
+        }
+    }
+
+    let returned = occurrences.len();
+    let summary = format!(
+        "{total} {} in {files_with_hits} of {files_searched} files searched{}",
+        Unit::OCCURRENCE.noun(total),
+        paging.starts_at()
+    );
+    let reply = Reply::new(SearchHits {
+        occurrences,
+        files_searched,
+    })
+    .summary_line(summary)
+    // About four bytes a token: `meta.tokens_saved` compares this page with it.
+    .baseline("grep_recursive", grep_bytes.div_ceil(4) as u64);
+    let mut count = PageCount::new(returned, total);
+    if budget_full {
+        count = count.ended_by(TruncationReason::BudgetLimit);
+    }
+    let reply = paging.finish(ctx, &args, reply, walk.tally(count, unreadable))?;
+    if total > 0 {
+        return Ok(reply.verdict(Verdict::Info));
+    }
+
+    // Nothing found: say why, and offer the call most likely to help.
+    let reply = reply.verdict(Verdict::NotFound);
+    let regex_mode = args.regex.unwrap_or(false);
+    if let Some(pattern) = args.path_glob.as_deref().filter(|_| in_filter == 0) {
+        let diagnosis = format!(
+            "`path_glob` `{pattern}` matched none of the {} files in the workspace",
+            walk.files.len()
+        );
+        // A new request starts from the first page.
+        let wider = SearchTextArgs {
+            path_glob: None,
+            continuation: None,
+            ..args.clone()
+        };
+        let action = NextAction::call::<search_text>(
+            "search-without-path-glob",
+            Role::BroadenScope,
+            0,
+            wider,
+            "search every file instead of only those matching `path_glob`",
+        )
+        .map_err(ToolError::internal)?;
+        Ok(reply
+            .empty(EmptyReason::FiltersExcludedAll, diagnosis)
+            .next_actions([action]))
+    } else if !regex_mode && looks_like_regex(&args.query) && Regex::new(&args.query).is_ok() {
+        let diagnosis = format!(
+            "the literal `{}` occurs nowhere, and it contains regular-expression \
+             metacharacters; it may have been meant as a pattern",
+            args.query
+        );
+        let as_regex = SearchTextArgs {
+            regex: Some(true),
+            continuation: None,
+            ..args.clone()
+        };
+        let action = NextAction::call::<search_text>(
+            "retry-as-regex",
+            Role::Retry,
+            0,
+            as_regex,
+            "repeat the search with `query` read as a regular expression",
+        )
+        .map_err(ToolError::internal)?;
+        Ok(reply
+            .empty(EmptyReason::QueryLooksLikeRegex, diagnosis)
+            .next_actions([action]))
+    } else {
+        let what = if regex_mode { "pattern" } else { "literal" };
+        let diagnosis = format!(
+            "the {what} `{}` occurs in none of the {files_searched} text files searched",
+            args.query
+        );
+        Ok(reply.empty(EmptyReason::NoMatch, diagnosis))
+    }
+}
+
+/// The tool family that accepts a `search_text` hit's `target_ref`.
+pub(crate) const FILE_TARGETS: &str = "workspace.file";
+/// A hit's ref carries its search (to offer it again when the ref is stale) up to this size:
+/// refs ride on every hit, so they are kept short.
+pub(crate) const MAX_REF_SEARCH_BYTES: usize = 160;
+/// Lines of context `read_file` returns on each side of a hit by default, and at most.
+pub(crate) const DEFAULT_CONTEXT_LINES: usize = 3;
+pub(crate) const MAX_CONTEXT_LINES: usize = 200;
+
+/// Seals the `target_ref` of each hit of one search: the file, line and column, and the search
+/// itself when it is short, bound to the file's stamp.
+struct HitRefs<'a> {
+    continuations: &'a Continuations,
+    session: &'a str,
+    scope: String,
+    search: Option<serde_json::Value>,
+}
+
+impl<'a> HitRefs<'a> {
+    fn new(ctx: &'a ToolContext, workspace: &Workspace, args: &SearchTextArgs) -> ToolResult<Self> {
+        // A new search starts from its first page.
+        let search = serde_json::to_value(SearchTextArgs {
+            continuation: None,
+            limit: None,
+            ..args.clone()
+        })
+        .ok()
+        .filter(|search| search.to_string().len() <= MAX_REF_SEARCH_BYTES);
+        Ok(HitRefs {
+            continuations: ctx.state::<Continuations>()?,
+            session: ctx.principal().unwrap_or_default(),
+            scope: workspace.root().display().to_string(),
+            search,
+        })
+    }
+
+    fn seal(&self, file: &Candidate, line: usize, column: usize) -> ToolResult<String> {
+        // Short keys: the ref is opaque, and rides on every hit.
+        let mut target = json!({ "p": file.rel, "l": line, "c": column });
+        if let Some(search) = &self.search {
+            target["s"] = search.clone();
+        }
+        let stamp = FileStamp {
+            len: file.len,
+            modified: file.modified,
+        };
+        let binding = TargetBinding::new(FILE_TARGETS, self.session).with_scope(&self.scope);
+        self.continuations.seal_target(&binding, &stamp, &target)
+    }
+}
+
+/// How many decimal digits `n` takes.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// Whether a query has characters that mean something in a regular expression and rarely
+/// appear in a literal search. A lone `.` does not count: it is common in literals
+/// (`foo.bar`).
+fn looks_like_regex(query: &str) -> bool {
+    query.contains([
+        '\\', '*', '+', '?', '|', '(', ')', '[', ']', '{', '}', '^', '$',
+    ])
+}
+
+/// What an occurrence adds to the answer besides its path and text, roughly: its keys,
+/// numbers and punctuation.
+const ROW_OVERHEAD: usize = 48;
+
+/// The 1-based character column of matches along one line, counted on from the last one asked
+/// for: asked in increasing order, a line costs its length once.
+#[derive(Default)]
+struct Column {
+    /// Byte offset of the last match asked for, and its 0-based character column.
+    byte: usize,
+    chars: usize,
+}
+
+impl Column {
+    /// The column of the match at byte `start`, at or after the last one asked for.
+    fn at(&mut self, line: &str, start: usize) -> usize {
+        self.chars += line[self.byte..start].chars().count();
+        self.byte = start;
+        self.chars + 1
+    }
+}
+
+/// The line as an occurrence shows it: whole when short, else a window of [`MAX_LINE_CHARS`]
+/// starting a little before the match, so that one minified file cannot flood the answer.
+/// Costs the window, not the line: a 2 MiB line with a match on every character is read once
+/// by the search, not once per match.
+fn excerpt(line: &str, match_start: usize) -> String {
+    if line.chars().nth(MAX_LINE_CHARS).is_none() {
+        return line.to_owned();
+    }
+    // Up to a quarter of the window before the match, then the window from there.
+    let start = line[..match_start]
+        .char_indices()
+        .rev()
+        .take(MAX_LINE_CHARS / 4)
+        .last()
+        .map_or(match_start, |(index, _)| index);
+    let end = line[start..]
+        .char_indices()
+        .nth(MAX_LINE_CHARS)
+        .map(|(index, _)| start + index);
+    let mut text = String::new();
+    if start > 0 {
+        text.push('…');
+    }
+    text.push_str(&line[start..end.unwrap_or(line.len())]);
+    if end.is_some() {
+        text.push('…');
+    }
+    text
+}
