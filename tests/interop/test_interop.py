@@ -18,7 +18,10 @@ arguments that tool's input schema accepts. Paging: on a fixture tree, `search_t
 `list_files` pages followed through `completeness.continuation` (or the `next-page` action,
 verbatim) add up to exactly the unpaged result; a token replayed with another query, tool or
 session, after a file in scope changed, or with a character changed is refused with its code;
-and with a shared key file, a token sealed by one `call` process opens in another.
+and with a shared key file, a token sealed by one `call` process opens in another. Target refs:
+a `search_text` hit's `target_ref`, sealed by one server process, is read by another sharing
+only the key, until its file changes; the stale answer's recovery action, followed verbatim,
+gives a fresh ref.
 """
 
 from __future__ import annotations
@@ -1088,6 +1091,75 @@ async def test_a_changed_file_makes_the_continuation_stale(
                         assert again["completeness"]["total"] == grew, again["completeness"]
                     fresh = again["completeness"]["continuation"]
                     await call_ok(session, tools, name, {**arguments, "continuation": fresh})
+
+
+async def test_a_target_ref_is_read_by_another_process_until_its_file_changes(
+    request: pytest.FixtureRequest, transport: str, tmp_path: Path
+) -> None:
+    # The search -> read by ref -> stale -> recovery walk, with the search answered by one
+    # server process and the reads by another that shares only its key (the one kept in this
+    # run's state directory): a ref is resolved from what it carries, never from a cache.
+    root = tmp_path.resolve()
+    write_paged_tree(root)
+    hit_file = root / "a" / "doc-05.txt"
+    search = {"query": WORD, "path_glob": "doc-05.txt"}
+
+    def refused(result: Any, tools: dict[str, Any], code: str, category: str) -> dict[str, Any]:
+        envelope = check_result(result, tools, "read_file")
+        assert result.is_error is True, (code, envelope)
+        assert envelope["error"].get("code") == code, (code, envelope)
+        assert envelope["error"]["category"] == category, envelope
+        return envelope
+
+    with ExitStack() as stack:
+        urls = [None, None]
+        if transport == "http":
+            urls = [stack.enter_context(http_server(root)) for _ in range(2)]
+        with anyio.fail_after(TIMEOUT):
+            async with (
+                connect(request, transport, root=root, url=urls[0]) as searcher,
+                connect(request, transport, root=root, url=urls[1]) as reader,
+            ):
+                tools = await listing(searcher)
+                found = await call_ok(searcher, tools, "search_text", search)
+                hit = found["data"]["occurrences"][0]
+                assert hit["path"] == "a/doc-05.txt", found
+                read = {"target_ref": hit["target_ref"], "context_lines": 1}
+                around = await call_ok(reader, tools, "read_file", read)
+                assert around["data"]["path"] == "a/doc-05.txt", around
+                assert around["data"]["start_line"] == hit["line"], around
+                assert WORD in around["data"]["content"], around
+
+                # A ref with a location, and a tampered ref, are refused by code.
+                result = await reader.call_tool("read_file", {**read, "path": "a/doc-05.txt"})
+                refused(result, tools, "CONFLICTING_TARGET_INPUT", "validation")
+                bent = with_one_character_changed(hit["target_ref"], 40)
+                result = await reader.call_tool("read_file", {"target_ref": bent})
+                refused(result, tools, "INVALID_TARGET_REF", "validation")
+
+                # The file changes: the ref is stale, and the answer offers the search again.
+                stat = hit_file.stat()
+                hit_file.write_text(f"a new first line\n{hit_file.read_text()}")
+                os.utime(hit_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+                result = await reader.call_tool("read_file", read)
+                stale = refused(result, tools, "STALE_TARGET_SNAPSHOT", "validation")
+                recover = stale["next_actions"][0]
+                assert recover["tool"] == "search_text", stale
+                assert recover["arguments"] == search, stale
+
+                # Following it verbatim gives a fresh ref to where the hit is now.
+                again = await call_ok(searcher, tools, recover["tool"], recover["arguments"])
+                fresh = again["data"]["occurrences"][0]
+                assert fresh["line"] == hit["line"] + 1, again
+                exact = {"target_ref": fresh["target_ref"], "context_lines": 0}
+                now = await call_ok(reader, tools, "read_file", exact)
+                assert now["data"]["start_line"] == fresh["line"], now
+                assert WORD in now["data"]["content"], now
+
+                # A ref whose file is gone is not found.
+                hit_file.unlink()
+                result = await reader.call_tool("read_file", {"target_ref": fresh["target_ref"]})
+                refused(result, tools, "TARGET_NOT_FOUND", "not_found")
 
 
 # --- the command line ----------------------------------------------------------------------
