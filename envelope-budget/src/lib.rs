@@ -46,7 +46,7 @@ pub use respond::{
 pub use subgraph::is_graph;
 #[cfg(feature = "exact")]
 pub use tokens::ExactCounter;
-pub use tokens::{Counts, Estimator};
+pub use tokens::{COUNT_FIELDS, Counts, Estimator};
 pub use toon::{
     MAX_DEPTH as TOON_MAX_DEPTH, SPEC_VERSION as TOON_SPEC_VERSION, ToonError,
     encode as encode_toon,

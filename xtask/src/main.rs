@@ -4,6 +4,10 @@
 //! - `cargo xtask docs` regenerates everything under `docs/` from the live constants of the
 //!   workspace crates;
 //! - `cargo xtask corpora` regenerates the calibration corpora of `envelope-budget`;
+//! - `cargo xtask real-text` gathers `envelope-budget`'s real-text corpora (training and
+//!   held-out) from this machine's translations, crate sources and packages;
+//! - `cargo run -p xtask --features exact -- fit-estimator` fits the calibrated estimator's
+//!   weights to exact counts on the training corpora;
 //! - `cargo run -p xtask --features exact -- cjk-costs` regenerates `envelope-budget`'s table of
 //!   CJK token costs from the exact `cl100k_base` encoder.
 //!
@@ -17,12 +21,16 @@ mod cjk_costs;
 mod codegen;
 mod corpora;
 mod docs;
+#[cfg(feature = "exact")]
+mod fit;
+mod real_text;
 
 use std::process::ExitCode;
 
 use codegen::Mode;
 
-const USAGE: &str = "usage: cargo xtask <docs | corpora | cjk-costs> [--check]";
+const USAGE: &str =
+    "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> [--check]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,7 +46,9 @@ fn main() -> ExitCode {
     let result = match *command {
         "docs" => docs::generate(mode),
         "corpora" => corpora::generate(mode),
+        "real-text" => real_text::generate(mode),
         "cjk-costs" => cjk_costs(mode),
+        "fit-estimator" => fit_estimator(mode),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -62,5 +72,17 @@ fn cjk_costs(mode: Mode) -> Result<(), String> {
 fn cjk_costs(_: Mode) -> Result<(), String> {
     Err("the CJK table needs the exact encoder: run \
          `cargo run -p xtask --features exact -- cjk-costs`"
+        .into())
+}
+
+#[cfg(feature = "exact")]
+fn fit_estimator(mode: Mode) -> Result<(), String> {
+    fit::generate(mode)
+}
+
+#[cfg(not(feature = "exact"))]
+fn fit_estimator(_: Mode) -> Result<(), String> {
+    Err("fitting needs the exact encoders: run \
+         `cargo run -p xtask --features exact -- fit-estimator`"
         .into())
 }
