@@ -78,8 +78,14 @@ pub(crate) fn generate(mode: Mode) -> Result<(), String> {
             weights_rs,
             "\n/// Fitted to exact `{encoding}` counts.\npub(super) const {name}: [u64; super::COUNT_FIELDS] = ["
         );
-        for (field, weight) in Counts::FIELD_NAMES.iter().zip(&weights) {
-            let _ = writeln!(weights_rs, "    {}, // {field}", weight.round() as u64);
+        // Laid out as rustfmt lays it out: the comments aligned after the widest value.
+        let values: Vec<String> = weights
+            .iter()
+            .map(|weight| format!("{},", weight.round() as u64))
+            .collect();
+        let width = values.iter().map(String::len).max().unwrap_or(0);
+        for (field, value) in Counts::FIELD_NAMES.iter().zip(&values) {
+            let _ = writeln!(weights_rs, "    {value:<width$} // {field}");
         }
         weights_rs.push_str("];\n");
         let rows = accuracy(&heldout, &weights);
