@@ -13,7 +13,25 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use envelope_budget::Estimator;
 
-const CORPORA: [&str; 4] = ["prose_code.txt", "pretty.json", "records.json", "cjk.txt"];
+/// The generated corpora, then the held-out real text of every script and kind.
+const CORPORA: [&str; 16] = [
+    "prose_code.txt",
+    "pretty.json",
+    "records.json",
+    "cjk.txt",
+    "real/heldout/en.txt",
+    "real/heldout/de.txt",
+    "real/heldout/ru.txt",
+    "real/heldout/zh.txt",
+    "real/heldout/ja.txt",
+    "real/heldout/ko.txt",
+    "real/heldout/markdown.txt",
+    "real/heldout/rust.txt",
+    "real/heldout/python.txt",
+    "real/heldout/typescript.txt",
+    "real/heldout/json-compact.txt",
+    "real/heldout/json-pretty.txt",
+];
 
 fn corpora() -> Vec<(&'static str, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");

@@ -98,24 +98,83 @@ impl Counts {
 
     /// Adds the counts of UTF-8 bytes. Bytes that are not valid UTF-8 are skipped or counted
     /// as `other`; they never panic.
+    ///
+    /// Whole blocks of [`BLOCK`] bytes go through loops the compiler vectorizes, whatever their
+    /// script: the ASCII classes of every byte at once (a byte of a wider character is in none),
+    /// then each character whose first byte is in the block, found by a bit mask. Only the
+    /// tail, shorter than a block, is counted character by character.
     pub(crate) fn add_bytes(&mut self, bytes: &[u8]) {
         let mut i = 0;
-        while i < bytes.len() {
-            if let Some(block) = bytes.get(i..i + BLOCK)
-                && is_ascii_block(block)
-            {
-                let before = |back: usize| i.checked_sub(back).map_or(NOTHING, |at| bytes[at]);
-                self.add_ascii_block([before(2), before(1)], block);
-                i += BLOCK;
-            } else {
-                // Scalar for a while, ending on a character boundary.
-                i = self.add_scalar(bytes, i, (i + SCALAR_SPAN).min(bytes.len()));
+        while let Some(block) = bytes.get(i..i + BLOCK) {
+            let ascii = block.iter().fold(0, |acc, &byte| acc | byte) < 0x80;
+            let three_byte = if ascii { 0 } else { three_byte_leads(block) };
+            if three_byte.count_ones() > MOSTLY_CJK {
+                // Mostly CJK: the scalar loop, whose runs of three-byte characters are tight,
+                // beats the block passes.
+                i = self.add_scalar(bytes, i, i + BLOCK);
+                continue;
             }
+            let before = |back: usize| i.checked_sub(back).map_or(NOTHING, |at| bytes[at]);
+            self.add_ascii_block([before(2), before(1)], block);
+            if !ascii {
+                self.add_wide_block(bytes, i, three_byte);
+            }
+            i += BLOCK;
+        }
+        while i < bytes.len() {
+            i = self.add_scalar(bytes, i, (i + SCALAR_SPAN).min(bytes.len()));
         }
     }
 
-    /// Counts one all-ASCII block; `previous` are the two bytes before it, in order. Written as
-    /// plain loops over fixed-size arrays so that the compiler vectorizes them.
+    /// Counts the characters of two or more bytes whose first byte is in the block at `start`
+    /// (their other bytes may lie in the next block). Two- and four-byte characters are told
+    /// by their first byte alone, in a loop the compiler vectorizes; each three-byte one (bit
+    /// `k` of `three_byte` set for byte `start + k`) is looked up. A character cut off by the
+    /// end of `bytes` counts as what its first byte says.
+    fn add_wide_block(&mut self, bytes: &[u8], start: usize, mut three_byte: u64) {
+        let (mut latin, mut cyrillic, mut other, mut astral) = (0_u8, 0_u8, 0_u8, 0_u8);
+        for &byte in &bytes[start..start + BLOCK] {
+            let two_byte = u8::from(byte & 0xE0 == 0xC0);
+            let is_latin = u8::from(byte.wrapping_sub(0xC2) < 10);
+            let is_cyrillic = u8::from(byte.wrapping_sub(0xD0) < 4);
+            latin += is_latin;
+            cyrillic += is_cyrillic;
+            other += two_byte & !(is_latin | is_cyrillic) & 1;
+            astral += u8::from(byte & 0xF8 == 0xF0);
+        }
+        // At most one character per byte of the block: no 8-bit lane overflows.
+        let mut wide_lanes = u64::from(other) << (8 * lane::OTHER);
+        while three_byte != 0 {
+            let at = start + three_byte.trailing_zeros() as usize;
+            three_byte &= three_byte - 1;
+            wide_lanes += match bytes.get(at..at + 3) {
+                Some(&[lead, second, third]) => bmp_lanes(lead, second, third),
+                _ => 1 << (8 * lane::OTHER),
+            };
+        }
+        self.add_wide_lanes(wide_lanes);
+        self.latin += u64::from(latin);
+        self.cyrillic += u64::from(cyrillic);
+        self.astral += u64::from(astral);
+    }
+
+    /// Adds the counts held in the 8-bit lanes of [`lane`].
+    fn add_wide_lanes(&mut self, wide_lanes: u64) {
+        let wide = |lane: u32| wide_lanes >> (8 * lane) & 0xFF;
+        self.newline_runs += wide(lane::NEWLINE_RUNS);
+        self.han += wide(lane::HAN);
+        self.kana += wide(lane::KANA);
+        self.hangul += wide(lane::HANGUL);
+        self.cjk_punct += wide(lane::CJK_PUNCT);
+        self.cjk_multi += wide(lane::CJK_MULTI);
+        self.cjk_triple += wide(lane::CJK_TRIPLE);
+        self.other += wide(lane::OTHER);
+    }
+
+    /// Counts the ASCII characters of one block; `previous` are the two bytes before it, in
+    /// order. A byte of a wider character is in no ASCII class, so it ends every run, as the
+    /// character it belongs to does. Written as plain loops over fixed-size arrays so that the
+    /// compiler vectorizes them.
     fn add_ascii_block(&mut self, previous: [u8; 2], block: &[u8]) {
         let mut before = [0_u8; BLOCK];
         before[0] = previous[1];
@@ -129,7 +188,9 @@ impl Counts {
         let (mut words, mut digit_runs, mut space_runs, mut newline_runs) =
             (0_u8, 0_u8, 0_u8, 0_u8);
         let (mut escapes, mut case_changes, mut indents) = (0_u8, 0_u8, 0_u8);
+        let mut ascii = 0_u8;
         for ((&byte, &prior), &prior2) in current.iter().zip(&before).zip(&two_before) {
+            ascii += u8::from(byte < 0x80);
             let (letter, digit) = (is_letter(byte), is_digit(byte));
             let (space, newline) = (is_space(byte), is_newline(byte));
             letters += letter;
@@ -152,7 +213,7 @@ impl Counts {
         self.digits += u64::from(digits);
         self.spaces += u64::from(spaces);
         self.newlines += u64::from(newlines);
-        self.punct += BLOCK as u64 - classified;
+        self.punct += u64::from(ascii) - classified;
         self.word_starts += u64::from(words);
         self.digit_runs += u64::from(digit_runs);
         self.space_runs += u64::from(space_runs);
@@ -182,6 +243,9 @@ impl Counts {
         let (mut latin, mut cyrillic, mut astral) = (0, 0, 0);
         let (mut escapes, mut case_changes, mut indents) = (0_u64, 0_u64, 0_u64);
         let mut escape_words = 0_u64;
+        // Latin, Cyrillic and other two-byte characters, in the 16-bit lanes of
+        // [`TWO_BYTE_LANES`].
+        let mut two_byte_lanes = 0_u64;
         while i < until {
             let lead = bytes[i];
             if lead < 0x80 {
@@ -218,7 +282,19 @@ impl Counts {
                 }
                 continue;
             }
-            // Two- and four-byte characters, stray bytes, a truncated sequence at the end.
+            if lead & 0xE0 == 0xC0 && i + 2 <= bytes.len() {
+                // Cyrillic, Greek, accented Latin: two-byte characters, counted by their first
+                // byte alone.
+                while let Some(&[lead, _]) = bytes.get(i..i + 2)
+                    && lead & 0xE0 == 0xC0
+                    && i < until
+                {
+                    two_byte_lanes += TWO_BYTE_LANES[usize::from(lead & 0x1F)];
+                    i += 2;
+                }
+                continue;
+            }
+            // Four-byte characters, stray bytes, a truncated sequence at the end.
             let width = utf8_width(lead);
             if i + width > bytes.len() {
                 // A truncated sequence at the end: count it once and stop.
@@ -237,7 +313,6 @@ impl Counts {
             i += width;
         }
         let ascii = |lane: u32| ascii_lanes >> (8 * lane) & 0xFF;
-        let wide = |lane: u32| wide_lanes >> (8 * lane) & 0xFF;
         self.letters += ascii(0);
         self.digits += ascii(1);
         self.spaces += ascii(2);
@@ -246,15 +321,10 @@ impl Counts {
         self.word_starts += ascii(5) + escape_words;
         self.digit_runs += ascii(6);
         self.space_runs += ascii(7);
-        self.newline_runs += wide(lane::NEWLINE_RUNS);
-        self.han += wide(lane::HAN);
-        self.kana += wide(lane::KANA);
-        self.hangul += wide(lane::HANGUL);
-        self.cjk_punct += wide(lane::CJK_PUNCT);
-        self.cjk_multi += wide(lane::CJK_MULTI);
-        self.cjk_triple += wide(lane::CJK_TRIPLE);
-        self.other += wide(lane::OTHER);
-        self.latin += latin;
+        self.add_wide_lanes(wide_lanes);
+        self.latin += latin + (two_byte_lanes & 0xFFFF);
+        self.cyrillic += two_byte_lanes >> 16 & 0xFFFF;
+        self.other += two_byte_lanes >> 32 & 0xFFFF;
         self.cyrillic += cyrillic;
         self.astral += astral;
         self.escapes += escapes;
@@ -386,6 +456,9 @@ impl Counts {
     ];
 }
 
+/// A block with more three-byte characters than this is counted by the scalar path.
+const MOSTLY_CJK: u32 = 12;
+
 /// Bytes per block of the ASCII fast path. At most 255, so per-block counts fit a `u8`.
 const BLOCK: usize = 64;
 
@@ -395,8 +468,18 @@ const SCALAR_SPAN: usize = 192;
 /// Stands for "no byte" before the start of a text: not ASCII, so every run starts fresh.
 const NOTHING: u8 = 0x80;
 
-fn is_ascii_block(block: &[u8]) -> bool {
-    block.iter().fold(0, |acc, &byte| acc | byte) < 0x80
+/// Bit `k` set when byte `k` of the block starts a three-byte character (`1110xxxx`).
+fn three_byte_leads(block: &[u8]) -> u64 {
+    let mut mask = 0_u64;
+    for (index, word) in block.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // Bit 7 of each byte: set when its top four bits are `1110`.
+        let leads = word & word << 1 & word << 2 & !(word << 3) & 0x8080_8080_8080_8080;
+        // Gathers the eight bit-7s into one byte, byte 0's lowest.
+        let bits = (leads >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= bits << (8 * index);
+    }
+    mask
 }
 
 // Branch-free class tests returning 0 or 1, so the block loop vectorizes.
@@ -450,6 +533,23 @@ const ASCII_BITS: [u8; 128] = {
         byte += 1;
     }
     table
+};
+
+/// Per first byte of a two-byte character (its low five bits): one in the 16-bit lane of its
+/// class, 0 `latin` (U+0080–U+02FF), 1 `cyrillic` (U+0400–U+04FF), 2 `other`.
+const TWO_BYTE_LANES: [u64; 32] = {
+    let mut lanes = [0_u64; 32];
+    let mut low = 0;
+    while low < 32 {
+        let lead = 0xC0 | low as u8;
+        lanes[low] = match lead {
+            0xC2..=0xCB => 1,
+            0xD0..=0xD3 => 1 << 16,
+            _ => 1 << 32,
+        };
+        low += 1;
+    }
+    lanes
 };
 
 /// Bytes in the UTF-8 sequence that `lead` starts; 1 for a byte that cannot start one.
