@@ -223,6 +223,9 @@ fn main() {
         ],
     );
 
+    boundary_sweep();
+    subgraph_sweep(fixed);
+
     let graph = graph(100_000, 400_000);
     let graph_bytes = serde_json::to_vec(&graph).unwrap_or_default();
     println!(
@@ -238,4 +241,62 @@ fn main() {
         &[("to 5,000,000 chars", 5.0, &subgraph)],
     );
     envelope_core::stage::drop_deep(graph);
+}
+
+/// The whole boundary (typed result → `#[tool]` entry → encoder → `prepare` → the bytes sent)
+/// at every budget from 1 KB to 5 MB, on search results of about 1, 10 and 45 MB. Target: ≤ 2×
+/// one serialization of the typed result; ≤ 1.2× where little or nothing is cut (the budget
+/// holds at least 90% of the result).
+fn boundary_sweep() {
+    const BUDGETS: [usize; 5] = [1_000, 32_000, 1_000_000, 5_000_000, 50_000_000];
+    // About 225 bytes a hit.
+    for hits in [4_500, 45_000, 200_000] {
+        let shared = Arc::new(search_result(hits));
+        let bytes = serde_json::to_vec(&*shared).unwrap_or_default().len();
+        for budget in BUDGETS {
+            let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
+            let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
+            let send = |ctx: ToolContext| {
+                let output =
+                    block_on(search {}.call(Value::Null, ctx.with_encoder(encoder.clone())));
+                let prepared = prepare(output, &Controls::default(), None, &policy);
+                (prepared.json.into_bytes(), prepared.leftovers)
+            };
+            let fits = budget as f64 >= 0.9 * bytes as f64;
+            let target = if fits { 1.2 } else { 2.0 };
+            compare(
+                &format!(
+                    "boundary sweep: {:.1} MB result, budget {budget} chars",
+                    bytes as f64 / 1e6
+                ),
+                5,
+                || ToolContext::new().with_state(Arc::new(Arc::clone(&shared))),
+                |_: &ToolContext| serde_json::to_vec(&*shared).unwrap_or_default(),
+                &[("#[tool] entry + encoder + prepare", target, &send)],
+            );
+        }
+    }
+}
+
+/// Subgraph trimming at every size from 10k to 300k nodes (three edges a node) and every budget
+/// from 32 KB to 5 MB. Target: ≤ 5× one serialization of the graph.
+fn subgraph_sweep(fixed: Counts) {
+    for nodes in [10_000, 30_000, 100_000, 300_000] {
+        let graph = graph(nodes, 3 * nodes);
+        let bytes = serde_json::to_vec(&graph).unwrap_or_default().len();
+        for budget in [32_000, 1_000_000, 5_000_000] {
+            let trim_to = |data: Value| trim(data, fixed, budget, Estimator::default(), &[]);
+            compare(
+                &format!(
+                    "subgraph sweep: {nodes} nodes, {:.1} MB, budget {budget} chars",
+                    bytes as f64 / 1e6
+                ),
+                3,
+                || graph.clone(),
+                |value: &Value| serde_json::to_vec(value).unwrap_or_default(),
+                &[("trim", 5.0, &trim_to)],
+            );
+        }
+        envelope_core::stage::drop_deep(graph);
+    }
 }
