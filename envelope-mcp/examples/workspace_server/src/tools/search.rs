@@ -6,6 +6,12 @@ use envelope_core::{
     EmptyReason, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason,
     Unit, Verdict, tool,
 };
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use grep_matcher::LineTerminator;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::sinks::UTF8;
+use grep_searcher::{Searcher, SearcherBuilder};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -133,6 +139,10 @@ fn search(
         .with_advice("narrow `query` or `path_glob`");
     let paging = Pager::<search_text>::open(ctx, &args, paging)?;
     let targets = HitRefs::new(ctx, workspace, &args)?;
+    // Every file is counted first, on every core; then the page's rows are built from the
+    // few files the page falls in, in order.
+    let lines = line_matcher(matcher.as_str())?;
+    let scans = scan_all(workspace, ctx, &in_scope, &lines, matcher)?;
     let mut occurrences = Vec::new();
     // What the rows built so far will take in the answer, roughly. A page ends before its
     // rows outgrow their share of the response budget, and its continuation goes on from the
@@ -142,70 +152,65 @@ fn search(
     let mut budget_full = false;
     let mut total = 0;
     let in_filter = in_scope.len();
-    let mut files_searched = 0;
-    let mut files_with_hits = 0;
-    let mut unreadable = 0;
+    let files_searched = scans.iter().filter(|scan| scan.text).count();
+    let files_with_hits = scans.iter().filter(|scan| scan.occurrences > 0).count();
+    let unreadable = scans.iter().filter(|scan| scan.unreadable).count();
     // The baseline: what a recursive grep of the same scope would have put in the agent's
     // context, every matching line of it, in bytes.
-    let mut grep_bytes = 0;
-    for file in in_scope {
+    let grep_bytes: usize = scans.iter().map(|scan| scan.grep_bytes).sum();
+    let page = paging.page();
+    for (file, scan) in in_scope.iter().zip(&scans) {
+        let first = total;
+        total += scan.occurrences;
+        // Off the page, matches are only counted, so the total stays exact.
+        let on_page = first < page.start + page.size && total > page.start;
+        if budget_full || !on_page {
+            continue;
+        }
         if ctx.is_cancelled() {
             return Err(cancelled("search_text"));
         }
-        let text = match workspace.read_text(&file.rel) {
-            Contents::Text(text) => text,
-            Contents::Binary => continue,
-            Contents::Unreadable(_) => {
-                unreadable += 1;
-                continue;
-            }
+        // Changed since it was counted: its rows are not built, rather than misnumbered.
+        let Contents::Text(text) = workspace.read_text(&file.rel) else {
+            continue;
         };
-        files_searched += 1;
-        let before = total;
+        let mut index_in_file = first;
         for (index, line) in text.lines().enumerate() {
             // Columns are counted on from the previous match, so a long line with many
             // matches costs its length once, not once per match.
             let mut column = Column::default();
-            let matched_before = total;
-            for found in matcher.find_iter(line) {
-                // A pattern that can match nothing (`a*`) would report every position.
-                if found.is_empty() {
+            // A pattern that can match nothing (`a*`) would report every position.
+            for found in matcher.find_iter(line).filter(|found| !found.is_empty()) {
+                index_in_file += 1;
+                if budget_full || !paging.takes(index_in_file - 1) {
                     continue;
                 }
-                total += 1;
-                // Off the page, matches are only counted, so the total stays exact.
-                if !budget_full && paging.takes(total - 1) {
-                    let (line_no, column_no) = (index + 1, column.at(line, found.start()));
-                    let occurrence = Occurrence {
-                        target_ref: targets.seal(file, line_no, column_no)?,
-                        path: file.rel.clone(),
-                        line: line_no,
-                        column: column_no,
-                        text: excerpt(line, found.start()),
-                    };
-                    // Measured as the budget stage will measure it: escapes and the token
-                    // estimate (punctuation and accented text weigh more than a byte each).
-                    built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
-                        occurrence.path.len()
-                            + occurrence.text.len()
-                            + occurrence.target_ref.len()
-                            + ROW_OVERHEAD
-                    });
-                    // The first row is always kept, so every page makes progress.
-                    budget_full = !occurrences.is_empty()
-                        && row_budget.is_some_and(|budget| built_chars > budget);
-                    if !budget_full {
-                        occurrences.push(occurrence);
-                    }
+                let (line_no, column_no) = (index + 1, column.at(line, found.start()));
+                let occurrence = Occurrence {
+                    target_ref: targets.seal(file, line_no, column_no)?,
+                    path: file.rel.clone(),
+                    line: line_no,
+                    column: column_no,
+                    text: excerpt(line, found.start()),
+                };
+                // Measured as the budget stage will measure it: escapes and the token
+                // estimate (punctuation and accented text weigh more than a byte each).
+                built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
+                    occurrence.path.len()
+                        + occurrence.text.len()
+                        + occurrence.target_ref.len()
+                        + ROW_OVERHEAD
+                });
+                // The first row is always kept, so every page makes progress.
+                budget_full = !occurrences.is_empty()
+                    && row_budget.is_some_and(|budget| built_chars > budget);
+                if !budget_full {
+                    occurrences.push(occurrence);
                 }
             }
-            // What `grep -rn` prints for the line: `path:line:text`.
-            if total > matched_before {
-                grep_bytes += file.rel.len() + digits(index + 1) + line.len() + 3;
+            if index_in_file >= total {
+                break;
             }
-        }
-        if total > before {
-            files_with_hits += 1;
         }
     }
 
@@ -285,6 +290,164 @@ fn search(
             args.query
         );
         Ok(reply.empty(EmptyReason::NoMatch, diagnosis))
+    }
+}
+
+/// What the counting pass learned of one file.
+#[derive(Debug, Clone, Copy, Default)]
+struct FileScan {
+    /// Read as text (not binary, not unreadable).
+    text: bool,
+    /// Could not be read.
+    unreadable: bool,
+    /// Non-empty matches, line by line.
+    occurrences: usize,
+    /// What `grep -rn` would print for its matching lines: `path:line:text`, in bytes.
+    grep_bytes: usize,
+}
+
+/// The query as ripgrep's line-oriented matcher: it finds the lines that can hold a match
+/// without visiting the others one by one, and never matches across a line break (`\r\n`
+/// counts as one, so `$` matches before it, as `str::lines` splits).
+fn line_matcher(pattern: &str) -> ToolResult<RegexMatcher> {
+    RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .crlf(true)
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_BYTES)
+        .build(pattern)
+        .map_err(|error| {
+            invalid(
+                "query",
+                format!("`query` is not a valid regular expression: {error}"),
+            )
+        })
+}
+
+/// A searcher for [`line_matcher`]'s matcher: lines end at `\n`, a `\r` before it included.
+fn line_searcher() -> Searcher {
+    SearcherBuilder::new()
+        .line_terminator(LineTerminator::crlf())
+        .line_number(true)
+        .build()
+}
+
+/// Counts the matches of every file, on as many threads as the machine has cores, each
+/// taking the next file when done with one. Results are in the files' order.
+fn scan_all(
+    workspace: &Workspace,
+    ctx: &ToolContext,
+    files: &[&Candidate],
+    lines: &RegexMatcher,
+    matcher: &Regex,
+) -> ToolResult<Vec<FileScan>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(files.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let mut scans = vec![FileScan::default(); files.len()];
+    let found = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut searcher = line_searcher();
+                    let mut found = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = files.get(index) else {
+                            return Ok(found);
+                        };
+                        if ctx.is_cancelled() {
+                            return Err(cancelled("search_text"));
+                        }
+                        found.push((index, scan(workspace, file, &mut searcher, lines, matcher)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| Err(ToolError::internal("a search thread panicked")))
+            })
+            .collect::<ToolResult<Vec<_>>>()
+    })?;
+    for (index, scan) in found.into_iter().flatten() {
+        scans[index] = scan;
+    }
+    Ok(scans)
+}
+
+/// Counts one file's matches: `lines` finds the lines that can hold one, `matcher` counts the
+/// non-empty matches in each.
+fn scan(
+    workspace: &Workspace,
+    file: &Candidate,
+    searcher: &mut Searcher,
+    lines: &RegexMatcher,
+    matcher: &Regex,
+) -> FileScan {
+    let text = match workspace.read_text(&file.rel) {
+        Contents::Text(text) => text,
+        Contents::Binary => return FileScan::default(),
+        Contents::Unreadable(_) => {
+            return FileScan {
+                unreadable: true,
+                ..FileScan::default()
+            };
+        }
+    };
+    let mut scan = FileScan {
+        text: true,
+        ..FileScan::default()
+    };
+    let sink = UTF8(|line_no, line: &str| {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let found = matcher
+            .find_iter(line)
+            .filter(|found| !found.is_empty())
+            .count();
+        if found > 0 {
+            scan.occurrences += found;
+            scan.grep_bytes += file.rel.len() + digits(line_no as usize) + line.len() + 3;
+        }
+        Ok(true)
+    });
+    // The text is in memory and valid UTF-8, and the searcher and matcher agree: searching
+    // cannot fail. Were it to, the file counts as unreadable rather than as matching nothing.
+    if searcher.search_slice(lines, text.as_bytes(), sink).is_err() {
+        return FileScan {
+            unreadable: true,
+            ..FileScan::default()
+        };
+    }
+    scan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_searcher_counts_every_match_of_every_line() {
+        let lines = line_matcher("needle$").expect("a valid pattern");
+        let matcher = Regex::new("needle$").expect("a valid pattern");
+        let mut found = Vec::new();
+        let text = "a needle\r\nno\nneedle, needle\nthe needle";
+        let sink = UTF8(|line_no, line: &str| {
+            let line = line.trim_end_matches(['\r', '\n']);
+            found.push((line_no, matcher.find_iter(line).count()));
+            Ok(true)
+        });
+        line_searcher()
+            .search_slice(&lines, text.as_bytes(), sink)
+            .expect("the searcher and matcher agree");
+        // `$` matches before `\r\n` and at the end of the text, not before a comma.
+        assert_eq!(found, [(1, 1), (4, 1)]);
     }
 }
 
