@@ -229,19 +229,26 @@ fn list(
             format!("{rel}/{text}")
         };
         // The entry's own type: a symlink is neither a file nor a directory here.
-        let (Ok(file_type), Ok(metadata)) = (entry.file_type(), entry.metadata()) else {
+        // The entry's own type, as the listing gives it: a symlink is neither a file nor a
+        // directory here. Its metadata is asked only of what the walk keeps.
+        let Ok(file_type) = entry.file_type() else {
             found.failures += 1;
             continue;
         };
+        let skipped = |is_dir| text.starts_with('.') || ignored(&ignores, &child, is_dir);
         if file_type.is_dir() {
             // Hidden directories (`.git` among them) are skipped, as ripgrep skips them.
-            if text.starts_with('.') || ignored(&ignores, &child, true) {
+            if skipped(true) {
                 continue;
             }
             if depth + 1 > MAX_WALK_DEPTH {
                 found.failures += 1;
                 continue;
             }
+            let Ok(metadata) = entry.metadata() else {
+                found.failures += 1;
+                continue;
+            };
             pending.push(Subdir {
                 parent: Arc::clone(&dir),
                 name,
@@ -252,9 +259,13 @@ fn list(
             });
         } else if file_type.is_file() {
             // Hidden files are skipped too, as ripgrep skips them.
-            if text.starts_with('.') || ignored(&ignores, &child, false) {
+            if skipped(false) {
                 continue;
             }
+            let Ok(metadata) = entry.metadata() else {
+                found.failures += 1;
+                continue;
+            };
             if metadata.len() > MAX_FILE_BYTES {
                 found.too_large += 1;
                 continue;
