@@ -101,8 +101,9 @@ impl Counts {
     ///
     /// Whole blocks of [`BLOCK`] bytes go through loops the compiler vectorizes, whatever their
     /// script: the ASCII classes of every byte at once (a byte of a wider character is in none),
-    /// then each character whose first byte is in the block, found by a bit mask. Only the
-    /// tail, shorter than a block, is counted character by character.
+    /// then each character whose first byte is in the block, found by a bit mask. The tail,
+    /// shorter than a block, goes through the same pass when it is ASCII, else character by
+    /// character.
     pub(crate) fn add_bytes(&mut self, bytes: &[u8]) {
         let mut i = 0;
         while let Some(block) = bytes.get(i..i + BLOCK) {
@@ -120,6 +121,18 @@ impl Counts {
                 self.add_wide_block(bytes, i, three_byte);
             }
             i += BLOCK;
+        }
+        let tail = &bytes[i..];
+        if tail.len() >= PADDED_TAIL && tail.is_ascii() {
+            // A long enough ASCII tail goes through the block pass too, padded with NUL
+            // bytes: each is one `punct` that nothing else sees, taken off again. Shorter
+            // ones (most JSON strings) cost less character by character than a block pass.
+            let mut block = [0_u8; BLOCK];
+            block[..tail.len()].copy_from_slice(tail);
+            let before = |back: usize| i.checked_sub(back).map_or(NOTHING, |at| bytes[at]);
+            self.add_ascii_block([before(2), before(1)], &block);
+            self.punct -= (BLOCK - tail.len()) as u64;
+            return;
         }
         while i < bytes.len() {
             i = self.add_scalar(bytes, i, (i + SCALAR_SPAN).min(bytes.len()));
@@ -176,20 +189,21 @@ impl Counts {
     /// character it belongs to does. Written as plain loops over fixed-size arrays so that the
     /// compiler vectorizes them.
     fn add_ascii_block(&mut self, previous: [u8; 2], block: &[u8]) {
-        let mut before = [0_u8; BLOCK];
-        before[0] = previous[1];
-        before[1..].copy_from_slice(&block[..BLOCK - 1]);
-        let mut two_before = [0_u8; BLOCK];
-        two_before[..2].copy_from_slice(&previous);
-        two_before[2..].copy_from_slice(&block[..BLOCK - 2]);
-        let mut current = [0_u8; BLOCK];
-        current.copy_from_slice(block);
+        // The block after the two bytes before it: each byte's two predecessors are the two
+        // bytes before it in this one buffer.
+        let mut window = [0_u8; BLOCK + 2];
+        window[..2].copy_from_slice(&previous);
+        window[2..].copy_from_slice(block);
+        let (two_before, rest) = window.split_at(BLOCK);
+        let before = &window[1..=BLOCK];
+        let current = &window[2..];
+        let _ = rest;
         let (mut letters, mut digits, mut spaces, mut newlines) = (0_u8, 0_u8, 0_u8, 0_u8);
         let (mut words, mut digit_runs, mut space_runs, mut newline_runs) =
             (0_u8, 0_u8, 0_u8, 0_u8);
         let (mut escapes, mut case_changes, mut indents) = (0_u8, 0_u8, 0_u8);
         let mut ascii = 0_u8;
-        for ((&byte, &prior), &prior2) in current.iter().zip(&before).zip(&two_before) {
+        for ((&byte, &prior), &prior2) in current.iter().zip(before).zip(two_before) {
             ascii += u8::from(byte < 0x80);
             let (letter, digit) = (is_letter(byte), is_digit(byte));
             let (space, newline) = (is_space(byte), is_newline(byte));
@@ -461,6 +475,10 @@ const MOSTLY_CJK: u32 = 12;
 
 /// Bytes per block of the ASCII fast path. At most 255, so per-block counts fit a `u8`.
 const BLOCK: usize = 64;
+
+/// An ASCII tail at least this long is counted as a padded block: below it, the block
+/// pass's fixed cost is more than the scalar loop's.
+const PADDED_TAIL: usize = 24;
 
 /// Bytes the scalar path takes on at a time. Below 256, so per-span counts fit a `u8` lane.
 const SCALAR_SPAN: usize = 192;
