@@ -1,5 +1,6 @@
-//! The sized view: [`Counts`] of the compact JSON a value serializes to, computed without
-//! writing it. Iterative, so attacker-controlled depth cannot overflow the stack.
+//! The sized view: [`Counts`] of the compact JSON a value serializes to, written a few KiB at
+//! a time and counted in blocks, never held whole. Iterative, so attacker-controlled depth
+//! cannot overflow the stack.
 
 use serde_json::Value;
 
@@ -34,90 +35,118 @@ pub(crate) fn sub(a: Counts, b: Counts) -> Counts {
     a.saturating_sub(&b)
 }
 
-fn add_number(total: &mut Counts, number: &serde_json::Number) {
-    if let Some(n) = number.as_u64() {
-        total.digits += u64::from(n.checked_ilog10().unwrap_or(0) + 1);
-        total.digit_runs += 1;
-    } else if let Some(n) = number.as_i64() {
-        // Negative: a minus sign and the digits of its magnitude.
-        total.punct += 1;
-        total.digits += u64::from(n.unsigned_abs().checked_ilog10().unwrap_or(0) + 1);
-        total.digit_runs += 1;
-    } else if let Some(n) = number.as_f64() {
-        // serde_json writes finite floats with ryu; non-finite ones cannot be in a Value.
-        let mut buffer = ryu::Buffer::new();
-        total.add_str(buffer.format_finite(n));
-    }
-}
-
-/// Adds the counts of a scalar, or of the brackets and separators of a container (keys of an
-/// object are counted by the caller).
-#[inline]
-fn add_shallow(total: &mut Counts, value: &Value) {
-    match value {
-        // `null` and `true` are four letters, `false` five: one word each.
-        Value::Null | Value::Bool(true) => {
-            total.letters += 4;
-            total.word_starts += 1;
-        }
-        Value::Bool(false) => {
-            total.letters += 5;
-            total.word_starts += 1;
-        }
-        Value::Number(number) => add_number(total, number),
-        Value::String(text) => add_string(total, text),
-        Value::Array(items) => total.punct += 2 + items.len().saturating_sub(1) as u64,
-        // Braces, commas, and one colon per member.
-        Value::Object(map) => {
-            total.punct += 2 + map.len().saturating_sub(1) as u64 + map.len() as u64
-        }
-    }
-}
-
 /// The counts of `value`'s compact JSON serialization.
 pub(crate) fn value_counts(value: &Value) -> Counts {
-    let mut stack = Vec::new();
-    value_counts_until(value, &mut stack, |_| false).unwrap_or_default()
+    value_counts_until(value, &mut Scratch::default(), |_| false).unwrap_or_default()
 }
 
+/// Scratch space for [`value_counts_until`], reused across calls to save allocations.
+#[derive(Default)]
+pub(crate) struct Scratch<'a> {
+    frames: Vec<Frame<'a>>,
+    bytes: Vec<u8>,
+}
+
+/// What is left to write of one container, or a value to write.
+enum Frame<'a> {
+    Value(&'a Value),
+    Array(std::slice::Iter<'a, Value>, bool),
+    Object(serde_json::map::Iter<'a>, bool),
+}
+
+/// Written bytes are counted, and the bound checked, once this many have gathered.
+const FLUSH_BYTES: usize = 4096;
+
 /// The counts of `value`'s serialization, or `None` as soon as `over(counts so far)` holds:
-/// sizing stops at the budget instead of walking a payload that cannot be kept anyway.
-/// `stack` is scratch space, reused across calls to save allocations.
+/// sizing stops at the budget instead of going through a payload that cannot be kept anyway.
+///
+/// The value is written out as compact JSON, iteratively (attacker-controlled depth cannot
+/// overflow the stack), a few KiB at a time, and each batch counted in blocks: several times
+/// faster than adding up the counts of every key and string one by one. A batch ends only
+/// between two tokens, where JSON punctuation separates what comes before from what comes
+/// after, so the counts are exactly those of the whole serialization.
 pub(crate) fn value_counts_until<'a>(
     value: &'a Value,
-    stack: &mut Vec<&'a Value>,
+    scratch: &mut Scratch<'a>,
     over: impl Fn(&Counts) -> bool,
 ) -> Option<Counts> {
+    let Scratch { frames, bytes } = scratch;
+    frames.clear();
+    bytes.clear();
+    frames.push(Frame::Value(value));
     let mut total = Counts::default();
-    stack.clear();
-    stack.push(value);
-    // Checking the bound costs an estimate; every 32 nodes is often enough to stop early.
-    let mut until_check = 32_u32;
-    while let Some(node) = stack.pop() {
-        add_shallow(&mut total, node);
-        match node {
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(map) => {
-                for (key, item) in map {
-                    add_string(&mut total, key);
-                    stack.push(item);
+    while let Some(frame) = frames.pop() {
+        match frame {
+            Frame::Value(value) => match value {
+                Value::Null => bytes.extend_from_slice(b"null"),
+                Value::Bool(true) => bytes.extend_from_slice(b"true"),
+                Value::Bool(false) => bytes.extend_from_slice(b"false"),
+                // As serde_json writes it: the same digits the response will carry.
+                Value::Number(number) => write_json(bytes, number),
+                Value::String(text) => write_string(bytes, text),
+                Value::Array(items) => {
+                    bytes.push(b'[');
+                    frames.push(Frame::Array(items.iter(), true));
                 }
-            }
-            _ => {}
+                Value::Object(map) => {
+                    bytes.push(b'{');
+                    frames.push(Frame::Object(map.iter(), true));
+                }
+            },
+            Frame::Array(mut items, first) => match items.next() {
+                Some(item) => {
+                    if !first {
+                        bytes.push(b',');
+                    }
+                    frames.push(Frame::Array(items, false));
+                    frames.push(Frame::Value(item));
+                }
+                None => bytes.push(b']'),
+            },
+            Frame::Object(mut members, first) => match members.next() {
+                Some((key, item)) => {
+                    if !first {
+                        bytes.push(b',');
+                    }
+                    write_string(bytes, key);
+                    bytes.push(b':');
+                    frames.push(Frame::Object(members, false));
+                    frames.push(Frame::Value(item));
+                }
+                None => bytes.push(b'}'),
+            },
         }
-        until_check -= 1;
-        if until_check == 0 {
-            until_check = 32;
+        if bytes.len() >= FLUSH_BYTES {
+            total.add_bytes(bytes);
+            bytes.clear();
             if over(&total) {
-                stack.clear();
+                frames.clear();
                 return None;
             }
         }
     }
+    total.add_bytes(bytes);
+    bytes.clear();
     if over(&total) {
         return None;
     }
     Some(total)
+}
+
+/// Writes `text` as a JSON string literal, as serde_json writes it.
+fn write_string(bytes: &mut Vec<u8>, text: &str) {
+    if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        write_json(bytes, text);
+    } else {
+        bytes.push(b'"');
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(b'"');
+    }
+}
+
+/// Writes a scalar with serde_json. Writing into a `Vec` cannot fail.
+fn write_json(bytes: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(bytes, value);
 }
 
 /// The counts of `,"key":` or `"key":` — one object member's key part.

@@ -10,7 +10,7 @@ use envelope_core::meta_keys as keys;
 use serde_json::{Value, json};
 
 use crate::cut::{Leftovers, ListCut, largest};
-use crate::size::{member_key_counts, value_counts, value_counts_until};
+use crate::size::{Scratch, member_key_counts, value_counts, value_counts_until};
 use crate::tokens::{Counts, Estimator};
 
 /// What the subgraph trimmer needs of a job.
@@ -62,7 +62,7 @@ fn bounded_prefix(
         |c: &Counts| job.estimator.normalized_size(&(job.fixed + base + *c)) > job.budget;
     let mut prefix = vec![Counts::default()];
     let mut running = Counts::default();
-    let mut stack = Vec::new();
+    let mut stack = Scratch::default();
     for (position, &index) in order.iter().enumerate() {
         let start = running;
         let Some(item) = value_counts_until(&items[index], &mut stack, |c| hopeless(&(start + *c)))

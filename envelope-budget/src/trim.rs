@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 
 use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY, TRUNCATION_SUFFIX, largest};
 use crate::encode::MeasuredLists;
-use crate::size::{member_key_counts, string_counts, sub, value_counts, value_counts_until};
+use crate::size::{
+    Scratch, member_key_counts, string_counts, sub, value_counts, value_counts_until,
+};
 use crate::subgraph::{SubgraphJob, is_graph};
 use crate::tokens::{Counts, Estimator};
 
@@ -198,7 +200,7 @@ impl Rows {
 
     /// Measures rows from the horizon on, until their sum alone is past the budget.
     fn extend(&mut self, items: &[Value], job: &Job) {
-        let mut stack = Vec::new();
+        let mut stack = Scratch::default();
         let mut running = *self.prefix.last().unwrap_or(&Counts::default());
         for (index, item) in items.iter().enumerate().skip(self.horizon()) {
             let base = running;
@@ -299,7 +301,7 @@ impl Model {
             lists: Vec::new(),
             buckets: Vec::new(),
         };
-        let mut stack = Vec::new();
+        let mut stack = Scratch::default();
         match data {
             Value::Array(items) => model.lists.push(ListSlot {
                 key: ROOT_LIST_KEY.to_owned(),
@@ -506,7 +508,7 @@ pub(crate) fn trim_measured(
     };
     // Graphs are sized whole first: they take the subgraph path only when over budget.
     let graph_over = is_graph(&data) && {
-        let mut stack = Vec::new();
+        let mut stack = Scratch::default();
         value_counts_until(&data, &mut stack, |c| job.hopeless(c)).is_none()
     };
     match graph_over {
@@ -936,7 +938,7 @@ fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, nesting: Nes
                 }
             }
             let base = running;
-            let mut stack = Vec::new();
+            let mut stack = Scratch::default();
             let Some(row) = value_counts_until(item, &mut stack, |c| job.hopeless(&(base + *c)))
             else {
                 break;
