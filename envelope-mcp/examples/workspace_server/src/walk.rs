@@ -55,7 +55,7 @@ pub(crate) struct Candidate {
     /// Relative to the root, `/`-separated.
     pub(crate) rel: String,
     /// Size in bytes and modification time (nanoseconds since the epoch, 0 when unknown), as
-    /// the walk read them: what the paging snapshot is made of.
+    /// the walk read them (both 0 from [`walk_names`]): what the paging snapshot is made of.
     pub(crate) len: u64,
     pub(crate) modified: u128,
 }
@@ -154,6 +154,18 @@ fn ignored(ignores: &Ignores, rel: &str, is_dir: bool) -> bool {
 /// Walks the workspace; see the module's invariant for what is skipped. Iterative, and every
 /// directory is opened relative to its parent's handle.
 pub(crate) fn walk(workspace: &Workspace) -> Walk {
+    walk_with(workspace, true)
+}
+
+/// [`walk`] without asking any file its size and time: the listing's names and types alone.
+/// Its candidates' `len` and `modified` are 0, and files over [`MAX_FILE_BYTES`] are among
+/// them; a tool that opens every file anyway takes both from the open file
+/// ([`Workspace::read_stamped`]) and spares the walk a `stat` per file.
+pub(crate) fn walk_names(workspace: &Workspace) -> Walk {
+    walk_with(workspace, false)
+}
+
+fn walk_with(workspace: &Workspace, stamped: bool) -> Walk {
     let mut found = Walk {
         files: Vec::new(),
         too_large: 0,
@@ -164,6 +176,7 @@ pub(crate) fn walk(workspace: &Workspace) -> Walk {
         Ok(root) => list(
             &mut found,
             &mut pending,
+            stamped,
             Arc::new(root),
             "",
             0,
@@ -187,6 +200,7 @@ pub(crate) fn walk(workspace: &Workspace) -> Walk {
         list(
             &mut found,
             &mut pending,
+            stamped,
             Arc::new(dir),
             &subdir.rel,
             subdir.depth,
@@ -203,6 +217,7 @@ pub(crate) fn walk(workspace: &Workspace) -> Walk {
 fn list(
     found: &mut Walk,
     pending: &mut Vec<Subdir>,
+    stamped: bool,
     dir: Arc<Dir>,
     rel: &str,
     depth: usize,
@@ -262,6 +277,14 @@ fn list(
             if skipped(false) {
                 continue;
             }
+            if !stamped {
+                found.files.push(Candidate {
+                    rel: child,
+                    len: 0,
+                    modified: 0,
+                });
+                continue;
+            }
             let Ok(metadata) = entry.metadata() else {
                 found.failures += 1;
                 continue;
@@ -282,6 +305,7 @@ fn list(
 
 /// One file's size and modification time (nanoseconds since the epoch, 0 when unknown): the
 /// snapshot a target ref into the file is bound to. Any write moves it.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct FileStamp {
     pub(crate) len: u64,
     pub(crate) modified: u128,

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use cap_std::fs::{Dir, OpenOptions};
 
+use crate::walk::FileStamp;
+
 /// Files larger than this are skipped by walks and refused by `read_file`.
 pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
@@ -47,13 +49,22 @@ impl Workspace {
     /// is not read: the open does not wait for a FIFO's writer, and no more than
     /// [`MAX_FILE_BYTES`] is ever read.
     pub(crate) fn read_text(&self, rel: &str) -> Contents {
+        self.read_stamped(rel).0
+    }
+
+    /// [`Workspace::read_text`], and the stamp of the file it opened (its size and time, from
+    /// the open file: no second lookup of the path), when it could be opened. A file over
+    /// [`MAX_FILE_BYTES`] is not read, and its stamp says so.
+    pub(crate) fn read_stamped(&self, rel: &str) -> (Contents, Option<FileStamp>) {
         let mut options = OpenOptions::new();
         options.read(true);
         #[cfg(unix)]
         cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-        let read = || -> io::Result<Vec<u8>> {
+        let mut stamp = None;
+        let mut read = || -> io::Result<Vec<u8>> {
             let file = self.dir.open_with(rel, &options)?;
             let metadata = file.metadata()?;
+            stamp = Some(FileStamp::of(&metadata));
             if !metadata.is_file() || metadata.len() > MAX_FILE_BYTES {
                 return Err(io::Error::other(format!(
                     "`{rel}` is no longer a regular file of at most {MAX_FILE_BYTES} bytes"
@@ -66,13 +77,14 @@ impl Workspace {
             }
             Ok(bytes)
         };
-        match read() {
+        let contents = match read() {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => Contents::Text(text),
                 Err(_) => Contents::Binary,
             },
             Err(error) => Contents::Unreadable(error),
-        }
+        };
+        (contents, stamp)
     }
 }
 

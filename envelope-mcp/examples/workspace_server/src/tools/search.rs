@@ -19,8 +19,8 @@ use serde_json::json;
 use crate::Workspace;
 use crate::errors::{bounded_pattern, cancelled, invalid};
 use crate::tools::MAX_PAGE_LIMIT;
-use crate::walk::{Candidate, FileStamp, FileStamps, PathFilter, walk};
-use crate::workspace::Contents;
+use crate::walk::{Candidate, FileStamp, FileStamps, PathFilter, walk_names};
+use crate::workspace::{Contents, MAX_FILE_BYTES};
 
 /// `search_text`'s default page size.
 const DEFAULT_SEARCH_LIMIT: usize = 50;
@@ -130,8 +130,32 @@ fn search(
     matcher: &Regex,
     filter: Option<&PathFilter>,
 ) -> ToolResult<Reply<SearchHits>> {
-    let walk = walk(workspace);
-    let in_scope = walk.in_scope(filter);
+    // The walk only names the files: every file is opened anyway, and its size and time are
+    // taken from the open file. Every file is counted first, on every core; then the page's
+    // rows are built from the few files the page falls in, in order.
+    let walk = walk_names(workspace);
+    let named = walk.in_scope(filter);
+    let lines = line_matcher(matcher.as_str())?;
+    let scans = scan_all(workspace, ctx, &named, &lines, matcher)?;
+    // Files over the size limit are left out, as the stamping walk leaves them out.
+    let (in_scope, scans): (Vec<Candidate>, Vec<FileScan>) = named
+        .iter()
+        .zip(scans)
+        .filter(|(_, scan)| !scan.too_large)
+        .map(|(file, scan)| {
+            let stamp = scan.stamp.unwrap_or(FileStamp {
+                len: 0,
+                modified: 0,
+            });
+            let file = Candidate {
+                rel: file.rel.clone(),
+                len: stamp.len,
+                modified: stamp.modified,
+            };
+            (file, scan)
+        })
+        .unzip();
+    let in_scope: Vec<&Candidate> = in_scope.iter().collect();
     let paging = Paging::new(Unit::OCCURRENCE, DEFAULT_SEARCH_LIMIT)
         .with_max_limit(MAX_PAGE_LIMIT)
         .with_scope(workspace.root().display().to_string())
@@ -139,10 +163,6 @@ fn search(
         .with_advice("narrow `query` or `path_glob`");
     let paging = Pager::<search_text>::open(ctx, &args, paging)?;
     let targets = HitRefs::new(ctx, workspace, &args)?;
-    // Every file is counted first, on every core; then the page's rows are built from the
-    // few files the page falls in, in order.
-    let lines = line_matcher(matcher.as_str())?;
-    let scans = scan_all(workspace, ctx, &in_scope, &lines, matcher)?;
     let mut occurrences = Vec::new();
     // What the rows built so far will take in the answer, roughly. A page ends before its
     // rows outgrow their share of the response budget, and its continuation goes on from the
@@ -294,8 +314,12 @@ fn search(
 }
 
 /// What the counting pass learned of one file.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Default)]
 struct FileScan {
+    /// Its size and time, from the open file; `None` when it could not be opened.
+    stamp: Option<FileStamp>,
+    /// Over the size limit: not read, and not in scope.
+    too_large: bool,
     /// Read as text (not binary, not unreadable).
     text: bool,
     /// Could not be read.
@@ -346,7 +370,7 @@ fn scan_all(
         .min(files.len())
         .max(1);
     let next = AtomicUsize::new(0);
-    let mut scans = vec![FileScan::default(); files.len()];
+    let mut scans: Vec<FileScan> = files.iter().map(|_| FileScan::default()).collect();
     let found = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -390,17 +414,29 @@ fn scan(
     lines: &RegexMatcher,
     matcher: &Regex,
 ) -> FileScan {
-    let text = match workspace.read_text(&file.rel) {
+    let (contents, stamp) = workspace.read_stamped(&file.rel);
+    let too_large = stamp
+        .as_ref()
+        .is_some_and(|stamp| stamp.len > MAX_FILE_BYTES);
+    let text = match contents {
         Contents::Text(text) => text,
-        Contents::Binary => return FileScan::default(),
+        Contents::Binary => {
+            return FileScan {
+                stamp,
+                ..FileScan::default()
+            };
+        }
         Contents::Unreadable(_) => {
             return FileScan {
-                unreadable: true,
+                stamp,
+                too_large,
+                unreadable: !too_large,
                 ..FileScan::default()
             };
         }
     };
     let mut scan = FileScan {
+        stamp,
         text: true,
         ..FileScan::default()
     };
