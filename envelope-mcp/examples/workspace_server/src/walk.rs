@@ -41,7 +41,7 @@ impl PathFilter {
         })
     }
 
-    fn matches(&self, rel: &str) -> bool {
+    pub(crate) fn matches(&self, rel: &str) -> bool {
         if self.whole_path {
             self.matcher.is_match(rel)
         } else {
@@ -154,18 +154,20 @@ fn ignored(ignores: &Ignores, rel: &str, is_dir: bool) -> bool {
 /// Walks the workspace; see the module's invariant for what is skipped. Iterative, and every
 /// directory is opened relative to its parent's handle.
 pub(crate) fn walk(workspace: &Workspace) -> Walk {
-    walk_with(workspace, true)
+    walk_with(workspace, None)
 }
 
-/// [`walk`] without asking any file its size and time: the listing's names and types alone.
-/// Its candidates' `len` and `modified` are 0, and files over [`MAX_FILE_BYTES`] are among
-/// them; a tool that opens every file anyway takes both from the open file
-/// ([`Workspace::read_stamped`]) and spares the walk a `stat` per file.
-pub(crate) fn walk_names(workspace: &Workspace) -> Walk {
-    walk_with(workspace, false)
+/// [`walk`] without asking any file its size and time, handing each file to `each` as soon
+/// as it is listed: a tool that opens every file anyway takes both from the open file
+/// ([`Workspace::read_stamped`]), spares the walk a `stat` per file, and can start on the
+/// first files while the walk lists the rest. The candidates' `len` and `modified` are 0, and
+/// files over [`MAX_FILE_BYTES`] are among them.
+pub(crate) fn walk_names(workspace: &Workspace, each: &mut dyn FnMut(&Candidate)) -> Walk {
+    walk_with(workspace, Some(each))
 }
 
-fn walk_with(workspace: &Workspace, stamped: bool) -> Walk {
+/// The walk; `names_to`, when given, gets every file unstamped as it is listed.
+fn walk_with(workspace: &Workspace, mut names_to: Option<&mut dyn FnMut(&Candidate)>) -> Walk {
     let mut found = Walk {
         files: Vec::new(),
         too_large: 0,
@@ -176,7 +178,7 @@ fn walk_with(workspace: &Workspace, stamped: bool) -> Walk {
         Ok(root) => list(
             &mut found,
             &mut pending,
-            stamped,
+            &mut names_to,
             Arc::new(root),
             "",
             0,
@@ -200,7 +202,7 @@ fn walk_with(workspace: &Workspace, stamped: bool) -> Walk {
         list(
             &mut found,
             &mut pending,
-            stamped,
+            &mut names_to,
             Arc::new(dir),
             &subdir.rel,
             subdir.depth,
@@ -217,7 +219,7 @@ fn walk_with(workspace: &Workspace, stamped: bool) -> Walk {
 fn list(
     found: &mut Walk,
     pending: &mut Vec<Subdir>,
-    stamped: bool,
+    names_to: &mut Option<&mut dyn FnMut(&Candidate)>,
     dir: Arc<Dir>,
     rel: &str,
     depth: usize,
@@ -277,12 +279,14 @@ fn list(
             if skipped(false) {
                 continue;
             }
-            if !stamped {
-                found.files.push(Candidate {
+            if let Some(each) = names_to {
+                let file = Candidate {
                     rel: child,
                     len: 0,
                     modified: 0,
-                });
+                };
+                each(&file);
+                found.files.push(file);
                 continue;
             }
             let Ok(metadata) = entry.metadata() else {

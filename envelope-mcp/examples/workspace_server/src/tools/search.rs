@@ -6,7 +6,7 @@ use envelope_core::{
     EmptyReason, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason,
     Unit, Verdict, tool,
 };
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
 
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::Workspace;
 use crate::errors::{bounded_pattern, cancelled, invalid};
 use crate::tools::MAX_PAGE_LIMIT;
-use crate::walk::{Candidate, FileStamp, FileStamps, PathFilter, walk_names};
+use crate::walk::{Candidate, FileStamp, FileStamps, PathFilter, Walk, walk_names};
 use crate::workspace::{Contents, MAX_FILE_BYTES};
 
 /// `search_text`'s default page size.
@@ -130,25 +130,23 @@ fn search(
     matcher: &Regex,
     filter: Option<&PathFilter>,
 ) -> ToolResult<Reply<SearchHits>> {
-    // The walk only names the files: every file is opened anyway, and its size and time are
-    // taken from the open file. Every file is counted first, on every core; then the page's
-    // rows are built from the few files the page falls in, in order.
-    let walk = walk_names(workspace);
-    let named = walk.in_scope(filter);
+    // The walk only names the files, and hands each to the scanning threads as soon as it is
+    // listed: every file is opened anyway, and its size and time are taken from the open file.
+    // Every file is counted first, on every core; then the page's rows are built from the few
+    // files the page falls in, in order.
     let lines = line_matcher(matcher.as_str())?;
-    let scans = scan_all(workspace, ctx, &named, &lines, matcher)?;
+    let (walk, scanned) = walk_and_scan(workspace, ctx, filter, &lines, matcher)?;
     // Files over the size limit are left out, as the stamping walk leaves them out.
-    let (in_scope, scans): (Vec<Candidate>, Vec<FileScan>) = named
-        .iter()
-        .zip(scans)
+    let (in_scope, scans): (Vec<Candidate>, Vec<FileScan>) = scanned
+        .into_iter()
         .filter(|(_, scan)| !scan.too_large)
-        .map(|(file, scan)| {
+        .map(|(rel, scan)| {
             let stamp = scan.stamp.unwrap_or(FileStamp {
                 len: 0,
                 modified: 0,
             });
             let file = Candidate {
-                rel: file.rel.clone(),
+                rel,
                 len: stamp.len,
                 modified: stamp.modified,
             };
@@ -356,65 +354,76 @@ fn line_searcher() -> Searcher {
         .build()
 }
 
-/// Counts the matches of every file, on as many threads as the machine has cores, each
-/// taking the next file when done with one. Results are in the files' order.
-fn scan_all(
+/// Walks the workspace and counts the matches of every file in scope while the walk goes on:
+/// the walk hands each file it lists to as many scanning threads as the machine has cores.
+/// Returns the walk and every file's path and scan, sorted by path (the walk's order).
+fn walk_and_scan(
     workspace: &Workspace,
     ctx: &ToolContext,
-    files: &[&Candidate],
+    filter: Option<&PathFilter>,
     lines: &RegexMatcher,
     matcher: &Regex,
-) -> ToolResult<Vec<FileScan>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(files.len())
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let mut scans: Vec<FileScan> = files.iter().map(|_| FileScan::default()).collect();
-    let found = std::thread::scope(|scope| {
+) -> ToolResult<(Walk, Vec<(String, FileScan)>)> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let (send, receive) = mpsc::channel::<String>();
+    let receive = Mutex::new(receive);
+    let (walk, scanned) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut searcher = line_searcher();
                     let mut found = Vec::new();
                     loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(index) else {
+                        // The walk is over once the channel is empty and its sender gone.
+                        let next = match receive.lock() {
+                            Ok(receive) => receive.recv(),
+                            Err(_) => return Err(ToolError::internal("a search thread panicked")),
+                        };
+                        let Ok(rel) = next else {
                             return Ok(found);
                         };
                         if ctx.is_cancelled() {
                             return Err(cancelled("search_text"));
                         }
-                        found.push((index, scan(workspace, file, &mut searcher, lines, matcher)));
+                        let scan = scan(workspace, &rel, &mut searcher, lines, matcher);
+                        found.push((rel, scan));
                     }
                 })
             })
             .collect();
-        workers
+        let walk = walk_names(workspace, &mut |file| {
+            if filter.is_none_or(|filter| filter.matches(&file.rel)) {
+                // A send fails only once every scanner stopped (cancelled): nothing is left to
+                // scan then anyway.
+                let _ = send.send(file.rel.clone());
+            }
+        });
+        drop(send);
+        let scanned = workers
             .into_iter()
             .map(|worker| {
                 worker
                     .join()
                     .unwrap_or_else(|_| Err(ToolError::internal("a search thread panicked")))
             })
-            .collect::<ToolResult<Vec<_>>>()
-    })?;
-    for (index, scan) in found.into_iter().flatten() {
-        scans[index] = scan;
-    }
-    Ok(scans)
+            .collect::<ToolResult<Vec<_>>>();
+        (walk, scanned)
+    });
+    let mut scanned: Vec<(String, FileScan)> = scanned?.into_iter().flatten().collect();
+    scanned.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((walk, scanned))
 }
 
 /// Counts one file's matches: `lines` finds the lines that can hold one, `matcher` counts the
 /// non-empty matches in each.
 fn scan(
     workspace: &Workspace,
-    file: &Candidate,
+    rel: &str,
     searcher: &mut Searcher,
     lines: &RegexMatcher,
     matcher: &Regex,
 ) -> FileScan {
-    let (contents, stamp) = workspace.read_stamped(&file.rel);
+    let (contents, stamp) = workspace.read_stamped(rel);
     let too_large = stamp
         .as_ref()
         .is_some_and(|stamp| stamp.len > MAX_FILE_BYTES);
@@ -449,7 +458,7 @@ fn scan(
             .count();
         if found > 0 {
             scan.occurrences += found;
-            scan.grep_bytes += file.rel.len() + digits(line_no as usize) + line.len() + 3;
+            scan.grep_bytes += rel.len() + digits(line_no as usize) + line.len() + 3;
         }
         Ok(true)
     });
