@@ -254,7 +254,7 @@ impl Counts {
         let (mut prior, mut prior2) = (bits_before(1), bits_before(2));
         let mut ascii_lanes = 0_u64;
         let mut wide_lanes = 0_u64;
-        let (mut latin, mut cyrillic, mut astral) = (0, 0, 0);
+        let mut astral = 0;
         let (mut escapes, mut case_changes, mut indents) = (0_u64, 0_u64, 0_u64);
         let mut escape_words = 0_u64;
         // Latin, Cyrillic and other two-byte characters, in the 16-bit lanes of
@@ -308,7 +308,8 @@ impl Counts {
                 }
                 continue;
             }
-            // Four-byte characters, stray bytes, a truncated sequence at the end.
+            // Four-byte characters, stray bytes, a truncated sequence at the end (two- and
+            // three-byte characters that fit went through the loops above).
             let width = utf8_width(lead);
             if i + width > bytes.len() {
                 // A truncated sequence at the end: count it once and stop.
@@ -316,14 +317,8 @@ impl Counts {
                 i = bytes.len();
                 break;
             }
-            match (width, lead) {
-                (2, 0xC2..=0xCB) => latin += 1,
-                (2, 0xD0..=0xD3) => cyrillic += 1,
-                (2, _) => wide_lanes += 1 << (8 * lane::OTHER),
-                (4, _) => astral += 1,
-                // A byte that cannot start a character: not counted.
-                _ => {}
-            }
+            // A byte that cannot start a character is not counted.
+            astral += u64::from(width == 4);
             i += width;
         }
         let ascii = |lane: u32| ascii_lanes >> (8 * lane) & 0xFF;
@@ -336,10 +331,9 @@ impl Counts {
         self.digit_runs += ascii(6);
         self.space_runs += ascii(7);
         self.add_wide_lanes(wide_lanes);
-        self.latin += latin + (two_byte_lanes & 0xFFFF);
+        self.latin += two_byte_lanes & 0xFFFF;
         self.cyrillic += two_byte_lanes >> 16 & 0xFFFF;
         self.other += two_byte_lanes >> 32 & 0xFFFF;
-        self.cyrillic += cyrillic;
         self.astral += astral;
         self.escapes += escapes;
         self.case_changes += case_changes;

@@ -243,7 +243,7 @@ fn readme_section(fitted: &[Fitted]) -> String {
 
 /// Every sample of one split as (kind, text): the real-text corpora, for training also the
 /// generated ones, and each once more escaped.
-pub(crate) fn load(root: &Path, split: &str) -> Result<Vec<(String, String)>, String> {
+fn load(root: &Path, split: &str) -> Result<Vec<(String, String)>, String> {
     let dir = root.join("corpora/real").join(split);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|error| format!("cannot list {}: {error}", dir.display()))?
