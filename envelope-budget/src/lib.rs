@@ -30,6 +30,8 @@
 
 mod cut;
 mod encode;
+#[cfg(feature = "exact")]
+pub mod exactly;
 mod own_fields;
 mod respond;
 mod size;

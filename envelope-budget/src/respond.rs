@@ -84,10 +84,18 @@ pub struct BudgetPolicy {
     /// [`TRIMMABLE_LIST_KEYS`](crate::TRIMMABLE_LIST_KEYS), the list names of code-intelligence
     /// tools.
     pub list_order: &'static [&'static str],
-    /// Stamp `tokens_estimated` with an exact count instead of the estimate (feature `exact`).
-    /// Trimming decisions still use the estimator: the sized view needs additive counts.
+    /// Count every response exactly (feature `exact`): `tokens_estimated` is the exact count
+    /// of the bytes sent, and a response the exact count puts over its budget is trimmed
+    /// further until it fits. Trimming itself works on the estimate, whose counts add up row by
+    /// row; see [`exactly`](crate::exactly).
     #[cfg(feature = "exact")]
     pub exact: Option<crate::ExactCounter>,
+    /// Count exactly only the responses whose estimate comes within
+    /// [`TIGHT_MARGIN`](crate::exactly::TIGHT_MARGIN) of their budget (feature `exact`): those
+    /// are stamped and kept within the budget by the exact count, as with `exact`; the rest
+    /// keep the estimate, at its cost. Ignored when `exact` is set.
+    #[cfg(feature = "exact")]
+    pub exact_when_tight: Option<crate::ExactCounter>,
 }
 
 impl Default for BudgetPolicy {
@@ -99,6 +107,8 @@ impl Default for BudgetPolicy {
             list_order: crate::TRIMMABLE_LIST_KEYS,
             #[cfg(feature = "exact")]
             exact: None,
+            #[cfg(feature = "exact")]
+            exact_when_tight: None,
         }
     }
 }
@@ -141,12 +151,46 @@ impl BudgetPolicy {
         self
     }
 
-    /// Stamping `tokens_estimated` with `counter`'s exact count.
+    /// Counting every response exactly with `counter`: the stamp is exact, and the budget is
+    /// kept by the exact count.
     #[cfg(feature = "exact")]
     #[must_use]
     pub fn with_exact(mut self, counter: Option<crate::ExactCounter>) -> Self {
         self.exact = counter;
         self
+    }
+
+    /// Counting exactly with `counter` only the responses that come close to their budget: the
+    /// budget is kept by the exact count where the estimate's error could break it.
+    ///
+    /// ```
+    /// use envelope_budget::{BudgetPolicy, ExactCounter};
+    ///
+    /// let policy = BudgetPolicy::default().with_exact_when_tight(Some(ExactCounter::cl100k()));
+    /// assert!(policy.exact.is_none());
+    /// ```
+    #[cfg(feature = "exact")]
+    #[must_use]
+    pub fn with_exact_when_tight(mut self, counter: Option<crate::ExactCounter>) -> Self {
+        self.exact_when_tight = counter;
+        self
+    }
+
+    /// The exact counting this policy asks for, if any.
+    #[cfg(feature = "exact")]
+    fn exact_check(&self) -> Option<crate::exactly::ExactCheck> {
+        use crate::exactly::ExactCheck;
+        match (self.exact, self.exact_when_tight) {
+            (Some(counter), _) => Some(ExactCheck {
+                counter,
+                always: true,
+            }),
+            (None, Some(counter)) => Some(ExactCheck {
+                counter,
+                always: false,
+            }),
+            (None, None) => None,
+        }
     }
 
     /// The payload encoder for a call of a tool whose own budget is `tool_budget`: it converts
@@ -199,6 +243,23 @@ pub fn prepare(
     tool_budget: Option<usize>,
     policy: &BudgetPolicy,
 ) -> Prepared {
+    let output = output.into();
+    #[cfg(feature = "exact")]
+    if let Some(check) = policy.exact_check() {
+        return crate::exactly::prepare_exactly(output, controls, tool_budget, policy, check);
+    }
+    prepare_within(output, controls, tool_budget, policy, None)
+}
+
+/// [`prepare`] by the estimate alone; `lowered` replaces the policy's budget for the payload
+/// when given (the exact check lowers it).
+pub(crate) fn prepare_within(
+    output: ToolOutput,
+    controls: &Controls,
+    tool_budget: Option<usize>,
+    policy: &BudgetPolicy,
+    lowered: Option<usize>,
+) -> Prepared {
     let ToolOutput {
         mut envelope,
         baseline,
@@ -207,7 +268,7 @@ pub fn prepare(
         // Shaping follows `controls`: a server passes these, as the tool's entry decoded them.
         controls: _,
         resume,
-    } = output.into();
+    } = output;
     let data = take_data(&mut envelope);
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
     let full = controls.keeps_full_meta();
@@ -221,7 +282,8 @@ pub fn prepare(
     let estimator = policy.estimator;
     let budget = data
         .as_ref()
-        .and_then(|data| policy.budget_for(tool_budget, data));
+        .and_then(|data| policy.budget_for(tool_budget, data))
+        .map(|policed| lowered.unwrap_or(policed));
     // The envelope's own fields obey the budget too: all of it without a payload (an error);
     // beside one, half of it, checked below once the rest is sized anyway.
     if data.is_none()
@@ -234,15 +296,10 @@ pub fn prepare(
     let measured = measure.get::<MeasuredLists>();
     // The common case: the payload was converted whole and the response fits. It is written
     // out once, and its token count spliced into those bytes.
-    #[cfg(feature = "exact")]
-    let exact = policy.exact.is_some();
-    #[cfg(not(feature = "exact"))]
-    let exact = false;
     if let (Some(budget), Some(payload), Some(whole)) =
         (budget, &data, measured.and_then(MeasuredLists::whole))
         && precut.is_empty()
         && baseline.is_none()
-        && !exact
         && !nested_deeper_than(payload, MAX_DEPTH)
         && let Some(json) = write_fitting(
             &mut rest,
@@ -365,8 +422,7 @@ pub fn prepare(
     );
     // The payload is most of the text; when it went out as encoded, its JSON is not written
     // a second time.
-    #[allow(unused_mut)] // Changed only with the `exact` feature.
-    let mut spliced = match (&data, data_json) {
+    let spliced = match (&data, data_json) {
         (Some(_), Some(data_json)) => Some(write_response(&rest, Some(data_json)).json),
         _ => None,
     };
@@ -374,13 +430,7 @@ pub fn prepare(
     if let Some(data) = data {
         structured.insert("data".to_owned(), data);
     }
-    #[allow(unused_mut)] // Mutated only with the `exact` feature.
-    let mut structured = Value::Object(structured);
-    #[cfg(feature = "exact")]
-    if let Some(counter) = policy.exact {
-        stamp_exact(&mut structured, counter);
-        spliced = None;
-    }
+    let structured = Value::Object(structured);
     let json = spliced.unwrap_or_else(|| serde_json::to_string(&structured).unwrap_or_default());
     with_mirror(structured, json, controls, leftovers)
 }
@@ -400,7 +450,7 @@ fn finish(
 }
 
 /// The prepared response, with its TOON mirror when the controls ask for one.
-fn with_mirror(
+pub(crate) fn with_mirror(
     structured: Value,
     json: String,
     controls: &Controls,
@@ -880,28 +930,6 @@ fn drop_actions_carrying(rest: &mut Map<String, Value>, token: &str) {
     if kept.as_array().is_some_and(|kept| !kept.is_empty()) {
         rest.insert("next_actions".to_owned(), kept);
     }
-}
-
-/// Re-stamps `tokens_estimated` with the exact count of the final bytes, itself included: a
-/// fixed point, since the count's own digits are counted too.
-#[cfg(feature = "exact")]
-fn stamp_exact(structured: &mut Value, counter: crate::ExactCounter) {
-    let set = |structured: &mut Value, key: &str, value: Value| {
-        if let Some(Value::Object(meta)) = structured.get_mut("meta") {
-            meta.insert(key.to_owned(), value);
-        }
-    };
-    set(structured, keys::TOKENS_METHOD, json!(counter.method()));
-    let mut tokens = 0_usize;
-    for _ in 0..8 {
-        set(structured, keys::TOKENS_ESTIMATED, json!(tokens));
-        let counted = counter.count(&serde_json::to_string(structured).unwrap_or_default());
-        if counted == tokens {
-            return;
-        }
-        tokens = counted;
-    }
-    set(structured, keys::TOKENS_ESTIMATED, json!(tokens));
 }
 
 /// What the token count is made of, besides its own digits and the savings.

@@ -304,3 +304,100 @@ fn tokens_estimated_is_true_of_the_bytes_sent() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// A log of one held-out kind as a tool returns it: its lines as rows, so that the budget can
+/// cut it row by row.
+#[cfg(feature = "exact")]
+fn log_of(kind: &str) -> serde_json::Value {
+    let lines: Vec<String> = held_out(kind)
+        .iter()
+        .flat_map(|sample| sample.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|line| !line.trim().is_empty())
+        .take(2_000)
+        .collect();
+    serde_json::json!({ "path": format!("logs/{kind}.log"), "lines": lines })
+}
+
+/// The size a budget counts, by the exact count: characters, or four per token.
+#[cfg(feature = "exact")]
+fn exact_size(json: &str, counter: envelope_budget::ExactCounter) -> u64 {
+    (json.chars().count() as u64).max(counter.count(json) as u64 * 4)
+}
+
+#[cfg(feature = "exact")]
+#[test]
+fn an_exact_check_keeps_every_response_within_its_budget() {
+    // Budgets a little under each log's size and far under it, for every held-out kind: the
+    // estimate alone lets some responses over; with the exact check when tight, none is, and
+    // each is stamped with its exact count.
+    use envelope_budget::{BudgetPolicy, ExactCounter, prepare};
+    use envelope_core::Reply;
+    use envelope_core::stage::Controls;
+
+    let counter = ExactCounter::cl100k();
+    let mut over_by_estimate = 0;
+    let mut failures = Vec::new();
+    for kind in HELD_OUT_KINDS {
+        let data = log_of(kind);
+        let full = exact_size(&serde_json::to_string(&data).expect("serializes"), counter);
+        for budget in [full / 20, full / 4, full * 9 / 10].map(|size| size as usize) {
+            let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
+            let estimated = prepare(
+                Reply::new(data.clone()).into_envelope(),
+                &Controls::default(),
+                None,
+                &policy,
+            );
+            if exact_size(&estimated.json, counter) > budget as u64 {
+                over_by_estimate += 1;
+            }
+            let checked = prepare(
+                Reply::new(data.clone()).into_envelope(),
+                &Controls::default(),
+                None,
+                &policy.with_exact_when_tight(Some(counter)),
+            );
+            let size = exact_size(&checked.json, counter);
+            let stamped = checked.structured["meta"]["tokens_estimated"].as_u64();
+            let lines = checked.structured["data"]["lines"]
+                .as_array()
+                .map_or(0, Vec::len);
+            println!("{kind} at {budget}: {size} chars by exact count, {lines} lines kept");
+            if size > budget as u64 {
+                failures.push(format!("{kind} at {budget}: {size}"));
+            }
+            if stamped != Some(counter.count(&checked.json) as u64) {
+                failures.push(format!(
+                    "{kind} at {budget}: stamped {stamped:?}, not exact"
+                ));
+            }
+            if checked.structured["meta"]["tokens_method"] != "cl100k_base" {
+                failures.push(format!("{kind} at {budget}: not stamped as exact"));
+            }
+            if lines == 0 {
+                failures.push(format!("{kind} at {budget}: nothing kept"));
+            }
+        }
+    }
+    println!("{over_by_estimate} responses over their budget by the estimate alone");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[cfg(feature = "exact")]
+#[test]
+fn an_exact_check_when_tight_leaves_a_response_far_within_its_budget_estimated() {
+    use envelope_budget::{BudgetPolicy, ExactCounter, prepare};
+    use envelope_core::Reply;
+    use envelope_core::stage::Controls;
+
+    let data = serde_json::json!({ "lines": ["a short answer"] });
+    let policy = BudgetPolicy::default().with_exact_when_tight(Some(ExactCounter::cl100k()));
+    let prepared = prepare(
+        Reply::new(data).into_envelope(),
+        &Controls::default(),
+        None,
+        &policy,
+    );
+    assert_eq!(prepared.structured["meta"]["tokens_method"], "heuristic");
+    assert_eq!(prepared.structured["ok"], true);
+}
