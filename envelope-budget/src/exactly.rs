@@ -27,7 +27,7 @@ use crate::trim::{MAX_DEPTH, nested_deeper_than};
 pub const TIGHT_MARGIN: f64 = 0.2;
 
 /// How many times a response over its budget by the exact count is prepared again.
-pub const MAX_RETRIES: usize = 4;
+pub const MAX_RETRIES: usize = 6;
 
 /// Which exact counting a policy asks for: `always` stamps every response exactly.
 pub(crate) struct ExactCheck {
@@ -67,6 +67,7 @@ pub(crate) fn prepare_exactly(
     if !check.always && !tight {
         return prepared;
     }
+    let mut estimated = estimated_size(&prepared, policy);
     prepared = stamped(prepared, check.counter, controls);
     let (Some(budget), Some(spare)) = (budget, spare) else {
         return prepared;
@@ -77,9 +78,11 @@ pub(crate) fn prepare_exactly(
         if size <= budget as u64 || target <= 1 {
             break;
         }
-        // Scale the budget the estimator works to by how far over the exact count came, and
-        // take one percent more each pass so that rounding cannot stall it.
-        let scaled = (target as f64 * budget as f64 / size as f64 * 0.99) as usize;
+        // The estimate this response came to, scaled by how far the exact count is from it,
+        // is where the estimator must stop for the exact count to reach the budget; a percent
+        // more each pass, so that rounding cannot stall it.
+        let ratio = estimated.max(1) as f64 / size as f64;
+        let scaled = (budget as f64 * ratio * 0.99) as usize;
         target = scaled.min(target - 1).max(1);
         let again = prepare_within(
             spare_of(&spare),
@@ -88,6 +91,7 @@ pub(crate) fn prepare_exactly(
             policy,
             Some(target),
         );
+        estimated = estimated_size(&again, policy);
         prepared = stamped(again, check.counter, controls);
     }
     prepared

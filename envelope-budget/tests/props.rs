@@ -482,6 +482,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
+    // Every response counted exactly: these rows mix emoji sequences and CJK, where the
+    // estimate can be further off than `exact_when_tight`'s margin.
     fn an_exact_check_fits_by_the_exact_count_and_completeness_stays_true(
         rows in prop::collection::vec(json(), 0..80),
         budget in 300_usize..6_000,
@@ -493,16 +495,14 @@ proptest! {
         let envelope = Envelope::ok(Value::Array(rows)).with_completeness(Completeness::complete(Unit::ITEM, total));
         let policy = BudgetPolicy::default()
             .with_agent_chars(Some(budget))
-            .with_exact_when_tight(Some(counter));
+            .with_exact(Some(counter));
         let prepared = prepare(envelope, &Controls::default(), None, &policy);
         prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
         let exact = counter.count(&prepared.json) as u64;
         let size = (prepared.json.chars().count() as u64).max(exact * 4);
         let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
         prop_assert!(unshrinkable || size <= budget as u64, "size {} > {}", size, budget);
-        if prepared.structured["meta"]["tokens_method"] == "cl100k_base" {
-            prop_assert_eq!(prepared.structured["meta"]["tokens_estimated"].as_u64(), Some(exact));
-        }
+        prop_assert_eq!(prepared.structured["meta"]["tokens_estimated"].as_u64(), Some(exact));
         let completeness: Completeness =
             serde_json::from_value(prepared.structured["completeness"].clone()).expect("valid completeness");
         let sent = prepared.structured["data"].as_array().map_or(0, Vec::len);
