@@ -93,16 +93,21 @@
 //! # }
 //! ```
 
+mod drain;
 mod error;
 #[cfg(feature = "http")]
 mod http;
 mod in_flight;
 mod lines;
+mod observe;
 mod server;
 
 pub use error::McpError;
 #[cfg(feature = "http")]
-pub use http::request_id_layer;
+pub use http::{
+    DEFAULT_DRAIN_TIMEOUT, DEFAULT_MCP_PATH, HEALTH_PATH, HttpConfig, OVERLOADED, READY_PATH,
+    request_id_layer,
+};
 pub use in_flight::DUPLICATE_ID;
 pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
 pub use server::{

@@ -29,6 +29,7 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 
 /// The default `_meta` key prefix, on results, tool listings and the `initialize` result: a
 /// reverse-DNS name this project owns, as MCP asks of `_meta` keys since 2025-11-25. Change it
@@ -367,6 +368,8 @@ struct Inner {
     /// Each served tool's input schema, compiled: a suggested next action must pass it.
     inputs: BTreeMap<&'static str, jsonschema::Validator>,
     keys: MetaKeys,
+    /// Calls running now: a server shutting down waits for them.
+    calls: Arc<crate::drain::Calls>,
 }
 
 /// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
@@ -620,6 +623,7 @@ impl EnvelopeServer {
                 listing,
                 inputs,
                 keys,
+                calls: Arc::default(),
             }),
             capabilities,
         }
@@ -643,6 +647,26 @@ impl EnvelopeServer {
     /// How long a call may run before it answers `deadline_exceeded`; `None` without a limit.
     pub fn call_timeout(&self) -> Option<Duration> {
         self.inner.config.call_timeout
+    }
+
+    /// How many tool calls this server (and its clones) is running now.
+    pub fn calls_in_flight(&self) -> usize {
+        self.inner.calls.running()
+    }
+
+    /// Waits until no call runs, or `limit` has passed; `true` when every call finished.
+    pub(crate) async fn drained(&self, limit: Duration) -> bool {
+        self.inner.calls.drained(limit).await
+    }
+
+    /// How many tools this server serves.
+    pub(crate) fn tool_count(&self) -> usize {
+        self.inner.listing.len()
+    }
+
+    /// Whether this server seals continuations (its key ring is loaded).
+    pub(crate) fn seals_continuations(&self) -> bool {
+        self.inner.config.states.get::<Continuations>().is_some()
     }
 
     /// The capability tags this server advertises.
@@ -686,10 +710,19 @@ impl EnvelopeServer {
     /// shaped, trimmed and stamped by the budget stage.
     async fn call_with(&self, name: &str, arguments: Value, extras: CallExtras) -> Option<Answer> {
         let tool = self.inner.tools.get(name)?;
+        let _running = self.inner.calls.begin();
         let spec = tool.spec();
+        let client = extras.client_request_id.clone();
         let (ctx, stop) = self.context_for(spec, extras);
-        let output = self.run(tool, arguments, ctx, &stop).await;
-        Some(self.answer(spec, output))
+        let span = crate::observe::call_span(spec, ctx.request_id(), client.as_deref());
+        let output = self
+            .run(tool, arguments, ctx, &stop)
+            .instrument(span.clone())
+            .await;
+        let latency_ms = output.envelope.meta().latency_ms();
+        let answer = span.in_scope(|| self.answer(spec, output));
+        crate::observe::record_outcome(&span, &answer.prepared.structured, latency_ms);
+        Some(answer)
     }
 
     /// The context a call of `spec` runs in, and the signal that stops its work.

@@ -3,6 +3,13 @@
 //! safe to log is kept beside it as `meta.client_request_id`; anything else is replaced by a
 //! fresh ULID. The id kept is echoed.
 
+mod config;
+mod health;
+
+pub use config::{DEFAULT_DRAIN_TIMEOUT, DEFAULT_MCP_PATH, HttpConfig};
+use health::Readiness;
+pub use health::{HEALTH_PATH, READY_PATH};
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +26,8 @@ use serde_json::Value;
 use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
+
+use tokio_util::sync::CancellationToken;
 
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
 use crate::lines::judge;
@@ -166,9 +175,18 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
 }
 
 impl EnvelopeServer {
-    /// An axum router serving this server at `/mcp` over streamable HTTP.
+    /// An axum router serving this server at `/mcp` over streamable HTTP, with the default
+    /// [`HttpConfig`] (loopback hosts only); see [`http_router_with`](Self::http_router_with).
+    pub fn http_router(self) -> axum::Router {
+        self.http_router_with(HttpConfig::default())
+    }
+
+    /// An axum router serving this server over streamable HTTP as `config` says, with
+    /// `/healthz` (liveness: `200` while the process serves) and `/readyz` (`200` with the
+    /// tool count once the toolset is built and the key ring loaded; `503` once shutdown has
+    /// begun, so that a load balancer stops sending new calls).
     ///
-    /// Limits, from the server's configuration:
+    /// Limits, from the server's configuration and `config`:
     /// - a request body over the maximum request size is answered `413` before any of it is
     ///   parsed, whether it declares its length or streams it;
     /// - past the session cap ([`DEFAULT_MAX_SESSIONS`](crate::DEFAULT_MAX_SESSIONS) unless
@@ -178,8 +196,12 @@ impl EnvelopeServer {
     ///   at once with a JSON-RPC error ([`DUPLICATE_ID`](crate::DUPLICATE_ID)) carrying that id;
     /// - a session idle for longer than the idle timeout
     ///   ([`DEFAULT_SESSION_IDLE_TIMEOUT`](crate::DEFAULT_SESSION_IDLE_TIMEOUT), five minutes,
-    ///   unless configured) is closed, and its slot freed.
-    pub fn http_router(self) -> axum::Router {
+    ///   unless configured) is closed, and its slot freed;
+    /// - past [`HttpConfig::with_max_concurrent_requests`], a request is refused at once with
+    ///   `503`, `Retry-After` and a JSON-RPC error ([`OVERLOADED`]);
+    /// - past [`HttpConfig::with_request_timeout`], a request is answered `503` with
+    ///   `Retry-After` and its work dropped.
+    pub fn http_router_with(self, config: HttpConfig) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
         let mut sessions = LocalSessionManager::default();
         // rmcp counts a session idle while a call runs without messages: a session must outlive
@@ -198,23 +220,72 @@ impl EnvelopeServer {
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
         };
+        let streams = drain_then_close(&server, &config);
+        let mut rmcp_config = StreamableHttpServerConfig::default()
+            // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
+            .with_max_request_body_bytes(max_request_bytes)
+            .with_json_response(config.json_response)
+            .with_sse_keep_alive(config.sse_keep_alive)
+            .with_legacy_session_mode(!config.stateless)
+            .with_allowed_origins(config.allowed_origins.clone())
+            .with_cancellation_token(streams);
+        rmcp_config = match &config.allowed_hosts {
+            Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
+            None => rmcp_config.disable_allowed_hosts(),
+        };
+        let ready = Readiness {
+            tools: server.tool_count(),
+            continuations: server.seals_continuations(),
+            shutdown: config.shutdown.clone(),
+        };
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::clone(&limits.sessions),
-            // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
-            StreamableHttpServerConfig::default().with_max_request_body_bytes(max_request_bytes),
+            rmcp_config,
         );
-        axum::Router::new()
-            .nest_service("/mcp", service)
+        let mut mcp = axum::Router::new().nest_service(&config.path, service);
+        if let Some(limit) = config.max_concurrent_requests {
+            mcp = mcp.layer(
+                tower::ServiceBuilder::new()
+                    .layer(axum::error_handling::HandleErrorLayer::new(overloaded))
+                    .load_shed()
+                    .concurrency_limit(limit.max(1)),
+            );
+        }
+        if let Some(timeout) = config.request_timeout {
+            mcp = mcp
+                .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    timeout,
+                ))
+                .layer(axum::middleware::map_response(retry_after_on_503));
+        }
+        let mut router = mcp
             .layer(axum::middleware::from_fn(move |request, next| {
                 limit(limits.clone(), request, next)
             }))
-            .layer(axum::middleware::from_fn(request_id_layer))
+            .merge(health::routes(ready));
+        if let Some(cors) = cors(&config.cors_origins) {
+            router = router.layer(cors);
+        }
+        router.layer(axum::middleware::from_fn(request_id_layer))
     }
 
-    /// Serves streamable HTTP on `addr` until the process ends, with a listen backlog of 1,024
-    /// connections.
+    /// Serves streamable HTTP on `addr` until the process ends, with the default
+    /// [`HttpConfig`] and a listen backlog of 1,024 connections.
     pub async fn serve_http(self, addr: SocketAddr) -> Result<(), McpError> {
+        self.serve_http_with(addr, HttpConfig::default()).await
+    }
+
+    /// Serves streamable HTTP on `addr` as `config` says, with a listen backlog of 1,024
+    /// connections, until `config`'s shutdown token is cancelled: then no new connection is
+    /// accepted, `/readyz` answers `503`, calls in flight finish (for up to the drain
+    /// timeout), open event streams close, and this returns `Ok`.
+    pub async fn serve_http_with(
+        self,
+        addr: SocketAddr,
+        config: HttpConfig,
+    ) -> Result<(), McpError> {
         let io = |source| McpError::Io {
             addr: addr.to_string(),
             source,
@@ -229,6 +300,133 @@ impl EnvelopeServer {
         socket.set_reuseaddr(true).map_err(io)?;
         socket.bind(addr).map_err(io)?;
         let listener = socket.listen(LISTEN_BACKLOG).map_err(io)?;
-        axum::serve(listener, self.http_router()).await.map_err(io)
+        let shutdown = config.shutdown.clone();
+        let drain = config.drain_timeout;
+        let serving = axum::serve(listener, self.http_router_with(config))
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        // A connection that outlives the drain (a client holding a finished stream open) does
+        // not hold the process: a little after the drain timeout, serving ends regardless.
+        let deadline = async {
+            shutdown.cancelled().await;
+            tokio::time::sleep(drain + Duration::from_secs(1)).await;
+        };
+        tokio::select! {
+            served = serving => served.map_err(io),
+            () = deadline => Ok(()),
+        }
     }
+}
+
+/// The token rmcp's event streams close on: cancelled once `config`'s shutdown has come and
+/// the calls in flight have finished (or the drain timeout passed), so that a draining
+/// server's open streams end and its connections close. Outside a runtime, the shutdown token
+/// itself.
+fn drain_then_close(server: &EnvelopeServer, config: &HttpConfig) -> CancellationToken {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return config.shutdown.clone();
+    };
+    let streams = CancellationToken::new();
+    let (shutdown, drain, server) = (
+        config.shutdown.clone(),
+        config.drain_timeout,
+        server.clone(),
+    );
+    let close = streams.clone();
+    runtime.spawn(async move {
+        // Ends with the streams when the router is dropped without a shutdown.
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = close.cancelled() => return,
+        }
+        let running = server.calls_in_flight();
+        tracing::info!(running, "shutting down: draining calls in flight");
+        if !server.drained(drain).await {
+            tracing::warn!(
+                running = server.calls_in_flight(),
+                "calls still running past the drain timeout are cut off"
+            );
+        }
+        close.cancel();
+    });
+    streams
+}
+
+/// The JSON-RPC error code of a request refused because the server is at its concurrency
+/// limit (in the implementation-defined server-error range).
+pub const OVERLOADED: i64 = -32005;
+
+/// The answer to a request refused by the concurrency limit (or another layer's error).
+async fn overloaded(error: tower::BoxError) -> Response {
+    let (status, message) = if error.is::<tower::load_shed::error::Overloaded>() {
+        (
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            "the server is at its limit of concurrent requests; retry shortly".to_owned(),
+        )
+    } else {
+        (
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the request failed: {error}"),
+        )
+    };
+    let body = serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": OVERLOADED, "message": message },
+    }))
+    .unwrap_or_default();
+    let mut response = json_answer(status, body);
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// Adds `Retry-After` to a `503` that has none (the request timeout's).
+async fn retry_after_on_503(mut response: Response) -> Response {
+    if response.status() == http::StatusCode::SERVICE_UNAVAILABLE
+        && !response.headers().contains_key(http::header::RETRY_AFTER)
+    {
+        response
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// The CORS layer for `origins`, or none when empty: `*` allows any origin.
+fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|origin| origin == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|origin| HeaderValue::from_str(origin).ok()),
+        )
+    };
+    let header = |name: &'static str| http::HeaderName::from_static(name);
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([
+                http::Method::GET,
+                http::Method::POST,
+                http::Method::DELETE,
+                http::Method::OPTIONS,
+            ])
+            .allow_headers([
+                http::header::CONTENT_TYPE,
+                http::header::ACCEPT,
+                http::header::AUTHORIZATION,
+                header("mcp-session-id"),
+                header("mcp-protocol-version"),
+                header("last-event-id"),
+                header(REQUEST_ID_HEADER),
+            ])
+            .expose_headers([header("mcp-session-id"), header(REQUEST_ID_HEADER)]),
+    )
 }

@@ -1,0 +1,206 @@
+//! How the streamable HTTP endpoint is served: hosts and origins it accepts, how it answers,
+//! its limits, and when it stops.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+/// The path the MCP endpoint is mounted at unless configured otherwise.
+pub const DEFAULT_MCP_PATH: &str = "/mcp";
+
+/// How long a draining server waits for calls in flight after a shutdown signal, unless
+/// configured otherwise: past it, the calls still running are cut off.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How the streamable HTTP endpoint is served ([`EnvelopeServer::http_router_with`],
+/// [`EnvelopeServer::serve_http_with`]).
+///
+/// The defaults suit a server on a developer's machine: only loopback `Host` headers are
+/// accepted (rmcp's protection against DNS rebinding), answers stream as server-sent events,
+/// sessions are kept for clients of protocol versions that have them, and there is no request
+/// timeout beyond the call timeout, no concurrency limit and no CORS. A server behind a proxy
+/// or load balancer names the hosts it is reached by ([`with_allowed_hosts`](Self::with_allowed_hosts))
+/// and usually runs stateless.
+///
+/// ```
+/// use std::time::Duration;
+/// use envelope_mcp::HttpConfig;
+///
+/// let config = HttpConfig::default()
+///     .with_allowed_hosts(["mcp.example.com", "localhost"])
+///     .with_stateless(true)
+///     .with_json_response(true)
+///     .with_max_concurrent_requests(Some(256))
+///     .with_request_timeout(Some(Duration::from_secs(150)));
+/// assert_eq!(config.path(), "/mcp");
+/// ```
+///
+/// [`EnvelopeServer::http_router_with`]: crate::EnvelopeServer::http_router_with
+/// [`EnvelopeServer::serve_http_with`]: crate::EnvelopeServer::serve_http_with
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub(crate) path: String,
+    /// `None`: any `Host`.
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) json_response: bool,
+    pub(crate) sse_keep_alive: Option<Duration>,
+    pub(crate) stateless: bool,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) max_concurrent_requests: Option<usize>,
+    pub(crate) cors_origins: Vec<String>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) drain_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: DEFAULT_MCP_PATH.to_owned(),
+            allowed_hosts: Some(vec![
+                "localhost".to_owned(),
+                "127.0.0.1".to_owned(),
+                "::1".to_owned(),
+            ]),
+            allowed_origins: Vec::new(),
+            json_response: false,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+            stateless: false,
+            request_timeout: None,
+            max_concurrent_requests: None,
+            cors_origins: Vec::new(),
+            shutdown: CancellationToken::new(),
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Mounts the MCP endpoint at `path` (default [`DEFAULT_MCP_PATH`]). A path without a
+    /// leading `/` gets one.
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// The path the MCP endpoint is mounted at.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Accepts requests whose `Host` header names one of `hosts` (a name, or `name:port`).
+    /// The default is loopback only; a server reached through a proxy or by a public name
+    /// lists those names here.
+    #[must_use]
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts any `Host` header. Only behind a proxy that checks it: a server on a public
+    /// address without a host check can be reached through DNS rebinding.
+    #[must_use]
+    pub fn with_any_host(mut self) -> Self {
+        self.allowed_hosts = None;
+        self
+    }
+
+    /// Refuses requests whose `Origin` header is none of `origins` (`scheme://host:port`,
+    /// `:*` for any port); requests without one still pass. Empty (the default) checks no
+    /// origin.
+    #[must_use]
+    pub fn with_allowed_origins(
+        mut self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Answers a call that sends nothing before its result as one `application/json` body
+    /// instead of a server-sent event stream (a call that reports progress still streams).
+    #[must_use]
+    pub fn with_json_response(mut self, json: bool) -> Self {
+        self.json_response = json;
+        self
+    }
+
+    /// How often an open event stream gets a keep-alive comment (default 15 s; `None` for
+    /// never).
+    #[must_use]
+    pub fn with_sse_keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.sse_keep_alive = every;
+        self
+    }
+
+    /// Serves every request on its own, keeping no session, whatever protocol version the
+    /// client speaks. MCP `2026-07-28` has no sessions and is always served so; older versions
+    /// keep theirs unless this is set. A stateless server can run as many replicas behind a
+    /// load balancer without stickiness.
+    #[must_use]
+    pub fn with_stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// The longest a request may take before the router answers `503` with `Retry-After` and
+    /// drops its work (`None`, the default: no limit). Keep it above the server's call
+    /// timeout, so that a call that overruns answers its own `deadline_exceeded` envelope first
+    /// and this only catches what no envelope can.
+    #[must_use]
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// At most `limit` requests are served at once; one more is refused at once with `503`,
+    /// `Retry-After` and a JSON-RPC error naming the overload, never queued (`None`, the
+    /// default: no limit). Health checks do not count.
+    #[must_use]
+    pub fn with_max_concurrent_requests(mut self, limit: Option<usize>) -> Self {
+        self.max_concurrent_requests = limit;
+        self
+    }
+
+    /// Answers CORS preflights and marks responses for browser callers from `origins` (`*`
+    /// for any). Empty, the default, adds no CORS headers at all.
+    #[must_use]
+    pub fn with_cors_origins(
+        mut self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.cors_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Stops serving when `token` is cancelled: no new connection is accepted, `/readyz`
+    /// answers `503`, calls in flight finish (for up to the drain timeout), then open streams
+    /// close and [`serve_http_with`](crate::EnvelopeServer::serve_http_with) returns.
+    #[must_use]
+    pub fn with_shutdown(mut self, token: CancellationToken) -> Self {
+        self.shutdown = token;
+        self
+    }
+
+    /// The token that stops this server (see [`with_shutdown`](Self::with_shutdown)).
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.shutdown
+    }
+
+    /// How long a draining server waits for calls in flight
+    /// ([`DEFAULT_DRAIN_TIMEOUT`] unless set).
+    #[must_use]
+    pub fn with_drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+}

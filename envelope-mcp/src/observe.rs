@@ -1,0 +1,89 @@
+//! One `tracing` span per tool call, built from the envelope's own facts.
+//!
+//! The span is named `tool_call` and opens before the tool runs, so every event a tool logs
+//! (on the task that runs it) carries the call's fields:
+//!
+//! | field | value |
+//! |---|---|
+//! | `request_id` | the envelope's `meta.request_id` |
+//! | `tool`, `tier`, `idempotent`, `layer` | the tool's declaration, as `meta` states it |
+//! | `client_request_id` | the caller's correlation id, when it sent one |
+//!
+//! On completion it records what the response says, the same values as the envelope:
+//! `ok`, `verdict`, `category` and `retryable` (failures only), `tokens_estimated`,
+//! `truncated`, and `latency_ms` (the tool's run, as `meta.latency_ms` states it under
+//! `response_mode: full`).
+//!
+//! For OpenTelemetry (through `tracing-opentelemetry`), the span also carries the names the
+//! GenAI and MCP semantic conventions give the same facts: `otel.name` = `tools/call {tool}`,
+//! `otel.kind` = `server`, `mcp.method.name` = `tools/call`, `gen_ai.operation.name` =
+//! `execute_tool`, `gen_ai.tool.name`, `jsonrpc.protocol.version`, and on failure
+//! `error.type` (the error category) and `otel.status_code` = `ERROR`.
+
+use envelope_core::{RequestId, ToolSpec};
+use serde_json::Value;
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The span a call of `spec` runs in.
+pub(crate) fn call_span(spec: &ToolSpec, request_id: &RequestId, client: Option<&str>) -> Span {
+    let span = tracing::info_span!(
+        "tool_call",
+        otel.name = %format_args!("tools/call {}", spec.name),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = spec.name,
+        jsonrpc.protocol.version = "2.0",
+        request_id = %request_id,
+        tool = spec.name,
+        tier = spec.tier.as_str(),
+        idempotent = spec.is_idempotent(),
+        layer = Empty,
+        client_request_id = Empty,
+        ok = Empty,
+        verdict = Empty,
+        category = Empty,
+        error.r#type = Empty,
+        retryable = Empty,
+        tokens_estimated = Empty,
+        truncated = Empty,
+        latency_ms = Empty,
+    );
+    if let Some(layer) = spec.layer {
+        span.record("layer", layer);
+    }
+    if let Some(client) = client {
+        span.record("client_request_id", client);
+    }
+    span
+}
+
+/// Records on `span` what the response `structured` says, and the tool's `latency_ms`.
+pub(crate) fn record_outcome(span: &Span, structured: &Value, latency_ms: Option<u64>) {
+    let ok = structured["ok"] == true;
+    span.record("ok", ok);
+    if let Some(verdict) = structured["verdict"].as_str() {
+        span.record("verdict", verdict);
+    }
+    let error = &structured["error"];
+    if let Some(category) = error["category"].as_str() {
+        span.record("category", category);
+        span.record("error.type", category);
+        span.record("otel.status_code", "ERROR");
+    }
+    if let Some(retryable) = error["retryable"].as_bool() {
+        span.record("retryable", retryable);
+    }
+    let meta = &structured["meta"];
+    if let Some(tokens) = meta["tokens_estimated"].as_u64() {
+        span.record("tokens_estimated", tokens);
+    }
+    if let Some(truncated) = meta["truncated"].as_bool() {
+        span.record("truncated", truncated);
+    }
+    if let Some(latency) = latency_ms {
+        span.record("latency_ms", latency);
+    }
+}
