@@ -654,11 +654,6 @@ impl EnvelopeServer {
         self.inner.calls.running()
     }
 
-    /// Waits until no call runs, or `limit` has passed; `true` when every call finished.
-    pub(crate) async fn drained(&self, limit: Duration) -> bool {
-        self.inner.calls.drained(limit).await
-    }
-
     /// How many tools this server serves.
     pub(crate) fn tool_count(&self) -> usize {
         self.inner.listing.len()

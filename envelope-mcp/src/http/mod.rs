@@ -29,6 +29,7 @@ use rmcp::service::RxJsonRpcMessage;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::drain::Calls;
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
 use crate::lines::judge;
 use crate::{EnvelopeServer, McpError, REQUEST_ID_HEADER};
@@ -78,6 +79,8 @@ struct Limits {
     /// Requests in flight, by session id and JSON-RPC id (as compact JSON, so `1` and `"1"`
     /// differ).
     in_flight: Arc<InFlight<(String, String)>>,
+    /// Posted messages whose answers are not yet sent: a draining server waits for them.
+    posts: Arc<Calls>,
 }
 
 /// The session and JSON-RPC id of a request within a session; `None` for anything else (a
@@ -170,8 +173,49 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
             parts.extensions.insert(Arc::new(flight));
         }
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    // Counted until the answer's body is sent (or dropped): a stream of progress and the
+    // result included.
+    let running = (parts.method == http::Method::POST).then(|| limits.posts.begin());
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
+    match running {
+        None => response,
+        Some(running) => response.map(|body| {
+            axum::body::Body::new(Counted {
+                body,
+                _running: running,
+            })
+        }),
+    }
+}
+
+/// A response body counted as in flight until it is sent or dropped. Its length and end are
+/// the inner body's, so a complete answer keeps its `content-length`.
+struct Counted {
+    body: axum::body::Body,
+    /// Held, never read: dropping it ends the count.
+    _running: crate::drain::Running,
+}
+
+impl http_body::Body for Counted {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 impl EnvelopeServer {
@@ -219,8 +263,9 @@ impl EnvelopeServer {
             max_sessions: server.max_sessions(),
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
+            posts: Arc::default(),
         };
-        let streams = drain_then_close(&server, &config);
+        let streams = drain_then_close(Arc::clone(&limits.posts), &config);
         let mut rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
             .with_max_request_body_bytes(max_request_bytes)
@@ -318,19 +363,15 @@ impl EnvelopeServer {
 }
 
 /// The token rmcp's event streams close on: cancelled once `config`'s shutdown has come and
-/// the calls in flight have finished (or the drain timeout passed), so that a draining
+/// every posted message has been answered (or the drain timeout passed), so that a draining
 /// server's open streams end and its connections close. Outside a runtime, the shutdown token
 /// itself.
-fn drain_then_close(server: &EnvelopeServer, config: &HttpConfig) -> CancellationToken {
+fn drain_then_close(posts: Arc<Calls>, config: &HttpConfig) -> CancellationToken {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return config.shutdown.clone();
     };
     let streams = CancellationToken::new();
-    let (shutdown, drain, server) = (
-        config.shutdown.clone(),
-        config.drain_timeout,
-        server.clone(),
-    );
+    let (shutdown, drain) = (config.shutdown.clone(), config.drain_timeout);
     let close = streams.clone();
     runtime.spawn(async move {
         // Ends with the streams when the router is dropped without a shutdown.
@@ -338,12 +379,12 @@ fn drain_then_close(server: &EnvelopeServer, config: &HttpConfig) -> Cancellatio
             () = shutdown.cancelled() => {}
             () = close.cancelled() => return,
         }
-        let running = server.calls_in_flight();
-        tracing::info!(running, "shutting down: draining calls in flight");
-        if !server.drained(drain).await {
+        let running = posts.running();
+        tracing::info!(running, "shutting down: draining requests in flight");
+        if !posts.drained(drain).await {
             tracing::warn!(
-                running = server.calls_in_flight(),
-                "calls still running past the drain timeout are cut off"
+                running = posts.running(),
+                "requests still running past the drain timeout are cut off"
             );
         }
         close.cancel();
