@@ -1,11 +1,15 @@
 //! The command line of `workspace_server`.
 //!
 //! ```text
-//! workspace_server [--root DIR]                    serve over stdio
-//! workspace_server [--root DIR] --http ADDR        serve streamable HTTP at http://ADDR/mcp
-//! workspace_server [--root DIR] call TOOL ['JSON'] call one tool, print its envelope
-//! workspace_server [--root DIR] list               print the tool listing
+//! workspace_server [OPTIONS]                       serve over stdio
+//! workspace_server [OPTIONS] --http ADDR           serve streamable HTTP at http://ADDR/mcp
+//! workspace_server [OPTIONS] call TOOL ['JSON']    call one tool, print its envelope
+//! workspace_server [OPTIONS] list                  print the tool listing
 //! ```
+//!
+//! `--help` lists every option, the HTTP ones (hosts, origins, stateless, limits, CORS,
+//! draining) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
+//! then the process exits 0.
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
 //! sets the key that seals paging tokens and target refs, so that servers sharing it accept
@@ -13,139 +17,189 @@
 //! and, on Unix, readable only by you): the `next-page` action one `call` prints then works
 //! pasted into the next `call`, and a restarted server still opens the tokens it gave out.
 //!
-//! Logs go to stderr; on stdio, stdout carries only the protocol.
+//! Logs go to stderr, filtered by `RUST_LOG` (default `info`), as text or, with
+//! `--log-format json`, one JSON object a line; on stdio, stdout carries only the protocol.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
+use clap::{Parser, Subcommand, ValueEnum};
 use envelope_core::paging::{ContinuationKey, Continuations};
+use envelope_mcp::HttpConfig;
 use serde_json::Value;
-
-const USAGE: &str = "\
-usage:
-  workspace_server [--root DIR]                    serve over stdio
-  workspace_server [--root DIR] --http ADDR        serve streamable HTTP at http://ADDR/mcp
-  workspace_server [--root DIR] call TOOL ['JSON'] call one tool and print its envelope
-  workspace_server [--root DIR] list               print the tool listing as JSON
-
-Options:
-  --root DIR                     the directory to serve (default: the current one)
-  --disable-module NAME          switch a module off (repeatable); `graph` holds graph_export,
-                                 which then answers `module_disabled`
-  --continuation-key-file PATH   the key that seals paging tokens: 64 hex characters, shared
-                                 by servers that must accept each other's tokens (also
-                                 WORKSPACE_SERVER_CONTINUATION_KEY; default: the key kept in
-                                 $XDG_STATE_HOME/envelope/workspace_server.key, else
-                                 ~/.local/state/envelope/workspace_server.key, made on first
-                                 use and, on Unix, readable only by you)
-
-ADDR is like 127.0.0.1:8765; JSON defaults to {}.
-`call` exits 0 when the envelope is ok and 2 otherwise.";
+use tokio_util::sync::CancellationToken;
 
 /// The environment variable holding the continuation key, as hex.
 const KEY_VAR: &str = "WORKSPACE_SERVER_CONTINUATION_KEY";
 
-/// What the command line asks for.
-#[derive(Debug)]
-enum Command {
-    Stdio,
-    Http(SocketAddr),
-    Call { tool: String, arguments: Value },
-    List,
-    Help,
-}
-
-#[derive(Debug)]
+/// Serve one directory tree over MCP, every answer an envelope.
+///
+/// Without a command, serves over stdio (or streamable HTTP with `--http`). Logs go to stderr,
+/// filtered by `RUST_LOG` (default `info`); on stdio, stdout carries only the protocol.
+#[derive(Debug, Parser)]
+#[command(name = "workspace_server", version)]
 struct Options {
+    /// The directory to serve.
+    #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
-    key_file: Option<PathBuf>,
-    /// Modules switched off: their tools answer `module_disabled`.
+
+    /// The key that seals paging tokens and target refs: a file of 64 hex characters, shared by
+    /// servers that must accept each other's tokens. Without it, the key in
+    /// WORKSPACE_SERVER_CONTINUATION_KEY (hex), else the key kept in
+    /// $XDG_STATE_HOME/envelope/workspace_server.key (or ~/.local/state/envelope/), made on
+    /// first use and, on Unix, readable only by you.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "WORKSPACE_SERVER_CONTINUATION_KEY_FILE"
+    )]
+    continuation_key_file: Option<PathBuf>,
+
+    /// Switch a module off (repeatable): `graph` holds graph_export, which then answers
+    /// `module_disabled`.
+    #[arg(long = "disable-module", value_name = "NAME")]
     disabled: Vec<String>,
-    command: Command,
+
+    /// How logs are written to stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "WORKSPACE_SERVER_LOG_FORMAT")]
+    log_format: LogFormat,
+
+    /// How long a call may run before it answers a retryable `deadline_exceeded` envelope.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    call_timeout: u64,
+
+    /// The largest request read, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::DEFAULT_MAX_REQUEST_BYTES)]
+    max_request_bytes: usize,
+
+    #[command(flatten)]
+    http: HttpOptions,
+
+    #[command(subcommand)]
+    command: Option<Command>,
 }
 
-/// Parses the arguments after the program name. Options come first; the first word that is
-/// not an option starts the command.
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut root = None;
-    let mut key_file = None;
-    let mut disabled = Vec::new();
-    let mut http = None;
-    let mut command = Vec::new();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => {
-                return Ok(Options {
-                    root: PathBuf::from("."),
-                    key_file: None,
-                    disabled: Vec::new(),
-                    command: Command::Help,
-                });
-            }
-            "--root" => {
-                let dir = args.next().ok_or("`--root` needs a directory")?;
-                if root.replace(PathBuf::from(dir)).is_some() {
-                    return Err("`--root` given twice".into());
-                }
-            }
-            "--continuation-key-file" => {
-                let path = args
-                    .next()
-                    .ok_or("`--continuation-key-file` needs a path")?;
-                if key_file.replace(PathBuf::from(path)).is_some() {
-                    return Err("`--continuation-key-file` given twice".into());
-                }
-            }
-            "--disable-module" => {
-                let module = args
-                    .next()
-                    .ok_or("`--disable-module` needs a module name")?;
-                disabled.push(module);
-            }
-            "--http" => {
-                let addr = args.next().ok_or("`--http` needs an address")?;
-                let addr = addr
-                    .parse::<SocketAddr>()
-                    .map_err(|error| format!("`--http {addr}`: {error}"))?;
-                if http.replace(addr).is_some() {
-                    return Err("`--http` given twice".into());
-                }
-            }
-            option if option.starts_with('-') => {
-                return Err(format!("unknown option `{option}`"));
-            }
-            _ => {
-                command.push(arg);
-                command.extend(args.by_ref());
-            }
+/// Streamable HTTP.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Streamable HTTP")]
+struct HttpOptions {
+    /// Serve streamable HTTP at ADDR (like 127.0.0.1:8765) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+
+    /// The path the MCP endpoint is mounted at.
+    #[arg(long, value_name = "PATH", default_value = envelope_mcp::DEFAULT_MCP_PATH, requires = "http")]
+    path: String,
+
+    /// Accept this `Host` (a name, or name:port; repeatable). Default: loopback names only.
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    allowed_hosts: Vec<String>,
+
+    /// Accept any `Host` header: only behind a proxy that checks it.
+    #[arg(long, conflicts_with = "allowed_hosts", requires = "http")]
+    any_host: bool,
+
+    /// Refuse requests whose `Origin` is none of these (scheme://host:port; repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    allowed_origins: Vec<String>,
+
+    /// Answer a call that sends nothing before its result as application/json, not SSE.
+    #[arg(long, requires = "http")]
+    json_response: bool,
+
+    /// Seconds between keep-alive comments on open event streams (0: none).
+    #[arg(long, value_name = "SECONDS", default_value_t = 15, requires = "http")]
+    sse_keep_alive: u64,
+
+    /// Keep no sessions, whatever protocol version a client speaks: replicas behind a load
+    /// balancer need no stickiness. (MCP 2026-07-28 is always served so.)
+    #[arg(long, requires = "http")]
+    stateless: bool,
+
+    /// Answer 503 with Retry-After to a request that runs longer than this (keep it above
+    /// --call-timeout).
+    #[arg(long, value_name = "SECONDS", requires = "http")]
+    request_timeout: Option<u64>,
+
+    /// Serve at most N requests at once; one more is refused at once with 503.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_concurrent_requests: Option<usize>,
+
+    /// Allow browser callers from this origin (`*` for any; repeatable). Default: no CORS.
+    #[arg(long = "cors-origin", value_name = "ORIGIN", requires = "http")]
+    cors_origins: Vec<String>,
+
+    /// On SIGTERM or Ctrl-C, how long calls in flight may still run before the server exits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "http")]
+    drain_timeout: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line, span fields included.
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Call one tool and print its envelope; exits 0 when the envelope is ok, 2 otherwise.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its arguments, a JSON object.
+        #[arg(default_value = "{}", value_parser = parse_arguments)]
+        arguments: Value,
+    },
+    /// Print the tool listing as JSON.
+    List,
+}
+
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|error| format!("the JSON arguments do not parse: {error}"))
+}
+
+impl Options {
+    /// Parses `args` (the program's name first), refusing what clap alone cannot: a command
+    /// given with `--http`, which serves.
+    fn parse_checked(args: Vec<String>) -> Result<Options, clap::Error> {
+        use clap::CommandFactory;
+        let options = Options::try_parse_from(args)?;
+        if options.command.is_some() && options.http.http.is_some() {
+            return Err(Options::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "`--http` serves; it takes no command",
+            ));
         }
+        Ok(options)
     }
-    let command = match (command.first().map(String::as_str), http) {
-        (None, None) => Command::Stdio,
-        (None, Some(addr)) => Command::Http(addr),
-        (Some(_), Some(_)) => return Err("`--http` serves; it takes no command".into()),
-        (Some("list"), None) if command.len() == 1 => Command::List,
-        (Some("call"), None) if (2..=3).contains(&command.len()) => {
-            let arguments = match command.get(2) {
-                Some(json) => serde_json::from_str(json)
-                    .map_err(|error| format!("the JSON arguments do not parse: {error}"))?,
-                None => Value::Object(Default::default()),
-            };
-            Command::Call {
-                tool: command[1].clone(),
-                arguments,
-            }
+}
+
+impl HttpOptions {
+    /// The HTTP configuration these flags ask for, stopping on `shutdown`.
+    fn config(&self, shutdown: CancellationToken) -> HttpConfig {
+        let seconds = Duration::from_secs;
+        let mut config = HttpConfig::default()
+            .with_path(self.path.clone())
+            .with_allowed_origins(self.allowed_origins.clone())
+            .with_json_response(self.json_response)
+            .with_sse_keep_alive(Some(seconds(self.sse_keep_alive)).filter(|d| !d.is_zero()))
+            .with_stateless(self.stateless)
+            .with_request_timeout(self.request_timeout.map(seconds))
+            .with_max_concurrent_requests(self.max_concurrent_requests)
+            .with_cors_origins(self.cors_origins.clone())
+            .with_drain_timeout(seconds(self.drain_timeout))
+            .with_shutdown(shutdown);
+        if self.any_host {
+            config = config.with_any_host();
+        } else if !self.allowed_hosts.is_empty() {
+            config = config.with_allowed_hosts(self.allowed_hosts.clone());
         }
-        (Some("call"), None) => return Err("`call` takes a tool name and one JSON object".into()),
-        (Some(other), None) => return Err(format!("unknown command `{other}`")),
-    };
-    Ok(Options {
-        disabled,
-        root: root.unwrap_or_else(|| PathBuf::from(".")),
-        key_file,
-        command,
-    })
+        config
+    }
 }
 
 /// The paging key: from the key file, else from [`KEY_VAR`], else the one kept in the user's
@@ -246,7 +300,6 @@ pub fn main() -> ExitCode {
 async fn run() -> ExitCode {
     // `std::env::args` panics on an argument that is not UTF-8; say so instead.
     let args: Result<Vec<String>, String> = std::env::args_os()
-        .skip(1)
         .map(|arg| {
             arg.into_string().map_err(|arg| {
                 format!(
@@ -256,43 +309,48 @@ async fn run() -> ExitCode {
             })
         })
         .collect();
-    let options = match args.and_then(|args| parse(args.into_iter())) {
-        Ok(options) => options,
+    let args = match args {
+        Ok(args) => args,
         Err(message) => {
-            eprintln!("workspace_server: {message}\n\n{USAGE}");
+            eprintln!("workspace_server: {message}");
             return ExitCode::from(2);
         }
     };
-    if let Command::Help = options.command {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    // Tool failures are logged here with their request id; stdout stays the protocol's.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .init();
+    let options = match Options::parse_checked(args) {
+        Ok(options) => options,
+        // `--help` and `--version` print and exit 0; a usage error exits 2.
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    init_logging(options.log_format);
     let workspace = match crate::Workspace::open(&options.root) {
         Ok(workspace) => workspace,
         Err(error) => {
             eprintln!(
-                "workspace_server: cannot serve `{}`: {error}\n\n{USAGE}",
+                "workspace_server: cannot serve `{}`: {error}",
                 options.root.display()
             );
             return ExitCode::from(2);
         }
     };
-    let continuations = match continuations(options.key_file.as_deref()) {
+    let continuations = match continuations(options.continuation_key_file.as_deref()) {
         Ok(continuations) => continuations,
         Err(message) => {
-            eprintln!("workspace_server: {message}\n\n{USAGE}");
+            eprintln!("workspace_server: {message}");
             return ExitCode::from(2);
         }
     };
     let root = workspace.root().display().to_string();
-    let server = crate::server(workspace, continuations, &options.disabled);
+    let limits = crate::Limits {
+        call_timeout: Some(Duration::from_secs(options.call_timeout)).filter(|d| !d.is_zero()),
+        max_request_bytes: options.max_request_bytes,
+    };
+    let server = crate::server_with(workspace, continuations, &options.disabled, limits);
 
-    match options.command {
-        Command::Stdio => {
+    match (options.command, options.http.http) {
+        (None, None) => {
             tracing::info!(%root, "serving over stdio");
             match server.serve_stdio().await {
                 Ok(()) => ExitCode::SUCCESS,
@@ -302,17 +360,26 @@ async fn run() -> ExitCode {
                 }
             }
         }
-        Command::Http(addr) => {
-            eprintln!("workspace_server: serving {root} at http://{addr}/mcp");
-            match server.serve_http(addr).await {
-                Ok(()) => ExitCode::SUCCESS,
+        (None, Some(addr)) => {
+            let shutdown = CancellationToken::new();
+            tokio::spawn(stop_on_signal(shutdown.clone()));
+            let config = options.http.config(shutdown);
+            eprintln!(
+                "workspace_server: serving {root} at http://{addr}{}",
+                config.path()
+            );
+            match server.serve_http_with(addr, config).await {
+                Ok(()) => {
+                    tracing::info!("stopped");
+                    ExitCode::SUCCESS
+                }
                 Err(error) => {
                     eprintln!("workspace_server: {error}");
                     ExitCode::FAILURE
                 }
             }
         }
-        Command::Call { tool, arguments } => {
+        (Some(Command::Call { tool, arguments }), _) => {
             let Some(prepared) = server.call(&tool, arguments).await else {
                 let available: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
                 eprintln!(
@@ -322,7 +389,7 @@ async fn run() -> ExitCode {
                 return ExitCode::from(2);
             };
             match serde_json::to_string_pretty(&prepared.structured) {
-                Ok(text) => println!("{text}"),
+                Ok(text) => print_out(&text),
                 Err(error) => {
                     eprintln!("workspace_server: cannot print the envelope: {error}");
                     return ExitCode::FAILURE;
@@ -334,9 +401,9 @@ async fn run() -> ExitCode {
                 ExitCode::from(2)
             }
         }
-        Command::List => match serde_json::to_string_pretty(server.tools()) {
+        (Some(Command::List), _) => match serde_json::to_string_pretty(server.tools()) {
             Ok(text) => {
-                println!("{text}");
+                print_out(&text);
                 ExitCode::SUCCESS
             }
             Err(error) => {
@@ -344,7 +411,108 @@ async fn run() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        // Answered before the workspace was opened.
-        Command::Help => ExitCode::SUCCESS,
+    }
+}
+
+/// Prints `text` and a newline to stdout. A reader that went away (`| head`) is not an error
+/// worth a panic: what it did not read is dropped.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+/// Logs to stderr as `format` says, filtered by `RUST_LOG` (default `info`). A tool's own lines
+/// carry its call's span: `request_id`, `tool`, `tier` and the rest.
+fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
+}
+
+/// Cancels `shutdown` on SIGTERM (what an orchestrator sends) or Ctrl-C.
+async fn stop_on_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut terminate) = signal(SignalKind::terminate()) else {
+            let _ = tokio::signal::ctrl_c().await;
+            shutdown.cancel();
+            return;
+        };
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("SIGTERM: draining, then stopping"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: draining, then stopping"),
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+    shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Options::command().debug_assert();
+    }
+
+    #[test]
+    fn flags_become_the_http_configuration() {
+        let options = Options::try_parse_from([
+            "workspace_server",
+            "--http",
+            "0.0.0.0:8080",
+            "--allowed-host",
+            "mcp.example.com",
+            "--stateless",
+            "--json-response",
+            "--max-concurrent-requests",
+            "64",
+            "--path",
+            "rpc",
+        ])
+        .expect("parses");
+        let config = options.http.config(CancellationToken::new());
+        assert_eq!(config.path(), "/rpc");
+        assert_eq!(
+            options.http.http,
+            Some("0.0.0.0:8080".parse().expect("an address"))
+        );
+    }
+
+    #[test]
+    fn usage_errors_are_refused() {
+        for args in [
+            &["workspace_server", "--allowed-host", "x"][..],
+            &["workspace_server", "--http", "127.0.0.1:1", "list"],
+            &["workspace_server", "--http", "not an address"],
+            &["workspace_server", "call"],
+            &["workspace_server", "call", "read_file", "{not json"],
+            &[
+                "workspace_server",
+                "--any-host",
+                "--allowed-host",
+                "x",
+                "--http",
+                "127.0.0.1:1",
+            ],
+        ] {
+            let args = args.iter().map(|arg| arg.to_string()).collect();
+            assert!(Options::parse_checked(args).is_err(), "{args:?}");
+        }
     }
 }

@@ -34,5 +34,5 @@ pub mod tools;
 mod walk;
 mod workspace;
 
-pub use server::server;
+pub use server::{Limits, server, server_with};
 pub use workspace::Workspace;

@@ -18,6 +18,25 @@ read what they point at with `read_file`, and use `workspace_stats` or `graph_ex
 overview. Every answer is an envelope: branch on `ok`, `verdict`, `completeness`, \
 `empty_reason` and `next_actions` rather than on prose.";
 
+/// The limits a server is run with (the command line's `--call-timeout` and
+/// `--max-request-bytes`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// How long a call may run before it answers `deadline_exceeded`; `None` for no limit.
+    pub call_timeout: Option<std::time::Duration>,
+    /// The largest request read, in bytes.
+    pub max_request_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            call_timeout: Some(envelope_mcp::DEFAULT_CALL_TIMEOUT),
+            max_request_bytes: envelope_mcp::DEFAULT_MAX_REQUEST_BYTES,
+        }
+    }
+}
+
 /// The server: `workspace` served with its tools; `continuations` seals the paging tokens of
 /// `search_text` and `list_files` (servers holding the same key accept each other's). The
 /// capability tags it advertises are the ones its configuration supports, each proven by
@@ -29,10 +48,22 @@ pub fn server(
     continuations: Continuations,
     disabled: &[String],
 ) -> EnvelopeServer {
+    server_with(workspace, continuations, disabled, Limits::default())
+}
+
+/// [`server`] with `limits`.
+pub fn server_with(
+    workspace: Workspace,
+    continuations: Continuations,
+    disabled: &[String],
+    limits: Limits,
+) -> EnvelopeServer {
     let config = EnvelopeConfig::new("workspace_server", env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
         .with_continuations(continuations)
-        .with_state(Arc::new(workspace));
+        .with_state(Arc::new(workspace))
+        .with_call_timeout(limits.call_timeout)
+        .with_max_request_bytes(limits.max_request_bytes);
     let config = disabled.iter().fold(config, |config, module| {
         config.disable_module(module.clone())
     });
