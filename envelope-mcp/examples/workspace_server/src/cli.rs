@@ -511,8 +511,8 @@ mod tests {
                 "127.0.0.1:1",
             ],
         ] {
-            let args = args.iter().map(|arg| arg.to_string()).collect();
-            assert!(Options::parse_checked(args).is_err(), "{args:?}");
+            let owned = args.iter().map(|arg| arg.to_string()).collect();
+            assert!(Options::parse_checked(owned).is_err(), "{args:?}");
         }
     }
 }
