@@ -100,6 +100,8 @@ mod http;
 mod in_flight;
 mod lines;
 mod observe;
+#[cfg(feature = "otel")]
+mod otel;
 mod server;
 
 pub use error::McpError;

@@ -77,13 +77,15 @@ pub(crate) fn record_outcome(span: &Span, structured: &Value, latency_ms: Option
         span.record("retryable", retryable);
     }
     let meta = &structured["meta"];
-    if let Some(tokens) = meta["tokens_estimated"].as_u64() {
+    // As signed integers: OpenTelemetry has no unsigned attribute type, and an exporter would
+    // turn a `u64` into text.
+    if let Some(tokens) = meta["tokens_estimated"].as_i64() {
         span.record("tokens_estimated", tokens);
     }
     if let Some(truncated) = meta["truncated"].as_bool() {
         span.record("truncated", truncated);
     }
     if let Some(latency) = latency_ms {
-        span.record("latency_ms", latency);
+        span.record("latency_ms", i64::try_from(latency).unwrap_or(i64::MAX));
     }
 }

@@ -571,6 +571,9 @@ pub(crate) struct CallExtras {
     pub(crate) principal: Option<String>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
+    /// The caller's W3C trace context, which the call's span joins.
+    #[cfg(feature = "otel")]
+    pub(crate) trace: crate::otel::TraceContext,
 }
 
 /// A call's response, with what the result's `_meta` carries besides it.
@@ -708,8 +711,12 @@ impl EnvelopeServer {
         let _running = self.inner.calls.begin();
         let spec = tool.spec();
         let client = extras.client_request_id.clone();
+        #[cfg(feature = "otel")]
+        let trace = extras.trace.clone();
         let (ctx, stop) = self.context_for(spec, extras);
         let span = crate::observe::call_span(spec, ctx.request_id(), client.as_deref());
+        #[cfg(feature = "otel")]
+        trace.adopt(&span);
         let output = self
             .run(tool, arguments, ctx, &stop)
             .instrument(span.clone())
@@ -932,6 +939,8 @@ impl ServerHandler for EnvelopeServer {
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),
             cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
+            #[cfg(feature = "otel")]
+            trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
         };
         let prepared = self.call_with(&name, arguments, extras).await;
         if let Some(progress) = progress {

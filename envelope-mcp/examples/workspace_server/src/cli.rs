@@ -66,6 +66,13 @@ struct Options {
     #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "WORKSPACE_SERVER_LOG_FORMAT")]
     log_format: LogFormat,
 
+    /// Export each call's span over OTLP/HTTP to this collector (like
+    /// http://localhost:4318/v1/traces), in its caller's trace when the request carries a
+    /// `traceparent`.
+    #[cfg(feature = "otlp")]
+    #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")]
+    otlp_endpoint: Option<String>,
+
     /// How long a call may run before it answers a retryable `deadline_exceeded` envelope.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     call_timeout: u64,
@@ -288,16 +295,33 @@ fn kept_key_file() -> Result<PathBuf, String> {
 /// Runs the command line given to this process, and says how it went: 0 when it served or the
 /// called tool's envelope is ok, 2 for a usage error or an envelope that is not ok.
 pub fn main() -> ExitCode {
-    match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime.block_on(run()),
+    let options = match options() {
+        Ok(options) => options,
+        Err(code) => return code,
+    };
+    // Before the runtime: the OTLP exporter's blocking client must not be made inside it.
+    let logging = match init_logging(&options) {
+        Ok(logging) => logging,
+        Err(message) => {
+            eprintln!("workspace_server: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run(options)),
         Err(error) => {
             eprintln!("workspace_server: cannot start the runtime: {error}");
             ExitCode::FAILURE
         }
-    }
+    };
+    // Spans not yet exported are flushed here.
+    drop(logging);
+    code
 }
 
-async fn run() -> ExitCode {
+/// The options this process was given, or the exit code after saying what is wrong with them
+/// (or printing `--help` or `--version`).
+fn options() -> Result<Options, ExitCode> {
     // `std::env::args` panics on an argument that is not UTF-8; say so instead.
     let args: Result<Vec<String>, String> = std::env::args_os()
         .map(|arg| {
@@ -309,22 +333,18 @@ async fn run() -> ExitCode {
             })
         })
         .collect();
-    let args = match args {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("workspace_server: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let options = match Options::parse_checked(args) {
-        Ok(options) => options,
+    let args = args.map_err(|message| {
+        eprintln!("workspace_server: {message}");
+        ExitCode::from(2)
+    })?;
+    Options::parse_checked(args).map_err(|error| {
         // `--help` and `--version` print and exit 0; a usage error exits 2.
-        Err(error) => {
-            let _ = error.print();
-            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
-        }
-    };
-    init_logging(options.log_format);
+        let _ = error.print();
+        ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+    })
+}
+
+async fn run(options: Options) -> ExitCode {
     let workspace = match crate::Workspace::open(&options.root) {
         Ok(workspace) => workspace,
         Err(error) => {
@@ -422,22 +442,82 @@ fn print_out(text: &str) {
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
-/// Logs to stderr as `format` says, filtered by `RUST_LOG` (default `info`). A tool's own lines
-/// carry its call's span: `request_id`, `tool`, `tier` and the rest.
-fn init_logging(format: LogFormat) {
-    use tracing_subscriber::EnvFilter;
+/// What logging set up, kept until the process ends: with OTLP, the provider whose spans are
+/// flushed on the way out.
+struct Logging {
+    #[cfg(feature = "otlp")]
+    provider: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
+}
+
+impl Drop for Logging {
+    fn drop(&mut self) {
+        #[cfg(feature = "otlp")]
+        if let Some(provider) = self.provider.take() {
+            let _ = provider.shutdown();
+        }
+    }
+}
+
+/// Logs to stderr as `options` say, filtered by `RUST_LOG` (default `info`); a tool's own lines
+/// carry its call's span: `request_id`, `tool`, `tier` and the rest. With `--otlp-endpoint`,
+/// the spans are exported too.
+fn init_logging(options: &Options) -> Result<Logging, String> {
+    use tracing_subscriber::layer::{Layer, SubscriberExt};
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Registry};
+
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => logs.init(),
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs: Box<dyn Layer<Registry> + Send + Sync> = match options.log_format {
+        LogFormat::Text => logs.boxed(),
         LogFormat::Json => logs
             .json()
             .with_current_span(true)
             .with_span_list(false)
-            .init(),
+            .boxed(),
+    };
+    #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
+    let mut layers = vec![logs];
+    #[allow(unused_mut)]
+    let mut logging = Logging {
+        #[cfg(feature = "otlp")]
+        provider: None,
+    };
+    #[cfg(feature = "otlp")]
+    if let Some(endpoint) = &options.otlp_endpoint {
+        use opentelemetry::trace::TracerProvider as _;
+        let provider = otlp_provider(endpoint)?;
+        let tracer = provider.tracer("workspace_server");
+        layers.push(tracing_opentelemetry::layer().with_tracer(tracer).boxed());
+        logging.provider = Some(provider);
     }
+    tracing_subscriber::registry()
+        .with(layers)
+        .with(filter)
+        .try_init()
+        .map_err(|error| format!("cannot set up logging: {error}"))?;
+    Ok(logging)
+}
+
+/// A tracer provider exporting in batches over OTLP/HTTP (protobuf) to `endpoint`, as
+/// `--otlp-endpoint` sets up. Make it outside an async runtime: its HTTP client blocks.
+#[cfg(feature = "otlp")]
+pub fn otlp_provider(
+    endpoint: &str,
+) -> Result<opentelemetry_sdk::trace::SdkTracerProvider, String> {
+    use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+    let exporter = SpanExporter::builder()
+        .with_http()
+        .with_endpoint(endpoint)
+        .build()
+        .map_err(|error| format!("cannot export to `{endpoint}`: {error}"))?;
+    let resource = opentelemetry_sdk::Resource::builder()
+        .with_service_name("workspace_server")
+        .build();
+    Ok(opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource)
+        .build())
 }
 
 /// Cancels `shutdown` on SIGTERM (what an orchestrator sends) or Ctrl-C.
