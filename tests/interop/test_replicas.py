@@ -19,15 +19,10 @@ README's deployment recipe starts them.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import signal
-import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +33,17 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from cluster import (
+    DEPLOY,
+    HOST,
+    NGINX,
+    REPLICA_FLAGS,
+    REPLICAS,
+    Cluster,
+    free_port,
+    start_cluster,
+    wait_for_port,
+)
 from test_interop import (
     BIN,
     PAGED_OCCURRENCES,
@@ -49,14 +55,9 @@ from test_interop import (
     listing,
     row_key,
     unpaged,
-    write_paged_tree,
 )
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-REPLICAS = 3
-# The name the balancer gives the replicas in `Host`: they accept it, and only it besides
-# loopback, as a deployment behind a proxy would.
-HOST = "mcp.internal"
+
 
 # CI sets ENVELOPE_REQUIRE_NGINX: there a missing nginx fails the run instead of skipping it.
 if NGINX is None and os.environ.get("ENVELOPE_REQUIRE_NGINX"):
@@ -68,151 +69,10 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str, log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"{what} did not start; its log:\n{log.read_text(errors='replace')}")
-
-
-NGINX_CONF = """\
-{user}worker_processes 1;
-daemon off;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log info;
-events {{ worker_connections 1024; }}
-http {{
-    log_format upstreams '$upstream_addr|$request_method|$status|$http_x_test_call';
-    access_log {dir}/access.log upstreams;
-    client_body_temp_path {dir}/body;
-    proxy_temp_path {dir}/proxy;
-    upstream replicas {{
-{servers}
-    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://replicas;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host {host};
-            # Event streams go through as they are written.
-            proxy_buffering off;
-            proxy_read_timeout 120s;
-            # A refused connection is retried on the next replica (the request never reached
-            # one); a call a replica took and then lost is not: the client gets the error.
-            proxy_next_upstream error timeout;
-        }}
-        location = /healthz {{
-            proxy_pass http://replicas;
-            proxy_set_header Host {host};
-        }}
-    }}
-}}
-"""
-
-
-@dataclass
-class Cluster:
-    url: str
-    replicas: list[subprocess.Popen[bytes]]
-    ports: list[int]
-    access_log: Path
-
-    def log_lines(self) -> list[list[str]]:
-        """The balancer's access log so far: upstream(s), method, status, test call id."""
-        text = self.access_log.read_text() if self.access_log.exists() else ""
-        return [line.split("|") for line in text.splitlines() if line]
-
-    def calls(self, tag: str) -> list[str]:
-        """The upstream each request tagged `tag` went to, in order (a retried request lists
-        every replica tried, the last one answering)."""
-        return [upstream for upstream, _, _, call in self.log_lines() if call == tag]
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    root = tmp_path / "tree"
-    root.mkdir()
-    write_paged_tree(root)
-    key = tmp_path / "continuation.key"
-    key.write_text(secrets.token_hex(32) + "\n")
-    key.chmod(0o600)
-    replicas: list[subprocess.Popen[bytes]] = []
-    logs = []
-    ports = [free_port() for _ in range(REPLICAS)]
-    nginx: subprocess.Popen[bytes] | None = None
-    try:
-        for index, port in enumerate(ports):
-            log = tmp_path / f"replica-{index}.log"
-            logs.append(log)
-            process = subprocess.Popen(
-                [
-                    str(BIN),
-                    "--root", str(root),
-                    "--http", f"127.0.0.1:{port}",
-                    "--stateless",
-                    "--json-response",
-                    "--allowed-host", HOST,
-                    "--continuation-key-file", str(key),
-                    "--log-format", "json",
-                ],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=log.open("wb"),
-                stderr=subprocess.STDOUT,
-            )
-            replicas.append(process)
-            wait_for_port(port, process, f"replica {index}", log)
-        balancer = tmp_path / "nginx"
-        balancer.mkdir()
-        port = free_port()
-        # `max_fails=0`: a dead replica stays in the rotation, so the balancer's retry of every
-        # connection it refuses shows in the log (with the default, it is benched after one).
-        servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=0;" for p in ports)
-        conf = balancer / "nginx.conf"
-        conf.write_text(
-            NGINX_CONF.format(
-                user="user root;\n" if os.geteuid() == 0 else "",
-                dir=balancer,
-                servers=servers,
-                port=port,
-                host=HOST,
-            )
-        )
-        nginx_log = balancer / "error.log"
-        nginx = subprocess.Popen(
-            [str(NGINX), "-p", str(balancer), "-c", str(conf), "-e", str(nginx_log)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for_port(port, nginx, "nginx", nginx_log)
-        yield Cluster(f"http://127.0.0.1:{port}/mcp", replicas, ports, balancer / "access.log")
-    finally:
-        if nginx is not None:
-            nginx.terminate()
-            nginx.wait(timeout=10)
-        for process in replicas:
-            if process.poll() is None:
-                process.terminate()
-        for process in replicas:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with start_cluster(tmp_path) as running:
+        yield running
 
 
 @asynccontextmanager
@@ -343,3 +203,25 @@ def test_sigterm_stops_a_replica_cleanly(tmp_path: Path) -> None:
     assert ready.json()["continuations"] is True
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0, log.read_text(errors="replace")
+
+
+def test_the_deployment_recipe_runs_what_these_tests_run() -> None:
+    """`deploy/compose.yaml` starts the replicas with the flags these tests pass, three of them
+    behind nginx with the proxy settings these tests include, the key as a secret."""
+    import yaml
+
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    replicas = {name: spec for name, spec in services.items() if name.startswith("workspace-server")}
+    assert len(replicas) == REPLICAS, list(services)
+    for spec in replicas.values():
+        flags = [flag for arg in spec["command"] for flag in arg.split("=", 1)]
+        assert flags == [str(flag) for flag in REPLICA_FLAGS("/run/secrets/continuation_key")], flags
+        assert spec["secrets"] == ["continuation_key"]
+        assert "/readyz" in " ".join(spec["healthcheck"]["test"])
+    balancer = services["balancer"]
+    assert "./mcp-proxy.conf:/etc/nginx/mcp-proxy.conf:ro" in balancer["volumes"]
+    nginx = (DEPLOY / "nginx.conf").read_text()
+    assert "include /etc/nginx/mcp-proxy.conf;" in nginx
+    assert nginx.count("server workspace-server-") == REPLICAS
+    assert f"proxy_set_header Host {HOST};" in (DEPLOY / "mcp-proxy.conf").read_text()
