@@ -35,15 +35,25 @@ async fn echo(args: EchoArgs) -> ToolResult<String> {
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_ID: &str = "00f067aa0ba902b7";
 
-fn call(host: &str, id: u32, word: &str, traceparent: Option<&str>) -> String {
-    let body = json!({
-        "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": { "name": "echo", "arguments": { "word": word } }
-    })
-    .to_string();
-    let trace = traceparent
-        .map(|value| format!("traceparent: {value}\r\n"))
-        .unwrap_or_default();
+/// Where a call carries its trace context.
+#[derive(Clone, Copy)]
+enum Carried<'a> {
+    Header(&'a str),
+    Meta(&'a str),
+    Nowhere,
+}
+
+fn call(host: &str, id: u32, word: &str, carried: Carried<'_>) -> String {
+    let mut params = json!({ "name": "echo", "arguments": { "word": word } });
+    if let Carried::Meta(traceparent) = carried {
+        params["_meta"] = json!({ "traceparent": traceparent });
+    }
+    let body =
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }).to_string();
+    let trace = match carried {
+        Carried::Header(value) => format!("traceparent: {value}\r\n"),
+        _ => String::new(),
+    };
     format!(
         "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
          accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
@@ -92,13 +102,14 @@ fn each_call_exports_one_span_in_the_callers_trace() {
         let host = addr.to_string();
         let traceparent = format!("00-{TRACE_ID}-{PARENT_ID}-01");
         let mut answers = Vec::new();
-        for (id, word, parent) in [
-            (1, "hello", Some(traceparent.as_str())),
-            (2, "fail", Some(traceparent.as_str())),
-            (3, "untraced", None),
-            (4, "garbled", Some("00-not-a-trace-01")),
+        for (id, word, carried) in [
+            (1, "hello", Carried::Header(&traceparent)),
+            (2, "fail", Carried::Header(&traceparent)),
+            (3, "untraced", Carried::Nowhere),
+            (4, "garbled", Carried::Header("00-not-a-trace-01")),
+            (5, "in meta", Carried::Meta(&traceparent)),
         ] {
-            let (head, body) = http_exchange(addr, call(&host, id, word, parent), |_| false).await;
+            let (head, body) = http_exchange(addr, call(&host, id, word, carried), |_| false).await;
             assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
             let message: Value = serde_json::from_str(body.trim()).expect("a JSON answer");
             answers.push(message["result"]["structuredContent"].clone());
@@ -174,4 +185,6 @@ fn each_call_exports_one_span_in_the_callers_trace() {
     // No trace context, or a malformed one: a trace of its own.
     assert!(!in_callers_trace(2).0);
     assert!(!in_callers_trace(3).0);
+    // Where there are no headers (stdio), `params._meta` carries it.
+    assert_eq!(in_callers_trace(4), (true, true));
 }
