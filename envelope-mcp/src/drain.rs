@@ -30,6 +30,7 @@ impl Calls {
     }
 
     /// Waits until no call runs, or `limit` has passed; `true` when every call finished.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) async fn drained(&self, limit: Duration) -> bool {
         let wait = async {
             loop {

@@ -658,11 +658,13 @@ impl EnvelopeServer {
     }
 
     /// How many tools this server serves.
+    #[cfg(feature = "http")]
     pub(crate) fn tool_count(&self) -> usize {
         self.inner.listing.len()
     }
 
     /// Whether this server seals continuations (its key ring is loaded).
+    #[cfg(feature = "http")]
     pub(crate) fn seals_continuations(&self) -> bool {
         self.inner.config.states.get::<Continuations>().is_some()
     }
