@@ -246,14 +246,98 @@ pub fn prepare(
     let output = output.into();
     #[cfg(feature = "exact")]
     if let Some(check) = policy.exact_check() {
-        return crate::exactly::prepare_exactly(output, controls, tool_budget, policy, check);
+        return prepare_exactly(output, controls, tool_budget, policy, check);
     }
     prepare_within(output, controls, tool_budget, policy, None)
 }
 
+/// [`prepare`] with the budget kept by `check`'s exact count (see [`crate::exactly`]).
+#[cfg(feature = "exact")]
+fn prepare_exactly(
+    output: ToolOutput,
+    controls: &Controls,
+    tool_budget: Option<usize>,
+    policy: &BudgetPolicy,
+    check: crate::exactly::ExactCheck,
+) -> Prepared {
+    use crate::exactly::{MAX_RETRIES, copyable, is_tight, lowered, spare_of};
+    let budget = output
+        .envelope
+        .data()
+        .and_then(|data| policy.budget_for(tool_budget, data));
+    // What to prepare again from when the exact count is over. The encoder converted no row
+    // past the budget, so this copies about a budget's worth of payload at most.
+    let spare = budget
+        .filter(|_| copyable(&output))
+        .map(|_| spare_of(&output));
+    let mut prepared = prepare_within(output, controls, tool_budget, policy, None);
+    let mut estimated = estimated_size(&prepared, policy);
+    if !check.always && !budget.is_some_and(|budget| is_tight(estimated, budget)) {
+        return prepared;
+    }
+    prepared = stamped_exactly(prepared, check.counter, controls);
+    let (Some(budget), Some(spare)) = (budget, spare) else {
+        return prepared;
+    };
+    let mut target = budget;
+    for _ in 0..MAX_RETRIES {
+        let exact = exact_size(&prepared);
+        if exact <= budget as u64 || target <= 1 {
+            break;
+        }
+        target = lowered(target, budget, estimated, exact);
+        let again = prepare_within(
+            spare_of(&spare),
+            controls,
+            tool_budget,
+            policy,
+            Some(target),
+        );
+        estimated = estimated_size(&again, policy);
+        prepared = stamped_exactly(again, check.counter, controls);
+    }
+    prepared
+}
+
+/// The response's size in token-normalized characters by the estimate it was stamped with.
+#[cfg(feature = "exact")]
+fn estimated_size(prepared: &Prepared, policy: &BudgetPolicy) -> u64 {
+    let tokens = prepared.structured["meta"][keys::TOKENS_ESTIMATED]
+        .as_u64()
+        .unwrap_or_else(|| policy.estimator.estimate(&prepared.json));
+    crate::exactly::normalized(&prepared.json, tokens)
+}
+
+/// The response's size in token-normalized characters by its exact stamp.
+#[cfg(feature = "exact")]
+fn exact_size(prepared: &Prepared) -> u64 {
+    let tokens = prepared.structured["meta"][keys::TOKENS_ESTIMATED]
+        .as_u64()
+        .unwrap_or(u64::MAX / 4);
+    crate::exactly::normalized(&prepared.json, tokens)
+}
+
+/// `prepared` stamped with `counter`'s exact count of its own JSON, that count included, and
+/// its JSON and text mirror written again.
+#[cfg(feature = "exact")]
+fn stamped_exactly(
+    prepared: Prepared,
+    counter: crate::ExactCounter,
+    controls: &Controls,
+) -> Prepared {
+    let Prepared {
+        mut structured,
+        leftovers,
+        ..
+    } = prepared;
+    crate::exactly::stamp_exact(&mut structured, counter);
+    let json = serde_json::to_string(&structured).unwrap_or_default();
+    with_mirror(structured, json, controls, leftovers)
+}
+
 /// [`prepare`] by the estimate alone; `lowered` replaces the policy's budget for the payload
 /// when given (the exact check lowers it).
-pub(crate) fn prepare_within(
+fn prepare_within(
     output: ToolOutput,
     controls: &Controls,
     tool_budget: Option<usize>,
@@ -450,7 +534,7 @@ fn finish(
 }
 
 /// The prepared response, with its TOON mirror when the controls ask for one.
-pub(crate) fn with_mirror(
+fn with_mirror(
     structured: Value,
     json: String,
     controls: &Controls,
