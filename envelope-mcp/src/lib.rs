@@ -73,6 +73,39 @@
 //! }
 //! ```
 //!
+//! # Deploying over HTTP
+//!
+//! [`HttpConfig`] says how streamable HTTP is served: the `Host` names accepted (loopback only
+//! by default), stateless serving for replicas behind a load balancer, JSON answers, a request
+//! timeout, a concurrency limit, CORS, and a shutdown token that drains calls in flight.
+//! `/healthz` and `/readyz` come with it. Every call runs in a `tool_call` span carrying the
+//! envelope's facts; with feature `otel` it joins the caller's OpenTelemetry trace.
+//!
+//! ```no_run
+//! # use envelope_core::{ToolResult, tool, toolset};
+//! # /// Answer with a fixed number.
+//! # #[tool(tier = lite, read_only)]
+//! # async fn answer() -> ToolResult<u32> {
+//! #     Ok(42)
+//! # }
+//! use std::time::Duration;
+//!
+//! use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig};
+//!
+//! # async fn serve() -> Result<(), envelope_mcp::McpError> {
+//! let shutdown = CancellationToken::new();
+//! let config = HttpConfig::default()
+//!     .with_allowed_hosts(["mcp.example.com"])
+//!     .with_stateless(true)
+//!     .with_max_concurrent_requests(Some(256))
+//!     .with_request_timeout(Some(Duration::from_secs(150)))
+//!     .with_shutdown(shutdown.clone());
+//! // Cancel `shutdown` on SIGTERM: calls in flight finish, then this returns.
+//! let server = EnvelopeServer::new(toolset![answer], EnvelopeConfig::new("demo", "1"));
+//! server.serve_http_with(([0, 0, 0, 0], 8080).into(), config).await
+//! # }
+//! ```
+//!
 //! A call without a transport, as a test makes it:
 //!
 //! ```
@@ -122,6 +155,9 @@ pub use server::{
 pub use envelope_budget::{BudgetPolicy, Estimator};
 pub use rmcp;
 pub use tokio;
+/// The token [`HttpConfig::with_shutdown`] watches (tokio-util's).
+#[cfg(feature = "http")]
+pub use tokio_util::sync::CancellationToken;
 
 /// The request-id header: read on every call over HTTP, and echoed.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";

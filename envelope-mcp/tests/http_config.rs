@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use common::{header, http_exchange};
 use envelope_core::{ToolResult, tool, toolset};
-use envelope_mcp::{EnvelopeConfig, EnvelopeServer, HttpConfig, OVERLOADED};
+use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig, OVERLOADED};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NapArgs {

@@ -27,9 +27,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use envelope_core::paging::{ContinuationKey, Continuations};
-use envelope_mcp::HttpConfig;
+use envelope_mcp::{CancellationToken, HttpConfig};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 /// The environment variable holding the continuation key, as hex.
 const KEY_VAR: &str = "WORKSPACE_SERVER_CONTINUATION_KEY";
