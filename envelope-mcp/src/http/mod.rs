@@ -81,6 +81,9 @@ struct Limits {
     in_flight: Arc<InFlight<(String, String)>>,
     /// Posted messages whose answers are not yet sent: a draining server waits for them.
     posts: Arc<Calls>,
+    /// Closes rmcp's streams when the router is dropped, which also ends the task waiting to
+    /// drain it (see [`drain_then_close`]).
+    _closing: Option<Arc<tokio_util::sync::DropGuard>>,
 }
 
 /// The session and JSON-RPC id of a request within a session; `None` for anything else (a
@@ -258,14 +261,20 @@ impl EnvelopeServer {
         };
         sessions.session_config.keep_alive = Some(idle);
         let max_request_bytes = server.max_request_bytes();
+        let posts = Arc::<Calls>::default();
+        let streams = drain_then_close(Arc::clone(&posts), &config);
         let limits = Limits {
             max_request_bytes,
             max_sessions: server.max_sessions(),
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
-            posts: Arc::default(),
+            posts,
+            // Outside a runtime the streams close on the shutdown token itself, which is the
+            // caller's to cancel, not the router's.
+            _closing: tokio::runtime::Handle::try_current()
+                .is_ok()
+                .then(|| Arc::new(streams.clone().drop_guard())),
         };
-        let streams = drain_then_close(Arc::clone(&limits.posts), &config);
         let mut rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
             .with_max_request_body_bytes(max_request_bytes)
@@ -374,7 +383,7 @@ fn drain_then_close(posts: Arc<Calls>, config: &HttpConfig) -> CancellationToken
     let (shutdown, drain) = (config.shutdown.clone(), config.drain_timeout);
     let close = streams.clone();
     runtime.spawn(async move {
-        // Ends with the streams when the router is dropped without a shutdown.
+        // Ends when the router is dropped without a shutdown (its guard closes the streams).
         tokio::select! {
             () = shutdown.cancelled() => {}
             () = close.cancelled() => return,
@@ -443,11 +452,13 @@ fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
     let allow = if origins.iter().any(|origin| origin == "*") {
         AllowOrigin::any()
     } else {
-        AllowOrigin::list(
-            origins
-                .iter()
-                .filter_map(|origin| HeaderValue::from_str(origin).ok()),
-        )
+        AllowOrigin::list(origins.iter().filter_map(|origin| {
+            let value = HeaderValue::from_str(origin).ok();
+            if value.is_none() {
+                tracing::warn!(origin, "a CORS origin that is no header value is ignored");
+            }
+            value
+        }))
     };
     let header = |name: &'static str| http::HeaderName::from_static(name);
     Some(
