@@ -11,7 +11,8 @@
 //! policies use it ([`BudgetPolicy`](crate::BudgetPolicy)):
 //! - `exact`: every response is counted exactly and stamped `tokens_method: "exact_*"`;
 //! - `exact_when_tight`: only a response whose estimate is within [`TIGHT_MARGIN`] of its
-//!   budget is, so a response far within its budget costs nothing more than the estimate.
+//!   budget is, so a response far within its budget is never counted exactly (it still pays
+//!   for the copy of its payload kept in case it must be prepared again).
 
 use envelope_core::meta_keys as keys;
 use envelope_core::stage::{EncoderMeasure, ToolOutput};

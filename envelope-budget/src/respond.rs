@@ -85,8 +85,10 @@ pub struct BudgetPolicy {
     /// tools.
     pub list_order: &'static [&'static str],
     /// Count every response exactly (feature `exact`): `tokens_estimated` is the exact count
-    /// of the bytes sent, and a response the exact count puts over its budget is trimmed
-    /// further until it fits. Trimming itself works on the estimate, whose counts add up row by
+    /// of the bytes sent, and a response with a payload that the exact count puts over its
+    /// budget is prepared again under a lowered budget, up to
+    /// [`MAX_RETRIES`](crate::exactly::MAX_RETRIES) times (a payload nested past the depth
+    /// limit is not: it is cut at that depth instead). Trimming itself works on the estimate, whose counts add up row by
     /// row; see [`exactly`](crate::exactly).
     #[cfg(feature = "exact")]
     pub exact: Option<crate::ExactCounter>,
@@ -265,8 +267,9 @@ fn prepare_exactly(
         .envelope
         .data()
         .and_then(|data| policy.budget_for(tool_budget, data));
-    // What to prepare again from when the exact count is over. The encoder converted no row
-    // past the budget, so this copies about a budget's worth of payload at most.
+    // What to prepare again from when the exact count is over. Made before knowing whether it
+    // is needed: the output is consumed by the first pass. With the budget-aware encoder a
+    // list payload holds little more than a budget's worth of rows; a graph is whole.
     let spare = budget
         .filter(|_| copyable(&output))
         .map(|_| spare_of(&output));

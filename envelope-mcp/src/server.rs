@@ -712,11 +712,12 @@ impl EnvelopeServer {
         let tool = self.inner.tools.get(name)?;
         let _running = self.inner.calls.begin();
         let spec = tool.spec();
-        let client = extras.client_request_id.clone();
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();
         let (ctx, stop) = self.context_for(spec, extras);
-        let span = crate::observe::call_span(spec, ctx.request_id(), client.as_deref());
+        // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
+        // HTTP layer replaced with a ULID is the request id, not a client's id.
+        let span = crate::observe::call_span(spec, ctx.request_id(), ctx.client_request_id());
         #[cfg(feature = "otel")]
         trace.adopt(&span);
         let output = self

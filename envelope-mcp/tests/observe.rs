@@ -175,6 +175,7 @@ fn the_span_records_what_the_envelope_says() {
             assert_eq!(span.get(field).cloned(), text(value), "{field} of {answer}");
         };
         same("request_id", &meta["request_id"]);
+        same("client_request_id", &meta["client_request_id"]);
         same("ok", &answer["ok"]);
         same("verdict", &answer["verdict"]);
         same("tokens_estimated", &meta["tokens_estimated"]);

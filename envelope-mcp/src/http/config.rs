@@ -77,15 +77,19 @@ impl Default for HttpConfig {
 
 impl HttpConfig {
     /// Mounts the MCP endpoint at `path` (default [`DEFAULT_MCP_PATH`]). A path without a
-    /// leading `/` gets one.
+    /// leading `/` gets one; the root (`""` or `/`) cannot hold it beside `/healthz` and
+    /// `/readyz`, so it keeps the default.
     #[must_use]
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         let path = path.into();
-        self.path = if path.starts_with('/') {
-            path
-        } else {
-            format!("/{path}")
-        };
+        let path = path.trim_end_matches('/');
+        if !path.is_empty() {
+            self.path = if path.starts_with('/') {
+                path.to_owned()
+            } else {
+                format!("/{path}")
+            };
+        }
         self
     }
 
@@ -155,7 +159,8 @@ impl HttpConfig {
     /// The longest a request may take before the router answers `503` with `Retry-After` and
     /// drops its work (`None`, the default: no limit). Keep it above the server's call
     /// timeout, so that a call that overruns answers its own `deadline_exceeded` envelope first
-    /// and this only catches what no envelope can.
+    /// and this only catches what no envelope can. It holds until the response's headers are
+    /// sent: the whole call with JSON answers, only the start of a server-sent event stream.
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
@@ -164,7 +169,9 @@ impl HttpConfig {
 
     /// At most `limit` requests are served at once; one more is refused at once with `503`,
     /// `Retry-After` and a JSON-RPC error naming the overload, never queued (`None`, the
-    /// default: no limit). Health checks do not count.
+    /// default: no limit). Health checks do not count. A request counts until its response's
+    /// headers are sent: with JSON answers, until the call is done; an answer streamed as
+    /// server-sent events stops counting once the stream starts.
     #[must_use]
     pub fn with_max_concurrent_requests(mut self, limit: Option<usize>) -> Self {
         self.max_concurrent_requests = limit;
@@ -182,9 +189,11 @@ impl HttpConfig {
         self
     }
 
-    /// Stops serving when `token` is cancelled: no new connection is accepted, `/readyz`
-    /// answers `503`, calls in flight finish (for up to the drain timeout), then open streams
-    /// close and [`serve_http_with`](crate::EnvelopeServer::serve_http_with) returns.
+    /// Stops serving when `token` is cancelled: no new connection is accepted (`/readyz`
+    /// answers `503` on connections still open), calls in flight finish (for up to the drain
+    /// timeout), then open streams close and
+    /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) returns. A router built
+    /// outside a tokio runtime cannot wait: its streams close when the token is cancelled.
     #[must_use]
     pub fn with_shutdown(mut self, token: CancellationToken) -> Self {
         self.shutdown = token;

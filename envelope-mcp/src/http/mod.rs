@@ -122,6 +122,9 @@ fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
 /// JSON-RPC error the stdio framing answers it with (rmcp's own answer is a `415` in plain
 /// text); and a request reusing an id in flight in its session with that error.
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
+    // A posted message counts as in flight from its first byte, so a shutdown that comes while
+    // its body is still arriving waits for it too.
+    let running = (request.method() == http::Method::POST).then(|| limits.posts.begin());
     let too_large = || {
         let message = format!(
             "the request is larger than {} bytes",
@@ -178,7 +181,6 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     }
     // Counted until the answer's body is sent (or dropped): a stream of progress and the
     // result included.
-    let running = (parts.method == http::Method::POST).then(|| limits.posts.begin());
     let response = next
         .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await;
@@ -248,6 +250,12 @@ impl EnvelopeServer {
     ///   `503`, `Retry-After` and a JSON-RPC error ([`OVERLOADED`]);
     /// - past [`HttpConfig::with_request_timeout`], a request is answered `503` with
     ///   `Retry-After` and its work dropped.
+    ///
+    /// The last two hold until a response's headers are sent: with JSON answers
+    /// ([`HttpConfig::with_json_response`], stateless) that is when the call is done; an answer
+    /// streamed as server-sent events sends its headers at once, and the call's own timeout
+    /// ([`EnvelopeConfig::with_call_timeout`](crate::EnvelopeConfig::with_call_timeout)) is
+    /// then what bounds it.
     pub fn http_router_with(self, config: HttpConfig) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
         let mut sessions = LocalSessionManager::default();

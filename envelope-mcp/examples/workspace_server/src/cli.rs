@@ -96,7 +96,13 @@ struct HttpOptions {
     http: Option<SocketAddr>,
 
     /// The path the MCP endpoint is mounted at.
-    #[arg(long, value_name = "PATH", default_value = envelope_mcp::DEFAULT_MCP_PATH, requires = "http")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = envelope_mcp::DEFAULT_MCP_PATH,
+        value_parser = mcp_path,
+        requires = "http"
+    )]
     path: String,
 
     /// Accept this `Host` (a name, or name:port; repeatable). Default: loopback names only.
@@ -162,6 +168,14 @@ enum Command {
     },
     /// Print the tool listing as JSON.
     List,
+}
+
+/// A path to mount the MCP endpoint at: not the root, which holds `/healthz` and `/readyz`.
+fn mcp_path(text: &str) -> Result<String, String> {
+    if text.trim_matches('/').is_empty() {
+        return Err("the MCP endpoint needs a path of its own, like /mcp".to_owned());
+    }
+    Ok(text.to_owned())
 }
 
 fn parse_arguments(text: &str) -> Result<Value, String> {
