@@ -194,6 +194,41 @@ async fn past_the_concurrency_limit_a_request_is_refused_at_once() {
 }
 
 #[tokio::test]
+async fn a_streamed_answer_holds_its_place_until_its_last_event() {
+    // Without `json_response` the answer is an event stream, whose headers go out at once:
+    // the call still counts until its result is sent.
+    let shutdown = CancellationToken::new();
+    let config = HttpConfig::default()
+        .with_stateless(true)
+        .with_max_concurrent_requests(Some(1))
+        .with_shutdown(shutdown.clone());
+    let (addr, _) = serve(config).await;
+    let host = addr.to_string();
+    let slow = tokio::spawn({
+        let host = host.clone();
+        async move { http_exchange(addr, nap_call(&host, 1_500), |body| body.contains("result")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (head, body) = http_exchange(addr, nap_call(&host, 0), |_| false).await;
+    assert_eq!(status(&head), 503, "{head}\n{body}");
+    assert_eq!(json_body(&body)["error"]["code"], OVERLOADED);
+    let (head, body) = slow.await.expect("joins");
+    assert_eq!(status(&head), 200, "{head}");
+    assert!(
+        header(&head, "content-type").is_some_and(|kind| kind.starts_with("text/event-stream")),
+        "{head}"
+    );
+    assert_eq!(
+        json_body(&body)["result"]["structuredContent"]["data"],
+        1_500
+    );
+    // Its place is free again once the stream has ended.
+    let (head, _) = http_exchange(addr, nap_call(&host, 0), |body| body.contains("result")).await;
+    assert_eq!(status(&head), 200, "{head}");
+    shutdown.cancel();
+}
+
+#[tokio::test]
 async fn a_request_past_the_timeout_answers_503_with_retry_after() {
     let shutdown = CancellationToken::new();
     let config = stateless()

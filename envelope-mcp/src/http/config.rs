@@ -169,9 +169,8 @@ impl HttpConfig {
 
     /// At most `limit` requests are served at once; one more is refused at once with `503`,
     /// `Retry-After` and a JSON-RPC error naming the overload, never queued (`None`, the
-    /// default: no limit). Health checks do not count. A request counts until its response's
-    /// headers are sent: with JSON answers, until the call is done; an answer streamed as
-    /// server-sent events stops counting once the stream starts.
+    /// default: no limit). Only posted messages count (health checks and open event streams do
+    /// not), each until its answer is sent, an event stream's last event included.
     #[must_use]
     pub fn with_max_concurrent_requests(mut self, limit: Option<usize>) -> Self {
         self.max_concurrent_requests = limit;

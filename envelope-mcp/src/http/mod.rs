@@ -84,6 +84,9 @@ struct Limits {
     /// Closes rmcp's streams when the router is dropped, which also ends the task waiting to
     /// drain it (see [`drain_then_close`]).
     _closing: Option<Arc<tokio_util::sync::DropGuard>>,
+    /// One permit a posted message, held until its answer is sent
+    /// ([`HttpConfig::with_max_concurrent_requests`]); `None` without a limit.
+    permits: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// The session and JSON-RPC id of a request within a session; `None` for anything else (a
@@ -124,7 +127,17 @@ fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     // A posted message counts as in flight from its first byte, so a shutdown that comes while
     // its body is still arriving waits for it too.
-    let running = (request.method() == http::Method::POST).then(|| limits.posts.begin());
+    let posted = request.method() == http::Method::POST;
+    // Past the concurrency limit a call is refused at once, never queued. The permit is held
+    // until the answer is sent, an event stream's last event included.
+    let permit = match (&limits.permits, posted) {
+        (Some(permits), true) => match Arc::clone(permits).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => return overloaded(),
+        },
+        _ => None,
+    };
+    let running = posted.then(|| limits.posts.begin());
     let too_large = || {
         let message = format!(
             "the request is larger than {} bytes",
@@ -190,6 +203,7 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
             axum::body::Body::new(Counted {
                 body,
                 _running: running,
+                _permit: permit,
             })
         }),
     }
@@ -201,6 +215,8 @@ struct Counted {
     body: axum::body::Body,
     /// Held, never read: dropping it ends the count.
     _running: crate::drain::Running,
+    /// Held, never read: dropping it frees a place under the concurrency limit.
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl http_body::Body for Counted {
@@ -251,9 +267,11 @@ impl EnvelopeServer {
     /// - past [`HttpConfig::with_request_timeout`], a request is answered `503` with
     ///   `Retry-After` and its work dropped.
     ///
-    /// The last two hold until a response's headers are sent: with JSON answers
-    /// ([`HttpConfig::with_json_response`], stateless) that is when the call is done; an answer
-    /// streamed as server-sent events sends its headers at once, and the call's own timeout
+    /// A call holds its place under the concurrency limit until its answer is sent, an event
+    /// stream included. The request timeout holds until the response's headers are sent: with
+    /// JSON answers ([`HttpConfig::with_json_response`], stateless) that is when the call is
+    /// done; an answer streamed as server-sent events sends its headers at once, and the
+    /// call's own timeout
     /// ([`EnvelopeConfig::with_call_timeout`](crate::EnvelopeConfig::with_call_timeout)) is
     /// then what bounds it.
     pub fn http_router_with(self, config: HttpConfig) -> axum::Router {
@@ -282,6 +300,9 @@ impl EnvelopeServer {
             _closing: tokio::runtime::Handle::try_current()
                 .is_ok()
                 .then(|| Arc::new(streams.clone().drop_guard())),
+            permits: config
+                .max_concurrent_requests
+                .map(|limit| Arc::new(tokio::sync::Semaphore::new(limit.max(1)))),
         };
         let mut rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
@@ -306,14 +327,6 @@ impl EnvelopeServer {
             rmcp_config,
         );
         let mut mcp = axum::Router::new().nest_service(&config.path, service);
-        if let Some(limit) = config.max_concurrent_requests {
-            mcp = mcp.layer(
-                tower::ServiceBuilder::new()
-                    .layer(axum::error_handling::HandleErrorLayer::new(overloaded))
-                    .load_shed()
-                    .concurrency_limit(limit.max(1)),
-            );
-        }
         if let Some(timeout) = config.request_timeout {
             mcp = mcp
                 .layer(tower_http::timeout::TimeoutLayer::with_status_code(
@@ -413,26 +426,19 @@ fn drain_then_close(posts: Arc<Calls>, config: &HttpConfig) -> CancellationToken
 /// limit (in the implementation-defined server-error range).
 pub const OVERLOADED: i64 = -32005;
 
-/// The answer to a request refused by the concurrency limit (or another layer's error).
-async fn overloaded(error: tower::BoxError) -> Response {
-    let (status, message) = if error.is::<tower::load_shed::error::Overloaded>() {
-        (
-            http::StatusCode::SERVICE_UNAVAILABLE,
-            "the server is at its limit of concurrent requests; retry shortly".to_owned(),
-        )
-    } else {
-        (
-            http::StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the request failed: {error}"),
-        )
-    };
+/// The answer to a call refused by the concurrency limit: `503`, `Retry-After`, and the
+/// JSON-RPC error [`OVERLOADED`].
+fn overloaded() -> Response {
     let body = serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
-        "error": { "code": OVERLOADED, "message": message },
+        "error": {
+            "code": OVERLOADED,
+            "message": "the server is at its limit of concurrent requests; retry shortly",
+        },
     }))
     .unwrap_or_default();
-    let mut response = json_answer(status, body);
+    let mut response = json_answer(http::StatusCode::SERVICE_UNAVAILABLE, body);
     response
         .headers_mut()
         .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
