@@ -64,6 +64,18 @@ fn nap_call(host: &str, ms: u64) -> String {
     )
 }
 
+/// A `nap` of `ms` sent to `addr` on a task of its own: its answer's head and body once the
+/// result has arrived.
+fn nap_in_background(
+    addr: std::net::SocketAddr,
+    ms: u64,
+) -> tokio::task::JoinHandle<(String, String)> {
+    tokio::spawn(async move {
+        let host = addr.to_string();
+        http_exchange(addr, nap_call(&host, ms), |body| body.contains("result")).await
+    })
+}
+
 fn get(host: &str, path: &str, extra: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n{extra}connection: close\r\n\r\n")
 }
@@ -166,10 +178,7 @@ async fn past_the_concurrency_limit_a_request_is_refused_at_once() {
         .with_shutdown(shutdown.clone());
     let (addr, _) = serve(config).await;
     let host = addr.to_string();
-    let slow = tokio::spawn({
-        let host = host.clone();
-        async move { http_exchange(addr, nap_call(&host, 1_500), |body| body.contains("result")).await }
-    });
+    let slow = nap_in_background(addr, 1_500);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
     let (head, body) = http_exchange(addr, nap_call(&host, 0), |_| false).await;
@@ -204,10 +213,7 @@ async fn a_streamed_answer_holds_its_place_until_its_last_event() {
         .with_shutdown(shutdown.clone());
     let (addr, _) = serve(config).await;
     let host = addr.to_string();
-    let slow = tokio::spawn({
-        let host = host.clone();
-        async move { http_exchange(addr, nap_call(&host, 1_500), |body| body.contains("result")).await }
-    });
+    let slow = nap_in_background(addr, 1_500);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (head, body) = http_exchange(addr, nap_call(&host, 0), |_| false).await;
     assert_eq!(status(&head), 503, "{head}\n{body}");
@@ -281,11 +287,7 @@ async fn cors_headers_only_when_configured() {
 async fn shutdown_drains_the_calls_in_flight_then_stops() {
     let shutdown = CancellationToken::new();
     let (addr, serving) = serve(stateless().with_shutdown(shutdown.clone())).await;
-    let host = addr.to_string();
-    let in_flight = tokio::spawn({
-        let host = host.clone();
-        async move { http_exchange(addr, nap_call(&host, 800), |body| body.contains("result")).await }
-    });
+    let in_flight = nap_in_background(addr, 800);
     tokio::time::sleep(Duration::from_millis(200)).await;
     shutdown.cancel();
     let (head, body) = in_flight.await.expect("joins");
