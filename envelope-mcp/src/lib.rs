@@ -135,6 +135,8 @@ mod lines;
 mod observe;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(feature = "rest")]
+pub mod rest;
 mod server;
 
 pub use error::McpError;
@@ -144,6 +146,8 @@ pub use http::{
     request_id_layer,
 };
 pub use in_flight::DUPLICATE_ID;
+#[cfg(feature = "rest")]
+pub use rest::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
 pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
 pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,

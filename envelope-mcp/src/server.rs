@@ -551,8 +551,9 @@ fn past_deadline(spec: &ToolSpec, request_id: RequestId, limit: Duration) -> Env
     envelope
 }
 
-/// MCP's cancellation token, read by the tool through [`ToolContext::is_cancelled`].
-struct TokenCancellation(tokio_util::sync::CancellationToken);
+/// A cancellation token (MCP's, or a dropped HTTP request's), read by the tool through
+/// [`ToolContext::is_cancelled`].
+pub(crate) struct TokenCancellation(pub(crate) tokio_util::sync::CancellationToken);
 
 impl Cancellation for TokenCancellation {
     fn is_cancelled(&self) -> bool {
@@ -574,13 +575,30 @@ pub(crate) struct CallExtras {
     /// The caller's W3C trace context, which the call's span joins.
     #[cfg(feature = "otel")]
     pub(crate) trace: crate::otel::TraceContext,
+    /// A call opted out of trimming (the REST gateway's `apply_budget=false`): its response is
+    /// cut only to this ceiling.
+    pub(crate) unbudgeted_ceiling: Option<usize>,
+}
+
+/// The budget one call is prepared under.
+struct CallBudget {
+    policy: BudgetPolicy,
+    /// The tool's own budget, as it applies to this call.
+    tool: Option<usize>,
 }
 
 /// A call's response, with what the result's `_meta` carries besides it.
-struct Answer {
-    prepared: Prepared,
-    tier: Tier,
-    client_request_id: Option<String>,
+pub(crate) struct Answer {
+    pub(crate) prepared: Prepared,
+    pub(crate) tier: Tier,
+    pub(crate) client_request_id: Option<String>,
+}
+
+/// What a tool may read of a caller's credentials (HTTP's `Authorization`): their SHA-256, in
+/// hex. Continuations are bound to it; the credentials themselves never reach tool code.
+pub(crate) fn principal_of(credentials: &str) -> String {
+    let digest = Sha256::digest(credentials.as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl EnvelopeServer {
@@ -657,6 +675,19 @@ impl EnvelopeServer {
         self.inner.calls.running()
     }
 
+    /// The tools this server serves.
+    #[cfg(feature = "rest")]
+    pub(crate) fn toolset(&self) -> &Toolset {
+        &self.inner.tools
+    }
+
+    /// The server's name, version and instructions, as `initialize` gives them.
+    #[cfg(feature = "rest")]
+    pub(crate) fn identity(&self) -> (&str, &str, Option<&str>) {
+        let config = &self.inner.config;
+        (&config.name, &config.version, config.instructions.as_deref())
+    }
+
     /// How many tools this server serves.
     #[cfg(feature = "http")]
     pub(crate) fn tool_count(&self) -> usize {
@@ -708,13 +739,19 @@ impl EnvelopeServer {
     /// One call, stage by stage: the context the tool runs in, the tool under its deadline
     /// (its entry decodes the arguments and the per-call controls, once), then the response
     /// shaped, trimmed and stamped by the budget stage.
-    async fn call_with(&self, name: &str, arguments: Value, extras: CallExtras) -> Option<Answer> {
+    pub(crate) async fn call_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        extras: CallExtras,
+    ) -> Option<Answer> {
         let tool = self.inner.tools.get(name)?;
         let _running = self.inner.calls.begin();
         let spec = tool.spec();
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();
-        let (ctx, stop) = self.context_for(spec, extras);
+        let budget = self.budget_of(spec, extras.unbudgeted_ceiling);
+        let (ctx, stop) = self.context_for(extras, &budget);
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
         // HTTP layer replaced with a ULID is the request id, not a client's id.
         let span = crate::observe::call_span(spec, ctx.request_id(), ctx.client_request_id());
@@ -725,13 +762,34 @@ impl EnvelopeServer {
             .instrument(span.clone())
             .await;
         let latency_ms = output.envelope.meta().latency_ms();
-        let answer = span.in_scope(|| self.answer(spec, output));
+        let answer = span.in_scope(|| self.answer(spec, output, &budget));
         crate::observe::record_outcome(&span, &answer.prepared.structured, latency_ms);
         Some(answer)
     }
 
-    /// The context a call of `spec` runs in, and the signal that stops its work.
-    fn context_for(&self, spec: &ToolSpec, extras: CallExtras) -> (ToolContext, Arc<Stop>) {
+    /// The budget a call of `spec` is prepared under: the server's and the tool's own, or, for
+    /// a call opted out of trimming, only `ceiling` (a server without a budget stays without).
+    fn budget_of(&self, spec: &ToolSpec, ceiling: Option<usize>) -> CallBudget {
+        let policy = self.inner.config.budget;
+        match ceiling {
+            None => CallBudget {
+                policy,
+                tool: spec.budget,
+            },
+            Some(ceiling) => CallBudget {
+                policy: match policy.agent_chars {
+                    Some(_) => policy
+                        .with_agent_chars(Some(ceiling))
+                        .with_graph_chars(ceiling),
+                    None => policy,
+                },
+                tool: None,
+            },
+        }
+    }
+
+    /// The context a call runs in under `budget`, and the signal that stops its work.
+    fn context_for(&self, extras: CallExtras, budget: &CallBudget) -> (ToolContext, Arc<Stop>) {
         let config = &self.inner.config;
         let mut ctx = ToolContext::new()
             .with_client_request_id(extras.client_request_id.as_deref())
@@ -756,7 +814,7 @@ impl EnvelopeServer {
             ctx = ctx.with_index_status(probe());
         }
         // Rows that could never be sent are not even converted.
-        if let Some(encoder) = config.budget.encoder(spec.budget) {
+        if let Some(encoder) = budget.policy.encoder(budget.tool) {
             ctx = ctx.with_encoder(Arc::new(encoder));
         }
         (ctx, stop)
@@ -787,7 +845,7 @@ impl EnvelopeServer {
 
     /// The response to `output`: actions this server cannot run dropped, the capability tags
     /// stamped when the controls keep them, then the budget stage.
-    fn answer(&self, spec: &ToolSpec, mut output: ToolOutput) -> Answer {
+    fn answer(&self, spec: &ToolSpec, mut output: ToolOutput, budget: &CallBudget) -> Answer {
         self.drop_unrunnable_actions(&mut output.envelope, spec.name);
         let controls = output.controls.clone();
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
@@ -800,9 +858,8 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
-        let config = &self.inner.config;
         Answer {
-            prepared: prepare(output, &controls, spec.budget, &config.budget),
+            prepared: prepare(output, &controls, budget.tool, &budget.policy),
             tier: spec.tier,
             client_request_id,
         }
@@ -925,10 +982,7 @@ impl ServerHandler for EnvelopeServer {
         let client_request_id = header(REQUEST_ID_HEADER);
         let session = header("mcp-session-id");
         // Never the credentials themselves: tool code can read the principal.
-        let principal = header("authorization").map(|credentials| {
-            let digest = Sha256::digest(credentials.as_bytes());
-            digest.iter().map(|byte| format!("{byte:02x}")).collect()
-        });
+        let principal = header("authorization").map(|credentials| principal_of(&credentials));
         let progress = context
             .meta
             .get_progress_token()
@@ -944,6 +998,7 @@ impl ServerHandler for EnvelopeServer {
             cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
             #[cfg(feature = "otel")]
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
+            unbudgeted_ceiling: None,
         };
         let prepared = self.call_with(&name, arguments, extras).await;
         if let Some(progress) = progress {

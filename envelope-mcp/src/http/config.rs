@@ -51,6 +51,9 @@ pub struct HttpConfig {
     pub(crate) cors_origins: Vec<String>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) drain_timeout: Duration,
+    /// The plain HTTP gateway mounted beside the MCP endpoint; `None` mounts none.
+    #[cfg(feature = "rest")]
+    pub(crate) rest: Option<crate::rest::RestConfig>,
 }
 
 impl Default for HttpConfig {
@@ -71,6 +74,8 @@ impl Default for HttpConfig {
             cors_origins: Vec::new(),
             shutdown: CancellationToken::new(),
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            #[cfg(feature = "rest")]
+            rest: Some(crate::rest::RestConfig::default()),
         }
     }
 }
@@ -209,6 +214,16 @@ impl HttpConfig {
     #[must_use]
     pub fn with_drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
+        self
+    }
+
+    /// Mounts the plain HTTP gateway (`POST /tools/{name}`, `GET /tools`, `GET /openapi.json`)
+    /// on the same router, configured by `rest`, or none with `None`. With feature `rest` it is
+    /// mounted by default; see [`RestConfig`](crate::RestConfig).
+    #[cfg(feature = "rest")]
+    #[must_use]
+    pub fn with_rest(mut self, rest: Option<crate::rest::RestConfig>) -> Self {
+        self.rest = rest;
         self
     }
 }

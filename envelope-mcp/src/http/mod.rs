@@ -3,8 +3,11 @@
 //! safe to log is kept beside it as `meta.client_request_id`; anything else is replaced by a
 //! fresh ULID. The id kept is echoed.
 
+mod admission;
 mod config;
 mod health;
+
+pub(crate) use admission::{Admission, Admitted, Refusal};
 
 pub use config::{DEFAULT_DRAIN_TIMEOUT, DEFAULT_MCP_PATH, HttpConfig};
 use health::Readiness;
@@ -70,23 +73,16 @@ pub async fn request_id_layer(mut request: Request, next: Next) -> Response {
 /// later, which was most of the load test's p99. The kernel caps it at `net.core.somaxconn`.
 const LISTEN_BACKLOG: u32 = 1024;
 
-/// What the HTTP router refuses before rmcp sees a request.
+/// What the MCP endpoint refuses before rmcp sees a request, beside what every posted request
+/// is held to ([`Admission`]).
 #[derive(Clone)]
 struct Limits {
-    max_request_bytes: usize,
+    admission: Admission,
     max_sessions: usize,
     sessions: Arc<LocalSessionManager>,
     /// Requests in flight, by session id and JSON-RPC id (as compact JSON, so `1` and `"1"`
     /// differ).
     in_flight: Arc<InFlight<(String, String)>>,
-    /// Posted messages whose answers are not yet sent: a draining server waits for them.
-    posts: Arc<Calls>,
-    /// Closes rmcp's streams when the router is dropped, which also ends the task waiting to
-    /// drain it (see [`drain_then_close`]).
-    _closing: Option<Arc<tokio_util::sync::DropGuard>>,
-    /// One permit a posted message, held until its answer is sent
-    /// ([`HttpConfig::with_max_concurrent_requests`]); `None` without a limit.
-    permits: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// The session and JSON-RPC id of a request within a session; `None` for anything else (a
@@ -125,53 +121,14 @@ fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
 /// JSON-RPC error the stdio framing answers it with (rmcp's own answer is a `415` in plain
 /// text); and a request reusing an id in flight in its session with that error.
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
-    // A posted message counts as in flight from its first byte, so a shutdown that comes while
-    // its body is still arriving waits for it too.
-    let posted = request.method() == http::Method::POST;
-    // Past the concurrency limit a call is refused at once, never queued. The permit is held
-    // until the answer is sent, an event stream's last event included.
-    let permit = match (&limits.permits, posted) {
-        (Some(permits), true) => match Arc::clone(permits).try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => return overloaded(),
-        },
-        _ => None,
-    };
-    let running = posted.then(|| limits.posts.begin());
-    let too_large = || {
-        let message = format!(
-            "the request is larger than {} bytes",
-            limits.max_request_bytes
-        );
-        (http::StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
-    };
-    let declared = request
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > limits.max_request_bytes as u64) {
-        return too_large();
-    }
-    // A body without a declared length is read up to the limit here, so rmcp never buffers
-    // more than that.
-    let (parts, body) = request.into_parts();
-    let limited = http_body_util::Limited::new(body, limits.max_request_bytes);
-    let bytes = match http_body_util::BodyExt::collect(limited).await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
-        Err(_) => {
-            return (
-                http::StatusCode::BAD_REQUEST,
-                "the request body could not be read",
-            )
-                .into_response();
-        }
+    let Admitted { parts, bytes, held } = match limits.admission.admit(request).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => return mcp_refusal(&refusal),
     };
     // A request reusing the id of one still in flight in its session is answered at once.
     let mut parts = parts;
     if parts.method == http::Method::POST {
-        let message = match judge(&bytes, limits.max_request_bytes) {
+        let message = match judge(&bytes, limits.admission.max_request_bytes) {
             Ok(message) => message,
             Err(answer) => return json_answer(http::StatusCode::BAD_REQUEST, answer),
         };
@@ -192,50 +149,20 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
             parts.extensions.insert(Arc::new(flight));
         }
     }
-    // Counted until the answer's body is sent (or dropped): a stream of progress and the
-    // result included.
-    let response = next
-        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await;
-    match running {
-        None => response,
-        Some(running) => response.map(|body| {
-            axum::body::Body::new(Counted {
-                body,
-                _running: running,
-                _permit: permit,
-            })
-        }),
-    }
+    held.until_sent(
+        next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+            .await,
+    )
 }
 
-/// A response body counted as in flight until it is sent or dropped. Its length and end are
-/// the inner body's, so a complete answer keeps its `content-length`.
-struct Counted {
-    body: axum::body::Body,
-    /// Held, never read: dropping it ends the count.
-    _running: crate::drain::Running,
-    /// Held, never read: dropping it frees a place under the concurrency limit.
-    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-impl http_body::Body for Counted {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
+/// A refusal as the MCP endpoint answers it: plain text, or a JSON-RPC error for an overload.
+fn mcp_refusal(refusal: &Refusal) -> Response {
+    match refusal {
+        Refusal::Overloaded => overloaded(),
+        Refusal::TooLarge { .. } => {
+            (http::StatusCode::PAYLOAD_TOO_LARGE, refusal.to_string()).into_response()
+        }
+        Refusal::Unreadable => (http::StatusCode::BAD_REQUEST, refusal.to_string()).into_response(),
     }
 }
 
@@ -289,11 +216,8 @@ impl EnvelopeServer {
         let max_request_bytes = server.max_request_bytes();
         let posts = Arc::<Calls>::default();
         let streams = drain_then_close(Arc::clone(&posts), &config);
-        let limits = Limits {
+        let admission = Admission {
             max_request_bytes,
-            max_sessions: server.max_sessions(),
-            sessions: Arc::new(sessions),
-            in_flight: Arc::default(),
             posts,
             // Outside a runtime the streams close on the shutdown token itself, which is the
             // caller's to cancel, not the router's.
@@ -303,6 +227,12 @@ impl EnvelopeServer {
             permits: config
                 .max_concurrent_requests
                 .map(|limit| Arc::new(tokio::sync::Semaphore::new(limit.max(1)))),
+        };
+        let limits = Limits {
+            admission: admission.clone(),
+            max_sessions: server.max_sessions(),
+            sessions: Arc::new(sessions),
+            in_flight: Arc::default(),
         };
         let mut rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
@@ -321,6 +251,13 @@ impl EnvelopeServer {
             continuations: server.seals_continuations(),
             shutdown: config.shutdown.clone(),
         };
+        #[cfg(feature = "rest")]
+        let gateway = config
+            .rest
+            .clone()
+            .map(|rest| crate::rest::routes(server.clone(), rest, admission, &config));
+        #[cfg(not(feature = "rest"))]
+        drop(admission);
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::clone(&limits.sessions),
@@ -340,6 +277,10 @@ impl EnvelopeServer {
                 limit(limits.clone(), request, next)
             }))
             .merge(health::routes(ready));
+        #[cfg(feature = "rest")]
+        if let Some(gateway) = gateway {
+            router = router.merge(gateway);
+        }
         if let Some(cors) = cors(&config.cors_origins) {
             router = router.layer(cors);
         }
@@ -457,6 +398,30 @@ async fn retry_after_on_503(mut response: Response) -> Response {
     response
 }
 
+/// The request headers a browser caller may send: MCP's, and the REST gateway's controls.
+fn allowed_headers() -> Vec<http::HeaderName> {
+    let header = |name: &'static str| http::HeaderName::from_static(name);
+    #[cfg_attr(not(feature = "rest"), allow(unused_mut))]
+    let mut headers = vec![
+        http::header::CONTENT_TYPE,
+        http::header::ACCEPT,
+        http::header::AUTHORIZATION,
+        header("mcp-session-id"),
+        header("mcp-protocol-version"),
+        header("last-event-id"),
+        header(REQUEST_ID_HEADER),
+        header("traceparent"),
+        header("tracestate"),
+    ];
+    #[cfg(feature = "rest")]
+    headers.extend(
+        crate::rest::gateway_headers()
+            .into_iter()
+            .filter_map(|name| http::HeaderName::from_bytes(name.as_bytes()).ok()),
+    );
+    headers
+}
+
 /// The CORS layer for `origins`, or none when empty: `*` allows any origin.
 fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
     use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -484,15 +449,11 @@ fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
                 http::Method::DELETE,
                 http::Method::OPTIONS,
             ])
-            .allow_headers([
-                http::header::CONTENT_TYPE,
-                http::header::ACCEPT,
-                http::header::AUTHORIZATION,
+            .allow_headers(allowed_headers())
+            .expose_headers([
                 header("mcp-session-id"),
-                header("mcp-protocol-version"),
-                header("last-event-id"),
                 header(REQUEST_ID_HEADER),
-            ])
-            .expose_headers([header("mcp-session-id"), header(REQUEST_ID_HEADER)]),
+                http::header::RETRY_AFTER,
+            ]),
     )
 }

@@ -1,0 +1,329 @@
+//! The same tools as a plain HTTP API, for callers that do not speak MCP (feature `rest`).
+//!
+//! Mounted beside the MCP endpoint on the router of
+//! [`EnvelopeServer::http_router_with`](crate::EnvelopeServer::http_router_with) (see
+//! [`HttpConfig::with_rest`](crate::HttpConfig::with_rest)), with the same request-id handling,
+//! host and origin checks, body size limit, concurrency limit, request timeout, drain on
+//! shutdown, and `tool_call` span. It shares the pipeline with MCP, so a call answers the same
+//! envelope over either.
+//!
+//! | route | answers |
+//! |---|---|
+//! | `POST /tools/{name}` | the envelope: `200` when `ok`, else an RFC 9457 problem |
+//! | `GET /tools` | every tool with its input and output schemas and flags |
+//! | `GET /openapi.json` | an OpenAPI 3.1 document of the routes |
+//!
+//! **Calls.** The body is the tool's arguments as a JSON object (empty means `{}`). The
+//! per-call controls (`response_mode`, `output_format`, `compact_only`, `continuation`) may
+//! also come as query parameters or as headers (`Envelope-Response-Mode: full`, see
+//! [`control_header`]); given in more than one place they must agree.
+//!
+//! **Statuses.** An `ok` envelope, truncated or empty, is `200` with the envelope as
+//! `application/json`. An error is the status of its category ([`CATEGORY_STATUS`]: one table,
+//! also in the contract) with an `application/problem+json` body: `type` names the category
+//! ([`PROBLEM_TYPE_PREFIX`]), `title` is the category's, `status` is the status, `detail` is the
+//! envelope's `error.message` (masked for `internal`), and `envelope` is the whole envelope.
+//! A `503` carries `Retry-After`. What the gateway refuses itself (malformed JSON, an unknown
+//! tool, a wrong method, an oversized body, a host not allowed, an overload) is a problem too,
+//! with an envelope of its own ([`GATEWAY_STATUS`]).
+//!
+//! **Browser callers.** `apply_budget=false` (or `Envelope-Apply-Budget: false`) opts a call
+//! out of trimming to the agent budget, as a browser that is not context-limited wants; its
+//! response is still cut to the gateway's ceiling
+//! ([`RestConfig::with_unbudgeted_ceiling`]). CORS follows
+//! [`HttpConfig::with_cors_origins`](crate::HttpConfig::with_cors_origins), which allows the
+//! `Envelope-*` headers.
+//!
+//! ```no_run
+//! # use envelope_core::{ToolResult, tool, toolset};
+//! # /// Answer with a fixed number.
+//! # #[tool(tier = lite, read_only)]
+//! # async fn answer() -> ToolResult<u32> {
+//! #     Ok(42)
+//! # }
+//! use envelope_mcp::{EnvelopeConfig, EnvelopeServer, HttpConfig, RestConfig};
+//!
+//! # async fn serve() -> Result<(), envelope_mcp::McpError> {
+//! let config = HttpConfig::default()
+//!     .with_cors_origins(["https://app.example.com"])
+//!     .with_rest(Some(RestConfig::default().with_unbudgeted_ceiling(1_000_000)));
+//! let server = EnvelopeServer::new(toolset![answer], EnvelopeConfig::new("demo", "1"));
+//! // MCP at /mcp; `curl -X POST localhost:8080/tools/answer` answers the envelope.
+//! server.serve_http_with(([127, 0, 0, 1], 8080).into(), config).await
+//! # }
+//! ```
+
+mod controls;
+mod guard;
+mod openapi;
+mod problem;
+mod status;
+
+pub use controls::{
+    APPLY_BUDGET, APPLY_BUDGET_HEADER, CONTROL_HEADER_PREFIX, control_header,
+    headers as gateway_headers,
+};
+pub use problem::PROBLEM_JSON;
+pub use status::{
+    CATEGORY_STATUS, CategoryStatus, GATEWAY_STATUS, GatewayStatus, HOST_NOT_ALLOWED,
+    INVALID_CONTROL, MALFORMED_JSON, METHOD_NOT_ALLOWED, OK_STATUS, OVERLOADED,
+    PROBLEM_TYPE_PREFIX, REQUEST_TOO_LARGE, UNKNOWN_TOOL, category_status, problem_type,
+};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use http::{HeaderValue, header};
+use serde_json::{Value, json};
+
+use crate::http::{Admission, Admitted, HttpConfig, Refusal};
+use crate::server::{CallExtras, TokenCancellation, principal_of};
+use crate::{EnvelopeServer, REQUEST_ID_HEADER};
+
+/// The path of the tool listing; a tool is called at `/tools/{name}`.
+pub const TOOLS_PATH: &str = "/tools";
+
+/// The path of the OpenAPI document.
+pub const OPENAPI_PATH: &str = "/openapi.json";
+
+/// The ceiling an opted-out call is cut to unless configured otherwise: the graph ceiling,
+/// five million token-normalized characters.
+pub const DEFAULT_UNBUDGETED_CEILING: usize = envelope_budget::GRAPH_SUBGRAPH_BUDGET_CHARS;
+
+/// How the plain HTTP gateway serves ([`HttpConfig::with_rest`](crate::HttpConfig::with_rest)).
+///
+/// ```
+/// use envelope_mcp::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
+///
+/// let config = RestConfig::default();
+/// assert_eq!(config.unbudgeted_ceiling(), DEFAULT_UNBUDGETED_CEILING);
+/// assert_eq!(config.with_unbudgeted_ceiling(200_000).unbudgeted_ceiling(), 200_000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct RestConfig {
+    unbudgeted_ceiling: usize,
+}
+
+impl Default for RestConfig {
+    fn default() -> Self {
+        RestConfig {
+            unbudgeted_ceiling: DEFAULT_UNBUDGETED_CEILING,
+        }
+    }
+}
+
+impl RestConfig {
+    /// The most a call opted out of the budget (`apply_budget=false`) may answer, in
+    /// token-normalized characters ([`DEFAULT_UNBUDGETED_CEILING`] unless set): past it, the
+    /// response is trimmed as any other, and says so. A server without a budget at all
+    /// ([`BudgetPolicy::unlimited`](crate::BudgetPolicy::unlimited)) has no ceiling either.
+    #[must_use]
+    pub fn with_unbudgeted_ceiling(mut self, chars: usize) -> Self {
+        self.unbudgeted_ceiling = chars.max(1);
+        self
+    }
+
+    /// The ceiling of an opted-out call.
+    pub fn unbudgeted_ceiling(&self) -> usize {
+        self.unbudgeted_ceiling
+    }
+}
+
+/// What every route of the gateway reads.
+#[derive(Clone)]
+struct Gateway {
+    server: EnvelopeServer,
+    ceiling: usize,
+    request_timeout: Option<Duration>,
+    /// `GET /tools`, written once: the toolset does not change while serving.
+    listing: axum::body::Bytes,
+    /// `GET /openapi.json`, written once.
+    document: axum::body::Bytes,
+}
+
+/// The gateway's routes, held to `admission` and `http`'s host and origin checks and request
+/// timeout.
+pub(crate) fn routes(
+    server: EnvelopeServer,
+    config: RestConfig,
+    admission: Admission,
+    http: &HttpConfig,
+) -> axum::Router {
+    let document = openapi::document(&server, http).to_string();
+    let listing = openapi::listing(&server).to_string();
+    let gateway = Gateway {
+        server,
+        ceiling: config.unbudgeted_ceiling,
+        request_timeout: http.request_timeout,
+        listing: listing.into(),
+        document: document.into(),
+    };
+    let checks = guard::Checks::new(http);
+    axum::Router::new()
+        .route(TOOLS_PATH, reading(get(list)))
+        .route(&format!("{TOOLS_PATH}/{{name}}"), post(call).fallback(only_post))
+        .route(OPENAPI_PATH, reading(get(openapi)))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            admit(admission.clone(), request, next)
+        }))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            guard::check(Arc::clone(&checks), request, next)
+        }))
+        .with_state(gateway)
+}
+
+/// A route read with `GET` (and `HEAD`), any other method refused with `405`.
+fn reading(route: MethodRouter<Gateway>) -> MethodRouter<Gateway> {
+    route.fallback(only_get)
+}
+
+async fn only_get(request: Request) -> Response {
+    not_allowed("GET, HEAD", &request)
+}
+
+async fn only_post(request: Request) -> Response {
+    not_allowed("POST", &request)
+}
+
+/// `405` with `Allow`, as a problem.
+fn not_allowed(allow: &'static str, request: &Request) -> Response {
+    let message = format!(
+        "`{}` is not served at `{}`; it takes {allow}",
+        request.method(),
+        request.uri().path()
+    );
+    let mut response = problem::refusal(METHOD_NOT_ALLOWED, message, None, request_id(request));
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// The request's `X-Request-ID`, as the request-id middleware left it.
+fn request_id(request: &Request) -> Option<&str> {
+    request
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|value| value.to_str().ok())
+}
+
+/// Middleware: holds a request to the router's shared limits, answering a refusal as a
+/// problem.
+async fn admit(admission: Admission, request: Request, next: Next) -> Response {
+    let id = request_id(&request).map(str::to_owned);
+    let Admitted { parts, bytes, held } = match admission.admit(request).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => {
+            let refused = match refusal {
+                Refusal::Overloaded => OVERLOADED,
+                Refusal::TooLarge { .. } => REQUEST_TOO_LARGE,
+                Refusal::Unreadable => MALFORMED_JSON,
+            };
+            return problem::refusal(refused, refusal.to_string(), None, id.as_deref());
+        }
+    };
+    let request = Request::from_parts(parts, axum::body::Body::from(bytes));
+    held.until_sent(next.run(request).await)
+}
+
+async fn list(State(gateway): State<Gateway>) -> Response {
+    json_body(gateway.listing)
+}
+
+async fn openapi(State(gateway): State<Gateway>) -> Response {
+    json_body(gateway.document)
+}
+
+fn json_body(body: axum::body::Bytes) -> Response {
+    let json = HeaderValue::from_static("application/json");
+    ([(header::CONTENT_TYPE, json)], body).into_response()
+}
+
+/// `POST /tools/{name}`: the call, through the same pipeline as MCP's.
+async fn call(
+    State(gateway): State<Gateway>,
+    name: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>,
+    request: Request,
+) -> Response {
+    let id = request_id(&request).map(str::to_owned);
+    let id = id.as_deref();
+    let name = match name {
+        Ok(axum::extract::Path(name)) => name,
+        Err(rejection) => return problem::refusal(UNKNOWN_TOOL, rejection.body_text(), None, id),
+    };
+    let tools = gateway.server.toolset();
+    if tools.get(&name).is_none() {
+        let available: Vec<&str> = tools.names().collect();
+        let message = format!("no tool is named `{}`", name.chars().take(128).collect::<String>());
+        return problem::refusal(
+            UNKNOWN_TOOL,
+            message,
+            Some(json!({ "available": available })),
+            id,
+        );
+    }
+    let (parts, body) = request.into_parts();
+    // The admission middleware read the body whole, up to the size limit.
+    let bytes = match http_body_util::BodyExt::collect(body).await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) => return problem::refusal(MALFORMED_JSON, error.to_string(), None, id),
+    };
+    let mut arguments = if bytes.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(serde_json::Map::new())
+    } else {
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(arguments) => arguments,
+            Err(error) => {
+                let message = format!("the body is not JSON: {error}");
+                return problem::refusal(MALFORMED_JSON, message, None, id);
+            }
+        }
+    };
+    let controls = match controls::merge(&mut arguments, parts.uri.query(), &parts.headers) {
+        Ok(controls) => controls,
+        Err(message) => return problem::refusal(INVALID_CONTROL, message, None, id),
+    };
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+    };
+    // A caller that hangs up drops this future, and with it the guard: the tool's work is
+    // told to stop, as MCP's cancellation tells it.
+    let hung_up = tokio_util::sync::CancellationToken::new();
+    let _hang_up = hung_up.clone().drop_guard();
+    let extras = CallExtras {
+        client_request_id: id.map(str::to_owned),
+        session: None,
+        principal: header("authorization").map(principal_of),
+        progress: None,
+        cancelled: Some(Arc::new(TokenCancellation(hung_up))),
+        #[cfg(feature = "otel")]
+        trace: crate::otel::TraceContext::of(Some(&parts.headers), &serde_json::Map::new()),
+        unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
+    };
+    let running = gateway.server.call_with(&name, arguments, extras);
+    let answer = match gateway.request_timeout {
+        None => running.await,
+        Some(limit) => match tokio::time::timeout(limit, running).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                let message = format!(
+                    "`{name}` did not answer within the server's request timeout of {} ms",
+                    limit.as_millis()
+                );
+                return problem::refusal(OVERLOADED, message, None, id);
+            }
+        },
+    };
+    match answer {
+        Some(answer) => problem::answer(answer.prepared),
+        // Checked above; a toolset does not change while serving.
+        None => problem::refusal(UNKNOWN_TOOL, format!("no tool is named `{name}`"), None, id),
+    }
+}
