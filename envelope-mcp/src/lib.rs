@@ -146,9 +146,9 @@ pub use http::{
     request_id_layer,
 };
 pub use in_flight::DUPLICATE_ID;
+pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
 #[cfg(feature = "rest")]
 pub use rest::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
-pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
 pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
     EnvelopeConfig, EnvelopeServer, META_PREFIX,

@@ -685,7 +685,11 @@ impl EnvelopeServer {
     #[cfg(feature = "rest")]
     pub(crate) fn identity(&self) -> (&str, &str, Option<&str>) {
         let config = &self.inner.config;
-        (&config.name, &config.version, config.instructions.as_deref())
+        (
+            &config.name,
+            &config.version,
+            config.instructions.as_deref(),
+        )
     }
 
     /// How many tools this server serves.

@@ -252,10 +252,22 @@ impl EnvelopeServer {
             shutdown: config.shutdown.clone(),
         };
         #[cfg(feature = "rest")]
-        let gateway = config
-            .rest
-            .clone()
-            .map(|rest| crate::rest::routes(server.clone(), rest, admission, &config));
+        let gateway = match config.rest.clone() {
+            Some(_) if crate::rest::is_gateway_path(&config.path) => {
+                tracing::error!(
+                    path = config.path,
+                    "the MCP endpoint's path is the plain HTTP API's: the API is not mounted"
+                );
+                None
+            }
+            Some(rest) => Some(crate::rest::routes(
+                server.clone(),
+                rest,
+                admission,
+                &config,
+            )),
+            None => None,
+        };
         #[cfg(not(feature = "rest"))]
         drop(admission);
         let service = StreamableHttpService::new(

@@ -83,7 +83,9 @@ pub(crate) fn merge(
                 }
             };
             if apply_budget.is_some_and(|earlier| earlier != value) {
-                return Err(format!("`{APPLY_BUDGET}` is given twice with different values"));
+                return Err(format!(
+                    "`{APPLY_BUDGET}` is given twice with different values"
+                ));
             }
             apply_budget = Some(value);
             continue;

@@ -50,7 +50,12 @@ impl Checks {
                 .headers()
                 .get(http::header::HOST)
                 .and_then(|value| value.to_str().ok())
-                .or_else(|| request.uri().authority().map(|authority| authority.as_str()));
+                .or_else(|| {
+                    request
+                        .uri()
+                        .authority()
+                        .map(|authority| authority.as_str())
+                });
             let Some(host) = host else {
                 return Some("the request names no `Host`".to_owned());
             };
@@ -132,7 +137,10 @@ mod tests {
 
     #[test]
     fn authorities_split_into_host_and_port() {
-        assert_eq!(split_authority("LocalHost:8080"), ("localhost".into(), Some(8080)));
+        assert_eq!(
+            split_authority("LocalHost:8080"),
+            ("localhost".into(), Some(8080))
+        );
         assert_eq!(split_authority("localhost"), ("localhost".into(), None));
         assert_eq!(split_authority("[::1]:80"), ("::1".into(), Some(80)));
         assert_eq!(split_authority("::1"), ("::1".into(), None));
@@ -141,10 +149,19 @@ mod tests {
 
     #[test]
     fn origins_match_exactly_or_by_any_port() {
-        assert!(origin_matches("http://localhost:*", "http://localhost:5173"));
+        assert!(origin_matches(
+            "http://localhost:*",
+            "http://localhost:5173"
+        ));
         assert!(origin_matches("http://localhost:*", "http://localhost"));
-        assert!(!origin_matches("http://localhost:*", "http://localhost.evil:80"));
+        assert!(!origin_matches(
+            "http://localhost:*",
+            "http://localhost.evil:80"
+        ));
         assert!(origin_matches("https://app.example", "https://app.example"));
-        assert!(!origin_matches("https://app.example", "https://app.example:444"));
+        assert!(!origin_matches(
+            "https://app.example",
+            "https://app.example:444"
+        ));
     }
 }

@@ -90,6 +90,13 @@ pub const TOOLS_PATH: &str = "/tools";
 /// The path of the OpenAPI document.
 pub const OPENAPI_PATH: &str = "/openapi.json";
 
+/// Whether the MCP endpoint mounted at `path` would take the gateway's routes: `/tools` or
+/// below it, or `/openapi.json`. The router then mounts no gateway (and says so in the log).
+pub fn is_gateway_path(path: &str) -> bool {
+    let path = format!("/{}", path.trim_matches('/'));
+    path == TOOLS_PATH || path.starts_with(&format!("{TOOLS_PATH}/")) || path == OPENAPI_PATH
+}
+
 /// The ceiling an opted-out call is cut to unless configured otherwise: the graph ceiling,
 /// five million token-normalized characters.
 pub const DEFAULT_UNBUDGETED_CEILING: usize = envelope_budget::GRAPH_SUBGRAPH_BUDGET_CHARS;
@@ -165,7 +172,10 @@ pub(crate) fn routes(
     let checks = guard::Checks::new(http);
     axum::Router::new()
         .route(TOOLS_PATH, reading(get(list)))
-        .route(&format!("{TOOLS_PATH}/{{name}}"), post(call).fallback(only_post))
+        .route(
+            &format!("{TOOLS_PATH}/{{name}}"),
+            post(call).fallback(only_post),
+        )
         .route(OPENAPI_PATH, reading(get(openapi)))
         .layer(axum::middleware::from_fn(move |request, next| {
             admit(admission.clone(), request, next)
@@ -258,7 +268,10 @@ async fn call(
     let tools = gateway.server.toolset();
     if tools.get(&name).is_none() {
         let available: Vec<&str> = tools.names().collect();
-        let message = format!("no tool is named `{}`", name.chars().take(128).collect::<String>());
+        let message = format!(
+            "no tool is named `{}`",
+            name.chars().take(128).collect::<String>()
+        );
         return problem::refusal(
             UNKNOWN_TOOL,
             message,

@@ -76,7 +76,10 @@ fn listed(
 pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
     let (name, version, instructions) = server.identity();
     let mut components = Components::default();
-    let envelope = components.hoist("Envelope", envelope_core::schema::output_schema_for::<Value>().to_value());
+    let envelope = components.hoist(
+        "Envelope",
+        envelope_core::schema::output_schema_for::<Value>().to_value(),
+    );
     components.schemas.insert("Envelope".to_owned(), envelope);
     components
         .schemas
@@ -270,7 +273,8 @@ fn parameters() -> Map<String, Value> {
     };
     let mut parameters = Map::new();
     for key in Controls::KEYS {
-        let description = format!("The per-call control `{key}`, as in the body; it must agree with the body's.");
+        let description =
+            format!("The per-call control `{key}`, as in the body; it must agree with the body's.");
         parameters.insert(
             format!("query.{key}"),
             json!({ "name": key, "in": "query", "required": false, "description": description, "schema": schema(key) }),
@@ -452,7 +456,10 @@ mod tests {
             "$defs": { "A": { "type": "integer" }, "B": { "$ref": "#/$defs/A" } },
             "$ref": "#/$defs/B",
         });
-        assert_eq!(components.hoist("one", first), json!({ "$ref": "#/components/schemas/B" }));
+        assert_eq!(
+            components.hoist("one", first),
+            json!({ "$ref": "#/components/schemas/B" })
+        );
         // `A` differs, so `B`, which points at it, differs too: both are kept apart.
         assert_eq!(
             components.hoist("two", second),

@@ -24,7 +24,12 @@ pub(crate) fn answer(mut prepared: Prepared) -> Response {
     }
     if prepared.structured["ok"] == true {
         let json = HeaderValue::from_static("application/json");
-        return (StatusCode::OK, [(header::CONTENT_TYPE, json)], prepared.json).into_response();
+        return (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, json)],
+            prepared.json,
+        )
+            .into_response();
     }
     let error = &prepared.structured["error"];
     // The envelope was built by this server: its category always parses.

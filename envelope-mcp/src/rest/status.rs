@@ -29,7 +29,7 @@ pub const CATEGORY_STATUS: [CategoryStatus; 7] = [
     CategoryStatus {
         category: Category::Validation,
         status: 422,
-        title: "Invalid arguments",
+        title: "Invalid request",
     },
     CategoryStatus {
         category: Category::Permission,
@@ -193,7 +193,7 @@ mod tests {
         for category in Category::ALL {
             let rows = CATEGORY_STATUS
                 .iter()
-                .filter(|row| row.category == category)
+                .filter(|row| row.category == *category)
                 .count();
             assert_eq!(rows, 1, "{category}");
         }

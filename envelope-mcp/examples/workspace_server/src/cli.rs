@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use envelope_core::paging::{ContinuationKey, Continuations};
-use envelope_mcp::{CancellationToken, HttpConfig};
+use envelope_mcp::{CancellationToken, HttpConfig, RestConfig};
 use serde_json::Value;
 
 /// The environment variable holding the continuation key, as hex.
@@ -146,6 +146,22 @@ struct HttpOptions {
     /// On SIGTERM or Ctrl-C, how long calls in flight may still run before the server exits.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "http")]
     drain_timeout: u64,
+
+    /// Serve no plain HTTP API beside MCP. Without it, `POST /tools/{name}` calls a tool,
+    /// `GET /tools` lists them and `GET /openapi.json` describes them.
+    #[arg(long, requires = "http")]
+    no_rest: bool,
+
+    /// The most a plain HTTP call opted out of the budget (`apply_budget=false`) may answer,
+    /// in token-normalized characters.
+    #[arg(
+        long,
+        value_name = "CHARS",
+        default_value_t = envelope_mcp::DEFAULT_UNBUDGETED_CEILING,
+        conflicts_with = "no_rest",
+        requires = "http"
+    )]
+    unbudgeted_ceiling: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -170,10 +186,16 @@ enum Command {
     List,
 }
 
-/// A path to mount the MCP endpoint at: not the root, which holds `/healthz` and `/readyz`.
+/// A path to mount the MCP endpoint at: not the root, which holds `/healthz` and `/readyz`,
+/// nor the plain HTTP API's.
 fn mcp_path(text: &str) -> Result<String, String> {
     if text.trim_matches('/').is_empty() {
         return Err("the MCP endpoint needs a path of its own, like /mcp".to_owned());
+    }
+    if envelope_mcp::rest::is_gateway_path(text) {
+        return Err(format!(
+            "`{text}` is the plain HTTP API's; mount the MCP endpoint elsewhere, like /mcp"
+        ));
     }
     Ok(text.to_owned())
 }
@@ -202,17 +224,21 @@ impl HttpOptions {
     /// The HTTP configuration these flags ask for, stopping on `shutdown`.
     fn config(&self, shutdown: CancellationToken) -> HttpConfig {
         let seconds = Duration::from_secs;
-        let mut config = HttpConfig::default()
-            .with_path(self.path.clone())
-            .with_allowed_origins(self.allowed_origins.clone())
-            .with_json_response(self.json_response)
-            .with_sse_keep_alive(Some(seconds(self.sse_keep_alive)).filter(|d| !d.is_zero()))
-            .with_stateless(self.stateless)
-            .with_request_timeout(self.request_timeout.map(seconds))
-            .with_max_concurrent_requests(self.max_concurrent_requests)
-            .with_cors_origins(self.cors_origins.clone())
-            .with_drain_timeout(seconds(self.drain_timeout))
-            .with_shutdown(shutdown);
+        let mut config =
+            HttpConfig::default()
+                .with_path(self.path.clone())
+                .with_allowed_origins(self.allowed_origins.clone())
+                .with_json_response(self.json_response)
+                .with_sse_keep_alive(Some(seconds(self.sse_keep_alive)).filter(|d| !d.is_zero()))
+                .with_stateless(self.stateless)
+                .with_request_timeout(self.request_timeout.map(seconds))
+                .with_max_concurrent_requests(self.max_concurrent_requests)
+                .with_cors_origins(self.cors_origins.clone())
+                .with_drain_timeout(seconds(self.drain_timeout))
+                .with_shutdown(shutdown)
+                .with_rest((!self.no_rest).then(|| {
+                    RestConfig::default().with_unbudgeted_ceiling(self.unbudgeted_ceiling)
+                }));
         if self.any_host {
             config = config.with_any_host();
         } else if !self.allowed_hosts.is_empty() {
