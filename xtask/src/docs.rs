@@ -385,6 +385,58 @@ fn mcp_section(out: &mut String) {
     );
 }
 
+/// How an envelope travels over the plain HTTP gateway: the status table, read from the
+/// gateway's own constants.
+fn rest_section(out: &mut String) {
+    use envelope_mcp::rest::{
+        APPLY_BUDGET, APPLY_BUDGET_HEADER, CATEGORY_STATUS, CONTROL_HEADER_PREFIX, GATEWAY_STATUS,
+        OK_STATUS, PROBLEM_JSON, PROBLEM_TYPE_PREFIX,
+    };
+    let _ = writeln!(out, "## The HTTP mapping\n");
+    let _ = writeln!(
+        out,
+        "With feature `rest`, `POST /tools/{{name}}` calls a tool with its arguments as the JSON \
+         body, `GET /tools` lists the tools and `GET /openapi.json` describes them in OpenAPI \
+         3.1. An `ok` envelope, truncated and empty results included, is `{OK_STATUS}` with the \
+         envelope as `application/json`. Any other is an RFC 9457 `{PROBLEM_JSON}` body: `type` \
+         is `{PROBLEM_TYPE_PREFIX}` and the error category, `title` the category's title below, \
+         `status` the status, `detail` the envelope's `error.message` (masked for `internal`), \
+         and `envelope` the whole envelope. A `503` carries `Retry-After`: `retry_after_ms` \
+         rounded up to seconds, else 1. The per-call controls may also come as query parameters \
+         or as `{CONTROL_HEADER_PREFIX}*` headers (`Envelope-Response-Mode: full`); \
+         `{APPLY_BUDGET}=false` (or `{APPLY_BUDGET_HEADER}: false`) opts a call out of the agent \
+         budget, up to the server's ceiling.\n"
+    );
+    table(
+        out,
+        &["error category", "status", "title"],
+        CATEGORY_STATUS.iter().map(|row| {
+            vec![
+                code(row.category.as_str()),
+                format!("`{}`", row.status),
+                row.title.into(),
+            ]
+        }),
+    );
+    let _ = writeln!(
+        out,
+        "What the gateway refuses before any tool runs, each a problem with an envelope of its \
+         own:\n"
+    );
+    table(
+        out,
+        &["status", "category", "code", "when"],
+        GATEWAY_STATUS.iter().map(|refusal| {
+            vec![
+                format!("`{}`", refusal.status),
+                code(refusal.category.as_str()),
+                code(refusal.code),
+                refusal.when.into(),
+            ]
+        }),
+    );
+}
+
 fn contract_markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}\n");
@@ -584,6 +636,7 @@ fn contract_markdown() -> String {
     budget_section(&mut out);
     paging_section(&mut out);
     mcp_section(&mut out);
+    rest_section(&mut out);
 
     let _ = writeln!(out, "## Capability tags\n");
     let _ = writeln!(
