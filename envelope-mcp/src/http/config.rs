@@ -226,4 +226,10 @@ impl HttpConfig {
         self.rest = rest;
         self
     }
+
+    /// The plain HTTP gateway's configuration, when one is mounted.
+    #[cfg(feature = "rest")]
+    pub fn rest(&self) -> Option<&crate::rest::RestConfig> {
+        self.rest.as_ref()
+    }
 }

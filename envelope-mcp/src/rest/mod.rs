@@ -340,3 +340,18 @@ async fn call(
         None => problem::refusal(UNKNOWN_TOOL, format!("no tool is named `{name}`"), None, id),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_gateway_path;
+
+    #[test]
+    fn the_gateways_paths_are_known() {
+        for path in ["/tools", "tools/", "/tools/x", "/openapi.json"] {
+            assert!(is_gateway_path(path), "{path}");
+        }
+        for path in ["/mcp", "/toolset", "/openapi"] {
+            assert!(!is_gateway_path(path), "{path}");
+        }
+    }
+}

@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! workspace_server [OPTIONS]                       serve over stdio
-//! workspace_server [OPTIONS] --http ADDR           serve streamable HTTP at http://ADDR/mcp
+//! workspace_server [OPTIONS] --http ADDR           serve streamable HTTP at http://ADDR/mcp,
+//!                                                  and the tools at http://ADDR/tools/{name}
 //! workspace_server [OPTIONS] call TOOL ['JSON']    call one tool, print its envelope
 //! workspace_server [OPTIONS] list                  print the tool listing
 //! ```
 //!
 //! `--help` lists every option, the HTTP ones (hosts, origins, stateless, limits, CORS,
-//! draining) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
+//! draining, the plain HTTP API) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
 //! then the process exits 0.
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
@@ -611,6 +612,25 @@ mod tests {
             options.http.http,
             Some("0.0.0.0:8080".parse().expect("an address"))
         );
+        // The plain HTTP API comes with it, unless turned off.
+        assert_eq!(
+            config.rest().map(RestConfig::unbudgeted_ceiling),
+            Some(envelope_mcp::DEFAULT_UNBUDGETED_CEILING)
+        );
+        let parse = |args: &[&str]| {
+            let options = Options::try_parse_from(args).expect("parses");
+            options.http.config(CancellationToken::new())
+        };
+        let capped = parse(&["w", "--http", "127.0.0.1:1", "--unbudgeted-ceiling", "9000"]);
+        assert_eq!(
+            capped.rest().map(RestConfig::unbudgeted_ceiling),
+            Some(9_000)
+        );
+        assert!(
+            parse(&["w", "--http", "127.0.0.1:1", "--no-rest"])
+                .rest()
+                .is_none()
+        );
     }
 
     #[test]
@@ -621,6 +641,28 @@ mod tests {
             &["workspace_server", "--http", "not an address"],
             &["workspace_server", "call"],
             &["workspace_server", "call", "read_file", "{not json"],
+            &[
+                "workspace_server",
+                "--http",
+                "127.0.0.1:1",
+                "--path",
+                "/tools",
+            ],
+            &[
+                "workspace_server",
+                "--http",
+                "127.0.0.1:1",
+                "--path",
+                "openapi.json",
+            ],
+            &[
+                "workspace_server",
+                "--http",
+                "127.0.0.1:1",
+                "--no-rest",
+                "--unbudgeted-ceiling",
+                "10",
+            ],
             &[
                 "workspace_server",
                 "--any-host",
