@@ -6,23 +6,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{header, http_exchange};
-use envelope_core::{ToolResult, tool, toolset};
+use common::{header, http_exchange, nap};
+use envelope_core::toolset;
 use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig, OVERLOADED};
 use serde_json::{Value, json};
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct NapArgs {
-    /// How long to sleep, in milliseconds.
-    ms: u64,
-}
-
-/// Sleeps, then answers how long it slept.
-#[tool(tier = lite, read_only)]
-async fn nap(args: NapArgs) -> ToolResult<u64> {
-    tokio::time::sleep(Duration::from_millis(args.ms)).await;
-    Ok(args.ms)
-}
 
 fn server() -> EnvelopeServer {
     EnvelopeServer::new(toolset![nap], EnvelopeConfig::new("configured", "1"))

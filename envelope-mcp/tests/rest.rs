@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{header, http_exchange};
+use common::{header, http_exchange, nap};
 use envelope_core::{ToolError, ToolResult, tool, toolset};
 use envelope_mcp::rest::{CATEGORY_STATUS, PROBLEM_JSON, PROBLEM_TYPE_PREFIX, category_status};
 use envelope_mcp::{BudgetPolicy, EnvelopeConfig, EnvelopeServer, HttpConfig, RestConfig};
@@ -62,19 +62,6 @@ async fn broken() -> ToolResult<u32> {
 #[tool(tier = lite, read_only, module = "extra")]
 async fn gated() -> ToolResult<u32> {
     Ok(1)
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct NapArgs {
-    /// How long to sleep, in milliseconds.
-    ms: u64,
-}
-
-/// Sleeps, then answers how long it slept.
-#[tool(tier = lite, read_only)]
-async fn nap(args: NapArgs) -> ToolResult<u64> {
-    tokio::time::sleep(Duration::from_millis(args.ms)).await;
-    Ok(args.ms)
 }
 
 /// The server under test: a small agent budget, so that a long answer is cut.

@@ -81,6 +81,23 @@ http {{
 """
 
 
+def start_server(
+    root: Path, log: Path, *flags: str, what: str = "the example server"
+) -> tuple[subprocess.Popen[bytes], int]:
+    """The example serving `root` over HTTP on a free loopback port with `flags`, once it
+    listens, and the port; its output goes to `log`."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(BIN), "--root", str(root), "--http", f"127.0.0.1:{port}", *flags],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    wait_for_port(port, process, what, log)
+    return process, port
+
+
 @dataclass
 class Cluster:
     url: str
@@ -110,21 +127,15 @@ def start_cluster(tmp_path: Path) -> Iterator[Cluster]:
     key.chmod(0o600)
     replicas: list[subprocess.Popen[bytes]] = []
     logs = []
-    ports = [free_port() for _ in range(REPLICAS)]
+    ports: list[int] = []
     nginx: subprocess.Popen[bytes] | None = None
     try:
-        for index, port in enumerate(ports):
+        for index in range(REPLICAS):
             log = tmp_path / f"replica-{index}.log"
             logs.append(log)
-            process = subprocess.Popen(
-                [str(BIN), "--root", str(root), "--http", f"127.0.0.1:{port}", *REPLICA_FLAGS(key)[2:]],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=log.open("wb"),
-                stderr=subprocess.STDOUT,
-            )
+            process, port = start_server(root, log, *REPLICA_FLAGS(key)[2:], what=f"replica {index}")
             replicas.append(process)
-            wait_for_port(port, process, f"replica {index}", log)
+            ports.append(port)
         balancer = tmp_path / "nginx"
         balancer.mkdir()
         port = free_port()

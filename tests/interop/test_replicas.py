@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -40,12 +39,10 @@ from cluster import (
     REPLICA_FLAGS,
     REPLICAS,
     Cluster,
-    free_port,
     start_cluster,
-    wait_for_port,
+    start_server,
 )
 from test_interop import (
-    BIN,
     PAGED_OCCURRENCES,
     REPO,
     TIMEOUT,
@@ -188,16 +185,8 @@ async def test_health_through_the_balancer(cluster: Cluster) -> None:
 
 
 def test_sigterm_stops_a_replica_cleanly(tmp_path: Path) -> None:
-    port = free_port()
     log = tmp_path / "replica.log"
-    process = subprocess.Popen(
-        [str(BIN), "--root", str(REPO), "--http", f"127.0.0.1:{port}", "--stateless"],
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    wait_for_port(port, process, "the server", log)
+    process, port = start_server(REPO, log, "--stateless")
     ready = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
     assert ready.status_code == 200 and ready.json()["ready"] is True, ready.text
     assert ready.json()["continuations"] is True

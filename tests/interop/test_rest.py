@@ -21,8 +21,8 @@ import httpx2
 import pytest
 from openapi_spec_validator import validate
 
-from cluster import free_port, wait_for_port
-from test_interop import BIN, REPO, write_paged_tree
+from cluster import start_server
+from test_interop import write_paged_tree
 
 # What Schemathesis must find nothing wrong with: the three promises.
 CHECKS = [
@@ -43,17 +43,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp / "tree"
     root.mkdir()
     write_paged_tree(root)
-    port = free_port()
-    log = tmp / "server.log"
-    process = subprocess.Popen(
-        [str(BIN), "--root", str(root), "--http", f"127.0.0.1:{port}", "--stateless"],
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
+    process, port = start_server(root, tmp / "server.log", "--stateless")
     try:
-        wait_for_port(port, process, "the example server", log)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()

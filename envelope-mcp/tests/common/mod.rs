@@ -6,8 +6,23 @@
 
 use std::time::Duration;
 
+use envelope_core::{ToolResult, tool};
 use envelope_mcp::EnvelopeServer;
 use serde_json::{Value, json};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct NapArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+/// Sleeps, then answers how long it slept: a call that holds its place as long as a test
+/// needs.
+#[tool(tier = lite, read_only)]
+pub(crate) async fn nap(args: NapArgs) -> ToolResult<u64> {
+    tokio::time::sleep(Duration::from_millis(args.ms)).await;
+    Ok(args.ms)
+}
 
 /// `server` on a free loopback port, once it accepts connections. The port is found by
 /// binding, reading it and releasing it for the server.
