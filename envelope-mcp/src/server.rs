@@ -772,23 +772,21 @@ impl EnvelopeServer {
     }
 
     /// The budget a call of `spec` is prepared under: the server's and the tool's own, or, for
-    /// a call opted out of trimming, only `ceiling` (a server without a budget stays without).
+    /// a call opted out of trimming, each raised to `ceiling` (never lowered: opting out never
+    /// makes an answer smaller; a server without a budget stays without).
     fn budget_of(&self, spec: &ToolSpec, ceiling: Option<usize>) -> CallBudget {
         let policy = self.inner.config.budget;
-        match ceiling {
-            None => CallBudget {
+        let Some(ceiling) = ceiling else {
+            return CallBudget {
                 policy,
                 tool: spec.budget,
-            },
-            Some(ceiling) => CallBudget {
-                policy: match policy.agent_chars {
-                    Some(_) => policy
-                        .with_agent_chars(Some(ceiling))
-                        .with_graph_chars(ceiling),
-                    None => policy,
-                },
-                tool: None,
-            },
+            };
+        };
+        CallBudget {
+            policy: policy
+                .with_agent_chars(policy.agent_chars.map(|agent| agent.max(ceiling)))
+                .with_graph_chars(policy.graph_chars.max(ceiling)),
+            tool: spec.budget.map(|budget| budget.max(ceiling)),
         }
     }
 

@@ -187,7 +187,7 @@ async fn each_category_answers_its_status_with_a_problem_carrying_the_envelope()
         ("broken", json!({}), "internal", None),
         ("gated", json!({}), "module_disabled", None),
     ];
-    let mut seen = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for (tool, arguments, category, retry_after) in calls {
         let (status, head, body) = call(addr, tool, arguments).await;
         let row = CATEGORY_STATUS
@@ -199,9 +199,13 @@ async fn each_category_answers_its_status_with_a_problem_carrying_the_envelope()
         assert_eq!(body["envelope"]["error"]["category"], category);
         assert_eq!(body["title"], row.title);
         assert_eq!(header(&head, "retry-after"), retry_after, "{tool}");
-        seen.push(row.category);
+        seen.insert(row.category.as_str());
     }
-    assert_eq!(seen.len(), CATEGORY_STATUS.len(), "every category is shown");
+    let every: std::collections::BTreeSet<&str> = envelope_core::Category::ALL
+        .iter()
+        .map(|category| category.as_str())
+        .collect();
+    assert_eq!(seen, every, "every category is shown");
     // An internal error stays masked: the detail names the request id, never the cause.
     let (_, _, body) = call(addr, "broken", json!({})).await;
     let text = body.to_string();
@@ -321,6 +325,37 @@ async fn the_gateway_refuses_what_no_tool_can_answer_as_problems() {
     assert_eq!(status, 413);
     assert_problem(status, &head, &body);
     assert_eq!(body["envelope"]["error"]["code"], "request_too_large");
+    // A body not declared JSON, as a page may post to any origin without asking: 415, and the
+    // tool does not run.
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
+        let header_line = if content_type.is_empty() {
+            String::new()
+        } else {
+            format!("content-type: {content_type}\r\n")
+        };
+        let posted = format!(
+            "POST /tools/rows HTTP/1.1\r\nhost: {addr}\r\n{header_line}connection: close\r\n\
+             content-length: 10\r\n\r\n{{\"rows\":1}}"
+        );
+        let (status, head, body) = exchange(addr, posted).await;
+        assert_eq!(status, 415, "{content_type}");
+        assert_problem(status, &head, &body);
+        assert_eq!(body["envelope"]["error"]["code"], "unsupported_media_type");
+    }
+    let (status, _, _) = exchange(
+        addr,
+        request(addr, "POST", "/tools/rows", "", "{\"rows\":1}")
+            .replace("application/json", "application/vnd.api+json"),
+    )
+    .await;
+    assert_eq!(status, 200, "a +json type is JSON");
+    // A path under `/tools/` that is no tool's: 404, as a problem.
+    for path in ["/tools/", "/tools/rows/extra", "/tools/a/b/c"] {
+        let (status, head, body) = exchange(addr, request(addr, "POST", path, "", "{}")).await;
+        assert_eq!(status, 404, "{path}");
+        assert_problem(status, &head, &body);
+        assert_eq!(body["envelope"]["error"]["code"], "unknown_tool");
+    }
     // A host the server does not answer to: 403, as the MCP endpoint refuses it.
     let foreign = "POST /tools/rows HTTP/1.1\r\nhost: evil.example\r\ncontent-type: application/json\r\n\
                    connection: close\r\ncontent-length: 2\r\n\r\n{}";
@@ -420,6 +455,25 @@ async fn apply_budget_false_opts_out_of_trimming_up_to_the_ceiling() {
 }
 
 #[tokio::test]
+async fn opting_out_never_makes_an_answer_smaller() {
+    // A ceiling below the agent budget of 2,000 characters: the budget still holds.
+    let rest = RestConfig::default().with_unbudgeted_ceiling(500);
+    let addr = serve(HttpConfig::default().with_rest(Some(rest))).await;
+    let body = json!({ "rows": 1_000 }).to_string();
+    let rows = |answer: &Value| answer["data"].as_array().map_or(0, Vec::len);
+    // One request id for both: its characters count against the budget.
+    let id = "x-request-id: 01KJ0000000000000000000077\r\n";
+    let (_, _, budgeted) = exchange(addr, request(addr, "POST", "/tools/rows", id, &body)).await;
+    let (_, _, opted_out) = exchange(
+        addr,
+        request(addr, "POST", "/tools/rows?apply_budget=false", id, &body),
+    )
+    .await;
+    assert!(rows(&budgeted) > 10, "{budgeted}");
+    assert_eq!(rows(&opted_out), rows(&budgeted), "{opted_out} {budgeted}");
+}
+
+#[tokio::test]
 async fn the_request_id_and_the_limits_are_the_mcp_endpoints() {
     let config = HttpConfig::default().with_max_concurrent_requests(Some(1));
     let addr = serve(config).await;
@@ -435,7 +489,16 @@ async fn the_request_id_and_the_limits_are_the_mcp_endpoints() {
     let (_, head, body) = exchange(addr, target).await;
     assert_eq!(header(&head, "x-request-id"), Some(id));
     assert_eq!(body["meta"]["request_id"], id);
-    // One call at a time: while a nap holds the only place, the next call is refused at once.
+    // One call at a time, over either endpoint: while a nap over MCP holds the only place, a
+    // call to the gateway is refused at once.
+    let over_mcp =
+        tokio::spawn(async move { call_over_mcp(addr, "nap", json!({ "ms": 800 }), "").await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (status, _, body) = call(addr, "rows", json!({ "rows": 1 })).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["envelope"]["error"]["code"], "overloaded");
+    assert_eq!(over_mcp.await.expect("the nap answers")["data"], 800);
+    // And while a nap through the gateway holds it, the next call is refused at once.
     let napping = tokio::spawn(async move { call(addr, "nap", json!({ "ms": 800 })).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (status, head, body) = call(addr, "rows", json!({ "rows": 1 })).await;
@@ -489,7 +552,9 @@ async fn the_listing_and_the_document_describe_every_tool() {
         .collect();
     assert_eq!(
         statuses,
-        ["200", "400", "403", "404", "413", "422", "500", "503"]
+        [
+            "200", "400", "403", "404", "413", "415", "422", "500", "503"
+        ]
     );
     for row in CATEGORY_STATUS {
         assert!(statuses.contains(&row.status.to_string().as_str()));
@@ -538,4 +603,28 @@ async fn answers_validate_against_the_document() {
         category_status(envelope_core::Category::Internal).status,
         500
     );
+}
+
+#[tokio::test]
+async fn origins_are_checked_as_the_mcp_endpoint_checks_them() {
+    let config = HttpConfig::default().with_allowed_origins(["https://app.example:*"]);
+    let addr = serve(config).await;
+    let from = |origin: &str| {
+        request(
+            addr,
+            "POST",
+            "/tools/rows",
+            &format!("origin: {origin}\r\n"),
+            "{\"rows\":1}",
+        )
+    };
+    let (status, _, _) = exchange(addr, from("https://app.example:5173")).await;
+    assert_eq!(status, 200);
+    let (status, head, body) = exchange(addr, from("https://evil.example")).await;
+    assert_eq!(status, 403);
+    assert_problem(status, &head, &body);
+    assert_eq!(body["envelope"]["error"]["code"], "host_not_allowed");
+    // A request without an `Origin` (not from a browser) passes, as over MCP.
+    let (status, _, _) = call(addr, "rows", json!({ "rows": 1 })).await;
+    assert_eq!(status, 200);
 }

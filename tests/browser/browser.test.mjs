@@ -19,7 +19,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect as tcpConnect, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,9 +37,9 @@ const BIN = process.env.WORKSPACE_SERVER_BIN
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const REQUIRED = Boolean(process.env.ENVELOPE_REQUIRE_CHROMIUM);
 
-// A file longer than the agent budget lets `read_file` answer whole.
-const LONG_FILE = 'docs/CONTRACT.md';
-const LONG_FILE_LINES = readFileSync(join(REPO, LONG_FILE), 'utf8').split('\n').length - 1;
+// A file well past the agent budget of 32,000 characters (some 60,000), in a root of its own.
+const LONG_FILE = 'long.txt';
+const LONG_FILE_LINES = 800;
 
 /** A free loopback port. */
 async function freePort() {
@@ -111,7 +111,7 @@ async function fetchFrom(page, url, init) {
 describe('the gateway from headless Chromium', { skip: !existsSync(CHROMIUM) && !REQUIRED && `no Chromium at ${CHROMIUM}` }, () => {
     let server;
     let browser;
-    let pages = [];
+    let pageServers = [];
     let gateway;
     let allowedOrigin;
     let foreignOrigin;
@@ -124,10 +124,14 @@ describe('the gateway from headless Chromium', { skip: !existsSync(CHROMIUM) && 
         gateway = `http://127.0.0.1:${serverPort}`;
         allowedOrigin = `http://127.0.0.1:${pagePort}`;
         foreignOrigin = `http://127.0.0.1:${foreignPort}`;
-        pages = [await servePage(pagePort), await servePage(foreignPort)];
+        pageServers = [await servePage(pagePort), await servePage(foreignPort)];
+        const root = join(state, 'root');
+        mkdirSync(root);
+        const lines = Array.from({ length: LONG_FILE_LINES }, (_, n) => `line ${n + 1}: ${'the quick brown fox '.repeat(3)}\n`);
+        writeFileSync(join(root, LONG_FILE), lines.join(''));
         server = spawn(
             BIN,
-            ['--root', REPO, '--http', `127.0.0.1:${serverPort}`, '--stateless', '--cors-origin', allowedOrigin],
+            ['--root', join(state, 'root'), '--http', `127.0.0.1:${serverPort}`, '--stateless', '--cors-origin', allowedOrigin],
             {
                 stdio: ['ignore', 'ignore', 'inherit'],
                 // Warnings and errors only, should a test fail.
@@ -146,8 +150,8 @@ describe('the gateway from headless Chromium', { skip: !existsSync(CHROMIUM) && 
     after(async () => {
         await browser?.close();
         server?.kill('SIGTERM');
-        for (const page of pages) {
-            page.close();
+        for (const pageServer of pageServers) {
+            pageServer.close();
         }
         rmSync(state, { recursive: true, force: true });
     });

@@ -420,8 +420,8 @@ fn rest_section(out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "What the gateway refuses before any tool runs, each a problem with an envelope of its \
-         own:\n"
+        "What the gateway answers itself, for a request no tool answered (refused before one \
+         ran, or past the request timeout), each a problem with an envelope of its own:\n"
     );
     table(
         out,

@@ -3,8 +3,8 @@
 //! Mounted beside the MCP endpoint on the router of
 //! [`EnvelopeServer::http_router_with`](crate::EnvelopeServer::http_router_with) (see
 //! [`HttpConfig::with_rest`](crate::HttpConfig::with_rest)), with the same request-id handling,
-//! host and origin checks, body size limit, concurrency limit, request timeout, drain on
-//! shutdown, and `tool_call` span. It shares the pipeline with MCP, so a call answers the same
+//! `Host` and `Origin` checks (rmcp's rules, from the same configuration), body size limit,
+//! concurrency limit, request timeout, drain on shutdown, and `tool_call` span. It shares the pipeline with MCP, so a call answers the same
 //! envelope over either.
 //!
 //! | route | answers |
@@ -13,7 +13,9 @@
 //! | `GET /tools` | every tool with its input and output schemas and flags |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document of the routes |
 //!
-//! **Calls.** The body is the tool's arguments as a JSON object (empty means `{}`). The
+//! **Calls.** The body is the tool's arguments as a JSON object (empty means `{}`), sent as
+//! `Content-Type: application/json`: a page can post a form or text to any origin without
+//! asking, never JSON, so another site cannot run a tool from a visitor's browser. The
 //! per-call controls (`response_mode`, `output_format`, `compact_only`, `continuation`) may
 //! also come as query parameters or as headers (`Envelope-Response-Mode: full`, see
 //! [`control_header`]); given in more than one place they must agree.
@@ -24,7 +26,8 @@
 //! ([`PROBLEM_TYPE_PREFIX`]), `title` is the category's, `status` is the status, `detail` is the
 //! envelope's `error.message` (masked for `internal`), and `envelope` is the whole envelope.
 //! A `503` carries `Retry-After`. What the gateway refuses itself (malformed JSON, an unknown
-//! tool, a wrong method, an oversized body, a host not allowed, an overload) is a problem too,
+//! tool, a wrong method, an oversized body, a body not declared JSON, a host not allowed, an
+//! overload) is a problem too,
 //! with an envelope of its own ([`GATEWAY_STATUS`]).
 //!
 //! **Browser callers.** `apply_budget=false` (or `Envelope-Apply-Budget: false`) opts a call
@@ -67,7 +70,8 @@ pub use problem::PROBLEM_JSON;
 pub use status::{
     CATEGORY_STATUS, CategoryStatus, GATEWAY_STATUS, GatewayStatus, HOST_NOT_ALLOWED,
     INVALID_CONTROL, MALFORMED_JSON, METHOD_NOT_ALLOWED, OK_STATUS, OVERLOADED,
-    PROBLEM_TYPE_PREFIX, REQUEST_TOO_LARGE, UNKNOWN_TOOL, category_status, problem_type,
+    PROBLEM_TYPE_PREFIX, REQUEST_TOO_LARGE, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE, category_status,
+    problem_type,
 };
 
 use std::sync::Arc;
@@ -76,7 +80,7 @@ use std::time::Duration;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodRouter, any, get, post};
 use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
@@ -126,7 +130,9 @@ impl Default for RestConfig {
 impl RestConfig {
     /// The most a call opted out of the budget (`apply_budget=false`) may answer, in
     /// token-normalized characters ([`DEFAULT_UNBUDGETED_CEILING`] unless set): past it, the
-    /// response is trimmed as any other, and says so. A server without a budget at all
+    /// response is trimmed as any other, and says so. Opting out only ever raises a budget: a
+    /// ceiling below the server's or the tool's budget leaves that budget as it is, and a
+    /// server without a budget at all
     /// ([`BudgetPolicy::unlimited`](crate::BudgetPolicy::unlimited)) has no ceiling either.
     #[must_use]
     pub fn with_unbudgeted_ceiling(mut self, chars: usize) -> Self {
@@ -176,6 +182,9 @@ pub(crate) fn routes(
             &format!("{TOOLS_PATH}/{{name}}"),
             post(call).fallback(only_post),
         )
+        // Anything else under `/tools/` names no tool.
+        .route(&format!("{TOOLS_PATH}/"), any(no_tool))
+        .route(&format!("{TOOLS_PATH}/{{name}}/{{*rest}}"), any(no_tool))
         .route(OPENAPI_PATH, reading(get(openapi)))
         .layer(axum::middleware::from_fn(move |request, next| {
             admit(admission.clone(), request, next)
@@ -197,6 +206,41 @@ async fn only_get(request: Request) -> Response {
 
 async fn only_post(request: Request) -> Response {
     not_allowed("POST", &request)
+}
+
+/// A path under `/tools/` that is no tool's: `404`, naming the tools there are.
+async fn no_tool(State(gateway): State<Gateway>, request: Request) -> Response {
+    let message = format!("no tool is at `{}`", cut(request.uri().path()));
+    unknown_tool(&gateway, message, request_id(&request))
+}
+
+/// `404` for a tool that is not served, naming the tools that are.
+fn unknown_tool(gateway: &Gateway, message: String, id: Option<&str>) -> Response {
+    let available: Vec<&str> = gateway.server.toolset().names().collect();
+    let data = json!({ "available": available });
+    problem::refusal(UNKNOWN_TOOL, message, Some(data), id)
+}
+
+/// `text` cut to 128 characters, for an error message.
+fn cut(text: &str) -> String {
+    text.chars().take(128).collect()
+}
+
+/// Whether `headers` declare a JSON body: `application/json`, or an `application/…+json` type.
+fn declares_json(headers: &http::HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+    else {
+        return false;
+    };
+    let media = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    media == "application/json" || (media.starts_with("application/") && media.ends_with("+json"))
 }
 
 /// `405` with `Allow`, as a problem.
@@ -221,9 +265,12 @@ fn request_id(request: &Request) -> Option<&str> {
         .and_then(|value| value.to_str().ok())
 }
 
-/// Middleware: holds a request to the router's shared limits, answering a refusal as a
-/// problem.
+/// Middleware: holds a call to the router's shared limits, answering a refusal as a problem.
+/// Only a `POST` is a call: the listing and the document are read without a body.
 async fn admit(admission: Admission, request: Request, next: Next) -> Response {
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
     let id = request_id(&request).map(str::to_owned);
     let Admitted { parts, bytes, held } = match admission.admit(request).await {
         Ok(admitted) => admitted,
@@ -265,19 +312,13 @@ async fn call(
         Ok(axum::extract::Path(name)) => name,
         Err(rejection) => return problem::refusal(UNKNOWN_TOOL, rejection.body_text(), None, id),
     };
-    let tools = gateway.server.toolset();
-    if tools.get(&name).is_none() {
-        let available: Vec<&str> = tools.names().collect();
-        let message = format!(
-            "no tool is named `{}`",
-            name.chars().take(128).collect::<String>()
-        );
-        return problem::refusal(
-            UNKNOWN_TOOL,
-            message,
-            Some(json!({ "available": available })),
-            id,
-        );
+    if gateway.server.toolset().get(&name).is_none() {
+        return unknown_tool(&gateway, format!("no tool is named `{}`", cut(&name)), id);
+    }
+    if !declares_json(request.headers()) {
+        let message = "a call's body is its arguments as JSON: send it with \
+                       `Content-Type: application/json`";
+        return problem::refusal(UNSUPPORTED_MEDIA_TYPE, message, None, id);
     }
     let (parts, body) = request.into_parts();
     // The admission middleware read the body whole, up to the size limit.
@@ -337,7 +378,7 @@ async fn call(
     match answer {
         Some(answer) => problem::answer(answer.prepared),
         // Checked above; a toolset does not change while serving.
-        None => problem::refusal(UNKNOWN_TOOL, format!("no tool is named `{name}`"), None, id),
+        None => unknown_tool(&gateway, format!("no tool is named `{}`", cut(&name)), id),
     }
 }
 

@@ -35,10 +35,8 @@ pub(super) fn listing(server: &EnvelopeServer) -> Value {
                 "tier": spec.tier,
                 "read_only": spec.read_only.unwrap_or(false),
                 "idempotent": spec.is_idempotent(),
-                "input_schema": listed(server, spec.name, |tool| &tool.input_schema),
-                "output_schema": listed(server, spec.name, |tool| {
-                    tool.output_schema.as_ref().unwrap_or(&tool.input_schema)
-                }),
+                "input_schema": input_schema(server, spec.name),
+                "output_schema": output_schema(server, spec.name),
             });
             let flags = [
                 ("title", spec.title.map(Value::from)),
@@ -58,18 +56,28 @@ pub(super) fn listing(server: &EnvelopeServer) -> Value {
     json!({ "tools": tools })
 }
 
-/// One of a tool's schemas as MCP lists it (made portable).
-fn listed(
-    server: &EnvelopeServer,
-    name: &str,
-    schema: impl Fn(&rmcp::model::Tool) -> &std::sync::Arc<Map<String, Value>>,
-) -> Value {
-    server
-        .tools()
-        .iter()
-        .find(|tool| tool.name == name)
-        .map(|tool| Value::Object(schema(tool).as_ref().clone()))
-        .unwrap_or_else(|| json!({}))
+/// The tool `name` as MCP lists it, its schemas made portable.
+fn listed<'a>(server: &'a EnvelopeServer, name: &str) -> Option<&'a rmcp::model::Tool> {
+    server.tools().iter().find(|tool| tool.name == name)
+}
+
+/// The input schema of the tool `name`, as MCP lists it.
+fn input_schema(server: &EnvelopeServer, name: &str) -> Value {
+    listed(server, name).map_or_else(
+        || json!({ "type": "object" }),
+        |tool| Value::Object(tool.input_schema.as_ref().clone()),
+    )
+}
+
+/// The output schema of the tool `name`, as MCP lists it: the envelope, `data` typed (any
+/// envelope for a tool listed without one).
+fn output_schema(server: &EnvelopeServer, name: &str) -> Value {
+    listed(server, name)
+        .and_then(|tool| tool.output_schema.as_ref())
+        .map_or_else(
+            || envelope_core::schema::output_schema_for::<Value>().to_value(),
+            |schema| Value::Object(schema.as_ref().clone()),
+        )
 }
 
 /// The whole document.
@@ -90,11 +98,11 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
     let mut paths = Map::new();
     paths.insert(
         TOOLS_PATH.to_owned(),
-        json!({ "get": reading("envelope:listTools", "Every tool, with its schemas and flags", "ToolList") }),
+        json!({ "get": get_operation("envelope:listTools", "Every tool, with its schemas and flags", "ToolList") }),
     );
     paths.insert(
         OPENAPI_PATH.to_owned(),
-        json!({ "get": reading("envelope:openapi", "This document", "OpenApiDocument") }),
+        json!({ "get": get_operation("envelope:openapi", "This document", "OpenApiDocument") }),
     );
     components.schemas.insert(
         "OpenApiDocument".to_owned(),
@@ -135,7 +143,7 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
 }
 
 /// A `GET` route's operation: `200` with `schema`, or `403` for a host not allowed.
-fn reading(id: &str, summary: &str, schema: &str) -> Value {
+fn get_operation(id: &str, summary: &str, schema: &str) -> Value {
     json!({
         "operationId": id,
         "summary": summary,
@@ -153,10 +161,8 @@ fn reading(id: &str, summary: &str, schema: &str) -> Value {
 /// headers, its envelope for `200`, a problem for each error status.
 fn operation(server: &EnvelopeServer, tool: &dyn Tool, components: &mut Components) -> Value {
     let spec = tool.spec();
-    let input = listed(server, spec.name, |tool| &tool.input_schema);
-    let output = listed(server, spec.name, |tool| {
-        tool.output_schema.as_ref().unwrap_or(&tool.input_schema)
-    });
+    let input = input_schema(server, spec.name);
+    let output = output_schema(server, spec.name);
     // The controls this tool's schema takes, each as a query parameter and a header.
     let controls: Vec<&str> = Controls::KEYS
         .into_iter()
@@ -165,8 +171,8 @@ fn operation(server: &EnvelopeServer, tool: &dyn Tool, components: &mut Componen
     let required = input["required"]
         .as_array()
         .is_some_and(|required| !required.is_empty());
-    let input = components.hoist(spec.name, input);
-    let output = components.hoist(spec.name, output);
+    let input = components.hoist(&format!("{}.input", spec.name), input);
+    let output = components.hoist(&format!("{}.output", spec.name), output);
     let mut parameters: Vec<Value> = Vec::new();
     for key in &controls {
         parameters.push(json!({ "$ref": format!("#/components/parameters/query.{key}") }));
@@ -360,8 +366,8 @@ struct Components {
 
 impl Components {
     /// `schema` without its `$defs`, which join the components, and with its references
-    /// pointing there. A definition whose name is taken by a different one is kept as
-    /// `{owner}.{name}`.
+    /// pointing there. A definition whose name is taken by a different one is kept apart as
+    /// `{owner}.{name}`; each schema hoisted has an owner of its own.
     fn hoist(&mut self, owner: &str, mut schema: Value) -> Value {
         let defs = match schema.as_object_mut() {
             Some(object) => {
@@ -373,20 +379,17 @@ impl Components {
             }
             None => Map::new(),
         };
-        // The names kept apart grow until every shared name holds the same content; each
-        // round only adds, so this ends.
+        // The names kept apart grow until every shared name holds the same content (a
+        // definition pointing at one kept apart differs too); each round only adds, so this
+        // ends.
         let mut apart = BTreeSet::new();
-        let renamed = loop {
-            let name_of = |name: &str| {
-                if apart.contains(name) {
-                    format!("{owner}.{name}")
-                } else {
-                    name.to_owned()
-                }
-            };
+        loop {
             let renamed: Vec<(String, Value)> = defs
                 .iter()
-                .map(|(name, def)| (name_of(name), rewritten(def.clone(), &name_of)))
+                .map(|(name, def)| {
+                    let component = component_name(owner, &apart, name);
+                    (component, rewritten(def.clone(), owner, &apart))
+                })
                 .collect();
             let clashes: Vec<String> = defs
                 .keys()
@@ -398,46 +401,45 @@ impl Components {
                 .map(|(name, _)| name.clone())
                 .collect();
             if clashes.is_empty() {
-                break (renamed, apart.clone());
+                self.schemas.extend(renamed);
+                return rewritten(schema, owner, &apart);
             }
             apart.extend(clashes);
-        };
-        let (renamed, apart) = renamed;
-        for (component, def) in renamed {
-            self.schemas.entry(component).or_insert(def);
         }
-        let name_of = |name: &str| {
-            if apart.contains(name) {
-                format!("{owner}.{name}")
-            } else {
-                name.to_owned()
-            }
-        };
-        rewritten(schema, &name_of)
     }
 }
 
-/// `schema` with every `#/$defs/{name}` reference pointing at `#/components/schemas/{new}`,
-/// `new` as `name_of` says, and without `$schema`.
-fn rewritten(mut schema: Value, name_of: &dyn Fn(&str) -> String) -> Value {
-    fn walk(value: &mut Value, name_of: &dyn Fn(&str) -> String) {
+/// The component a definition `name` of `owner`'s becomes.
+fn component_name(owner: &str, apart: &BTreeSet<String>, name: &str) -> String {
+    if apart.contains(name) {
+        format!("{owner}.{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// `schema` with every `#/$defs/{name}` reference pointing at its component.
+fn rewritten(mut schema: Value, owner: &str, apart: &BTreeSet<String>) -> Value {
+    fn walk(value: &mut Value, owner: &str, apart: &BTreeSet<String>) {
         match value {
             Value::Object(object) => {
-                object.remove("$schema");
                 if let Some(Value::String(reference)) = object.get_mut("$ref")
                     && let Some(name) = reference.strip_prefix("#/$defs/")
                 {
-                    *reference = format!("#/components/schemas/{}", name_of(name));
+                    *reference = format!(
+                        "#/components/schemas/{}",
+                        component_name(owner, apart, name)
+                    );
                 }
                 for child in object.values_mut() {
-                    walk(child, name_of);
+                    walk(child, owner, apart);
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, name_of)),
+            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, owner, apart)),
             _ => {}
         }
     }
-    walk(&mut schema, name_of);
+    walk(&mut schema, owner, apart);
     schema
 }
 

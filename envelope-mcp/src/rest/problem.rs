@@ -7,7 +7,7 @@ use envelope_core::stage::{Controls, meta_stamp, stamp_request_id};
 use envelope_core::{Category, Envelope, RequestId, ToolError};
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize as _;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::status::{GatewayStatus, category_status, problem_type};
 
@@ -60,32 +60,27 @@ pub(crate) fn refusal(
         None,
         &BudgetPolicy::default(),
     );
-    let title = super::status::category_status(refused.category).title;
+    let title = category_status(refused.category).title;
     problem(refused.status, title, refused.category, prepared)
 }
 
 /// A problem: `type`, `title`, `status` and `detail` from the envelope, and the envelope
-/// itself under `envelope`. The envelope's compact JSON is written in as prepared, not again.
+/// itself under `envelope`.
 fn problem(status: u16, title: &str, category: Category, prepared: Prepared) -> Response {
     let error = &prepared.structured["error"];
-    let head = json!({
-        "type": problem_type(category),
-        "title": title,
-        "status": status,
-        "detail": error["message"],
-    })
-    .to_string();
     let retry_after = (status == StatusCode::SERVICE_UNAVAILABLE.as_u16()).then(|| {
         // Whole seconds, rounded up; one second when the envelope names no wait.
         let millis = error["retry_after_ms"].as_u64().unwrap_or(1_000);
         millis.div_ceil(1_000).max(1)
     });
-    // `{…head…,"envelope":<envelope>}`
-    let mut body = String::with_capacity(head.len() + prepared.json.len() + 16);
-    body.push_str(&head[..head.len() - 1]);
-    body.push_str(",\"envelope\":");
-    body.push_str(&prepared.json);
-    body.push('}');
+    // The envelope goes in as the JSON it was prepared as, not written again.
+    let body = format!(
+        r#"{{"type":{},"title":{},"status":{status},"detail":{},"envelope":{}}}"#,
+        Value::from(problem_type(category)),
+        Value::from(title),
+        error["message"],
+        prepared.json,
+    );
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = (
         status,

@@ -95,7 +95,8 @@ pub const UNKNOWN_TOOL: GatewayStatus = GatewayStatus {
     status: 404,
     category: Category::NotFound,
     code: "unknown_tool",
-    when: "No tool has the name in the path; `error.data.available` lists the tools.",
+    when: "No tool has the name in the path (or the path under `/tools/` is no tool's); \
+           `error.data.available` lists the tools.",
 };
 
 /// The route exists, but not for this method.
@@ -122,7 +123,7 @@ pub const HOST_NOT_ALLOWED: GatewayStatus = GatewayStatus {
     when: "The `Host` (or `Origin`) header names one the server does not accept.",
 };
 
-/// The server is at its concurrency limit, past its request timeout, or shutting down.
+/// The server is at its concurrency limit, or past its request timeout.
 pub const OVERLOADED: GatewayStatus = GatewayStatus {
     status: 503,
     category: Category::Transient,
@@ -131,14 +132,25 @@ pub const OVERLOADED: GatewayStatus = GatewayStatus {
            `Retry-After`.",
 };
 
+/// A call whose body is not declared JSON.
+pub const UNSUPPORTED_MEDIA_TYPE: GatewayStatus = GatewayStatus {
+    status: 415,
+    category: Category::Validation,
+    code: "unsupported_media_type",
+    when: "A call without `Content-Type: application/json` (or another `+json` type). A page \
+           can post a form or text to any origin without asking; it cannot post JSON without \
+           a CORS preflight, so no other site can run a tool in a visitor's browser.",
+};
+
 /// Every refusal of the gateway's own, in status order.
-pub const GATEWAY_STATUS: [GatewayStatus; 7] = [
+pub const GATEWAY_STATUS: [GatewayStatus; 8] = [
     MALFORMED_JSON,
     INVALID_CONTROL,
     HOST_NOT_ALLOWED,
     UNKNOWN_TOOL,
     METHOD_NOT_ALLOWED,
     REQUEST_TOO_LARGE,
+    UNSUPPORTED_MEDIA_TYPE,
     OVERLOADED,
 ];
 
@@ -202,6 +214,6 @@ mod tests {
 
     #[test]
     fn error_statuses_are_the_documented_ones() {
-        assert_eq!(error_statuses(), [400, 403, 404, 413, 422, 500, 503]);
+        assert_eq!(error_statuses(), [400, 403, 404, 413, 415, 422, 500, 503]);
     }
 }
