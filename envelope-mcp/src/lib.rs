@@ -126,6 +126,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "check")]
+pub mod check;
 mod drain;
 mod error;
 #[cfg(feature = "http")]

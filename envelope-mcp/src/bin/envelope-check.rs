@@ -1,0 +1,167 @@
+//! `envelope-check`: points at any MCP server and reports whether its tool responses are
+//! agent-grade (see `envelope_mcp::check` and `docs/CHECKS.md`).
+//!
+//! ```text
+//! envelope-check [OPTIONS] -- COMMAND [ARGS...]    a server on stdio
+//! envelope-check [OPTIONS] --url URL               a streamable HTTP server
+//! ```
+//!
+//! Exits 0 when nothing failed, 1 when a check failed (or the run stopped early), 2 when the
+//! server could not be reached or the command line is wrong.
+
+use std::collections::BTreeSet;
+use std::process::{ExitCode, Stdio};
+use std::time::Duration;
+
+use clap::Parser;
+use envelope_mcp::check::{Check, CheckConfig, Report, run};
+use envelope_mcp::rmcp::ServiceExt as _;
+use envelope_mcp::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+
+/// Check whether an MCP server's tool responses are agent-grade: envelopes that say whether
+/// the call worked, whether a retry can help, how complete and how large the answer is, and
+/// what to call next.
+#[derive(Debug, Parser)]
+#[command(name = "envelope-check", version)]
+struct Options {
+    /// A streamable HTTP server's endpoint (http://…/mcp), instead of a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command", value_parser = http_url)]
+    url: Option<String>,
+
+    /// The seed of the random calls (printed in the report; the same seed replays a run).
+    /// Default: one drawn from the clock.
+    #[arg(long)]
+    seed: Option<u64>,
+
+    /// Random valid calls per tool, beside the fixed ones.
+    #[arg(long, default_value_t = 3)]
+    variations: usize,
+
+    /// Make only these checks (an id, repeatable or comma-separated).
+    #[arg(long, value_name = "CHECK", value_delimiter = ',')]
+    only: Vec<Check>,
+
+    /// Do not make these checks (an id, repeatable or comma-separated).
+    #[arg(long, value_name = "CHECK", value_delimiter = ',')]
+    skip: Vec<Check>,
+
+    /// Check only these tools (repeatable or comma-separated).
+    #[arg(long = "tool", value_name = "NAME", value_delimiter = ',')]
+    tools: Vec<String>,
+
+    /// Stop making calls after this many seconds; the report says the run stopped early.
+    #[arg(long, value_name = "SECONDS")]
+    time_budget: Option<u64>,
+
+    /// How long one call may take before it fails `call.answered`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    call_timeout: u64,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+
+    /// Let a stdio server's standard error through (its logs); by default it is discarded.
+    #[arg(long)]
+    server_stderr: bool,
+
+    /// The command that runs a server on stdio, and its arguments (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// A URL the HTTP client can reach: `http://`. (This build speaks no TLS: check an `https`
+/// server through a local tunnel or its plain HTTP port.)
+fn http_url(text: &str) -> Result<String, String> {
+    if text.starts_with("http://") {
+        Ok(text.to_owned())
+    } else if text.starts_with("https://") {
+        Err("this build speaks plain HTTP only: reach the server at an http:// address".to_owned())
+    } else {
+        Err("the URL must start with http://".to_owned())
+    }
+}
+
+fn config(options: &Options, seed: u64) -> CheckConfig {
+    CheckConfig {
+        seed,
+        variations: options.variations,
+        only: options.only.iter().copied().collect(),
+        skip: options.skip.iter().copied().collect(),
+        tools: options.tools.iter().cloned().collect::<BTreeSet<_>>(),
+        time_budget: options.time_budget.map(Duration::from_secs),
+        call_timeout: Duration::from_secs(options.call_timeout.max(1)),
+        ..CheckConfig::default()
+    }
+}
+
+/// Connects as `options` say, checks, and disconnects.
+async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String> {
+    if let Some(url) = &options.url {
+        let client = ()
+            .serve(StreamableHttpClientTransport::from_uri(url.as_str()))
+            .await
+            .map_err(|error| format!("cannot connect to {url}: {error}"))?;
+        let report = run(&client, config).await;
+        let _ = client.cancel().await;
+        return Ok(report);
+    }
+    let Some((program, args)) = options.command.split_first() else {
+        return Err("name a server: `--url URL`, or `-- COMMAND [ARGS...]`".to_owned());
+    };
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    let stderr = if options.server_stderr {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    };
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(stderr)
+        .spawn()
+        .map_err(|error| format!("cannot run `{program}`: {error}"))?;
+    let client = ()
+        .serve(transport)
+        .await
+        .map_err(|error| format!("`{program}` did not start an MCP session: {error}"))?;
+    let report = run(&client, config).await;
+    let _ = client.cancel().await;
+    Ok(report)
+}
+
+fn main() -> ExitCode {
+    let options = Options::parse();
+    let seed = options.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |elapsed| elapsed.as_nanos() as u64 % 1_000_000_007)
+    });
+    let config = config(&options, seed);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("envelope-check: cannot start a runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = match runtime.block_on(check(&options, &config)) {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("envelope-check: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    if options.json {
+        println!("{:#}", report.to_json());
+    } else {
+        print!("{}", report.render());
+    }
+    if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

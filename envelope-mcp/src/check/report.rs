@@ -1,0 +1,274 @@
+//! What a run found: per tool, per check, how many responses passed, failed or were skipped,
+//! with an excerpt of each failing response; as a table for people or JSON for programs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Check, excerpt};
+
+/// The most failures kept per tool and check: enough to see the pattern.
+const KEPT_FAILURES: usize = 5;
+
+/// How often one check passed, failed, or did not apply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Responses (or follow-throughs) that met the check.
+    pub passed: usize,
+    /// Those that did not.
+    pub failed: usize,
+    /// Those the check did not apply to (no `completeness` to check, no pages to follow).
+    pub skipped: usize,
+}
+
+/// One failure: the check, the call, what was wrong, and the response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The check's id.
+    pub check: &'static str,
+    /// The call's arguments, as JSON.
+    pub arguments: String,
+    /// What was wrong.
+    pub detail: String,
+    /// The response, cut to 300 characters, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
+}
+
+/// One tool's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolReport {
+    /// The tool's name.
+    pub tool: String,
+    /// Each check's tally, by id.
+    pub checks: BTreeMap<&'static str, Tally>,
+    /// The failures, at most five per check.
+    pub failures: Vec<Failure>,
+    /// Why checking this tool stopped early, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    #[serde(skip)]
+    enabled: BTreeSet<Check>,
+}
+
+impl ToolReport {
+    pub(super) fn new(tool: &str, enabled: &BTreeSet<Check>) -> Self {
+        ToolReport {
+            tool: tool.to_owned(),
+            checks: BTreeMap::new(),
+            failures: Vec::new(),
+            stopped: None,
+            enabled: enabled.clone(),
+        }
+    }
+
+    fn tally(&mut self, check: Check) -> Option<&mut Tally> {
+        self.enabled
+            .contains(&check)
+            .then(|| self.checks.entry(check.as_str()).or_default())
+    }
+
+    pub(super) fn pass(&mut self, check: Check) {
+        if let Some(tally) = self.tally(check) {
+            tally.passed += 1;
+        }
+    }
+
+    pub(super) fn skip(&mut self, check: Check) {
+        if let Some(tally) = self.tally(check) {
+            tally.skipped += 1;
+        }
+    }
+
+    pub(super) fn fail(
+        &mut self,
+        check: Check,
+        arguments: &Map<String, Value>,
+        detail: &str,
+        response: Option<&Value>,
+    ) {
+        let Some(tally) = self.tally(check) else {
+            return;
+        };
+        tally.failed += 1;
+        let kept = self
+            .failures
+            .iter()
+            .filter(|failure| failure.check == check.as_str())
+            .count();
+        if kept < KEPT_FAILURES {
+            self.failures.push(Failure {
+                check: check.as_str(),
+                arguments: excerpt(&Value::Object(arguments.clone())),
+                detail: detail.to_owned(),
+                response: response.map(excerpt),
+            });
+        }
+    }
+
+    /// This tool's totals.
+    pub fn total(&self) -> Tally {
+        self.checks
+            .values()
+            .fold(Tally::default(), |sum, tally| Tally {
+                passed: sum.passed + tally.passed,
+                failed: sum.failed + tally.failed,
+                skipped: sum.skipped + tally.skipped,
+            })
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The seed the random calls came from: `--seed` replays them.
+    pub seed: u64,
+    /// The server's name and version, as it introduced itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Each tool checked.
+    pub tools: Vec<ToolReport>,
+    /// Tools asked for that the server does not list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_tools: Vec<String>,
+    /// Why the run stopped early (the time budget, a lost connection), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// The share of passed among passed and failed, in percent.
+    pub score: f64,
+    /// How many checks failed.
+    pub failed_count: usize,
+}
+
+impl Report {
+    pub(super) fn new(seed: u64) -> Self {
+        Report {
+            seed,
+            server: None,
+            tools: Vec::new(),
+            unknown_tools: Vec::new(),
+            stopped: None,
+            score: 0.0,
+            failed_count: 0,
+        }
+    }
+
+    /// The totals of every tool.
+    pub fn total(&self) -> Tally {
+        self.tools
+            .iter()
+            .map(ToolReport::total)
+            .fold(Tally::default(), |sum, tally| Tally {
+                passed: sum.passed + tally.passed,
+                failed: sum.failed + tally.failed,
+                skipped: sum.skipped + tally.skipped,
+            })
+    }
+
+    /// How many checks failed.
+    pub fn failed(&self) -> usize {
+        self.total().failed
+    }
+
+    /// Whether nothing failed and nothing stopped the run: the exit status is 0 only then.
+    pub fn is_clean(&self) -> bool {
+        self.failed() == 0 && self.stopped.is_none() && self.unknown_tools.is_empty()
+    }
+
+    /// The share of passed checks among those that passed or failed, in percent.
+    pub fn score(&self) -> f64 {
+        let total = self.total();
+        let judged = total.passed + total.failed;
+        if judged == 0 {
+            return 0.0;
+        }
+        100.0 * total.passed as f64 / judged as f64
+    }
+
+    /// The failures of `check` across tools.
+    pub fn failures_of(&self, check: Check) -> usize {
+        self.tools
+            .iter()
+            .filter_map(|tool| tool.checks.get(check.as_str()))
+            .map(|tally| tally.failed)
+            .sum()
+    }
+
+    /// The report as JSON, its score and failure count filled in.
+    pub fn to_json(&self) -> Value {
+        let mut report = self.clone();
+        report.score = (self.score() * 10.0).round() / 10.0;
+        report.failed_count = self.failed();
+        serde_json::to_value(report).unwrap_or(Value::Null)
+    }
+
+    /// The report as people read it: a table per tool, the failures, the score.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let server = self.server.as_deref().unwrap_or("the server");
+        let _ = writeln!(
+            out,
+            "envelope-check: {server}, {} tools, seed {} (replay with --seed {})",
+            self.tools.len(),
+            self.seed,
+            self.seed
+        );
+        for tool in &self.tools {
+            let total = tool.total();
+            let _ = writeln!(
+                out,
+                "\n{}: {} passed, {} failed, {} skipped",
+                tool.tool, total.passed, total.failed, total.skipped
+            );
+            let _ = writeln!(
+                out,
+                "  {:<34} {:>6} {:>6} {:>7}",
+                "check", "passed", "failed", "skipped"
+            );
+            for check in Check::ALL {
+                if let Some(tally) = tool.checks.get(check.as_str()) {
+                    let mark = if tally.failed > 0 { "✗" } else { " " };
+                    let _ = writeln!(
+                        out,
+                        "{mark} {:<34} {:>6} {:>6} {:>7}",
+                        check.as_str(),
+                        tally.passed,
+                        tally.failed,
+                        tally.skipped
+                    );
+                }
+            }
+            for failure in &tool.failures {
+                let _ = writeln!(
+                    out,
+                    "  ✗ {} with {}: {}",
+                    failure.check, failure.arguments, failure.detail
+                );
+                if let Some(response) = &failure.response {
+                    let _ = writeln!(out, "      response: {response}");
+                }
+            }
+            if let Some(reason) = &tool.stopped {
+                let _ = writeln!(out, "  stopped: {reason}");
+            }
+        }
+        for tool in &self.unknown_tools {
+            let _ = writeln!(out, "\nno tool `{tool}` is listed");
+        }
+        if let Some(reason) = &self.stopped {
+            let _ = writeln!(out, "\nthe run stopped early: {reason}");
+        }
+        let total = self.total();
+        let _ = writeln!(
+            out,
+            "\nscore {:.1}%: {} passed, {} failed, {} skipped",
+            self.score(),
+            total.passed,
+            total.failed,
+            total.skipped
+        );
+        out
+    }
+}

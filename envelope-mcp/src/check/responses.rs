@@ -1,0 +1,308 @@
+//! The checks on one response: is it an envelope, a sound one, and what its call asked for.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use envelope_core::{Completeness, RequestId};
+use jsonschema::Validator;
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Map, Value};
+
+use super::inputs::Intent;
+use super::{Check, CheckConfig, ToolReport};
+
+/// The checks every response is held to, in report order.
+const RESPONSE_CHECKS: [Check; 10] = [
+    Check::EnvelopeSchema,
+    Check::OutputSchema,
+    Check::IsError,
+    Check::TextMirror,
+    Check::Completeness,
+    Check::NextActionTools,
+    Check::NextActionArguments,
+    Check::RequestId,
+    Check::RequestIdUnique,
+    Check::TokensPlausible,
+];
+
+/// What responses are judged against: the envelope's schema, each tool's schemas, and the
+/// request ids seen so far.
+pub(super) struct Judge {
+    envelope: Validator,
+    tools: BTreeMap<String, Tool>,
+    inputs: BTreeMap<String, Option<Validator>>,
+    outputs: BTreeMap<String, Option<Validator>>,
+    request_ids: BTreeSet<String>,
+    enabled: BTreeSet<Check>,
+}
+
+fn compile(schema: &Map<String, Value>) -> Option<Validator> {
+    jsonschema::validator_for(&Value::Object(schema.clone())).ok()
+}
+
+impl Judge {
+    pub(super) fn new(tools: &[Tool], config: &CheckConfig) -> Judge {
+        let envelope = envelope_core::schema::envelope_schema().to_value();
+        let envelope = jsonschema::validator_for(&envelope)
+            .expect("the envelope's own schema compiles (a unit test says so)");
+        Judge {
+            envelope,
+            tools: tools
+                .iter()
+                .map(|tool| (tool.name.to_string(), tool.clone()))
+                .collect(),
+            inputs: tools
+                .iter()
+                .map(|tool| (tool.name.to_string(), compile(&tool.input_schema)))
+                .collect(),
+            outputs: tools
+                .iter()
+                .map(|tool| {
+                    let output = tool
+                        .output_schema
+                        .as_ref()
+                        .and_then(|schema| compile(schema));
+                    (tool.name.to_string(), output)
+                })
+                .collect(),
+            request_ids: BTreeSet::new(),
+            enabled: Check::ALL
+                .into_iter()
+                .filter(|check| config.enabled(*check))
+                .collect(),
+        }
+    }
+
+    /// The checks this run makes.
+    pub(super) fn enabled(&self) -> &BTreeSet<Check> {
+        &self.enabled
+    }
+
+    /// The listed tool `name`.
+    pub(super) fn tool(&self, name: &str) -> Option<Tool> {
+        self.tools.get(name).cloned()
+    }
+
+    /// Judges `result`, the answer of `tool` to `arguments`; its envelope, if it has one.
+    pub(super) fn response(
+        &mut self,
+        report: &mut ToolReport,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        result: &CallToolResult,
+    ) -> Option<Value> {
+        let text = result
+            .content
+            .iter()
+            .find_map(|block| block.as_text())
+            .map(|text| text.text.as_str());
+        let Some(structured) = &result.structured_content else {
+            let shown = text.map(|text| Value::from(text.chars().take(300).collect::<String>()));
+            report.fail(
+                Check::CallAnswered,
+                arguments,
+                "the result carries no `structuredContent`: no envelope",
+                shown.as_ref(),
+            );
+            for check in RESPONSE_CHECKS {
+                report.skip(check);
+            }
+            return None;
+        };
+        report.pass(Check::CallAnswered);
+        let mut verdict = |check: Check, outcome: Result<(), String>| match outcome {
+            Ok(()) => report.pass(check),
+            Err(detail) if detail.is_empty() => report.skip(check),
+            Err(detail) => report.fail(check, arguments, &detail, Some(structured)),
+        };
+        verdict(
+            Check::EnvelopeSchema,
+            first_error(&self.envelope, structured),
+        );
+        verdict(
+            Check::OutputSchema,
+            match self.outputs.get(tool.name.as_ref()) {
+                Some(Some(output)) => first_error(output, structured),
+                _ => Err(String::new()),
+            },
+        );
+        verdict(Check::IsError, is_error(result, structured));
+        verdict(Check::TextMirror, text_mirror(text, structured));
+        verdict(Check::Completeness, completeness(structured));
+        let (known, valid) = self.next_actions(structured);
+        verdict(Check::NextActionTools, known);
+        verdict(Check::NextActionArguments, valid);
+        let id = structured["meta"]["request_id"].as_str();
+        verdict(
+            Check::RequestId,
+            match id {
+                Some(id) => RequestId::parse(id)
+                    .map(|_| ())
+                    .map_err(|error| error.to_string()),
+                None => Err("`meta.request_id` is missing".to_owned()),
+            },
+        );
+        verdict(
+            Check::RequestIdUnique,
+            match id {
+                Some(id) if !self.request_ids.insert(id.to_owned()) => {
+                    Err(format!("`{id}` answered an earlier call too"))
+                }
+                Some(_) => Ok(()),
+                None => Err(String::new()),
+            },
+        );
+        verdict(Check::TokensPlausible, tokens(structured));
+        Some(structured.clone())
+    }
+
+    /// Judges what `intent` asked of the call's envelope.
+    pub(super) fn intent(
+        &self,
+        report: &mut ToolReport,
+        intent: &Intent,
+        arguments: &Map<String, Value>,
+        envelope: &Value,
+    ) {
+        let check = Check::InvalidValidation;
+        let outcome = match intent {
+            Intent::Valid | Intent::Edge { .. } => return,
+            Intent::WrongType { field } | Intent::Missing { field } => {
+                let error = &envelope["error"];
+                if envelope["ok"] != false {
+                    Err(format!(
+                        "invalid `{field}` was accepted (`ok` is not false)"
+                    ))
+                } else if error["category"] != "validation" {
+                    Err(format!(
+                        "invalid `{field}` answered category {} instead of `validation`",
+                        error["category"]
+                    ))
+                } else if !error.to_string().contains(field.as_str()) {
+                    Err(format!("the `validation` error does not name `{field}`"))
+                } else {
+                    Ok(())
+                }
+            }
+            Intent::Unknown { field } => {
+                if envelope.to_string().contains(field.as_str()) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the unknown argument `{field}` was neither warned about nor refused"
+                    ))
+                }
+            }
+        };
+        match outcome {
+            Ok(()) => report.pass(check),
+            Err(detail) => report.fail(check, arguments, &detail, Some(envelope)),
+        }
+    }
+
+    /// `next_actions.known_tools` and `next_actions.arguments`; `Err("")` when there is none.
+    fn next_actions(&self, envelope: &Value) -> (Result<(), String>, Result<(), String>) {
+        let Some(actions) = envelope["next_actions"]
+            .as_array()
+            .filter(|a| !a.is_empty())
+        else {
+            return (Err(String::new()), Err(String::new()));
+        };
+        let mut known = Ok(());
+        let mut valid = Ok(());
+        for action in actions {
+            let tool = action["tool"].as_str().unwrap_or_default();
+            match self.inputs.get(tool) {
+                None => {
+                    known = Err(format!(
+                        "next action `{}` names `{tool}`, which is not listed",
+                        action["id"]
+                    ));
+                }
+                Some(Some(input)) => {
+                    if let Err(error) = first_error(input, &action["arguments"]) {
+                        valid = Err(format!(
+                            "next action `{}` has arguments `{tool}` refuses: {error}",
+                            action["id"]
+                        ));
+                    }
+                }
+                Some(None) => {}
+            }
+        }
+        (known, valid)
+    }
+}
+
+/// The first way `value` fails `validator`.
+fn first_error(validator: &Validator, value: &Value) -> Result<(), String> {
+    match validator.iter_errors(value).next() {
+        None => Ok(()),
+        Some(error) => Err(format!("at `{}`: {error}", error.instance_path())),
+    }
+}
+
+fn is_error(result: &CallToolResult, envelope: &Value) -> Result<(), String> {
+    let Some(ok) = envelope["ok"].as_bool() else {
+        return Err("the envelope has no boolean `ok`".to_owned());
+    };
+    let is_error = result.is_error.unwrap_or(false);
+    if is_error == !ok {
+        Ok(())
+    } else {
+        Err(format!("`isError` is {is_error} but `ok` is {ok}"))
+    }
+}
+
+fn text_mirror(text: Option<&str>, envelope: &Value) -> Result<(), String> {
+    let Some(text) = text else {
+        return Err("the result has no text content".to_owned());
+    };
+    if serde_json::from_str::<Value>(text).is_ok_and(|mirrored| mirrored == *envelope) {
+        return Ok(());
+    }
+    if envelope_budget::encode_toon(envelope).is_ok_and(|toon| toon == text) {
+        return Ok(());
+    }
+    let shown: String = text.chars().take(120).collect();
+    Err(format!(
+        "the text content is neither the envelope's JSON nor its TOON: `{shown}`"
+    ))
+}
+
+fn completeness(envelope: &Value) -> Result<(), String> {
+    let Some(completeness) = envelope.get("completeness") else {
+        return Err(String::new());
+    };
+    serde_json::from_value::<Completeness>(completeness.clone())
+        .map(|_| ())
+        .map_err(|error| error.to_string())
+}
+
+/// The fewest bytes of JSON one token stands for, at most: English runs 4 to 5 a token, and a
+/// long run of one letter (an edge value) some 18 by a heuristic count.
+pub(super) const MAX_BYTES_PER_TOKEN: u64 = 24;
+
+/// Between one token per [`MAX_BYTES_PER_TOKEN`] bytes and one per byte of the compact JSON.
+fn tokens(envelope: &Value) -> Result<(), String> {
+    let Some(tokens) = envelope["meta"]["tokens_estimated"].as_u64() else {
+        return Err("`meta.tokens_estimated` is missing".to_owned());
+    };
+    let bytes = envelope.to_string().len() as u64;
+    let least = bytes / MAX_BYTES_PER_TOKEN;
+    if (least..=bytes).contains(&tokens) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{tokens} tokens estimated for {bytes} bytes of JSON (expected {least} to {bytes})"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_envelope_schema_compiles() {
+        let schema = envelope_core::schema::envelope_schema().to_value();
+        assert!(jsonschema::validator_for(&schema).is_ok());
+    }
+}

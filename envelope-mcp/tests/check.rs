@@ -1,0 +1,1 @@
+//! `envelope-check` against servers whose faults are known (feature `check`).
