@@ -209,10 +209,26 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                     let structured =
                         self.judge
                             .response(&mut report, tool, &call.arguments, &result);
-                    if let Some(structured) = &structured {
-                        self.judge
-                            .intent(&mut report, &call.intent, &call.arguments, structured);
-                        collect_actions(structured, &mut actions);
+                    match &structured {
+                        Some(structured) => {
+                            self.judge.intent(
+                                &mut report,
+                                &call.intent,
+                                &call.arguments,
+                                structured,
+                            );
+                            collect_actions(structured, &mut actions);
+                        }
+                        None if !matches!(call.intent, Intent::Valid | Intent::Edge { .. }) => {
+                            report.fail(
+                                Check::InvalidValidation,
+                                &call.arguments,
+                                "invalid arguments answered no envelope, so no `validation` \
+                                 error names the field",
+                                None,
+                            );
+                        }
+                        None => {}
                     }
                     structured
                 }
@@ -302,7 +318,8 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             report.skip(tamper);
             return;
         };
-        let all_rows = rows(&one_page);
+        // Rows compared without their tokens, which a server may seal afresh on every page.
+        let all_rows: Vec<Value> = rows(&one_page).iter().map(without_tokens).collect();
         let complete = one_page["completeness"]["continuation"].is_null()
             && one_page["completeness"]["complete"] != false;
         // Some ten pages of it.
@@ -325,7 +342,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             let Some(page) = self.judge.response(report, tool, &arguments, &result) else {
                 return;
             };
-            seen.extend(rows(&page));
+            seen.extend(rows(&page).iter().map(without_tokens));
             let Some(token) = page["completeness"]["continuation"].as_str() else {
                 break;
             };
@@ -343,6 +360,13 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 let detail = format!(
                     "{} rows across {pages} pages, {} in one page: rows were skipped or added",
                     seen.len(),
+                    all_rows.len()
+                );
+                report.fail(follow, &arguments, &detail, None);
+            } else if !complete && !same_prefix(&seen, &all_rows) {
+                // The one page holds only the first part: the pages must begin with it.
+                let detail = format!(
+                    "the pages do not begin with the rows of one larger page ({} rows)",
                     all_rows.len()
                 );
                 report.fail(follow, &arguments, &detail, None);
@@ -563,6 +587,12 @@ fn same_rows(a: &[Value], b: &[Value]) -> bool {
         counts
     };
     count(a) == count(b)
+}
+
+/// Whether the shorter of `a` and `b` begins the longer.
+fn same_prefix(a: &[Value], b: &[Value]) -> bool {
+    let shared = a.len().min(b.len());
+    a[..shared] == b[..shared]
 }
 
 /// `token` with its middle character changed to another of the same kind.

@@ -246,7 +246,7 @@ fn is_error(result: &CallToolResult, envelope: &Value) -> Result<(), String> {
         return Err("the envelope has no boolean `ok`".to_owned());
     };
     let is_error = result.is_error.unwrap_or(false);
-    if is_error == !ok {
+    if is_error != ok {
         Ok(())
     } else {
         Err(format!("`isError` is {is_error} but `ok` is {ok}"))
