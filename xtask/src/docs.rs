@@ -1,4 +1,4 @@
-//! Generation of `docs/CONTRACT.md` and `docs/envelope.schema.json`.
+//! Generation of `docs/CONTRACT.md`, `docs/CHECKS.md` and `docs/envelope.schema.json`.
 
 use std::fmt::Write as _;
 
@@ -26,6 +26,7 @@ pub(crate) fn generate(mode: Mode) -> Result<(), String> {
     let mut stale = Vec::new();
     for (name, contents) in [
         ("CONTRACT.md", contract_markdown()),
+        ("CHECKS.md", checks_markdown()),
         ("envelope.schema.json", schema + "\n"),
     ] {
         if let Err(problem) =
@@ -435,6 +436,35 @@ fn rest_section(out: &mut String) {
             ]
         }),
     );
+}
+
+/// The checks `envelope-check` makes, from its own ids.
+fn checks_markdown() -> String {
+    use envelope_mcp::check::Check;
+    let mut out = String::new();
+    let _ = writeln!(out, "{HEADER}\n");
+    let _ = writeln!(out, "# What `envelope-check` checks\n");
+    let _ = writeln!(
+        out,
+        "`envelope-check` (feature `check` of `envelope-mcp`) connects to any MCP server, over \
+         stdio (`envelope-check -- COMMAND [ARGS...]`) or streamable HTTP (`envelope-check --url \
+         URL`), lists its tools and calls each one: valid calls generated from the tool's \
+         `inputSchema` (the required fields, every field, and random variations from a seed \
+         the report prints; `--seed` replays them), invalid ones (a wrong type, a missing \
+         required field, an unknown argument), and empty, very long and non-ASCII values in \
+         fields that look like paths or queries. It follows pages to the end, changes one \
+         character of a token, and runs each suggested next action once. Every response is \
+         held to the checks below; `--only` and `--skip` take their ids. The exit status is 0 \
+         only when nothing failed.\n"
+    );
+    table(
+        &mut out,
+        &["id", "what it asks"],
+        Check::ALL
+            .iter()
+            .map(|check| vec![code(check.as_str()), check.meaning().into()]),
+    );
+    out
 }
 
 fn contract_markdown() -> String {

@@ -51,6 +51,18 @@ pub(crate) enum Intent {
     Edge { field: String },
 }
 
+impl Intent {
+    /// The field an answer to this call must name: the invalid or unknown one.
+    pub(crate) fn field_to_name(&self) -> Option<&str> {
+        match self {
+            Intent::WrongType { field } | Intent::Missing { field } | Intent::Unknown { field } => {
+                Some(field)
+            }
+            Intent::Valid | Intent::Edge { .. } => None,
+        }
+    }
+}
+
 /// One generated call.
 #[derive(Debug, Clone)]
 pub(crate) struct Call {

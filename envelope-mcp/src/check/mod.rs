@@ -97,7 +97,8 @@ pub async fn run<S: Service<RoleClient>>(
     if let Some(info) = client.peer_info()
         && let Some(server) = &info.server_info
     {
-        report.server = Some(format!("{} {}", server.name, server.version));
+        let named = format!("{} {}", server.name, server.version);
+        report.server = Some(named.trim().to_owned());
     }
     let tools = match client.list_all_tools().await {
         Ok(tools) => tools,
@@ -219,16 +220,19 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                             );
                             collect_actions(structured, &mut actions);
                         }
-                        None if !matches!(call.intent, Intent::Valid | Intent::Edge { .. }) => {
-                            report.fail(
-                                Check::InvalidValidation,
-                                &call.arguments,
-                                "invalid arguments answered no envelope, so no `validation` \
-                                 error names the field",
-                                None,
-                            );
+                        None => {
+                            if let Some(field) = call.intent.field_to_name() {
+                                let detail = format!(
+                                    "the call answered no envelope, so nothing names `{field}`"
+                                );
+                                report.fail(
+                                    Check::InvalidValidation,
+                                    &call.arguments,
+                                    &detail,
+                                    None,
+                                );
+                            }
                         }
-                        None => {}
                     }
                     structured
                 }

@@ -1,0 +1,110 @@
+"""`envelope-check` run on this project's own example, as CI requires: over stdio and over
+streamable HTTP, zero failures. The checker is `target/debug/envelope-check` (override with
+`ENVELOPE_CHECK_BIN`); build it with `cargo build -p envelope-mcp --features check --bin
+envelope-check`. The seed is fixed so a failure replays; `ENVELOPE_CHECK_SEED` explores others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster import start_server
+from test_interop import BIN, REPO, write_paged_tree
+
+CHECK_BIN = Path(os.environ.get("ENVELOPE_CHECK_BIN", REPO / "target/debug/envelope-check"))
+SEED = os.environ.get("ENVELOPE_CHECK_SEED", "1")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("check") / "tree"
+    root.mkdir()
+    write_paged_tree(root)
+    return root
+
+
+def envelope_check(*args: str) -> dict:
+    if not CHECK_BIN.is_file():
+        pytest.fail(f"{CHECK_BIN} is missing: cargo build -p envelope-mcp --features check --bin envelope-check")
+    run = subprocess.run(
+        [str(CHECK_BIN), "--seed", SEED, "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, f"envelope-check exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+    return json.loads(run.stdout)
+
+
+def assert_clean(report: dict) -> None:
+    assert report["failed_count"] == 0, json.dumps(report, indent=1)
+    assert {tool["tool"] for tool in report["tools"]} >= {"search_text", "read_file", "list_files"}
+    # Paging was followed through, not skipped.
+    search = next(tool for tool in report["tools"] if tool["tool"] == "search_text")
+    assert search["checks"]["paging.follow"]["passed"] == 1, search
+    assert search["checks"]["paging.tampered"]["passed"] == 1, search
+
+
+def test_the_example_over_stdio_passes_every_check(tree: Path) -> None:
+    assert_clean(envelope_check("--", str(BIN), "--root", str(tree)))
+
+
+def test_the_example_over_http_passes_every_check(tree: Path, tmp_path: Path) -> None:
+    process, port = start_server(tree, tmp_path / "server.log")
+    try:
+        assert_clean(envelope_check("--url", f"http://127.0.0.1:{port}/mcp"))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+PLAIN_PYTHON_SERVER = '''
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("plain-python")
+
+
+@server.tool()
+def add(a: int, b: int) -> dict:
+    """Add two numbers."""
+    return {"sum": a + b}
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"Hello, {name}!"
+
+
+if __name__ == "__main__":
+    server.run()
+'''
+
+
+def test_a_server_written_with_the_python_sdk_is_told_what_it_lacks(tmp_path: Path) -> None:
+    """What an author sees before adopting envelope: a report, not a crash."""
+    server = tmp_path / "server.py"
+    server.write_text(PLAIN_PYTHON_SERVER)
+    run = subprocess.run(
+        [str(CHECK_BIN), "--seed", SEED, "--json", "--", sys.executable, str(server)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 1, f"{run.stdout}\n{run.stderr}"
+    report = json.loads(run.stdout)
+    assert report.get("stopped") is None, report
+    tools = {tool["tool"]: tool for tool in report["tools"]}
+    assert set(tools) == {"add", "greet"}
+    # A structured answer that is no envelope; a text answer with no structure at all; bad
+    # arguments answered with prose.
+    assert tools["greet"]["checks"]["envelope.schema"]["failed"] > 0
+    assert tools["add"]["checks"]["call.answered"]["failed"] > 0
+    assert tools["add"]["checks"]["invalid.validation"]["failed"] > 0
+    assert report["failed_count"] > 0 and report["score"] < 50
