@@ -85,6 +85,20 @@ impl Check {
         }
     }
 
+    /// Whether every envelope is held to it (the rest judge a call's intent, or a tool's
+    /// follow-through).
+    pub const fn is_per_response(self) -> bool {
+        !matches!(
+            self,
+            Check::CallAnswered
+                | Check::InvalidValidation
+                | Check::ReadOnlyIdempotent
+                | Check::PagingFollow
+                | Check::PagingTampered
+                | Check::NextActionRuns
+        )
+    }
+
     /// What the check asks of a response, in one sentence.
     pub const fn meaning(self) -> &'static str {
         match self {

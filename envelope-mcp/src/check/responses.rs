@@ -10,20 +10,6 @@ use serde_json::{Map, Value};
 use super::inputs::Intent;
 use super::{Check, CheckConfig, ToolReport};
 
-/// The checks every response is held to, in report order.
-const RESPONSE_CHECKS: [Check; 10] = [
-    Check::EnvelopeSchema,
-    Check::OutputSchema,
-    Check::IsError,
-    Check::TextMirror,
-    Check::Completeness,
-    Check::NextActionTools,
-    Check::NextActionArguments,
-    Check::RequestId,
-    Check::RequestIdUnique,
-    Check::TokensPlausible,
-];
-
 /// What responses are judged against: the envelope's schema, each tool's schemas, and the
 /// request ids seen so far.
 pub(super) struct Judge {
@@ -103,7 +89,10 @@ impl Judge {
                 "the result carries no `structuredContent`: no envelope",
                 shown.as_ref(),
             );
-            for check in RESPONSE_CHECKS {
+            for check in Check::ALL
+                .into_iter()
+                .filter(|check| check.is_per_response())
+            {
                 report.skip(check);
             }
             return None;
