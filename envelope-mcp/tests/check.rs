@@ -121,7 +121,11 @@ impl Faulty {
                 }
             }
             Fault::DuplicateRows => {
-                let page = envelope["data"]["rows"].as_array_mut();
+                // `get_mut`, not indexing: indexing would give an error envelope a `data`.
+                let page = envelope
+                    .get_mut("data")
+                    .and_then(|data| data.get_mut("rows"))
+                    .and_then(Value::as_array_mut);
                 if let (Some(page), Some(previous)) = (page, given.1.take())
                     && arguments.get("continuation").is_some()
                     && !page.is_empty()
@@ -214,6 +218,7 @@ async fn a_healthy_envelope_server_passes_every_check() {
         Check::PagingFollow,
         Check::PagingTampered,
         Check::NextActionRuns,
+        Check::ReadOnlyIdempotent,
     ] {
         assert!(
             tool.checks[check.as_str()].passed > 0,
@@ -239,6 +244,12 @@ async fn each_fault_fails_the_check_of_its_id() {
             "{fault:?} did not fail {check_id}:\n{}",
             report.render()
         );
+        // Only that check: the fault is found where it is, and nowhere else.
+        let failing: Vec<Check> = Check::ALL
+            .into_iter()
+            .filter(|check| report.failures_of(*check) > 0)
+            .collect();
+        assert_eq!(failing, [check_id], "{fault:?}:\n{}", report.render());
         assert!(!report.is_clean());
         let failure = report.tools[0]
             .failures
@@ -267,11 +278,39 @@ async fn only_and_skip_select_checks() {
 }
 
 #[tokio::test]
-async fn a_seed_replays_its_run() {
-    let first = check(Faulty::new(Fault::None), &config()).await;
-    let again = check(Faulty::new(Fault::None), &config()).await;
-    assert_eq!(first.seed, again.seed);
-    assert_eq!(first.tools[0].checks, again.tools[0].checks);
+async fn a_seed_replays_its_run_and_the_time_budget_bounds_it() {
+    // Every answer's `isError` is wrong, so the failures list the random calls.
+    let failing = |report: &Report| -> Vec<String> {
+        report.tools[0]
+            .failures
+            .iter()
+            .map(|failure| failure.arguments.clone())
+            .collect()
+    };
+    let wide = |seed| CheckConfig {
+        seed,
+        variations: 8,
+        only: [Check::IsError].into(),
+        ..CheckConfig::default()
+    };
+    let first = check(Faulty::new(Fault::WrongIsError), &wide(21)).await;
+    let again = check(Faulty::new(Fault::WrongIsError), &wide(21)).await;
+    let other = check(Faulty::new(Fault::WrongIsError), &wide(22)).await;
+    assert_eq!(first.seed, 21);
+    assert_eq!(failing(&first), failing(&again));
+    assert_ne!(
+        failing(&first),
+        failing(&other),
+        "another seed, other calls"
+    );
+
+    let no_time = CheckConfig {
+        time_budget: Some(std::time::Duration::ZERO),
+        ..config()
+    };
+    let report = check(Faulty::new(Fault::None), &no_time).await;
+    assert_eq!(report.stopped.as_deref(), Some("the time budget ran out"));
+    assert!(!report.is_clean(), "a partial run is not a clean one");
 }
 
 mod plain {

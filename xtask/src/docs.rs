@@ -454,7 +454,7 @@ fn checks_markdown() -> String {
          required field, an unknown argument), and empty, very long and non-ASCII values in \
          fields that look like paths or queries. It follows pages to the end, changes one \
          character of a token, and runs each suggested next action once. Every response is \
-         held to the checks below; `--only` and `--skip` take their ids. The exit status is 0 \
+         held to the checks below that apply to it; `--only` and `--skip` take their ids. The exit status is 0 \
          only when nothing failed.\n"
     );
     table(

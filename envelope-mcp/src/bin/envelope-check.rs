@@ -6,8 +6,9 @@
 //! envelope-check [OPTIONS] --url URL               a streamable HTTP server
 //! ```
 //!
-//! Exits 0 when nothing failed, 1 when a check failed (or the run stopped early), 2 when the
-//! server could not be reached or the command line is wrong.
+//! Exits 0 when nothing failed, 1 when a check failed or the run stopped early (a listing that
+//! fails, the time budget, a lost connection), 2 when the server could not be started or
+//! connected to, or the command line is wrong.
 
 use std::collections::BTreeSet;
 use std::process::{ExitCode, Stdio};
@@ -57,6 +58,10 @@ struct Options {
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     call_timeout: u64,
 
+    /// The most pages followed, and next actions run, per tool.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    max_pages: usize,
+
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -91,16 +96,17 @@ fn config(options: &Options, seed: u64) -> CheckConfig {
         tools: options.tools.iter().cloned().collect::<BTreeSet<_>>(),
         time_budget: options.time_budget.map(Duration::from_secs),
         call_timeout: Duration::from_secs(options.call_timeout.max(1)),
-        ..CheckConfig::default()
+        max_pages: options.max_pages.max(1),
     }
 }
 
 /// Connects as `options` say, checks, and disconnects.
 async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String> {
     if let Some(url) = &options.url {
-        let client = ()
-            .serve(StreamableHttpClientTransport::from_uri(url.as_str()))
+        let connecting = ().serve(StreamableHttpClientTransport::from_uri(url.as_str()));
+        let client = tokio::time::timeout(config.call_timeout, connecting)
             .await
+            .map_err(|_| format!("cannot connect to {url}: no answer to `initialize`"))?
             .map_err(|error| format!("cannot connect to {url}: {error}"))?;
         let report = run(&client, config).await;
         let _ = client.cancel().await;
@@ -120,9 +126,9 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
         .stderr(stderr)
         .spawn()
         .map_err(|error| format!("cannot run `{program}`: {error}"))?;
-    let client = ()
-        .serve(transport)
+    let client = tokio::time::timeout(config.call_timeout, ().serve(transport))
         .await
+        .map_err(|_| format!("`{program}` did not answer `initialize`"))?
         .map_err(|error| format!("`{program}` did not start an MCP session: {error}"))?;
     let report = run(&client, config).await;
     let _ = client.cancel().await;

@@ -134,10 +134,10 @@ impl Check {
                 "A tool annotated `readOnlyHint` answers the same call twice alike: the same `ok`, and the same `data`, opaque tokens aside (of a page cut by the response budget, the same `total` and the same rows as far as the shorter page goes)."
             }
             Check::PagingFollow => {
-                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of a one-page call once, none twice."
+                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end is not reached within the page bound."
             }
             Check::PagingTampered => {
-                "A continuation token with one character changed is refused with a `validation` envelope."
+                "The second page's call, its continuation token with one character changed, is refused with a `validation` envelope."
             }
             Check::NextActionRuns => {
                 "Each suggested next action, run once as given, answers an envelope."

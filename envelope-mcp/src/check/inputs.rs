@@ -2,9 +2,10 @@
 //! field, and seeded random variations), invalid ones (a wrong type, a missing required field,
 //! an unknown argument), and edge values for fields that look like paths or queries.
 //!
-//! Only what JSON Schema says is used: types, `enum`/`const`, bounds, lengths, `required`,
-//! `anyOf`/`oneOf`/`allOf` and local `$ref`s. A field it cannot satisfy gets its best guess;
-//! the server's answer to that is checked like any other.
+//! Only what JSON Schema says is used: types, `enum`/`const`, numeric bounds (exclusive ones
+//! too), lengths and item counts, `required`, `anyOf`/`oneOf`/`allOf` and local `$ref`s.
+//! `pattern`, `format` and `multipleOf` are not honoured: a field it cannot satisfy gets its
+//! best guess, and the server's answer to that is checked like any other.
 
 use serde_json::{Map, Value, json};
 
@@ -70,8 +71,12 @@ pub(crate) struct Call {
     pub(crate) intent: Intent,
 }
 
-/// How deep nested objects and arrays are filled in.
+/// How deep nested objects, arrays and unions are filled in.
 const MAX_DEPTH: usize = 4;
+
+/// The most characters or items a generated value holds, whatever the schema's minimum: a
+/// schema asking for more is answered with this many, and the server's answer checked.
+const MAX_GENERATED: usize = 10_000;
 
 /// The argument name an unknown-argument call sends: no real tool takes it.
 pub(crate) const UNKNOWN_ARGUMENT: &str = "envelope_check_unknown_argument";
@@ -81,22 +86,22 @@ pub(crate) const UNKNOWN_ARGUMENT: &str = "envelope_check_unknown_argument";
 pub(crate) fn calls(schema: &Value, variations: usize, rng: &mut Rng) -> Vec<Call> {
     let object = Object::of(schema, schema);
     let mut calls = vec![Call {
-        arguments: object.fill(schema, false, None),
+        arguments: object.fill(schema, false, None, 0),
         intent: Intent::Valid,
     }];
     if object.properties.len() > object.required.len() {
         calls.push(Call {
-            arguments: object.fill(schema, true, None),
+            arguments: object.fill(schema, true, None, 0),
             intent: Intent::Valid,
         });
     }
     for _ in 0..variations {
         calls.push(Call {
-            arguments: object.fill(schema, false, Some(rng)),
+            arguments: object.fill(schema, false, Some(rng), 0),
             intent: Intent::Valid,
         });
     }
-    let base = object.fill(schema, false, None);
+    let base = object.fill(schema, false, None, 0);
     for (field, property) in &object.properties {
         let Some(wrong) = wrong_type(schema, property) else {
             continue;
@@ -192,8 +197,8 @@ fn is_query_like(name: &str) -> bool {
         .any(|part| name == *part || name.contains(part) && part.len() > 1)
 }
 
-/// An object schema's properties (those of `allOf` branches included) and required names
-/// (those of the first `anyOf`/`oneOf` branch that only adds requirements included).
+/// An object schema's properties and required names, those of its `allOf` branches and of the
+/// first branch of an `anyOf`/`oneOf` (a valid choice) included.
 struct Object {
     properties: Vec<(String, Value)>,
     required: Vec<String>,
@@ -237,7 +242,13 @@ impl Object {
 
     /// Arguments: the required fields, the optional ones too when `all`, and with `rng`, a
     /// random half of the optional ones, each with a random valid value.
-    fn fill(&self, root: &Value, all: bool, mut rng: Option<&mut Rng>) -> Map<String, Value> {
+    fn fill(
+        &self,
+        root: &Value,
+        all: bool,
+        mut rng: Option<&mut Rng>,
+        depth: usize,
+    ) -> Map<String, Value> {
         let mut arguments = Map::new();
         for (name, property) in &self.properties {
             let required = self.required.contains(name);
@@ -248,7 +259,7 @@ impl Object {
             }
             arguments.insert(
                 name.clone(),
-                valid(root, property, name, rng.as_deref_mut(), 0),
+                valid(root, property, name, rng.as_deref_mut(), depth),
             );
         }
         arguments
@@ -274,7 +285,15 @@ fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
 
 /// The types `schema` allows, `null` last.
 fn types(root: &Value, schema: &Value) -> Vec<String> {
+    types_within(root, schema, 0)
+}
+
+/// [`types`], following unions at most [`MAX_DEPTH`] deep (a union may name itself).
+fn types_within(root: &Value, schema: &Value, depth: usize) -> Vec<String> {
     let schema = resolve(root, schema);
+    if depth > MAX_DEPTH {
+        return Vec::new();
+    }
     let mut kinds: Vec<String> = match &schema["type"] {
         Value::String(kind) => vec![kind.clone()],
         Value::Array(kinds) => kinds
@@ -287,7 +306,7 @@ fn types(root: &Value, schema: &Value) -> Vec<String> {
     if kinds.is_empty() {
         for key in ["anyOf", "oneOf"] {
             for branch in schema[key].as_array().into_iter().flatten() {
-                kinds.extend(types(root, branch));
+                kinds.extend(types_within(root, branch, depth + 1));
             }
         }
         if let Some(value) = schema["enum"].as_array().and_then(|values| values.first()) {
@@ -321,6 +340,10 @@ fn takes_text(root: &Value, schema: &Value) -> bool {
 /// A value `schema` accepts: the typical one, or with `rng` a random one.
 fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth: usize) -> Value {
     let schema = resolve(root, schema);
+    // A schema that refers back to itself is filled this deep, then left empty.
+    if depth > MAX_DEPTH {
+        return Value::Null;
+    }
     if let Some(value) = schema.get("const") {
         return value.clone();
     }
@@ -340,7 +363,7 @@ fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth:
         // No type: the first branch of a union, else anything.
         for key in ["anyOf", "oneOf"] {
             if let Some(first) = schema[key].as_array().and_then(|branches| branches.first()) {
-                return valid(root, first, name, rng, depth);
+                return valid(root, first, name, rng, depth + 1);
             }
         }
     }
@@ -348,9 +371,13 @@ fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth:
     match kind.as_str() {
         "string" => text(schema, name, rng),
         "integer" => {
-            let min = schema["minimum"].as_i64().unwrap_or(0);
-            let max = schema["maximum"]
-                .as_i64()
+            // Bounds may be written as floats (`1.0`); exclusive ones move in by one.
+            let bound = |key: &str| schema[key].as_f64().map(|bound| bound as i64);
+            let min = bound("minimum")
+                .or_else(|| bound("exclusiveMinimum").map(|bound| bound.saturating_add(1)))
+                .unwrap_or(0);
+            let max = bound("maximum")
+                .or_else(|| bound("exclusiveMaximum").map(|bound| bound.saturating_sub(1)))
                 .unwrap_or(min.saturating_add(100));
             let typical = 1.clamp(min, max.max(min));
             json!(rng.map_or(typical, |rng| {
@@ -360,11 +387,15 @@ fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth:
         }
         "number" => {
             let min = schema["minimum"].as_f64().unwrap_or(0.0);
-            json!(min + rng.map_or(1.0, |rng| rng.below(100) as f64 / 10.0))
+            let max = schema["maximum"].as_f64().unwrap_or(min + 10.0).max(min);
+            json!((min + rng.map_or(1.0, |rng| rng.below(100) as f64 / 10.0)).min(max))
         }
         "boolean" => json!(rng.is_some_and(Rng::coin)),
         "array" if depth < MAX_DEPTH => {
-            let count = schema["minItems"].as_u64().unwrap_or(1).max(1) as usize;
+            let count = schema["minItems"]
+                .as_u64()
+                .unwrap_or(1)
+                .clamp(1, MAX_GENERATED as u64) as usize;
             let items = &schema["items"];
             let mut rng = rng;
             Value::Array(
@@ -374,7 +405,7 @@ fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth:
             )
         }
         "object" if depth < MAX_DEPTH => {
-            Value::Object(Object::of(root, schema).fill(root, false, rng))
+            Value::Object(Object::of(root, schema).fill(root, false, rng, depth + 1))
         }
         "array" => json!([]),
         "null" => Value::Null,
@@ -396,10 +427,12 @@ fn text(schema: &Value, name: &str, rng: Option<&mut Rng>) -> Value {
         const WORDS: [&str; 6] = ["main", "test", "data", "src", "readme", "x"];
         text = WORDS[rng.below(WORDS.len() as u64) as usize].to_owned();
     }
-    let min = schema["minLength"].as_u64().unwrap_or(0) as usize;
-    while text.chars().count() < min {
-        text.push('a');
-    }
+    let min = schema["minLength"]
+        .as_u64()
+        .unwrap_or(0)
+        .min(MAX_GENERATED as u64) as usize;
+    let short = min.saturating_sub(text.chars().count());
+    text.push_str(&"a".repeat(short));
     if let Some(max) = schema["maxLength"].as_u64() {
         text = text.chars().take(max as usize).collect();
     }
@@ -500,6 +533,38 @@ mod tests {
         };
         assert_eq!(arguments(42), arguments(42));
         assert_ne!(arguments(42), arguments(43));
+    }
+
+    #[test]
+    fn a_schema_that_refers_to_itself_is_filled_to_a_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "filter": { "$ref": "#/$defs/Filter" } },
+            "required": ["filter"],
+            "$defs": {
+                "Filter": {
+                    "type": "object",
+                    "properties": {
+                        "not": { "$ref": "#/$defs/Filter" },
+                        "any": { "anyOf": [{ "$ref": "#/$defs/Loop" }] },
+                    },
+                    "required": ["not"],
+                },
+                "Loop": { "anyOf": [{ "$ref": "#/$defs/Loop" }] },
+            },
+        });
+        let calls = calls(&schema, 5, &mut Rng::new(3));
+        assert!(calls[0].arguments["filter"]["not"].is_object());
+        let huge = json!({
+            "type": "object",
+            "properties": { "name": { "type": "string", "minLength": 1_000_000_000u64 } },
+            "required": ["name"],
+        });
+        let calls = super::calls(&huge, 0, &mut Rng::new(3));
+        assert_eq!(
+            calls[0].arguments["name"].as_str().map(str::len),
+            Some(MAX_GENERATED)
+        );
     }
 
     #[test]

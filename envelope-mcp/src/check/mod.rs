@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, PaginatedRequestParams, Tool};
 use rmcp::service::{RunningService, Service};
 use serde_json::{Map, Value};
 
@@ -100,10 +100,10 @@ pub async fn run<S: Service<RoleClient>>(
         let named = format!("{} {}", server.name, server.version);
         report.server = Some(named.trim().to_owned());
     }
-    let tools = match client.list_all_tools().await {
+    let tools = match list_tools(client, config.call_timeout).await {
         Ok(tools) => tools,
-        Err(error) => {
-            report.stopped = Some(format!("the server did not list its tools: {error}"));
+        Err(reason) => {
+            report.stopped = Some(reason);
             return report;
         }
     };
@@ -132,6 +132,43 @@ pub async fn run<S: Service<RoleClient>>(
         }
     }
     report
+}
+
+/// Why a run stopped when its time budget ran out.
+const OUT_OF_TIME: &str = "the time budget ran out";
+
+/// How many pages of a tool listing are read at most (a server may repeat a cursor).
+const MAX_LISTING_PAGES: usize = 100;
+
+/// Every tool the server lists, page by page, each page within `timeout`.
+async fn list_tools<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    timeout: Duration,
+) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LISTING_PAGES {
+        let params =
+            cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+        let page = match tokio::time::timeout(timeout, client.list_tools(params)).await {
+            Ok(Ok(page)) => page,
+            Ok(Err(error)) => return Err(format!("the server did not list its tools: {error}")),
+            Err(_) => {
+                return Err(format!(
+                    "the server did not list its tools within {} s",
+                    timeout.as_secs()
+                ));
+            }
+        };
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!(
+        "the tool listing went on past {MAX_LISTING_PAGES} pages"
+    ))
 }
 
 /// One run's connection and judge.
@@ -188,13 +225,17 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         let mut actions: Vec<(String, Map<String, Value>)> = Vec::new();
         for call in &calls {
             if self.out_of_time() {
-                report.stopped = Some("the time budget ran out".to_owned());
+                report.stopped = Some(OUT_OF_TIME.to_owned());
                 return report;
             }
             let outcome = self.call(&name, &call.arguments).await;
             let structured = match outcome {
                 Outcome::Lost(reason) => {
-                    report.fail(Check::CallAnswered, &call.arguments, &reason, None);
+                    let check = match call.intent {
+                        Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
+                        _ => Check::InvalidValidation,
+                    };
+                    report.fail(check, &call.arguments, &reason, None);
                     report.stopped = Some(reason);
                     return report;
                 }
@@ -245,7 +286,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             }
         }
         if self.out_of_time() {
-            report.stopped = Some("the time budget ran out".to_owned());
+            report.stopped = Some(OUT_OF_TIME.to_owned());
             return report;
         }
         self.read_only(&mut report, tool, first_valid.as_ref())
@@ -276,18 +317,33 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             report.skip(check);
             return;
         };
-        if let Outcome::Result(result) = self.call(&tool.name, arguments).await {
-            let after = self.judge.response(report, tool, arguments, &result);
-            match after {
-                Some(after) if alike(before, &after) => report.pass(check),
-                Some(after) => report.fail(
-                    check,
-                    arguments,
-                    "the same call answered differently the second time",
-                    Some(&after),
-                ),
-                None => report.skip(check),
+        if self.out_of_time() {
+            report.stopped = Some(OUT_OF_TIME.to_owned());
+            return;
+        }
+        match self.call(&tool.name, arguments).await {
+            Outcome::Result(result) => {
+                match self.judge.response(report, tool, arguments, &result) {
+                    Some(after) if alike(before, &after) => report.pass(check),
+                    Some(after) => report.fail(
+                        check,
+                        arguments,
+                        "the same call answered differently the second time",
+                        Some(&after),
+                    ),
+                    None => report.fail(
+                        check,
+                        arguments,
+                        "the second call answered no envelope",
+                        None,
+                    ),
+                }
             }
+            Outcome::Refused(reason) => {
+                let detail = format!("the same call, again, was refused: {reason}");
+                report.fail(check, arguments, &detail, None);
+            }
+            Outcome::Lost(reason) => report.stopped = Some(reason),
         }
     }
 
@@ -312,18 +368,27 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         // The whole result in one page, when the largest page holds it.
         let mut whole = base.clone();
         whole.insert(size_field.clone(), Value::from(most.unwrap_or(1_000)));
-        let Outcome::Result(result) = self.call(&tool.name, &whole).await else {
+        let one_page = match self.call(&tool.name, &whole).await {
+            Outcome::Result(result) => self.judge.response(report, tool, &whole, &result),
+            Outcome::Refused(_) => None,
+            Outcome::Lost(reason) => {
+                report.stopped = Some(reason);
+                return;
+            }
+        };
+        // Only a whole answer that is an `ok` page of rows can be followed and compared.
+        let Some(one_page) = one_page.filter(|page| {
+            page["ok"] == true && page["completeness"].is_object() && !rows(page).is_empty()
+        }) else {
             report.skip(follow);
             report.skip(tamper);
             return;
         };
-        let Some(one_page) = self.judge.response(report, tool, &whole, &result) else {
-            report.skip(follow);
-            report.skip(tamper);
-            return;
-        };
-        // Rows compared without their tokens, which a server may seal afresh on every page.
-        let all_rows: Vec<Value> = rows(&one_page).iter().map(without_tokens).collect();
+        let tokens = Tokens::of(&one_page);
+        let all_rows: Vec<Value> = rows(&one_page)
+            .iter()
+            .map(|row| tokens.masked(row))
+            .collect();
         let complete = one_page["completeness"]["continuation"].is_null()
             && one_page["completeness"]["complete"] != false;
         // Some ten pages of it.
@@ -332,32 +397,49 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         let mut arguments = base.clone();
         arguments.insert(size_field, Value::from(size));
         let mut seen: Vec<Value> = Vec::new();
-        let mut first_token: Option<String> = None;
+        // The first token given out, and the arguments it was given out with.
+        let mut first_token: Option<(String, Map<String, Value>)> = None;
         let mut pages = 0;
-        loop {
-            if self.out_of_time() || pages >= self.config.max_pages {
-                break;
+        let reached_end = loop {
+            if self.out_of_time() {
+                report.stopped = Some(OUT_OF_TIME.to_owned());
+                break false;
+            }
+            if pages >= self.config.max_pages {
+                break false;
             }
             pages += 1;
-            let Outcome::Result(result) = self.call(&tool.name, &arguments).await else {
-                report.fail(follow, &arguments, "a page was refused", None);
+            let page = match self.call(&tool.name, &arguments).await {
+                Outcome::Result(result) => self.judge.response(report, tool, &arguments, &result),
+                Outcome::Refused(reason) => {
+                    let detail = format!("page {pages} was refused: {reason}");
+                    report.fail(follow, &arguments, &detail, None);
+                    return;
+                }
+                Outcome::Lost(reason) => {
+                    report.stopped = Some(reason);
+                    return;
+                }
+            };
+            let Some(page) = page.filter(|page| page["ok"] == true) else {
+                let detail = format!("page {pages} answered no `ok` envelope");
+                report.fail(follow, &arguments, &detail, None);
                 return;
             };
-            let Some(page) = self.judge.response(report, tool, &arguments, &result) else {
-                return;
-            };
-            seen.extend(rows(&page).iter().map(without_tokens));
+            let tokens = Tokens::of(&page);
+            seen.extend(rows(&page).iter().map(|row| tokens.masked(row)));
             let Some(token) = page["completeness"]["continuation"].as_str() else {
-                break;
+                break true;
             };
-            first_token.get_or_insert_with(|| token.to_owned());
-            arguments = next_page(&page, &arguments, token);
-        }
+            let next = next_page(&page, &arguments, token);
+            first_token.get_or_insert_with(|| (token.to_owned(), next.clone()));
+            arguments = next;
+        };
         if self.config.enabled(follow) {
-            let duplicated = duplicates(&seen);
-            if pages < 2 {
+            if !reached_end {
+                // A part of the pages proves nothing about the whole.
                 report.skip(follow);
-            } else if let Some(row) = duplicated {
+            } else if let Some(row) = duplicates(&seen) {
                 let detail = format!("a row came twice across pages: {}", excerpt(&row));
                 report.fail(follow, &arguments, &detail, None);
             } else if complete && !same_rows(&seen, &all_rows) {
@@ -374,6 +456,9 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                     all_rows.len()
                 );
                 report.fail(follow, &arguments, &detail, None);
+            } else if !complete && pages < 2 {
+                // One page, and a larger one that was not whole: nothing to compare.
+                report.skip(follow);
             } else {
                 report.pass(follow);
             }
@@ -381,20 +466,20 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         if self.config.enabled(tamper) {
             match first_token {
                 None => report.skip(tamper),
-                Some(token) => self.tampered(report, tool, &base, &token).await,
+                Some((token, arguments)) => self.tampered(report, tool, arguments, &token).await,
             }
         }
     }
 
+    /// `paging.tampered`: the second page's call, its token with one character changed.
     async fn tampered(
         &mut self,
         report: &mut ToolReport,
         tool: &Tool,
-        base: &Map<String, Value>,
+        mut arguments: Map<String, Value>,
         token: &str,
     ) {
         let check = Check::PagingTampered;
-        let mut arguments = base.clone();
         arguments.insert("continuation".to_owned(), Value::from(tamper(token)));
         match self.call(&tool.name, &arguments).await {
             Outcome::Result(result) => match self.judge.response(report, tool, &arguments, &result)
@@ -404,16 +489,21 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 {
                     report.pass(check);
                 }
-                Some(answer) => report.fail(
+                answer => report.fail(
                     check,
                     &arguments,
-                    "a token with one character changed was not refused as `validation`",
-                    Some(&answer),
+                    "a token with one character changed was not refused with a `validation` \
+                     envelope",
+                    answer.as_ref(),
                 ),
-                None => report.skip(check),
             },
-            // A JSON-RPC error refuses it too, if not as an envelope (which other checks see).
-            Outcome::Refused(_) => report.pass(check),
+            Outcome::Refused(reason) => {
+                let detail = format!(
+                    "a token with one character changed was refused, but not with a \
+                     `validation` envelope: {reason}"
+                );
+                report.fail(check, &arguments, &detail, None);
+            }
             Outcome::Lost(reason) => report.stopped = Some(reason),
         }
     }
@@ -435,6 +525,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         }
         for (target, arguments) in actions.iter().take(self.config.max_pages) {
             if self.out_of_time() {
+                report.stopped = Some(OUT_OF_TIME.to_owned());
                 return;
             }
             let Some(listed) = self.judge.tool(target) else {
@@ -471,7 +562,14 @@ impl<S: Service<RoleClient>> Session<'_, S> {
 /// the response budget cut (where how many rows fit depends on the bytes of the request id
 /// stamped in each), the same `total` and the same rows as far as the shorter goes.
 fn alike(before: &Value, after: &Value) -> bool {
-    let (before, after) = (&without_tokens(before), &without_tokens(after));
+    let tokens = Tokens(
+        Tokens::of(before)
+            .0
+            .into_iter()
+            .chain(Tokens::of(after).0)
+            .collect(),
+    );
+    let (before, after) = (&tokens.masked(before), &tokens.masked(after));
     if before["ok"] != after["ok"] {
         return false;
     }
@@ -493,27 +591,53 @@ fn alike(before: &Value, after: &Value) -> bool {
         && first[..shared] == second[..shared]
 }
 
-/// `value` with every opaque token (a string of 40 or more base64 characters, as a sealed
-/// continuation or handle is) replaced by one placeholder: a server may seal each answer's
-/// tokens afresh.
-fn without_tokens(value: &Value) -> Value {
-    match value {
-        Value::String(text)
-            if text.len() >= 40
-                && text
-                    .bytes()
-                    .all(|byte| byte.is_ascii_alphanumeric() || b"-_+/=".contains(&byte)) =>
-        {
-            Value::from("<token>")
+/// The opaque tokens of an answer, masked when answers are compared: a server may seal each
+/// answer's tokens afresh. A token is a string the answer hands back as a continuation (in
+/// `completeness` or a next action's arguments), or one that looks sealed: 40 or more
+/// base64url characters mixing upper case, lower case and digits (a path has `/` or `.`, a
+/// hash no upper case).
+struct Tokens(BTreeSet<String>);
+
+impl Tokens {
+    fn of(envelope: &Value) -> Tokens {
+        let mut tokens = BTreeSet::new();
+        if let Some(token) = envelope["completeness"]["continuation"].as_str() {
+            tokens.insert(token.to_owned());
         }
-        Value::Array(items) => Value::Array(items.iter().map(without_tokens).collect()),
-        Value::Object(object) => Value::Object(
-            object
-                .iter()
-                .map(|(key, value)| (key.clone(), without_tokens(value)))
-                .collect(),
-        ),
-        other => other.clone(),
+        for action in envelope["next_actions"].as_array().into_iter().flatten() {
+            if let Some(token) = action["arguments"]["continuation"].as_str() {
+                tokens.insert(token.to_owned());
+            }
+        }
+        Tokens(tokens)
+    }
+
+    fn is_token(&self, text: &str) -> bool {
+        let sealed = text.len() >= 40
+            && text
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+            && text.bytes().any(|byte| byte.is_ascii_uppercase())
+            && text.bytes().any(|byte| byte.is_ascii_lowercase())
+            && text.bytes().any(|byte| byte.is_ascii_digit());
+        sealed || self.0.contains(text)
+    }
+
+    /// `value` with every token replaced by one placeholder.
+    fn masked(&self, value: &Value) -> Value {
+        match value {
+            Value::String(text) if self.is_token(text) => Value::from("<token>"),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.masked(item)).collect())
+            }
+            Value::Object(object) => Value::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| (key.clone(), self.masked(value)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
     }
 }
 

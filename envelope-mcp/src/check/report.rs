@@ -136,10 +136,6 @@ pub struct Report {
     /// Why the run stopped early (the time budget, a lost connection), if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
-    /// The share of passed among passed and failed, in percent.
-    pub score: f64,
-    /// How many checks failed.
-    pub failed_count: usize,
 }
 
 impl Report {
@@ -150,8 +146,6 @@ impl Report {
             tools: Vec::new(),
             unknown_tools: Vec::new(),
             stopped: None,
-            score: 0.0,
-            failed_count: 0,
         }
     }
 
@@ -196,12 +190,17 @@ impl Report {
             .sum()
     }
 
-    /// The report as JSON, its score and failure count filled in.
+    /// The report as JSON, with its `score` (one decimal) and `failed_count`.
     pub fn to_json(&self) -> Value {
-        let mut report = self.clone();
-        report.score = (self.score() * 10.0).round() / 10.0;
-        report.failed_count = self.failed();
-        serde_json::to_value(report).unwrap_or(Value::Null)
+        let mut report = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(object) = report.as_object_mut() {
+            object.insert(
+                "score".to_owned(),
+                Value::from((self.score() * 10.0).round() / 10.0),
+            );
+            object.insert("failed_count".to_owned(), Value::from(self.failed()));
+        }
+        report
     }
 
     /// The report as people read it: a table per tool, the failures, the score.

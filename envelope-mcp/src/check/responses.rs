@@ -15,14 +15,18 @@ use super::{Check, CheckConfig, ToolReport};
 pub(super) struct Judge {
     envelope: Validator,
     tools: BTreeMap<String, Tool>,
-    inputs: BTreeMap<String, Option<Validator>>,
-    outputs: BTreeMap<String, Option<Validator>>,
+    inputs: BTreeMap<String, Compiled>,
+    /// `None` for a tool listed without an output schema.
+    outputs: BTreeMap<String, Option<Compiled>>,
     request_ids: BTreeSet<String>,
     enabled: BTreeSet<Check>,
 }
 
-fn compile(schema: &Map<String, Value>) -> Option<Validator> {
-    jsonschema::validator_for(&Value::Object(schema.clone())).ok()
+/// A tool's schema compiled, or why it does not compile.
+type Compiled = Result<Validator, String>;
+
+fn compile(schema: &Map<String, Value>) -> Compiled {
+    jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|error| error.to_string())
 }
 
 impl Judge {
@@ -43,10 +47,7 @@ impl Judge {
             outputs: tools
                 .iter()
                 .map(|tool| {
-                    let output = tool
-                        .output_schema
-                        .as_ref()
-                        .and_then(|schema| compile(schema));
+                    let output = tool.output_schema.as_ref().map(|schema| compile(schema));
                     (tool.name.to_string(), output)
                 })
                 .collect(),
@@ -110,7 +111,10 @@ impl Judge {
         verdict(
             Check::OutputSchema,
             match self.outputs.get(tool.name.as_ref()) {
-                Some(Some(output)) => first_error(output, structured),
+                Some(Some(Ok(output))) => first_error(output, structured),
+                Some(Some(Err(error))) => Err(format!(
+                    "the tool's `outputSchema` does not compile: {error}"
+                )),
                 _ => Err(String::new()),
             },
         );
@@ -166,14 +170,14 @@ impl Judge {
                         "invalid `{field}` answered category {} instead of `validation`",
                         error["category"]
                     ))
-                } else if !error.to_string().contains(field.as_str()) {
+                } else if !names(error, field) {
                     Err(format!("the `validation` error does not name `{field}`"))
                 } else {
                     Ok(())
                 }
             }
             Intent::Unknown { field } => {
-                if envelope.to_string().contains(field.as_str()) {
+                if names(&envelope["error"], field) || names(&envelope["warnings"], field) {
                     Ok(())
                 } else {
                     Err(format!(
@@ -207,7 +211,7 @@ impl Judge {
                         action["id"]
                     ));
                 }
-                Some(Some(input)) => {
+                Some(Ok(input)) => {
                     if let Err(error) = first_error(input, &action["arguments"]) {
                         valid = Err(format!(
                             "next action `{}` has arguments `{tool}` refuses: {error}",
@@ -215,11 +219,31 @@ impl Judge {
                         ));
                     }
                 }
-                Some(None) => {}
+                Some(Err(error)) => {
+                    valid = Err(format!(
+                        "next action `{}` names `{tool}`, whose `inputSchema` does not compile: {error}",
+                        action["id"]
+                    ));
+                }
             }
         }
         (known, valid)
     }
+}
+
+/// Whether `value` (an error, the warnings) names `field` as a word of its own: not inside
+/// another word (a field `a` is not named by `category`).
+fn names(value: &Value, field: &str) -> bool {
+    if value.is_null() || field.is_empty() {
+        return false;
+    }
+    let text = value.to_string();
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(field).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + field.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
 }
 
 /// The first way `value` fails `validator`.
@@ -289,6 +313,20 @@ fn tokens(envelope: &Value) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    use super::names;
+
+    #[test]
+    fn a_field_is_named_as_a_word_of_its_own() {
+        let error = json!({ "category": "validation", "message": "invalid argument `a`", "data": { "field": "limit" } });
+        assert!(names(&error, "a"));
+        assert!(names(&error, "limit"));
+        assert!(!names(&error, "id"), "not inside `invalid`");
+        assert!(!names(&json!({ "category": "validation" }), "a"));
+        assert!(!names(&serde_json::Value::Null, "a"));
+    }
+
     #[test]
     fn the_envelope_schema_compiles() {
         let schema = envelope_core::schema::envelope_schema().to_value();
