@@ -63,6 +63,17 @@ fn nap_in_background(
     })
 }
 
+/// A nap of 1.5 s holding a place at `addr`, and, once it runs, one more call's answer: the
+/// nap's task, and that answer's head and body.
+async fn one_more_while_napping(
+    addr: std::net::SocketAddr,
+) -> (tokio::task::JoinHandle<(String, String)>, String, String) {
+    let slow = nap_in_background(addr, 1_500);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (head, body) = http_exchange(addr, nap_call(&addr.to_string(), 0), |_| false).await;
+    (slow, head, body)
+}
+
 fn get(host: &str, path: &str, extra: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n{extra}connection: close\r\n\r\n")
 }
@@ -165,12 +176,10 @@ async fn past_the_concurrency_limit_a_request_is_refused_at_once() {
         .with_shutdown(shutdown.clone());
     let (addr, _) = serve(config).await;
     let host = addr.to_string();
-    let slow = nap_in_background(addr, 1_500);
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
-    let (head, body) = http_exchange(addr, nap_call(&host, 0), |_| false).await;
+    let (slow, head, body) = one_more_while_napping(addr).await;
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_millis(1_300),
         "refused, not queued"
     );
     assert_eq!(status(&head), 503, "{head}");
@@ -200,9 +209,7 @@ async fn a_streamed_answer_holds_its_place_until_its_last_event() {
         .with_shutdown(shutdown.clone());
     let (addr, _) = serve(config).await;
     let host = addr.to_string();
-    let slow = nap_in_background(addr, 1_500);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (head, body) = http_exchange(addr, nap_call(&host, 0), |_| false).await;
+    let (slow, head, body) = one_more_while_napping(addr).await;
     assert_eq!(status(&head), 503, "{head}\n{body}");
     assert_eq!(json_body(&body)["error"]["code"], OVERLOADED);
     let (head, body) = slow.await.expect("joins");
