@@ -1,12 +1,14 @@
 //! Paging and follow-ups, stateless: sealed continuation tokens, the [`Pager`] that pages a
-//! tool with them, and target refs ([`TargetBinding`]) that let a follow-up tool act on
-//! exactly one earlier result.
+//! tool with them, and target refs ([`TargetBinding`]) that let a follow-up tool act on one
+//! result of a page as it was.
 //!
-//! A continuation tells a tool where the next page starts. Nothing is cached on the server: the
-//! token itself carries, encrypted and authenticated with a server key (XChaCha20-Poly1305), what
-//! the page is bound to — the tool, the caller, a digest of the request, the scope, the snapshot
-//! of the data — plus the position and an expiry. A token therefore survives a restart and opens
-//! on any replica that holds the key, and an agent can neither forge nor edit one.
+//! A continuation tells a tool where the next page starts. Nothing is cached on the server, and
+//! a model copies the token character by character, so it carries only what the server cannot
+//! recompute: the position, an expiry, which key sealed it, and HMAC-SHA256 tags under a server
+//! key. What the page is bound to — the tool, the caller, the request, the scope, the snapshot
+//! of the data — is recomputed from the call that sends the token back, and the tags say
+//! whether it matches. A token therefore survives a restart and opens on any replica that holds
+//! the key, and an agent can neither forge nor edit one.
 //!
 //! Invariant: nothing here panics on any input, and a rejection names only its code, never the
 //! check that failed. The only I/O is the operating system's random source.
@@ -18,27 +20,27 @@
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::{AeadInOut, KeyInit};
-use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
-use zeroize::Zeroizing;
 
 use crate::canonical::canonical_json;
 use crate::tool_error::ToolError;
 
+mod keys;
 mod pager;
+mod seal;
 mod target;
+
+pub use keys::{ContinuationKey, KeyError, KeyRing};
+use seal::{Reader, decode_canonical, unix_seconds};
 
 pub use pager::{NEXT_PAGE, PageCount, PagedArgs, Pager, Paging, Resume, Snapshot};
 pub use target::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,
-    OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND, TARGET_SCOPE_MISMATCH,
-    TargetBinding, conflicting_target_input, target_not_found,
+    MAX_TARGETS_PER_REF, OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND,
+    TARGET_REF_LAYOUT, TARGET_REF_MIN_CHARS, TARGET_SCOPE_MISMATCH, TargetBinding,
+    conflicting_target_input, target_not_found,
 };
 
 /// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
@@ -87,9 +89,34 @@ pub const CONTINUATION_CODES: [(&str, &str, &str); 5] = [
 /// How long a token stays valid unless [`Continuations::with_ttl`] says otherwise.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60 * 60);
 /// Longer texts are refused before any decoding is attempted.
-pub const MAX_TOKEN_CHARS: usize = 256;
-/// Every token is exactly this many characters of base64url without padding.
-pub const TOKEN_CHARS: usize = (TOKEN_BYTES * 4).div_ceil(3);
+pub const MAX_TOKEN_CHARS: usize = 64;
+/// A token's length in characters of base64url without padding, for a position below 128
+/// (one varint byte); each further varint byte adds one or two characters.
+pub const TOKEN_CHARS: usize = (MIN_TOKEN_BYTES * 4).div_ceil(3);
+/// The longest token, for a position near `u64::MAX`.
+pub const MAX_TOKEN_LEN: usize = (MAX_TOKEN_BYTES * 4).div_ceil(3);
+/// The layout of a continuation, field by field: `(bytes, field)`. The contract docs are
+/// generated from this table.
+pub const TOKEN_LAYOUT: [(&str, &str); 6] = [
+    (
+        "1",
+        "format version (2) in the high four bits, the low four bits of the sealing key's id in the low four",
+    ),
+    (
+        "1–10",
+        "position: rows already returned, an unsigned LEB128 varint",
+    ),
+    ("4", "expiry: Unix seconds, big-endian"),
+    (
+        "4",
+        "binding tag: HMAC-SHA256 of the bytes before it with the tool, the caller, the request and the scope",
+    ),
+    (
+        "4",
+        "snapshot tag: HMAC-SHA256 of the same with the snapshot of what is paged",
+    ),
+    ("4", "seal: HMAC-SHA256 of every byte before it"),
+];
 
 /// The argument that carries the token, unless [`Binding::with_continuation_field`] renames it.
 pub const DEFAULT_CONTINUATION_FIELD: &str = "continuation";
@@ -98,219 +125,22 @@ pub const DEFAULT_LIMIT_FIELD: &str = "limit";
 /// Legacy start positions: never part of the request digest, and refused next to a token.
 const LEGACY_START_FIELDS: [&str; 2] = ["offset", "resume_from"];
 
-// Token layout, in bytes: version ‖ key id (u32 BE) ‖ nonce ‖ sealed body ‖ tag.
-// Version and key id travel in the clear, so the right key can be picked, and are authenticated
-// as associated data, so neither can be edited.
-const VERSION: u8 = 1;
-const HEADER_LEN: usize = 1 + 4;
-const NONCE_LEN: usize = 24;
-const DIGEST_LEN: usize = 16;
-// Body: digests of tool, caller, request, scope and snapshot; position; expiry.
-const BODY_LEN: usize = 5 * DIGEST_LEN + 8 + 8;
-const TAG_LEN: usize = 16;
-const TOKEN_BYTES: usize = HEADER_LEN + NONCE_LEN + BODY_LEN + TAG_LEN;
+// Token layout, in bytes (see `TOKEN_LAYOUT`): lead ‖ position ‖ expiry ‖ binding tag ‖
+// snapshot tag ‖ seal. Only the position and expiry travel, in the clear and authenticated;
+// the binding is recomputed from the call. The seal says the token is this server's and
+// unedited (else `INVALID_CONTINUATION`); then the binding tag tells another call's token
+// (`CONTINUATION_SCOPE_MISMATCH`) from a moved snapshot (`STALE_CONTINUATION`). Presenting a
+// genuine token under another binding passes only if both 32-bit tags match by chance: 2^-64.
+const VERSION: u8 = 2;
+const TAG_LEN: usize = 4;
+const MIN_TOKEN_BYTES: usize = 1 + 1 + 4 + 3 * TAG_LEN;
+const MAX_TOKEN_BYTES: usize = 1 + 10 + 4 + 3 * TAG_LEN;
 // Room for the longest text that passes the cap, so decoding never fails for lack of space.
 const DECODE_BUFFER: usize = MAX_TOKEN_CHARS / 4 * 3 + 3;
-
-/// Why a key could not be read or added to a [`KeyRing`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// The key text is not 64 characters long. The text itself is never echoed: it is a secret.
-    #[error("a continuation key is 64 hex characters, found {found}")]
-    Length {
-        /// How many characters the trimmed text had.
-        found: usize,
-    },
-    /// The key text holds something other than hex digits.
-    #[error("a continuation key holds only hex digits (0-9, a-f)")]
-    NotHex,
-    /// Two keys of one ring share an id, so a token could not say which key sealed it.
-    #[error("key id {0} is already in the key ring")]
-    DuplicateId(u32),
-    /// A grace window that reaches past what the system clock can represent.
-    #[error("the grace window is too long")]
-    GraceTooLong,
-    /// The operating system's random source failed.
-    #[error("the operating system's random source failed")]
-    Random(#[source] getrandom::Error),
-}
-
-/// A 32-byte XChaCha20-Poly1305 key and the id that tokens sealed with it carry.
-///
-/// Invariants: the key bytes are wiped from memory when the key is dropped, and neither `Debug`
-/// nor any accessor reveals them. A key file holds the key as 64 hex characters; surrounding
-/// whitespace is ignored.
-///
-/// ```
-/// use envelope_core::paging::ContinuationKey;
-///
-/// let key = ContinuationKey::from_hex(7, &"ab".repeat(32))?;
-/// assert_eq!(key.id(), 7);
-/// assert_eq!(format!("{key:?}"), "ContinuationKey { id: 7, .. }");
-/// # Ok::<(), envelope_core::paging::KeyError>(())
-/// ```
-#[derive(Clone)]
-pub struct ContinuationKey {
-    id: u32,
-    // The cipher holds the only copy of the key bytes and wipes them on drop.
-    cipher: XChaCha20Poly1305,
-}
-
-impl ContinuationKey {
-    /// A key from its raw bytes.
-    pub fn new(id: u32, bytes: [u8; 32]) -> Self {
-        // The caller's copy is theirs to wipe; ours is wiped when `bytes` drops.
-        let bytes = Zeroizing::new(bytes);
-        let cipher = XChaCha20Poly1305::new(&(*bytes).into());
-        ContinuationKey { id, cipher }
-    }
-
-    /// A fresh random key from the operating system's random source.
-    pub fn generate(id: u32) -> Result<Self, KeyError> {
-        let mut bytes = Zeroizing::new([0u8; 32]);
-        getrandom::fill(bytes.as_mut_slice()).map_err(KeyError::Random)?;
-        Ok(Self::new(id, *bytes))
-    }
-
-    /// A key from 64 hex characters, such as a key file's contents; whitespace around them is
-    /// ignored and either letter case is accepted.
-    pub fn from_hex(id: u32, text: &str) -> Result<Self, KeyError> {
-        let text = text.trim();
-        let found = text.chars().count();
-        if found != 64 {
-            return Err(KeyError::Length { found });
-        }
-        let mut bytes = Zeroizing::new([0u8; 32]);
-        for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
-            let [high, low] = pair else {
-                return Err(KeyError::NotHex);
-            };
-            *byte = (hex_digit(*high)? << 4) | hex_digit(*low)?;
-        }
-        Ok(Self::new(id, *bytes))
-    }
-
-    /// The id every token sealed with this key carries.
-    pub fn id(&self) -> u32 {
-        self.id
-    }
-}
-
-fn hex_digit(c: u8) -> Result<u8, KeyError> {
-    match c {
-        b'0'..=b'9' => Ok(c - b'0'),
-        b'a'..=b'f' => Ok(c - b'a' + 10),
-        b'A'..=b'F' => Ok(c - b'A' + 10),
-        _ => Err(KeyError::NotHex),
-    }
-}
-
-impl fmt::Debug for ContinuationKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ContinuationKey")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The key that seals new tokens, plus retired keys that still open old ones for a while.
-///
-/// Invariants: key ids are unique within a ring; sealing always uses the current key; a retired
-/// key opens tokens only while `now < usable_until`, so a rotation never cuts off an agent in
-/// the middle of paging if the grace window is at least the token TTL.
-///
-/// ```
-/// use std::time::{Duration, SystemTime};
-/// use envelope_core::paging::{ContinuationKey, KeyRing};
-///
-/// let mut ring = KeyRing::new(ContinuationKey::new(1, [1; 32]));
-/// ring.rotate(ContinuationKey::new(2, [2; 32]), SystemTime::now(), Duration::from_secs(3600))?;
-/// assert_eq!(ring.current_id(), 2);
-/// # Ok::<(), envelope_core::paging::KeyError>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct KeyRing {
-    current: ContinuationKey,
-    retired: Vec<RetiredKey>,
-}
-
-#[derive(Debug, Clone)]
-struct RetiredKey {
-    key: ContinuationKey,
-    usable_until: SystemTime,
-}
-
-impl KeyRing {
-    /// A ring holding one key, which seals and opens.
-    pub fn new(current: ContinuationKey) -> Self {
-        KeyRing {
-            current,
-            retired: Vec::new(),
-        }
-    }
-
-    /// Adds a retired key that opens (never seals) tokens while `now < usable_until`, such as
-    /// the previous key read from configuration after a restart.
-    pub fn with_retired(
-        mut self,
-        key: ContinuationKey,
-        usable_until: SystemTime,
-    ) -> Result<Self, KeyError> {
-        self.check_new_id(key.id)?;
-        self.retired.push(RetiredKey { key, usable_until });
-        Ok(self)
-    }
-
-    /// Makes `new_key` the current key. The old current key keeps opening tokens until
-    /// `now + grace`; retired keys whose window has closed at `now` are dropped.
-    pub fn rotate(
-        &mut self,
-        new_key: ContinuationKey,
-        now: SystemTime,
-        grace: Duration,
-    ) -> Result<(), KeyError> {
-        let usable_until = now.checked_add(grace).ok_or(KeyError::GraceTooLong)?;
-        self.retired.retain(|retired| now < retired.usable_until);
-        self.check_new_id(new_key.id)?;
-        let old = std::mem::replace(&mut self.current, new_key);
-        self.retired.push(RetiredKey {
-            key: old,
-            usable_until,
-        });
-        Ok(())
-    }
-
-    /// The id of the key that seals new tokens.
-    pub fn current_id(&self) -> u32 {
-        self.current.id
-    }
-
-    fn check_new_id(&self, id: u32) -> Result<(), KeyError> {
-        let taken = self.current.id == id || self.retired.iter().any(|r| r.key.id == id);
-        if taken {
-            return Err(KeyError::DuplicateId(id));
-        }
-        Ok(())
-    }
-
-    /// The key that may open a token carrying `id` at `now`, if any.
-    fn opening_key(&self, id: u32, now: SystemTime) -> Option<&ContinuationKey> {
-        if self.current.id == id {
-            return Some(&self.current);
-        }
-        self.retired
-            .iter()
-            .find(|retired| retired.key.id == id && now < retired.usable_until)
-            .map(|retired| &retired.key)
-    }
-}
-
-impl From<ContinuationKey> for KeyRing {
-    fn from(key: ContinuationKey) -> Self {
-        KeyRing::new(key)
-    }
-}
+// The labels of the three tags, so no tag of one kind ever stands in for another.
+const BIND_LABEL: &str = "envelope/continuation/v2/bind";
+const SNAPSHOT_LABEL: &str = "envelope/continuation/v2/snapshot";
+const SEAL_LABEL: &str = "envelope/continuation/v2/seal";
 
 /// What a continuation is bound to: presenting a token under any other binding fails.
 ///
@@ -384,14 +214,44 @@ impl<'a> Binding<'a> {
         self
     }
 
-    fn digests(&self) -> BoundDigests {
-        BoundDigests {
-            tool: digest(b"tool", self.tool.as_bytes()),
-            session: digest(b"session", self.session.as_bytes()),
-            request: digest(b"request", self.canonical_request().as_bytes()),
-            scope: digest(b"scope", self.scope.as_bytes()),
-            snapshot: digest(b"snapshot", self.snapshot.as_bytes()),
-        }
+    /// The binding and snapshot tags of a token whose leading bytes are `head`, under `key`.
+    fn tags(&self, key: &ContinuationKey, head: &[u8]) -> ([u8; TAG_LEN], [u8; TAG_LEN]) {
+        let request = self.canonical_request();
+        let (bound, snapshot) = self.tag_inputs(head, &request);
+        (
+            key.tag(BIND_LABEL, &bound),
+            key.tag(SNAPSHOT_LABEL, &snapshot),
+        )
+    }
+
+    /// Whether a token's binding and snapshot tags are this binding's, each compared in
+    /// constant time, so that timing never tells how much of a tag was right.
+    fn check_tags(&self, key: &ContinuationKey, head: &[u8], tags: &[u8]) -> (bool, bool) {
+        let request = self.canonical_request();
+        let (bound, snapshot) = self.tag_inputs(head, &request);
+        let (bound_tag, snapshot_tag) = tags.split_at(TAG_LEN.min(tags.len()));
+        (
+            key.verify(BIND_LABEL, &bound, bound_tag),
+            key.verify(SNAPSHOT_LABEL, &snapshot, snapshot_tag),
+        )
+    }
+
+    /// What the two tags are computed over: the token's leading bytes and the binding, and
+    /// for the snapshot tag the snapshot too.
+    fn tag_inputs<'b>(
+        &'b self,
+        head: &'b [u8],
+        request: &'b str,
+    ) -> ([&'b [u8]; 5], [&'b [u8]; 6]) {
+        let bound = [
+            head,
+            self.tool.as_bytes(),
+            self.session.as_bytes(),
+            request.as_bytes(),
+            self.scope.as_bytes(),
+        ];
+        let [a, b, c, d, e] = bound;
+        (bound, [a, b, c, d, e, self.snapshot.as_bytes()])
     }
 
     /// The request as it is digested: without the fields that may change between pages.
@@ -406,92 +266,6 @@ impl<'a> Binding<'a> {
             map.remove(field);
         }
         canonical_json(&Value::Object(map))
-    }
-}
-
-/// SHA-256 of one labelled, length-prefixed field, cut to [`DIGEST_LEN`] bytes. The label keeps
-/// a tool name from ever matching a session id with the same text.
-fn digest(label: &[u8], data: &[u8]) -> [u8; DIGEST_LEN] {
-    let mut hasher = Sha256::new();
-    hasher.update(b"envelope/continuation/v1/");
-    hasher.update(label);
-    hasher.update((data.len() as u64).to_be_bytes());
-    hasher.update(data);
-    let full = hasher.finalize();
-    full.as_slice()
-        .first_chunk::<DIGEST_LEN>()
-        .copied()
-        .unwrap_or_default()
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BoundDigests {
-    tool: [u8; DIGEST_LEN],
-    session: [u8; DIGEST_LEN],
-    request: [u8; DIGEST_LEN],
-    scope: [u8; DIGEST_LEN],
-    snapshot: [u8; DIGEST_LEN],
-}
-
-/// The sealed part of a token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Body {
-    digests: BoundDigests,
-    position: u64,
-    expires_at: u64,
-}
-
-impl Body {
-    fn to_bytes(self) -> [u8; BODY_LEN] {
-        let d = self.digests;
-        let mut out = [0u8; BODY_LEN];
-        let parts: [&[u8]; 7] = [
-            &d.tool,
-            &d.session,
-            &d.request,
-            &d.scope,
-            &d.snapshot,
-            &self.position.to_be_bytes(),
-            &self.expires_at.to_be_bytes(),
-        ];
-        let mut rest = out.as_mut_slice();
-        for part in parts {
-            let (head, tail) = rest.split_at_mut(part.len());
-            head.copy_from_slice(part);
-            rest = tail;
-        }
-        out
-    }
-
-    fn from_bytes(bytes: &[u8; BODY_LEN]) -> Option<Self> {
-        let mut reader = Reader(bytes);
-        let digests = BoundDigests {
-            tool: reader.take()?,
-            session: reader.take()?,
-            request: reader.take()?,
-            scope: reader.take()?,
-            snapshot: reader.take()?,
-        };
-        Some(Body {
-            digests,
-            position: u64::from_be_bytes(reader.take()?),
-            expires_at: u64::from_be_bytes(reader.take()?),
-        })
-    }
-}
-
-/// Reads fixed-size fields off the front of a byte string without ever indexing past its end.
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let (head, rest) = self.0.split_first_chunk::<N>()?;
-        self.0 = rest;
-        Some(*head)
-    }
-
-    fn rest(&self) -> &[u8] {
-        self.0
     }
 }
 
@@ -566,17 +340,19 @@ type ClockFn = dyn Fn() -> SystemTime + Send + Sync;
 
 /// Seals and opens continuation tokens: a [`KeyRing`], a time to live and a clock.
 ///
-/// Wire format: base64url without padding of exactly 141 bytes ([`TOKEN_CHARS`] = 188
-/// characters): version `1` (1 byte) ‖ key id (u32, big-endian) ‖ random nonce (24 bytes) ‖
-/// XChaCha20-Poly1305 ciphertext of the body (96 bytes) ‖ tag (16 bytes). Version and key id
-/// are the associated data. The body holds 16-byte SHA-256 digests of the tool, the caller,
-/// the request, the scope and the snapshot, then the position (rows already returned) and the
-/// expiry (Unix seconds), both u64 big-endian.
+/// Wire format: base64url without padding of 18 to 27 bytes ([`TOKEN_CHARS`] = 24 characters
+/// for a position below 128), field by field in [`TOKEN_LAYOUT`]: the version and the sealing
+/// key's id nibble, the position (rows already returned), the expiry, and three 32-bit
+/// HMAC-SHA256 tags. Nothing of what the token is bound to travels in it: the tool, caller,
+/// request, scope and snapshot are recomputed from the call that sends it back, and the tags
+/// say whether they are the ones it was sealed for. The position is visible (it is the count of
+/// rows the agent already has) but cannot be edited.
 ///
-/// Checks, in order: at most [`MAX_TOKEN_CHARS`] characters, canonical base64url, exact length,
-/// version, key id (current, or retired and within its grace window), authentication tag — any
-/// failure is [`INVALID_CONTINUATION`]; then tool, caller, request and scope —
-/// [`CONTINUATION_SCOPE_MISMATCH`]; then snapshot and expiry — [`STALE_CONTINUATION`].
+/// Checks, in order: at most [`MAX_TOKEN_CHARS`] characters, canonical base64url, length,
+/// version, a key the id nibble names (current, or retired and within its grace window) whose
+/// seal matches — any failure is [`INVALID_CONTINUATION`]; then the binding tag (tool, caller,
+/// request and scope) — [`CONTINUATION_SCOPE_MISMATCH`]; then the snapshot tag and the expiry
+/// — [`STALE_CONTINUATION`].
 ///
 /// ```
 /// use envelope_core::paging::{Binding, ContinuationKey, Continuations, PageArgs};
@@ -657,16 +433,20 @@ impl Continuations {
 
     /// The token that resumes paging at `position` (rows already returned) under `binding`.
     ///
-    /// Fails (as an `internal` error) only when the operating system's random source does.
+    /// Never fails: the result type is kept so that a future format needing randomness can
+    /// report it.
     pub fn seal(&self, binding: &Binding<'_>, position: u64) -> Result<String, ToolError> {
-        let expires_at = unix_seconds((self.clock)()).saturating_add(self.ttl.as_secs());
-        let body = Body {
-            digests: binding.digests(),
-            position,
-            expires_at,
-        };
-        let bytes = seal_bytes(&self.keys.current, body)?;
-        Ok(URL_SAFE_NO_PAD.encode(bytes))
+        let key = self.keys.current();
+        let mut bytes = Vec::with_capacity(MAX_TOKEN_BYTES);
+        bytes.push(seal::lead_byte(VERSION, key.nibble()));
+        seal::push_varint(&mut bytes, position);
+        bytes.extend_from_slice(&seal::expiry((self.clock)(), self.ttl).to_be_bytes());
+        let (bound, snapshot) = binding.tags(key, &bytes);
+        bytes.extend_from_slice(&bound);
+        bytes.extend_from_slice(&snapshot);
+        let sealed: [u8; TAG_LEN] = key.tag(SEAL_LABEL, &[&bytes]);
+        bytes.extend_from_slice(&sealed);
+        Ok(seal::encode(&bytes))
     }
 
     /// The position a token resumes at, after checking it against `binding` and the clock.
@@ -679,27 +459,45 @@ impl Continuations {
 
     fn open_checked(&self, token: &str, binding: &Binding<'_>) -> Result<u64, Reject> {
         let now = (self.clock)();
-        let bytes = decode_token(token)?;
-        let body = open_bytes(&self.keys, &bytes, now)?;
-        let expected = binding.digests();
-        let bound = body.digests;
-        if (bound.tool, bound.session, bound.request, bound.scope)
-            != (
-                expected.tool,
-                expected.session,
-                expected.request,
-                expected.scope,
-            )
-        {
+        if token.len() > MAX_TOKEN_CHARS {
+            return Err(Reject::TooLong);
+        }
+        let mut buffer = [0u8; DECODE_BUFFER];
+        let written = decode_canonical(token, &mut buffer).ok_or(Reject::Encoding)?;
+        let bytes = buffer.get(..written).ok_or(Reject::Encoding)?;
+        if !(MIN_TOKEN_BYTES..=MAX_TOKEN_BYTES).contains(&bytes.len()) {
+            return Err(Reject::Length);
+        }
+        let (signed, sealed) = bytes.split_at(bytes.len() - TAG_LEN);
+        let (head, tags) = signed.split_at(signed.len() - 2 * TAG_LEN);
+        let (version, nibble) = seal::split_lead(head[0]);
+        if version != VERSION {
+            return Err(Reject::Version);
+        }
+        let mut candidates = self.keys.opening_keys(nibble, now).peekable();
+        if candidates.peek().is_none() {
+            return Err(Reject::UnknownKey);
+        }
+        let key = candidates
+            .find(|key| key.verify(SEAL_LABEL, &[signed], sealed))
+            .ok_or(Reject::Tampered)?;
+        let mut reader = Reader(&head[1..]);
+        let position = reader.varint().ok_or(Reject::Length)?;
+        let expires_at = u32::from_be_bytes(reader.take().ok_or(Reject::Length)?);
+        if !reader.rest().is_empty() {
+            return Err(Reject::Length);
+        }
+        let (bound, snapshot) = binding.check_tags(key, head, tags);
+        if !bound {
             return Err(Reject::Scope);
         }
-        if bound.snapshot != expected.snapshot {
+        if !snapshot {
             return Err(Reject::SnapshotMoved);
         }
-        if unix_seconds(now) >= body.expires_at {
+        if unix_seconds(now) >= u64::from(expires_at) {
             return Err(Reject::Expired);
         }
-        Ok(body.position)
+        Ok(position)
     }
 
     /// Where this call's page starts and how many rows it may hold.
@@ -767,84 +565,6 @@ fn mixed_forms(binding: &Binding<'_>) -> ToolError {
     .with_hint(format!(
         "pass only `{field}` to continue paging, or only `offset` to start elsewhere"
     ))
-}
-
-fn unix_seconds(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH)
-        .map(|since| since.as_secs())
-        .unwrap_or(0)
-}
-
-fn header(key_id: u32) -> [u8; HEADER_LEN] {
-    let [a, b, c, d] = key_id.to_be_bytes();
-    [VERSION, a, b, c, d]
-}
-
-fn seal_bytes(key: &ContinuationKey, body: Body) -> Result<Vec<u8>, ToolError> {
-    let header = header(key.id);
-    let mut nonce = [0u8; NONCE_LEN];
-    getrandom::fill(&mut nonce).map_err(ToolError::internal)?;
-    let mut sealed = body.to_bytes();
-    let tag = key
-        .cipher
-        .encrypt_inout_detached(&XNonce::from(nonce), &header, sealed.as_mut_slice().into())
-        .map_err(ToolError::internal)?;
-    let mut out = Vec::with_capacity(TOKEN_BYTES);
-    out.extend_from_slice(&header);
-    out.extend_from_slice(&nonce);
-    out.extend_from_slice(&sealed);
-    out.extend_from_slice(tag.as_slice());
-    Ok(out)
-}
-
-/// Canonical base64url of exactly [`TOKEN_BYTES`] bytes, after the length cap.
-fn decode_token(token: &str) -> Result<[u8; TOKEN_BYTES], Reject> {
-    if token.len() > MAX_TOKEN_CHARS {
-        return Err(Reject::TooLong);
-    }
-    let mut buffer = [0u8; DECODE_BUFFER];
-    let written = decode_canonical(token, &mut buffer).ok_or(Reject::Encoding)?;
-    buffer
-        .get(..written)
-        .and_then(|decoded| <[u8; TOKEN_BYTES]>::try_from(decoded).ok())
-        .ok_or(Reject::Length)
-}
-
-/// Decodes base64url without padding, refusing padding, other alphabets and set trailing bits,
-/// so each byte string has exactly one accepted text. Returns how many bytes were written.
-pub(crate) fn decode_canonical(text: &str, out: &mut [u8]) -> Option<usize> {
-    // The engine already refuses padding (`RequireNone`) and trailing bits; this re-encoding
-    // check keeps that guarantee even if a later engine version were more lenient.
-    let written = URL_SAFE_NO_PAD.decode_slice(text, out).ok()?;
-    let decoded = out.get(..written)?;
-    (URL_SAFE_NO_PAD.encode(decoded) == text).then_some(written)
-}
-
-fn open_bytes(keys: &KeyRing, bytes: &[u8; TOKEN_BYTES], now: SystemTime) -> Result<Body, Reject> {
-    let mut reader = Reader(bytes);
-    let header: [u8; HEADER_LEN] = reader.take().ok_or(Reject::Length)?;
-    let [version, id @ ..] = header;
-    if version != VERSION {
-        return Err(Reject::Version);
-    }
-    let key = keys
-        .opening_key(u32::from_be_bytes(id), now)
-        .ok_or(Reject::UnknownKey)?;
-    let nonce: [u8; NONCE_LEN] = reader.take().ok_or(Reject::Length)?;
-    let mut sealed: [u8; BODY_LEN] = reader.take().ok_or(Reject::Length)?;
-    let tag: [u8; TAG_LEN] = reader.take().ok_or(Reject::Length)?;
-    if !reader.rest().is_empty() {
-        return Err(Reject::Length);
-    }
-    key.cipher
-        .decrypt_inout_detached(
-            &XNonce::from(nonce),
-            &header,
-            sealed.as_mut_slice().into(),
-            &Tag::from(tag),
-        )
-        .map_err(|_| Reject::Tampered)?;
-    Body::from_bytes(&sealed).ok_or(Reject::Length)
 }
 
 /// How a call says where its page starts and how large it is, as the tool read its arguments.
@@ -935,7 +655,10 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
+    use std::time::UNIX_EPOCH;
 
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -979,18 +702,47 @@ mod tests {
         let request = args();
         let token = c.seal(&binding(&request), 40).expect("seal");
         assert_eq!(token.len(), TOKEN_CHARS);
-        assert_eq!(TOKEN_CHARS, 188);
+        assert_eq!(TOKEN_CHARS, 24);
         assert!(token.bytes().all(|b| ALPHABET.contains(&b)));
         assert_eq!(c.open(&token, &binding(&request)).expect("open"), 40);
     }
 
     #[test]
-    fn tokens_for_one_position_differ() {
+    fn a_token_carries_nothing_of_its_binding() {
+        // Tokens are deterministic: what they are bound to never travels, only tags of it, so
+        // two calls sealing one position in one second get one text, and another request's
+        // token of that position differs only in its tags.
+        let c = Continuations::new(key(1))
+            .with_clock(|| UNIX_EPOCH + Duration::from_secs(1_700_000_000));
+        let request = args();
+        let other = json!({"query": "other", "path": "src", "limit": 10});
+        let a = c.seal(&binding(&request), 1).expect("seal");
+        assert_eq!(a, c.seal(&binding(&request), 1).expect("seal"));
+        let b = URL_SAFE_NO_PAD
+            .decode(c.seal(&binding(&other), 1).expect("seal"))
+            .expect("decodes");
+        let a = URL_SAFE_NO_PAD.decode(a).expect("decodes");
+        assert_eq!(a[..6], b[..6], "the lead byte, position and expiry");
+        assert_ne!(a[6..], b[6..], "the tags");
+    }
+
+    #[test]
+    fn tokens_grow_with_the_position_only() {
         let c = Continuations::new(key(1));
         let request = args();
-        let a = c.seal(&binding(&request), 1).expect("seal");
-        let b = c.seal(&binding(&request), 1).expect("seal");
-        assert_ne!(a, b, "each token has its own random nonce");
+        for (position, chars) in [
+            (0, 24),
+            (127, 24),
+            (128, 26),
+            (16_383, 26),
+            (16_384, 27),
+            (u64::MAX, MAX_TOKEN_LEN),
+        ] {
+            let token = c.seal(&binding(&request), position).expect("seal");
+            assert_eq!(token.len(), chars, "{position}");
+            assert_eq!(c.open(&token, &binding(&request)).expect("open"), position);
+        }
+        assert!(MAX_TOKEN_LEN <= MAX_TOKEN_CHARS);
     }
 
     #[test]
@@ -999,7 +751,7 @@ mod tests {
         let request = args();
         let token = c.seal(&binding(&request), 7).expect("seal");
         let bytes = URL_SAFE_NO_PAD.decode(&token).expect("own token decodes");
-        assert_eq!(bytes.len(), TOKEN_BYTES);
+        assert_eq!(bytes.len(), MIN_TOKEN_BYTES);
         for index in 0..bytes.len() {
             for bit in 0..8 {
                 let mut flipped = bytes.clone();
@@ -1083,9 +835,17 @@ mod tests {
 
     #[test]
     fn length_is_capped_before_decoding() {
+        let c = Continuations::new(key(1));
+        let request = args();
         let long = "A".repeat(MAX_TOKEN_CHARS + 4);
-        assert_eq!(decode_token(&long), Err(Reject::TooLong));
-        assert_eq!(decode_token("AAAA"), Err(Reject::Length));
+        assert_eq!(
+            c.open_checked(&long, &binding(&request)),
+            Err(Reject::TooLong)
+        );
+        assert_eq!(
+            c.open_checked("AAAA", &binding(&request)),
+            Err(Reject::Length)
+        );
     }
 
     #[test]
@@ -1094,7 +854,7 @@ mod tests {
         let request = args();
         let token = c.seal(&binding(&request), 3).expect("seal");
         let mut tampered = URL_SAFE_NO_PAD.decode(&token).expect("decodes");
-        tampered[TOKEN_BYTES - 1] ^= 1;
+        tampered[MIN_TOKEN_BYTES - 1] ^= 1;
         let texts = [
             "!!".to_owned(),
             "AAAA".to_owned(),
@@ -1216,8 +976,8 @@ mod tests {
         assert_eq!(c.key_ring().current_id(), 2);
         let new = c.seal(&binding(&request), 6).expect("seal");
         assert_eq!(
-            &URL_SAFE_NO_PAD.decode(&new).expect("decodes")[1..5],
-            &[0, 0, 0, 2]
+            URL_SAFE_NO_PAD.decode(&new).expect("decodes")[0],
+            seal::lead_byte(VERSION, 2)
         );
 
         advance(&clock, Duration::from_secs(599));
@@ -1240,11 +1000,8 @@ mod tests {
             code(opener.open(&token, &binding(&request))).as_deref(),
             Some(INVALID_CONTINUATION)
         );
-        let bytes = URL_SAFE_NO_PAD.decode(&token).expect("decodes");
-        let array: [u8; TOKEN_BYTES] = bytes.try_into().expect("length");
-        let now = SystemTime::now();
         assert_eq!(
-            open_bytes(opener.key_ring(), &array, now),
+            opener.open_checked(&token, &binding(&request)),
             Err(Reject::UnknownKey)
         );
     }
@@ -1554,7 +1311,7 @@ mod tests {
         }
 
         #[test]
-        fn arbitrary_base64url_never_opens(text in "[A-Za-z0-9_-]{180,196}") {
+        fn arbitrary_base64url_never_opens(text in "[A-Za-z0-9_-]{24,40}") {
             let c = Continuations::new(key(1));
             let request = args();
             let error = c.open(&text, &binding(&request)).expect_err("refused");
@@ -1562,12 +1319,12 @@ mod tests {
         }
 
         #[test]
-        fn arbitrary_token_bytes_never_open(bytes in proptest::collection::vec(any::<u8>(), TOKEN_BYTES)) {
+        fn arbitrary_token_bytes_never_open(bytes in proptest::collection::vec(any::<u8>(), MIN_TOKEN_BYTES..=MAX_TOKEN_BYTES)) {
             let c = Continuations::new(key(1));
             let request = args();
             let mut bytes = bytes;
             // Give the fuzzer a fair chance to reach the AEAD: a valid header.
-            bytes[..HEADER_LEN].copy_from_slice(&header(1));
+            bytes[0] = seal::lead_byte(VERSION, 1);
             let text = URL_SAFE_NO_PAD.encode(&bytes);
             let error = c.open(&text, &binding(&request)).expect_err("refused");
             prop_assert_eq!(error.code(), Some(INVALID_CONTINUATION));

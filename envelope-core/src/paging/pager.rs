@@ -136,6 +136,12 @@ impl Snapshot for String {
     }
 }
 
+impl<T: Snapshot + ?Sized> Snapshot for &T {
+    fn digest(&self) -> String {
+        (**self).digest()
+    }
+}
+
 /// How a tool pages: what one row is, the page sizes it accepts, what its tokens are bound to
 /// besides the request, and how an agent asks for less.
 ///

@@ -1,28 +1,28 @@
-//! Stateless target refs: an opaque, sealed hold on one result (a search hit) that a follow-up
-//! tool accepts to act on exactly that result.
+//! Stateless target refs: one short, sealed ref for every result of a page (the hits of a
+//! search), which a follow-up tool accepts, with the result's own location, to act on one of
+//! them as it was.
 //!
-//! A ref is sealed like a continuation, with the same [`KeyRing`](super::KeyRing): what it
-//! points at (the target, as JSON) travels encrypted and authenticated inside it, bound to the
-//! tool family that may open it, the caller, the scope and a snapshot of the target's data.
-//! Nothing is stored on the server: any replica holding the key opens it.
+//! A ref is sealed with the same [`KeyRing`](super::KeyRing) as continuations. It rides once on
+//! a page, not on every row, so it carries as little as it can: for each target (a file a hit
+//! is in) a 24-bit tag of the target's name and a snapshot of its data, an expiry, an optional
+//! payload in the clear (say, the search to offer again), and HMAC-SHA256 tags binding it to
+//! the tool family that may open it, the caller and the scope. The follow-up names the target
+//! (the row has its location), so nothing else needs to travel; nothing is stored on the
+//! server, and any replica holding the key opens it.
 //!
-//! Opening is two steps, because the snapshot to compare depends on the target (the file a
-//! hit is in): [`Continuations::open_target`] checks the seal, the family, the caller and the
-//! scope and hands back an [`OpenedTarget`]; the tool reads the target, digests the data it
-//! points into now, and [`OpenedTarget::check_snapshot`] refuses a ref whose data moved.
+//! Opening is two steps, because the snapshot to compare depends on the target: the ref is
+//! checked ([`Continuations::open_target`]: seal, then family, caller and scope), then the tool
+//! digests the target's data as it is now and [`OpenedTarget::check_snapshot`] refuses a
+//! target whose data moved, or which the ref does not cover.
 //!
 //! Invariant: nothing here panics on any input; each refusal has one fixed message per code.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::AeadInOut;
-use chacha20poly1305::{Tag, XNonce};
+use std::time::SystemTime;
+
 use serde_json::Value;
 
-use super::{
-    Continuations, DIGEST_LEN, HEADER_LEN, NONCE_LEN, Reader, Snapshot, TAG_LEN, decode_canonical,
-    digest, unix_seconds,
-};
+use super::seal::{self, Reader, decode_canonical, unix_seconds};
+use super::{ContinuationKey, Continuations, Snapshot};
 use crate::tool_error::{Category, ToolError};
 
 /// Code of a ref that is malformed, too long, tampered with, or sealed by a key this server
@@ -57,7 +57,7 @@ pub const TARGET_CODES: [(&str, Category, &str, &str); 5] = [
     (
         STALE_TARGET_SNAPSHOT,
         Category::Validation,
-        "What the ref points into changed since it was issued, or the ref expired.",
+        "What the ref points into changed since it was issued, the ref does not cover the target named, or the ref expired.",
         "Follow the recovery action: it runs the search again for a fresh ref.",
     ),
     (
@@ -69,24 +69,56 @@ pub const TARGET_CODES: [(&str, Category, &str, &str); 5] = [
     (
         CONFLICTING_TARGET_INPUT,
         Category::Validation,
-        "A ref was sent together with plain location arguments.",
-        "Send either the ref or the location, not both.",
+        "A ref was sent together with location arguments it does not take (a range).",
+        "Send the ref with its target's own location only, or the plain location without it.",
     ),
 ];
 
-/// Texts longer than this are refused before any decoding.
-pub const MAX_TARGET_REF_CHARS: usize = 1_024;
-/// The most target JSON a ref may carry, in bytes.
-pub const MAX_TARGET_BYTES: usize = 600;
+/// The most targets one ref covers (a page's distinct files).
+pub const MAX_TARGETS_PER_REF: usize = 1_024;
+/// The most payload (JSON) a ref may carry, in bytes.
+pub const MAX_TARGET_BYTES: usize = 128;
+/// Texts longer than this are refused before any decoding: the longest ref a server seals.
+pub const MAX_TARGET_REF_CHARS: usize = (MAX_REF_BYTES * 4).div_ceil(3);
+/// A ref's length in characters for one target and no payload; each further target adds four,
+/// each payload byte about one and a third.
+pub const TARGET_REF_MIN_CHARS: usize = ((FIXED_LEN + 1 + ENTRY_LEN + 1) * 4).div_ceil(3);
+/// The layout of a target ref, field by field: `(bytes, field)`. The contract docs are
+/// generated from this table.
+pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
+    (
+        "1",
+        "format version (3) in the high four bits, the low four bits of the sealing key's id in the low four",
+    ),
+    ("4", "expiry: Unix seconds, big-endian"),
+    ("1–2", "how many targets, an unsigned LEB128 varint"),
+    (
+        "3 each",
+        "per target: HMAC-SHA256 of its name (a path) and the snapshot of its data (size and modification time)",
+    ),
+    (
+        "1–2 + n",
+        "the payload's length, a varint, then the payload: JSON in the clear, such as the search to offer again",
+    ),
+    (
+        "8",
+        "binding tag: HMAC-SHA256 of the bytes before it with the tool family, the caller and the scope",
+    ),
+    ("4", "seal: HMAC-SHA256 of every byte before it"),
+];
 
-// Ref layout: version ‖ key id ‖ nonce ‖ sealed body ‖ tag, the header authenticated as
-// associated data. Body: one digest of family, caller and scope; the snapshot's digest;
-// expiry; target JSON. Refs ride on every hit of a search, so every byte counts.
-const TARGET_VERSION: u8 = 2;
-const FIXED_BODY_LEN: usize = 2 * DIGEST_LEN + 8;
-const DECODE_BUFFER: usize = MAX_TARGET_REF_CHARS / 4 * 3 + 3;
+// Layout: lead ‖ expiry ‖ count ‖ entries ‖ payload length ‖ payload ‖ binding tag ‖ seal.
+const TARGET_VERSION: u8 = 3;
+const ENTRY_LEN: usize = 3;
+const BIND_LEN: usize = 8;
+const SEAL_LEN: usize = 4;
+const FIXED_LEN: usize = 1 + 4 + BIND_LEN + SEAL_LEN;
+const MAX_REF_BYTES: usize = FIXED_LEN + 2 + ENTRY_LEN * MAX_TARGETS_PER_REF + 2 + MAX_TARGET_BYTES;
+const ENTRY_LABEL: &str = "envelope/target/v3/entry";
+const BIND_LABEL: &str = "envelope/target/v3/bind";
+const SEAL_LABEL: &str = "envelope/target/v3/seal";
 
-/// What a target ref is bound to, besides the snapshot of its target's data.
+/// What a target ref is bound to, besides the snapshots of its targets' data.
 ///
 /// ```
 /// use envelope_core::paging::{ContinuationKey, Continuations, TargetBinding};
@@ -94,14 +126,20 @@ const DECODE_BUFFER: usize = MAX_TARGET_REF_CHARS / 4 * 3 + 3;
 ///
 /// let refs = Continuations::new(ContinuationKey::new(1, [7; 32]));
 /// let binding = TargetBinding::new("workspace.file", "").with_scope("/srv/repo");
-/// let target = json!({"path": "src/lib.rs", "line": 12});
-/// let sealed = refs.seal_target(&binding, "size=120;mtime=7", &target)?;
+/// // One ref for a page's hits in two files, with the search to offer again.
+/// let search = json!({"query": "needle"});
+/// let sealed = refs.seal_target(
+///     &binding,
+///     &[("src/lib.rs", &"size=120;mtime=7"), ("src/a.rs", &"size=9;mtime=3")],
+///     Some(&search),
+/// )?;
 ///
 /// let opened = refs.open_target(&sealed, &binding, "target_ref")?;
-/// assert_eq!(opened.target(), &target);
-/// // The tool digests the file the ref points into, as it is now.
-/// assert_eq!(opened.check_snapshot("size=120;mtime=7")?, &target);
-/// assert!(opened.check_snapshot("size=121;mtime=9").is_err());
+/// assert_eq!(opened.payload(), Some(&search));
+/// // The tool digests the file the follow-up names, as it is now.
+/// opened.check_snapshot("src/lib.rs", "size=120;mtime=7")?;
+/// assert!(opened.check_snapshot("src/lib.rs", "size=121;mtime=9").is_err());
+/// assert!(opened.check_snapshot("src/other.rs", "size=120;mtime=7").is_err());
 /// # Ok::<(), envelope_core::ToolError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -130,91 +168,119 @@ impl<'a> TargetBinding<'a> {
         self
     }
 
-    /// One digest of the three: each part length-prefixed, so no two bindings share it.
-    fn digest(&self) -> [u8; DIGEST_LEN] {
-        let mut parts = Vec::new();
-        for part in [self.family, self.session, self.scope] {
-            parts.extend_from_slice(&(part.len() as u64).to_be_bytes());
-            parts.extend_from_slice(part.as_bytes());
-        }
-        digest(b"target", &parts)
+    fn parts<'b>(&'b self, head: &'b [u8]) -> [&'b [u8]; 4] {
+        [
+            head,
+            self.family.as_bytes(),
+            self.session.as_bytes(),
+            self.scope.as_bytes(),
+        ]
     }
 }
 
-/// A ref whose seal, family, caller and scope were checked: its target, and the snapshot it
-/// was issued against, still to compare with the data's own.
+/// A ref whose seal, family, caller and scope were checked: the targets it covers, still to
+/// compare with their data's own snapshots, and its payload.
 #[derive(Debug, Clone)]
 pub struct OpenedTarget {
-    target: Value,
-    snapshot: [u8; DIGEST_LEN],
+    key: ContinuationKey,
+    entries: Vec<[u8; ENTRY_LEN]>,
+    payload: Option<Value>,
     expired: bool,
     field: String,
 }
 
 impl OpenedTarget {
-    /// What the ref points at, as its issuer sealed it. Not yet checked against the data.
-    pub fn target(&self) -> &Value {
-        &self.target
+    /// What the issuer put in the ref besides its targets (say, the search to offer again),
+    /// authenticated; `None` when it carries none.
+    pub fn payload(&self) -> Option<&Value> {
+        self.payload.as_ref()
     }
 
-    /// The target, when `current` (the digest of the data it points into, as it is now) is the
-    /// one it was issued against and the ref has not expired; `STALE_TARGET_SNAPSHOT`
-    /// otherwise.
-    pub fn check_snapshot(&self, current: &(impl Snapshot + ?Sized)) -> Result<&Value, ToolError> {
-        let now = digest(b"snapshot", current.digest().as_bytes());
-        if self.expired || now != self.snapshot {
+    /// `Ok` when `target` is one the ref covers and `current` (the digest of its data, as it
+    /// is now) is the snapshot the ref was issued against, and the ref has not expired;
+    /// `STALE_TARGET_SNAPSHOT` otherwise. A target the ref never covered is refused the same
+    /// way: no snapshot of it was issued. Each check has a 2^-24 chance to pass a changed
+    /// target for each target the ref covers.
+    pub fn check_snapshot(
+        &self,
+        target: &str,
+        current: &(impl Snapshot + ?Sized),
+    ) -> Result<(), ToolError> {
+        let now = entry(&self.key, target, current);
+        if self.expired || !self.entries.contains(&now) {
             return Err(stale_target(&self.field));
         }
-        Ok(&self.target)
+        Ok(())
     }
 }
 
+/// A target's entry in a ref: its name and its data's snapshot, tagged under `key`.
+fn entry(
+    key: &ContinuationKey,
+    target: &str,
+    snapshot: &(impl Snapshot + ?Sized),
+) -> [u8; ENTRY_LEN] {
+    key.tag(
+        ENTRY_LABEL,
+        &[target.as_bytes(), snapshot.digest().as_bytes()],
+    )
+}
+
 impl Continuations {
-    /// A ref to `target` (at most [`MAX_TARGET_BYTES`] of JSON) under `binding`, issued
-    /// against `snapshot`, the digest of the data the target points into.
+    /// One ref to every `(target, snapshot)` of `targets` (at most [`MAX_TARGETS_PER_REF`];
+    /// repeated entries are kept once), under `binding`, carrying `payload` (at most
+    /// [`MAX_TARGET_BYTES`] of JSON, in the clear) when given.
     ///
-    /// Fails (as an `internal` error) when the target is too large, or when the operating
-    /// system's random source does.
+    /// Fails (as an `internal` error) when there are too many targets or the payload is too
+    /// large: the issuing tool's mistake, never the caller's.
     pub fn seal_target(
         &self,
         binding: &TargetBinding<'_>,
-        snapshot: &(impl Snapshot + ?Sized),
-        target: &Value,
+        targets: &[(&str, &dyn Snapshot)],
+        payload: Option<&Value>,
     ) -> Result<String, ToolError> {
-        let json = serde_json::to_vec(target).map_err(ToolError::internal)?;
-        if json.len() > MAX_TARGET_BYTES {
+        let payload = match payload {
+            Some(value) => serde_json::to_vec(value).map_err(ToolError::internal)?,
+            None => Vec::new(),
+        };
+        if payload.len() > MAX_TARGET_BYTES {
             return Err(ToolError::internal(format!(
-                "a target ref carries at most {MAX_TARGET_BYTES} bytes of target, not {}",
-                json.len()
+                "a target ref carries at most {MAX_TARGET_BYTES} bytes of payload, not {}",
+                payload.len()
             )));
         }
-        let expires_at = unix_seconds((self.clock)()).saturating_add(self.ttl.as_secs());
-        let mut body = Vec::with_capacity(FIXED_BODY_LEN + json.len());
-        body.extend_from_slice(&binding.digest());
-        body.extend_from_slice(&digest(b"snapshot", snapshot.digest().as_bytes()));
-        body.extend_from_slice(&expires_at.to_be_bytes());
-        body.extend_from_slice(&json);
-
-        let key = &self.keys.current;
-        let [a, b, c, d] = key.id.to_be_bytes();
-        let header = [TARGET_VERSION, a, b, c, d];
-        let mut nonce = [0u8; NONCE_LEN];
-        getrandom::fill(&mut nonce).map_err(ToolError::internal)?;
-        let tag = key
-            .cipher
-            .encrypt_inout_detached(&XNonce::from(nonce), &header, body.as_mut_slice().into())
-            .map_err(ToolError::internal)?;
-        let mut out = Vec::with_capacity(HEADER_LEN + NONCE_LEN + body.len() + TAG_LEN);
-        out.extend_from_slice(&header);
-        out.extend_from_slice(&nonce);
-        out.extend_from_slice(&body);
-        out.extend_from_slice(tag.as_slice());
-        Ok(URL_SAFE_NO_PAD.encode(out))
+        let key = self.keys.current();
+        let mut entries: Vec<[u8; ENTRY_LEN]> = Vec::with_capacity(targets.len());
+        for (target, snapshot) in targets {
+            let tagged = entry(key, target, *snapshot);
+            if !entries.contains(&tagged) {
+                entries.push(tagged);
+            }
+        }
+        if entries.len() > MAX_TARGETS_PER_REF {
+            return Err(ToolError::internal(format!(
+                "a target ref covers at most {MAX_TARGETS_PER_REF} targets, not {}",
+                entries.len()
+            )));
+        }
+        let mut bytes =
+            Vec::with_capacity(FIXED_LEN + 4 + ENTRY_LEN * entries.len() + payload.len());
+        bytes.push(seal::lead_byte(TARGET_VERSION, key.nibble()));
+        bytes.extend_from_slice(&seal::expiry((self.clock)(), self.ttl).to_be_bytes());
+        seal::push_varint(&mut bytes, entries.len() as u64);
+        bytes.extend(entries.iter().flatten());
+        seal::push_varint(&mut bytes, payload.len() as u64);
+        bytes.extend_from_slice(&payload);
+        let bound: [u8; BIND_LEN] = key.tag(BIND_LABEL, &binding.parts(&bytes));
+        bytes.extend_from_slice(&bound);
+        let sealed: [u8; SEAL_LEN] = key.tag(SEAL_LABEL, &[&bytes]);
+        bytes.extend_from_slice(&sealed);
+        Ok(seal::encode(&bytes))
     }
 
     /// Opens a ref passed as the argument `field`: checks its length, encoding, version, key
     /// and seal (`INVALID_TARGET_REF`), then its family, caller and scope
-    /// (`TARGET_SCOPE_MISMATCH`). The snapshot and the expiry are checked by
+    /// (`TARGET_SCOPE_MISMATCH`). Each target's snapshot, and the expiry, are checked by
     /// [`OpenedTarget::check_snapshot`].
     pub fn open_target(
         &self,
@@ -224,61 +290,88 @@ impl Continuations {
     ) -> Result<OpenedTarget, ToolError> {
         let now = (self.clock)();
         let invalid = || invalid_target(field);
+        let opened =
+            self.open_target_bytes(token, binding, now)
+                .map_err(|reject| match reject {
+                    TargetReject::Invalid => invalid(),
+                    TargetReject::Scope => ToolError::validation(format!(
+                        "`{field}` was issued for another tool family, caller or scope"
+                    ))
+                    .with_code(TARGET_SCOPE_MISMATCH)
+                    .with_hint("use the ref with the tools its result names, or search again here"),
+                })?;
+        Ok(OpenedTarget {
+            field: field.to_owned(),
+            ..opened
+        })
+    }
+
+    fn open_target_bytes(
+        &self,
+        token: &str,
+        binding: &TargetBinding<'_>,
+        now: SystemTime,
+    ) -> Result<OpenedTarget, TargetReject> {
+        use TargetReject::Invalid;
         if token.len() > MAX_TARGET_REF_CHARS {
-            return Err(invalid());
+            return Err(Invalid);
         }
-        let mut buffer = [0u8; DECODE_BUFFER];
-        let written = decode_canonical(token, &mut buffer).ok_or_else(invalid)?;
-        let bytes = buffer.get(..written).ok_or_else(invalid)?;
-        let mut reader = Reader(bytes);
-        let header: [u8; HEADER_LEN] = reader.take().ok_or_else(invalid)?;
-        let [version, id @ ..] = header;
+        let mut buffer = vec![0u8; token.len() / 4 * 3 + 3];
+        let written = decode_canonical(token, &mut buffer).ok_or(Invalid)?;
+        let bytes = buffer.get(..written).ok_or(Invalid)?;
+        let signed_len = bytes.len().checked_sub(SEAL_LEN).ok_or(Invalid)?;
+        let (signed, sealed) = bytes.split_at(signed_len);
+        let head_len = signed.len().checked_sub(BIND_LEN).ok_or(Invalid)?;
+        let (head, bound) = signed.split_at(head_len);
+        let [lead, ..] = head else {
+            return Err(Invalid);
+        };
+        let (version, nibble) = seal::split_lead(*lead);
         if version != TARGET_VERSION {
-            return Err(invalid());
+            return Err(Invalid);
         }
         let key = self
             .keys
-            .opening_key(u32::from_be_bytes(id), now)
-            .ok_or_else(invalid)?;
-        let nonce: [u8; NONCE_LEN] = reader.take().ok_or_else(invalid)?;
-        let rest = reader.rest();
-        let Some(body_len) = rest
-            .len()
-            .checked_sub(TAG_LEN)
-            .filter(|len| *len >= FIXED_BODY_LEN)
-        else {
-            return Err(invalid());
-        };
-        let (sealed, tag) = rest.split_at(body_len);
-        let tag: [u8; TAG_LEN] = tag.try_into().map_err(|_| invalid())?;
-        let mut body = sealed.to_vec();
-        key.cipher
-            .decrypt_inout_detached(
-                &XNonce::from(nonce),
-                &header,
-                body.as_mut_slice().into(),
-                &Tag::from(tag),
-            )
-            .map_err(|_| invalid())?;
-        let mut reader = Reader(&body);
-        let bound: [u8; DIGEST_LEN] = reader.take().ok_or_else(invalid)?;
-        let snapshot: [u8; DIGEST_LEN] = reader.take().ok_or_else(invalid)?;
-        let expires_at = u64::from_be_bytes(reader.take().ok_or_else(invalid)?);
-        let target: Value = serde_json::from_slice(reader.rest()).map_err(|_| invalid())?;
-        if bound != binding.digest() {
-            return Err(ToolError::validation(format!(
-                "`{field}` was issued for another tool family, caller or scope"
-            ))
-            .with_code(TARGET_SCOPE_MISMATCH)
-            .with_hint("use the ref with the tools its result names, or search again here"));
+            .opening_keys(nibble, now)
+            .find(|key| key.verify(SEAL_LABEL, &[signed], sealed))
+            .ok_or(Invalid)?;
+        let mut reader = Reader(&head[1..]);
+        let expires_at = u32::from_be_bytes(reader.take().ok_or(Invalid)?);
+        let count = usize::try_from(reader.varint().ok_or(Invalid)?).map_err(|_| Invalid)?;
+        let listed = reader
+            .take_slice(count.checked_mul(ENTRY_LEN).ok_or(Invalid)?)
+            .ok_or(Invalid)?;
+        let payload_len = usize::try_from(reader.varint().ok_or(Invalid)?).map_err(|_| Invalid)?;
+        let payload = reader.take_slice(payload_len).ok_or(Invalid)?;
+        if !reader.rest().is_empty() {
+            return Err(Invalid);
         }
+        if !key.verify(BIND_LABEL, &binding.parts(head), bound) {
+            return Err(TargetReject::Scope);
+        }
+        let payload = match payload {
+            [] => None,
+            json => Some(serde_json::from_slice(json).map_err(|_| Invalid)?),
+        };
+        let entries = listed
+            .chunks_exact(ENTRY_LEN)
+            .filter_map(|chunk| <[u8; ENTRY_LEN]>::try_from(chunk).ok())
+            .collect();
         Ok(OpenedTarget {
-            target,
-            snapshot,
-            expired: unix_seconds(now) >= expires_at,
-            field: field.to_owned(),
+            key: key.clone(),
+            entries,
+            payload,
+            expired: unix_seconds(now) >= u64::from(expires_at),
+            field: String::new(),
         })
     }
+}
+
+/// Why a ref was refused before its targets were looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TargetReject {
+    Invalid,
+    Scope,
 }
 
 fn invalid_target(field: &str) -> ToolError {
@@ -314,4 +407,209 @@ pub fn conflicting_target_input(field: &str, given: &[&str]) -> ToolError {
     ))
     .with_code(CONFLICTING_TARGET_INPUT)
     .with_hint(format!("send either `{field}` or the location, not both"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::paging::KeyRing;
+
+    fn refs() -> Continuations {
+        Continuations::new(ContinuationKey::new(1, [1; 32]))
+    }
+
+    fn binding() -> TargetBinding<'static> {
+        TargetBinding::new("workspace.file", "caller-1").with_scope("/repo")
+    }
+
+    fn sealed(refs: &Continuations) -> String {
+        refs.seal_target(
+            &binding(),
+            &[
+                ("src/a.rs", &"len=10;t=1"),
+                ("src/b.rs", &"len=20;t=2"),
+                ("src/a.rs", &"len=10;t=1"),
+            ],
+            Some(&json!({"query": "needle"})),
+        )
+        .expect("seal")
+    }
+
+    fn code(result: Result<OpenedTarget, ToolError>) -> Option<String> {
+        result.err().and_then(|e| e.code().map(str::to_owned))
+    }
+
+    #[test]
+    fn a_ref_covers_each_target_once_and_carries_its_payload() {
+        let refs = refs();
+        let token = sealed(&refs);
+        // Two distinct targets and an 18-byte payload.
+        assert_eq!(
+            token.len(),
+            ((FIXED_LEN + 1 + 2 * ENTRY_LEN + 1 + 18) * 4).div_ceil(3)
+        );
+        let opened = refs
+            .open_target(&token, &binding(), "target_ref")
+            .expect("open");
+        assert_eq!(opened.payload(), Some(&json!({"query": "needle"})));
+        opened
+            .check_snapshot("src/a.rs", "len=10;t=1")
+            .expect("fresh");
+        opened
+            .check_snapshot("src/b.rs", "len=20;t=2")
+            .expect("fresh");
+    }
+
+    #[test]
+    fn a_changed_or_uncovered_target_is_stale() {
+        let refs = refs();
+        let opened = refs
+            .open_target(&sealed(&refs), &binding(), "target_ref")
+            .expect("open");
+        for (target, snapshot) in [
+            ("src/a.rs", "len=11;t=3"),
+            ("src/b.rs", "len=10;t=1"),
+            ("src/c.rs", "len=10;t=1"),
+        ] {
+            let error = opened.check_snapshot(target, snapshot).expect_err("stale");
+            assert_eq!(error.code(), Some(STALE_TARGET_SNAPSHOT), "{target}");
+            assert_eq!(error.category(), Category::Validation);
+        }
+    }
+
+    #[test]
+    fn an_expired_ref_is_stale() {
+        let start = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let now = Arc::new(Mutex::new(start));
+        let clock = Arc::clone(&now);
+        let refs = refs()
+            .with_ttl(Duration::from_secs(60))
+            .with_clock(move || *clock.lock().expect("clock"));
+        let token = sealed(&refs);
+        *now.lock().expect("clock") += Duration::from_secs(59);
+        let opened = refs
+            .open_target(&token, &binding(), "target_ref")
+            .expect("open");
+        opened
+            .check_snapshot("src/a.rs", "len=10;t=1")
+            .expect("fresh");
+        *now.lock().expect("clock") += Duration::from_secs(1);
+        let opened = refs
+            .open_target(&token, &binding(), "target_ref")
+            .expect("open");
+        let error = opened
+            .check_snapshot("src/a.rs", "len=10;t=1")
+            .expect_err("expired");
+        assert_eq!(error.code(), Some(STALE_TARGET_SNAPSHOT));
+    }
+
+    #[test]
+    fn another_family_caller_or_scope_is_a_scope_mismatch() {
+        let refs = refs();
+        let token = sealed(&refs);
+        for other in [
+            TargetBinding::new("other.family", "caller-1").with_scope("/repo"),
+            TargetBinding::new("workspace.file", "caller-2").with_scope("/repo"),
+            TargetBinding::new("workspace.file", "caller-1").with_scope("/elsewhere"),
+        ] {
+            assert_eq!(
+                code(refs.open_target(&token, &other, "target_ref")).as_deref(),
+                Some(TARGET_SCOPE_MISMATCH),
+                "{other:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_single_bit_flip_is_invalid() {
+        let refs = refs();
+        let bytes = URL_SAFE_NO_PAD.decode(sealed(&refs)).expect("decodes");
+        for index in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[index] ^= 1 << bit;
+                let text = URL_SAFE_NO_PAD.encode(&flipped);
+                assert_eq!(
+                    code(refs.open_target(&text, &binding(), "target_ref")).as_deref(),
+                    Some(INVALID_TARGET_REF),
+                    "byte {index} bit {bit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn another_key_is_invalid_and_a_retired_key_opens_within_its_grace() {
+        let token = sealed(&refs());
+        let other = Continuations::new(ContinuationKey::new(1, [2; 32]));
+        assert_eq!(
+            code(other.open_target(&token, &binding(), "target_ref")).as_deref(),
+            Some(INVALID_TARGET_REF)
+        );
+        let now = std::time::SystemTime::now();
+        let ring = KeyRing::new(ContinuationKey::new(2, [2; 32]))
+            .with_retired(
+                ContinuationKey::new(1, [1; 32]),
+                now + Duration::from_secs(60),
+            )
+            .expect("distinct ids");
+        let rotated = Continuations::new(ring.clone());
+        rotated
+            .open_target(&token, &binding(), "target_ref")
+            .expect("in grace");
+        let after = Continuations::new(ring).with_clock(move || now + Duration::from_secs(61));
+        assert_eq!(
+            code(after.open_target(&token, &binding(), "target_ref")).as_deref(),
+            Some(INVALID_TARGET_REF)
+        );
+    }
+
+    #[test]
+    fn too_many_targets_or_too_much_payload_is_the_issuers_error() {
+        let refs = refs();
+        let names: Vec<String> = (0..=MAX_TARGETS_PER_REF).map(|n| n.to_string()).collect();
+        let targets: Vec<(&str, &dyn Snapshot)> = names
+            .iter()
+            .map(|n| (n.as_str(), &"s" as &dyn Snapshot))
+            .collect();
+        let error = refs
+            .seal_target(&binding(), &targets, None)
+            .expect_err("too many");
+        assert_eq!(error.category(), Category::Internal);
+        let most = refs
+            .seal_target(&binding(), &targets[1..], None)
+            .expect("the most");
+        assert!(most.len() <= MAX_TARGET_REF_CHARS);
+        let payload = json!("x".repeat(MAX_TARGET_BYTES));
+        let error = refs
+            .seal_target(&binding(), &targets[..1], Some(&payload))
+            .expect_err("too much");
+        assert_eq!(error.category(), Category::Internal);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_opens(text in ".{0,120}") {
+            let refs = refs();
+            prop_assert!(refs.open_target(&text, &binding(), "target_ref").is_err());
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_open(bytes in proptest::collection::vec(any::<u8>(), 17..80)) {
+            let refs = refs();
+            let mut bytes = bytes;
+            bytes[0] = seal::lead_byte(TARGET_VERSION, 1);
+            let text = URL_SAFE_NO_PAD.encode(&bytes);
+            let error = refs.open_target(&text, &binding(), "target_ref").expect_err("refused");
+            prop_assert_eq!(error.code(), Some(INVALID_TARGET_REF));
+        }
+    }
 }
