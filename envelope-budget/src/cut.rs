@@ -81,10 +81,11 @@ pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -
     Some(good)
 }
 
-/// Whether a next action (as JSON) passes `token` as one of its arguments: the next-page call
-/// that carries a continuation.
+/// Whether a next action (as JSON) continues from `token`: it takes the response's
+/// continuation (`continuation_arg`), or passes `token` as one of its arguments.
 pub(crate) fn carries_token(action: &serde_json::Value, token: &str) -> bool {
-    action["arguments"]
-        .as_object()
-        .is_some_and(|arguments| arguments.values().any(|value| value == token))
+    action.get("continuation_arg").is_some_and(serde_json::Value::is_string)
+        || action["arguments"]
+            .as_object()
+            .is_some_and(|arguments| arguments.values().any(|value| value == token))
 }

@@ -88,7 +88,11 @@ pub(crate) fn stamp_exact(structured: &mut Value, counter: ExactCounter) {
             meta.insert(key.to_owned(), value);
         }
     };
-    set(structured, keys::TOKENS_METHOD, json!(counter.method()));
+    // The method is stamped only where the mode stamps it (`response_mode: full`).
+    let stamps_method = structured["meta"].get(keys::TOKENS_METHOD).is_some();
+    if stamps_method {
+        set(structured, keys::TOKENS_METHOD, json!(counter.method()));
+    }
     let mut tokens = 0_usize;
     for _ in 0..8 {
         set(structured, keys::TOKENS_ESTIMATED, json!(tokens));

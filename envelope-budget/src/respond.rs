@@ -22,13 +22,23 @@ use crate::trim::{
     trim_measured,
 };
 
-/// `meta` fields that only observability pipelines read; `response_mode: compact` (the default)
-/// leaves them out. Nothing an agent branches on is here.
+/// `meta` fields that only observability pipelines read, or that the listing already says (the
+/// tool's name, tier, idempotency and layer); `response_mode: compact` (the default) leaves
+/// them out, since every one costs the model tokens it cannot act on. Nothing an agent branches
+/// on is here: `request_id`, `truncated` and its markers, `tokens_estimated` and the index
+/// drift stay.
 pub const COMPACT_DROPPED_META: &[&str] = &[
+    keys::CLIENT_REQUEST_ID,
+    keys::TOOL,
+    keys::COMPLEXITY_TIER,
+    keys::IDEMPOTENT,
     keys::LATENCY_MS,
+    keys::TOKENS_METHOD,
     keys::TOKENS_SAVED,
     keys::TOKENS_SAVED_PCT,
     keys::BASELINE_METHOD,
+    keys::LAYER,
+    keys::SCHEMA_VERSION,
     keys::CAPABILITIES,
 ];
 
@@ -360,6 +370,8 @@ fn prepare_within(
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
     let full = controls.keeps_full_meta();
     let baseline = baseline.filter(|_| full);
+    // How the count was made is observability too: a model cannot act on it.
+    let method = full.then(|| policy.estimator.method());
     let mut rest = match serde_json::to_value(&envelope) {
         Ok(Value::Object(rest)) => rest,
         // An envelope always serializes to an object; keep going with an empty one if not.
@@ -393,6 +405,7 @@ fn prepare_within(
             whole,
             budget,
             estimator,
+            method,
             resume.as_ref(),
             payload.as_array().map(Vec::len),
         )
@@ -412,7 +425,7 @@ fn prepare_within(
     let (data, data_counts) = match (budget, data) {
         (Some(budget), Some(payload)) => {
             // Stamps written after trimming take room: size them at their widest now.
-            reserve_stamps(&mut rest, baseline.as_ref());
+            reserve_stamps(&mut rest, baseline.as_ref(), method.is_some());
             let mut reserved = rest_counts(&rest, true);
             // What reconciling a cut may write is own fields too: sized with them, so that
             // trimming the result again changes nothing.
@@ -449,7 +462,7 @@ fn prepare_within(
                 // Nothing to mark or reconcile: the rest is as sized, but for the stamps.
                 rest_base = baseline
                     .is_none()
-                    .then(|| stamped_rest_counts(reserved, estimator));
+                    .then(|| stamped_rest_counts(reserved, method));
             } else {
                 merge_markers(
                     &mut rest,
@@ -505,6 +518,7 @@ fn prepare_within(
             rest: rest_base,
         },
         estimator,
+        method,
         baseline.as_ref(),
     );
     // The payload is most of the text; when it went out as encoded, its JSON is not written
@@ -564,6 +578,7 @@ fn write_fitting(
     whole: &Whole,
     budget: usize,
     estimator: Estimator,
+    method: Option<TokensMethod>,
     resume: Option<&Resume>,
     bare_list: Option<usize>,
 ) -> Option<String> {
@@ -571,7 +586,9 @@ fn write_fitting(
         let Some(Value::Object(meta)) = rest.get_mut("meta") else {
             return None;
         };
-        meta.insert(keys::TOKENS_METHOD.to_owned(), json!(estimator.method()));
+        if let Some(method) = method {
+            meta.insert(keys::TOKENS_METHOD.to_owned(), json!(method));
+        }
         meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(0));
         meta.entry(keys::TRUNCATED).or_insert(json!(false));
     }
@@ -722,13 +739,16 @@ const WIDEST_TOKENS: u64 = u64::MAX;
 const WIDEST_METHOD: TokensMethod = TokensMethod::ScriptAware;
 
 /// Writes the stamps that come after trimming at their widest, so the trimmer sizes them:
-/// `tokens_estimated`, `tokens_method`, `truncated`. The real values are never wider.
-fn reserve_stamps(rest: &mut Map<String, Value>, baseline: Option<&Baseline>) {
+/// `tokens_estimated`, `tokens_method` (when `with_method`), `truncated`. The real values are
+/// never wider.
+fn reserve_stamps(rest: &mut Map<String, Value>, baseline: Option<&Baseline>, with_method: bool) {
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
     meta.insert(keys::TOKENS_ESTIMATED.to_owned(), json!(WIDEST_TOKENS));
-    meta.insert(keys::TOKENS_METHOD.to_owned(), json!(WIDEST_METHOD));
+    if with_method {
+        meta.insert(keys::TOKENS_METHOD.to_owned(), json!(WIDEST_METHOD));
+    }
     meta.entry(keys::TRUNCATED).or_insert(json!(false));
     // The savings against a baseline are stamped last, from the final count: their widest.
     if let Some(baseline) = baseline {
@@ -742,9 +762,14 @@ fn reserve_stamps(rest: &mut Map<String, Value>, baseline: Option<&Baseline>) {
 /// stamps [`reserve_stamps`] wrote: the same bytes but for the token count, left out, and the
 /// method, whose real name replaces the widest. Exact: JSON's quotes and separators keep every
 /// run count inside the value it belongs to.
-fn stamped_rest_counts(reserved: Counts, estimator: Estimator) -> Counts {
-    let widest = digits(WIDEST_TOKENS) + value_counts(&json!(WIDEST_METHOD));
-    crate::size::sub(reserved, widest) + value_counts(&json!(estimator.method()))
+fn stamped_rest_counts(reserved: Counts, method: Option<TokensMethod>) -> Counts {
+    match method {
+        Some(method) => {
+            let widest = digits(WIDEST_TOKENS) + value_counts(&json!(WIDEST_METHOD));
+            crate::size::sub(reserved, widest) + value_counts(&json!(method))
+        }
+        None => crate::size::sub(reserved, digits(WIDEST_TOKENS)),
+    }
 }
 
 /// Room for what [`reconcile_completeness`] may write if the described list is cut: the
@@ -849,8 +874,8 @@ const BUDGET_CUT: &str =
     "the response budget cut the rest; narrow the query or lower the page size";
 
 /// `next_step`'s advice after the budget cut the described rows of a page that resumes.
-const BUDGET_CUT_RESUMABLE: &str = "the response budget cut the rest; pass \
-    `completeness.continuation` for the next page, or lower the page size";
+const BUDGET_CUT_RESUMABLE: &str =
+    "the response budget cut the rest; follow `next-page`, or lower the page size";
 
 /// What becomes of a page's continuation when the budget cuts the rows it follows.
 enum Continue<'a> {
@@ -911,9 +936,12 @@ fn reconcile_completeness(rest: &mut Map<String, Value>, cuts: &[ListCut], next:
         (Continue::After(resume), old) => match resume.after(cut.to) {
             Ok(Some(fresh)) => {
                 match &old {
+                    // The next-page action takes `completeness.continuation`, which is
+                    // replaced below; an action built with the old token in its arguments
+                    // gets the new one.
                     Some(token) => replace_token(rest, token, &fresh),
                     // The last page had no next page; now it has one.
-                    None => add_action(rest, resume.next_page(&fresh)),
+                    None => add_action(rest, resume.next_page()),
                 }
                 parts.continuation = Some(fresh);
             }
@@ -1030,18 +1058,21 @@ struct StampBase {
     rest: Option<Counts>,
 }
 
-/// Stamps `tokens_estimated` (of the whole response, this field included), `tokens_method`, and
-/// the savings against a declared baseline.
+/// Stamps `tokens_estimated` (of the whole response, this field included), `tokens_method`
+/// (when given: under `response_mode: full`), and the savings against a declared baseline.
 fn stamp_tokens(
     rest: &mut Map<String, Value>,
     stamp: StampBase,
     estimator: Estimator,
+    method: Option<TokensMethod>,
     baseline: Option<&Baseline>,
 ) {
     let Some(Value::Object(meta)) = rest.get_mut("meta") else {
         return;
     };
-    meta.insert(keys::TOKENS_METHOD.to_owned(), json!(estimator.method()));
+    if let Some(method) = method {
+        meta.insert(keys::TOKENS_METHOD.to_owned(), json!(method));
+    }
     if let Some(baseline) = baseline {
         // Placeholders of the final width are set below, once the count is known; the widest
         // ones `reserve_stamps` wrote would be counted twice.

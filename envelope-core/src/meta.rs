@@ -18,7 +18,7 @@ use crate::tier::Tier;
 
 /// The contract's version, stamped as `meta.schema_version`. Bumped on any change to the wire
 /// shape; additions of optional fields count.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How `tokens_estimated` was counted. Wire names: `heuristic`, `script_aware`, `chars_div_4`,
 /// `cl100k_base`, `o200k_base`.
@@ -219,8 +219,11 @@ pub mod keys {
 
 /// Library-stamped facts about one call.
 ///
-/// Wire names are the field names below; absent fields are omitted. `request_id` and
-/// `schema_version` are always present. The trimmer's `truncated_*` markers sit at this level
+/// Wire names are the field names below; absent fields are omitted. `request_id` is always
+/// present, and `truncated` whenever a budget applied; the observability stamps (tool, tier,
+/// idempotency, latency, token method and savings, layer, schema version, capabilities) only
+/// under `response_mode: full`, since a model cannot act on them and the listing already says
+/// most of them. The trimmer's `truncated_*` markers sit at this level
 /// beside the named fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Meta {
@@ -272,7 +275,9 @@ pub struct Meta {
     /// The declared layer that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     layer: Option<Cow<'static, str>>,
-    /// The contract's version.
+    /// The contract's version, under `response_mode: full`; a reader of an answer without it
+    /// assumes the version it was built for.
+    #[serde(default = "current_schema_version")]
     schema_version: u32,
     /// The server's capability tags, under `response_mode: full` (every MCP result's `_meta`
     /// carries them too); absent when the server advertises none.
@@ -287,6 +292,10 @@ pub struct Meta {
     /// The trimmer's `truncated_<key>_from/_to`, `truncated_string_fields`, … markers.
     #[serde(flatten)]
     trim_markers: BTreeMap<String, Value>,
+}
+
+fn current_schema_version() -> u32 {
+    SCHEMA_VERSION
 }
 
 impl Meta {

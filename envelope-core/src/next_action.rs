@@ -66,8 +66,13 @@ pub struct Dependency {
 
 /// One executable follow-up call.
 ///
-/// Wire shape: `{id, role, order, dependencies?, tool, arguments, reason}`. The agent still
-/// invokes it through normal MCP authorization; nothing here executes anything.
+/// Wire shape: `{id, role, order, dependencies?, tool, arguments, continuation_arg?, reason}`.
+/// The agent still invokes it through normal MCP authorization; nothing here executes anything.
+///
+/// A next-page action does not repeat the response's continuation token: its
+/// `continuation_arg` names the argument that takes `completeness.continuation`, so the token
+/// appears once in a response (a model copies every character of it it is shown). To follow
+/// the action, call `tool` with `arguments` plus that argument set to the token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NextAction {
     /// Response-local id, unique within the list.
@@ -85,6 +90,11 @@ pub struct NextAction {
     pub tool: String,
     /// The arguments to call it with.
     pub arguments: Map<String, Value>,
+    /// The argument that takes this response's `completeness.continuation`, added to
+    /// `arguments` when the action is followed; absent for an action complete as it stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub continuation_arg: Option<String>,
     /// Why, in one sentence.
     #[schemars(length(min = 1))]
     pub reason: String,
@@ -129,8 +139,29 @@ impl NextAction {
             dependencies: Vec::new(),
             tool,
             arguments,
+            continuation_arg: None,
             reason,
         })
+    }
+
+    /// The action's call takes this response's `completeness.continuation` as its argument
+    /// `argument`, which `arguments` leave out: a next-page call.
+    #[must_use]
+    pub fn continuing(mut self, argument: impl Into<String>) -> Self {
+        let argument = argument.into();
+        self.arguments.remove(&argument);
+        self.continuation_arg = Some(argument);
+        self
+    }
+
+    /// The arguments to call the tool with when this response's continuation is `token`:
+    /// `arguments`, plus `continuation_arg` set to the token when the action continues.
+    pub fn arguments_with(&self, token: Option<&str>) -> Map<String, Value> {
+        let mut arguments = self.arguments.clone();
+        if let (Some(field), Some(token)) = (&self.continuation_arg, token) {
+            arguments.insert(field.clone(), Value::String(token.to_owned()));
+        }
+        arguments
     }
 
     /// An action calling the tool `T` with arguments of its own type: naming a tool that does
@@ -202,10 +233,11 @@ impl NextAction {
         self
     }
 
-    fn target_key(&self) -> (String, String) {
+    fn target_key(&self) -> (String, String, Option<String>) {
         (
             self.tool.clone(),
             canonical_json(&Value::Object(self.arguments.clone())),
+            self.continuation_arg.clone(),
         )
     }
 

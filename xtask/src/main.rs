@@ -14,6 +14,10 @@
 //! Each takes `--check`, which fails when a committed file differs from what the code would
 //! generate, and writes nothing.
 //!
+//! One more command writes no file: `cargo run -p xtask --features exact -- count-tokens
+//! FILE...` prints the exact token counts of each file, for the tests that weigh what a model
+//! is shown.
+//!
 //! Invariant: nothing these commands write is edited by hand; this program is its only writer.
 
 #[cfg(feature = "exact")]
@@ -24,13 +28,15 @@ mod docs;
 #[cfg(feature = "exact")]
 mod fit;
 mod real_text;
+#[cfg(feature = "exact")]
+mod tokens;
 
 use std::process::ExitCode;
 
 use codegen::Mode;
 
-const USAGE: &str =
-    "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> [--check]";
+const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
+     [--check]\n       cargo xtask count-tokens FILE...";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,6 +45,16 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    // The one command that takes files rather than `--check`.
+    if *command == "count-tokens" {
+        return match count_tokens(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let Some(mode) = Mode::from_args(rest) else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
@@ -84,5 +100,17 @@ fn fit_estimator(mode: Mode) -> Result<(), String> {
 fn fit_estimator(_: Mode) -> Result<(), String> {
     Err("fitting needs the exact encoders: run \
          `cargo run -p xtask --features exact -- fit-estimator`"
+        .into())
+}
+
+#[cfg(feature = "exact")]
+fn count_tokens(files: &[&str]) -> Result<(), String> {
+    tokens::count(files)
+}
+
+#[cfg(not(feature = "exact"))]
+fn count_tokens(_: &[&str]) -> Result<(), String> {
+    Err("counting needs the exact encoders: run \
+         `cargo run -p xtask --features exact -- count-tokens FILE...`"
         .into())
 }

@@ -402,10 +402,7 @@ where
         let rows_remain = self.page.start.min(count.total) + count.returned < count.total;
         let mut ways = Vec::new();
         if continuation.is_some() {
-            ways.push(format!(
-                "pass `completeness.continuation` as `{}` for the next page",
-                <T::Args as PagedArgs>::CONTINUATION_FIELD
-            ));
+            ways.push(format!("follow `{NEXT_PAGE}`"));
         }
         if rows_remain && count.ended_by == TruncationReason::PageLimit {
             ways.push(format!("raise `{}`", <T::Args as PagedArgs>::LIMIT_FIELD));
@@ -422,15 +419,18 @@ where
         }
         .completeness(completeness)
         .resumable(self.resume(ctx)?);
-        if let Some(token) = continuation {
+        if continuation.is_some() {
+            // The token is in `completeness.continuation`, once: the action names the
+            // argument that takes it, and leaves it out of its own arguments.
             let next = NextAction::call::<T>(
                 NEXT_PAGE,
                 Role::BroadenScope,
                 0,
-                args.resume_at(token),
+                args.resume_at(String::new()),
                 self.next_page_reason(),
             )
-            .map_err(ToolError::internal)?;
+            .map_err(ToolError::internal)?
+            .continuing(<T::Args as PagedArgs>::CONTINUATION_FIELD);
             reply = reply.next_actions([next]);
         }
         Ok(reply)
@@ -479,7 +479,7 @@ where
     }
 
     fn next_page_reason(&self) -> String {
-        format!("fetch the next page of {}", self.paging.unit.noun(2))
+        format!("the next page of {}", self.paging.unit.noun(2))
     }
 
     fn binding<'a>(&'a self, ctx: &'a ToolContext) -> Binding<'a> {
@@ -527,17 +527,14 @@ impl Resume {
         self.continuations.seal(&binding, position).map(Some)
     }
 
-    /// The next-page action for `token`: this page's request, resumed at `token`. What the
-    /// budget stage offers when it cuts the last page, which had no continuation before.
-    pub fn next_page(&self, token: &str) -> Result<NextAction, ToolError> {
-        let mut arguments = match &self.request {
+    /// The next-page action: this page's request, taking `completeness.continuation` as its
+    /// continuation argument. What the budget stage offers when it cuts the last page, which
+    /// had no continuation before.
+    pub fn next_page(&self) -> Result<NextAction, ToolError> {
+        let arguments = match &self.request {
             Value::Object(arguments) => arguments.clone(),
             _ => serde_json::Map::new(),
         };
-        arguments.insert(
-            self.continuation_field.to_owned(),
-            Value::String(token.to_owned()),
-        );
         NextAction::new(
             NEXT_PAGE,
             Role::BroadenScope,
@@ -546,6 +543,7 @@ impl Resume {
             arguments,
             &self.reason,
         )
+        .map(|action| action.continuing(self.continuation_field))
         .map_err(ToolError::internal)
     }
 }

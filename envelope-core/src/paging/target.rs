@@ -5,7 +5,7 @@
 //! A ref is sealed with the same [`KeyRing`](super::KeyRing) as continuations. It rides once on
 //! a page, not on every row, so it carries as little as it can: for each target (a file a hit
 //! is in) a 24-bit tag of the target's name and a snapshot of its data, an expiry, an optional
-//! payload in the clear (say, the search to offer again), and HMAC-SHA256 tags binding it to
+//! payload of bytes in the clear (say, the search to offer again), and HMAC-SHA256 tags binding it to
 //! the tool family that may open it, the caller and the scope. The follow-up names the target
 //! (the row has its location), so nothing else needs to travel; nothing is stored on the
 //! server, and any replica holding the key opens it.
@@ -18,8 +18,6 @@
 //! Invariant: nothing here panics on any input; each refusal has one fixed message per code.
 
 use std::time::SystemTime;
-
-use serde_json::Value;
 
 use super::seal::{self, Reader, decode_canonical, unix_seconds};
 use super::{ContinuationKey, Continuations, Snapshot};
@@ -76,7 +74,8 @@ pub const TARGET_CODES: [(&str, Category, &str, &str); 5] = [
 
 /// The most targets one ref covers (a page's distinct files).
 pub const MAX_TARGETS_PER_REF: usize = 1_024;
-/// The most payload (JSON) a ref may carry, in bytes.
+/// The most payload a ref may carry, in bytes. Every byte costs the agent about a token on
+/// every page, so a tool keeps it short.
 pub const MAX_TARGET_BYTES: usize = 128;
 /// Texts longer than this are refused before any decoding: the longest ref a server seals.
 pub const MAX_TARGET_REF_CHARS: usize = (MAX_REF_BYTES * 4).div_ceil(3);
@@ -98,7 +97,7 @@ pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
     ),
     (
         "1–2 + n",
-        "the payload's length, a varint, then the payload: JSON in the clear, such as the search to offer again",
+        "the payload's length, a varint, then the payload: bytes in the clear, such as the search to offer again",
     ),
     (
         "8",
@@ -122,20 +121,18 @@ const SEAL_LABEL: &str = "envelope/target/v3/seal";
 ///
 /// ```
 /// use envelope_core::paging::{ContinuationKey, Continuations, TargetBinding};
-/// use serde_json::json;
 ///
 /// let refs = Continuations::new(ContinuationKey::new(1, [7; 32]));
 /// let binding = TargetBinding::new("workspace.file", "").with_scope("/srv/repo");
 /// // One ref for a page's hits in two files, with the search to offer again.
-/// let search = json!({"query": "needle"});
 /// let sealed = refs.seal_target(
 ///     &binding,
 ///     &[("src/lib.rs", &"size=120;mtime=7"), ("src/a.rs", &"size=9;mtime=3")],
-///     Some(&search),
+///     Some(b"needle"),
 /// )?;
 ///
 /// let opened = refs.open_target(&sealed, &binding, "target_ref")?;
-/// assert_eq!(opened.payload(), Some(&search));
+/// assert_eq!(opened.payload(), Some(&b"needle"[..]));
 /// // The tool digests the file the follow-up names, as it is now.
 /// opened.check_snapshot("src/lib.rs", "size=120;mtime=7")?;
 /// assert!(opened.check_snapshot("src/lib.rs", "size=121;mtime=9").is_err());
@@ -184,7 +181,7 @@ impl<'a> TargetBinding<'a> {
 pub struct OpenedTarget {
     key: ContinuationKey,
     entries: Vec<[u8; ENTRY_LEN]>,
-    payload: Option<Value>,
+    payload: Option<Vec<u8>>,
     expired: bool,
     field: String,
 }
@@ -192,8 +189,8 @@ pub struct OpenedTarget {
 impl OpenedTarget {
     /// What the issuer put in the ref besides its targets (say, the search to offer again),
     /// authenticated; `None` when it carries none.
-    pub fn payload(&self) -> Option<&Value> {
-        self.payload.as_ref()
+    pub fn payload(&self) -> Option<&[u8]> {
+        self.payload.as_deref()
     }
 
     /// `Ok` when `target` is one the ref covers and `current` (the digest of its data, as it
@@ -229,7 +226,7 @@ fn entry(
 impl Continuations {
     /// One ref to every `(target, snapshot)` of `targets` (at most [`MAX_TARGETS_PER_REF`];
     /// repeated entries are kept once), under `binding`, carrying `payload` (at most
-    /// [`MAX_TARGET_BYTES`] of JSON, in the clear) when given.
+    /// [`MAX_TARGET_BYTES`], in the clear) when given.
     ///
     /// Fails (as an `internal` error) when there are too many targets or the payload is too
     /// large: the issuing tool's mistake, never the caller's.
@@ -237,12 +234,9 @@ impl Continuations {
         &self,
         binding: &TargetBinding<'_>,
         targets: &[(&str, &dyn Snapshot)],
-        payload: Option<&Value>,
+        payload: Option<&[u8]>,
     ) -> Result<String, ToolError> {
-        let payload = match payload {
-            Some(value) => serde_json::to_vec(value).map_err(ToolError::internal)?,
-            None => Vec::new(),
-        };
+        let payload = payload.unwrap_or_default();
         if payload.len() > MAX_TARGET_BYTES {
             return Err(ToolError::internal(format!(
                 "a target ref carries at most {MAX_TARGET_BYTES} bytes of payload, not {}",
@@ -270,7 +264,7 @@ impl Continuations {
         seal::push_varint(&mut bytes, entries.len() as u64);
         bytes.extend(entries.iter().flatten());
         seal::push_varint(&mut bytes, payload.len() as u64);
-        bytes.extend_from_slice(&payload);
+        bytes.extend_from_slice(payload);
         let bound: [u8; BIND_LEN] = key.tag(BIND_LABEL, &binding.parts(&bytes));
         bytes.extend_from_slice(&bound);
         let sealed: [u8; SEAL_LEN] = key.tag(SEAL_LABEL, &[&bytes]);
@@ -349,10 +343,7 @@ impl Continuations {
         if !key.verify(BIND_LABEL, &binding.parts(head), bound) {
             return Err(TargetReject::Scope);
         }
-        let payload = match payload {
-            [] => None,
-            json => Some(serde_json::from_slice(json).map_err(|_| Invalid)?),
-        };
+        let payload = (!payload.is_empty()).then(|| payload.to_vec());
         let entries = listed
             .chunks_exact(ENTRY_LEN)
             .filter_map(|chunk| <[u8; ENTRY_LEN]>::try_from(chunk).ok())
@@ -417,7 +408,6 @@ mod tests {
     use base64::Engine as _;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use proptest::prelude::*;
-    use serde_json::json;
 
     use super::*;
     use crate::paging::KeyRing;
@@ -438,7 +428,7 @@ mod tests {
                 ("src/b.rs", &"len=20;t=2"),
                 ("src/a.rs", &"len=10;t=1"),
             ],
-            Some(&json!({"query": "needle"})),
+            Some(br#"{"query":"needle"}"#),
         )
         .expect("seal")
     }
@@ -459,7 +449,7 @@ mod tests {
         let opened = refs
             .open_target(&token, &binding(), "target_ref")
             .expect("open");
-        assert_eq!(opened.payload(), Some(&json!({"query": "needle"})));
+        assert_eq!(opened.payload(), Some(&br#"{"query":"needle"}"#[..]));
         opened
             .check_snapshot("src/a.rs", "len=10;t=1")
             .expect("fresh");
@@ -588,7 +578,7 @@ mod tests {
             .seal_target(&binding(), &targets[1..], None)
             .expect("the most");
         assert!(most.len() <= MAX_TARGET_REF_CHARS);
-        let payload = json!("x".repeat(MAX_TARGET_BYTES));
+        let payload = vec![b'x'; MAX_TARGET_BYTES + 1];
         let error = refs
             .seal_target(&binding(), &targets[..1], Some(&payload))
             .expect_err("too much");

@@ -16,7 +16,7 @@ pub use search::{Occurrence, SearchHits, SearchTextArgs, search_text};
 pub use stats::{Skipped, Stats, Tally, workspace_stats};
 
 pub(crate) use graph::export_graph;
-pub(crate) use search::{DEFAULT_CONTEXT_LINES, FILE_TARGETS, MAX_CONTEXT_LINES};
+pub(crate) use search::{DEFAULT_CONTEXT_LINES, FILE_TARGETS, MAX_CONTEXT_LINES, decode_search};
 
 /// The largest page `search_text` or `list_files` builds: a bigger `limit` is refused. Rows
 /// past the page are counted, never built, so a match-everything search holds one page in

@@ -1,5 +1,6 @@
-//! `read_file`: whole lines of one file, by path or by a `search_text` hit's `target_ref`; a
-//! stale or vanished target is refused with the call that recovers.
+//! `read_file`: whole lines of one file, by path, or around a `search_text` hit by the page's
+//! `target_ref` and the hit's path and line; a stale or vanished target is refused with the
+//! call that recovers.
 
 use envelope_core::paging::{
     Continuations, TargetBinding, conflicting_target_input, target_not_found,
@@ -11,23 +12,29 @@ use crate::Workspace;
 use crate::errors::invalid;
 use crate::paths::{not_readable, resolve};
 use crate::tools::{
-    DEFAULT_CONTEXT_LINES, FILE_TARGETS, MAX_CONTEXT_LINES, SearchTextArgs, search_text,
+    DEFAULT_CONTEXT_LINES, FILE_TARGETS, MAX_CONTEXT_LINES, decode_search, search_text,
 };
 use crate::walk::FileStamp;
 use crate::workspace::{Contents, MAX_FILE_BYTES};
 
-/// The arguments of `read_file`: a `path`, or a hit's `target_ref`.
+/// The arguments of `read_file`: a `path`, and for a search hit the page's `target_ref` and the
+/// hit's `line`.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
-#[schemars(extend("anyOf" = [{"required": ["path"]}, {"required": ["target_ref"]}]))]
+#[schemars(extend("dependentRequired" = {"target_ref": ["line"]}))]
 pub struct ReadFileArgs {
-    /// The file, relative to the workspace root (an absolute path inside the root works too).
-    /// Required unless `target_ref` is given.
+    /// The file, relative to the workspace root (an absolute path inside the root works too);
+    /// for a search hit, the hit's `path`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<String>,
-    /// A `search_text` hit's `target_ref`: read the lines around that hit. Not combined with
-    /// `path`, `start_line` or `end_line`.
+    /// The `target_ref` of a `search_text` page, with one of its hits' `path` and `line`: read
+    /// the lines around that hit, refused if its file changed since the search. Not combined
+    /// with `start_line` or `end_line`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     target_ref: Option<String>,
+    /// With `target_ref`: the hit's `line`, 1-based.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    line: Option<usize>,
     /// With `target_ref`: lines of context on each side of the hit (default 3, at most 200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = 200))]
@@ -57,21 +64,30 @@ pub struct FileContent {
 }
 
 /// Read a text file of the workspace, whole or a range of lines (`start_line`, `end_line`,
-/// 1-based and inclusive), or the lines around a `search_text` hit (`target_ref`, with
-/// `context_lines`). Paths outside the workspace are refused with `permission`.
+/// 1-based and inclusive), or the lines around a `search_text` hit (the page's `target_ref`
+/// with the hit's `path` and `line`, and `context_lines`). Paths outside the workspace are
+/// refused with `permission`.
 #[tool(tier = lite, read_only, open_world = false, title = "Read a file", blocking)]
 pub fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
     if let Some(token) = args.target_ref.as_deref() {
         return read_target(ctx, &args, token);
     }
-    if args.context_lines.is_some() {
-        return Err(invalid(
-            "context_lines",
-            "`context_lines` goes with `target_ref`; with `path`, pass `start_line` and `end_line`",
-        ));
+    for (name, given) in [
+        ("line", args.line.is_some()),
+        ("context_lines", args.context_lines.is_some()),
+    ] {
+        if given {
+            return Err(invalid(
+                name,
+                format!(
+                    "`{name}` goes with `target_ref`; with `path` alone, pass `start_line` and \
+                     `end_line`"
+                ),
+            ));
+        }
     }
     let Some(path) = args.path.as_deref() else {
-        return Err(invalid("path", "pass `path`, or a hit's `target_ref`"));
+        return Err(invalid("path", "pass `path`"));
     };
     if args.start_line == Some(0) {
         return Err(invalid(
@@ -96,14 +112,14 @@ pub fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<File
     )
 }
 
-/// `read_file` of a hit's `target_ref`: the lines around it, when the file is as it was.
+/// `read_file` of a hit, by its page's `target_ref`: the lines around it, when the file is as
+/// the search found it.
 fn read_target(
     ctx: &ToolContext,
     args: &ReadFileArgs,
     token: &str,
 ) -> ToolResult<Reply<FileContent>> {
     let given: Vec<&str> = [
-        ("path", args.path.is_some()),
         ("start_line", args.start_line.is_some()),
         ("end_line", args.end_line.is_some()),
     ]
@@ -112,6 +128,15 @@ fn read_target(
     .collect();
     if !given.is_empty() {
         return Err(conflicting_target_input("target_ref", &given));
+    }
+    let (Some(path), Some(line)) = (args.path.as_deref(), args.line) else {
+        return Err(invalid(
+            if args.path.is_none() { "path" } else { "line" },
+            "`target_ref` goes with the hit's `path` and `line`",
+        ));
+    };
+    if line == 0 {
+        return Err(invalid("line", "`line` is 1-based; the first line is 1"));
     }
     let context = args.context_lines.unwrap_or(DEFAULT_CONTEXT_LINES);
     if context > MAX_CONTEXT_LINES {
@@ -127,56 +152,46 @@ fn read_target(
     let opened = ctx
         .state::<Continuations>()?
         .open_target(token, &binding, "target_ref")?;
-    let target = opened.target();
-    let (Some(path), Some(line)) = (
-        target["p"].as_str(),
-        target["l"]
-            .as_u64()
-            .and_then(|line| usize::try_from(line).ok()),
-    ) else {
-        return Err(ToolError::internal(
-            "a target ref this server sealed has no path or line",
-        ));
-    };
-    let stamp = match workspace.metadata(path) {
+    let rel = resolve(workspace.root(), path)?;
+    let stamp = match workspace.metadata(&rel) {
         Ok(metadata) if metadata.is_file() => FileStamp::of(&metadata),
         _ => return Err(target_not_found("target_ref")),
     };
-    if let Err(stale) = opened.check_snapshot(&stamp) {
-        return Err(stale.with_recovery(recovery(target, path)?));
+    if let Err(stale) = opened.check_snapshot(&rel, &stamp) {
+        return Err(stale.with_recovery(recovery(opened.payload(), &rel, line)?));
     }
     let start = line.saturating_sub(context).max(1);
     read(
         ctx,
         workspace,
-        path,
+        &rel,
         Some(start),
         Some(line.saturating_add(context)),
     )
 }
 
 /// What an agent calls when a ref went stale: the search again (it is in the ref when it was
-/// short), else the file at the hit's line.
-fn recovery(target: &serde_json::Value, path: &str) -> ToolResult<NextAction> {
-    let action = match serde_json::from_value::<SearchTextArgs>(target["s"].clone()) {
-        Ok(search) => NextAction::call::<search_text>(
+/// short), else the file from the hit's line on.
+fn recovery(search: Option<&[u8]>, path: &str, line: usize) -> ToolResult<NextAction> {
+    let search = search.and_then(decode_search);
+    let action = match search {
+        Some(search) => NextAction::call::<search_text>(
             "search-again",
             Role::Retry,
             0,
             search,
             "the file changed: run the search again for fresh hits and refs",
         ),
-        Err(_) => NextAction::call::<read_file>(
+        None => NextAction::call::<read_file>(
             "read-the-file",
             Role::Retry,
             0,
             ReadFileArgs {
                 path: Some(path.to_owned()),
                 target_ref: None,
+                line: None,
                 context_lines: None,
-                start_line: target["l"]
-                    .as_u64()
-                    .and_then(|line| usize::try_from(line).ok()),
+                start_line: Some(line),
                 end_line: None,
             },
             "the file changed: read it from the hit's line on",
@@ -262,6 +277,7 @@ fn read(
     let read_on = ReadFileArgs {
         path: Some(rel.clone()),
         target_ref: None,
+        line: None,
         context_lines: None,
         start_line: Some(end_line + 1),
         // The range asked for, or to the end of the file.

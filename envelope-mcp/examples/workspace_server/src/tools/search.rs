@@ -1,7 +1,10 @@
-//! `search_text`: every occurrence of a literal or a pattern, paged, each hit carrying a sealed
-//! `target_ref` that `read_file` accepts; the declared baseline is a recursive grep.
+//! `search_text`: every occurrence of a literal or a pattern, paged, each page carrying one
+//! sealed `target_ref` for its hits that `read_file` accepts with a hit's path and line; the
+//! declared baseline is a recursive grep.
 
-use envelope_core::paging::{Continuations, PageCount, Pager, Paging, TargetBinding};
+use envelope_core::paging::{
+    Continuations, MAX_TARGET_BYTES, PageCount, Pager, Paging, Snapshot, TargetBinding,
+};
 use envelope_core::{
     EmptyReason, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason,
     Unit, Verdict, tool,
@@ -14,7 +17,6 @@ use grep_searcher::sinks::UTF8;
 use grep_searcher::{Searcher, SearcherBuilder};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::Workspace;
 use crate::errors::{bounded_pattern, cancelled, invalid};
@@ -67,9 +69,6 @@ pub struct Occurrence {
     line: usize,
     /// 1-based, in characters (Unicode scalar values) from the start of the line.
     column: usize,
-    /// This hit, sealed: pass it as `target_ref` to `read_file` to read around it. Stale once
-    /// the file changes; the stale answer offers the search again.
-    target_ref: String,
     /// The line, or a window of it around the match when the line is very long.
     text: String,
 }
@@ -78,8 +77,11 @@ pub struct Occurrence {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SearchHits {
     occurrences: Vec<Occurrence>,
-    /// Text files the search read.
-    files_searched: usize,
+    /// Every hit of this page, sealed once: pass it to `read_file` as `target_ref` with a
+    /// hit's `path` and `line` to read around that hit as it was found. Stale once the hit's
+    /// file changes; the stale answer offers the search again. Absent on an empty page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target_ref: Option<String>,
 }
 
 /// Search the workspace's text files for a literal string (or, with `regex: true`, a regular
@@ -160,7 +162,7 @@ fn search(
         .with_snapshot(&FileStamps(&in_scope))
         .with_advice("narrow `query` or `path_glob`");
     let paging = Pager::<search_text>::open(ctx, &args, paging)?;
-    let targets = HitRefs::new(ctx, workspace, &args)?;
+    let mut targets = HitRefs::new(ctx, workspace, &args)?;
     let mut occurrences = Vec::new();
     // What the rows built so far will take in the answer, roughly. A page ends before its
     // rows outgrow their share of the response budget, and its continuation goes on from the
@@ -205,7 +207,6 @@ fn search(
                 }
                 let (line_no, column_no) = (index + 1, column.at(line, found.start()));
                 let occurrence = Occurrence {
-                    target_ref: targets.seal(file, line_no, column_no)?,
                     path: file.rel.clone(),
                     line: line_no,
                     column: column_no,
@@ -214,15 +215,13 @@ fn search(
                 // Measured as the budget stage will measure it: escapes and the token
                 // estimate (punctuation and accented text weigh more than a byte each).
                 built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
-                    occurrence.path.len()
-                        + occurrence.text.len()
-                        + occurrence.target_ref.len()
-                        + ROW_OVERHEAD
+                    occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD
                 });
                 // The first row is always kept, so every page makes progress.
                 budget_full = !occurrences.is_empty()
                     && row_budget.is_some_and(|budget| built_chars > budget);
                 if !budget_full {
+                    targets.cover(file);
                     occurrences.push(occurrence);
                 }
             }
@@ -234,13 +233,13 @@ fn search(
 
     let returned = occurrences.len();
     let summary = format!(
-        "{total} {} in {files_with_hits} of {files_searched} files searched{}",
+        "{total} {} in {files_with_hits} of {files_searched} files{}",
         Unit::OCCURRENCE.noun(total),
         paging.starts_at()
     );
     let reply = Reply::new(SearchHits {
         occurrences,
-        files_searched,
+        target_ref: targets.seal()?,
     })
     .summary_line(summary)
     // About four bytes a token: `meta.tokens_saved` compares this page with it.
@@ -478,6 +477,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_refs_search_decodes_to_the_search_from_its_first_page() {
+        for (regex, glob) in [(None, None), (Some(false), Some("src/**")), (Some(true), Some(""))] {
+            let args = SearchTextArgs {
+                query: "fn ñ\u{0}".to_owned(),
+                regex,
+                path_glob: glob.map(str::to_owned),
+                limit: Some(5),
+                continuation: Some("token".to_owned()),
+            };
+            let decoded = decode_search(&encode_search(&args)).expect("decodes");
+            assert_eq!(
+                serde_json::to_value(decoded).expect("json"),
+                serde_json::to_value(SearchTextArgs { limit: None, continuation: None, ..args }).expect("json")
+            );
+        }
+        assert!(decode_search(&[9, b'x']).is_none(), "unknown flags");
+        assert!(decode_search(&[0, 0xC3]).is_none(), "not UTF-8");
+        assert!(decode_search(&[]).is_none());
+    }
+
+    #[test]
     fn the_line_searcher_counts_every_match_of_every_line() {
         let lines = line_matcher("needle$").expect("a valid pattern");
         let matcher = Regex::new("needle$").expect("a valid pattern");
@@ -498,53 +518,108 @@ mod tests {
 
 /// The tool family that accepts a `search_text` hit's `target_ref`.
 pub(crate) const FILE_TARGETS: &str = "workspace.file";
-/// A hit's ref carries its search (to offer it again when the ref is stale) up to this size:
-/// refs ride on every hit, so they are kept short.
-pub(crate) const MAX_REF_SEARCH_BYTES: usize = 160;
 /// Lines of context `read_file` returns on each side of a hit by default, and at most.
 pub(crate) const DEFAULT_CONTEXT_LINES: usize = 3;
 pub(crate) const MAX_CONTEXT_LINES: usize = 200;
 
-/// Seals the `target_ref` of each hit of one search: the file, line and column, and the search
-/// itself when it is short, bound to the file's stamp.
+/// Seals the one `target_ref` of a page: every file a hit of the page is in, with its stamp,
+/// and the search itself when it is short (to offer it again when the ref is stale).
 struct HitRefs<'a> {
     continuations: &'a Continuations,
     session: &'a str,
     scope: String,
-    search: Option<serde_json::Value>,
+    search: Option<Vec<u8>>,
+    files: Vec<(String, FileStamp)>,
 }
 
 impl<'a> HitRefs<'a> {
     fn new(ctx: &'a ToolContext, workspace: &Workspace, args: &SearchTextArgs) -> ToolResult<Self> {
-        // A new search starts from its first page.
-        let search = serde_json::to_value(SearchTextArgs {
-            continuation: None,
-            limit: None,
-            ..args.clone()
-        })
-        .ok()
-        .filter(|search| search.to_string().len() <= MAX_REF_SEARCH_BYTES);
+        let search = Some(encode_search(args)).filter(|search| search.len() <= MAX_TARGET_BYTES);
         Ok(HitRefs {
             continuations: ctx.state::<Continuations>()?,
             session: ctx.principal().unwrap_or_default(),
             scope: workspace.root().display().to_string(),
             search,
+            files: Vec::new(),
         })
     }
 
-    fn seal(&self, file: &Candidate, line: usize, column: usize) -> ToolResult<String> {
-        // Short keys: the ref is opaque, and rides on every hit.
-        let mut target = json!({ "p": file.rel, "l": line, "c": column });
-        if let Some(search) = &self.search {
-            target["s"] = search.clone();
+    /// The page has a hit in `file`. Hits come file by file, so a repeat is the last one.
+    fn cover(&mut self, file: &Candidate) {
+        if self.files.last().is_some_and(|(rel, _)| *rel == file.rel) {
+            return;
         }
         let stamp = FileStamp {
             len: file.len,
             modified: file.modified,
         };
-        let binding = TargetBinding::new(FILE_TARGETS, self.session).with_scope(&self.scope);
-        self.continuations.seal_target(&binding, &stamp, &target)
+        self.files.push((file.rel.clone(), stamp));
     }
+
+    /// The page's ref, or `None` when it has no hit.
+    fn seal(&self) -> ToolResult<Option<String>> {
+        if self.files.is_empty() {
+            return Ok(None);
+        }
+        let targets: Vec<(&str, &dyn Snapshot)> = self
+            .files
+            .iter()
+            .map(|(rel, stamp)| (rel.as_str(), stamp as &dyn Snapshot))
+            .collect();
+        let binding = TargetBinding::new(FILE_TARGETS, self.session).with_scope(&self.scope);
+        self.continuations
+            .seal_target(&binding, &targets, self.search.as_deref())
+            .map(Some)
+    }
+}
+
+// The search a page's ref carries, in as few bytes as it can be (each costs the agent about a
+// token on every page): one flag byte (bit 0: `regex` given, bit 1: its value), the query,
+// then, when there is a `path_glob`, the byte 0xFF (never part of UTF-8) and the glob.
+const REGEX_GIVEN: u8 = 1;
+const REGEX_ON: u8 = 2;
+const GLOB_MARK: u8 = 0xFF;
+
+/// `args` as the search a ref offers again: from the first page, at the default page size.
+fn encode_search(args: &SearchTextArgs) -> Vec<u8> {
+    let flags = match args.regex {
+        None => 0,
+        Some(false) => REGEX_GIVEN,
+        Some(true) => REGEX_GIVEN | REGEX_ON,
+    };
+    let mut out = vec![flags];
+    out.extend_from_slice(args.query.as_bytes());
+    if let Some(glob) = &args.path_glob {
+        out.push(GLOB_MARK);
+        out.extend_from_slice(glob.as_bytes());
+    }
+    out
+}
+
+/// The search [`encode_search`] wrote, or `None` for bytes it did not write.
+pub(crate) fn decode_search(bytes: &[u8]) -> Option<SearchTextArgs> {
+    let (&flags, rest) = bytes.split_first()?;
+    let regex = match flags {
+        0 => None,
+        REGEX_GIVEN => Some(false),
+        flags if flags == REGEX_GIVEN | REGEX_ON => Some(true),
+        _ => return None,
+    };
+    let (query, glob) = match rest.iter().position(|&byte| byte == GLOB_MARK) {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).ok();
+    Some(SearchTextArgs {
+        query: text(query)?,
+        regex,
+        path_glob: match glob {
+            Some(glob) => Some(text(glob)?),
+            None => None,
+        },
+        limit: None,
+        continuation: None,
+    })
 }
 
 /// How many decimal digits `n` takes.

@@ -1,0 +1,240 @@
+//! `plain_workspace_server`: the example's `search_text` and `read_file` rows served the way a
+//! plain MCP server serves them, the baseline the envelope server is measured against
+//! (`tests/interop/test_agent_walk.py`: the tokens an agent framework shows its model for the
+//! same walk over both).
+//!
+//! ```text
+//! plain_workspace_server --root DIR      serve DIR over stdio
+//! ```
+//!
+//! Written as an rmcp server usually is, with rmcp's own `#[tool_router]` and `#[tool]`, and
+//! nothing of envelope's: each tool answers one text content of compact JSON and no
+//! `structuredContent`, pages by `offset`, and fails with an `isError` result holding a
+//! sentence.
+//!
+//! - `search_text {query, limit = 50, offset = 0}` →
+//!   `{"occurrences":[{"path","line","column","text"}…],"total":N}`: every non-empty literal
+//!   occurrence, files in sorted relative-path order (`/` separators), lines 1-based, columns
+//!   1-based in characters, matches left to right, `text` the whole line.
+//! - `read_file {path, start_line = 1, end_line = last}` →
+//!   `{"path","start_line","end_line","total_lines","content"}`, `content` the lines with their
+//!   endings, as in the file.
+//!
+//! On a plain tree (no `.gitignore`, no binary or oversized files, no line over 400
+//! characters) these are the very rows the envelope server's `search_text` returns. The walk
+//! skips hidden entries and symlinks, as the envelope server's does, and files that are not
+//! UTF-8; it honours no `.gitignore`.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use clap::Parser;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde::{Deserialize, Serialize};
+
+/// `search_text`'s default page size, the envelope server's too.
+const DEFAULT_LIMIT: usize = 50;
+
+/// Serve one directory tree over MCP, as a plain rmcp server: plain JSON, offset paging.
+#[derive(Debug, Parser)]
+#[command(name = "plain_workspace_server", version)]
+struct Options {
+    /// The directory to serve.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    root: PathBuf,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct SearchTextArgs {
+    /// The literal string to look for.
+    query: String,
+    /// Return at most this many occurrences (default 50); `total` counts all.
+    #[serde(default)]
+    limit: Option<usize>,
+    /// Skip this many occurrences first (default 0): the next page starts at the previous
+    /// page's offset plus its length.
+    #[serde(default)]
+    offset: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+struct Occurrence {
+    path: String,
+    line: usize,
+    column: usize,
+    text: String,
+}
+
+#[derive(Debug, Serialize)]
+struct SearchPage {
+    occurrences: Vec<Occurrence>,
+    total: usize,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ReadFileArgs {
+    /// The file, relative to the served directory.
+    path: String,
+    /// The first line to return, 1-based (default 1).
+    #[serde(default)]
+    start_line: Option<usize>,
+    /// The last line to return, inclusive (default: the file's last line).
+    #[serde(default)]
+    end_line: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+struct FileLines {
+    path: String,
+    start_line: usize,
+    end_line: usize,
+    total_lines: usize,
+    content: String,
+}
+
+/// The server: the directory it serves, and rmcp's router over the two tools.
+#[derive(Debug, Clone)]
+struct PlainWorkspace {
+    root: PathBuf,
+}
+
+#[tool_router]
+impl PlainWorkspace {
+    // The tools are synchronous: a plain server reads its files inline, and the fixture trees
+    // it serves are small.
+
+    /// Search the directory's text files for a literal string and return each occurrence with
+    /// its path, 1-based line and column, and line text, `limit` at a time from `offset`;
+    /// `total` is the number of all occurrences.
+    #[tool]
+    fn search_text(&self, Parameters(args): Parameters<SearchTextArgs>) -> Result<String, String> {
+        if args.query.is_empty() {
+            return Err("`query` must not be empty".into());
+        }
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        let offset = args.offset.unwrap_or(0);
+        let mut occurrences = Vec::new();
+        let mut total = 0;
+        for rel in walk(&self.root)? {
+            // Not UTF-8 (or gone since the walk): not a text file, not searched.
+            let Ok(text) = fs::read_to_string(self.root.join(&rel)) else {
+                continue;
+            };
+            for (index, line) in text.lines().enumerate() {
+                for (start, _) in line.match_indices(args.query.as_str()) {
+                    // Off the page, matches are only counted, so `total` stays exact.
+                    if total >= offset && total - offset < limit {
+                        occurrences.push(Occurrence {
+                            path: rel.clone(),
+                            line: index + 1,
+                            column: line[..start].chars().count() + 1,
+                            text: line.to_owned(),
+                        });
+                    }
+                    total += 1;
+                }
+            }
+        }
+        to_json(&SearchPage { occurrences, total })
+    }
+
+    /// Read a text file of the directory, whole or the lines `start_line` to `end_line`
+    /// (1-based, inclusive).
+    #[tool]
+    fn read_file(&self, Parameters(args): Parameters<ReadFileArgs>) -> Result<String, String> {
+        let rel = Path::new(&args.path);
+        // Only paths beneath the root: nothing outside the served directory is read.
+        if !rel
+            .components()
+            .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(format!(
+                "`{}` is not a path inside the served directory",
+                args.path
+            ));
+        }
+        let text = fs::read_to_string(self.root.join(rel))
+            .map_err(|error| format!("cannot read `{}`: {error}", args.path))?;
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let total_lines = lines.len();
+        let start_line = args.start_line.unwrap_or(1).max(1);
+        if let Some(end) = args.end_line
+            && end < start_line
+        {
+            return Err(format!(
+                "`end_line` ({end}) is before `start_line` ({start_line})"
+            ));
+        }
+        // Past the last line nothing is returned, and `end_line` is `start_line - 1`.
+        let end_line = args
+            .end_line
+            .unwrap_or(total_lines)
+            .min(total_lines)
+            .max(start_line - 1);
+        let content = lines
+            .get(start_line - 1..end_line)
+            .map(|run| run.concat())
+            .unwrap_or_default();
+        to_json(&FileLines {
+            path: args.path,
+            start_line,
+            end_line,
+            total_lines,
+            content,
+        })
+    }
+}
+
+#[tool_handler(name = "plain-workspace-server", version = "0.1.0")]
+impl ServerHandler for PlainWorkspace {}
+
+/// Every regular file beneath `root`, as `/`-separated relative paths in sorted order: the
+/// whole tree's paths sorted as strings, as the envelope server orders them (not directory by
+/// directory, which orders `a/b` and `a-b` the other way). Hidden entries and symlinks are
+/// left out.
+fn walk(root: &Path) -> Result<Vec<String>, String> {
+    let mut files = Vec::new();
+    let mut pending = vec![String::new()];
+    while let Some(dir) = pending.pop() {
+        let entries = fs::read_dir(root.join(&dir))
+            .map_err(|error| format!("cannot list `{}`: {error}", root.join(&dir).display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|error| format!("cannot list `{dir}`: {error}"))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str().filter(|name| !name.starts_with('.')) else {
+                continue;
+            };
+            let rel = if dir.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{dir}/{name}")
+            };
+            // The entry's own type: a symlink is neither followed nor listed.
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(rel),
+                Ok(kind) if kind.is_file() => files.push(rel),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The answer as a plain tool gives it: one text content of compact JSON.
+fn to_json(value: &impl Serialize) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|error| format!("cannot encode the answer: {error}"))
+}
+
+#[tokio::main]
+async fn main() {
+    let options = Options::parse();
+    let server = PlainWorkspace { root: options.root };
+    // rmcp's stream transport over the process's own standard input and output.
+    let running = server
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+        .expect("the MCP handshake over stdio");
+    running.waiting().await.expect("the server task");
+}
