@@ -84,7 +84,9 @@ pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -
 /// Whether a next action (as JSON) continues from `token`: it takes the response's
 /// continuation (`continuation_arg`), or passes `token` as one of its arguments.
 pub(crate) fn carries_token(action: &serde_json::Value, token: &str) -> bool {
-    action.get("continuation_arg").is_some_and(serde_json::Value::is_string)
+    action
+        .get("continuation_arg")
+        .is_some_and(serde_json::Value::is_string)
         || action["arguments"]
             .as_object()
             .is_some_and(|arguments| arguments.values().any(|value| value == token))

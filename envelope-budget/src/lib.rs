@@ -35,6 +35,7 @@ pub mod exactly;
 mod own_fields;
 mod respond;
 mod size;
+mod splice;
 mod subgraph;
 mod tokens;
 mod toon;

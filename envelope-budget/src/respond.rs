@@ -232,6 +232,11 @@ pub struct Prepared {
     pub structured: Value,
     /// Its compact JSON: the bytes `tokens_estimated` counts.
     pub json: String,
+    /// The estimated tokens of `json` (of the text sent, when `meta` carries no stamp of its
+    /// own: an upper bound by the stamp's few tokens). `meta.tokens_estimated` carries it under
+    /// `response_mode: full`; the compact modes leave it out, since a model cannot act on it,
+    /// and a server still logs it.
+    pub tokens_estimated: Option<u64>,
     /// The envelope in TOON, when `output_format: "toon"` asked for it and the encoder could
     /// render it; `None` means the text channel mirrors `json`.
     pub toon: Option<String>,
@@ -315,8 +320,8 @@ fn prepare_exactly(
 /// The response's size in token-normalized characters by the estimate it was stamped with.
 #[cfg(feature = "exact")]
 fn estimated_size(prepared: &Prepared, policy: &BudgetPolicy) -> u64 {
-    let tokens = prepared.structured["meta"][keys::TOKENS_ESTIMATED]
-        .as_u64()
+    let tokens = prepared
+        .tokens_estimated
         .unwrap_or_else(|| policy.estimator.estimate(&prepared.json));
     crate::exactly::normalized(&prepared.json, tokens)
 }
@@ -324,9 +329,7 @@ fn estimated_size(prepared: &Prepared, policy: &BudgetPolicy) -> u64 {
 /// The response's size in token-normalized characters by its exact stamp.
 #[cfg(feature = "exact")]
 fn exact_size(prepared: &Prepared) -> u64 {
-    let tokens = prepared.structured["meta"][keys::TOKENS_ESTIMATED]
-        .as_u64()
-        .unwrap_or(u64::MAX / 4);
+    let tokens = prepared.tokens_estimated.unwrap_or(u64::MAX / 4);
     crate::exactly::normalized(&prepared.json, tokens)
 }
 
@@ -388,6 +391,10 @@ fn prepare_within(
     if data.is_none()
         && let Some(limit) = policy.budget_for(tool_budget, &Value::Null)
     {
+        // Every answer under a budget says whether it was cut, an error's too.
+        if let Some(Value::Object(meta)) = rest.get_mut("meta") {
+            meta.entry(keys::TRUNCATED).or_insert(json!(false));
+        }
         let limit = limit.saturating_sub(STAMPS_RESERVE);
         fit_own_fields(&mut rest, limit, estimator, |rest| rest_counts(rest, false));
     }
@@ -557,6 +564,15 @@ fn with_mirror(
     controls: &Controls,
     leftovers: Leftovers,
 ) -> Prepared {
+    let (mut structured, mut json) = (structured, json);
+    let tokens_estimated = structured["meta"][keys::TOKENS_ESTIMATED].as_u64();
+    // Counted on the way (the budget needs the count), but sent only in full.
+    if !controls.keeps_full_meta()
+        && let Some(Value::Object(meta)) = structured.get_mut("meta")
+        && meta.remove(keys::TOKENS_ESTIMATED).is_some()
+    {
+        crate::splice::remove_member(&mut json, &["meta", keys::TOKENS_ESTIMATED]);
+    }
     // Any encoder error (say, nesting too deep) falls back to the JSON mirror.
     let toon = (controls.output_format == OutputFormat::Toon)
         .then(|| crate::toon::encode(&structured).ok())
@@ -564,6 +580,7 @@ fn with_mirror(
     Prepared {
         structured,
         json,
+        tokens_estimated,
         toon,
         leftovers,
     }

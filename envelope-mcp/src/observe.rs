@@ -61,7 +61,12 @@ pub(crate) fn call_span(spec: &ToolSpec, request_id: &RequestId, client: Option<
 }
 
 /// Records on `span` what the response `structured` says, and the tool's `latency_ms`.
-pub(crate) fn record_outcome(span: &Span, structured: &Value, latency_ms: Option<u64>) {
+pub(crate) fn record_outcome(
+    span: &Span,
+    structured: &Value,
+    tokens_estimated: Option<u64>,
+    latency_ms: Option<u64>,
+) {
     let ok = structured["ok"] == true;
     span.record("ok", ok);
     if let Some(verdict) = structured["verdict"].as_str() {
@@ -78,8 +83,8 @@ pub(crate) fn record_outcome(span: &Span, structured: &Value, latency_ms: Option
     }
     let meta = &structured["meta"];
     // As signed integers: OpenTelemetry has no unsigned attribute type, and an exporter would
-    // turn a `u64` into text.
-    if let Some(tokens) = meta["tokens_estimated"].as_i64() {
+    // turn a `u64` into text. The count is the answer's own (`meta` carries it only in full).
+    if let Some(tokens) = tokens_estimated.and_then(|tokens| i64::try_from(tokens).ok()) {
         span.record("tokens_estimated", tokens);
     }
     if let Some(truncated) = meta["truncated"].as_bool() {

@@ -767,7 +767,12 @@ impl EnvelopeServer {
             .await;
         let latency_ms = output.envelope.meta().latency_ms();
         let answer = span.in_scope(|| self.answer(spec, output, &budget));
-        crate::observe::record_outcome(&span, &answer.prepared.structured, latency_ms);
+        crate::observe::record_outcome(
+            &span,
+            &answer.prepared.structured,
+            answer.prepared.tokens_estimated,
+            latency_ms,
+        );
         Some(answer)
     }
 
@@ -917,6 +922,7 @@ impl EnvelopeServer {
             json,
             toon,
             leftovers,
+            ..
         } = prepared;
         // The mirror moves into the result: a page of rows is not copied again.
         let mut result = CallToolResult::success(vec![ContentBlock::text(toon.unwrap_or(json))]);

@@ -14,9 +14,11 @@
 //! Each takes `--check`, which fails when a committed file differs from what the code would
 //! generate, and writes nothing.
 //!
-//! One more command writes no file: `cargo run -p xtask --features exact -- count-tokens
-//! FILE...` prints the exact token counts of each file, for the tests that weigh what a model
-//! is shown.
+//! Two more commands weigh what a model is shown, in exact tokens: `cargo run -p xtask
+//! --features exact -- count-tokens FILE...` prints the counts of each file, for the tests
+//! that need them, and `cargo run -p xtask --features exact -- token-costs` is the benchmark of
+//! what the contract costs against plain answers, with its targets (`--check` fails when one
+//! is missed; `--write` also regenerates the README's table from it).
 //!
 //! Invariant: nothing these commands write is edited by hand; this program is its only writer.
 
@@ -29,6 +31,8 @@ mod docs;
 mod fit;
 mod real_text;
 #[cfg(feature = "exact")]
+mod token_costs;
+#[cfg(feature = "exact")]
 mod tokens;
 
 use std::process::ExitCode;
@@ -36,7 +40,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
-     [--check]\n       cargo xtask count-tokens FILE...";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask token-costs [--check | --write]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -48,6 +52,25 @@ fn main() -> ExitCode {
     // The one command that takes files rather than `--check`.
     if *command == "count-tokens" {
         return match count_tokens(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // The benchmark, whose `--write` regenerates a README table rather than a generated file.
+    if *command == "token-costs" {
+        let (mode, write) = match rest {
+            [] => (Mode::Overwrite, false),
+            ["--check"] => (Mode::Check, false),
+            ["--write"] => (Mode::Check, true),
+            _ => {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            }
+        };
+        return match token_costs(mode, write) {
             Ok(()) => ExitCode::SUCCESS,
             Err(problem) => {
                 eprintln!("error: {problem}");
@@ -112,5 +135,17 @@ fn count_tokens(files: &[&str]) -> Result<(), String> {
 fn count_tokens(_: &[&str]) -> Result<(), String> {
     Err("counting needs the exact encoders: run \
          `cargo run -p xtask --features exact -- count-tokens FILE...`"
+        .into())
+}
+
+#[cfg(feature = "exact")]
+fn token_costs(mode: Mode, write: bool) -> Result<(), String> {
+    token_costs::run(mode, write)
+}
+
+#[cfg(not(feature = "exact"))]
+fn token_costs(_: Mode, _: bool) -> Result<(), String> {
+    Err("the benchmark counts exactly: run \
+         `cargo run -p xtask --features exact -- token-costs`"
         .into())
 }

@@ -89,11 +89,17 @@ pub fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<Reply<Fi
         }
     }
     let returned = files.len();
-    let reply = Reply::new(FileList { files }).summary_line(format!(
-        "{found} {}{}",
-        Unit::FILE.noun(found),
-        paging.starts_at()
-    ));
+    let reply = Reply::new(FileList { files });
+    // An empty answer's diagnosis says it all; a summary would only repeat it.
+    let reply = if found > 0 {
+        reply.summary_line(format!(
+            "{found} {}{}",
+            Unit::FILE.noun(found),
+            paging.starts_at()
+        ))
+    } else {
+        reply
+    };
     let count = walk.tally(PageCount::new(returned, found), unreadable);
     let reply = paging.finish(ctx, &args, reply, count)?;
     if found > 0 {
@@ -103,7 +109,7 @@ pub fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<Reply<Fi
     Ok(match args.glob.as_deref().filter(|_| in_filter == 0) {
         Some(pattern) => reply.empty(
             EmptyReason::FiltersExcludedAll,
-            format!("`glob` `{pattern}` matched none of the {scanned} files in the workspace"),
+            format!("`glob` `{pattern}` matched none of {scanned} files"),
         ),
         None => reply.empty(
             EmptyReason::NoMatch,

@@ -240,10 +240,15 @@ fn search(
     let reply = Reply::new(SearchHits {
         occurrences,
         target_ref: targets.seal()?,
-    })
-    .summary_line(summary)
+    });
+    // An empty answer's diagnosis says it all; a summary would only repeat it.
+    let reply = if total > 0 {
+        reply.summary_line(summary)
+    } else {
+        reply
+    };
     // About four bytes a token: `meta.tokens_saved` compares this page with it.
-    .baseline("grep_recursive", grep_bytes.div_ceil(4) as u64);
+    let reply = reply.baseline("grep_recursive", grep_bytes.div_ceil(4) as u64);
     let mut count = PageCount::new(returned, total);
     if budget_full {
         count = count.ended_by(TruncationReason::BudgetLimit);
@@ -303,7 +308,7 @@ fn search(
     } else {
         let what = if regex_mode { "pattern" } else { "literal" };
         let diagnosis = format!(
-            "the {what} `{}` occurs in none of the {files_searched} text files searched",
+            "no match for the {what} `{}` in {files_searched} text files",
             args.query
         );
         Ok(reply.empty(EmptyReason::NoMatch, diagnosis))
@@ -478,7 +483,11 @@ mod tests {
 
     #[test]
     fn a_refs_search_decodes_to_the_search_from_its_first_page() {
-        for (regex, glob) in [(None, None), (Some(false), Some("src/**")), (Some(true), Some(""))] {
+        for (regex, glob) in [
+            (None, None),
+            (Some(false), Some("src/**")),
+            (Some(true), Some("")),
+        ] {
             let args = SearchTextArgs {
                 query: "fn ñ\u{0}".to_owned(),
                 regex,
@@ -489,7 +498,12 @@ mod tests {
             let decoded = decode_search(&encode_search(&args)).expect("decodes");
             assert_eq!(
                 serde_json::to_value(decoded).expect("json"),
-                serde_json::to_value(SearchTextArgs { limit: None, continuation: None, ..args }).expect("json")
+                serde_json::to_value(SearchTextArgs {
+                    limit: None,
+                    continuation: None,
+                    ..args
+                })
+                .expect("json")
             );
         }
         assert!(decode_search(&[9, b'x']).is_none(), "unknown flags");
