@@ -135,7 +135,10 @@ mod tests {
             (json!({"tokens_estimated": 5}), json!({})),
         ] {
             let text = removed(&json!({"meta": meta}), &["meta", "tokens_estimated"]);
-            assert_eq!(text, serde_json::to_string(&json!({"meta": left})).expect("json"));
+            assert_eq!(
+                text,
+                serde_json::to_string(&json!({"meta": left})).expect("json")
+            );
         }
     }
 

@@ -1156,7 +1156,7 @@ mod tests {
         // {"completeness":{"complete":false,"returned":2,"total":512,"truncated":true,
         //  "truncation_reasons":["page_limit"],"unit":"file"},"data":{"files":[{"lang":"rust",
         //  "lines":120,"path":"src/lib.rs"},{"lang":"rust","lines":640,"path":"src/toon.rs"}]},
-        //  "meta":{"request_id":"01J0000000000000000000TEST","schema_version":2},
+        //  "meta":{"request_id":"01J0000000000000000000TEST","schema_version":3},
         //  "next_step":"showing 2 of 512 files — raise the limit or narrow the query",
         //  "ok":true,"verdict":"INFO"}
         let expected = "\
@@ -1173,7 +1173,7 @@ data:
     rust,640,src/toon.rs
 meta:
   request_id: 01J0000000000000000000TEST
-  schema_version: 2
+  schema_version: 3
 next_step: showing 2 of 512 files — raise the limit or narrow the query
 ok: true
 verdict: INFO";

@@ -140,7 +140,11 @@ fn a_payload_that_fits_is_mirrored_byte_for_byte() {
         let output =
             block_on(small_page {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
         let policy = BudgetPolicy::default().with_estimator(estimator);
-        let prepared = prepare(output, &Controls::default(), None, &policy);
+        let full = Controls {
+            response_mode: envelope_core::stage::ResponseMode::Full,
+            ..Controls::default()
+        };
+        let prepared = prepare(output, &full, None, &policy);
         // The response is written once, the encoder's bytes spliced in: they must be exactly
         // what serde_json writes.
         assert_eq!(

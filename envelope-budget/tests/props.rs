@@ -271,6 +271,14 @@ fn prepare_with(output: impl Into<ToolOutput>, budget: usize) -> Prepared {
     prepare(output, &Controls::default(), None, &policy)
 }
 
+/// Under `response_mode: full`, where `meta` carries the token stamps.
+fn full() -> Controls {
+    Controls {
+        response_mode: envelope_core::stage::ResponseMode::Full,
+        ..Controls::default()
+    }
+}
+
 fn size(prepared: &Prepared) -> u64 {
     Estimator::default().normalized_size(&envelope_budget::Counts::of(&prepared.json))
 }
@@ -381,15 +389,28 @@ proptest! {
 
     #[test]
     fn the_encoders_bytes_mirror_the_envelope_exactly(data in json(), budget in 300_usize..60_000) {
+        let data_again = data.clone();
         let prepared = through_the_encoder(data, budget);
         // Whether the encoder's bytes were spliced in or the envelope was written anew, the
         // mirror is what serde_json writes for the structured envelope, and it is what the
         // token count counts.
         prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
-        let stamped = prepared.structured["meta"]["tokens_estimated"].as_u64();
-        prop_assert_eq!(stamped, Some(Estimator::default().estimate(&prepared.json)));
+        // Compact leaves the stamp out; the count it kept covers the bytes sent.
+        prop_assert!(prepared.structured["meta"].get("tokens_estimated").is_none());
+        let sent = Estimator::default().estimate(&prepared.json);
+        prop_assert!(prepared.tokens_estimated.is_some_and(|counted| (sent..=sent + 8).contains(&counted)));
         let unshrinkable = prepared.structured["meta"]["envelope_unshrinkable"] == true;
         prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
+        prop_assert_eq!(violations(&ECHO_OUTPUT, &prepared.structured), None);
+        // In full, the stamp is the count of the bytes sent, itself included.
+        let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
+        let ctx = ToolContext::new().with_encoder(encoder);
+        let output = block_on(echo {}.call(json!({ "payload": data_again, "response_mode": "full" }), ctx));
+        let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
+        let prepared = prepare(output, &full(), None, &policy);
+        prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
+        let stamped = prepared.structured["meta"]["tokens_estimated"].as_u64();
+        prop_assert_eq!(stamped, Some(Estimator::default().estimate(&prepared.json)));
         prop_assert_eq!(violations(&ECHO_OUTPUT, &prepared.structured), None);
     }
 
@@ -496,7 +517,7 @@ proptest! {
         let policy = BudgetPolicy::default()
             .with_agent_chars(Some(budget))
             .with_exact(Some(counter));
-        let prepared = prepare(envelope, &Controls::default(), None, &policy);
+        let prepared = prepare(envelope, &full(), None, &policy);
         prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
         let exact = counter.count(&prepared.json) as u64;
         let size = (prepared.json.chars().count() as u64).max(exact * 4);

@@ -3,8 +3,8 @@
 use envelope_budget::{
     BudgetPolicy, Estimator, GRAPH_SUBGRAPH_BUDGET_CHARS, Prepared, TRUNCATION_SUFFIX, prepare,
 };
-use envelope_core::stage::Controls;
 use envelope_core::stage::ToolOutput;
+use envelope_core::stage::{Controls, ResponseMode};
 use envelope_core::{Completeness, Envelope, NextAction, Role, TruncationReason, Unit};
 use serde_json::{Value, json};
 
@@ -14,6 +14,30 @@ fn policy(chars: usize) -> BudgetPolicy {
 
 fn run(envelope: Envelope<Value>, chars: usize) -> Prepared {
     prepare(envelope, &Controls::default(), None, &policy(chars))
+}
+
+/// Under `response_mode: full`, where `meta` carries the token stamps.
+fn full() -> Controls {
+    Controls {
+        response_mode: ResponseMode::Full,
+        ..Controls::default()
+    }
+}
+
+/// The stamp is left out of a compact answer, and the count it kept is an upper bound of the
+/// bytes sent (it counted the stamp too).
+fn assert_unstamped_but_counted(prepared: &Prepared, estimator: Estimator) {
+    let meta = &prepared.structured["meta"];
+    assert!(meta.get("tokens_estimated").is_none(), "{}", prepared.json);
+    assert!(meta.get("tokens_method").is_none(), "{}", prepared.json);
+    assert!(
+        !prepared.json.contains("tokens_estimated"),
+        "{}",
+        prepared.json
+    );
+    let counted = prepared.tokens_estimated.expect("counted");
+    let sent = estimator.estimate(&prepared.json);
+    assert!((sent..=sent + 8).contains(&counted), "{counted} for {sent}");
 }
 
 fn size(prepared: &Prepared) -> u64 {
@@ -64,10 +88,9 @@ fn a_long_list_is_cut_to_fit_with_markers() {
 
 #[test]
 fn error_envelopes_are_counted_too() {
-    let prepared = run(
-        Envelope::err(envelope_core::ToolError::validation("bad limit")),
-        32_000,
-    );
+    let error = || Envelope::err(envelope_core::ToolError::validation("bad limit"));
+    assert_unstamped_but_counted(&run(error(), 32_000), Estimator::default());
+    let prepared = prepare(error(), &full(), None, &policy(32_000));
     let stamped = prepared.structured["meta"]["tokens_estimated"]
         .as_u64()
         .expect("stamped");
@@ -77,7 +100,8 @@ fn error_envelopes_are_counted_too() {
 
 #[test]
 fn tokens_estimated_counts_the_bytes_sent_itself_included() {
-    let prepared = run(Envelope::ok(hits(50)), 32_000);
+    assert_unstamped_but_counted(&run(Envelope::ok(hits(50)), 32_000), Estimator::default());
+    let prepared = prepare(Envelope::ok(hits(50)), &full(), None, &policy(32_000));
     let stamped = prepared.structured["meta"]["tokens_estimated"]
         .as_u64()
         .expect("stamped");
@@ -103,7 +127,11 @@ fn every_estimator_counts_the_bytes_sent_whether_or_not_anything_was_cut() {
             Envelope::ok(hits(500)),
             Envelope::err(envelope_core::ToolError::validation("bad limit")),
         ] {
-            let prepared = prepare(envelope, &Controls::default(), None, &policy);
+            assert_unstamped_but_counted(
+                &prepare(envelope.clone(), &Controls::default(), None, &policy),
+                estimator,
+            );
+            let prepared = prepare(envelope, &full(), None, &policy);
             let meta = &prepared.structured["meta"];
             assert_eq!(
                 meta["tokens_estimated"].as_u64(),
@@ -264,7 +292,7 @@ fn graphs_keep_a_coherent_subgraph() {
     let payload = json!({ "nodes": nodes, "edges": edges });
     let prepared = prepare(
         Envelope::ok(payload),
-        &Controls::default(),
+        &full(),
         Some(200_000),
         &BudgetPolicy::default(),
     );

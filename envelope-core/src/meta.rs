@@ -277,7 +277,10 @@ pub struct Meta {
     layer: Option<Cow<'static, str>>,
     /// The contract's version, under `response_mode: full`; a reader of an answer without it
     /// assumes the version it was built for.
-    #[serde(default = "current_schema_version")]
+    #[serde(
+        default = "current_schema_version",
+        skip_serializing_if = "left_out_by_the_compact_modes"
+    )]
     schema_version: u32,
     /// The server's capability tags, under `response_mode: full` (every MCP result's `_meta`
     /// carries them too); absent when the server advertises none.
@@ -296,6 +299,13 @@ pub struct Meta {
 
 fn current_schema_version() -> u32 {
     SCHEMA_VERSION
+}
+
+/// Never true: `Meta` always writes its schema version, and the compact modes remove it from
+/// the wire (the budget stage shapes them). Declared so that the schema, which says what the
+/// wire may hold, lists the field as optional.
+fn left_out_by_the_compact_modes(_: &u32) -> bool {
+    false
 }
 
 impl Meta {

@@ -125,7 +125,7 @@ impl Check {
             Check::RequestId => "`meta.request_id` is a ULID.",
             Check::RequestIdUnique => "No two responses share a `meta.request_id`.",
             Check::TokensPlausible => {
-                "`meta.tokens_estimated` is between one token per 24 bytes and one per byte of the envelope's compact JSON."
+                "`meta.tokens_estimated`, where an answer carries it (an envelope server stamps it under `response_mode: full`), is between one token per 24 bytes and one per byte of the envelope's compact JSON."
             }
             Check::InvalidValidation => {
                 "Invalid arguments (a wrong type, a missing required field) answer a `validation` envelope naming the field, and an unknown argument an envelope naming it."

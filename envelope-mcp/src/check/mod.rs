@@ -593,7 +593,7 @@ fn alike(before: &Value, after: &Value) -> bool {
 
 /// The opaque tokens of an answer, masked when answers are compared: a server may seal each
 /// answer's tokens afresh. A token is a string the answer hands back as a continuation (in
-/// `completeness` or a next action's arguments), or one that looks sealed: 40 or more
+/// `completeness` or a next action's arguments), or one that looks sealed: 20 or more
 /// base64url characters mixing upper case, lower case and digits (a path has `/` or `.`, a
 /// hash no upper case).
 struct Tokens(BTreeSet<String>);
@@ -613,7 +613,7 @@ impl Tokens {
     }
 
     fn is_token(&self, text: &str) -> bool {
-        let sealed = text.len() >= 40
+        let sealed = text.len() >= 20
             && text
                 .bytes()
                 .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
@@ -641,32 +641,47 @@ impl Tokens {
     }
 }
 
-/// The distinct next actions of `envelope`, added to `actions`.
+/// The arguments an action is followed with: its own, plus the envelope's
+/// `completeness.continuation` under the argument its `continuation_arg` names (a next-page
+/// action leaves the token out, so that it appears once). `None` for an action without
+/// arguments, or one that continues from an envelope without a continuation.
+fn follow(action: &Value, envelope: &Value) -> Option<Map<String, Value>> {
+    let mut arguments = action["arguments"].as_object()?.clone();
+    if let Some(field) = action.get("continuation_arg") {
+        let field = field.as_str()?;
+        let token = envelope["completeness"]["continuation"].as_str()?;
+        arguments.insert(field.to_owned(), Value::from(token));
+    }
+    Some(arguments)
+}
+
+/// The distinct next actions of `envelope`, added to `actions`, each with the arguments it is
+/// followed with.
 fn collect_actions(envelope: &Value, actions: &mut Vec<(String, Map<String, Value>)>) {
     for action in envelope["next_actions"].as_array().into_iter().flatten() {
-        let (Some(tool), Some(arguments)) =
-            (action["tool"].as_str(), action["arguments"].as_object())
+        let (Some(tool), Some(arguments)) = (action["tool"].as_str(), follow(action, envelope))
         else {
             continue;
         };
-        let action = (tool.to_owned(), arguments.clone());
+        let action = (tool.to_owned(), arguments);
         if !actions.contains(&action) {
             actions.push(action);
         }
     }
 }
 
-/// The next page's arguments: the `next-page` action's, verbatim, when the page suggests one
-/// carrying the token; else the same arguments with the token.
+/// The next page's arguments: the `next-page` action's as it is followed, when the page
+/// suggests one that takes (or carries) the token; else the same arguments with the token.
 fn next_page(page: &Value, arguments: &Map<String, Value>, token: &str) -> Map<String, Value> {
     let suggested = page["next_actions"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|action| action["id"] == "next-page" && action["arguments"]["continuation"] == token)
-        .and_then(|action| action["arguments"].as_object());
+        .filter(|action| action["id"] == "next-page")
+        .filter_map(|action| follow(action, page))
+        .find(|arguments| arguments.get("continuation").and_then(Value::as_str) == Some(token));
     match suggested {
-        Some(arguments) => arguments.clone(),
+        Some(arguments) => arguments,
         None => {
             let mut next = arguments.clone();
             next.insert("continuation".to_owned(), Value::from(token));

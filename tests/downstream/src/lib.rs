@@ -1,16 +1,20 @@
 //! A notes server, written as a downstream crate would write it: two tools over a typed state,
-//! one of them paged with sealed continuations, served by `envelope-mcp`. Its manifest lists
-//! only `envelope-core` and `envelope-mcp`; `serde`, `schemars`, `serde_json` and `tokio` come
-//! through their re-exports.
+//! one of them paged by the [`Pager`] with sealed continuations, served by `envelope-mcp`. Its
+//! manifest lists only `envelope-core` and `envelope-mcp`; `serde`, `schemars`, `serde_json` and
+//! `tokio` come through their re-exports.
+//!
+//! A paged tool declares which arguments carry the page size and the token
+//! ([`paged_args!`](envelope_core::paged_args) for the usual `limit` and `continuation`) and how
+//! it pages ([`Paging`]); the pager reads the page, says which rows it takes, and finishes the
+//! reply with a true `completeness` (`total` counts every note on every page, `offset` says
+//! where the page starts), the honest `next_step` and the `next-page` action.
 
 use std::sync::Arc;
 
-use envelope_core::paging::{ContinuationKey, Continuations, PageArgs};
+use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
 use envelope_core::schemars::JsonSchema;
 use envelope_core::serde::{Deserialize, Serialize};
-use envelope_core::{
-    Completeness, Reply, ResultExt, ToolContext, ToolResult, TruncationReason, Unit, tool, toolset,
-};
+use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool, toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 
 /// The server's state: the notes it serves.
@@ -34,7 +38,7 @@ pub async fn count_notes(ctx: &ToolContext) -> ToolResult<Count> {
 }
 
 /// The arguments of `list_notes`.
-#[derive(Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(crate = "envelope_core::serde")]
 #[schemars(crate = "envelope_core::schemars")]
 pub struct ListArgs {
@@ -46,6 +50,9 @@ pub struct ListArgs {
     pub continuation: Option<String>,
 }
 
+// The page size is `limit` and the token `continuation`: the names the pager expects.
+envelope_core::paged_args!(ListArgs);
+
 /// One page of notes.
 #[derive(Serialize, JsonSchema)]
 #[serde(crate = "envelope_core::serde")]
@@ -55,33 +62,24 @@ pub struct NotePage {
     pub notes: Vec<String>,
 }
 
-/// List the notes, a page at a time; follow `completeness.continuation` for the next page.
+/// List the notes, a page at a time; follow the `next-page` action for the next page.
 #[tool(tier = lite, read_only)]
 pub async fn list_notes(ctx: &ToolContext, args: ListArgs) -> ToolResult<Reply<NotePage>> {
     let notes = &ctx.state::<Notes>()?.0;
-    let continuations = ctx.state::<Continuations>()?;
-    let request = envelope_core::serde_json::to_value(&args).internal()?;
-    let binding = ctx.binding(&request);
-    let page = continuations.page(
-        &binding,
-        PageArgs::new(10)
-            .with_limit(args.limit)
-            .with_continuation(args.continuation.as_deref()),
-    )?;
-    let sent = notes[page.range(notes.len())].to_vec();
-    let token = continuations.next(&binding, page.start, sent.len(), notes.len())?;
-    let unit = Unit::custom("note")?;
-    let completeness = match token {
-        Some(token) => Completeness::truncated_page(
-            unit,
-            sent.len(),
-            Some(notes.len() - page.start),
-            TruncationReason::PageLimit,
-            Some(token),
-        )?,
-        None => Completeness::complete(unit, sent.len()),
-    };
-    Ok(Reply::new(NotePage { notes: sent }).completeness(completeness))
+    // The snapshot is what the notes are: a token of another list of notes is stale.
+    let snapshot = notes.len().to_string();
+    let paging = Paging::new(Unit::custom("note")?, 10)
+        .with_max_limit(100)
+        .with_snapshot(&snapshot);
+    let pager = Pager::<list_notes>::open(ctx, &args, paging)?;
+    let sent: Vec<String> = notes
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| pager.takes(*index))
+        .map(|(_, note)| note.clone())
+        .collect();
+    let count = PageCount::new(sent.len(), notes.len());
+    pager.finish(ctx, &args, Reply::new(NotePage { notes: sent }), count)
 }
 
 /// The server: both tools over `notes`, paging with `key`.

@@ -57,10 +57,12 @@ async fn the_downstream_server_answers_and_pages() {
         "{counted}"
     );
 
-    // Two per page: three pages, every note once, in order.
+    // Two per page: three pages, every note once, in order, each page true to the contract:
+    // `total` counts every note on every page, `offset` is where the page starts, and the
+    // next-page action takes `completeness.continuation`.
     let mut seen = Vec::new();
     let mut arguments = json!({"limit": 2});
-    for _ in 0..3 {
+    for page_number in 0..3 {
         let page = request(
             "tools/call",
             json!({"name": "list_notes", "arguments": arguments}),
@@ -68,13 +70,28 @@ async fn the_downstream_server_answers_and_pages() {
         .await;
         let envelope = &page["structuredContent"];
         assert_eq!(envelope["ok"], true, "{envelope}");
-        for note in envelope["data"]["notes"].as_array().expect("notes") {
+        let completeness = &envelope["completeness"];
+        assert_eq!(completeness["total"], notes.len(), "{envelope}");
+        let offset = completeness["offset"].as_u64().unwrap_or(0);
+        assert_eq!(offset, seen.len() as u64, "{envelope}");
+        let rows = envelope["data"]["notes"].as_array().expect("notes");
+        assert_eq!(completeness["returned"], rows.len(), "{envelope}");
+        for note in rows {
             seen.push(note.as_str().expect("text").to_owned());
         }
-        match envelope["completeness"]["continuation"].as_str() {
-            Some(token) => arguments = json!({"limit": 2, "continuation": token}),
-            None => break,
-        }
+        let Some(token) = completeness["continuation"].as_str() else {
+            assert_eq!(page_number, 2, "only the last page ends: {envelope}");
+            assert_eq!(completeness["complete"], true, "{envelope}");
+            assert!(envelope.get("next_actions").is_none(), "{envelope}");
+            break;
+        };
+        assert_eq!(completeness["complete"], false, "{envelope}");
+        let next = &envelope["next_actions"][0];
+        assert_eq!(next["id"], "next-page", "{envelope}");
+        assert_eq!(next["continuation_arg"], "continuation", "{envelope}");
+        let mut follow = next["arguments"].clone();
+        follow["continuation"] = json!(token);
+        arguments = follow;
     }
     assert_eq!(seen, notes);
     serving.abort();
