@@ -10,7 +10,7 @@ use envelope_budget::{BudgetPolicy, Prepared, prepare};
 use envelope_core::meta_keys;
 use envelope_core::paging::Continuations;
 use envelope_core::schema::Portable;
-use envelope_core::stage::{Cancellation, ProgressSink, States};
+use envelope_core::stage::{Cancellation, Controls, ProgressSink, States};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions, stamp_request_id};
 use envelope_core::{
     Capability, Envelope, IndexStatus, RequestId, Tier, Tool, ToolContext, ToolError, ToolSpec,
@@ -828,8 +828,8 @@ impl EnvelopeServer {
     }
 
     /// Runs `tool` under the call deadline; past it, the tool's work is told to stop and the
-    /// call answers `deadline_exceeded` (shaped by the default controls: the tool's entry,
-    /// which decodes them, did not finish).
+    /// call answers `deadline_exceeded`, shaped by the controls read leniently from the
+    /// arguments (the tool's entry, which decodes them, did not finish).
     async fn run(
         &self,
         tool: &dyn Tool,
@@ -841,11 +841,14 @@ impl EnvelopeServer {
         let Some(limit) = self.inner.config.call_timeout else {
             return tool.call(arguments, ctx).await;
         };
+        let controls = Controls::from_arguments(&arguments);
         match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
             Ok(output) => output,
             Err(_) => {
                 stop.deadline_passed.store(true, Ordering::Relaxed);
-                past_deadline(tool.spec(), request_id, limit).into()
+                let mut output: ToolOutput = past_deadline(tool.spec(), request_id, limit).into();
+                output.controls = controls;
+                output
             }
         }
     }

@@ -271,7 +271,15 @@ async fn an_ok_call_maps_onto_mcp() {
         meta.get(&format!("{META_PREFIX}tier")),
         Some(&json!("lite"))
     );
-    assert!(envelope["meta"]["tokens_estimated"].is_u64());
+    // The compact mode leaves the observability stamps to `response_mode: full`.
+    assert!(envelope["meta"].get("tokens_estimated").is_none(), "{envelope}");
+    let full = client
+        .call_tool(call("echo", json!({"text": "ab", "times": 2, "response_mode": "full"})))
+        .await
+        .expect("answers");
+    let envelope = full.structured_content.expect("structured");
+    assert!(envelope["meta"]["tokens_estimated"].is_u64(), "{envelope}");
+    assert_eq!(envelope["meta"]["tool"], "echo");
     client.cancel().await.expect("closes");
 }
 
@@ -740,7 +748,10 @@ async fn a_call_past_its_deadline_answers_transient_and_is_cancelled() {
             .with_call_timeout(Some(std::time::Duration::from_millis(100))),
     );
     let started = std::time::Instant::now();
-    let prepared = server.call("slow", json!({})).await.expect("served");
+    let prepared = server
+        .call("slow", json!({"response_mode": "full"}))
+        .await
+        .expect("served");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let envelope = &prepared.structured;
     assert_eq!(envelope["ok"], false);
