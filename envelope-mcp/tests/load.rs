@@ -219,8 +219,12 @@ impl Client {
     /// Calls `tool` and checks that what comes back is exactly one answer, and this call's:
     /// HTTP 200, one JSON-RPC response with our id, an envelope from `tool`, its `request_id`
     /// echoed in `X-Request-ID`. A timeout is a hung call.
-    async fn call(&self, tool: &str, arguments: Value) -> Result<Answer, String> {
+    async fn call(&self, tool: &str, mut arguments: Value) -> Result<Answer, String> {
         let id = self.rpc_ids.fetch_add(1, Ordering::Relaxed);
+        // In full, each answer names the tool that gave it (`meta.tool`).
+        if let Some(object) = arguments.as_object_mut() {
+            object.insert("response_mode".to_owned(), json!("full"));
+        }
         let request = json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments}
