@@ -92,7 +92,10 @@ async fn walk(server: &EnvelopeServer, first: Value) -> (Vec<String>, usize) {
         };
         // The action takes the very token `completeness` names, which appears once.
         assert_eq!(next["continuation_arg"], "continuation", "{envelope}");
-        assert!(next["arguments"].get("continuation").is_none(), "{envelope}");
+        assert!(
+            next["arguments"].get("continuation").is_none(),
+            "{envelope}"
+        );
         let token = envelope["completeness"]["continuation"].clone();
         assert!(token.is_string(), "{envelope}");
         arguments = next["arguments"].clone();

@@ -272,9 +272,15 @@ async fn an_ok_call_maps_onto_mcp() {
         Some(&json!("lite"))
     );
     // The compact mode leaves the observability stamps to `response_mode: full`.
-    assert!(envelope["meta"].get("tokens_estimated").is_none(), "{envelope}");
+    assert!(
+        envelope["meta"].get("tokens_estimated").is_none(),
+        "{envelope}"
+    );
     let full = client
-        .call_tool(call("echo", json!({"text": "ab", "times": 2, "response_mode": "full"})))
+        .call_tool(call(
+            "echo",
+            json!({"text": "ab", "times": 2, "response_mode": "full"}),
+        ))
         .await
         .expect("answers");
     let envelope = full.structured_content.expect("structured");

@@ -744,7 +744,12 @@ async fn list_files_lists_text_files_sorted_with_completeness() {
 async fn workspace_stats_counts_by_extension_and_reports_progress() {
     let tree = Tree::new("stats");
     let (client, handler) = connect_in_memory(tree.server()).await;
-    let mut params = CallToolRequestParams::new("workspace_stats");
+    let mut params = CallToolRequestParams::new("workspace_stats").with_arguments(
+        json!({"response_mode": "full"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
     params.set_progress_token(ProgressToken(NumberOrString::Number(1)));
     let result = client.call_tool(params).await.expect("answers");
     let envelope = result.structured_content.expect("structured");
@@ -824,7 +829,7 @@ fn edges(envelope: &Value) -> Vec<(String, String, String)> {
 async fn graph_export_resolves_rust_python_and_typescript_references() {
     let tree = Tree::new("graph");
     let server = tree.server();
-    let envelope = call(&server, "graph_export", json!({})).await;
+    let envelope = call(&server, "graph_export", json!({"response_mode": "full"})).await;
     assert_eq!(envelope["ok"], true, "{envelope:#}");
     assert_eq!(envelope["meta"]["complexity_tier"], "heavy");
     let nodes: Vec<&str> = envelope["data"]["nodes"]
@@ -1077,10 +1082,11 @@ async fn every_advertised_capability_is_probed() {
             }
             "complexity_tier" | "idempotency_declared" => {
                 for tool in listing {
+                    // In full, `meta` carries the tier the listing declares.
                     let arguments = match tool.name.as_ref() {
-                        "read_file" => json!({"path": "README.md"}),
-                        "search_text" => json!({"query": "needle"}),
-                        _ => json!({}),
+                        "read_file" => json!({"path": "README.md", "response_mode": "full"}),
+                        "search_text" => json!({"query": "needle", "response_mode": "full"}),
+                        _ => json!({"response_mode": "full"}),
                     };
                     let envelope = call(&server, &tool.name, arguments).await;
                     let meta = tool.meta.as_ref().expect("listed meta");
@@ -1099,8 +1105,12 @@ async fn every_advertised_capability_is_probed() {
                 }
             }
             "tokens_estimated" => {
+                // Stamped under `response_mode: full`, of the bytes sent, itself included.
                 let prepared = server
-                    .call("search_text", json!({"query": "needle"}))
+                    .call(
+                        "search_text",
+                        json!({"query": "needle", "response_mode": "full"}),
+                    )
                     .await
                     .expect("a tool of this server");
                 assert_eq!(
@@ -1237,15 +1247,6 @@ async fn streamable_http_serves_the_tools_and_echoes_the_request_id() {
 
 /// Follows `completeness.continuation` from `first` until the last page; every page's rows
 /// under `rows`, in order, and the last page's envelope.
-/// A row without its `target_ref`: each answer seals its refs afresh (a random nonce), so rows
-/// of two calls compare without them.
-fn without_ref(mut row: Value) -> Value {
-    if let Some(row) = row.as_object_mut() {
-        row.remove("target_ref");
-    }
-    row
-}
-
 async fn page_through(
     server: &EnvelopeServer,
     tool: &str,
@@ -1264,18 +1265,24 @@ async fn page_through(
                 .as_array()
                 .expect("a page of rows")
                 .iter()
-                .cloned()
-                .map(without_ref),
+                .cloned(),
         );
         let Some(token) = envelope["completeness"]["continuation"].as_str() else {
             return (all, envelope, pages);
         };
-        // The next-page action is the same call: following it verbatim must work too.
+        // The next-page action is the same call, taking `completeness.continuation`: the
+        // token appears once in the answer.
         let action = &envelope["next_actions"][0];
         assert_eq!(action["id"], "next-page", "{envelope:#}");
         assert_eq!(action["tool"], tool);
-        assert_eq!(action["arguments"]["continuation"], token);
+        assert_eq!(action["continuation_arg"], "continuation", "{envelope:#}");
+        assert_eq!(
+            envelope.to_string().matches(token).count(),
+            1,
+            "{envelope:#}"
+        );
         arguments = action["arguments"].clone();
+        arguments["continuation"] = json!(token);
         assert!(pages < 100, "paging does not end");
     }
 }
@@ -1293,10 +1300,7 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
     let expected: Vec<Value> = unlimited["data"]["occurrences"]
         .as_array()
         .expect("rows")
-        .iter()
-        .cloned()
-        .map(without_ref)
-        .collect();
+        .to_vec();
     let expected = &expected;
     assert_eq!(expected.len(), 9);
 
@@ -1335,10 +1339,7 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
     let rows: Vec<Value> = wider["data"]["occurrences"]
         .as_array()
         .expect("rows")
-        .iter()
-        .cloned()
-        .map(without_ref)
-        .collect();
+        .to_vec();
     assert_eq!(rows.as_slice(), &expected[2..7]);
     // On a continued page, `total` still counts every row and `offset` says where the page
     // starts; so does the summary.
@@ -1511,7 +1512,8 @@ async fn tokens_work_across_servers_sharing_the_key_and_nowhere_else() {
     assert_eq!(error_code(&refused), "INVALID_CONTINUATION");
     // Tampered text is refused as such.
     let mut tampered = token.clone().into_bytes();
-    tampered[40] = if tampered[40] == b'A' { b'B' } else { b'A' };
+    let middle = tampered.len() / 2;
+    tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).expect("ASCII");
     let refused = call(
         &tree.server(),
@@ -1754,10 +1756,21 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     let found = call(&server, "search_text", search.clone()).await;
     let hit = &found["data"]["occurrences"][0];
     assert_eq!(hit["path"], "src/a.rs", "{found:#}");
-    let target_ref = hit["target_ref"].as_str().expect("every hit carries a ref");
+    // One ref for the page's hits; the hits themselves carry only their location.
+    assert!(hit.get("target_ref").is_none(), "{found:#}");
+    let target_ref = found["data"]["target_ref"]
+        .as_str()
+        .expect("a page with hits carries a ref");
+    let at = |extra: Value| {
+        let mut read = json!({"target_ref": target_ref, "path": hit["path"], "line": hit["line"]});
+        if let (Some(read), Value::Object(extra)) = (read.as_object_mut(), extra) {
+            read.extend(extra);
+        }
+        read
+    };
 
     // Read by ref: the lines around the hit, from the hit's file.
-    let read = json!({"target_ref": target_ref, "context_lines": 1});
+    let read = at(json!({"context_lines": 1}));
     let around = call(&server, "read_file", read.clone()).await;
     assert_eq!(around["ok"], true, "{around:#}");
     assert_eq!(around["data"]["path"], "src/a.rs");
@@ -1774,13 +1787,26 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     let elsewhere = call(&replica, "read_file", read.clone()).await;
     assert_eq!(elsewhere["data"], around["data"]);
 
-    // A ref with a location, a tampered ref, and a ref of another scope are refused by code.
-    let both = json!({"target_ref": target_ref, "path": "src/a.rs"});
+    // A ref with a range, a ref without the hit's line, a tampered ref, and a ref of another
+    // scope are refused by code.
+    let both = at(json!({"start_line": 1}));
     let conflicting = call(&server, "read_file", both).await;
     assert_eq!(conflicting["error"]["code"], "CONFLICTING_TARGET_INPUT");
+    let no_line = json!({"target_ref": target_ref, "path": "src/a.rs"});
+    let no_line = call(&server, "read_file", no_line).await;
+    assert_eq!(no_line["error"]["category"], "validation", "{no_line:#}");
+    assert_eq!(no_line["error"]["data"]["field"], "line", "{no_line:#}");
     let mut bent = target_ref.to_owned();
-    bent.replace_range(40..41, if &bent[40..41] == "A" { "B" } else { "A" });
-    let tampered = call(&server, "read_file", json!({"target_ref": bent})).await;
+    let middle = bent.len() / 2;
+    let swap = if &bent[middle..=middle] == "A" {
+        "B"
+    } else {
+        "A"
+    };
+    bent.replace_range(middle..=middle, swap);
+    let mut tampered = read.clone();
+    tampered["target_ref"] = json!(bent);
+    let tampered = call(&server, "read_file", tampered).await;
     assert_eq!(
         tampered["error"]["code"], "INVALID_TARGET_REF",
         "{tampered:#}"
@@ -1788,6 +1814,13 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     let other_tree = Tree::new("target-ref-other");
     let other = call(&other_tree.server(), "read_file", read.clone()).await;
     assert_eq!(other["error"]["code"], "TARGET_SCOPE_MISMATCH", "{other:#}");
+    // A file the page has no hit in is not one the ref covers.
+    let uncovered = at(json!({"path": "README.md"}));
+    let uncovered = call(&server, "read_file", uncovered).await;
+    assert_eq!(
+        uncovered["error"]["code"], "STALE_TARGET_SNAPSHOT",
+        "{uncovered:#}"
+    );
 
     // The file changes: the ref is stale, and the answer offers the search again.
     std::thread::sleep(Duration::from_millis(20));
@@ -1802,15 +1835,15 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     let again = call(&server, "search_text", recover["arguments"].clone()).await;
     let fresh = &again["data"]["occurrences"][0];
     assert_eq!(fresh["line"], 4);
-    let reread = json!({"target_ref": fresh["target_ref"], "context_lines": 0});
-    let now = call(&server, "read_file", reread).await;
+    let fresh_ref = again["data"]["target_ref"].clone();
+    let reread = json!({"target_ref": fresh_ref, "path": fresh["path"], "line": fresh["line"], "context_lines": 0});
+    let now = call(&server, "read_file", reread.clone()).await;
     assert_eq!(now["data"]["start_line"], 4, "{now:#}");
     assert_eq!(now["data"]["content"], "fn needle() {}\n");
 
     // A ref whose file is gone is not found.
-    let gone_ref = fresh["target_ref"].clone();
     std::fs::remove_file(tree.root.join("src/a.rs")).expect("removable");
-    let gone = call(&server, "read_file", json!({"target_ref": gone_ref})).await;
+    let gone = call(&server, "read_file", reread).await;
     assert_eq!(gone["error"]["code"], "TARGET_NOT_FOUND", "{gone:#}");
     assert_eq!(gone["error"]["category"], "not_found");
 }
