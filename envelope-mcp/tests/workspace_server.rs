@@ -1873,6 +1873,15 @@ async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
         first["meta"].get("truncated_string_fields").is_none(),
         "{first:#}"
     );
+    // Regression test for #26: the cut is typed, so an agent branching on typed fields knows
+    // it does not have the whole file: lines 1 to `end` of 3,000, ended by the budget.
+    let completeness = &first["completeness"];
+    assert_eq!(completeness["unit"], "line", "{first:#}");
+    assert_eq!(completeness["returned"], end);
+    assert_eq!(completeness["total"], 3_000);
+    assert_eq!(completeness["complete"], false);
+    assert_eq!(completeness["truncated"], true);
+    assert_eq!(completeness["truncation_reasons"], json!(["budget_limit"]));
     // The rest is one action away, and following the actions reads the file whole.
     let mut read = content.to_owned();
     let mut next = first["next_actions"][0].clone();
@@ -1880,6 +1889,10 @@ async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
         assert_eq!(next["id"], "read-on", "{next:#}");
         let page = call(&server, "read_file", next["arguments"].clone()).await;
         assert_eq!(page["ok"], true, "{page:#}");
+        // A continued read says where it starts; the last one carries no completeness.
+        if let Some(offset) = page["completeness"]["offset"].as_u64() {
+            assert_eq!(offset, page["data"]["start_line"].as_u64().expect("start") - 1);
+        }
         read.push_str(page["data"]["content"].as_str().expect("content"));
         match page["next_actions"]
             .as_array()

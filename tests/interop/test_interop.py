@@ -104,6 +104,25 @@ GOOD_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 # Per-call controls every tool accepts.
 CONTROLS = {"response_mode": "full", "output_format": "json", "compact_only": False}
+FULL = {"response_mode": "full"}
+# What `meta` holds only under `"response_mode": "full"`; the default `compact` mode keeps
+# `request_id`, `truncated` and the trim and drift markers that apply.
+FULL_ONLY_META = {
+    "tool",
+    "complexity_tier",
+    "idempotent",
+    "latency_ms",
+    "tokens_estimated",
+    "tokens_method",
+    "tokens_saved",
+    "tokens_saved_pct",
+    "baseline_method",
+    "layer",
+    "schema_version",
+    "client_request_id",
+    "capabilities",
+}
+SCHEMA_VERSION = 3
 
 # Arguments each tool must refuse as a validation error (and its input schema must refuse too).
 BAD_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -382,9 +401,12 @@ def input_schemas(tools: dict[str, Any]) -> dict[str, Any]:
     return {name: tool.input_schema for name, tool in tools.items()}
 
 
-def check_result(result: Any, tools: dict[str, Any], name: str) -> dict[str, Any]:
+def check_result(
+    result: Any, tools: dict[str, Any], name: str, full: bool = False
+) -> dict[str, Any]:
     """The MCP mapping of one result of calling `name`, with `tools` the listing; returns the
-    envelope."""
+    envelope. `full`: the call asked for `"response_mode": "full"`, so `meta` carries the
+    stamps (tool, tier, schema version) that the default `compact` mode leaves out."""
     tool = tools[name]
     envelope = result.structured_content
     assert isinstance(envelope, dict), f"no structuredContent: {result}"
@@ -411,12 +433,20 @@ def check_result(result: Any, tools: dict[str, Any], name: str) -> dict[str, Any
 
     meta = envelope["meta"]
     assert ULID.match(meta["request_id"]), meta
-    assert meta["tool"] == tool.name
-    assert meta["complexity_tier"] in TIERS
+    # Every answer, an error's included, says whether the budget cut it.
+    assert isinstance(meta["truncated"], bool), meta
+    if full:
+        assert meta["tool"] == tool.name, meta
+        assert meta["complexity_tier"] in TIERS, meta
+        assert meta["schema_version"] == SCHEMA_VERSION, meta
+        assert meta["complexity_tier"] == tool.meta["rs.envelope/tier"], meta
+    else:
+        # The default `compact` mode leaves the observability stamps to `full`.
+        assert not FULL_ONLY_META & set(meta), meta
     assert result.meta is not None, "result _meta is missing"
     assert result.meta["rs.envelope/request_id"] == meta["request_id"]
-    assert result.meta["rs.envelope/tier"] == meta["complexity_tier"]
-    assert tool.meta["rs.envelope/tier"] == meta["complexity_tier"]
+    assert result.meta["rs.envelope/tier"] in TIERS, result.meta
+    assert tool.meta["rs.envelope/tier"] == result.meta["rs.envelope/tier"]
     # Every result, an error's included, says what the server supports.
     assert set(result.meta["rs.envelope/capabilities"]) >= CAPABILITIES, result.meta
     check_next_actions(envelope, input_schemas(tools))
@@ -480,11 +510,14 @@ async def test_good_calls(request: pytest.FixtureRequest, transport: str) -> Non
         async with connect(request, transport) as session:
             tools = await listing(session)
             for name, arguments in GOOD_CALLS:
-                result = await session.call_tool(name, arguments)
-                envelope = check_result(result, tools, name)
-                assert envelope["ok"] is True, (name, arguments, envelope)
-                if name == "read_file" and arguments.get("start_line") == 1:
-                    assert "[workspace]" in json.dumps(envelope["data"]), envelope["data"]
+                # The default (compact) `meta`, and the full one with the tool's stamps.
+                for full in (False, True):
+                    sent = {**arguments, **FULL} if full else arguments
+                    result = await session.call_tool(name, sent)
+                    envelope = check_result(result, tools, name, full=full)
+                    assert envelope["ok"] is True, (name, sent, envelope)
+                    if name == "read_file" and arguments.get("start_line") == 1:
+                        assert "[workspace]" in json.dumps(envelope["data"]), envelope["data"]
 
 
 async def test_controls_are_accepted(request: pytest.FixtureRequest, transport: str) -> None:
@@ -493,7 +526,7 @@ async def test_controls_are_accepted(request: pytest.FixtureRequest, transport: 
             tools = await listing(session)
             for name, arguments in GOOD_CALLS[:3]:
                 result = await session.call_tool(name, {**arguments, **CONTROLS})
-                envelope = check_result(result, tools, name)
+                envelope = check_result(result, tools, name, full=True)
                 assert envelope["ok"] is True, (name, envelope)
                 assert not envelope.get("warnings"), envelope
 
@@ -537,11 +570,14 @@ async def test_bad_arguments_are_is_error_results(
         async with connect(request, transport) as session:
             tools = await listing(session)
             for name, arguments in BAD_CALLS:
-                result = await session.call_tool(name, arguments)
-                envelope = check_result(result, tools, name)
-                assert result.is_error is True, (name, arguments, envelope)
-                assert envelope["error"]["category"] == "validation", (name, arguments, envelope)
-                assert envelope["error"]["retryable"] is False
+                # An error's `meta` too: compact by default, stamped under `full`.
+                for full in (False, True):
+                    sent = {**arguments, **FULL} if full else arguments
+                    result = await session.call_tool(name, sent)
+                    envelope = check_result(result, tools, name, full=full)
+                    assert result.is_error is True, (name, sent, envelope)
+                    assert envelope["error"]["category"] == "validation", (name, sent, envelope)
+                    assert envelope["error"]["retryable"] is False
 
 
 async def test_unknown_arguments_warn(request: pytest.FixtureRequest, transport: str) -> None:
@@ -693,19 +729,22 @@ async def read_with_request_id(
     request: pytest.FixtureRequest, url: str, sent: str
 ) -> tuple[dict[str, Any], Any]:
     """Reads a file over HTTP with `X-Request-ID: sent` on every request; checks each POST's
-    echoed id is `sent`, and returns the envelope and the result."""
+    echoed id is `sent`, and returns the envelope and the result. The read asks for the full
+    `meta`, where a client's correlation id (`client_request_id`) is stamped."""
     responses: list[httpx2.Response] = []
     with anyio.fail_after(TIMEOUT):
         async with connect(
             request, "http", headers={"X-Request-ID": sent}, on_response=responses
         ) as session:
             tools = await listing(session)
-            result = await session.call_tool("read_file", {"path": "Cargo.toml", "end_line": 1})
+            result = await session.call_tool(
+                "read_file", {"path": "Cargo.toml", "end_line": 1, **FULL}
+            )
     posts = [response for response in responses if response.request.method == "POST"]
     assert posts
     for response in posts:
         assert response.headers.get("x-request-id") == sent, response
-    return check_result(result, tools, "read_file"), result
+    return check_result(result, tools, "read_file", full=True), result
 
 
 @pytest.mark.parametrize("correlation", CORRELATION_IDS, ids=repr)
@@ -738,14 +777,19 @@ async def test_the_request_id_header_becomes_meta_request_id(
 
 
 def rows_of(name: str, envelope: dict[str, Any]) -> list[Any]:
-    """The paged rows of a `search_text` or `list_files` envelope. A hit's `target_ref` is left
-    out: each answer seals its refs afresh, so rows of two calls compare without them."""
+    """The paged rows of a `search_text` or `list_files` envelope. A search page with hits
+    carries one `data.target_ref` for all of them, beside the rows (each answer seals it
+    afresh), so rows of two calls compare as they are."""
     if name != "search_text":
         return envelope["data"]["files"]
-    rows = []
-    for row in envelope["data"]["occurrences"]:
-        assert isinstance(row.get("target_ref"), str) and row["target_ref"], row
-        rows.append({key: value for key, value in row.items() if key != "target_ref"})
+    data = envelope["data"]
+    rows = data["occurrences"]
+    if rows:
+        assert isinstance(data.get("target_ref"), str) and data["target_ref"], data
+    else:
+        assert "target_ref" not in data, data
+    for row in rows:
+        assert "target_ref" not in row, row
     return rows
 
 
@@ -753,6 +797,16 @@ def next_page_action(envelope: dict[str, Any]) -> dict[str, Any] | None:
     actions = [a for a in envelope.get("next_actions", []) if a["id"] == "next-page"]
     assert len(actions) <= 1, envelope["next_actions"]
     return actions[0] if actions else None
+
+
+def followed(action: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+    """The arguments that follow `action` of `envelope`: its own, plus, for an action that
+    continues a page (`next-page`), the page's `completeness.continuation` under the action's
+    `continuation_arg`."""
+    arguments = dict(action["arguments"])
+    if "continuation_arg" in action:
+        arguments[action["continuation_arg"]] = envelope["completeness"]["continuation"]
+    return arguments
 
 
 async def call_ok(
@@ -768,8 +822,8 @@ async def unpaged(
     session: ClientSession, tools: dict[str, Any], name: str, arguments: dict[str, Any]
 ) -> list[Any]:
     """Every row of a call with a limit past them all. The response budget may still end a
-    page first (each hit carries a `target_ref`): then its continuation goes on from the row
-    after the last one sent, with `budget_limit` as the reason, until the last page."""
+    page first: then its continuation goes on from the row after the last one sent, with
+    `budget_limit` as the reason, until the last page."""
     rows: list[Any] = []
     call_arguments = {**arguments, "limit": UNPAGED}
     for _page in range(MAX_PAGES):
@@ -799,7 +853,8 @@ async def follow_pages(
 ) -> list[Any]:
     """The rows of every page from `arguments` on: the next call is `arguments` with
     `continuation` set to the last page's `completeness.continuation`, or, with `via_action`,
-    the last page's `next-page` action as it stands. Checks each page's completeness."""
+    the last page's `next-page` action, followed as it says (its arguments, plus the token
+    under its `continuation_arg`). Checks each page's completeness."""
     rows: list[Any] = []
     tokens: set[str] = set()
     page_size = arguments["limit"]
@@ -824,8 +879,8 @@ async def follow_pages(
         tokens.add(token)
         assert completeness["complete"] is False, completeness
         assert completeness["truncated"] is True, completeness
-        # The page size ends a page, or the response budget first (each hit carries its
-        # `target_ref`); either way the continuation goes on from the next row.
+        # The page size ends a page, or the response budget first; either way the
+        # continuation goes on from the next row.
         reasons = completeness["truncation_reasons"]
         if "budget_limit" in reasons:
             assert 0 < len(page) <= page_size, completeness
@@ -835,13 +890,16 @@ async def follow_pages(
         # `total` counts the whole result; `offset` is where the page starts.
         assert completeness["total"] > len(rows) + len(page), completeness
         assert completeness.get("offset", 0) == len(rows), completeness
-        # The action is the same request, continued.
+        # The action is the same request, continued: its arguments are the request without
+        # the token, which it takes from `completeness.continuation`, the token's one place.
         assert action is not None, envelope
         assert action["tool"] == name, action
-        assert action["arguments"] == {**arguments, "continuation": token}, action
+        assert action["arguments"] == arguments, action
+        assert action["continuation_arg"] == "continuation", action
+        assert json.dumps(envelope).count(token) == 1, envelope
         rows += page
         if via_action:
-            call_name, call_arguments = action["tool"], action["arguments"]
+            call_name, call_arguments = action["tool"], followed(action, envelope)
         else:
             call_name, call_arguments = name, {**arguments, "continuation": token}
     pytest.fail(f"{name} {arguments}: still a continuation after {MAX_PAGES} pages")
@@ -1081,7 +1139,7 @@ async def test_a_changed_file_makes_the_continuation_stale(
                     # The next-page action of the old page is as stale as its token.
                     action = next_page_action(first)
                     assert action is not None, first
-                    result = await session.call_tool(action["tool"], action["arguments"])
+                    result = await session.call_tool(action["tool"], followed(action, first))
                     assert_refused(result, tools, name, STALE_CONTINUATION)
                     # Starting over works, sees the change, and its token is good.
                     again = await call_ok(session, tools, name, arguments)
@@ -1124,17 +1182,31 @@ async def test_a_target_ref_is_read_by_another_process_until_its_file_changes(
                 found = await call_ok(searcher, tools, "search_text", search)
                 hit = found["data"]["occurrences"][0]
                 assert hit["path"] == "a/doc-05.txt", found
-                read = {"target_ref": hit["target_ref"], "context_lines": 1}
+                # A hit is read by its page's one ref, with the hit's path and line.
+                ref = found["data"]["target_ref"]
+                read = {"target_ref": ref, "path": hit["path"], "line": hit["line"]}
+                read["context_lines"] = 1
                 around = await call_ok(reader, tools, "read_file", read)
                 assert around["data"]["path"] == "a/doc-05.txt", around
                 assert around["data"]["start_line"] == hit["line"], around
                 assert WORD in around["data"]["content"], around
 
-                # A ref with a location, and a tampered ref, are refused by code.
-                result = await reader.call_tool("read_file", {**read, "path": "a/doc-05.txt"})
-                refused(result, tools, "CONFLICTING_TARGET_INPUT", "validation")
-                bent = with_one_character_changed(hit["target_ref"], 40)
-                result = await reader.call_tool("read_file", {"target_ref": bent})
+                # A ref with a line range, a ref without the hit's line, a ref for a file
+                # none of its hits is in, and a tampered ref, are refused by code.
+                for location in ({"start_line": 1}, {"end_line": 2}):
+                    result = await reader.call_tool("read_file", {**read, **location})
+                    refused(result, tools, "CONFLICTING_TARGET_INPUT", "validation")
+                result = await reader.call_tool(
+                    "read_file", {"target_ref": ref, "path": hit["path"]}
+                )
+                lineless = check_result(result, tools, "read_file")
+                assert result.is_error is True, lineless
+                assert lineless["error"]["category"] == "validation", lineless
+                assert lineless["error"]["data"]["field"] == "line", lineless
+                result = await reader.call_tool("read_file", {**read, "path": "a/doc-04.txt"})
+                refused(result, tools, "STALE_TARGET_SNAPSHOT", "validation")
+                bent = with_one_character_changed(ref, len(ref) // 2)
+                result = await reader.call_tool("read_file", {**read, "target_ref": bent})
                 refused(result, tools, "INVALID_TARGET_REF", "validation")
 
                 # The file changes: the ref is stale, and the answer offers the search again.
@@ -1151,14 +1223,19 @@ async def test_a_target_ref_is_read_by_another_process_until_its_file_changes(
                 again = await call_ok(searcher, tools, recover["tool"], recover["arguments"])
                 fresh = again["data"]["occurrences"][0]
                 assert fresh["line"] == hit["line"] + 1, again
-                exact = {"target_ref": fresh["target_ref"], "context_lines": 0}
+                exact = {
+                    "target_ref": again["data"]["target_ref"],
+                    "path": fresh["path"],
+                    "line": fresh["line"],
+                    "context_lines": 0,
+                }
                 now = await call_ok(reader, tools, "read_file", exact)
                 assert now["data"]["start_line"] == fresh["line"], now
                 assert WORD in now["data"]["content"], now
 
                 # A ref whose file is gone is not found.
                 hit_file.unlink()
-                result = await reader.call_tool("read_file", {"target_ref": fresh["target_ref"]})
+                result = await reader.call_tool("read_file", exact)
                 refused(result, tools, "TARGET_NOT_FOUND", "not_found")
 
 
@@ -1203,7 +1280,9 @@ def cli_call(
     assert done.stdout, done.stderr
     envelope = json.loads(done.stdout)
     assert done.returncode == (0 if envelope["ok"] else 2), (done.returncode, envelope)
-    assert envelope["meta"]["tool"] == tool
+    # The tool's own stamp is in the full `meta` only.
+    if arguments.get("response_mode") == "full":
+        assert envelope["meta"]["tool"] == tool, envelope["meta"]
     check_next_actions(envelope, schemas)
     return done.returncode, envelope
 
@@ -1273,7 +1352,9 @@ def test_cli_next_page_works_pasted_into_the_next_call(
     assert code == 0, first
     action = next_page_action(first)
     assert action is not None, first
-    code, second = cli_call(paged_root, action["tool"], action["arguments"], cli_schemas, env=env)
+    code, second = cli_call(
+        paged_root, action["tool"], followed(action, first), cli_schemas, env=env
+    )
     assert code == 0 and second["ok"] is True, second
     assert rows_of("search_text", second) == occurrences[3:6], second
     # The kept key is the user's alone.
@@ -1283,9 +1364,10 @@ def test_cli_next_page_works_pasted_into_the_next_call(
 
 
 def test_cli_call_prints_the_envelope(server_bin: Path, cli_schemas: dict[str, Any]) -> None:
-    code, envelope = cli_call(REPO, "read_file", {"path": "Cargo.toml", "end_line": 1}, cli_schemas)
-    assert code == 0 and envelope["ok"] is True, envelope
-    assert ULID.match(envelope["meta"]["request_id"])
+    for arguments in ({"path": "Cargo.toml", "end_line": 1}, {"path": "Cargo.toml", "end_line": 1, **FULL}):
+        code, envelope = cli_call(REPO, "read_file", arguments, cli_schemas)
+        assert code == 0 and envelope["ok"] is True, envelope
+        assert ULID.match(envelope["meta"]["request_id"])
 
 
 def test_cli_refuses_a_non_utf8_argument_with_a_clear_error(server_bin: Path) -> None:

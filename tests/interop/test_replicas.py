@@ -119,7 +119,13 @@ async def test_a_target_ref_sealed_by_one_replica_is_read_by_another(cluster: Cl
             found = await call_ok(session, tools, "search_text", {"query": WORD, "limit": 1})
             hit = found["data"]["occurrences"][0]
             tag[0] = "read"
-            read = await call_ok(session, tools, "read_file", {"target_ref": hit["target_ref"]})
+            # The page's one ref, with the hit's path and line.
+            by_ref = {
+                "target_ref": found["data"]["target_ref"],
+                "path": hit["path"],
+                "line": hit["line"],
+            }
+            read = await call_ok(session, tools, "read_file", by_ref)
     assert hit["path"] == read["data"]["path"], (hit, read["data"])
     assert WORD in read["data"]["content"]
     (searched,), (answered,) = cluster.calls("search"), cluster.calls("read")

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use envelope_core::limits::MAX_NEXT_ACTIONS;
-use envelope_core::paging::{CONTINUATION_CODES, MAX_TARGET_REF_CHARS, TARGET_CODES};
+use envelope_core::paging::{CONTINUATION_CODES, TARGET_CODES};
 use envelope_core::schema::envelope_schema;
 use envelope_core::stage::Controls;
 use envelope_core::{
@@ -219,8 +219,10 @@ fn budget_section(out: &mut String) {
     let _ = writeln!(out, "### Response shaping\n");
     let _ = writeln!(
         out,
-        "`response_mode: compact` (the default) leaves out these observability-only `meta` \
-         fields: {}. `compact_only: true` keeps only the control surface: {}; and in `meta`: {} \
+        "`response_mode: compact` (the default) leaves out these `meta` fields, which only \
+         observability reads or the listing already says: {}; `tokens_estimated` too (the count \
+         is still made, for the budget and the server's log). `response_mode: full` carries \
+         them all. `compact_only: true` keeps only the control surface: {}; and in `meta`: {} \
          and the `truncated_*` markers. `output_format: toon` renders the text channel in TOON, \
          falling back to JSON on any encoder error.\n",
         budget::COMPACT_DROPPED_META
@@ -242,27 +244,46 @@ fn budget_section(out: &mut String) {
 }
 
 fn paging_section(out: &mut String) {
+    use envelope_core::paging::{
+        DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, MAX_TARGET_BYTES,
+        MAX_TARGETS_PER_REF, MAX_TOKEN_CHARS, MAX_TOKEN_LEN, TARGET_REF_LAYOUT,
+        TARGET_REF_MIN_CHARS, TOKEN_CHARS, TOKEN_LAYOUT,
+    };
     let _ = writeln!(out, "## Continuations and target refs\n");
     let _ = writeln!(
         out,
-        "A truncated page carries `completeness.continuation`: an opaque token of exactly {} \
-         characters (base64url, no padding; anything longer than {} is refused unread), sealed \
-         with XChaCha20-Poly1305 under a server key. It binds the tool, the caller (a digest of \
-         its credentials: over HTTP, of its `Authorization` header; none without them), a digest \
-         of the request (keys sorted; without `{}`, `{}`, `offset` and `resume_from`, so the \
-         page size may change between pages), the scope, a snapshot of what is paged, the \
-         position and an expiry ({} s by default). Nothing is stored and no transport session \
-         is bound: a token survives a restart, a new session and a move to any server holding \
-         the key, and another client's credentials cannot use it; without credentials it is a \
-         bearer capability for that one query. Send it back as `{}` with the \
-         request otherwise unchanged. Every error below is a `validation` error with \
-         `retryable: false`, and its message never says which check failed beyond the code.\n",
-        envelope_core::paging::TOKEN_CHARS,
-        envelope_core::paging::MAX_TOKEN_CHARS,
-        envelope_core::paging::DEFAULT_CONTINUATION_FIELD,
-        envelope_core::paging::DEFAULT_LIMIT_FIELD,
-        envelope_core::paging::DEFAULT_TTL.as_secs(),
-        envelope_core::paging::DEFAULT_CONTINUATION_FIELD,
+        "A truncated page carries `completeness.continuation`: an opaque token of \
+         {TOKEN_CHARS} to {MAX_TOKEN_LEN} characters (base64url, no padding; {TOKEN_CHARS} for a \
+         position below 128; anything longer than {MAX_TOKEN_CHARS} is refused unread), once per \
+         response (the `next-page` action names the argument that takes it). A model copies it \
+         character by character, so it carries only what the server cannot recompute: the \
+         position, an expiry ({} s by default), which key sealed it, and HMAC-SHA256 tags under \
+         a server key. What it is bound to is recomputed from the call that sends it back: the \
+         tool, the caller (a digest of its credentials: over HTTP, of its `Authorization` \
+         header; none without them), the request (keys sorted; without `{DEFAULT_CONTINUATION_FIELD}`, \
+         `{DEFAULT_LIMIT_FIELD}`, `offset` and `resume_from`, so the page size may change \
+         between pages), the scope and a snapshot of what is paged. Nothing is stored and no \
+         transport session is bound: a token survives a restart, a new session and a move to any \
+         server holding the key, and another client's credentials cannot use it; without \
+         credentials it is a bearer capability for that one query. Send it back as \
+         `{DEFAULT_CONTINUATION_FIELD}` with the request otherwise unchanged.\n",
+        DEFAULT_TTL.as_secs(),
+    );
+    table(
+        out,
+        &["bytes", "field"],
+        TOKEN_LAYOUT.iter().map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
+    );
+    let _ = writeln!(
+        out,
+        "The seal says the token is this server's and unedited: any other text, one bit flipped, \
+         or a key this server does not (or no longer) hold is `INVALID_CONTINUATION`. Then the \
+         binding tag tells another call's token (`CONTINUATION_SCOPE_MISMATCH`) from a moved \
+         snapshot (`STALE_CONTINUATION`, as is an expired token). A genuine token presented \
+         under another binding passes only if both 32-bit tags match by chance (2^-64). Keys \
+         rotate with a grace window in which the retired key still opens its tokens. Every error \
+         below is a `validation` error with `retryable: false`, and its message never says which \
+         check failed beyond the code.\n"
     );
     table(
         out,
@@ -273,14 +294,25 @@ fn paging_section(out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "A search hit can carry a `target_ref`: an opaque ref (at most {MAX_TARGET_REF_CHARS} \
-         characters) sealed with the same keys as continuations, carrying what it points at \
-         and bound to the tool family that may open it, the caller, the scope and a snapshot \
-         of the data it points into, with the same expiry. A follow-up tool accepts it to act \
-         on exactly that hit; any server holding the key resolves it, and nothing is stored. \
-         It is never authorization: the tool still checks rights on every use. Each code has \
-         one fixed message; a stale ref comes with a recovery action that runs the search \
-         again.\n"
+        "A page of search hits carries one `target_ref` for all of them, not one per hit (what \
+         rides on every row is paid for on every row): {TARGET_REF_MIN_CHARS} characters for \
+         one file and no payload, four more per further file (at most {MAX_TARGETS_PER_REF}), \
+         and about one and a third per payload byte (at most {MAX_TARGET_BYTES}). A follow-up \
+         tool accepts it with a hit's own location (its path and line) to act on that hit as it \
+         was found: it is sealed with the same keys as continuations, bound to the tool family \
+         that may open it, the caller and the scope, with the same expiry, and holds for each \
+         file a 24-bit tag of its path and the snapshot of its data (size and modification \
+         time). A file that changed since, or one the page has no hit in, is \
+         `STALE_TARGET_SNAPSHOT` (a changed file passes with a chance of 2^-24 for each file \
+         the ref covers). Any server holding the key resolves it, and nothing is stored. It is \
+         never authorization: the tool still checks rights on every use. Each code has one \
+         fixed message; a stale ref comes with a recovery action that runs the search again \
+         (the ref's payload carries the search when it is short).\n"
+    );
+    table(
+        out,
+        &["bytes", "field"],
+        TARGET_REF_LAYOUT.iter().map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
     );
     table(
         out,
@@ -298,7 +330,6 @@ fn paging_section(out: &mut String) {
     );
 }
 
-/// How an envelope travels over MCP, with the transport's limits and codes.
 fn mcp_section(out: &mut String) {
     let prefix = envelope_mcp::META_PREFIX;
     let _ = writeln!(out, "## The MCP mapping\n");
@@ -615,9 +646,12 @@ fn contract_markdown() -> String {
     let _ = writeln!(
         out,
         "`{{id, role, order, dependencies[{{mode: all|any, action_ids}}], tool, arguments, \
-         reason}}`. Normalized: sorted by `order`, role priority, then `id`; ids seen twice, \
-         duplicate targets and dependencies not on a strictly lower `order` are dropped; at most \
-         {MAX_NEXT_ACTIONS} actions; repeated until nothing changes.\n"
+         continuation_arg?, reason}}`. Normalized: sorted by `order`, role priority, then `id`; \
+         ids seen twice, duplicate targets and dependencies not on a strictly lower `order` are \
+         dropped; at most {MAX_NEXT_ACTIONS} actions; repeated until nothing changes. An action \
+         with `continuation_arg` (the `next-page` call) continues this response: follow it by \
+         calling `tool` with `arguments` plus that argument set to `completeness.continuation`. \
+         Its arguments leave the token out, so that a response carries it once.\n"
     );
     table(
         &mut out,

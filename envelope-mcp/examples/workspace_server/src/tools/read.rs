@@ -5,7 +5,10 @@
 use envelope_core::paging::{
     Continuations, TargetBinding, conflicting_target_input, target_not_found,
 };
-use envelope_core::{NextAction, Reply, Role, ToolContext, ToolError, ToolResult, tool};
+use envelope_core::{
+    Completeness, NextAction, Reply, Role, ToolContext, ToolError, ToolResult, TruncationReason,
+    Unit, tool,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::Workspace;
@@ -305,7 +308,19 @@ fn read(
         ),
     )
     .map_err(ToolError::internal)?;
+    // The cut is typed, not only told: `completeness` says which lines of the range asked for
+    // (counted from the file's first line) this answer carries, and that the budget ended it.
+    let completeness = Completeness::truncated_page(
+        Unit::custom("line").map_err(ToolError::internal)?,
+        end_line + 1 - start_line,
+        Some(asked_end),
+        TruncationReason::BudgetLimit,
+        None,
+    )
+    .and_then(|page| page.with_offset(start_line - 1))
+    .map_err(ToolError::internal)?;
     Ok(reply
+        .completeness(completeness)
         .next_step(format!(
             "the response budget ended the content after line {end_line} of {asked_end} asked \
              for; read on from line {} with the `read-on` action",
