@@ -36,6 +36,9 @@ const CALLS = {
     workspace_stats: {},
 };
 
+/** The full `meta`, which stamps the tool's tier (the default `compact` one leaves it out). */
+const FULL = { response_mode: 'full' };
+
 /** Lines that are a warning, whoever printed them. */
 const WARNING = /\b(warn(ing)?|unknown format|strict mode)\b/i;
 
@@ -94,7 +97,7 @@ test('the Inspector lists every tool without a warning', async () => {
 
 for (const [name, args] of Object.entries(CALLS)) {
     test(`the Inspector calls ${name} without a warning`, async () => {
-        const result = await inspect(['--method', 'tools/call', '--tool-name', name, ...toolArgs(args)]);
+        const result = await inspect(['--method', 'tools/call', '--tool-name', name, ...toolArgs({ ...args, ...FULL })]);
         assert.notEqual(result.isError, true, JSON.stringify(result));
         assert.equal(result.structuredContent?.ok, true, JSON.stringify(result));
         assert.equal(result._meta?.['rs.envelope/tier'], result.structuredContent.meta.complexity_tier);

@@ -104,6 +104,25 @@ const PROGRESS_CALLS = 20;
 /** Per-call controls every tool accepts (`docs/CONTRACT.md`). */
 const CONTROLS = { response_mode: 'full', output_format: 'json', compact_only: false };
 
+/** What `meta` holds only under `response_mode: 'full'`; the default `compact` mode keeps
+ * `request_id`, `truncated` and the trim and drift markers that apply. */
+const FULL_ONLY_META = [
+    'tool',
+    'complexity_tier',
+    'idempotent',
+    'latency_ms',
+    'tokens_estimated',
+    'tokens_method',
+    'tokens_saved',
+    'tokens_saved_pct',
+    'baseline_method',
+    'layer',
+    'schema_version',
+    'client_request_id',
+    'capabilities',
+];
+const SCHEMA_VERSION = 3;
+
 /** What the SDK reports through `onerror` for a progress report it dispatched too late. */
 const LATE_PROGRESS = /Received a progress notification for an unknown token/;
 
@@ -132,9 +151,10 @@ const GOOD_CALLS = [
             const paths = envelope.data.occurrences.map((hit) => hit.path);
             assert.equal(paths.length, ENVELOPE_SERVER_OCCURRENCES);
             assert.equal(envelope.completeness.complete, true);
-            // Hidden and `target` directories are never searched.
+            // Hidden and `target` directories are never searched: the summary counts the
+            // files searched.
             assert.ok(paths.every((path) => VISIBLE.includes(path)), paths.join(', '));
-            assert.equal(envelope.data.files_searched, VISIBLE.length);
+            assert.ok(envelope.summary_line.endsWith(` of ${VISIBLE.length} files`), envelope.summary_line);
         },
     },
     {
@@ -446,9 +466,14 @@ async function call(client, name, args, options) {
 
 const show = (value) => JSON.stringify(value);
 
-/** The MCP mapping of one call result; returns the envelope. */
+/**
+ * The MCP mapping of one call result; returns the envelope. `context` is the call's arguments
+ * (or what names the call in a failure): when they ask for `response_mode: 'full'`, `meta`
+ * carries the stamps (tool, tier, schema version) that the default `compact` mode leaves out.
+ */
 function checkResult(result, entry, context) {
     const where = `${entry.tool.name} ${show(context)}`;
+    const full = context?.response_mode === 'full';
     const envelope = result.structuredContent;
     assert.ok(
         envelope !== null && typeof envelope === 'object' && !Array.isArray(envelope),
@@ -486,12 +511,22 @@ function checkResult(result, entry, context) {
 
     const { meta } = envelope;
     assert.match(meta.request_id, ULID, where);
-    assert.equal(meta.tool, entry.tool.name, where);
-    assert.ok(TIERS.includes(meta.complexity_tier), where);
+    // Every answer, an error's included, says whether the budget cut it.
+    assert.equal(typeof meta.truncated, 'boolean', `${where}: ${show(meta)}`);
+    if (full) {
+        assert.equal(meta.tool, entry.tool.name, where);
+        assert.ok(TIERS.includes(meta.complexity_tier), where);
+        assert.equal(meta.schema_version, SCHEMA_VERSION, where);
+        assert.equal(entry.tool._meta?.['rs.envelope/tier'], meta.complexity_tier, where);
+    } else {
+        // The default `compact` mode leaves the observability stamps to `full`.
+        const stamped = FULL_ONLY_META.filter((key) => key in meta);
+        assert.deepEqual(stamped, [], `${where}: compact meta ${show(meta)}`);
+    }
     assert.ok(result._meta, `${where}: result _meta is missing`);
     assert.equal(result._meta['rs.envelope/request_id'], meta.request_id, where);
-    assert.equal(result._meta['rs.envelope/tier'], meta.complexity_tier, where);
-    assert.equal(entry.tool._meta?.['rs.envelope/tier'], meta.complexity_tier, where);
+    assert.ok(TIERS.includes(result._meta['rs.envelope/tier']), where);
+    assert.equal(entry.tool._meta?.['rs.envelope/tier'], result._meta['rs.envelope/tier'], where);
     // Every result, an error's included, says what the server supports.
     for (const tag of CAPABILITIES) {
         assert.ok(result._meta['rs.envelope/capabilities']?.includes(tag), `${where}: ${tag}`);
@@ -582,8 +617,8 @@ for (const transport of ['stdio', 'http']) {
                     assert.equal(envelope.ok, true, `${tool} ${show(args)}: ${show(envelope)}`);
                     check(envelope);
                 }
-                // With the per-call controls too.
-                for (const { tool, arguments: args } of GOOD_CALLS.slice(0, 5)) {
+                // With the per-call controls too, `meta` in full: stamped with the tool.
+                for (const { tool, arguments: args } of GOOD_CALLS) {
                     const controlled = { ...args, ...CONTROLS };
                     const result = await call(client, tool, controlled);
                     const envelope = checkResult(result, listing[tool], controlled);
@@ -594,15 +629,20 @@ for (const transport of ['stdio', 'http']) {
 
         test('arguments of the wrong type are isError results with a validation envelope naming the field', { timeout: TIMEOUT_MS }, () =>
             session(async (client, listing) => {
-                for (const { tool, arguments: args, field } of BAD_CALLS) {
-                    const result = await call(client, tool, args);
-                    const envelope = checkResult(result, listing[tool], args);
-                    const where = `${tool} ${show(args)}: ${show(envelope)}`;
-                    assert.equal(result.isError, true, where);
-                    assert.equal(envelope.error.category, 'validation', where);
-                    assert.equal(envelope.error.retryable, false, where);
-                    assert.equal(envelope.error.data?.field, field, where);
-                    assert.ok(envelope.error.message.includes(field), where);
+                for (const { tool, arguments: bad, field } of BAD_CALLS) {
+                    // An error's `meta` too: compact by default, stamped under `full` (unless
+                    // `response_mode` is the bad argument).
+                    const variants = 'response_mode' in bad ? [bad] : [bad, { ...bad, response_mode: 'full' }];
+                    for (const args of variants) {
+                        const result = await call(client, tool, args);
+                        const envelope = checkResult(result, listing[tool], args);
+                        const where = `${tool} ${show(args)}: ${show(envelope)}`;
+                        assert.equal(result.isError, true, where);
+                        assert.equal(envelope.error.category, 'validation', where);
+                        assert.equal(envelope.error.retryable, false, where);
+                        assert.equal(envelope.error.data?.field, field, where);
+                        assert.ok(envelope.error.message.includes(field), where);
+                    }
                 }
                 for (const { tool, arguments: args, field } of MISSING_ARGUMENTS) {
                     const result = await call(client, tool, args);

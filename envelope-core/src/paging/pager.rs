@@ -479,7 +479,8 @@ where
     }
 
     fn next_page_reason(&self) -> String {
-        format!("the next page of {}", self.paging.unit.noun(2))
+        // The action's id says what it is already: the reason stays short.
+        "the next page".to_owned()
     }
 
     fn binding<'a>(&'a self, ctx: &'a ToolContext) -> Binding<'a> {

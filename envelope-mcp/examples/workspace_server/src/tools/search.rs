@@ -232,11 +232,18 @@ fn search(
     }
 
     let returned = occurrences.len();
-    let summary = format!(
-        "{total} {} in {files_with_hits} of {files_searched} files{}",
-        Unit::OCCURRENCE.noun(total),
-        paging.starts_at()
-    );
+    // A page that leaves rows out says the total in its `next_step` ("showing 20 of 373
+    // occurrences"); its summary does not say it twice.
+    let leaves_rows_out = page.start.min(total) + returned < total;
+    let summary = if leaves_rows_out {
+        format!("{files_with_hits} of {files_searched} files match")
+    } else {
+        format!(
+            "{total} {} in {files_with_hits} of {files_searched} files{}",
+            Unit::OCCURRENCE.noun(total),
+            paging.starts_at()
+        )
+    };
     let reply = Reply::new(SearchHits {
         occurrences,
         target_ref: targets.seal()?,
