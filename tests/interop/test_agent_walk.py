@@ -2,8 +2,11 @@
 standing in for the LLM, drives the example envelope server and a plain rmcp server serving the
 same rows, and what the framework shows its model from the tools is weighed in exact tokens.
 
-The walk: `search_text` for `needle` 20 hits a page, pages followed until 100 hits are read, then
-3 of them read in context. Over the envelope server (`target/debug/examples/workspace_server`,
+The tree both serve is real source text: a copy of every `*.rs` file under this repository's
+`envelope-core/src/` (recursively, at the same relative paths), so rows are as long and as varied
+as an agent's search rows are. The walk: `search_text` for `Value` (it occurs a few hundred times
+there; fewer than 100 fails the test), 20 hits a page, pages followed until 100 hits are read,
+then 3 of them read in context. Over the envelope server (`target/debug/examples/workspace_server`,
 override with `WORKSPACE_SERVER_BIN`; `cargo build -p envelope-mcp --example workspace_server`)
 the model follows the `next-page` action, adding `completeness.continuation` under the action's
 `continuation_arg`, and reads a hit by its page's `data.target_ref`. Over the plain server
@@ -61,9 +64,13 @@ BUILDS = {
     XTASK_BIN: "cargo build -p xtask --features exact",
 }
 
-WORD = "needle"
-FILES = 40
-LINES = 30
+# The source files copied into the served tree, and the identifier searched in them.
+SOURCES = REPO / "envelope-core" / "src"
+SOURCE_GLOB = "*.rs"
+WORD = "Value"
+# The envelope server shows a longer matched line as a window around the match, the plain
+# server whole: the copied tree must have no matching line that long, or rows would differ.
+MAX_LINE_CHARS = 400
 # Hits the walk reads, a page at a time, and which of them it then reads in context.
 HITS = 100
 PAGE = 20
@@ -95,25 +102,36 @@ def binaries() -> None:
 
 
 def write_tree(root: Path) -> None:
-    """40 files of 30 short lines, `needle` on some of them (twice on a few, after accented
-    letters on others, so columns count characters), the same on every run. `alpha-notes.txt`
-    sorts before `alpha/…` as a whole path (`-` before `/`), not directory by directory."""
-    for i in range(FILES):
-        folder = ("alpha", "beta", "gamma", "delta")[i % 4]
-        path = root / folder / f"part-{i:02}.txt" if i else root / "alpha-notes.txt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lines = []
-        for j in range(1, LINES + 1):
-            k = (i * 7 + j * 5) % 23
-            if k == 0:
-                lines.append(f"{WORD} opens line {j} of part {i}")
-            elif k == 9:
-                lines.append(f"line {j}: one {WORD}, then another {WORD}")
-            elif k == 17:
-                lines.append(f"crème brûlée {j}, déjà vu: {WORD} after accents")
-            else:
-                lines.append(f"line {j} of part {i}, nothing to find here")
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """A copy of every `SOURCE_GLOB` file under `SOURCES`, recursively, at its path relative to
+    the repository (`envelope-core/src/…`), byte for byte. Fails, saying why, when the copy
+    holds fewer than `HITS` occurrences of `WORD` (counted as the plain server counts them:
+    line by line, left to right, without overlap), or a matching line both servers would not
+    show alike."""
+    sources = sorted(SOURCES.rglob(SOURCE_GLOB))
+    assert sources, f"no {SOURCE_GLOB} file under {SOURCES}"
+    occurrences = 0
+    too_long = []
+    for source in sources:
+        rel = source.relative_to(REPO)
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+        for number, line in enumerate(source.read_text(encoding="utf-8").split("\n"), 1):
+            found = line.removesuffix("\r").count(WORD)
+            occurrences += found
+            if found and len(line) > MAX_LINE_CHARS:
+                too_long.append(f"{rel}:{number} ({len(line)} characters)")
+    if occurrences < HITS:
+        pytest.fail(
+            f"`{WORD}` occurs {occurrences} times in the {len(sources)} {SOURCE_GLOB} files "
+            f"under {SOURCES.relative_to(REPO)}: the walk reads {HITS}; pick a commoner "
+            "identifier or more files"
+        )
+    if too_long:
+        pytest.fail(
+            f"lines matching `{WORD}` over {MAX_LINE_CHARS} characters, which the envelope "
+            f"server shows as a window and the plain one whole: {', '.join(too_long)}"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -327,7 +345,9 @@ def check_reads(script: Walk, envelope: bool) -> None:
             answer = wire(answer, "data", "a `read_file` envelope")
         assert answer["path"] == hit["path"], (hit, answer)
         assert answer["start_line"] <= hit["line"] <= answer["end_line"], (hit, answer)
-        lines = answer["content"].splitlines()
+        # Split as the servers split lines (`str::lines`), not at every character Python
+        # counts as a line break.
+        lines = [line.removesuffix("\r") for line in answer["content"].split("\n")]
         assert lines[hit["line"] - answer["start_line"]] == hit["text"], (hit, answer)
 
 
