@@ -282,7 +282,16 @@ fn tokens_estimated_is_true_of_the_bytes_sent() {
             });
             let envelope = Reply::new(data).into_envelope();
             let policy = BudgetPolicy::default();
-            let prepared = prepare(envelope, &Controls::default(), None, &policy);
+            let prepared = prepare(
+                envelope,
+                // The stamps are read where they are carried: under `response_mode: full`.
+                &Controls {
+                    response_mode: envelope_core::stage::ResponseMode::Full,
+                    ..Controls::default()
+                },
+                None,
+                &policy,
+            );
             let stamped = prepared.structured["meta"]["tokens_estimated"]
                 .as_u64()
                 .expect("every response is stamped");
@@ -353,7 +362,10 @@ fn an_exact_check_keeps_every_response_within_its_budget() {
             }
             let checked = prepare(
                 Reply::new(data.clone()).into_envelope(),
-                &Controls::default(),
+                &Controls {
+                    response_mode: envelope_core::stage::ResponseMode::Full,
+                    ..Controls::default()
+                },
                 None,
                 &policy.with_exact_when_tight(Some(counter)),
             );
@@ -394,7 +406,10 @@ fn an_exact_check_when_tight_leaves_a_response_far_within_its_budget_estimated()
     let policy = BudgetPolicy::default().with_exact_when_tight(Some(ExactCounter::cl100k()));
     let prepared = prepare(
         Reply::new(data).into_envelope(),
-        &Controls::default(),
+        &Controls {
+            response_mode: envelope_core::stage::ResponseMode::Full,
+            ..Controls::default()
+        },
         None,
         &policy,
     );

@@ -480,7 +480,10 @@ fn savings_may_be_negative() {
 fn exact_counts_stamp_the_exact_tokens_of_the_bytes_sent() {
     let counter = envelope_budget::ExactCounter::cl100k();
     let policy = BudgetPolicy::default().with_exact(Some(counter));
-    let prepared = prepare(Envelope::ok(hits(20)), &Controls::default(), None, &policy);
+    let compact = prepare(Envelope::ok(hits(20)), &Controls::default(), None, &policy);
+    assert!(compact.structured["meta"].get("tokens_estimated").is_none());
+    assert!(compact.tokens_estimated.is_some());
+    let prepared = prepare(Envelope::ok(hits(20)), &full(), None, &policy);
     let meta = &prepared.structured["meta"];
     assert_eq!(meta["tokens_method"], "cl100k_base");
     assert_eq!(

@@ -1891,7 +1891,10 @@ async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
         assert_eq!(page["ok"], true, "{page:#}");
         // A continued read says where it starts; the last one carries no completeness.
         if let Some(offset) = page["completeness"]["offset"].as_u64() {
-            assert_eq!(offset, page["data"]["start_line"].as_u64().expect("start") - 1);
+            assert_eq!(
+                offset,
+                page["data"]["start_line"].as_u64().expect("start") - 1
+            );
         }
         read.push_str(page["data"]["content"].as_str().expect("content"));
         match page["next_actions"]

@@ -8,20 +8,21 @@ with `cargo build -p envelope-mcp --example workspace_server`.
 What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing's schemas are valid JSON Schema
 2020-12; every call result carries the envelope as `structuredContent`, valid against the tool's
 output schema, mirrored as compact JSON in the first text content, with `isError == !ok` and
-the request id and tier in `_meta`; the tool's own failures (bad arguments, a missing file) are
-`isError` results while an unknown tool is a JSON-RPC error; long tools report progress; and
-over HTTP the `X-Request-ID` header is echoed (a valid ULID kept, anything else replaced) and
-becomes the envelope's `meta.request_id`.
+the request id and tier in `_meta`; `meta` is compact by default (the request id, `truncated`)
+and stamped with the tool, tier and schema version under `"response_mode": "full"`; the tool's
+own failures (bad arguments, a missing file) are `isError` results while an unknown tool is a
+JSON-RPC error; long tools report progress; and over HTTP the `X-Request-ID` header is echoed (a
+valid ULID kept, anything else replaced) and becomes the envelope's `meta.request_id`.
 
 Every `next_actions` entry of every envelope the suite sees names a served tool and carries
 arguments that tool's input schema accepts. Paging: on a fixture tree, `search_text` and
-`list_files` pages followed through `completeness.continuation` (or the `next-page` action,
-verbatim) add up to exactly the unpaged result; a token replayed with another query, tool or
-session, after a file in scope changed, or with a character changed is refused with its code;
-and with a shared key file, a token sealed by one `call` process opens in another. Target refs:
-a `search_text` hit's `target_ref`, sealed by one server process, is read by another sharing
-only the key, until its file changes; the stale answer's recovery action, followed verbatim,
-gives a fresh ref.
+`list_files` pages followed through `completeness.continuation` (or the `next-page` action: its
+arguments, with the token under its `continuation_arg`) add up to exactly the unpaged result; a
+token replayed with another query, tool or session, after a file in scope changed, or with a
+character changed is refused with its code; and with a shared key file, a token sealed by one
+`call` process opens in another. Target refs: a `search_text` page's one `target_ref`, sealed by
+one server process, reads a hit (with the hit's path and line) in another sharing only the key,
+until its file changes; the stale answer's recovery action, followed verbatim, gives a fresh ref.
 """
 
 from __future__ import annotations
@@ -1064,7 +1065,7 @@ async def test_replayed_continuations_are_refused(
                 "search_text", {**search, "continuation": listed["completeness"]["continuation"]}
             )
             assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
-            # One character changed: the version, the key id, the body, the tag.
+            # One character changed: the first, the fourth, the middle one, the last.
             for index in (0, 3, len(token) // 2, len(token) - 1):
                 tampered = with_one_character_changed(token, index)
                 result = await session.call_tool(

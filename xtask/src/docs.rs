@@ -272,7 +272,9 @@ fn paging_section(out: &mut String) {
     table(
         out,
         &["bytes", "field"],
-        TOKEN_LAYOUT.iter().map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
+        TOKEN_LAYOUT
+            .iter()
+            .map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
     );
     let _ = writeln!(
         out,
@@ -312,7 +314,9 @@ fn paging_section(out: &mut String) {
     table(
         out,
         &["bytes", "field"],
-        TARGET_REF_LAYOUT.iter().map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
+        TARGET_REF_LAYOUT
+            .iter()
+            .map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
     );
     table(
         out,
