@@ -44,7 +44,11 @@ enum Carried<'a> {
 }
 
 fn call(host: &str, id: u32, word: &str, carried: Carried<'_>) -> String {
-    let mut params = json!({ "name": "echo", "arguments": { "word": word } });
+    // In full, the answer's `meta` carries what the span records (its token count among them).
+    let mut params = json!({
+        "name": "echo",
+        "arguments": { "word": word, "response_mode": "full" }
+    });
     if let Carried::Meta(traceparent) = carried {
         params["_meta"] = json!({ "traceparent": traceparent });
     }
