@@ -73,9 +73,13 @@ WORD = "Value"
 MAX_LINE_CHARS = 400
 # Hits the walk reads, a page at a time, and which of them it then reads in context.
 HITS = 100
-PAGE = 20
+# The page size: `search_text`'s own default on both servers. The walk sends no `limit`
+# while a whole page is wanted, as an agent that takes the tool's defaults does.
+PAGE = 50
 READS = (0, 49, 99)
-CONTEXT = 2
+# Lines of context on each side of a read hit: `read_file`'s own default, which the envelope
+# walk leaves to the tool and the plain walk asks for.
+CONTEXT = 3
 # The envelope walk may cost at most this many times the plain walk's tokens.
 MAX_RATIO = 1.3
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -175,7 +179,7 @@ class Walk:
         assert self.turns <= MAX_TURNS, f"the walk did not end after {MAX_TURNS} turns"
         shown = last_tool_return(messages)
         if shown is None:
-            return self.call("search_text", {"query": WORD, "limit": PAGE})
+            return self.call("search_text", {"query": WORD})
         name, answer = shown
         if name == "search_text":
             return self.after_search(answer)
@@ -212,16 +216,18 @@ class Walk:
                     arguments[action["continuation_arg"]] = wire(
                         completeness, "continuation", "the `completeness` of a page to follow"
                     )
-                # The last page asks for exactly the hits still wanted (`limit` may change).
-                arguments["limit"] = min(arguments.get("limit", PAGE), self.wanted())
+                # A last page asks for exactly the hits still wanted (`limit` may change).
+                if self.wanted() < PAGE:
+                    arguments["limit"] = self.wanted()
                 return self.call(action["tool"], arguments)
         else:
             self.hits += page["occurrences"]
             self.offset += len(page["occurrences"])
             if self.offset < page["total"] and self.wanted() > 0:
-                return self.call(
-                    "search_text", {"query": WORD, "limit": self.wanted(), "offset": self.offset}
-                )
+                arguments = {"query": WORD, "offset": self.offset}
+                if self.wanted() < PAGE:
+                    arguments["limit"] = self.wanted()
+                return self.call("search_text", arguments)
         return self.next_read()
 
     def next_read(self) -> ModelResponse:
@@ -239,7 +245,6 @@ class Walk:
                     "target_ref": self.refs[self.pages_of_hits[index]],
                     "path": hit["path"],
                     "line": hit["line"],
-                    "context_lines": CONTEXT,
                 },
             )
         return self.call(

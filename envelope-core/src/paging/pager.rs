@@ -404,10 +404,14 @@ where
         if continuation.is_some() {
             ways.push(format!("follow `{NEXT_PAGE}`"));
         }
-        if rows_remain && count.ended_by == TruncationReason::PageLimit {
+        // The other ways are the first page's advice: a later page would only repeat it.
+        let first_page = self.page.start == 0 || continuation.is_none();
+        if first_page && rows_remain && count.ended_by == TruncationReason::PageLimit {
             ways.push(format!("raise `{}`", <T::Args as PagedArgs>::LIMIT_FIELD));
         }
-        ways.push(self.paging.advice.clone());
+        if first_page {
+            ways.push(self.paging.advice.clone());
+        }
         let advice = match ways.split_last() {
             Some((last, [])) => last.clone(),
             Some((last, rest)) => format!("{}, or {last}", rest.join(", ")),
@@ -480,7 +484,7 @@ where
 
     fn next_page_reason(&self) -> String {
         // The action's id says what it is already: the reason stays short.
-        "the next page".to_owned()
+        "next page".to_owned()
     }
 
     fn binding<'a>(&'a self, ctx: &'a ToolContext) -> Binding<'a> {

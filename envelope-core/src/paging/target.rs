@@ -100,7 +100,7 @@ pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
         "the payload's length, a varint, then the payload: bytes in the clear, such as the search to offer again",
     ),
     (
-        "8",
+        "6",
         "binding tag: HMAC-SHA256 of the bytes before it with the tool family, the caller and the scope",
     ),
     ("4", "seal: HMAC-SHA256 of every byte before it"),
@@ -109,7 +109,8 @@ pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
 // Layout: lead ‖ expiry ‖ count ‖ entries ‖ payload length ‖ payload ‖ binding tag ‖ seal.
 const TARGET_VERSION: u8 = 3;
 const ENTRY_LEN: usize = 3;
-const BIND_LEN: usize = 8;
+// 48 bits: a ref is never authorization, and each guess at another binding's tag is a call.
+const BIND_LEN: usize = 6;
 const SEAL_LEN: usize = 4;
 const FIXED_LEN: usize = 1 + 4 + BIND_LEN + SEAL_LEN;
 const MAX_REF_BYTES: usize = FIXED_LEN + 2 + ENTRY_LEN * MAX_TARGETS_PER_REF + 2 + MAX_TARGET_BYTES;

@@ -23,10 +23,10 @@ use crate::workspace::{Contents, MAX_FILE_BYTES};
 /// The arguments of `read_file`: a `path`, and for a search hit the page's `target_ref` and the
 /// hit's `line`.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
-#[schemars(extend("dependentRequired" = {"target_ref": ["line"]}))]
+#[schemars(extend("required" = ["path"], "dependentRequired" = {"target_ref": ["line"]}))]
 pub struct ReadFileArgs {
     /// The file, relative to the workspace root (an absolute path inside the root works too);
-    /// for a search hit, the hit's `path`.
+    /// for a search hit, the hit's `path`. Required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<String>,
     /// The `target_ref` of a `search_text` page, with one of its hits' `path` and `line`: read
@@ -272,11 +272,7 @@ fn read(
         }
     }
     let content = lines[start_line - 1..end_line].concat();
-    let mut summary = format!("`{rel}`: lines {start_line}–{end_line} of {total_lines}");
     let cut = end_line < asked_end;
-    if cut {
-        summary.push_str("; the response budget ends here");
-    }
     let read_on = ReadFileArgs {
         path: Some(rel.clone()),
         target_ref: None,
@@ -286,17 +282,23 @@ fn read(
         // The range asked for, or to the end of the file.
         end_line: (asked_end < total_lines).then_some(asked_end),
     };
+    // `data` says which lines these are; only a cut is worth a line of its own.
+    let summary = cut.then(|| {
+        format!(
+            "`{rel}`: lines {start_line}–{end_line} of {total_lines}; the response budget ends here"
+        )
+    });
     let reply = Reply::new(FileContent {
         path: rel,
         start_line,
         end_line,
         total_lines,
         content,
-    })
-    .summary_line(summary);
-    if !cut {
+    });
+    let Some(summary) = summary else {
         return Ok(reply);
-    }
+    };
+    let reply = reply.summary_line(summary);
     let action = NextAction::call::<read_file>(
         "read-on",
         Role::Inspect,

@@ -232,27 +232,24 @@ fn search(
     }
 
     let returned = occurrences.len();
-    // A page that leaves rows out says the total in its `next_step` ("showing 20 of 373
-    // occurrences"); its summary does not say it twice.
+    // Only a whole result gets a summary: a page that leaves rows out says its numbers in its
+    // `next_step` ("showing 20 of 373 occurrences") and `completeness`, which a summary would
+    // repeat.
     let leaves_rows_out = page.start.min(total) + returned < total;
-    let summary = if leaves_rows_out {
-        format!("{files_with_hits} of {files_searched} files match")
-    } else {
+    let summary = (page.start == 0 && !leaves_rows_out).then(|| {
         format!(
-            "{total} {} in {files_with_hits} of {files_searched} files{}",
-            Unit::OCCURRENCE.noun(total),
-            paging.starts_at()
+            "{total} {} in {files_with_hits} of {files_searched} files",
+            Unit::OCCURRENCE.noun(total)
         )
-    };
+    });
     let reply = Reply::new(SearchHits {
         occurrences,
         target_ref: targets.seal()?,
     });
     // An empty answer's diagnosis says it all; a summary would only repeat it.
-    let reply = if total > 0 {
-        reply.summary_line(summary)
-    } else {
-        reply
+    let reply = match summary.filter(|_| total > 0) {
+        Some(summary) => reply.summary_line(summary),
+        None => reply,
     };
     // About four bytes a token: `meta.tokens_saved` compares this page with it.
     let reply = reply.baseline("grep_recursive", grep_bytes.div_ceil(4) as u64);
