@@ -1323,7 +1323,7 @@ mod tests {
             let c = Continuations::new(key(1));
             let request = args();
             let mut bytes = bytes;
-            // Give the fuzzer a fair chance to reach the AEAD: a valid header.
+            // Give the fuzzer a fair chance to reach the seal: a valid lead byte.
             bytes[0] = seal::lead_byte(VERSION, 1);
             let text = URL_SAFE_NO_PAD.encode(&bytes);
             let error = c.open(&text, &binding(&request)).expect_err("refused");
