@@ -3,8 +3,9 @@
 //! [`prepare`] is the boundary between a tool's [`envelope_core::Envelope`] and the bytes an
 //! agent receives: it shapes the response to the per-call controls, trims it to its budget
 //! down the trimming ladder (every cut named by a `truncated_*` marker), keeps
-//! `completeness` and `next_step` true to the rows actually sent, and stamps
-//! `meta.tokens_estimated` for those bytes, itself included.
+//! `completeness` and `next_step` true to the rows actually sent, and counts the tokens of
+//! those bytes (stamped as `meta.tokens_estimated`, itself included, under
+//! `response_mode: full`).
 //!
 //! Invariant: a response this crate finishes fits its budget or says `envelope_unshrinkable`,
 //! and every cut it makes is named by a marker; trimming it again changes nothing.

@@ -73,8 +73,8 @@ pub(crate) fn fit(
             break;
         }
     }
-    // Then the next actions, all but the next-page call: it carries the continuation, which is
-    // never cut, and is how an agent that follows actions verbatim pages on.
+    // Then the next actions, all but the next-page call: it takes the continuation, which is
+    // never cut, and is how an agent that follows actions pages on.
     if over > 0 && keep_only_next_page(rest) {
         fitted.cut_any = true;
         over = measure(rest).saturating_sub(limit);
@@ -83,8 +83,8 @@ pub(crate) fn fit(
     fitted
 }
 
-/// Keeps only the next actions that pass `completeness.continuation` as an argument; whether
-/// any was dropped.
+/// Keeps only the next actions that continue from `completeness.continuation` (their
+/// `continuation_arg`, or the token among their arguments); whether any was dropped.
 fn keep_only_next_page(rest: &mut Map<String, Value>) -> bool {
     let token = rest
         .get("completeness")

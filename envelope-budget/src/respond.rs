@@ -24,9 +24,9 @@ use crate::trim::{
 
 /// `meta` fields that only observability pipelines read, or that the listing already says (the
 /// tool's name, tier, idempotency and layer); `response_mode: compact` (the default) leaves
-/// them out, since every one costs the model tokens it cannot act on. Nothing an agent branches
-/// on is here: `request_id`, `truncated` and its markers, `tokens_estimated` and the index
-/// drift stay.
+/// them out, since every one costs the model tokens it cannot act on, and so does
+/// `tokens_estimated` (counted all the same: [`Prepared::tokens_estimated`]). Nothing an agent
+/// branches on is here: `request_id`, `truncated` and its markers and the index drift stay.
 pub const COMPACT_DROPPED_META: &[&str] = &[
     keys::CLIENT_REQUEST_ID,
     keys::TOOL,
@@ -59,7 +59,6 @@ pub const CONTROL_SURFACE: &[&str] = &[
 /// The `meta` fields `compact_only` keeps.
 pub const CONTROL_SURFACE_META: &[&str] = &[
     keys::REQUEST_ID,
-    keys::SCHEMA_VERSION,
     keys::TRUNCATED,
     keys::ENVELOPE_UNSHRINKABLE,
 ];
@@ -569,6 +568,8 @@ fn with_mirror(
     // Counted on the way (the budget needs the count), but sent only in full.
     if !controls.keeps_full_meta()
         && let Some(Value::Object(meta)) = structured.get_mut("meta")
+        // The map's order (sorted: serde_json without `preserve_order`) is unchanged by the
+        // removal, so the text stays what it would serialize to; the property tests hold this.
         && meta.remove(keys::TOKENS_ESTIMATED).is_some()
     {
         crate::splice::remove_member(&mut json, &["meta", keys::TOKENS_ESTIMATED]);

@@ -130,7 +130,8 @@ const LEGACY_START_FIELDS: [&str; 2] = ["offset", "resume_from"];
 // the binding is recomputed from the call. The seal says the token is this server's and
 // unedited (else `INVALID_CONTINUATION`); then the binding tag tells another call's token
 // (`CONTINUATION_SCOPE_MISMATCH`) from a moved snapshot (`STALE_CONTINUATION`). Presenting a
-// genuine token under another binding passes only if both 32-bit tags match by chance: 2^-64.
+// genuine token under another tool, caller, request or scope passes only if both 32-bit tags
+// match by chance (2^-64); under a moved snapshot alone, if the snapshot tag does (2^-32).
 const VERSION: u8 = 2;
 const TAG_LEN: usize = 4;
 const MIN_TOKEN_BYTES: usize = 1 + 1 + 4 + 3 * TAG_LEN;
@@ -144,7 +145,7 @@ const SEAL_LABEL: &str = "envelope/continuation/v2/seal";
 
 /// What a continuation is bound to: presenting a token under any other binding fails.
 ///
-/// The request digest is SHA-256 over the canonical JSON (keys sorted) of the call's arguments
+/// The request is bound as the canonical JSON (keys sorted) of the call's arguments
 /// with the continuation field, the page-size field and the legacy `offset`/`resume_from`
 /// removed from the top level. A changed page size is therefore honoured (AIP-158), while any
 /// other changed argument is a [`CONTINUATION_SCOPE_MISMATCH`].

@@ -282,7 +282,8 @@ fn paging_section(out: &mut String) {
          or a key this server does not (or no longer) hold is `INVALID_CONTINUATION`. Then the \
          binding tag tells another call's token (`CONTINUATION_SCOPE_MISMATCH`) from a moved \
          snapshot (`STALE_CONTINUATION`, as is an expired token). A genuine token presented \
-         under another binding passes only if both 32-bit tags match by chance (2^-64). Keys \
+         under another tool, caller, request or scope passes only if both 32-bit tags match by \
+         chance (2^-64); after its snapshot moved, only if the snapshot tag does (2^-32). Keys \
          rotate with a grace window in which the retired key still opens its tokens. Every error \
          below is a `validation` error with `retryable: false`, and its message never says which \
          check failed beyond the code.\n"

@@ -469,7 +469,9 @@ fn render(cases: &[Case], forms: &[(&str, Tokens)], targets: &[Target]) -> Strin
 fn write_readme(root: &Path, report: &str) -> Result<(), String> {
     let path = root.join("README.md");
     let text = std::fs::read_to_string(&path).map_err(|error| format!("README.md: {error}"))?;
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+    let begin = text.find(BEGIN);
+    let end = begin.and_then(|begin| text[begin..].find(END).map(|end| begin + end));
+    let (Some(begin), Some(end)) = (begin, end) else {
         return Err(format!("README.md has no `{BEGIN}` … `{END}` block"));
     };
     let updated = format!(

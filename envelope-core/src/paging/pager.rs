@@ -3,8 +3,8 @@
 //! A paged tool declares once which of its arguments carry the page size and the token
 //! ([`PagedArgs`]) and how it pages ([`Paging`]: the unit, the page sizes, what the tokens are
 //! bound to). [`Pager::open`] reads the page from the call; the tool produces the rows
-//! [`Pager::takes`]; [`Pager::finish`] adds `completeness`, the honest `next_step` and the typed
-//! next-page action carrying the sealed token.
+//! [`Pager::takes`]; [`Pager::finish`] adds `completeness` (with the sealed token), the honest
+//! `next_step` and the typed next-page action, which takes the token from `completeness`.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -68,7 +68,7 @@ pub trait PagedArgs: Serialize {
     /// The token the call passed, if any.
     fn continuation(&self) -> Option<&str>;
 
-    /// The same request, resuming at `token`: what the next-page action passes.
+    /// The same request, resuming at `token`: what following the next-page action calls.
     fn resume_at(&self, token: String) -> Self
     where
         Self: Sized;
@@ -379,8 +379,9 @@ where
     }
 
     /// Finishes `reply` as this page of tool `T`: its `completeness`, its `next_step`, and,
-    /// when rows remain, the sealed continuation and the next-page action (`args` resumed at
-    /// the token, role `broaden_scope`, id `next-page`).
+    /// when rows remain, the sealed continuation and the next-page action (`args` without the
+    /// token, `continuation_arg` naming the argument that takes it, role `broaden_scope`, id
+    /// `next-page`).
     pub fn finish<D>(
         &self,
         ctx: &ToolContext,

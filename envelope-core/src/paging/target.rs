@@ -188,6 +188,15 @@ pub struct OpenedTarget {
 }
 
 impl OpenedTarget {
+    /// `STALE_TARGET_SNAPSHOT` when the ref has expired: checked before anything else is
+    /// looked at (a target that no longer exists, say), since nothing of an expired ref holds.
+    pub fn check_fresh(&self) -> Result<(), ToolError> {
+        if self.expired {
+            return Err(stale_target(&self.field));
+        }
+        Ok(())
+    }
+
     /// What the issuer put in the ref besides its targets (say, the search to offer again),
     /// authenticated; `None` when it carries none.
     pub fn payload(&self) -> Option<&[u8]> {
@@ -499,6 +508,9 @@ mod tests {
         let error = opened
             .check_snapshot("src/a.rs", "len=10;t=1")
             .expect_err("expired");
+        assert_eq!(error.code(), Some(STALE_TARGET_SNAPSHOT));
+        // Whatever became of the target: nothing of an expired ref holds.
+        let error = opened.check_fresh().expect_err("expired");
         assert_eq!(error.code(), Some(STALE_TARGET_SNAPSHOT));
     }
 

@@ -480,7 +480,12 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         token: &str,
     ) {
         let check = Check::PagingTampered;
-        arguments.insert("continuation".to_owned(), Value::from(tamper(token)));
+        // The argument that carried the token (a tool may name it other than `continuation`).
+        let field = arguments
+            .iter()
+            .find(|(_, value)| value.as_str() == Some(token))
+            .map_or_else(|| "continuation".to_owned(), |(key, _)| key.clone());
+        arguments.insert(field, Value::from(tamper(token)));
         match self.call(&tool.name, &arguments).await {
             Outcome::Result(result) => match self.judge.response(report, tool, &arguments, &result)
             {
@@ -604,6 +609,10 @@ impl Tokens {
         if let Some(token) = envelope["completeness"]["continuation"].as_str() {
             tokens.insert(token.to_owned());
         }
+        // A page's target ref is sealed afresh on every answer too.
+        if let Some(token) = envelope["data"]["target_ref"].as_str() {
+            tokens.insert(token.to_owned());
+        }
         for action in envelope["next_actions"].as_array().into_iter().flatten() {
             if let Some(token) = action["arguments"]["continuation"].as_str() {
                 tokens.insert(token.to_owned());
@@ -679,7 +688,7 @@ fn next_page(page: &Value, arguments: &Map<String, Value>, token: &str) -> Map<S
         .flatten()
         .filter(|action| action["id"] == "next-page")
         .filter_map(|action| follow(action, page))
-        .find(|arguments| arguments.get("continuation").and_then(Value::as_str) == Some(token));
+        .find(|arguments| arguments.values().any(|value| value == token));
     match suggested {
         Some(arguments) => arguments,
         None => {

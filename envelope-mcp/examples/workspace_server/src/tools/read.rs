@@ -112,6 +112,7 @@ pub fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<File
         path,
         args.start_line,
         args.end_line,
+        "start_line",
     )
 }
 
@@ -156,6 +157,11 @@ fn read_target(
         .state::<Continuations>()?
         .open_target(token, &binding, "target_ref")?;
     let rel = resolve(workspace.root(), path)?;
+    // An expired ref is stale whatever became of its file.
+    if let Err(stale) = opened.check_fresh() {
+        return Err(stale.with_recovery(recovery(opened.payload(), &rel, line)?));
+    }
+    // A file that is gone cannot be told from one the ref never covered: not found either way.
     let stamp = match workspace.metadata(&rel) {
         Ok(metadata) if metadata.is_file() => FileStamp::of(&metadata),
         _ => return Err(target_not_found("target_ref")),
@@ -170,6 +176,7 @@ fn read_target(
         &rel,
         Some(start),
         Some(line.saturating_add(context)),
+        "line",
     )
 }
 
@@ -203,12 +210,15 @@ fn recovery(search: Option<&[u8]>, path: &str, line: usize) -> ToolResult<NextAc
     action.map_err(ToolError::internal)
 }
 
+/// The lines `start_line..=end_line` of `path`, as many as the budget holds. `start_field` is
+/// the argument a start past the end is blamed on: `start_line`, or a hit's `line`.
 fn read(
     ctx: &ToolContext,
     workspace: &Workspace,
     path: &str,
     start_line: Option<usize>,
     end_line: Option<usize>,
+    start_field: &str,
 ) -> ToolResult<Reply<FileContent>> {
     let rel = resolve(workspace.root(), path)?;
     let metadata = workspace
@@ -252,8 +262,8 @@ fn read(
     let start_line = start_line.unwrap_or(1);
     if start_line > total_lines.max(1) {
         return Err(invalid(
-            "start_line",
-            format!("`start_line` ({start_line}) is past the end: `{rel}` has {total_lines} lines"),
+            start_field,
+            format!("`{start_field}` is past the end: `{rel}` has {total_lines} lines"),
         ));
     }
     let asked_end = end_line.unwrap_or(total_lines).min(total_lines);
