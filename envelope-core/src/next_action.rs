@@ -154,16 +154,6 @@ impl NextAction {
         self
     }
 
-    /// The arguments to call the tool with when this response's continuation is `token`:
-    /// `arguments`, plus `continuation_arg` set to the token when the action continues.
-    pub fn arguments_with(&self, token: Option<&str>) -> Map<String, Value> {
-        let mut arguments = self.arguments.clone();
-        if let (Some(field), Some(token)) = (&self.continuation_arg, token) {
-            arguments.insert(field.clone(), Value::String(token.to_owned()));
-        }
-        arguments
-    }
-
     /// An action calling the tool `T` with arguments of its own type: naming a tool that does
     /// not exist, or passing arguments of another type, fails to compile. `T` is the type
     /// `#[tool]` generates, named like the tool's function.
