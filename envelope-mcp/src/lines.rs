@@ -43,7 +43,7 @@ pub const INVALID_REQUEST: i64 = -32600;
 struct Closed;
 
 /// One line read, or why not.
-enum Line {
+pub(crate) enum Line {
     Text(Vec<u8>),
     TooLong,
     End,
@@ -51,7 +51,10 @@ enum Line {
 
 /// Reads the next line of at most `max` bytes; a longer one is consumed and dropped as it
 /// streams by, never held whole.
-async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
+pub(crate) async fn next_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Line> {
     let mut line = Vec::new();
     let mut too_long = false;
     loop {

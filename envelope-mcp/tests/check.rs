@@ -366,7 +366,16 @@ mod plain {
 
 #[tokio::test]
 async fn a_plain_rmcp_server_is_told_what_it_lacks() {
+    // Its tools carry no annotations, so none is read-only: without an opt-in none is called.
     let report = check(plain::Plain::new(), &config()).await;
+    assert!(report.tools.is_empty(), "{}", report.render());
+    assert_eq!(report.withheld.len(), 2, "{}", report.render());
+    // Echo and sum change nothing: opted in, they are checked.
+    let writes = CheckConfig {
+        allow_writes: true,
+        ..config()
+    };
+    let report = check(plain::Plain::new(), &writes).await;
     assert_eq!(report.tools.len(), 2, "{}", report.render());
     assert!(
         report.stopped.is_none(),

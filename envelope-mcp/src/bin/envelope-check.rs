@@ -6,6 +6,10 @@
 //! envelope-check [OPTIONS] --url URL               a streamable HTTP server
 //! ```
 //!
+//! By default only tools the server lists as `readOnlyHint: true` are called, and next actions
+//! naming any other tool are reported, not run: `--allow-tool NAME` calls one more, and
+//! `--allow-writes` every tool.
+//!
 //! Exits 0 when nothing failed, 1 when a check failed or the run stopped early (a listing that
 //! fails, the time budget, a lost connection), 2 when the server could not be started or
 //! connected to, or the command line is wrong.
@@ -15,9 +19,11 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
-use envelope_mcp::check::{Check, CheckConfig, Report, run};
+use envelope_mcp::check::{
+    Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Report, run, run_watching, stdio_transport,
+};
 use envelope_mcp::rmcp::ServiceExt as _;
-use envelope_mcp::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use envelope_mcp::rmcp::transport::StreamableHttpClientTransport;
 
 /// Check whether an MCP server's tool responses are agent-grade: envelopes that say whether
 /// the call worked, whether a retry can help, how complete and how large the answer is, and
@@ -50,9 +56,24 @@ struct Options {
     #[arg(long = "tool", value_name = "NAME", value_delimiter = ',')]
     tools: Vec<String>,
 
+    /// Also call this tool, though the server does not list it as read-only (repeatable or
+    /// comma-separated). Without it, only `readOnlyHint: true` tools are called.
+    #[arg(long = "allow-tool", value_name = "NAME", value_delimiter = ',')]
+    allow_tools: Vec<String>,
+
+    /// Call every tool, those that may delete, send or change things included. Only against a
+    /// server whose world may change: a scratch copy, a test account.
+    #[arg(long)]
+    allow_writes: bool,
+
     /// Stop making calls after this many seconds; the report says the run stopped early.
-    #[arg(long, value_name = "SECONDS")]
-    time_budget: Option<u64>,
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    time_budget: u64,
+
+    /// The longest answer read from a stdio server, in bytes; a longer one fails
+    /// `call.answered`. (Over HTTP, rmcp's client holds its own 16 MiB limit.)
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_ANSWER_BYTES)]
+    max_answer_bytes: usize,
 
     /// How long one call may take before it fails `call.answered`.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
@@ -94,7 +115,9 @@ fn config(options: &Options, seed: u64) -> CheckConfig {
         only: options.only.iter().copied().collect(),
         skip: options.skip.iter().copied().collect(),
         tools: options.tools.iter().cloned().collect::<BTreeSet<_>>(),
-        time_budget: options.time_budget.map(Duration::from_secs),
+        allow_tools: options.allow_tools.iter().cloned().collect(),
+        allow_writes: options.allow_writes,
+        time_budget: Some(Duration::from_secs(options.time_budget)),
         call_timeout: Duration::from_secs(options.call_timeout.max(1)),
         max_pages: options.max_pages.max(1),
     }
@@ -116,22 +139,29 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
         return Err("name a server: `--url URL`, or `-- COMMAND [ARGS...]`".to_owned());
     };
     let mut command = tokio::process::Command::new(program);
-    command.args(args);
-    let stderr = if options.server_stderr {
-        Stdio::inherit()
-    } else {
-        Stdio::null()
-    };
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(stderr)
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    if !options.server_stderr {
+        command.stderr(Stdio::null());
+    }
+    let mut child = command
         .spawn()
         .map_err(|error| format!("cannot run `{program}`: {error}"))?;
+    let (Some(output), Some(input)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(format!("`{program}` has no standard input and output to talk over"));
+    };
+    // The checker's own framing: bounded lines, and what cannot be read told to the call.
+    let (transport, faults) = stdio_transport(output, input, options.max_answer_bytes.max(1));
     let client = tokio::time::timeout(config.call_timeout, ().serve(transport))
         .await
         .map_err(|_| format!("`{program}` did not answer `initialize`"))?
         .map_err(|error| format!("`{program}` did not start an MCP session: {error}"))?;
-    let report = run(&client, config).await;
+    let report = run_watching(&client, config, &faults).await;
     let _ = client.cancel().await;
+    let _ = child.kill().await;
     Ok(report)
 }
 

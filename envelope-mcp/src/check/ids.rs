@@ -8,6 +8,10 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Check {
+    /// `tools.listed`
+    ToolsListed,
+    /// `input.bounded`
+    InputBounded,
     /// `call.answered`
     CallAnswered,
     /// `envelope.schema`
@@ -44,7 +48,9 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order reports list them.
-    pub const ALL: [Check; 16] = [
+    pub const ALL: [Check; 18] = [
+        Check::ToolsListed,
+        Check::InputBounded,
         Check::CallAnswered,
         Check::EnvelopeSchema,
         Check::OutputSchema,
@@ -66,6 +72,8 @@ impl Check {
     /// The stable id.
     pub const fn as_str(self) -> &'static str {
         match self {
+            Check::ToolsListed => "tools.listed",
+            Check::InputBounded => "input.bounded",
             Check::CallAnswered => "call.answered",
             Check::EnvelopeSchema => "envelope.schema",
             Check::OutputSchema => "envelope.output_schema",
@@ -90,7 +98,9 @@ impl Check {
     pub const fn is_per_response(self) -> bool {
         !matches!(
             self,
-            Check::CallAnswered
+            Check::ToolsListed
+                | Check::InputBounded
+                | Check::CallAnswered
                 | Check::InvalidValidation
                 | Check::ReadOnlyIdempotent
                 | Check::PagingFollow
@@ -102,8 +112,14 @@ impl Check {
     /// What the check asks of a response, in one sentence.
     pub const fn meaning(self) -> &'static str {
         match self {
+            Check::ToolsListed => {
+                "`tools/list` answers within the call timeout and ends within 100 pages and 10,000 tools (past that, the first 10,000 are checked)."
+            }
+            Check::InputBounded => {
+                "A valid call of the tool's `inputSchema` fits in what the checker generates (100,000 values and 1 MiB of text): a schema that demands more (`minItems` within `minItems`, thousands of required fields) is one no agent can fill either, and its valid calls are not made."
+            }
             Check::CallAnswered => {
-                "A call of a listed tool answers a result with `structuredContent`: never a JSON-RPC error, a timeout or a dropped connection."
+                "A call of a listed tool answers a result with `structuredContent`: never a JSON-RPC error, a timeout, a dropped connection, or a message no client can read (longer than the checker's limit, 16 MiB unless set; not JSON; invalid UTF-8; nested past serde_json's depth of 128)."
             }
             Check::EnvelopeSchema => {
                 "`structuredContent` validates against the envelope's JSON Schema (`docs/envelope.schema.json`)."
@@ -134,13 +150,13 @@ impl Check {
                 "A tool annotated `readOnlyHint` answers the same call twice alike: the same `ok`, and the same `data`, opaque tokens aside (of a page cut by the response budget, the same `total` and the same rows as far as the shorter page goes)."
             }
             Check::PagingFollow => {
-                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end is not reached within the page bound."
+                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end of a result larger than one page is not reached within the page bound. Pages that go on past the bound though one page held every row fail, as do rows that come twice (a continuation that does not move)."
             }
             Check::PagingTampered => {
                 "The second page's call, its continuation token with one character changed, is refused with a `validation` envelope."
             }
             Check::NextActionRuns => {
-                "Each suggested next action, run once as given, answers an envelope."
+                "Each suggested next action, run once as given, answers an envelope. Only actions whose tool may be called are run (a read-only one, unless writes are allowed); the others are reported as withheld, with the arguments they would have been sent."
             }
         }
     }

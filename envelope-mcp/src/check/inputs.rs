@@ -6,6 +6,13 @@
 //! too), lengths and item counts, `required`, `anyOf`/`oneOf`/`allOf` and local `$ref`s.
 //! `pattern`, `format` and `multipleOf` are not honoured: a field it cannot satisfy gets its
 //! best guess, and the server's answer to that is checked like any other.
+//!
+//! Generation is bounded whatever the schema: one call holds at most [`MAX_VALUES`] values and
+//! [`MAX_TEXT`] characters, looks at a bounded number of schema members, and is made only when
+//! it is about to be sent ([`Plan`]); invalid calls and edge values are tried on at most
+//! [`MAX_FIELD_CALLS`] fields each. A schema whose valid calls need more is [`TooLarge`].
+
+use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
@@ -74,81 +81,204 @@ pub(crate) struct Call {
 /// How deep nested objects, arrays and unions are filled in.
 const MAX_DEPTH: usize = 4;
 
-/// The most characters or items a generated value holds, whatever the schema's minimum: a
-/// schema asking for more is answered with this many, and the server's answer checked.
-const MAX_GENERATED: usize = 10_000;
+/// The most JSON values (members, items, scalars) one generated call holds. A valid call needs
+/// more only when the schema demands it (`minItems` within `minItems`, thousands of required
+/// fields): no agent can fill such a schema either, and [`TooLarge`] says so.
+pub(crate) const MAX_VALUES: usize = 100_000;
+
+/// The most characters of text one generated call holds.
+pub(crate) const MAX_TEXT: usize = 1 << 20;
+
+/// The most schema members and union branches looked at while generating one call: however
+/// large the schema, generating from it takes bounded time.
+const MAX_STEPS: usize = 1_000_000;
+
+/// The most fields each kind of invalid call (a wrong type, a missing field) and edge value is
+/// tried on, in the schema's order: a tool with thousands of fields gets a bounded run.
+pub(crate) const MAX_FIELD_CALLS: usize = 16;
+
+/// The most branches of one `anyOf`/`oneOf` looked at for its types.
+const MAX_BRANCHES: usize = 64;
+
+/// A valid call of the schema would be larger than the checker generates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TooLarge;
+
+/// What one call may still use.
+struct Budget {
+    values: usize,
+    text: usize,
+    steps: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            values: MAX_VALUES,
+            text: MAX_TEXT,
+            steps: MAX_STEPS,
+        }
+    }
+
+    fn value(&mut self) -> Result<(), TooLarge> {
+        self.values = self.values.checked_sub(1).ok_or(TooLarge)?;
+        self.step()
+    }
+
+    fn step(&mut self) -> Result<(), TooLarge> {
+        self.steps = self.steps.checked_sub(1).ok_or(TooLarge)?;
+        Ok(())
+    }
+
+    fn text(&mut self, chars: usize) -> Result<(), TooLarge> {
+        self.text = self.text.checked_sub(chars).ok_or(TooLarge)?;
+        Ok(())
+    }
+}
 
 /// The argument name an unknown-argument call sends: no real tool takes it.
 pub(crate) const UNKNOWN_ARGUMENT: &str = "envelope_check_unknown_argument";
 
-/// The calls made of one tool: valid ones first (the required fields; every field;
-/// `variations` random ones), then the invalid ones and the edge values.
-pub(crate) fn calls(schema: &Value, variations: usize, rng: &mut Rng) -> Vec<Call> {
-    let object = Object::of(schema, schema);
-    let mut calls = vec![Call {
-        arguments: object.fill(schema, false, None, 0),
-        intent: Intent::Valid,
-    }];
-    if object.properties.len() > object.required.len() {
-        calls.push(Call {
-            arguments: object.fill(schema, true, None, 0),
-            intent: Intent::Valid,
+/// One call the plan makes, before its arguments are generated.
+#[derive(Debug, Clone)]
+enum Step {
+    /// The required fields.
+    Required,
+    /// Every field.
+    Every,
+    /// The required fields and a random half of the others, random values.
+    Random,
+    /// A value of the wrong type in the field.
+    WrongType(String, Value),
+    /// The required field left out.
+    Missing(String),
+    /// An argument no property names.
+    Unknown,
+    /// An edge value in the field.
+    Edge(String, Value),
+}
+
+/// The calls made of one tool, generated one at a time, so that the time budget is checked
+/// between them and only one call's arguments are held at once: valid ones first (the required
+/// fields; every field; `variations` random ones), then the invalid ones and the edge values.
+pub(crate) struct Plan<'a> {
+    root: &'a Value,
+    object: Object<'a>,
+    steps: std::vec::IntoIter<Step>,
+    rng: Rng,
+    /// The required-fields call, the base of the invalid ones, once generated.
+    base: Option<Result<Map<String, Value>, TooLarge>>,
+}
+
+impl<'a> Plan<'a> {
+    pub(crate) fn new(schema: &'a Value, variations: usize, rng: Rng) -> Self {
+        let object = Object::of(schema, schema);
+        let mut steps = vec![Step::Required];
+        if object.properties.len() > object.required.len() {
+            steps.push(Step::Every);
+        }
+        steps.extend(std::iter::repeat_n(Step::Random, variations));
+        steps.extend(
+            object
+                .properties
+                .iter()
+                .filter_map(|(field, property)| {
+                    wrong_type(schema, property).map(|wrong| Step::WrongType((*field).to_owned(), wrong))
+                })
+                .take(MAX_FIELD_CALLS),
+        );
+        steps.extend(
+            object
+                .required
+                .iter()
+                .take(MAX_FIELD_CALLS)
+                .map(|field| Step::Missing((*field).to_owned())),
+        );
+        steps.push(Step::Unknown);
+        let edged = object.properties.iter().filter(|(field, property)| {
+            takes_text(schema, property) && (is_path_like(field) || is_query_like(field))
         });
+        for (field, _) in edged.take(MAX_FIELD_CALLS) {
+            steps.extend(edge_values().map(|edge| Step::Edge((*field).to_owned(), edge)));
+        }
+        Plan {
+            root: schema,
+            object,
+            steps: steps.into_iter(),
+            rng,
+            base: None,
+        }
     }
-    for _ in 0..variations {
-        calls.push(Call {
-            arguments: object.fill(schema, false, Some(rng), 0),
+
+    /// The required-fields call, generated once.
+    fn base(&mut self) -> Result<Map<String, Value>, TooLarge> {
+        let (root, object) = (self.root, &self.object);
+        self.base
+            .get_or_insert_with(|| object.fill(root, false, None, 0, &mut Budget::new()))
+            .clone()
+    }
+}
+
+impl Iterator for Plan<'_> {
+    type Item = Result<Call, TooLarge>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let step = self.steps.next()?;
+        let (root, mut budget) = (self.root, Budget::new());
+        let valid = |arguments| Call {
+            arguments,
             intent: Intent::Valid,
-        });
-    }
-    let base = object.fill(schema, false, None, 0);
-    for (field, property) in &object.properties {
-        let Some(wrong) = wrong_type(schema, property) else {
-            continue;
         };
-        let mut arguments = base.clone();
-        arguments.insert(field.clone(), wrong);
-        calls.push(Call {
-            arguments,
-            intent: Intent::WrongType {
-                field: field.clone(),
-            },
-        });
+        let call = match step {
+            Step::Required => self.base().map(valid),
+            Step::Every => self
+                .object
+                .fill(root, true, None, 0, &mut budget)
+                .map(valid),
+            Step::Random => {
+                let rng = &mut self.rng;
+                self.object
+                    .fill(root, false, Some(rng), 0, &mut budget)
+                    .map(valid)
+            }
+            Step::WrongType(field, wrong) => self.base().map(|mut arguments| {
+                arguments.insert(field.clone(), wrong);
+                Call {
+                    arguments,
+                    intent: Intent::WrongType { field },
+                }
+            }),
+            Step::Missing(field) => self.base().map(|mut arguments| {
+                arguments.remove(&field);
+                Call {
+                    arguments,
+                    intent: Intent::Missing { field },
+                }
+            }),
+            Step::Unknown => self.base().map(|mut arguments| {
+                arguments.insert(UNKNOWN_ARGUMENT.to_owned(), json!(1));
+                Call {
+                    arguments,
+                    intent: Intent::Unknown {
+                        field: UNKNOWN_ARGUMENT.to_owned(),
+                    },
+                }
+            }),
+            Step::Edge(field, edge) => self.base().map(|mut arguments| {
+                arguments.insert(field.clone(), edge);
+                Call {
+                    arguments,
+                    intent: Intent::Edge { field },
+                }
+            }),
+        };
+        Some(call)
     }
-    for field in &object.required {
-        let mut arguments = base.clone();
-        arguments.remove(field);
-        calls.push(Call {
-            arguments,
-            intent: Intent::Missing {
-                field: field.clone(),
-            },
-        });
-    }
-    let mut unknown = base.clone();
-    unknown.insert(UNKNOWN_ARGUMENT.to_owned(), json!(1));
-    calls.push(Call {
-        arguments: unknown,
-        intent: Intent::Unknown {
-            field: UNKNOWN_ARGUMENT.to_owned(),
-        },
-    });
-    for (field, property) in &object.properties {
-        if !takes_text(schema, property) || !(is_path_like(field) || is_query_like(field)) {
-            continue;
-        }
-        for edge in edge_values() {
-            let mut arguments = base.clone();
-            arguments.insert(field.clone(), edge);
-            calls.push(Call {
-                arguments,
-                intent: Intent::Edge {
-                    field: field.clone(),
-                },
-            });
-        }
-    }
-    calls
+}
+
+/// The required-fields call of `schema`, the base the paging check builds on.
+pub(crate) fn required_call(schema: &Value) -> Result<Map<String, Value>, TooLarge> {
+    Object::of(schema, schema).fill(schema, false, None, 0, &mut Budget::new())
 }
 
 /// The integer argument that bounds a page (`limit`, `page_size`, …), with its least value.
@@ -158,12 +288,12 @@ pub(crate) fn page_size(schema: &Value) -> Option<(String, i64, Option<i64>)> {
         let property = resolve(schema, property);
         let integer = types(schema, property).iter().any(|kind| kind == "integer");
         let named = matches!(
-            name.as_str(),
+            *name,
             "limit" | "page_size" | "per_page" | "max_results" | "top_k" | "count" | "first"
         );
         (integer && named).then(|| {
             let min = property["minimum"].as_i64().unwrap_or(1).max(1);
-            (name.clone(), min, property["maximum"].as_i64())
+            ((*name).to_owned(), min, property["maximum"].as_i64())
         })
     })
 }
@@ -173,7 +303,7 @@ pub(crate) fn takes_continuation(schema: &Value) -> bool {
     Object::of(schema, schema)
         .properties
         .iter()
-        .any(|(name, _)| name == "continuation")
+        .any(|(name, _)| *name == "continuation")
 }
 
 /// Empty, very long, non-ASCII.
@@ -198,18 +328,23 @@ fn is_query_like(name: &str) -> bool {
 }
 
 /// An object schema's properties and required names, those of its `allOf` branches and of the
-/// first branch of an `anyOf`/`oneOf` (a valid choice) included.
-struct Object {
-    properties: Vec<(String, Value)>,
-    required: Vec<String>,
+/// first branch of an `anyOf`/`oneOf` (a valid choice) included; borrowed from the schema, each
+/// name once (a set keeps merging linear however many there are).
+struct Object<'a> {
+    properties: Vec<(&'a str, &'a Value)>,
+    required: Vec<&'a str>,
+    names: BTreeSet<&'a str>,
+    required_names: BTreeSet<&'a str>,
 }
 
-impl Object {
-    fn of(root: &Value, schema: &Value) -> Object {
+impl<'a> Object<'a> {
+    fn of(root: &'a Value, schema: &'a Value) -> Object<'a> {
         let schema = resolve(root, schema);
         let mut object = Object {
             properties: Vec::new(),
             required: Vec::new(),
+            names: BTreeSet::new(),
+            required_names: BTreeSet::new(),
         };
         object.add(schema);
         for branch in schema["allOf"].as_array().into_iter().flatten() {
@@ -223,19 +358,19 @@ impl Object {
         object
     }
 
-    fn add(&mut self, schema: &Value) {
+    fn add(&mut self, schema: &'a Value) {
         if let Some(properties) = schema["properties"].as_object() {
             for (name, property) in properties {
-                if !self.properties.iter().any(|(known, _)| known == name) {
-                    self.properties.push((name.clone(), property.clone()));
+                if self.names.insert(name) {
+                    self.properties.push((name, property));
                 }
             }
         }
         for name in schema["required"].as_array().into_iter().flatten() {
             if let Some(name) = name.as_str()
-                && !self.required.iter().any(|known| known == name)
+                && self.required_names.insert(name)
             {
-                self.required.push(name.to_owned());
+                self.required.push(name);
             }
         }
     }
@@ -248,21 +383,21 @@ impl Object {
         all: bool,
         mut rng: Option<&mut Rng>,
         depth: usize,
-    ) -> Map<String, Value> {
+        budget: &mut Budget,
+    ) -> Result<Map<String, Value>, TooLarge> {
         let mut arguments = Map::new();
         for (name, property) in &self.properties {
-            let required = self.required.contains(name);
+            budget.step()?;
+            let required = self.required_names.contains(name);
             let include = required || all || rng.as_deref_mut().is_some_and(Rng::coin);
             // A token from nowhere only earns a refusal; paging is checked on its own.
-            if !include || (!required && name == "continuation") {
+            if !include || (!required && *name == "continuation") {
                 continue;
             }
-            arguments.insert(
-                name.clone(),
-                valid(root, property, name, rng.as_deref_mut(), depth),
-            );
+            let value = valid(root, property, name, rng.as_deref_mut(), depth, budget)?;
+            arguments.insert((*name).to_owned(), value);
         }
-        arguments
+        Ok(arguments)
     }
 }
 
@@ -305,7 +440,7 @@ fn types_within(root: &Value, schema: &Value, depth: usize) -> Vec<String> {
     };
     if kinds.is_empty() {
         for key in ["anyOf", "oneOf"] {
-            for branch in schema[key].as_array().into_iter().flatten() {
+            for branch in schema[key].as_array().into_iter().flatten().take(MAX_BRANCHES) {
                 kinds.extend(types_within(root, branch, depth + 1));
             }
         }
@@ -337,39 +472,49 @@ fn takes_text(root: &Value, schema: &Value) -> bool {
     types(root, schema).iter().any(|kind| kind == "string")
 }
 
-/// A value `schema` accepts: the typical one, or with `rng` a random one.
-fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth: usize) -> Value {
+/// A value `schema` accepts: the typical one, or with `rng` a random one; [`TooLarge`] when
+/// it takes more than `budget` has left.
+fn valid(
+    root: &Value,
+    schema: &Value,
+    name: &str,
+    rng: Option<&mut Rng>,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<Value, TooLarge> {
     let schema = resolve(root, schema);
+    budget.value()?;
     // A schema that refers back to itself is filled this deep, then left empty.
     if depth > MAX_DEPTH {
-        return Value::Null;
+        return Ok(Value::Null);
     }
     if let Some(value) = schema.get("const") {
-        return value.clone();
+        return Ok(value.clone());
     }
     if let Some(values) = schema["enum"]
         .as_array()
         .filter(|values| !values.is_empty())
     {
         let pick = rng.map_or(0, |rng| rng.below(values.len() as u64) as usize);
-        return values[pick].clone();
+        return Ok(values[pick].clone());
     }
     if let Some(default) = schema.get("default")
         && rng.is_none()
     {
-        return default.clone();
+        return Ok(default.clone());
     }
-    if types(root, schema).is_empty() {
+    let kinds = types(root, schema);
+    if kinds.is_empty() {
         // No type: the first branch of a union, else anything.
         for key in ["anyOf", "oneOf"] {
             if let Some(first) = schema[key].as_array().and_then(|branches| branches.first()) {
-                return valid(root, first, name, rng, depth + 1);
+                return valid(root, first, name, rng, depth + 1, budget);
             }
         }
     }
-    let kind = types(root, schema).into_iter().next().unwrap_or_default();
-    match kind.as_str() {
-        "string" => text(schema, name, rng),
+    let kind = kinds.into_iter().next().unwrap_or_default();
+    Ok(match kind.as_str() {
+        "string" => text(schema, name, rng, budget)?,
         "integer" => {
             // Bounds may be written as floats (`1.0`); exclusive ones move in by one.
             let bound = |key: &str| schema[key].as_f64().map(|bound| bound as i64);
@@ -392,30 +537,38 @@ fn valid(root: &Value, schema: &Value, name: &str, rng: Option<&mut Rng>, depth:
         }
         "boolean" => json!(rng.is_some_and(Rng::coin)),
         "array" if depth < MAX_DEPTH => {
-            let count = schema["minItems"]
-                .as_u64()
-                .unwrap_or(1)
-                .clamp(1, MAX_GENERATED as u64) as usize;
+            let least = schema["minItems"].as_u64().unwrap_or(1).max(1);
+            let most = schema["maxItems"].as_u64().unwrap_or(u64::MAX);
+            // More items than the budget holds: no call of this schema is generated.
+            let count = usize::try_from(least.min(most)).map_err(|_| TooLarge)?;
+            if count > budget.values {
+                return Err(TooLarge);
+            }
             let items = &schema["items"];
             let mut rng = rng;
-            Value::Array(
-                (0..count)
-                    .map(|_| valid(root, items, name, rng.as_deref_mut(), depth + 1))
-                    .collect(),
-            )
+            let mut array = Vec::with_capacity(count);
+            for _ in 0..count {
+                array.push(valid(root, items, name, rng.as_deref_mut(), depth + 1, budget)?);
+            }
+            Value::Array(array)
         }
         "object" if depth < MAX_DEPTH => {
-            Value::Object(Object::of(root, schema).fill(root, false, rng, depth + 1))
+            Value::Object(Object::of(root, schema).fill(root, false, rng, depth + 1, budget)?)
         }
         "array" => json!([]),
         "null" => Value::Null,
         _ => json!({}),
-    }
+    })
 }
 
 /// A string for the field `name`: a letter common in any text for a query, `.` for a path,
 /// else a short word; within the schema's length bounds.
-fn text(schema: &Value, name: &str, rng: Option<&mut Rng>) -> Value {
+fn text(
+    schema: &Value,
+    name: &str,
+    rng: Option<&mut Rng>,
+    budget: &mut Budget,
+) -> Result<Value, TooLarge> {
     let mut text = if is_query_like(name) {
         "e".to_owned()
     } else if is_path_like(name) {
@@ -427,16 +580,15 @@ fn text(schema: &Value, name: &str, rng: Option<&mut Rng>) -> Value {
         const WORDS: [&str; 6] = ["main", "test", "data", "src", "readme", "x"];
         text = WORDS[rng.below(WORDS.len() as u64) as usize].to_owned();
     }
-    let min = schema["minLength"]
-        .as_u64()
-        .unwrap_or(0)
-        .min(MAX_GENERATED as u64) as usize;
+    let min = usize::try_from(schema["minLength"].as_u64().unwrap_or(0)).map_err(|_| TooLarge)?;
+    // Checked before the text is made: a `minLength` of a billion allocates nothing.
+    budget.text(min.max(text.chars().count()))?;
     let short = min.saturating_sub(text.chars().count());
     text.push_str(&"a".repeat(short));
     if let Some(max) = schema["maxLength"].as_u64() {
         text = text.chars().take(max as usize).collect();
     }
-    Value::String(text)
+    Ok(Value::String(text))
 }
 
 /// A value of a type `schema` does not allow, if there is one.
@@ -461,6 +613,12 @@ fn wrong_type(root: &Value, schema: &Value) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn calls(schema: &Value, variations: usize, rng: &mut Rng) -> Vec<Call> {
+        Plan::new(schema, variations, rng.clone())
+            .map(|call| call.expect("within the bounds"))
+            .collect()
+    }
 
     fn schema() -> Value {
         json!({
@@ -555,16 +713,55 @@ mod tests {
         });
         let calls = calls(&schema, 5, &mut Rng::new(3));
         assert!(calls[0].arguments["filter"]["not"].is_object());
-        let huge = json!({
+    }
+
+    #[test]
+    fn a_schema_that_asks_for_more_than_the_bounds_is_too_large_at_once() {
+        let too_large = |schema: Value| {
+            let plan: Vec<_> = Plan::new(&schema, 3, Rng::new(3)).collect();
+            assert!(plan.len() <= 3 + 3 + 3 * MAX_FIELD_CALLS + 1 + 3 * MAX_FIELD_CALLS);
+            plan.iter().filter(|call| call.is_err()).count()
+        };
+        // A billion characters: refused before any is made.
+        let long = json!({
             "type": "object",
             "properties": { "name": { "type": "string", "minLength": 1_000_000_000u64 } },
             "required": ["name"],
         });
-        let calls = super::calls(&huge, 0, &mut Rng::new(3));
-        assert_eq!(
-            calls[0].arguments["name"].as_str().map(str::len),
-            Some(MAX_GENERATED)
-        );
+        assert!(too_large(long) > 0);
+        // 127 bytes of recursive array, ten thousand items a level.
+        let recursive = json!({
+            "type": "object", "required": ["a"],
+            "properties": { "a": { "$ref": "#/$defs/A" } },
+            "$defs": { "A": { "type": "array", "minItems": 10_000, "items": { "$ref": "#/$defs/A" } } },
+        });
+        assert!(too_large(recursive) > 0);
+        // Two thousand required fields, four deep.
+        let names: Vec<String> = (0..2_000).map(|index| format!("f{index}")).collect();
+        let mut defs = Map::new();
+        for depth in 1..=4 {
+            let inner = if depth == 1 {
+                json!({ "type": "string" })
+            } else {
+                json!({ "$ref": format!("#/$defs/L{}", depth - 1) })
+            };
+            let properties: Map<String, Value> =
+                names.iter().map(|name| (name.clone(), inner.clone())).collect();
+            let level = json!({ "type": "object", "properties": properties, "required": names });
+            defs.insert(format!("L{depth}"), level);
+        }
+        let deep = json!({ "$ref": "#/$defs/L4", "$defs": defs });
+        assert!(too_large(deep) > 0);
+        // Two hundred thousand optional fields: the required call is empty, the full one too
+        // large, and the plan stays short.
+        let properties: Map<String, Value> = (0..200_000)
+            .map(|index| (format!("p{index}"), json!({ "type": "integer" })))
+            .collect();
+        let wide = json!({ "type": "object", "properties": properties });
+        let plan: Vec<_> = Plan::new(&wide, 0, Rng::new(1)).collect();
+        assert_eq!(plan[0].as_ref().map(Map::len), Ok(0));
+        assert_eq!(plan[1].as_ref().err(), Some(&TooLarge));
+        assert!(plan.len() <= 2 + MAX_FIELD_CALLS + 1);
     }
 
     #[test]

@@ -7,6 +7,23 @@
 //! is held to the checks of [`Check`], each with a stable id; the [`Report`] counts them per
 //! tool and keeps an excerpt of every failing response.
 //!
+//! **It only reads, unless told otherwise.** A server's tools may delete data or send mail, and
+//! MCP's own defaults take a tool without annotations for a destructive one. So by default the
+//! checker calls only tools listed with `readOnlyHint: true`, and never runs a suggested next
+//! action whose tool is not one of them: each such tool and action is reported as
+//! [`Withheld`], with its annotations and the arguments it would have been sent.
+//! [`CheckConfig::allow_tools`] (`--allow-tool NAME`) opts one tool in, and
+//! [`CheckConfig::allow_writes`] (`--allow-writes`) every tool; the report's header says which.
+//!
+//! **It survives the server.** Each call waits at most the call timeout, and never past the
+//! run's time budget; an answer is read up to a size limit, and an answer that no client can
+//! read (too long, not JSON, nested too deep, invalid UTF-8) fails `call.answered` at once;
+//! the listing is read up to 100 pages and 10,000 tools; arguments are generated within fixed
+//! bounds ([`Check::InputBounded`]); pages are followed at most [`CheckConfig::max_pages`]
+//! deep, and rows are remembered as digests. What the checker holds at once is one answer (at
+//! most 16 MiB as sent unless configured, a few times that parsed), the listing, and one
+//! call's arguments (at most 100,000 values): a few hundred MiB at the very most.
+//!
 //! The `envelope-check` binary (feature `check`) is the command line:
 //!
 //! ```text
@@ -29,11 +46,14 @@ mod ids;
 mod inputs;
 mod report;
 mod responses;
+mod transport;
 
 pub use ids::{Check, UnknownCheck};
-pub use report::{Failure, Report, Tally, ToolReport};
+pub use report::{Failure, Permissions, Report, Tally, ToolReport, Withheld};
+pub use transport::{DEFAULT_MAX_ANSWER_BYTES, Faults, SendError, stdio_transport};
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::hash::{Hash as _, Hasher as _};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
@@ -41,10 +61,18 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, PaginatedRequestParams,
 use rmcp::service::{RunningService, Service};
 use serde_json::{Map, Value};
 
-use inputs::{Intent, Rng};
+use inputs::{Intent, Plan, Rng};
 use responses::Judge;
 
-/// How a run goes: which checks and tools, how many random calls, and how long it may take.
+/// The run's time budget unless configured otherwise: ten minutes.
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(600);
+
+/// The most tools checked: a server listing more has the first ones checked, and fails
+/// `tools.listed`.
+pub const MAX_TOOLS: usize = 10_000;
+
+/// How a run goes: which checks and tools, how many random calls, which tools it may call,
+/// and how long it may take.
 #[derive(Debug, Clone)]
 pub struct CheckConfig {
     /// The seed of the random calls; the report prints it, and the same seed replays them.
@@ -57,7 +85,12 @@ pub struct CheckConfig {
     pub skip: BTreeSet<Check>,
     /// Only these tools (all when empty).
     pub tools: BTreeSet<String>,
-    /// The whole run's time; past it no call is made, and the report says so.
+    /// Tools called although not listed `readOnlyHint: true` (`--allow-tool`).
+    pub allow_tools: BTreeSet<String>,
+    /// Every tool is called, writes included (`--allow-writes`).
+    pub allow_writes: bool,
+    /// The whole run's time ([`DEFAULT_TIME_BUDGET`] unless set; `None` for none); past it no
+    /// call is made, and the report says so.
     pub time_budget: Option<Duration>,
     /// One call's time; past it the call fails `call.answered`.
     pub call_timeout: Duration,
@@ -73,7 +106,9 @@ impl Default for CheckConfig {
             only: BTreeSet::new(),
             skip: BTreeSet::new(),
             tools: BTreeSet::new(),
-            time_budget: None,
+            allow_tools: BTreeSet::new(),
+            allow_writes: false,
+            time_budget: Some(DEFAULT_TIME_BUDGET),
             call_timeout: Duration::from_secs(30),
             max_pages: 50,
         }
@@ -85,6 +120,30 @@ impl CheckConfig {
     pub fn enabled(&self, check: Check) -> bool {
         (self.only.is_empty() || self.only.contains(&check)) && !self.skip.contains(&check)
     }
+
+    /// Which tools the run may call.
+    pub fn permissions(&self) -> Permissions {
+        Permissions {
+            allow_writes: self.allow_writes,
+            allowed_tools: self.allow_tools.clone(),
+        }
+    }
+}
+
+/// Whether `tool` is listed `readOnlyHint: true`: an unannotated tool is not.
+fn is_read_only(tool: &Tool) -> bool {
+    tool.annotations
+        .as_ref()
+        .and_then(|annotations| annotations.read_only_hint)
+        == Some(true)
+}
+
+/// `tool`'s annotations as listed, `null` without any.
+fn annotations_of(tool: &Tool) -> Value {
+    tool.annotations
+        .as_ref()
+        .and_then(|annotations| serde_json::to_value(annotations).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// Checks every tool `client` lists (or those `config` names) and reports.
@@ -92,35 +151,62 @@ pub async fn run<S: Service<RoleClient>>(
     client: &RunningService<RoleClient, S>,
     config: &CheckConfig,
 ) -> Report {
+    run_watching(client, config, &Faults::default()).await
+}
+
+/// [`run`], over a connection whose unreadable messages `faults` records (see
+/// [`stdio_transport`]): a call during which one arrives fails `call.answered` at once.
+pub async fn run_watching<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    config: &CheckConfig,
+    faults: &Faults,
+) -> Report {
     let started = Instant::now();
-    let mut report = Report::new(config.seed);
+    let enabled: BTreeSet<Check> = Check::ALL
+        .into_iter()
+        .filter(|check| config.enabled(*check))
+        .collect();
+    let mut report = Report::new(config.seed, config.permissions(), &enabled);
     if let Some(info) = client.peer_info()
         && let Some(server) = &info.server_info
     {
         let named = format!("{} {}", server.name, server.version);
         report.server = Some(named.trim().to_owned());
     }
-    let tools = match list_tools(client, config.call_timeout).await {
+    let mut session = Session {
+        client,
+        config,
+        started,
+        faults,
+        judge: None,
+    };
+    let tools = match session.list_tools(&mut report.listing).await {
         Ok(tools) => tools,
         Err(reason) => {
             report.stopped = Some(reason);
             return report;
         }
     };
-    let mut judge = Judge::new(&tools, config);
-    let mut session = Session {
-        client,
-        config,
-        started,
-        judge: &mut judge,
-    };
+    let mut judge = Judge::new(&tools, enabled);
+    session.judge = Some(&mut judge);
+    let permissions = config.permissions();
     for tool in &tools {
         if !config.tools.is_empty() && !config.tools.contains(tool.name.as_ref()) {
             continue;
         }
-        let tool_report = session.check_tool(tool).await;
+        if !permissions.may_call(&tool.name, is_read_only(tool)) {
+            report.withheld.push(Withheld {
+                tool: tool.name.to_string(),
+                annotations: annotations_of(tool),
+                suggested_by: None,
+                arguments: None,
+            });
+            continue;
+        }
+        let (tool_report, withheld) = session.check_tool(tool).await;
         let lost = tool_report.stopped.clone();
         report.tools.push(tool_report);
+        report.withheld.extend(withheld);
         if let Some(reason) = lost {
             report.stopped = Some(reason);
             break;
@@ -140,95 +226,191 @@ const OUT_OF_TIME: &str = "the time budget ran out";
 /// How many pages of a tool listing are read at most (a server may repeat a cursor).
 const MAX_LISTING_PAGES: usize = 100;
 
-/// Every tool the server lists, page by page, each page within `timeout`.
-async fn list_tools<S: Service<RoleClient>>(
-    client: &RunningService<RoleClient, S>,
-    timeout: Duration,
-) -> Result<Vec<Tool>, String> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    for _ in 0..MAX_LISTING_PAGES {
-        let params =
-            cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
-        let page = match tokio::time::timeout(timeout, client.list_tools(params)).await {
-            Ok(Ok(page)) => page,
-            Ok(Err(error)) => return Err(format!("the server did not list its tools: {error}")),
-            Err(_) => {
-                return Err(format!(
-                    "the server did not list its tools within {} s",
-                    timeout.as_secs()
-                ));
-            }
-        };
-        tools.extend(page.tools);
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return Ok(tools),
-        }
-    }
-    Err(format!(
-        "the tool listing went on past {MAX_LISTING_PAGES} pages"
-    ))
-}
-
 /// One run's connection and judge.
 struct Session<'a, S: Service<RoleClient>> {
     client: &'a RunningService<RoleClient, S>,
     config: &'a CheckConfig,
     started: Instant,
-    judge: &'a mut Judge,
+    faults: &'a Faults,
+    /// Set once the tools are listed.
+    judge: Option<&'a mut Judge>,
 }
 
 /// How a call went.
 enum Outcome {
     /// A result.
     Result(Box<CallToolResult>),
-    /// A JSON-RPC error, a timeout: the call failed, the connection lives.
+    /// A JSON-RPC error, a timeout, an unreadable answer: the call failed, the connection lives.
     Refused(String),
-    /// The connection is gone: nothing more can be asked.
+    /// The connection is gone, or the time budget: nothing more can be asked.
     Lost(String),
 }
 
+/// What a tool's check gathered beside its report: the calls it did not make.
+type Gathered = (ToolReport, Vec<Withheld>);
+
 impl<S: Service<RoleClient>> Session<'_, S> {
-    fn out_of_time(&self) -> bool {
+    /// The time left of the budget; `None` without one.
+    fn time_left(&self) -> Option<Duration> {
         self.config
             .time_budget
-            .is_some_and(|budget| self.started.elapsed() > budget)
+            .map(|budget| budget.saturating_sub(self.started.elapsed()))
     }
 
-    async fn call(&self, tool: &str, arguments: &Map<String, Value>) -> Outcome {
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
-        match tokio::time::timeout(self.config.call_timeout, self.client.call_tool(params)).await {
+    fn out_of_time(&self) -> bool {
+        self.time_left().is_some_and(|left| left.is_zero())
+    }
+
+    /// How long the next request may wait: the call timeout, within the time left.
+    fn wait(&self) -> Duration {
+        self.time_left()
+            .map_or(self.config.call_timeout, |left| {
+                left.min(self.config.call_timeout)
+            })
+    }
+
+    fn judge(&mut self) -> &mut Judge {
+        self.judge
+            .as_deref_mut()
+            .expect("tools are checked only once they are listed")
+    }
+
+    /// Every tool the server lists, page by page, each page within the call timeout; the
+    /// listing's faults are `tools.listed` failures of `report`.
+    async fn list_tools(&self, report: &mut ToolReport) -> Result<Vec<Tool>, String> {
+        let check = Check::ToolsListed;
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        let no_arguments = Map::new();
+        for _ in 0..MAX_LISTING_PAGES {
+            let params =
+                cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            self.faults.clear();
+            let wait = self.wait();
+            let page = tokio::select! {
+                page = tokio::time::timeout(wait, self.client.list_tools(params)) => page,
+                fault = self.faults.next() => {
+                    report.fail(check, &no_arguments, &fault, None);
+                    return Err(format!("the server did not list its tools: {fault}"));
+                }
+            };
+            let page = match page {
+                Ok(Ok(page)) => page,
+                Ok(Err(error)) => {
+                    let detail = format!("the server did not list its tools: {error}");
+                    report.fail(check, &no_arguments, &detail, None);
+                    return Err(detail);
+                }
+                Err(_) => {
+                    let detail = format!(
+                        "the server did not list its tools within {} s",
+                        wait.as_secs_f64()
+                    );
+                    report.fail(check, &no_arguments, &detail, None);
+                    return Err(detail);
+                }
+            };
+            tools.extend(page.tools);
+            if tools.len() > MAX_TOOLS {
+                tools.truncate(MAX_TOOLS);
+                let detail = format!(
+                    "the server lists more than {MAX_TOOLS} tools: the first {MAX_TOOLS} are \
+                     checked"
+                );
+                report.fail(check, &no_arguments, &detail, None);
+                return Ok(tools);
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => {
+                    report.pass(check);
+                    return Ok(tools);
+                }
+            }
+        }
+        let detail = format!(
+            "the tool listing went on past {MAX_LISTING_PAGES} pages: the tools of those are \
+             checked"
+        );
+        report.fail(check, &no_arguments, &detail, None);
+        tools.truncate(MAX_TOOLS);
+        Ok(tools)
+    }
+
+    /// Calls `tool`, the one door every call goes through: a tool that may not be called is
+    /// never sent anything (its callers report it withheld before they get here).
+    async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> Outcome {
+        if !self
+            .config
+            .permissions()
+            .may_call(&tool.name, is_read_only(tool))
+        {
+            return Outcome::Refused(format!(
+                "`{}` is not read-only, and was not allowed: not called",
+                tool.name
+            ));
+        }
+        if self.out_of_time() {
+            return Outcome::Lost(OUT_OF_TIME.to_owned());
+        }
+        let params =
+            CallToolRequestParams::new(tool.name.to_string()).with_arguments(arguments.clone());
+        self.faults.clear();
+        let wait = self.wait();
+        let answered = tokio::select! {
+            answered = tokio::time::timeout(wait, self.client.call_tool(params)) => answered,
+            fault = self.faults.next() => return Outcome::Refused(fault),
+        };
+        match answered {
             Ok(Ok(result)) => Outcome::Result(Box::new(result)),
             Ok(Err(rmcp::ServiceError::McpError(error))) => Outcome::Refused(format!(
                 "a JSON-RPC error ({}: {}) instead of a result",
-                error.code.0, error.message
+                error.code.0,
+                error.message.chars().take(300).collect::<String>()
             )),
             Ok(Err(error)) if self.client.is_closed() => {
                 Outcome::Lost(format!("the connection was lost: {error}"))
             }
             Ok(Err(error)) => Outcome::Refused(format!("the call failed: {error}")),
-            Err(_) => Outcome::Refused(format!(
-                "no answer within {} s",
-                self.config.call_timeout.as_secs()
-            )),
+            Err(_) if self.out_of_time() => Outcome::Lost(OUT_OF_TIME.to_owned()),
+            Err(_) => Outcome::Refused(format!("no answer within {} s", wait.as_secs_f64())),
         }
     }
 
-    async fn check_tool(&mut self, tool: &Tool) -> ToolReport {
+    async fn check_tool(&mut self, tool: &Tool) -> Gathered {
         let name = tool.name.to_string();
         let schema = Value::Object(tool.input_schema.as_ref().clone());
-        let mut report = ToolReport::new(&name, self.judge.enabled());
-        let mut rng = Rng::new(self.config.seed ^ fnv(&name));
-        let calls = inputs::calls(&schema, self.config.variations, &mut rng);
+        let mut report = ToolReport::new(&name, self.judge().enabled());
+        let mut withheld = Vec::new();
+        let rng = Rng::new(self.config.seed ^ fnv(&name));
         let mut first_valid: Option<(Map<String, Value>, Value)> = None;
         let mut actions: Vec<(String, Map<String, Value>)> = Vec::new();
-        for call in &calls {
+        let mut bounded = true;
+        for (index, call) in Plan::new(&schema, self.config.variations, rng).enumerate() {
             if self.out_of_time() {
                 report.stopped = Some(OUT_OF_TIME.to_owned());
-                return report;
+                return (report, withheld);
             }
-            let outcome = self.call(&name, &call.arguments).await;
+            let call = match call {
+                Ok(call) => call,
+                Err(inputs::TooLarge) => {
+                    if bounded {
+                        bounded = false;
+                        let detail = format!(
+                            "a valid call takes more than the checker generates ({} values, \
+                             {} characters of text): that call is not made",
+                            inputs::MAX_VALUES,
+                            inputs::MAX_TEXT
+                        );
+                        report.fail(Check::InputBounded, &Map::new(), &detail, None);
+                    }
+                    continue;
+                }
+            };
+            if index == 0 {
+                report.pass(Check::InputBounded);
+            }
+            let outcome = self.call(tool, &call.arguments).await;
             let structured = match outcome {
                 Outcome::Lost(reason) => {
                     let check = match call.intent {
@@ -237,7 +419,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                     };
                     report.fail(check, &call.arguments, &reason, None);
                     report.stopped = Some(reason);
-                    return report;
+                    return (report, withheld);
                 }
                 Outcome::Refused(reason) => {
                     let check = match call.intent {
@@ -249,11 +431,11 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 }
                 Outcome::Result(result) => {
                     let structured =
-                        self.judge
+                        self.judge()
                             .response(&mut report, tool, &call.arguments, &result);
                     match &structured {
                         Some(structured) => {
-                            self.judge.intent(
+                            self.judge().intent(
                                 &mut report,
                                 &call.intent,
                                 &call.arguments,
@@ -282,18 +464,19 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 && call.intent == Intent::Valid
                 && let Some(structured) = structured
             {
-                first_valid = Some((call.arguments.clone(), structured));
+                first_valid = Some((call.arguments, structured));
             }
         }
         if self.out_of_time() {
             report.stopped = Some(OUT_OF_TIME.to_owned());
-            return report;
+            return (report, withheld);
         }
         self.read_only(&mut report, tool, first_valid.as_ref())
             .await;
         self.paging(&mut report, tool, &schema).await;
-        self.next_actions(&mut report, tool, &actions).await;
-        report
+        self.next_actions(&mut report, &mut withheld, tool, &actions)
+            .await;
+        (report, withheld)
     }
 
     /// `annotations.read_only_idempotent`: the first valid call again, the same `ok` and
@@ -308,22 +491,13 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         if !self.config.enabled(check) {
             return;
         }
-        let read_only = tool
-            .annotations
-            .as_ref()
-            .and_then(|annotations| annotations.read_only_hint)
-            == Some(true);
-        let Some((arguments, before)) = first.filter(|_| read_only) else {
+        let Some((arguments, before)) = first.filter(|_| is_read_only(tool)) else {
             report.skip(check);
             return;
         };
-        if self.out_of_time() {
-            report.stopped = Some(OUT_OF_TIME.to_owned());
-            return;
-        }
-        match self.call(&tool.name, arguments).await {
+        match self.call(tool, arguments).await {
             Outcome::Result(result) => {
-                match self.judge.response(report, tool, arguments, &result) {
+                match self.judge().response(report, tool, arguments, &result) {
                     Some(after) if alike(before, &after) => report.pass(check),
                     Some(after) => report.fail(
                         check,
@@ -355,21 +529,17 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             return;
         }
         let pageable = inputs::page_size(schema).filter(|_| inputs::takes_continuation(schema));
-        let Some((size_field, least, most)) = pageable else {
+        let (Some((size_field, least, most)), Ok(base)) = (pageable, inputs::required_call(schema))
+        else {
             report.skip(follow);
             report.skip(tamper);
             return;
         };
-        let base = inputs::calls(schema, 0, &mut Rng::new(0))
-            .into_iter()
-            .next()
-            .map(|call| call.arguments)
-            .unwrap_or_default();
         // The whole result in one page, when the largest page holds it.
         let mut whole = base.clone();
         whole.insert(size_field.clone(), Value::from(most.unwrap_or(1_000)));
-        let one_page = match self.call(&tool.name, &whole).await {
-            Outcome::Result(result) => self.judge.response(report, tool, &whole, &result),
+        let one_page = match self.call(tool, &whole).await {
+            Outcome::Result(result) => self.judge().response(report, tool, &whole, &result),
             Outcome::Refused(_) => None,
             Outcome::Lost(reason) => {
                 report.stopped = Some(reason);
@@ -385,18 +555,22 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             return;
         };
         let tokens = Tokens::of(&one_page);
-        let all_rows: Vec<Value> = rows(&one_page)
+        let all_rows: Vec<u64> = rows(&one_page)
             .iter()
-            .map(|row| tokens.masked(row))
+            .map(|row| digest(&tokens.masked(row)))
             .collect();
         let complete = one_page["completeness"]["continuation"].is_null()
             && one_page["completeness"]["complete"] != false;
+        drop(one_page);
         // Some ten pages of it.
         let size = (all_rows.len() as u64).div_ceil(10).min(i64::MAX as u64) as i64;
         let size = size.max(least);
-        let mut arguments = base.clone();
+        let mut arguments = base;
         arguments.insert(size_field, Value::from(size));
-        let mut seen: Vec<Value> = Vec::new();
+        // The rows seen, as digests: a server that pages forever costs a bounded memory.
+        let mut seen: Vec<u64> = Vec::new();
+        let mut distinct: HashSet<u64> = HashSet::new();
+        let mut repeated: Option<String> = None;
         // The first token given out, and the arguments it was given out with.
         let mut first_token: Option<(String, Map<String, Value>)> = None;
         let mut pages = 0;
@@ -409,8 +583,8 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 break false;
             }
             pages += 1;
-            let page = match self.call(&tool.name, &arguments).await {
-                Outcome::Result(result) => self.judge.response(report, tool, &arguments, &result),
+            let page = match self.call(tool, &arguments).await {
+                Outcome::Result(result) => self.judge().response(report, tool, &arguments, &result),
                 Outcome::Refused(reason) => {
                     let detail = format!("page {pages} was refused: {reason}");
                     report.fail(follow, &arguments, &detail, None);
@@ -427,7 +601,14 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 return;
             };
             let tokens = Tokens::of(&page);
-            seen.extend(rows(&page).iter().map(|row| tokens.masked(row)));
+            for row in rows(&page) {
+                let row = tokens.masked(&row);
+                let row_digest = digest(&row);
+                if !distinct.insert(row_digest) && repeated.is_none() {
+                    repeated = Some(excerpt(&row));
+                }
+                seen.push(row_digest);
+            }
             let Some(token) = page["completeness"]["continuation"].as_str() else {
                 break true;
             };
@@ -436,12 +617,18 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             arguments = next;
         };
         if self.config.enabled(follow) {
-            if !reached_end {
+            if let Some(row) = repeated {
+                let detail = format!("a row came twice across pages: {row}");
+                report.fail(follow, &arguments, &detail, None);
+            } else if !reached_end && complete && report.stopped.is_none() {
+                let detail = format!(
+                    "the pages went on past {pages} pages, though one page held all {} rows",
+                    all_rows.len()
+                );
+                report.fail(follow, &arguments, &detail, None);
+            } else if !reached_end {
                 // A part of the pages proves nothing about the whole.
                 report.skip(follow);
-            } else if let Some(row) = duplicates(&seen) {
-                let detail = format!("a row came twice across pages: {}", excerpt(&row));
-                report.fail(follow, &arguments, &detail, None);
             } else if complete && !same_rows(&seen, &all_rows) {
                 let detail = format!(
                     "{} rows across {pages} pages, {} in one page: rows were skipped or added",
@@ -463,7 +650,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                 report.pass(follow);
             }
         }
-        if self.config.enabled(tamper) {
+        if self.config.enabled(tamper) && report.stopped.is_none() {
             match first_token {
                 None => report.skip(tamper),
                 Some((token, arguments)) => self.tampered(report, tool, arguments, &token).await,
@@ -486,22 +673,23 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             .find(|(_, value)| value.as_str() == Some(token))
             .map_or_else(|| "continuation".to_owned(), |(key, _)| key.clone());
         arguments.insert(field, Value::from(tamper(token)));
-        match self.call(&tool.name, &arguments).await {
-            Outcome::Result(result) => match self.judge.response(report, tool, &arguments, &result)
-            {
-                Some(answer)
-                    if answer["ok"] == false && answer["error"]["category"] == "validation" =>
-                {
-                    report.pass(check);
+        match self.call(tool, &arguments).await {
+            Outcome::Result(result) => {
+                match self.judge().response(report, tool, &arguments, &result) {
+                    Some(answer)
+                        if answer["ok"] == false && answer["error"]["category"] == "validation" =>
+                    {
+                        report.pass(check);
+                    }
+                    answer => report.fail(
+                        check,
+                        &arguments,
+                        "a token with one character changed was not refused with a \
+                         `validation` envelope",
+                        answer.as_ref(),
+                    ),
                 }
-                answer => report.fail(
-                    check,
-                    &arguments,
-                    "a token with one character changed was not refused with a `validation` \
-                     envelope",
-                    answer.as_ref(),
-                ),
-            },
+            }
             Outcome::Refused(reason) => {
                 let detail = format!(
                     "a token with one character changed was refused, but not with a \
@@ -513,10 +701,12 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         }
     }
 
-    /// `next_actions.run`: each distinct suggestion, once.
+    /// `next_actions.run`: each distinct suggestion, once, when its tool may be called; the
+    /// others go to `withheld`, with the arguments they would have been sent.
     async fn next_actions(
         &mut self,
         report: &mut ToolReport,
+        withheld: &mut Vec<Withheld>,
         tool: &Tool,
         actions: &[(String, Map<String, Value>)],
     ) {
@@ -528,19 +718,30 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             report.skip(check);
             return;
         }
+        let permissions = self.config.permissions();
         for (target, arguments) in actions.iter().take(self.config.max_pages) {
             if self.out_of_time() {
                 report.stopped = Some(OUT_OF_TIME.to_owned());
                 return;
             }
-            let Some(listed) = self.judge.tool(target) else {
+            let Some(listed) = self.judge().tool(target) else {
                 // `next_actions.known_tools` has said so already.
                 report.skip(check);
                 continue;
             };
-            match self.call(target, arguments).await {
+            if !permissions.may_call(target, is_read_only(&listed)) {
+                withheld.push(Withheld {
+                    tool: target.clone(),
+                    annotations: annotations_of(&listed),
+                    suggested_by: Some(tool.name.to_string()),
+                    arguments: Some(excerpt(&Value::Object(arguments.clone()))),
+                });
+                report.skip(check);
+                continue;
+            }
+            match self.call(&listed, arguments).await {
                 Outcome::Result(result) => {
-                    match self.judge.response(report, &listed, arguments, &result) {
+                    match self.judge().response(report, &listed, arguments, &result) {
                         Some(answer) if answer["ok"].is_boolean() => report.pass(check),
                         _ => report.fail(
                             check,
@@ -561,6 +762,14 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             }
         }
     }
+}
+
+/// A row's digest: rows are compared and counted by it, and never held whole.
+fn digest(row: &Value) -> u64 {
+    // SipHash with fixed keys: the same row, the same digest, within a run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    row.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Whether two answers to one call agree: the same `ok`, and the same `data`; or, for pages
@@ -721,20 +930,12 @@ fn rows(envelope: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// The first row that comes twice.
-fn duplicates(rows: &[Value]) -> Option<Value> {
-    let mut seen = BTreeSet::new();
-    rows.iter()
-        .find(|row| !seen.insert(row.to_string()))
-        .cloned()
-}
-
-/// Whether `a` and `b` hold the same rows, each as often.
-fn same_rows(a: &[Value], b: &[Value]) -> bool {
-    let count = |rows: &[Value]| {
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+/// Whether `a` and `b` hold the same rows (as digests), each as often.
+fn same_rows(a: &[u64], b: &[u64]) -> bool {
+    let count = |rows: &[u64]| {
+        let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
         for row in rows {
-            *counts.entry(row.to_string()).or_default() += 1;
+            *counts.entry(*row).or_default() += 1;
         }
         counts
     };
@@ -742,7 +943,7 @@ fn same_rows(a: &[Value], b: &[Value]) -> bool {
 }
 
 /// Whether the shorter of `a` and `b` begins the longer.
-fn same_prefix(a: &[Value], b: &[Value]) -> bool {
+fn same_prefix(a: &[u64], b: &[u64]) -> bool {
     let shared = a.len().min(b.len());
     a[..shared] == b[..shared]
 }
@@ -809,8 +1010,10 @@ mod tests {
         });
         assert_eq!(rows(&page), [json!("a"), json!("b")]);
         assert_eq!(rows(&json!({ "data": [1, 2, 3] })).len(), 3);
-        assert!(duplicates(&[json!(1), json!(2), json!(1)]).is_some());
-        assert!(same_rows(&[json!(1), json!(2)], &[json!(2), json!(1)]));
-        assert!(!same_rows(&[json!(1), json!(1)], &[json!(1)]));
+        let (one, two) = (digest(&json!(1)), digest(&json!(2)));
+        assert_ne!(one, two);
+        assert!(same_rows(&[one, two], &[two, one]));
+        assert!(!same_rows(&[one, one], &[one]));
+        assert!(same_prefix(&[one, two], &[one]));
     }
 }

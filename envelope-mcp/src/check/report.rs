@@ -37,6 +37,58 @@ pub struct Failure {
     pub response: Option<String>,
 }
 
+/// A call the checker did not make because its tool may change the world: a tool listed
+/// without `readOnlyHint: true` (an unannotated tool is not read-only), or a next action that
+/// names one. `--allow-tool NAME` or `--allow-writes` lets it be made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Withheld {
+    /// The tool that was not called.
+    pub tool: String,
+    /// Its annotations as listed (`null` when it has none).
+    pub annotations: Value,
+    /// The tool whose answer suggested the call, for a next action; `None` for a listed tool
+    /// that was not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggested_by: Option<String>,
+    /// The arguments the call would have been sent, as JSON, for a next action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+}
+
+/// Which tools a run calls: those listed `readOnlyHint: true`, and beside them the ones
+/// `allowed_tools` names, or every tool with `allow_writes`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Permissions {
+    /// Every tool may be called, writes included (`--allow-writes`).
+    pub allow_writes: bool,
+    /// Tools that may be called although not read-only (`--allow-tool`).
+    pub allowed_tools: BTreeSet<String>,
+}
+
+impl Permissions {
+    /// Whether `tool`, annotated `read_only`, may be called.
+    pub fn may_call(&self, tool: &str, read_only: bool) -> bool {
+        read_only || self.allow_writes || self.allowed_tools.contains(tool)
+    }
+
+    /// The report's line about it.
+    fn describe(&self) -> String {
+        if self.allow_writes {
+            "calls: EVERY tool, writes included (--allow-writes)".to_owned()
+        } else if self.allowed_tools.is_empty() {
+            "calls: read-only tools only (`readOnlyHint: true`); --allow-tool NAME or \
+             --allow-writes calls others"
+                .to_owned()
+        } else {
+            let named: Vec<&str> = self.allowed_tools.iter().map(String::as_str).collect();
+            format!(
+                "calls: read-only tools, and {} (--allow-tool)",
+                named.join(", ")
+            )
+        }
+    }
+}
+
 /// One tool's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolReport {
@@ -54,6 +106,7 @@ pub struct ToolReport {
 }
 
 impl ToolReport {
+    /// An empty report of `tool` (or of the listing) making the checks `enabled`.
     pub(super) fn new(tool: &str, enabled: &BTreeSet<Check>) -> Self {
         ToolReport {
             tool: tool.to_owned(),
@@ -128,8 +181,15 @@ pub struct Report {
     /// The server's name and version, as it introduced itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// Which tools the run may call.
+    pub permissions: Permissions,
+    /// The tool listing's own checks (`tools.listed`).
+    pub listing: ToolReport,
     /// Each tool checked.
     pub tools: Vec<ToolReport>,
+    /// The calls not made because their tool may change the world.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<Withheld>,
     /// Tools asked for that the server does not list.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_tools: Vec<String>,
@@ -139,20 +199,23 @@ pub struct Report {
 }
 
 impl Report {
-    pub(super) fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64, permissions: Permissions, enabled: &BTreeSet<Check>) -> Self {
         Report {
             seed,
             server: None,
+            permissions,
+            listing: ToolReport::new("tools/list", enabled),
             tools: Vec::new(),
+            withheld: Vec::new(),
             unknown_tools: Vec::new(),
             stopped: None,
         }
     }
 
-    /// The totals of every tool.
+    /// The totals of every tool, and of the listing.
     pub fn total(&self) -> Tally {
-        self.tools
-            .iter()
+        std::iter::once(&self.listing)
+            .chain(&self.tools)
             .map(ToolReport::total)
             .fold(Tally::default(), |sum, tally| Tally {
                 passed: sum.passed + tally.passed,
@@ -183,8 +246,8 @@ impl Report {
 
     /// The failures of `check` across tools.
     pub fn failures_of(&self, check: Check) -> usize {
-        self.tools
-            .iter()
+        std::iter::once(&self.listing)
+            .chain(&self.tools)
             .filter_map(|tool| tool.checks.get(check.as_str()))
             .map(|tally| tally.failed)
             .sum()
@@ -214,7 +277,9 @@ impl Report {
             self.seed,
             self.seed
         );
-        for tool in &self.tools {
+        let _ = writeln!(out, "{}", self.permissions.describe());
+        let listed = std::iter::once(&self.listing).filter(|listing| !listing.checks.is_empty());
+        for tool in listed.chain(&self.tools) {
             let total = tool.total();
             let _ = writeln!(
                 out,
@@ -251,6 +316,30 @@ impl Report {
             }
             if let Some(reason) = &tool.stopped {
                 let _ = writeln!(out, "  stopped: {reason}");
+            }
+        }
+        if !self.withheld.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nwithheld: not read-only, so never called (--allow-tool NAME calls one)"
+            );
+        }
+        for withheld in &self.withheld {
+            let annotations = match &withheld.annotations {
+                Value::Null => "unannotated".to_owned(),
+                annotations => annotations.to_string(),
+            };
+            match (&withheld.suggested_by, &withheld.arguments) {
+                (Some(by), Some(arguments)) => {
+                    let _ = writeln!(
+                        out,
+                        "  {} ({annotations}), suggested by `{by}` with {arguments}",
+                        withheld.tool
+                    );
+                }
+                _ => {
+                    let _ = writeln!(out, "  {} ({annotations}): not checked", withheld.tool);
+                }
             }
         }
         for tool in &self.unknown_tools {

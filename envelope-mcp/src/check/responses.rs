@@ -8,10 +8,10 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 
 use super::inputs::Intent;
-use super::{Check, CheckConfig, ToolReport};
+use super::{Check, ToolReport};
 
-/// What responses are judged against: the envelope's schema, each tool's schemas, and the
-/// request ids seen so far.
+/// What responses are judged against: the envelope's schema, each tool's schemas (compiled
+/// when first needed: a server may list thousands), and the request ids seen so far.
 pub(super) struct Judge {
     envelope: Validator,
     tools: BTreeMap<String, Tool>,
@@ -30,7 +30,7 @@ fn compile(schema: &Map<String, Value>) -> Compiled {
 }
 
 impl Judge {
-    pub(super) fn new(tools: &[Tool], config: &CheckConfig) -> Judge {
+    pub(super) fn new(tools: &[Tool], enabled: BTreeSet<Check>) -> Judge {
         let envelope = envelope_core::schema::envelope_schema().to_value();
         let envelope = jsonschema::validator_for(&envelope)
             .expect("the envelope's own schema compiles (a unit test says so)");
@@ -40,23 +40,33 @@ impl Judge {
                 .iter()
                 .map(|tool| (tool.name.to_string(), tool.clone()))
                 .collect(),
-            inputs: tools
-                .iter()
-                .map(|tool| (tool.name.to_string(), compile(&tool.input_schema)))
-                .collect(),
-            outputs: tools
-                .iter()
-                .map(|tool| {
-                    let output = tool.output_schema.as_ref().map(|schema| compile(schema));
-                    (tool.name.to_string(), output)
-                })
-                .collect(),
+            inputs: BTreeMap::new(),
+            outputs: BTreeMap::new(),
             request_ids: BTreeSet::new(),
-            enabled: Check::ALL
-                .into_iter()
-                .filter(|check| config.enabled(*check))
-                .collect(),
+            enabled,
         }
+    }
+
+    /// The input schema of the listed tool `name`, compiled; `None` when none is listed.
+    fn input(&mut self, name: &str) -> Option<&Compiled> {
+        if !self.inputs.contains_key(name) {
+            let compiled = compile(&self.tools.get(name)?.input_schema);
+            self.inputs.insert(name.to_owned(), compiled);
+        }
+        self.inputs.get(name)
+    }
+
+    /// The output schema of the listed tool `name`, compiled; `None` without one.
+    fn output(&mut self, name: &str) -> Option<&Compiled> {
+        if !self.outputs.contains_key(name) {
+            let compiled = self
+                .tools
+                .get(name)
+                .and_then(|tool| tool.output_schema.as_ref())
+                .map(|schema| compile(schema));
+            self.outputs.insert(name.to_owned(), compiled);
+        }
+        self.outputs.get(name).and_then(Option::as_ref)
     }
 
     /// The checks this run makes.
@@ -99,6 +109,14 @@ impl Judge {
             return None;
         };
         report.pass(Check::CallAnswered);
+        let output = match self.output(&tool.name) {
+            Some(Ok(output)) => first_error(output, structured),
+            Some(Err(error)) => Err(format!(
+                "the tool's `outputSchema` does not compile: {error}"
+            )),
+            None => Err(String::new()),
+        };
+        let (known, valid) = self.next_actions(structured);
         let mut verdict = |check: Check, outcome: Result<(), String>| match outcome {
             Ok(()) => report.pass(check),
             Err(detail) if detail.is_empty() => report.skip(check),
@@ -108,20 +126,10 @@ impl Judge {
             Check::EnvelopeSchema,
             first_error(&self.envelope, structured),
         );
-        verdict(
-            Check::OutputSchema,
-            match self.outputs.get(tool.name.as_ref()) {
-                Some(Some(Ok(output))) => first_error(output, structured),
-                Some(Some(Err(error))) => Err(format!(
-                    "the tool's `outputSchema` does not compile: {error}"
-                )),
-                _ => Err(String::new()),
-            },
-        );
+        verdict(Check::OutputSchema, output);
         verdict(Check::IsError, is_error(result, structured));
         verdict(Check::TextMirror, text_mirror(text, structured));
         verdict(Check::Completeness, completeness(structured));
-        let (known, valid) = self.next_actions(structured);
         verdict(Check::NextActionTools, known);
         verdict(Check::NextActionArguments, valid);
         let id = structured["meta"]["request_id"].as_str();
@@ -193,7 +201,7 @@ impl Judge {
     }
 
     /// `next_actions.known_tools` and `next_actions.arguments`; `Err("")` when there is none.
-    fn next_actions(&self, envelope: &Value) -> (Result<(), String>, Result<(), String>) {
+    fn next_actions(&mut self, envelope: &Value) -> (Result<(), String>, Result<(), String>) {
         let Some(actions) = envelope["next_actions"]
             .as_array()
             .filter(|a| !a.is_empty())
@@ -204,7 +212,7 @@ impl Judge {
         let mut valid = Ok(());
         for action in actions {
             let tool = action["tool"].as_str().unwrap_or_default();
-            match self.inputs.get(tool) {
+            match self.input(tool) {
                 None => {
                     known = Err(format!(
                         "next action `{}` names `{tool}`, which is not listed",

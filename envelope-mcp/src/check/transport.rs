@@ -1,0 +1,193 @@
+//! The checker's own line framing for a server on standard input and output, bounded, and
+//! telling the call in progress when the server sends something no client can read.
+//!
+//! rmcp's client transport drops a line it cannot read (too long, not JSON, invalid UTF-8,
+//! nested past serde_json's depth limit) with a log message, and the call it answered then
+//! waits out its timeout, reported as "no answer". Here each such line is consumed without
+//! being held past the limit and recorded in a [`Faults`] log, which the run watches: the
+//! call it happened during fails `call.answered` at once, saying what the server sent.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use futures::channel::mpsc;
+use futures::SinkExt as _;
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::sync::Notify;
+
+use crate::lines::{Line, next_line};
+
+/// The longest line (one JSON-RPC message) the checker reads unless configured otherwise:
+/// 16 MiB, rmcp's own limit on stdio and on an HTTP event. A longer answer is a finding: no
+/// agent reads it either.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
+
+/// The most faults kept unread: a server spraying garbage cannot grow the log.
+const KEPT_FAULTS: usize = 64;
+
+/// What the server sent that no client can read, in order, until the run reads it.
+#[derive(Debug, Default)]
+pub struct Faults {
+    kept: Mutex<VecDeque<String>>,
+    arrived: Notify,
+}
+
+impl Faults {
+    fn record(&self, fault: String) {
+        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if kept.len() < KEPT_FAULTS {
+            kept.push_back(fault);
+        }
+        drop(kept);
+        self.arrived.notify_one();
+    }
+
+    /// Forgets what was recorded: the next call starts clean.
+    pub(crate) fn clear(&self) {
+        self.kept
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clear();
+    }
+
+    /// The next fault, when one is recorded.
+    pub(crate) async fn next(&self) -> String {
+        loop {
+            let notified = self.arrived.notified();
+            if let Some(fault) = self
+                .kept
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .pop_front()
+            {
+                return fault;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Why sending to the server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The server's input is closed.
+    #[error("the server's input is closed")]
+    Closed,
+    /// A message that did not serialize (never for rmcp's own types).
+    #[error("a message did not serialize: {0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
+/// A client transport over `read` (the server's output) and `write` (its input): lines of at
+/// most `max_line` bytes, and the [`Faults`] log of what could not be read. Hand the pair to
+/// rmcp's `serve`, and the log to [`run_watching`](super::run_watching).
+pub fn stdio_transport<R, W>(
+    read: R,
+    write: W,
+    max_line: usize,
+) -> (
+    (
+        impl futures::Sink<TxJsonRpcMessage<RoleClient>, Error = SendError> + Send + Unpin + 'static,
+        impl futures::Stream<Item = RxJsonRpcMessage<RoleClient>> + Send + Unpin + 'static,
+    ),
+    Arc<Faults>,
+)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let faults = Arc::<Faults>::default();
+    let (incoming, received) = mpsc::channel::<RxJsonRpcMessage<RoleClient>>(16);
+    tokio::spawn(read_lines(
+        BufReader::new(read),
+        max_line,
+        incoming,
+        Arc::clone(&faults),
+    ));
+    let sink = futures::sink::unfold(write, |mut write, message: TxJsonRpcMessage<RoleClient>| {
+        async move {
+            let mut line = serde_json::to_vec(&message)?;
+            line.push(b'\n');
+            write.write_all(&line).await.map_err(|_| SendError::Closed)?;
+            write.flush().await.map_err(|_| SendError::Closed)?;
+            Ok::<_, SendError>(write)
+        }
+    });
+    ((Box::pin(sink), received), faults)
+}
+
+/// Reads the server's lines until it closes its output or the client goes away.
+async fn read_lines<R: AsyncRead + Unpin>(
+    mut read: BufReader<R>,
+    max_line: usize,
+    mut incoming: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    faults: Arc<Faults>,
+) {
+    loop {
+        let line = match next_line(&mut read, max_line).await {
+            Ok(Line::Text(line)) => line,
+            Ok(Line::TooLong) => {
+                faults.record(format!(
+                    "the server sent a message longer than {} bytes, the most a client reads",
+                    max_line
+                ));
+                continue;
+            }
+            Ok(Line::End) => return,
+            Err(error) => {
+                faults.record(format!("the server's output could not be read: {error}"));
+                return;
+            }
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match read_message(line) {
+            Ok(Some(message)) => {
+                if incoming.send(message).await.is_err() {
+                    return;
+                }
+            }
+            Ok(None) => {}
+            Err(fault) => faults.record(fault),
+        }
+    }
+}
+
+/// One line as a message; `None` for a notification of a method the client does not know
+/// (rmcp ignores those too); `Err` with what is wrong with anything else.
+fn read_message(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleClient>>, String> {
+    let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
+        Ok(message) => return Ok(Some(message)),
+        Err(error) => error,
+    };
+    if std::str::from_utf8(line).is_err() {
+        return Err("the server sent a line that is not UTF-8".to_owned());
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Err(error) => Err(format!("the server sent a line that is not JSON: {error}")),
+        Ok(value) if value.get("method").is_some() && value.get("id").is_none() => Ok(None),
+        Ok(_) => Err(format!(
+            "the server sent JSON that is no JSON-RPC message: {error}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreadable_lines_say_why() {
+        let fault = |line: &[u8]| read_message(line).err().unwrap_or_default();
+        assert!(fault(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}").contains("UTF-8"));
+        assert!(fault(&[b'['; 200]).contains("not JSON"));
+        assert!(fault(b"{\"jsonrpc\":\"2.0\",\"id\":1}").contains("no JSON-RPC message"));
+        let unknown = br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}"#;
+        assert!(read_message(unknown).is_ok(), "a notification it does not know is no fault");
+    }
+}
