@@ -163,20 +163,24 @@ fn answer(hostile: Hostile, id: &Value, params: &Value, count: u64) -> Option<Ve
         }
         Hostile::Huge => {
             let text = "x".repeat(40 << 20);
-            Some(line(result(json!({ "ok": true, "data": text, "meta": meta }))))
+            Some(line(result(
+                json!({ "ok": true, "data": text, "meta": meta }),
+            )))
         }
         Hostile::Deep => {
             let depth = 100_000;
-            let mut line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"structuredContent":"#);
+            let mut line =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"structuredContent":"#);
             line.push_str(&"[".repeat(depth));
             line.push_str(&"]".repeat(depth));
             line.push_str("}}\n");
             Some(line.into_bytes())
         }
         Hostile::NotUtf8 => {
-            let mut line =
-                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#)
-                    .into_bytes();
+            let mut line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            )
+            .into_bytes();
             line.extend_from_slice(b"\xff\xfe");
             line.extend_from_slice(b"\"}]}}\n");
             Some(line)
@@ -314,9 +318,15 @@ async fn writes_are_never_called_without_an_opt_in() {
         .iter()
         .find(|w| w.tool == "send_email")
         .expect("reported");
-    assert!(unannotated.annotations.is_null(), "an unannotated tool is not read-only");
+    assert!(
+        unannotated.annotations.is_null(),
+        "an unannotated tool is not read-only"
+    );
     let rendered = report.render();
-    assert!(rendered.contains("calls: read-only tools only"), "{rendered}");
+    assert!(
+        rendered.contains("calls: read-only tools only"),
+        "{rendered}"
+    );
     assert!(rendered.contains("withheld"), "{rendered}");
     assert!(report.to_json()["withheld"].is_array());
 
@@ -327,9 +337,17 @@ async fn writes_are_never_called_without_an_opt_in() {
     };
     let (report, _, called, _) = check(Hostile::Writes, &one).await;
     assert!(called.iter().any(|tool| tool == "send_email"), "{called:?}");
-    assert!(!called.iter().any(|tool| tool == "delete_everything"), "{called:?}");
+    assert!(
+        !called.iter().any(|tool| tool == "delete_everything"),
+        "{called:?}"
+    );
     assert!(report.render().contains("send_email (--allow-tool)"));
-    assert!(report.withheld.iter().all(|w| w.tool == "delete_everything"));
+    assert!(
+        report
+            .withheld
+            .iter()
+            .all(|w| w.tool == "delete_everything")
+    );
 
     // Writes allowed: both are called, and the header says so loudly.
     let all = CheckConfig {
@@ -374,7 +392,11 @@ async fn answers_no_client_can_read_fail_call_answered_at_once() {
             .find(|failure| failure.check == Check::CallAnswered.as_str())
             .expect("kept");
         // Not misreported as a timeout.
-        assert!(!failure.detail.contains("no answer within"), "{hostile:?}: {}", failure.detail);
+        assert!(
+            !failure.detail.contains("no answer within"),
+            "{hostile:?}: {}",
+            failure.detail
+        );
         assert!(report.stopped.is_none(), "{hostile:?}: {}", report.render());
     }
 }
@@ -464,7 +486,15 @@ async fn an_event_stream_of_keep_alives_only_is_no_answer() {
     let client = ().serve(transport).await.expect("connects");
     let started = Instant::now();
     let report = run(&client, &bounded(4)).await;
-    assert!(started.elapsed() < Duration::from_secs(14), "{}", report.render());
-    assert!(report.failures_of(Check::CallAnswered) > 0, "{}", report.render());
+    assert!(
+        started.elapsed() < Duration::from_secs(14),
+        "{}",
+        report.render()
+    );
+    assert!(
+        report.failures_of(Check::CallAnswered) > 0,
+        "{}",
+        report.render()
+    );
     let _ = client.cancel().await;
 }

@@ -91,8 +91,22 @@ def test_a_server_written_with_the_python_sdk_is_told_what_it_lacks(tmp_path: Pa
     """What an author sees before adopting envelope: a report, not a crash."""
     server = tmp_path / "server.py"
     server.write_text(PLAIN_PYTHON_SERVER)
-    run = subprocess.run(
+    # Its tools carry no annotations, so neither is taken for read-only: without an opt-in,
+    # neither is called, and both are reported as withheld.
+    untouched = subprocess.run(
         [str(CHECK_BIN), "--seed", SEED, "--json", "--", sys.executable, str(server)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = json.loads(untouched.stdout)
+    assert report["tools"] == [], report
+    assert {withheld["tool"] for withheld in report["withheld"]} == {"add", "greet"}
+    assert report["permissions"] == {"allow_writes": False, "allowed_tools": []}
+    # Adding and greeting change nothing: opted in one by one, both are checked.
+    opted_in = ["--allow-tool", "add", "--allow-tool", "greet"]
+    run = subprocess.run(
+        [str(CHECK_BIN), "--seed", SEED, "--json", *opted_in, "--", sys.executable, str(server)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -151,7 +151,9 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
         .spawn()
         .map_err(|error| format!("cannot run `{program}`: {error}"))?;
     let (Some(output), Some(input)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err(format!("`{program}` has no standard input and output to talk over"));
+        return Err(format!(
+            "`{program}` has no standard input and output to talk over"
+        ));
     };
     // The checker's own framing: bounded lines, and what cannot be read told to the call.
     let (transport, faults) = stdio_transport(output, input, options.max_answer_bytes.max(1));

@@ -263,10 +263,9 @@ impl<S: Service<RoleClient>> Session<'_, S> {
 
     /// How long the next request may wait: the call timeout, within the time left.
     fn wait(&self) -> Duration {
-        self.time_left()
-            .map_or(self.config.call_timeout, |left| {
-                left.min(self.config.call_timeout)
-            })
+        self.time_left().map_or(self.config.call_timeout, |left| {
+            left.min(self.config.call_timeout)
+        })
     }
 
     fn judge(&mut self) -> &mut Judge {

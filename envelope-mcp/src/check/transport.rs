@@ -10,8 +10,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use futures::channel::mpsc;
 use futures::SinkExt as _;
+use futures::channel::mpsc;
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::Value;
@@ -37,7 +37,10 @@ pub struct Faults {
 
 impl Faults {
     fn record(&self, fault: String) {
-        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if kept.len() < KEPT_FAULTS {
             kept.push_back(fault);
         }
@@ -107,15 +110,19 @@ where
         incoming,
         Arc::clone(&faults),
     ));
-    let sink = futures::sink::unfold(write, |mut write, message: TxJsonRpcMessage<RoleClient>| {
-        async move {
+    let sink = futures::sink::unfold(
+        write,
+        |mut write, message: TxJsonRpcMessage<RoleClient>| async move {
             let mut line = serde_json::to_vec(&message)?;
             line.push(b'\n');
-            write.write_all(&line).await.map_err(|_| SendError::Closed)?;
+            write
+                .write_all(&line)
+                .await
+                .map_err(|_| SendError::Closed)?;
             write.flush().await.map_err(|_| SendError::Closed)?;
             Ok::<_, SendError>(write)
-        }
-    });
+        },
+    );
     ((Box::pin(sink), received), faults)
 }
 
@@ -188,6 +195,9 @@ mod tests {
         assert!(fault(&[b'['; 200]).contains("not JSON"));
         assert!(fault(b"{\"jsonrpc\":\"2.0\",\"id\":1}").contains("no JSON-RPC message"));
         let unknown = br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}"#;
-        assert!(read_message(unknown).is_ok(), "a notification it does not know is no fault");
+        assert!(
+            read_message(unknown).is_ok(),
+            "a notification it does not know is no fault"
+        );
     }
 }
