@@ -441,6 +441,28 @@ async fn the_command_line_exits_0_only_when_nothing_failed() {
     assert_eq!(report["failed_count"], 0);
     assert_eq!(report["tools"][0]["tool"], "rows");
 
+    // The header says which tools the run may call; the JSON report too.
+    let (_, stdout, _) = command_line(&["--url", "{url}", "--only", "call.answered"]).await;
+    assert!(stdout.contains("calls: read-only tools only"), "{stdout}");
+    let (_, stdout, _) = command_line(&["--url", "{url}", "--allow-writes"]).await;
+    assert!(stdout.contains("calls: EVERY tool"), "{stdout}");
+    let (_, stdout, _) = command_line(&[
+        "--url",
+        "{url}",
+        "--allow-tool",
+        "a,b",
+        "--allow-tool",
+        "c",
+        "--json",
+    ])
+    .await;
+    let report: Value = serde_json::from_str(&stdout).expect("--json prints JSON");
+    assert_eq!(
+        report["permissions"]["allowed_tools"],
+        json!(["a", "b", "c"])
+    );
+    assert_eq!(report["permissions"]["allow_writes"], false);
+
     // A tool the server does not list: the run is not clean.
     let (status, stdout, _) = command_line(&["--url", "{url}", "--tool", "missing"]).await;
     assert_eq!(status, 1, "{stdout}");

@@ -62,6 +62,8 @@ enum Hostile {
     ManyTools,
     /// A recursive input schema asking ten thousand items a level.
     RecursiveSchema,
+    /// Input schemas of 200,000 properties, and of 2,000 required ones four deep.
+    HugeSchema,
 }
 
 /// The tools a hostile server lists.
@@ -112,6 +114,36 @@ fn tools(hostile: Hostile) -> Vec<Value> {
             },
             "annotations": read_only,
         })],
+        Hostile::HugeSchema => {
+            let wide: serde_json::Map<String, Value> = (0..200_000)
+                .map(|index| (format!("p{index}"), json!({ "type": "integer" })))
+                .collect();
+            let names: Vec<String> = (0..2_000).map(|index| format!("f{index}")).collect();
+            let mut defs = serde_json::Map::new();
+            for depth in 1..=4 {
+                let inner = if depth == 1 {
+                    json!({ "type": "string" })
+                } else {
+                    json!({ "$ref": format!("#/$defs/L{}", depth - 1) })
+                };
+                let properties: serde_json::Map<String, Value> =
+                    names.iter().map(|name| (name.clone(), inner.clone())).collect();
+                let level = json!({ "type": "object", "properties": properties, "required": names });
+                defs.insert(format!("L{depth}"), level);
+            }
+            vec![
+                json!({
+                    "name": "wide",
+                    "inputSchema": { "type": "object", "properties": wide },
+                    "annotations": read_only,
+                }),
+                json!({
+                    "name": "deep",
+                    "inputSchema": { "$ref": "#/$defs/L4", "$defs": defs },
+                    "annotations": read_only,
+                }),
+            ]
+        }
         _ => vec![json!({ "name": "answer", "inputSchema": empty, "annotations": read_only })],
     }
 }
@@ -198,7 +230,7 @@ fn answer(hostile: Hostile, id: &Value, params: &Value, count: u64) -> Option<Ve
             });
             Some(line(result(envelope)))
         }
-        Hostile::ManyTools | Hostile::RecursiveSchema => {
+        Hostile::ManyTools | Hostile::RecursiveSchema | Hostile::HugeSchema => {
             Some(line(result(json!({ "ok": true, "data": 1, "meta": meta }))))
         }
     }
@@ -363,7 +395,16 @@ async fn writes_are_never_called_without_an_opt_in() {
 
 /// Runs `hostile` and asserts a bounded run that reports `check`.
 async fn survives(hostile: Hostile, check_id: Check, time_budget: u64) -> Report {
-    let (report, took, _, peak) = check(hostile, &bounded(time_budget)).await;
+    let config = CheckConfig {
+        // Listing megabytes of schema takes a while in a debug build.
+        call_timeout: Duration::from_secs(if hostile == Hostile::HugeSchema {
+            30
+        } else {
+            2
+        }),
+        ..bounded(time_budget)
+    };
+    let (report, took, _, peak) = check(hostile, &config).await;
     assert!(
         took < Duration::from_secs(time_budget + 10),
         "{hostile:?} took {took:?}: {}",
@@ -419,15 +460,33 @@ async fn tens_of_thousands_of_tools_fail_tools_listed_and_stay_bounded() {
 }
 
 #[tokio::test]
-async fn a_recursive_schema_fails_input_bounded_at_once() {
+async fn a_recursive_or_huge_schema_fails_input_bounded_at_once() {
     survives(Hostile::RecursiveSchema, Check::InputBounded, 60).await;
+    let report = survives(Hostile::HugeSchema, Check::InputBounded, 60).await;
+    for tool in &report.tools {
+        assert!(
+            tool.checks[Check::InputBounded.as_str()].failed > 0,
+            "{}: {}",
+            tool.tool,
+            report.render()
+        );
+    }
 }
 
-/// A streamable HTTP server whose every call answers an event stream of keep-alives only.
-async fn keep_alives_only() -> std::net::SocketAddr {
+/// How a hostile streamable HTTP server answers a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HostileHttp {
+    /// An event stream of keep-alives only, forever.
+    KeepAlives,
+    /// A JSON body of 40 MB.
+    Huge,
+}
+
+/// A streamable HTTP server answering every call as `hostile` says.
+async fn hostile_http(hostile: HostileHttp) -> std::net::SocketAddr {
     use axum::body::Body;
     use axum::http::{Response, header};
-    async fn mcp(body: axum::body::Bytes) -> Response<Body> {
+    async fn mcp(hostile: HostileHttp, body: axum::body::Bytes) -> Response<Body> {
         let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let json = |result: Value| {
             let body = json!({ "jsonrpc": "2.0", "id": message["id"], "result": result });
@@ -443,6 +502,12 @@ async fn keep_alives_only() -> std::net::SocketAddr {
                 "serverInfo": { "name": "keep-alives", "version": "1" },
             })),
             Some("tools/list") => json(json!({ "tools": tools(Hostile::Silent) })),
+            Some("tools/call") if hostile == HostileHttp::Huge => {
+                let text = "x".repeat(40 << 20);
+                json(result(json!({ "ok": true, "data": text, "meta": {
+                    "request_id": request_id(1), "truncated": false,
+                } })))
+            }
             Some("tools/call") => {
                 let beats = futures::stream::unfold((), |()| async {
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -466,7 +531,7 @@ async fn keep_alives_only() -> std::net::SocketAddr {
     let addr = listener.local_addr().expect("bound");
     let router = axum::Router::new().route(
         "/mcp",
-        axum::routing::post(mcp).get(|| async {
+        axum::routing::post(move |body| mcp(hostile, body)).get(|| async {
             Response::builder()
                 .status(405)
                 .body(Body::empty())
@@ -477,24 +542,44 @@ async fn keep_alives_only() -> std::net::SocketAddr {
     addr
 }
 
-#[tokio::test]
-async fn an_event_stream_of_keep_alives_only_is_no_answer() {
+/// `hostile` checked over streamable HTTP: the report, and how long it took.
+async fn check_http(hostile: HostileHttp, time_budget: u64) -> (Report, Duration) {
     let _alone = ONE_AT_A_TIME.lock().await;
-    let addr = keep_alives_only().await;
+    let addr = hostile_http(hostile).await;
     let url = format!("http://{addr}/mcp");
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
     let client = ().serve(transport).await.expect("connects");
     let started = Instant::now();
-    let report = run(&client, &bounded(4)).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(14),
-        "{}",
-        report.render()
-    );
+    let report = run(&client, &bounded(time_budget)).await;
+    let took = started.elapsed();
+    let _ = client.cancel().await;
+    (report, took)
+}
+
+#[tokio::test]
+async fn an_event_stream_of_keep_alives_only_is_no_answer() {
+    let (report, took) = check_http(HostileHttp::KeepAlives, 4).await;
+    assert!(took < Duration::from_secs(14), "{}", report.render());
     assert!(
         report.failures_of(Check::CallAnswered) > 0,
         "{}",
         report.render()
     );
-    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_huge_answer_over_http_fails_call_answered() {
+    let (report, took) = check_http(HostileHttp::Huge, 30).await;
+    assert!(took < Duration::from_secs(40), "{}", report.render());
+    let failure = report
+        .tools
+        .iter()
+        .flat_map(|tool| &tool.failures)
+        .find(|failure| failure.check == Check::CallAnswered.as_str())
+        .unwrap_or_else(|| panic!("call.answered failed: {}", report.render()));
+    assert!(
+        !failure.detail.contains("no answer within"),
+        "{}",
+        failure.detail
+    );
 }

@@ -24,6 +24,7 @@ use envelope_mcp::check::{
 };
 use envelope_mcp::rmcp::ServiceExt as _;
 use envelope_mcp::rmcp::transport::StreamableHttpClientTransport;
+use envelope_mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 /// Check whether an MCP server's tool responses are agent-grade: envelopes that say whether
 /// the call worked, whether a retry can help, how complete and how large the answer is, and
@@ -70,8 +71,8 @@ struct Options {
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     time_budget: u64,
 
-    /// The longest answer read from a stdio server, in bytes; a longer one fails
-    /// `call.answered`. (Over HTTP, rmcp's client holds its own 16 MiB limit.)
+    /// The longest answer read, in bytes (one line on stdio; one event or JSON body over
+    /// HTTP); a longer one fails `call.answered`.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_ANSWER_BYTES)]
     max_answer_bytes: usize,
 
@@ -126,7 +127,11 @@ fn config(options: &Options, seed: u64) -> CheckConfig {
 /// Connects as `options` say, checks, and disconnects.
 async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String> {
     if let Some(url) = &options.url {
-        let connecting = ().serve(StreamableHttpClientTransport::from_uri(url.as_str()));
+        let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+        // One limit on an answer, whichever way it comes: an event or a JSON body.
+        http.max_sse_event_size = options.max_answer_bytes.max(1);
+        http.max_json_response_size = options.max_answer_bytes.max(1);
+        let connecting = ().serve(StreamableHttpClientTransport::from_config(http));
         let client = tokio::time::timeout(config.call_timeout, connecting)
             .await
             .map_err(|_| format!("cannot connect to {url}: no answer to `initialize`"))?
