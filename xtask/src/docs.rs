@@ -484,12 +484,18 @@ fn checks_markdown() -> String {
         out,
         "`envelope-check` (feature `check` of `envelope-mcp`) connects to any MCP server, over \
          stdio (`envelope-check -- COMMAND [ARGS...]`) or streamable HTTP (`envelope-check --url \
-         URL`), lists its tools and calls each one: valid calls generated from the tool's \
+         URL`), lists its tools and calls each one it may: by default only the tools listed \
+         `readOnlyHint: true` (an unannotated tool is not read-only); `--allow-tool NAME` or \
+         `--allow-writes` calls others, and every tool and next action left alone is reported \
+         as withheld, with its annotations and the arguments it would have been sent. The \
+         calls are valid ones generated from the tool's \
          `inputSchema` (the required fields, every field, and random variations from a seed \
          the report prints; `--seed` replays them), invalid ones (a wrong type, a missing \
          required field, an unknown argument), and empty, very long and non-ASCII values in \
          fields that look like paths or queries. It follows pages to the end, changes one \
-         character of a token, and runs each suggested next action once. Every response is \
+         character of a token, and runs each suggested next action it may once. Each call \
+         waits at most the call timeout and never past the time budget, and an answer is read \
+         up to a size limit. Every response is \
          held to the checks below that apply to it; `--only` and `--skip` take their ids. The exit status is 0 \
          only when nothing failed.\n"
     );

@@ -416,7 +416,10 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                         Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
                         _ => Check::InvalidValidation,
                     };
-                    report.fail(check, &call.arguments, &reason, None);
+                    // A call the time budget cut short says nothing against the server.
+                    if reason != OUT_OF_TIME {
+                        report.fail(check, &call.arguments, &reason, None);
+                    }
                     report.stopped = Some(reason);
                     return (report, withheld);
                 }
