@@ -119,7 +119,10 @@ impl Connections {
     /// How many connections are open.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 
@@ -276,7 +279,7 @@ mod tests {
         }
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_connection_is_idle_only_without_a_request() {
         let connections = Connections::new(4);
         let place = connections.open().expect("room");
@@ -284,12 +287,14 @@ mod tests {
         let busy = connection.busy();
         let idle = tokio::spawn({
             let connection = Arc::clone(&connection);
-            async move { connection.idle_for(Duration::from_secs(5)).await }
+            async move { connection.idle_for(Duration::from_millis(50)).await }
         });
-        tokio::time::sleep(Duration::from_secs(20)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(!idle.is_finished(), "a request in flight is never idle");
         drop(busy);
-        tokio::time::sleep(Duration::from_secs(11)).await;
-        assert!(idle.is_finished());
+        tokio::time::timeout(Duration::from_secs(10), idle)
+            .await
+            .expect("idle once the request is done")
+            .expect("joins");
     }
 }

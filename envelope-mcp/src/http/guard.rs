@@ -270,16 +270,24 @@ mod tests {
             let checks = Checks::new(&HttpConfig::default());
             checks.judge(&request, true)
         };
-        let malformed = |result: Result<(), HostRefusal>| {
-            matches!(result, Err(HostRefusal::Malformed(_)))
-        };
+        let malformed =
+            |result: Result<(), HostRefusal>| matches!(result, Err(HostRefusal::Malformed(_)));
         assert_eq!(judge(http::Version::HTTP_11, &["localhost:8080"]), Ok(()));
         assert_eq!(judge(http::Version::HTTP_11, &["[::1]:8080"]), Ok(()));
         assert!(malformed(judge(http::Version::HTTP_11, &[])));
-        assert!(malformed(judge(http::Version::HTTP_11, &["localhost", "localhost"])));
-        assert!(malformed(judge(http::Version::HTTP_11, &["evil@localhost:1"])));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["localhost", "localhost"]
+        )));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["evil@localhost:1"]
+        )));
         assert!(malformed(judge(http::Version::HTTP_11, &["local host"])));
-        assert!(malformed(judge(http::Version::HTTP_11, &["localhost:port"])));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["localhost:port"]
+        )));
         assert!(matches!(
             judge(http::Version::HTTP_11, &["evil.example"]),
             Err(HostRefusal::NotAllowed(_))

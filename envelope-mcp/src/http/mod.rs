@@ -11,6 +11,7 @@ mod health;
 mod serve;
 
 pub(crate) use admission::{Admission, Admitted, Refusal};
+#[cfg(feature = "rest")]
 pub(crate) use guard::HostRefusal;
 
 pub use config::{

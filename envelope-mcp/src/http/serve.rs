@@ -105,23 +105,24 @@ async fn serve_connection(
         connection: Arc::clone(&connection),
     });
     let counted = Arc::clone(&connection);
-    let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-        let busy = counted.busy();
-        let mut router = router.clone();
-        async move {
-            use tower_service::Service;
-            let request = request.map(axum::body::Body::new);
-            // An axum router is always ready, and never fails.
-            std::future::poll_fn(|cx| {
-                Service::<axum::extract::Request>::poll_ready(&mut router, cx)
-            })
-            .await?;
-            let response = router.call(request).await?;
-            Ok::<_, Infallible>(
-                response.map(|body| axum::body::Body::new(Answering { body, _busy: busy })),
-            )
-        }
-    });
+    let service =
+        hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+            let busy = counted.busy();
+            let mut router = router.clone();
+            async move {
+                use tower_service::Service;
+                let request = request.map(axum::body::Body::new);
+                // An axum router is always ready, and never fails.
+                std::future::poll_fn(|cx| {
+                    Service::<axum::extract::Request>::poll_ready(&mut router, cx)
+                })
+                .await?;
+                let response = router.call(request).await?;
+                Ok::<_, Infallible>(
+                    response.map(|body| axum::body::Body::new(Answering { body, _busy: busy })),
+                )
+            }
+        });
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
