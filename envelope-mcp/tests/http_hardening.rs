@@ -166,11 +166,11 @@ async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
                         return Some(started.elapsed());
                     }
                     let mut probe = [0u8; 64];
-                    match tokio::time::timeout(Duration::from_millis(200), stream.read(&mut probe))
-                        .await
+                    let probe = stream.read(&mut probe);
+                    if let Ok(Ok(0) | Err(_)) =
+                        tokio::time::timeout(Duration::from_millis(200), probe).await
                     {
-                        Ok(Ok(0) | Err(_)) => return Some(started.elapsed()),
-                        _ => {}
+                        return Some(started.elapsed());
                     }
                 }
                 None
