@@ -102,6 +102,20 @@ fn host_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
     if text.contains('@') || authority.host().is_empty() {
         return Err(invalid());
     }
+    // `Authority` also takes a port that is no number; a `Host`'s is digits (RFC 3986 allows
+    // none), at most 65535.
+    let port = text.get(authority.host().len()..).unwrap_or_default();
+    let port_valid = match port.strip_prefix(':') {
+        None => port.is_empty(),
+        Some(digits) => {
+            digits.is_empty()
+                || (digits.bytes().all(|byte| byte.is_ascii_digit())
+                    && digits.parse::<u16>().is_ok())
+        }
+    };
+    if !port_valid {
+        return Err(invalid());
+    }
     Ok(Some(text))
 }
 
@@ -287,6 +301,10 @@ mod tests {
         assert!(malformed(judge(
             http::Version::HTTP_11,
             &["localhost:port"]
+        )));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["localhost:99999"]
         )));
         assert!(matches!(
             judge(http::Version::HTTP_11, &["evil.example"]),
