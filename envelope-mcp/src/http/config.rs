@@ -30,9 +30,12 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`EnvelopeServer::serve_http_with`]).
 ///
 /// The defaults suit a server on a developer's machine: only loopback `Host` headers are
-/// accepted (rmcp's protection against DNS rebinding), answers stream as server-sent events,
+/// accepted (a protection against DNS rebinding), answers stream as server-sent events,
 /// sessions are kept for clients of protocol versions that have them, and there is no request
-/// timeout beyond the call timeout, no concurrency limit and no CORS. A server behind a proxy
+/// timeout beyond the call timeout, no concurrency limit and no CORS. Every connection is held
+/// to deadlines whatever the configuration says of the rest (a request head within
+/// [`DEFAULT_HEADER_TIMEOUT`], a body within [`DEFAULT_BODY_TIMEOUT`], closed when idle for
+/// [`DEFAULT_IDLE_TIMEOUT`]), and their number is capped below the file limit. A server behind a proxy
 /// or load balancer names the hosts it is reached by ([`with_allowed_hosts`](Self::with_allowed_hosts))
 /// and usually runs stateless.
 ///

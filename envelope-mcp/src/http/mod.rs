@@ -1,7 +1,8 @@
 //! Streamable HTTP: the server mounted at `/mcp` on an axum router, with `X-Request-ID`
 //! handling: a valid ULID from the client is the envelope's `request_id`; another id that is
 //! safe to log is kept beside it as `meta.client_request_id`; anything else is replaced by a
-//! fresh ULID. The id kept is echoed.
+//! fresh ULID. The id kept is echoed. Served by an accept loop of its own ([`serve`]), so that
+//! every connection has deadlines and their number a cap ([`connections`]).
 
 mod admission;
 mod config;
