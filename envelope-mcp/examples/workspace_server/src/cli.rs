@@ -8,8 +8,8 @@
 //! workspace_server [OPTIONS] list                  print the tool listing
 //! ```
 //!
-//! `--help` lists every option, the HTTP ones (hosts, origins, stateless, limits, CORS,
-//! draining, the plain HTTP API) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
+//! `--help` lists every option, the HTTP ones (hosts, origins, stateless, limits, connection
+//! deadlines and cap, CORS, draining, the plain HTTP API) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
 //! then the process exits 0.
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
