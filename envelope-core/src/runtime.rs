@@ -869,16 +869,11 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// How many characters of a decoding error (which may quote the value the client sent) a
-/// response echoes.
-const MAX_ECHOED_ERROR_CHARS: usize = 256;
-
-/// Decodes with the failing field named: `invalid argument `limit`: invalid type: …`. The
-/// field's path and the error are the client's to make long: both are cut.
+/// Decodes with the failing field named: `invalid argument `limit`: invalid type: …`.
 fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(value).map_err(|error| {
-        let field = shorten(&error.path().to_string(), MAX_ECHOED_KEY_CHARS);
-        let inner = shorten(&error.into_inner().to_string(), MAX_ECHOED_ERROR_CHARS);
+        let field = error.path().to_string();
+        let inner = error.into_inner();
         if field == "." {
             ToolError::validation(format!("invalid arguments: {inner}"))
                 .with_code("invalid_arguments")
