@@ -77,7 +77,9 @@
 //!
 //! [`HttpConfig`] says how streamable HTTP is served: the `Host` names accepted (loopback only
 //! by default), stateless serving for replicas behind a load balancer, JSON answers, a request
-//! timeout, a concurrency limit, CORS, and a shutdown token that drains calls in flight.
+//! timeout, a concurrency limit, deadlines on every connection (its request heads, its bodies,
+//! its idleness) and a cap on their number below the file limit, CORS, and a shutdown token
+//! that drains calls in flight.
 //! `/healthz` and `/readyz` come with it. Every call runs in a `tool_call` span carrying the
 //! envelope's facts; with feature `otel` it joins the caller's OpenTelemetry trace.
 //!
@@ -144,16 +146,17 @@ mod server;
 pub use error::McpError;
 #[cfg(feature = "http")]
 pub use http::{
-    DEFAULT_DRAIN_TIMEOUT, DEFAULT_MCP_PATH, HEALTH_PATH, HttpConfig, OVERLOADED, READY_PATH,
-    request_id_layer,
+    CONNECTION_DESCRIPTOR_HEADROOM, DEFAULT_BODY_TIMEOUT, DEFAULT_DRAIN_TIMEOUT,
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MCP_PATH, HEALTH_PATH, HttpConfig,
+    OVERLOADED, READY_PATH, UNLIMITED_FILES_MAX_CONNECTIONS, request_id_layer,
 };
 pub use in_flight::DUPLICATE_ID;
-pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, PARSE_ERROR};
+pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, MAX_JSONRPC_ID_BYTES, PARSE_ERROR};
 #[cfg(feature = "rest")]
 pub use rest::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
 pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
-    EnvelopeConfig, EnvelopeServer, META_PREFIX,
+    EnvelopeConfig, EnvelopeServer, MAX_PROGRESS_TOKEN_BYTES, META_PREFIX,
 };
 
 // What a server author needs besides `envelope-core`, so a server's manifest lists only the

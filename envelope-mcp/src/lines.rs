@@ -9,7 +9,9 @@
 //! - a line that is not JSON (truncated, `NaN`, `1e400`, a lone surrogate, invalid UTF-8, or
 //!   nested deeper than serde_json's limit of 128, refused without recursion) is answered
 //!   `-32700` (parse error), id `null`;
-//! - JSON that is no JSON-RPC message is answered `-32600`, with its `id` when one can be read;
+//! - JSON that is no JSON-RPC message is answered `-32600`, with its `id` when one can be read
+//!   (and is at most [`MAX_JSONRPC_ID_BYTES`] long);
+//! - a request whose id is longer than [`MAX_JSONRPC_ID_BYTES`] is answered `-32600`, id `null`;
 //! - a request reusing the id of one still in flight is answered `-32600` with that id, at once.
 //!
 //! Everything else goes to rmcp, which answers it as usual (a `tools/call` with bad arguments
@@ -36,6 +38,11 @@ pub const PARSE_ERROR: i64 = -32700;
 
 /// JSON-RPC's "invalid request": not a message, or too large to read.
 pub const INVALID_REQUEST: i64 = -32600;
+
+/// The longest JSON-RPC request id, in bytes of its JSON, a server takes. Every answer echoes
+/// the id: a request with a longer one is refused `-32600` (invalid request) with id `null`,
+/// so that no answer repeats an unbounded value the client chose.
+pub const MAX_JSONRPC_ID_BYTES: usize = 256;
 
 /// Why the outgoing side stopped.
 #[derive(Debug, thiserror::Error)]
@@ -101,9 +108,25 @@ fn error_line(id: Value, code: i64, message: &str) -> Vec<u8> {
     serde_json::to_vec(&answer).unwrap_or_default()
 }
 
+/// Whether `id` is short enough to echo ([`MAX_JSONRPC_ID_BYTES`]).
+fn echoable(id: &Value) -> bool {
+    serde_json::to_vec(id).is_ok_and(|json| json.len() <= MAX_JSONRPC_ID_BYTES)
+}
+
 /// What to do with one line: hand a message to rmcp, or answer it here.
 pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServer>, Vec<u8>> {
     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(JsonRpcMessage::Request(request))
+            if !serde_json::to_value(&request.id).is_ok_and(|id| echoable(&id)) =>
+        {
+            Err(error_line(
+                Value::Null,
+                INVALID_REQUEST,
+                &format!(
+                    "invalid request: the id is longer than {MAX_JSONRPC_ID_BYTES} bytes of JSON"
+                ),
+            ))
+        }
         Ok(message) => Ok(message),
         Err(_) => Err(match serde_json::from_slice::<Value>(line) {
             Err(error) => error_line(Value::Null, PARSE_ERROR, &format!("parse error: {error}")),
@@ -112,7 +135,9 @@ pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServ
                 // with a usable one: a malformed *answer* carries the id of one of the server's
                 // own requests, which the client must not take for one of its own.
                 let id = match (value.get("id"), value.get("method")) {
-                    (Some(id @ (Value::String(_) | Value::Number(_))), Some(_)) => id.clone(),
+                    (Some(id @ (Value::String(_) | Value::Number(_))), Some(_)) if echoable(id) => {
+                        id.clone()
+                    }
                     _ => Value::Null,
                 };
                 error_line(
@@ -274,5 +299,27 @@ mod tests {
         let reply = answer(br#"{"jsonrpc":"2.0","id":7,"result":1,"error":2}"#);
         assert_eq!(reply["error"]["code"], INVALID_REQUEST);
         assert_eq!(reply["id"], Value::Null);
+    }
+
+    #[test]
+    fn a_long_id_is_never_echoed() {
+        let answer = |line: &str| -> Value {
+            let Err(bytes) = judge(line.as_bytes(), usize::MAX) else {
+                panic!("{line} was handed to rmcp");
+            };
+            serde_json::from_slice(&bytes).expect("an answer is JSON")
+        };
+        let long = "x".repeat(MAX_JSONRPC_ID_BYTES);
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":"{long}","method":"ping"}}"#);
+        let refused = answer(&ping);
+        assert_eq!(refused["error"]["code"], INVALID_REQUEST);
+        assert_eq!(refused["id"], Value::Null);
+        // Nor in the answer to a message that is no request.
+        let broken = format!(r#"{{"jsonrpc":"2.0","id":"{long}","method":42}}"#);
+        assert_eq!(answer(&broken)["id"], Value::Null);
+        // An id within the limit goes through.
+        let short = "x".repeat(MAX_JSONRPC_ID_BYTES - 2);
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":"{short}","method":"ping"}}"#);
+        assert!(judge(ping.as_bytes(), usize::MAX).is_ok());
     }
 }

@@ -432,6 +432,20 @@ fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
     listed
 }
 
+/// The longest progress token, in bytes of its JSON, a call's progress is reported under.
+/// Every notification repeats the token: a call whose token is longer gets no progress
+/// notifications at all (it still answers as usual), so that what a call sends stays within
+/// its budget and a fixed allowance however large a token the client chose.
+pub const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
+
+/// How many characters of an unknown tool's name an error echoes.
+const ECHOED_NAME_CHARS: usize = 128;
+
+/// Whether progress is reported under `token` ([`MAX_PROGRESS_TOKEN_BYTES`]).
+fn reportable(token: &ProgressToken) -> bool {
+    serde_json::to_vec(token).is_ok_and(|json| json.len() <= MAX_PROGRESS_TOKEN_BYTES)
+}
+
 /// Forwards a tool's progress reports to the client as `notifications/progress`, one at a time
 /// in the order they were made (MCP wants progress to increase).
 ///
@@ -978,9 +992,11 @@ impl ServerHandler for EnvelopeServer {
         let name = request.name.to_string();
         if self.inner.tools.get(&name).is_none() {
             let available: Vec<&str> = self.inner.tools.names().collect();
+            // The name is the client's, of any length: only its start is echoed.
+            let echoed: String = name.chars().take(ECHOED_NAME_CHARS).collect();
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                Some(json!({ "tool": name, "available": available })),
+                format!("unknown tool `{echoed}`"),
+                Some(json!({ "tool": echoed, "available": available })),
             ));
         }
         let parts = context.extensions.get::<http::request::Parts>();
@@ -997,6 +1013,7 @@ impl ServerHandler for EnvelopeServer {
         let progress = context
             .meta
             .get_progress_token()
+            .filter(reportable)
             .map(|token| PeerProgress::new(context.peer.clone(), token));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let extras = CallExtras {

@@ -553,7 +553,7 @@ async fn the_listing_and_the_document_describe_every_tool() {
     assert_eq!(
         statuses,
         [
-            "200", "400", "403", "404", "413", "415", "422", "500", "503"
+            "200", "400", "403", "404", "408", "413", "415", "422", "500", "503"
         ]
     );
     for row in CATEGORY_STATUS {

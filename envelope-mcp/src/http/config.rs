@@ -12,13 +12,30 @@ pub const DEFAULT_MCP_PATH: &str = "/mcp";
 /// configured otherwise: past it, the calls still running are cut off.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a connection may take to send a whole request head unless configured otherwise:
+/// counted from the moment the server waits for one (the connection accepted, or the previous
+/// answer sent on a kept-alive one). Past it the connection is closed without an answer.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection may stay open with no request in flight and no byte read or written,
+/// unless configured otherwise. Above the default SSE keep-alive (15 s); a connection with a
+/// request in flight or an answer streaming is never idle.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a request's body may take to arrive whole, unless configured otherwise: counted
+/// from the end of its head. Past it the request is answered `408` and its connection closed.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How the streamable HTTP endpoint is served ([`EnvelopeServer::http_router_with`],
 /// [`EnvelopeServer::serve_http_with`]).
 ///
 /// The defaults suit a server on a developer's machine: only loopback `Host` headers are
-/// accepted (rmcp's protection against DNS rebinding), answers stream as server-sent events,
+/// accepted (a protection against DNS rebinding), answers stream as server-sent events,
 /// sessions are kept for clients of protocol versions that have them, and there is no request
-/// timeout beyond the call timeout, no concurrency limit and no CORS. A server behind a proxy
+/// timeout beyond the call timeout, no concurrency limit and no CORS. Every connection is held
+/// to deadlines whatever the configuration says of the rest (a request head within
+/// [`DEFAULT_HEADER_TIMEOUT`], a body within [`DEFAULT_BODY_TIMEOUT`], closed when idle for
+/// [`DEFAULT_IDLE_TIMEOUT`]), and their number is capped below the file limit. A server behind a proxy
 /// or load balancer names the hosts it is reached by ([`with_allowed_hosts`](Self::with_allowed_hosts))
 /// and usually runs stateless.
 ///
@@ -51,6 +68,11 @@ pub struct HttpConfig {
     pub(crate) cors_origins: Vec<String>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) drain_timeout: Duration,
+    pub(crate) header_timeout: Option<Duration>,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) body_timeout: Option<Duration>,
+    /// `None`: from the file limit alone.
+    pub(crate) max_connections: Option<usize>,
     /// The plain HTTP gateway mounted beside the MCP endpoint; `None` mounts none.
     #[cfg(feature = "rest")]
     pub(crate) rest: Option<crate::rest::RestConfig>,
@@ -74,6 +96,10 @@ impl Default for HttpConfig {
             cors_origins: Vec::new(),
             shutdown: CancellationToken::new(),
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            header_timeout: Some(DEFAULT_HEADER_TIMEOUT),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            body_timeout: Some(DEFAULT_BODY_TIMEOUT),
+            max_connections: None,
             #[cfg(feature = "rest")]
             rest: Some(crate::rest::RestConfig::default()),
         }
@@ -161,11 +187,14 @@ impl HttpConfig {
         self
     }
 
-    /// The longest a request may take before the router answers `503` with `Retry-After` and
-    /// drops its work (`None`, the default: no limit). Keep it above the server's call
-    /// timeout, so that a call that overruns answers its own `deadline_exceeded` envelope first
-    /// and this only catches what no envelope can. It holds until the response's headers are
-    /// sent: the whole call with JSON answers, only the start of a server-sent event stream.
+    /// The longest a request may take, its upload included (`None`, the default: no limit).
+    /// The clock starts when its head has arrived: its body must arrive within the remainder
+    /// (and the body timeout), else it is answered `408`; the handler runs within what is then
+    /// left, else it is answered `503` with `Retry-After` and its work is dropped. Keep it
+    /// above the server's call timeout, so that a call that overruns answers its own
+    /// `deadline_exceeded` envelope first and this only catches what no envelope can. It holds
+    /// until the response's headers are sent: the whole call with JSON answers, only the start
+    /// of a server-sent event stream.
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
@@ -214,6 +243,53 @@ impl HttpConfig {
     #[must_use]
     pub fn with_drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may take to send a whole request head
+    /// ([`DEFAULT_HEADER_TIMEOUT`] unless set; `None` for no limit), counted from the moment the
+    /// server waits for one: the connection accepted, or the previous answer sent on a
+    /// kept-alive connection (so it also bounds the wait for a next request). Past it the
+    /// connection is closed without an answer. Only
+    /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) holds connections to it.
+    #[must_use]
+    pub fn with_header_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may stay open with no request in flight and no byte read or
+    /// written ([`DEFAULT_IDLE_TIMEOUT`] unless set; `None` for no limit); then it is closed.
+    /// A connection with a request in flight, an event stream included, is never idle. Only
+    /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) holds connections to it.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// How long a request's body may take to arrive whole, counted from the end of its head
+    /// ([`DEFAULT_BODY_TIMEOUT`] unless set; `None` for no limit). A body still arriving then
+    /// is answered `408` (plain text on the MCP endpoint, a problem on the plain HTTP API) and
+    /// its connection closed. A body still arriving holds no place under the concurrency
+    /// limit: that is taken once it is read.
+    #[must_use]
+    pub fn with_body_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// At most `limit` connections open at once (`None`, the default: as many as the file
+    /// limit allows, the soft `RLIMIT_NOFILE` less a headroom for the files tools open, see
+    /// [`CONNECTION_DESCRIPTOR_HEADROOM`](crate::CONNECTION_DESCRIPTOR_HEADROOM)); a limit
+    /// above that is lowered to it. A connection past the cap closes the oldest one with no
+    /// request in flight (idle, or still sending its first request head) to make room; when
+    /// every one has a request in flight, it is answered `503` with `Retry-After` and
+    /// `Connection: close`, and closed. Only
+    /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) counts connections.
+    #[must_use]
+    pub fn with_max_connections(mut self, limit: Option<usize>) -> Self {
+        self.max_connections = limit;
         self
     }
 

@@ -1,15 +1,25 @@
 //! Streamable HTTP: the server mounted at `/mcp` on an axum router, with `X-Request-ID`
 //! handling: a valid ULID from the client is the envelope's `request_id`; another id that is
 //! safe to log is kept beside it as `meta.client_request_id`; anything else is replaced by a
-//! fresh ULID. The id kept is echoed.
+//! fresh ULID. The id kept is echoed. Served by an accept loop of its own ([`serve`]), so that
+//! every connection has deadlines and their number a cap ([`connections`]).
 
 mod admission;
 mod config;
+mod connections;
+mod guard;
 mod health;
+mod serve;
 
 pub(crate) use admission::{Admission, Admitted, Refusal};
+#[cfg(feature = "rest")]
+pub(crate) use guard::HostRefusal;
 
-pub use config::{DEFAULT_DRAIN_TIMEOUT, DEFAULT_MCP_PATH, HttpConfig};
+pub use config::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MCP_PATH, HttpConfig,
+};
+pub use connections::{CONNECTION_DESCRIPTOR_HEADROOM, UNLIMITED_FILES_MAX_CONNECTIONS};
 use health::Readiness;
 pub use health::{HEALTH_PATH, READY_PATH};
 
@@ -121,7 +131,12 @@ fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
 /// JSON-RPC error the stdio framing answers it with (rmcp's own answer is a `415` in plain
 /// text); and a request reusing an id in flight in its session with that error.
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
-    let Admitted { parts, bytes, held } = match limits.admission.admit(request).await {
+    let Admitted {
+        parts,
+        bytes,
+        held,
+        deadline,
+    } = match limits.admission.admit(request).await {
         Ok(admitted) => admitted,
         Err(refusal) => return mcp_refusal(&refusal),
     };
@@ -149,10 +164,18 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
             parts.extensions.insert(Arc::new(flight));
         }
     }
-    held.until_sent(
-        next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-            .await,
-    )
+    let answering = next.run(Request::from_parts(parts, axum::body::Body::from(bytes)));
+    match deadline.bound(answering).await {
+        Ok(response) => held.until_sent(response),
+        Err(overran) => {
+            let mut refused =
+                (http::StatusCode::SERVICE_UNAVAILABLE, overran.to_string()).into_response();
+            refused
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            refused
+        }
+    }
 }
 
 /// A refusal as the MCP endpoint answers it: plain text, or a JSON-RPC error for an overload.
@@ -163,7 +186,40 @@ fn mcp_refusal(refusal: &Refusal) -> Response {
             (http::StatusCode::PAYLOAD_TOO_LARGE, refusal.to_string()).into_response()
         }
         Refusal::Unreadable => (http::StatusCode::BAD_REQUEST, refusal.to_string()).into_response(),
+        // The rest of the body may still be on its way: the connection cannot carry another
+        // request.
+        Refusal::BodyTimeout { .. } => (
+            http::StatusCode::REQUEST_TIMEOUT,
+            [(http::header::CONNECTION, HeaderValue::from_static("close"))],
+            refusal.to_string(),
+        )
+            .into_response(),
     }
+}
+
+/// Middleware: the one judge of `Host` and `Origin` for every route ([`guard::Checks`]).
+/// Health and readiness are held only to RFC 9112's rules, not to the allowed hosts (a load
+/// balancer probes them by whatever name it knows). A refusal on the plain HTTP API is a
+/// problem; anywhere else plain text, as rmcp answered it.
+async fn judge_host(
+    checks: Arc<guard::Checks>,
+    gateway: bool,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    let allowlisted = path != HEALTH_PATH && path != READY_PATH;
+    let Err(refusal) = checks.judge(&request, allowlisted) else {
+        return next.run(request).await;
+    };
+    tracing::warn!(%refusal, "a request's Host or Origin is refused");
+    #[cfg(feature = "rest")]
+    if gateway && crate::rest::is_gateway_path(path) {
+        return crate::rest::host_refusal(&refusal, &request);
+    }
+    #[cfg(not(feature = "rest"))]
+    let _ = gateway;
+    (refusal.status(), refusal.to_string()).into_response()
 }
 
 impl EnvelopeServer {
@@ -178,9 +234,18 @@ impl EnvelopeServer {
     /// tool count once the toolset is built and the key ring loaded; `503` once shutdown has
     /// begun, so that a load balancer stops sending new calls).
     ///
+    /// Every route's `Host` is judged by one rule (RFC 9112's, then the allowed hosts and
+    /// origins): no `Host` on HTTP/1.1, two of them, or one that is no `host[:port]`
+    /// (`user@host` included) is answered `400`; a host or origin not allowed `403` (health and
+    /// readiness are held to the first rule only). The MCP endpoint answers these in plain
+    /// text, the plain HTTP API as problems.
+    ///
     /// Limits, from the server's configuration and `config`:
     /// - a request body over the maximum request size is answered `413` before any of it is
     ///   parsed, whether it declares its length or streams it;
+    /// - a body still arriving past the body timeout ([`DEFAULT_BODY_TIMEOUT`] unless
+    ///   configured), or past what is left of the request timeout, is answered `408` and its
+    ///   connection closed; while it arrives it holds no place under the concurrency limit;
     /// - past the session cap ([`DEFAULT_MAX_SESSIONS`](crate::DEFAULT_MAX_SESSIONS) unless
     ///   configured), a new session is refused with `503` and `Retry-After`; requests within
     ///   existing sessions go on;
@@ -189,10 +254,11 @@ impl EnvelopeServer {
     /// - a session idle for longer than the idle timeout
     ///   ([`DEFAULT_SESSION_IDLE_TIMEOUT`](crate::DEFAULT_SESSION_IDLE_TIMEOUT), five minutes,
     ///   unless configured) is closed, and its slot freed;
-    /// - past [`HttpConfig::with_max_concurrent_requests`], a request is refused at once with
-    ///   `503`, `Retry-After` and a JSON-RPC error ([`OVERLOADED`]);
-    /// - past [`HttpConfig::with_request_timeout`], a request is answered `503` with
-    ///   `Retry-After` and its work dropped.
+    /// - past [`HttpConfig::with_max_concurrent_requests`], a request whose body has arrived is
+    ///   refused at once with `503`, `Retry-After` and a JSON-RPC error ([`OVERLOADED`]);
+    /// - past [`HttpConfig::with_request_timeout`], counted from the end of the request's head
+    ///   (its upload included), a request is answered `503` with `Retry-After` and its work
+    ///   dropped.
     ///
     /// A call holds its place under the concurrency limit until its answer is sent, an event
     /// stream included. The request timeout holds until the response's headers are sent: with
@@ -201,6 +267,10 @@ impl EnvelopeServer {
     /// call's own timeout
     /// ([`EnvelopeConfig::with_call_timeout`](crate::EnvelopeConfig::with_call_timeout)) is
     /// then what bounds it.
+    ///
+    /// The connection deadlines (request heads, idleness) and the connection cap are
+    /// [`serve_http_with`](Self::serve_http_with)'s: a router served some other way has the
+    /// body and request deadlines only.
     pub fn http_router_with(self, config: HttpConfig) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
         let mut sessions = LocalSessionManager::default();
@@ -227,6 +297,8 @@ impl EnvelopeServer {
             permits: config
                 .max_concurrent_requests
                 .map(|limit| Arc::new(tokio::sync::Semaphore::new(limit.max(1)))),
+            body_timeout: config.body_timeout,
+            request_timeout: config.request_timeout,
         };
         let limits = Limits {
             admission: admission.clone(),
@@ -234,25 +306,24 @@ impl EnvelopeServer {
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
         };
-        let mut rmcp_config = StreamableHttpServerConfig::default()
+        let rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
             .with_max_request_body_bytes(max_request_bytes)
             .with_json_response(config.json_response)
             .with_sse_keep_alive(config.sse_keep_alive)
             .with_legacy_session_mode(!config.stateless)
-            .with_allowed_origins(config.allowed_origins.clone())
+            // Hosts and origins are judged once, for every route, by `judge_host`.
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
             .with_cancellation_token(streams);
-        rmcp_config = match &config.allowed_hosts {
-            Some(hosts) => rmcp_config.with_allowed_hosts(hosts.clone()),
-            None => rmcp_config.disable_allowed_hosts(),
-        };
+        let checks = guard::Checks::new(&config);
         let ready = Readiness {
             tools: server.tool_count(),
             continuations: server.seals_continuations(),
             shutdown: config.shutdown.clone(),
         };
         #[cfg(feature = "rest")]
-        let gateway = match config.rest.clone() {
+        let gateway: Option<axum::Router> = match config.rest.clone() {
             Some(_) if crate::rest::is_gateway_path(&config.path) => {
                 tracing::error!(
                     path = config.path,
@@ -275,24 +346,23 @@ impl EnvelopeServer {
             Arc::clone(&limits.sessions),
             rmcp_config,
         );
-        let mut mcp = axum::Router::new().nest_service(&config.path, service);
-        if let Some(timeout) = config.request_timeout {
-            mcp = mcp
-                .layer(tower_http::timeout::TimeoutLayer::with_status_code(
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    timeout,
-                ))
-                .layer(axum::middleware::map_response(retry_after_on_503));
-        }
-        let mut router = mcp
+        let mut router = axum::Router::new()
+            .nest_service(&config.path, service)
             .layer(axum::middleware::from_fn(move |request, next| {
                 limit(limits.clone(), request, next)
             }))
             .merge(health::routes(ready));
         #[cfg(feature = "rest")]
+        let gateway_mounted = gateway.is_some();
+        #[cfg(not(feature = "rest"))]
+        let gateway_mounted = false;
+        #[cfg(feature = "rest")]
         if let Some(gateway) = gateway {
             router = router.merge(gateway);
         }
+        router = router.layer(axum::middleware::from_fn(move |request, next| {
+            judge_host(Arc::clone(&checks), gateway_mounted, request, next)
+        }));
         if let Some(cors) = cors(&config.cors_origins) {
             router = router.layer(cors);
         }
@@ -300,7 +370,7 @@ impl EnvelopeServer {
     }
 
     /// Serves streamable HTTP on `addr` until the process ends, with the default
-    /// [`HttpConfig`] and a listen backlog of 1,024 connections.
+    /// [`HttpConfig`]; see [`serve_http_with`](Self::serve_http_with).
     pub async fn serve_http(self, addr: SocketAddr) -> Result<(), McpError> {
         self.serve_http_with(addr, HttpConfig::default()).await
     }
@@ -309,6 +379,21 @@ impl EnvelopeServer {
     /// connections, until `config`'s shutdown token is cancelled: then no new connection is
     /// accepted, `/readyz` answers `503`, calls in flight finish (for up to the drain
     /// timeout), open event streams close, and this returns `Ok`.
+    ///
+    /// Beside what [`http_router_with`](Self::http_router_with) holds every request to, every
+    /// connection is held to deadlines, so that none can be held open for nothing:
+    /// - a request head must arrive whole within the header timeout
+    ///   ([`DEFAULT_HEADER_TIMEOUT`] unless set), counted from when the server waits for one
+    ///   (the connection accepted, or the previous answer sent); past it the connection is
+    ///   closed;
+    /// - a connection with no request in flight that reads and writes nothing for the idle
+    ///   timeout ([`DEFAULT_IDLE_TIMEOUT`]) is closed; one with a request in flight, an event
+    ///   stream included, never is;
+    /// - at most [`HttpConfig::with_max_connections`] connections are open, and never more
+    ///   than the file limit leaves room for (the soft `RLIMIT_NOFILE` less a headroom for the
+    ///   files tools open). Past the cap the oldest connection with no request in flight is
+    ///   closed to make room; when every one has a request in flight, the new one is answered
+    ///   `503` with `Retry-After` and `Connection: close`, and closed.
     pub async fn serve_http_with(
         self,
         addr: SocketAddr,
@@ -328,20 +413,26 @@ impl EnvelopeServer {
         socket.set_reuseaddr(true).map_err(io)?;
         socket.bind(addr).map_err(io)?;
         let listener = socket.listen(LISTEN_BACKLOG).map_err(io)?;
-        let shutdown = config.shutdown.clone();
-        let drain = config.drain_timeout;
-        let serving = axum::serve(listener, self.http_router_with(config))
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
-        // A connection that outlives the drain (a client holding a finished stream open) does
-        // not hold the process: a little after the drain timeout, serving ends regardless.
-        let deadline = async {
-            shutdown.cancelled().await;
-            tokio::time::sleep(drain + Duration::from_secs(1)).await;
+        let max_connections = match config.max_connections {
+            Some(limit) => limit.min(connections::file_limit_max_connections()),
+            None => connections::file_limit_max_connections(),
         };
-        tokio::select! {
-            served = serving => served.map_err(io),
-            () = deadline => Ok(()),
-        }
+        tracing::debug!(max_connections, "serving streamable HTTP");
+        let deadlines = serve::Deadlines {
+            header: config.header_timeout,
+            idle: config.idle_timeout,
+        };
+        let (shutdown, drain) = (config.shutdown.clone(), config.drain_timeout);
+        serve::accept_loop(
+            listener,
+            self.http_router_with(config),
+            deadlines,
+            connections::Connections::new(max_connections),
+            shutdown,
+            drain,
+        )
+        .await;
+        Ok(())
     }
 }
 
@@ -395,18 +486,6 @@ fn overloaded() -> Response {
     response
         .headers_mut()
         .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-/// Adds `Retry-After` to a `503` that has none (the request timeout's).
-async fn retry_after_on_503(mut response: Response) -> Response {
-    if response.status() == http::StatusCode::SERVICE_UNAVAILABLE
-        && !response.headers().contains_key(http::header::RETRY_AFTER)
-    {
-        response
-            .headers_mut()
-            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    }
     response
 }
 

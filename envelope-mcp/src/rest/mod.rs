@@ -3,8 +3,8 @@
 //! Mounted beside the MCP endpoint on the router of
 //! [`EnvelopeServer::http_router_with`](crate::EnvelopeServer::http_router_with) (see
 //! [`HttpConfig::with_rest`](crate::HttpConfig::with_rest)), with the same request-id handling,
-//! `Host` and `Origin` checks (rmcp's rules, from the same configuration), body size limit,
-//! concurrency limit, request timeout, drain on shutdown, and `tool_call` span. It shares the pipeline with MCP, so a call answers the same
+//! `Host` and `Origin` checks (one judge for both), body size limit, body and request
+//! deadlines, concurrency limit, drain on shutdown, and `tool_call` span. It shares the pipeline with MCP, so a call answers the same
 //! envelope over either.
 //!
 //! | route | answers |
@@ -26,8 +26,8 @@
 //! ([`PROBLEM_TYPE_PREFIX`]), `title` is the category's, `status` is the status, `detail` is the
 //! envelope's `error.message` (masked for `internal`), and `envelope` is the whole envelope.
 //! A `503` carries `Retry-After`. What the gateway refuses itself (malformed JSON, an unknown
-//! tool, a wrong method, an oversized body, a body not declared JSON, a host not allowed, an
-//! overload) is a problem too,
+//! tool, a wrong method, an oversized body, a body too slow to arrive, a body not declared
+//! JSON, a malformed or disallowed host, an overload) is a problem too,
 //! with an envelope of its own ([`GATEWAY_STATUS`]).
 //!
 //! **Browser callers.** `apply_budget=false` (or `Envelope-Apply-Budget: false`) opts a call
@@ -57,7 +57,6 @@
 //! ```
 
 mod controls;
-mod guard;
 mod openapi;
 mod problem;
 mod status;
@@ -69,22 +68,21 @@ pub use controls::{
 pub use problem::PROBLEM_JSON;
 pub use status::{
     CATEGORY_STATUS, CategoryStatus, GATEWAY_STATUS, GatewayStatus, HOST_NOT_ALLOWED,
-    INVALID_CONTROL, MALFORMED_JSON, METHOD_NOT_ALLOWED, OK_STATUS, OVERLOADED,
-    PROBLEM_TYPE_PREFIX, REQUEST_TOO_LARGE, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE, category_status,
-    problem_type,
+    INVALID_CONTROL, INVALID_HOST, MALFORMED_JSON, METHOD_NOT_ALLOWED, OK_STATUS, OVERLOADED,
+    PROBLEM_TYPE_PREFIX, REQUEST_TIMEOUT, REQUEST_TOO_LARGE, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE,
+    category_status, problem_type,
 };
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, any, get, post};
+use axum::routing::{MethodRouter, get, post};
 use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
-use crate::http::{Admission, Admitted, HttpConfig, Refusal};
+use crate::http::{Admission, Admitted, HostRefusal, HttpConfig, Refusal};
 use crate::server::{CallExtras, TokenCancellation, principal_of};
 use crate::{EnvelopeServer, REQUEST_ID_HEADER};
 
@@ -151,15 +149,15 @@ impl RestConfig {
 struct Gateway {
     server: EnvelopeServer,
     ceiling: usize,
-    request_timeout: Option<Duration>,
     /// `GET /tools`, written once: the toolset does not change while serving.
     listing: axum::body::Bytes,
     /// `GET /openapi.json`, written once.
     document: axum::body::Bytes,
 }
 
-/// The gateway's routes, held to `admission` and `http`'s host and origin checks and request
-/// timeout.
+/// The gateway's routes, held to `admission` (the router holds them to its `Host` and `Origin`
+/// judge). Any other path under `/tools/` answers the `unknown_tool` problem: the router's
+/// fallback is [`fallback`].
 pub(crate) fn routes(
     server: EnvelopeServer,
     config: RestConfig,
@@ -171,28 +169,42 @@ pub(crate) fn routes(
     let gateway = Gateway {
         server,
         ceiling: config.unbudgeted_ceiling,
-        request_timeout: http.request_timeout,
         listing: listing.into(),
         document: document.into(),
     };
-    let checks = guard::Checks::new(http);
     axum::Router::new()
         .route(TOOLS_PATH, reading(get(list)))
         .route(
             &format!("{TOOLS_PATH}/{{name}}"),
             post(call).fallback(only_post),
         )
-        // Anything else under `/tools/` names no tool.
-        .route(&format!("{TOOLS_PATH}/"), any(no_tool))
-        .route(&format!("{TOOLS_PATH}/{{name}}/{{*rest}}"), any(no_tool))
         .route(OPENAPI_PATH, reading(get(openapi)))
+        // Anything else under `/tools/` names no tool (`/tools/`, `/tools//`, `/tools/a/`,
+        // `/tools/a/b`): matched here rather than by routes, which would miss empty segments.
+        .fallback(fallback)
         .layer(axum::middleware::from_fn(move |request, next| {
             admit(admission.clone(), request, next)
         }))
-        .layer(axum::middleware::from_fn(move |request, next| {
-            guard::check(Arc::clone(&checks), request, next)
-        }))
         .with_state(gateway)
+}
+
+/// The router's fallback once the gateway is mounted: a path under `/tools/` that is no tool's
+/// answers the `unknown_tool` problem; any other path a plain `404`.
+async fn fallback(State(gateway): State<Gateway>, request: Request) -> Response {
+    if request.uri().path().starts_with(&format!("{TOOLS_PATH}/")) {
+        return no_tool(State(gateway), request).await;
+    }
+    http::StatusCode::NOT_FOUND.into_response()
+}
+
+/// The refusal of a request whose `Host` or `Origin` the router's judge refused, as a problem:
+/// `400` for one against RFC 9112, `403` for one not allowed.
+pub(crate) fn host_refusal(refusal: &HostRefusal, request: &Request) -> Response {
+    let refused = match refusal {
+        HostRefusal::Malformed(_) => INVALID_HOST,
+        HostRefusal::NotAllowed(_) => HOST_NOT_ALLOWED,
+    };
+    problem::refusal(refused, refusal.to_string(), None, request_id(request))
 }
 
 /// A route read with `GET` (and `HEAD`), any other method refused with `405`.
@@ -247,8 +259,8 @@ fn declares_json(headers: &http::HeaderMap) -> bool {
 fn not_allowed(allow: &'static str, request: &Request) -> Response {
     let message = format!(
         "`{}` is not served at `{}`; it takes {allow}",
-        request.method(),
-        request.uri().path()
+        cut(request.method().as_str()),
+        cut(request.uri().path())
     );
     let mut response = problem::refusal(METHOD_NOT_ALLOWED, message, None, request_id(request));
     response
@@ -272,19 +284,38 @@ async fn admit(admission: Admission, request: Request, next: Next) -> Response {
         return next.run(request).await;
     }
     let id = request_id(&request).map(str::to_owned);
-    let Admitted { parts, bytes, held } = match admission.admit(request).await {
+    let Admitted {
+        parts,
+        bytes,
+        held,
+        deadline,
+    } = match admission.admit(request).await {
         Ok(admitted) => admitted,
         Err(refusal) => {
             let refused = match refusal {
                 Refusal::Overloaded => OVERLOADED,
                 Refusal::TooLarge { .. } => REQUEST_TOO_LARGE,
                 Refusal::Unreadable => MALFORMED_JSON,
+                Refusal::BodyTimeout { .. } => REQUEST_TIMEOUT,
             };
-            return problem::refusal(refused, refusal.to_string(), None, id.as_deref());
+            let mut response = problem::refusal(refused, refusal.to_string(), None, id.as_deref());
+            if matches!(refusal, Refusal::BodyTimeout { .. }) {
+                // The rest of the body may still be on its way: the connection cannot carry
+                // another request.
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            return response;
         }
     };
     let request = Request::from_parts(parts, axum::body::Body::from(bytes));
-    held.until_sent(next.run(request).await)
+    // A caller that hangs up, or a call past the request timeout, drops the handler's future:
+    // its guard then tells the tool's work to stop.
+    match deadline.bound(next.run(request)).await {
+        Ok(response) => held.until_sent(response),
+        Err(overran) => problem::refusal(OVERLOADED, overran.to_string(), None, id.as_deref()),
+    }
 }
 
 async fn list(State(gateway): State<Gateway>) -> Response {
@@ -361,21 +392,8 @@ async fn call(
         trace: crate::otel::TraceContext::of(Some(&parts.headers), &serde_json::Map::new()),
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
     };
-    let running = gateway.server.call_with(&name, arguments, extras);
-    let answer = match gateway.request_timeout {
-        None => running.await,
-        Some(limit) => match tokio::time::timeout(limit, running).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                let message = format!(
-                    "`{name}` did not answer within the server's request timeout of {} ms",
-                    limit.as_millis()
-                );
-                return problem::refusal(OVERLOADED, message, None, id);
-            }
-        },
-    };
-    match answer {
+    // The request timeout is the admission middleware's: it bounds the upload and this alike.
+    match gateway.server.call_with(&name, arguments, extras).await {
         Some(answer) => problem::answer(answer.prepared),
         // Checked above; a toolset does not change while serving.
         None => unknown_tool(&gateway, format!("no tool is named `{}`", cut(&name)), id),

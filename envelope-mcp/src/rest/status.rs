@@ -123,6 +123,24 @@ pub const HOST_NOT_ALLOWED: GatewayStatus = GatewayStatus {
     when: "The `Host` (or `Origin`) header names one the server does not accept.",
 };
 
+/// The `Host` is against RFC 9112.
+pub const INVALID_HOST: GatewayStatus = GatewayStatus {
+    status: 400,
+    category: Category::Validation,
+    code: "invalid_host",
+    when: "No `Host` header on HTTP/1.1, more than one, or one that is no `host[:port]` \
+           (userinfo such as `user@host` included), as RFC 9112 requires.",
+};
+
+/// The body did not arrive in time.
+pub const REQUEST_TIMEOUT: GatewayStatus = GatewayStatus {
+    status: 408,
+    category: Category::Transient,
+    code: "request_timeout",
+    when: "The body did not arrive whole within the body timeout (or what was left of the \
+           request timeout); the connection is closed.",
+};
+
 /// The server is at its concurrency limit, or past its request timeout.
 pub const OVERLOADED: GatewayStatus = GatewayStatus {
     status: 503,
@@ -143,12 +161,14 @@ pub const UNSUPPORTED_MEDIA_TYPE: GatewayStatus = GatewayStatus {
 };
 
 /// Every refusal of the gateway's own, in status order.
-pub const GATEWAY_STATUS: [GatewayStatus; 8] = [
+pub const GATEWAY_STATUS: [GatewayStatus; 10] = [
     MALFORMED_JSON,
     INVALID_CONTROL,
+    INVALID_HOST,
     HOST_NOT_ALLOWED,
     UNKNOWN_TOOL,
     METHOD_NOT_ALLOWED,
+    REQUEST_TIMEOUT,
     REQUEST_TOO_LARGE,
     UNSUPPORTED_MEDIA_TYPE,
     OVERLOADED,
@@ -214,6 +234,9 @@ mod tests {
 
     #[test]
     fn error_statuses_are_the_documented_ones() {
-        assert_eq!(error_statuses(), [400, 403, 404, 413, 415, 422, 500, 503]);
+        assert_eq!(
+            error_statuses(),
+            [400, 403, 404, 408, 413, 415, 422, 500, 503]
+        );
     }
 }

@@ -8,8 +8,8 @@
 //! workspace_server [OPTIONS] list                  print the tool listing
 //! ```
 //!
-//! `--help` lists every option, the HTTP ones (hosts, origins, stateless, limits, CORS,
-//! draining, the plain HTTP API) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
+//! `--help` lists every option, the HTTP ones (hosts, origins, stateless, limits, connection
+//! deadlines and cap, CORS, draining, the plain HTTP API) under their own heading. Over HTTP, SIGTERM or Ctrl-C drains calls in flight,
 //! then the process exits 0.
 //!
 //! `--continuation-key-file PATH` (or `WORKSPACE_SERVER_CONTINUATION_KEY`, 64 hex characters)
@@ -131,10 +131,48 @@ struct HttpOptions {
     #[arg(long, requires = "http")]
     stateless: bool,
 
-    /// Answer 503 with Retry-After to a request that runs longer than this (keep it above
+    /// Bound each request, its upload included, to this long from the end of its head: a body
+    /// not in by then is answered 408, a call still running 503 with Retry-After (keep it above
     /// --call-timeout).
     #[arg(long, value_name = "SECONDS", requires = "http")]
     request_timeout: Option<u64>,
+
+    /// Close a connection that has not sent a whole request head this long after the server
+    /// began waiting for one (accepted, or its previous answer sent); 0: no limit.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = envelope_mcp::DEFAULT_HEADER_TIMEOUT.as_secs(),
+        requires = "http"
+    )]
+    header_timeout: u64,
+
+    /// Close a connection with no request in flight that reads and writes nothing this long
+    /// (one with a call or an event stream open never is); 0: no limit.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = envelope_mcp::DEFAULT_IDLE_TIMEOUT.as_secs(),
+        requires = "http"
+    )]
+    idle_timeout: u64,
+
+    /// Answer 408 and close the connection when a request's body has not arrived whole this
+    /// long after its head; 0: no limit.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = envelope_mcp::DEFAULT_BODY_TIMEOUT.as_secs(),
+        requires = "http"
+    )]
+    body_timeout: u64,
+
+    /// Hold at most N connections open. Default, and never more than: the file limit
+    /// (RLIMIT_NOFILE) less a quarter of it for the files tools open. Past the cap, the oldest
+    /// connection with no request in flight is closed; if every one is busy, the new one gets
+    /// 503 with Retry-After.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections: Option<usize>,
 
     /// Serve at most N requests at once; one more is refused at once with 503.
     #[arg(long, value_name = "N", requires = "http")]
@@ -230,10 +268,14 @@ impl HttpOptions {
                 .with_path(self.path.clone())
                 .with_allowed_origins(self.allowed_origins.clone())
                 .with_json_response(self.json_response)
-                .with_sse_keep_alive(Some(seconds(self.sse_keep_alive)).filter(|d| !d.is_zero()))
+                .with_sse_keep_alive(some_seconds(self.sse_keep_alive))
                 .with_stateless(self.stateless)
                 .with_request_timeout(self.request_timeout.map(seconds))
                 .with_max_concurrent_requests(self.max_concurrent_requests)
+                .with_header_timeout(some_seconds(self.header_timeout))
+                .with_idle_timeout(some_seconds(self.idle_timeout))
+                .with_body_timeout(some_seconds(self.body_timeout))
+                .with_max_connections(self.max_connections)
                 .with_cors_origins(self.cors_origins.clone())
                 .with_drain_timeout(seconds(self.drain_timeout))
                 .with_shutdown(shutdown)
@@ -247,6 +289,11 @@ impl HttpOptions {
         }
         config
     }
+}
+
+/// `seconds` as a limit: `None` for 0, which is none.
+fn some_seconds(seconds: u64) -> Option<Duration> {
+    (seconds > 0).then(|| Duration::from_secs(seconds))
 }
 
 /// The paging key: from the key file, else from [`KEY_VAR`], else the one kept in the user's
@@ -631,6 +678,32 @@ mod tests {
                 .rest()
                 .is_none()
         );
+        // The connection deadlines and cap: defaults, set, or (0) off.
+        let defaults = format!("{:?}", parse(&["w", "--http", "127.0.0.1:1"]));
+        assert!(defaults.contains("header_timeout: Some(10s)"), "{defaults}");
+        assert!(defaults.contains("idle_timeout: Some(60s)"), "{defaults}");
+        assert!(defaults.contains("body_timeout: Some(30s)"), "{defaults}");
+        assert!(defaults.contains("max_connections: None"), "{defaults}");
+        let set = format!(
+            "{:?}",
+            parse(&[
+                "w",
+                "--http",
+                "127.0.0.1:1",
+                "--header-timeout",
+                "0",
+                "--idle-timeout",
+                "5",
+                "--body-timeout",
+                "7",
+                "--max-connections",
+                "100",
+            ])
+        );
+        assert!(set.contains("header_timeout: None"), "{set}");
+        assert!(set.contains("idle_timeout: Some(5s)"), "{set}");
+        assert!(set.contains("body_timeout: Some(7s)"), "{set}");
+        assert!(set.contains("max_connections: Some(100)"), "{set}");
     }
 
     #[test]

@@ -1,17 +1,16 @@
-//! The `Host` and `Origin` checks the MCP endpoint makes (rmcp's, against DNS rebinding), made
-//! for the gateway's routes from the same configuration.
+//! The one judge of a request's `Host` and `Origin`, for the MCP endpoint and the plain HTTP
+//! API alike (rmcp's own checks are off): RFC 9112's rules on `Host` first (exactly one, a
+//! valid `host[:port]` without userinfo, required on HTTP/1.1), then the allowed hosts and
+//! origins, against DNS rebinding and cross-site calls.
 
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::middleware::Next;
-use axum::response::Response;
 
-use super::{HOST_NOT_ALLOWED, problem, request_id};
-use crate::http::HttpConfig;
+use super::HttpConfig;
 
 /// What a request's `Host` and `Origin` are checked against.
-pub(super) struct Checks {
+pub(crate) struct Checks {
     /// Empty: any host.
     hosts: Vec<Allowed>,
     /// Empty: any origin.
@@ -43,8 +42,85 @@ struct AllowedOrigin {
     any_port: bool,
 }
 
+/// Why a request's `Host` or `Origin` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum HostRefusal {
+    /// Against RFC 9112: no `Host` on HTTP/1.1, more than one, or one that is no
+    /// `host[:port]` (userinfo included). Answered `400`.
+    #[error("{0}")]
+    Malformed(String),
+    /// A `Host` or `Origin` this server does not answer to. Answered `403`.
+    #[error("{0}")]
+    NotAllowed(String),
+}
+
+impl HostRefusal {
+    /// The status it is answered with.
+    pub(crate) fn status(&self) -> http::StatusCode {
+        match self {
+            HostRefusal::Malformed(_) => http::StatusCode::BAD_REQUEST,
+            HostRefusal::NotAllowed(_) => http::StatusCode::FORBIDDEN,
+        }
+    }
+}
+
+/// `text` cut to 128 characters, for a message that echoes it.
+fn cut(text: &str) -> String {
+    text.chars().take(128).collect()
+}
+
+/// The request's `Host`, as RFC 9112 has it: exactly one, a valid `host[:port]` without
+/// userinfo, required on HTTP/1.1 (an HTTP/1.0 request may name none, and then names its
+/// authority in its target, if anywhere). `Ok(None)`: none, where none is allowed.
+fn host_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
+    let mut hosts = request.headers().get_all(http::header::HOST).iter();
+    let Some(value) = hosts.next() else {
+        if request.version() >= http::Version::HTTP_11 && request.uri().authority().is_none() {
+            return Err(HostRefusal::Malformed(
+                "an HTTP/1.1 request must name its `Host`".to_owned(),
+            ));
+        }
+        return Ok(request.uri().authority().map(http::uri::Authority::as_str));
+    };
+    if hosts.next().is_some() {
+        return Err(HostRefusal::Malformed(
+            "the request names more than one `Host`".to_owned(),
+        ));
+    }
+    let invalid = || {
+        HostRefusal::Malformed(format!(
+            "`{}` is no `host[:port]`",
+            cut(&String::from_utf8_lossy(value.as_bytes()))
+        ))
+    };
+    let text = value.to_str().map_err(|_| invalid())?;
+    let authority = text
+        .parse::<http::uri::Authority>()
+        .map_err(|_| invalid())?;
+    // `Authority` takes userinfo (`user@host`), which a `Host` may not carry: a client or a
+    // proxy could read the host after the `@`, another the one before it.
+    if text.contains('@') || authority.host().is_empty() {
+        return Err(invalid());
+    }
+    // `Authority` also takes a port that is no number; a `Host`'s is digits (RFC 3986 allows
+    // none), at most 65535.
+    let port = text.get(authority.host().len()..).unwrap_or_default();
+    let port_valid = match port.strip_prefix(':') {
+        None => port.is_empty(),
+        Some(digits) => {
+            digits.is_empty()
+                || (digits.bytes().all(|byte| byte.is_ascii_digit())
+                    && digits.parse::<u16>().is_ok())
+        }
+    };
+    if !port_valid {
+        return Err(invalid());
+    }
+    Ok(Some(text))
+}
+
 impl Checks {
-    pub(super) fn new(config: &HttpConfig) -> Arc<Self> {
+    pub(crate) fn new(config: &HttpConfig) -> Arc<Self> {
         let hosts = config
             .allowed_hosts
             .iter()
@@ -62,31 +138,29 @@ impl Checks {
         Arc::new(Checks { hosts, origins })
     }
 
-    /// Why `request` is refused, if it is.
-    fn refuses(&self, request: &Request) -> Option<String> {
+    /// Why `request` is refused, if it is: RFC 9112's rules on `Host` always; the allowed
+    /// hosts and origins when `allowlisted` (every route but health and readiness, which a
+    /// load balancer probes by whatever name it knows).
+    pub(crate) fn judge(&self, request: &Request, allowlisted: bool) -> Result<(), HostRefusal> {
+        let host = host_of(request)?;
+        if !allowlisted {
+            return Ok(());
+        }
         if !self.hosts.is_empty() {
-            let host = request
-                .headers()
-                .get(http::header::HOST)
-                .and_then(|value| value.to_str().ok())
-                .or_else(|| {
-                    request
-                        .uri()
-                        .authority()
-                        .map(|authority| authority.as_str())
-                });
             let Some(host) = host else {
-                return Some("the request names no `Host`".to_owned());
+                return Err(HostRefusal::NotAllowed(
+                    "the request names no `Host`".to_owned(),
+                ));
             };
             let (name, port) = split_authority(host);
             let allowed = self.hosts.iter().any(|allowed| {
                 allowed.host == name && allowed.port.is_none_or(|only| Some(only) == port)
             });
             if !allowed {
-                return Some(format!(
+                return Err(HostRefusal::NotAllowed(format!(
                     "the host `{}` is not one this server answers to",
-                    host.chars().take(128).collect::<String>()
-                ));
+                    cut(host)
+                )));
             }
         }
         if !self.origins.is_empty()
@@ -99,13 +173,13 @@ impl Checks {
                 .and_then(parse_origin)
                 .is_some_and(|origin| self.origins.iter().any(|allowed| allowed.admits(&origin)));
             if !allowed {
-                return Some(format!(
+                return Err(HostRefusal::NotAllowed(format!(
                     "the origin `{}` is not one this server accepts",
-                    text.chars().take(128).collect::<String>()
-                ));
+                    cut(&text)
+                )));
             }
         }
-        None
+        Ok(())
     }
 }
 
@@ -174,14 +248,6 @@ fn default_port(scheme: &str) -> Option<u16> {
     }
 }
 
-/// Middleware: refuses a request whose `Host` or `Origin` is not allowed with `403`.
-pub(super) async fn check(checks: Arc<Checks>, request: Request, next: Next) -> Response {
-    match checks.refuses(&request) {
-        None => next.run(request).await,
-        Some(message) => problem::refusal(HOST_NOT_ALLOWED, message, None, request_id(&request)),
-    }
-}
-
 /// `host[:port]` (an IPv6 host in brackets, or bare) as a lowercase host and a port.
 fn split_authority(raw: &str) -> (String, Option<u16>) {
     let raw = raw.trim();
@@ -203,6 +269,53 @@ fn split_authority(raw: &str) -> (String, Option<u16>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_follow_rfc_9112() {
+        let judge = |version: http::Version, hosts: &[&str]| {
+            let mut request = Request::new(axum::body::Body::empty());
+            *request.version_mut() = version;
+            for host in hosts {
+                request.headers_mut().append(
+                    http::header::HOST,
+                    http::HeaderValue::from_str(host).expect("a header value"),
+                );
+            }
+            let checks = Checks::new(&HttpConfig::default());
+            checks.judge(&request, true)
+        };
+        let malformed =
+            |result: Result<(), HostRefusal>| matches!(result, Err(HostRefusal::Malformed(_)));
+        assert_eq!(judge(http::Version::HTTP_11, &["localhost:8080"]), Ok(()));
+        assert_eq!(judge(http::Version::HTTP_11, &["[::1]:8080"]), Ok(()));
+        assert!(malformed(judge(http::Version::HTTP_11, &[])));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["localhost", "localhost"]
+        )));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["evil@localhost:1"]
+        )));
+        assert!(malformed(judge(http::Version::HTTP_11, &["local host"])));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["localhost:port"]
+        )));
+        assert!(malformed(judge(
+            http::Version::HTTP_11,
+            &["localhost:99999"]
+        )));
+        assert!(matches!(
+            judge(http::Version::HTTP_11, &["evil.example"]),
+            Err(HostRefusal::NotAllowed(_))
+        ));
+        // HTTP/1.0 may name no host; an allowlist then cannot admit it.
+        assert!(matches!(
+            judge(http::Version::HTTP_10, &[]),
+            Err(HostRefusal::NotAllowed(_))
+        ));
+    }
 
     #[test]
     fn authorities_split_into_host_and_port() {

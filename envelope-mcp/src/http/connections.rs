@@ -1,0 +1,300 @@
+//! The connections a server holds open: counted, capped below the process's file limit, each
+//! with a count of its requests in flight and the time it last read or wrote a byte, and each
+//! closable from outside its own task (to make room for a new one, or for idleness).
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+// Tokio's clock, so that a test with time paused sees connections idle.
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// File descriptors kept free for everything that is not a connection, beside the cap derived
+/// from the file limit: at least this many, or a quarter of the limit when that is more. The
+/// files and directories tools open, the listener, the runtime's own descriptors and the logs
+/// come out of it.
+pub const CONNECTION_DESCRIPTOR_HEADROOM: u64 = 64;
+
+/// The connection cap when the process has no file limit at all (`RLIMIT_NOFILE` unlimited).
+pub const UNLIMITED_FILES_MAX_CONNECTIONS: usize = 16_384;
+
+/// The most connections a server holds open when nothing lowers it: the soft `RLIMIT_NOFILE`
+/// less a headroom of a quarter of it (at least [`CONNECTION_DESCRIPTOR_HEADROOM`]) for the
+/// files tools open; at least one.
+pub(crate) fn file_limit_max_connections() -> usize {
+    #[cfg(unix)]
+    {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        match limit.current {
+            Some(soft) => {
+                let headroom = (soft / 4).max(CONNECTION_DESCRIPTOR_HEADROOM);
+                usize::try_from(soft.saturating_sub(headroom).max(1)).unwrap_or(usize::MAX)
+            }
+            None => UNLIMITED_FILES_MAX_CONNECTIONS,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        UNLIMITED_FILES_MAX_CONNECTIONS
+    }
+}
+
+/// Every open connection, oldest first, under a cap.
+pub(crate) struct Connections {
+    open: Mutex<BTreeMap<u64, Arc<Connection>>>,
+    next: AtomicU64,
+    max: usize,
+    epoch: Instant,
+}
+
+/// One open connection, as its task and the cap see it.
+pub(crate) struct Connection {
+    /// Requests whose answers are not yet sent (a streamed answer until its last event).
+    in_flight: AtomicUsize,
+    /// Milliseconds from [`Connections::epoch`] to the last byte read or written, or to the
+    /// end of the last answer.
+    last_active: AtomicU64,
+    epoch: Instant,
+    /// Cancelled when the connection must close at once.
+    close: CancellationToken,
+}
+
+/// A connection's place under the cap: given up when dropped.
+pub(crate) struct Place {
+    id: u64,
+    pub(crate) connection: Arc<Connection>,
+    connections: Arc<Connections>,
+}
+
+/// One request in flight on a connection: counted until dropped, and the connection is active
+/// again when it ends.
+pub(crate) struct Busy(Arc<Connection>);
+
+impl Connections {
+    /// At most `max` connections (at least one).
+    pub(crate) fn new(max: usize) -> Arc<Self> {
+        Arc::new(Connections {
+            open: Mutex::default(),
+            next: AtomicU64::new(0),
+            max: max.max(1),
+            epoch: Instant::now(),
+        })
+    }
+
+    /// A place for a new connection. At the cap, the oldest connection with no request in
+    /// flight (idle, or still sending its first request head) is closed to make room; `None`
+    /// when every one has a request in flight.
+    pub(crate) fn open(self: &Arc<Self>) -> Option<Place> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.len() >= self.max {
+            let oldest_unused = open
+                .iter()
+                .find(|(_, connection)| connection.in_flight() == 0)
+                .map(|(id, _)| *id)?;
+            if let Some(evicted) = open.remove(&oldest_unused) {
+                evicted.close.cancel();
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let connection = Arc::new(Connection {
+            in_flight: AtomicUsize::new(0),
+            last_active: AtomicU64::new(0),
+            epoch: self.epoch,
+            close: CancellationToken::new(),
+        });
+        connection.touch();
+        open.insert(id, Arc::clone(&connection));
+        Some(Place {
+            id,
+            connection,
+            connections: Arc::clone(self),
+        })
+    }
+
+    /// How many connections are open.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.connections
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
+impl Connection {
+    /// Requests in flight now.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Counts a request in flight until the guard is dropped.
+    pub(crate) fn busy(self: &Arc<Self>) -> Busy {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        Busy(Arc::clone(self))
+    }
+
+    /// Cancelled once this connection must close at once (evicted to make room).
+    pub(crate) fn closing(&self) -> &CancellationToken {
+        &self.close
+    }
+
+    /// Marks this connection active now.
+    fn touch(&self) {
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_active.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Waits until this connection has been idle for `idle`: no request in flight, and no byte
+    /// read or written for that long.
+    pub(crate) async fn idle_for(&self, idle: Duration) {
+        loop {
+            let last = Duration::from_millis(self.last_active.load(Ordering::Relaxed));
+            let idle_since = self.epoch + last;
+            if self.in_flight() == 0 && idle_since.elapsed() >= idle {
+                return;
+            }
+            // A connection busy with a request is looked at again a whole `idle` later: its
+            // answer's end marks it active, so no deadline is missed by more than that.
+            let wake = if self.in_flight() == 0 {
+                idle_since + idle
+            } else {
+                Instant::now() + idle
+            };
+            tokio::time::sleep_until(wake).await;
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A connection's socket, marking the connection active on every byte read or written.
+pub(crate) struct Watched<T> {
+    pub(crate) io: T,
+    pub(crate) connection: Arc<Connection>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.connection.touch();
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(written)) if written > 0) {
+            self.connection.touch();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(written)) if written > 0) {
+            self.connection.touch();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_the_oldest_unused_connection_makes_room() {
+        let connections = Connections::new(2);
+        let first = connections.open().expect("room");
+        let second = connections.open().expect("room");
+        let _busy = first.connection.busy();
+        // The first is busy: the second, unused, is closed for the third.
+        let third = connections.open().expect("room made");
+        assert!(second.connection.closing().is_cancelled());
+        assert!(!first.connection.closing().is_cancelled());
+        assert_eq!(connections.len(), 2);
+        let _also_busy = third.connection.busy();
+        assert!(connections.open().is_none(), "every connection is busy");
+        drop(second);
+        assert_eq!(connections.len(), 2);
+        drop(third);
+        assert_eq!(connections.len(), 1);
+    }
+
+    #[test]
+    fn the_file_limit_leaves_headroom() {
+        let max = file_limit_max_connections();
+        assert!(max >= 1);
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        if let Some(soft) = limit.current {
+            assert!((max as u64) < soft.max(2));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_is_idle_only_without_a_request() {
+        let connections = Connections::new(4);
+        let place = connections.open().expect("room");
+        let connection = Arc::clone(&place.connection);
+        let busy = connection.busy();
+        let idle = tokio::spawn({
+            let connection = Arc::clone(&connection);
+            async move { connection.idle_for(Duration::from_millis(50)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!idle.is_finished(), "a request in flight is never idle");
+        drop(busy);
+        tokio::time::timeout(Duration::from_secs(10), idle)
+            .await
+            .expect("idle once the request is done")
+            .expect("joins");
+    }
+}
