@@ -370,6 +370,9 @@ async fn a_plain_rmcp_server_is_told_what_it_lacks() {
     let report = check(plain::Plain::new(), &config()).await;
     assert!(report.tools.is_empty(), "{}", report.render());
     assert_eq!(report.withheld.len(), 2, "{}", report.render());
+    // Nothing checked is nothing passed: the run is not clean, and says why.
+    assert!(!report.is_clean());
+    assert!(report.render().contains("nothing was checked"));
     // Echo and sum change nothing: opted in, they are checked.
     let writes = CheckConfig {
         allow_writes: true,

@@ -50,6 +50,8 @@ enum Hostile {
     Writes,
     /// Every call answered with 40 MB on one line.
     Huge,
+    /// The first call answered with 20 MB that never end in a newline.
+    Unterminated,
     /// Every call answered with JSON nested 100,000 deep.
     Deep,
     /// Every call answered with a string that is not UTF-8.
@@ -199,6 +201,8 @@ fn answer(hostile: Hostile, id: &Value, params: &Value, count: u64) -> Option<Ve
                 json!({ "ok": true, "data": text, "meta": meta }),
             )))
         }
+        Hostile::Unterminated if count <= 3 => Some(vec![b'x'; 20 << 20]),
+        Hostile::Unterminated => None,
         Hostile::Deep => {
             let depth = 100_000;
             let mut line =
@@ -301,9 +305,11 @@ async fn check(hostile: Hostile, config: &CheckConfig) -> (Report, Duration, Vec
     let report = run_watching(&client, config, &faults).await;
     let _ = client.cancel().await;
     // The growth of the peak over the run, where it can be measured; 0 where it cannot.
-    let peak = baseline
-        .zip(status_bytes("VmHWM:"))
-        .map_or(0, |(before, peak)| peak.saturating_sub(before));
+    let peak = baseline.zip(status_bytes("VmHWM:"));
+    if peak.is_none() {
+        eprintln!("the peak memory cannot be measured here: the memory bound goes unchecked");
+    }
+    let peak = peak.map_or(0, |(before, peak)| peak.saturating_sub(before));
     let called = called
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -443,6 +449,17 @@ async fn answers_no_client_can_read_fail_call_answered_at_once() {
 }
 
 #[tokio::test]
+async fn a_line_too_long_is_told_before_it_ends() {
+    let report = survives(Hostile::Unterminated, Check::CallAnswered, 8).await;
+    let first = report.tools[0]
+        .failures
+        .iter()
+        .find(|failure| failure.check == Check::CallAnswered.as_str())
+        .expect("kept");
+    assert!(first.detail.contains("longer than"), "{}", first.detail);
+}
+
+#[tokio::test]
 async fn a_server_that_never_answers_is_bounded_by_the_time_budget() {
     let report = survives(Hostile::Silent, Check::CallAnswered, 5).await;
     assert_eq!(report.stopped.as_deref(), Some("the time budget ran out"));
@@ -462,15 +479,17 @@ async fn tens_of_thousands_of_tools_fail_tools_listed_and_stay_bounded() {
 #[tokio::test]
 async fn a_recursive_or_huge_schema_fails_input_bounded_at_once() {
     survives(Hostile::RecursiveSchema, Check::InputBounded, 60).await;
+    // Two thousand required fields four deep cannot be filled; two hundred thousand optional
+    // ones can (by the required ones, none), and are checked within the bounds.
     let report = survives(Hostile::HugeSchema, Check::InputBounded, 60).await;
-    for tool in &report.tools {
-        assert!(
-            tool.checks[Check::InputBounded.as_str()].failed > 0,
-            "{}: {}",
-            tool.tool,
-            report.render()
-        );
-    }
+    let bounded = |name: &str| {
+        let tool = report.tools.iter().find(|tool| tool.tool == name);
+        tool.map(|tool| tool.checks[Check::InputBounded.as_str()])
+    };
+    let deep = bounded("deep").expect("checked");
+    assert_eq!((deep.passed, deep.failed), (0, 1), "{}", report.render());
+    let wide = bounded("wide").expect("checked");
+    assert_eq!((wide.passed, wide.failed), (1, 0), "{}", report.render());
 }
 
 /// How a hostile streamable HTTP server answers a call.

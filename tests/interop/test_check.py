@@ -99,6 +99,8 @@ def test_a_server_written_with_the_python_sdk_is_told_what_it_lacks(tmp_path: Pa
         text=True,
         timeout=600,
     )
+    # Nothing checked is nothing passed: exit 1.
+    assert untouched.returncode == 1, f"{untouched.stdout}\n{untouched.stderr}"
     report = json.loads(untouched.stdout)
     assert report["tools"] == [], report
     assert {withheld["tool"] for withheld in report["withheld"]} == {"add", "greet"}

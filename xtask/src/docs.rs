@@ -497,7 +497,7 @@ fn checks_markdown() -> String {
          waits at most the call timeout and never past the time budget, and an answer is read \
          up to a size limit. Every response is \
          held to the checks below that apply to it; `--only` and `--skip` take their ids. The exit status is 0 \
-         only when nothing failed.\n"
+         only when something was checked and nothing failed.\n"
     );
     table(
         &mut out,

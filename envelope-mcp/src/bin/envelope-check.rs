@@ -10,8 +10,9 @@
 //! naming any other tool are reported, not run: `--allow-tool NAME` calls one more, and
 //! `--allow-writes` every tool.
 //!
-//! Exits 0 when nothing failed, 1 when a check failed or the run stopped early (a listing that
-//! fails, the time budget, a lost connection), 2 when the server could not be started or
+//! Exits 0 when something was checked and nothing failed, 1 when a check failed, the run
+//! stopped early (a listing that fails, the time budget, a lost connection) or every tool was
+//! withheld, 2 when the server could not be started or
 //! connected to, or the command line is wrong.
 
 use std::collections::BTreeSet;

@@ -150,7 +150,7 @@ impl Check {
                 "A tool annotated `readOnlyHint` answers the same call twice alike: the same `ok`, and the same `data`, opaque tokens aside (of a page cut by the response budget, the same `total` and the same rows as far as the shorter page goes)."
             }
             Check::PagingFollow => {
-                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end of a result larger than one page is not reached within the page bound. Pages that go on past the bound though one page held every row fail, as do rows that come twice (a continuation that does not move)."
+                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end of a result larger than one page is not reached within the page bound. Rows that come twice (a continuation that does not move) fail as soon as they come, and so do more rows than one page held whole (pages that go on forever)."
             }
             Check::PagingTampered => {
                 "The second page's call, its continuation token with one character changed, is refused with a `validation` envelope."

@@ -100,6 +100,9 @@ pub(crate) const MAX_FIELD_CALLS: usize = 16;
 /// The most branches of one `anyOf`/`oneOf` looked at for its types.
 const MAX_BRANCHES: usize = 64;
 
+/// The most schemas looked at to tell one schema's types, unions followed.
+const MAX_TYPE_SCHEMAS: usize = 256;
+
 /// A valid call of the schema would be larger than the checker generates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TooLarge;
@@ -126,7 +129,11 @@ impl Budget {
     }
 
     fn step(&mut self) -> Result<(), TooLarge> {
-        self.steps = self.steps.checked_sub(1).ok_or(TooLarge)?;
+        self.steps(1)
+    }
+
+    fn steps(&mut self, count: usize) -> Result<(), TooLarge> {
+        self.steps = self.steps.checked_sub(count).ok_or(TooLarge)?;
         Ok(())
     }
 
@@ -336,6 +343,8 @@ struct Object<'a> {
     required: Vec<&'a str>,
     names: BTreeSet<&'a str>,
     required_names: BTreeSet<&'a str>,
+    /// The schema members looked at to gather them, charged to a call's budget.
+    looked_at: usize,
 }
 
 impl<'a> Object<'a> {
@@ -346,6 +355,7 @@ impl<'a> Object<'a> {
             required: Vec::new(),
             names: BTreeSet::new(),
             required_names: BTreeSet::new(),
+            looked_at: 0,
         };
         object.add(schema);
         for branch in schema["allOf"].as_array().into_iter().flatten() {
@@ -361,13 +371,16 @@ impl<'a> Object<'a> {
 
     fn add(&mut self, schema: &'a Value) {
         if let Some(properties) = schema["properties"].as_object() {
+            self.looked_at += properties.len();
             for (name, property) in properties {
                 if self.names.insert(name) {
                     self.properties.push((name, property));
                 }
             }
         }
-        for name in schema["required"].as_array().into_iter().flatten() {
+        let required = schema["required"].as_array().map_or(&[][..], Vec::as_slice);
+        self.looked_at += required.len();
+        for name in required {
             if let Some(name) = name.as_str()
                 && self.required_names.insert(name)
             {
@@ -421,15 +434,19 @@ fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
 
 /// The types `schema` allows, `null` last.
 fn types(root: &Value, schema: &Value) -> Vec<String> {
-    types_within(root, schema, 0)
+    let mut left = MAX_TYPE_SCHEMAS;
+    types_within(root, schema, 0, &mut left)
 }
 
-/// [`types`], following unions at most [`MAX_DEPTH`] deep (a union may name itself).
-fn types_within(root: &Value, schema: &Value, depth: usize) -> Vec<String> {
+/// [`types`], following unions at most [`MAX_DEPTH`] deep (a union may name itself) and
+/// looking at no more than `left` schemas in all: a union of unions of itself, 64 wide, is
+/// read in bounded time.
+fn types_within(root: &Value, schema: &Value, depth: usize, left: &mut usize) -> Vec<String> {
     let schema = resolve(root, schema);
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || *left == 0 {
         return Vec::new();
     }
+    *left -= 1;
     let mut kinds: Vec<String> = match &schema["type"] {
         Value::String(kind) => vec![kind.clone()],
         Value::Array(kinds) => kinds
@@ -447,7 +464,7 @@ fn types_within(root: &Value, schema: &Value, depth: usize) -> Vec<String> {
                 .flatten()
                 .take(MAX_BRANCHES)
             {
-                kinds.extend(types_within(root, branch, depth + 1));
+                kinds.extend(types_within(root, branch, depth + 1, left));
             }
         }
         if let Some(value) = schema["enum"].as_array().and_then(|values| values.first()) {
@@ -566,7 +583,11 @@ fn valid(
             Value::Array(array)
         }
         "object" if depth < MAX_DEPTH => {
-            Value::Object(Object::of(root, schema).fill(root, false, rng, depth + 1, budget)?)
+            let object = Object::of(root, schema);
+            // Gathering an object's members is work too: an array of objects of a million
+            // required names each runs out of budget after the first.
+            budget.steps(object.looked_at)?;
+            Value::Object(object.fill(root, false, rng, depth + 1, budget)?)
         }
         "array" => json!([]),
         "null" => Value::Null,
@@ -767,6 +788,24 @@ mod tests {
         }
         let deep = json!({ "$ref": "#/$defs/L4", "$defs": defs });
         assert!(too_large(deep) > 0);
+        // A union of unions of itself, 64 wide: its types are read in bounded time.
+        let branches: Vec<Value> = (0..64).map(|_| json!({ "$ref": "#/$defs/U" })).collect();
+        let bomb = json!({
+            "type": "object", "required": ["u"],
+            "properties": { "u": { "$ref": "#/$defs/U" } },
+            "$defs": { "U": { "anyOf": branches, "oneOf": branches } },
+        });
+        let _ = Plan::new(&bomb, 3, Rng::new(1)).count();
+        // An array of objects with a million required names: out of budget after the first.
+        let names: Vec<String> = (0..1_000_000).map(|index| format!("r{index}")).collect();
+        let heavy = json!({
+            "type": "object", "required": ["a"],
+            "properties": { "a": {
+                "type": "array", "minItems": 99_999,
+                "items": { "type": "object", "required": names },
+            } },
+        });
+        assert!(too_large(heavy) > 0);
         // Two hundred thousand optional fields: the required call is empty, the full one too
         // large, and the plan stays short.
         let properties: Map<String, Value> = (0..200_000)

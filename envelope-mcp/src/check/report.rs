@@ -229,9 +229,18 @@ impl Report {
         self.total().failed
     }
 
-    /// Whether nothing failed and nothing stopped the run: the exit status is 0 only then.
+    /// Whether nothing failed, nothing stopped the run, and something was checked (a server
+    /// whose every tool was withheld has not passed anything): the exit status is 0 only then.
     pub fn is_clean(&self) -> bool {
-        self.failed() == 0 && self.stopped.is_none() && self.unknown_tools.is_empty()
+        self.failed() == 0
+            && self.stopped.is_none()
+            && self.unknown_tools.is_empty()
+            && !self.nothing_checked()
+    }
+
+    /// Whether the server lists tools but none was checked: every one was withheld.
+    pub fn nothing_checked(&self) -> bool {
+        self.tools.is_empty() && !self.withheld.is_empty()
     }
 
     /// The share of passed checks among those that passed or failed, in percent.
@@ -341,6 +350,12 @@ impl Report {
                     let _ = writeln!(out, "  {} ({annotations}): not checked", withheld.tool);
                 }
             }
+        }
+        if self.nothing_checked() {
+            let _ = writeln!(
+                out,
+                "\nnothing was checked: no tool is read-only (--allow-tool NAME calls one)"
+            );
         }
         for tool in &self.unknown_tools {
             let _ = writeln!(out, "\nno tool `{tool}` is listed");

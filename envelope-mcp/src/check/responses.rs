@@ -1,6 +1,7 @@
 //! The checks on one response: is it an envelope, a sound one, and what its call asked for.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use envelope_core::{Completeness, RequestId};
 use jsonschema::Validator;
@@ -14,7 +15,7 @@ use super::{Check, ToolReport};
 /// when first needed: a server may list thousands), and the request ids seen so far.
 pub(super) struct Judge {
     envelope: Validator,
-    tools: BTreeMap<String, Tool>,
+    tools: BTreeMap<String, Arc<Tool>>,
     inputs: BTreeMap<String, Compiled>,
     /// `None` for a tool listed without an output schema.
     outputs: BTreeMap<String, Option<Compiled>>,
@@ -30,7 +31,7 @@ fn compile(schema: &Map<String, Value>) -> Compiled {
 }
 
 impl Judge {
-    pub(super) fn new(tools: &[Tool], enabled: BTreeSet<Check>) -> Judge {
+    pub(super) fn new(tools: &[Arc<Tool>], enabled: BTreeSet<Check>) -> Judge {
         let envelope = envelope_core::schema::envelope_schema().to_value();
         let envelope = jsonschema::validator_for(&envelope)
             .expect("the envelope's own schema compiles (a unit test says so)");
@@ -38,7 +39,7 @@ impl Judge {
             envelope,
             tools: tools
                 .iter()
-                .map(|tool| (tool.name.to_string(), tool.clone()))
+                .map(|tool| (tool.name.to_string(), Arc::clone(tool)))
                 .collect(),
             inputs: BTreeMap::new(),
             outputs: BTreeMap::new(),
@@ -75,7 +76,7 @@ impl Judge {
     }
 
     /// The listed tool `name`.
-    pub(super) fn tool(&self, name: &str) -> Option<Tool> {
+    pub(super) fn tool(&self, name: &str) -> Option<Arc<Tool>> {
         self.tools.get(name).cloned()
     }
 

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::Notify;
 
-use crate::lines::{Line, next_line};
+use crate::lines::{Line, next_line_telling};
 
 /// The longest line (one JSON-RPC message) the checker reads unless configured otherwise:
 /// 16 MiB, rmcp's own limit on stdio and on an HTTP event. A longer answer is a finding: no
@@ -134,15 +134,15 @@ async fn read_lines<R: AsyncRead + Unpin>(
     faults: Arc<Faults>,
 ) {
     loop {
-        let line = match next_line(&mut read, max_line).await {
+        // Said the moment the line passes the limit: its end may be far off, or never come.
+        let too_long = || {
+            faults.record(format!(
+                "the server sent a message longer than {max_line} bytes, the most a client reads"
+            ));
+        };
+        let line = match next_line_telling(&mut read, max_line, too_long).await {
             Ok(Line::Text(line)) => line,
-            Ok(Line::TooLong) => {
-                faults.record(format!(
-                    "the server sent a message longer than {} bytes, the most a client reads",
-                    max_line
-                ));
-                continue;
-            }
+            Ok(Line::TooLong) => continue,
             Ok(Line::End) => return,
             Err(error) => {
                 faults.record(format!("the server's output could not be read: {error}"));

@@ -1,0 +1,326 @@
+//! `paging.follow` and `paging.tampered`: a tool's pages followed to their end against one
+//! larger page, and a token with one character changed.
+
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{Hash as _, Hasher as _};
+
+use rmcp::RoleClient;
+use rmcp::model::Tool;
+use rmcp::service::Service;
+use serde_json::{Map, Value};
+
+use super::actions::follow;
+use super::tokens::Tokens;
+use super::{Check, OUT_OF_TIME, Outcome, Session, ToolReport, excerpt, inputs};
+
+/// The most rows followed across a tool's pages: past it, following stops (and proves
+/// nothing), so that pages of millions of tiny rows cost a bounded memory.
+const MAX_ROWS_FOLLOWED: usize = 1_000_000;
+
+impl<S: Service<RoleClient>> Session<'_, S> {
+    /// `paging.follow` and `paging.tampered`: a call with a small page, followed to its end,
+    /// against one call with the largest page.
+    pub(super) async fn paging(&mut self, report: &mut ToolReport, tool: &Tool, schema: &Value) {
+        let (follow, tamper) = (Check::PagingFollow, Check::PagingTampered);
+        if !self.config.enabled(follow) && !self.config.enabled(tamper) {
+            return;
+        }
+        let pageable = inputs::page_size(schema).filter(|_| inputs::takes_continuation(schema));
+        let (Some((size_field, least, most)), Ok(base)) = (pageable, inputs::required_call(schema))
+        else {
+            report.skip(follow);
+            report.skip(tamper);
+            return;
+        };
+        // The whole result in one page, when the largest page holds it.
+        let mut whole = base.clone();
+        whole.insert(size_field.clone(), Value::from(most.unwrap_or(1_000)));
+        let one_page = match self.call(tool, &whole).await {
+            Outcome::Result(result) => self.judge.response(report, tool, &whole, &result),
+            Outcome::Refused(_) => None,
+            Outcome::Lost(reason) => {
+                report.stopped = Some(reason);
+                return;
+            }
+        };
+        // Only a whole answer that is an `ok` page of rows can be followed and compared.
+        let Some(one_page) = one_page.filter(|page| {
+            page["ok"] == true && page["completeness"].is_object() && !rows(page).is_empty()
+        }) else {
+            report.skip(follow);
+            report.skip(tamper);
+            return;
+        };
+        let tokens = Tokens::of(&one_page);
+        let all_rows: Vec<u64> = rows(&one_page)
+            .iter()
+            .map(|row| digest(&tokens.masked(row)))
+            .collect();
+        let complete = one_page["completeness"]["continuation"].is_null()
+            && one_page["completeness"]["complete"] != false;
+        drop(one_page);
+        // Some ten pages of it.
+        let size = (all_rows.len() as u64).div_ceil(10).min(i64::MAX as u64) as i64;
+        let size = size.max(least);
+        let mut arguments = base;
+        arguments.insert(size_field, Value::from(size));
+        // The rows seen, as digests: a server that pages forever costs a bounded memory.
+        let mut seen: Vec<u64> = Vec::new();
+        let mut distinct: HashSet<u64> = HashSet::new();
+        let mut repeated: Option<String> = None;
+        // The first token given out, and the arguments it was given out with.
+        let mut first_token: Option<(String, Map<String, Value>)> = None;
+        let mut pages = 0;
+        let reached_end = loop {
+            if self.out_of_time() {
+                report.stopped = Some(OUT_OF_TIME.to_owned());
+                break false;
+            }
+            if pages >= self.config.max_pages || seen.len() >= MAX_ROWS_FOLLOWED {
+                break false;
+            }
+            pages += 1;
+            let page = match self.call(tool, &arguments).await {
+                Outcome::Result(result) => self.judge.response(report, tool, &arguments, &result),
+                Outcome::Refused(reason) => {
+                    let detail = format!("page {pages} was refused: {reason}");
+                    report.fail(follow, &arguments, &detail, None);
+                    return;
+                }
+                Outcome::Lost(reason) => {
+                    report.stopped = Some(reason);
+                    return;
+                }
+            };
+            let Some(page) = page.filter(|page| page["ok"] == true) else {
+                let detail = format!("page {pages} answered no `ok` envelope");
+                report.fail(follow, &arguments, &detail, None);
+                return;
+            };
+            let tokens = Tokens::of(&page);
+            for row in rows(&page) {
+                let row = tokens.masked(&row);
+                let row_digest = digest(&row);
+                if !distinct.insert(row_digest) && repeated.is_none() {
+                    repeated = Some(excerpt(&row));
+                }
+                seen.push(row_digest);
+            }
+            // A row twice, or more rows than the whole result: following on proves no more,
+            // and a server that pages forever is caught here.
+            if repeated.is_some() || (complete && seen.len() > all_rows.len()) {
+                break true;
+            }
+            let Some(token) = page["completeness"]["continuation"].as_str() else {
+                break true;
+            };
+            let next = next_page(&page, tool, &arguments, token);
+            first_token.get_or_insert_with(|| (token.to_owned(), next.clone()));
+            arguments = next;
+        };
+        if self.config.enabled(follow) {
+            if let Some(row) = repeated {
+                let detail = format!("a row came twice across pages: {row}");
+                report.fail(follow, &arguments, &detail, None);
+            } else if !reached_end {
+                // A part of the pages proves nothing about the whole.
+                report.skip(follow);
+            } else if complete && !same_rows(&seen, &all_rows) {
+                let detail = format!(
+                    "{} rows across {pages} pages, {} in one page: rows were skipped or added",
+                    seen.len(),
+                    all_rows.len()
+                );
+                report.fail(follow, &arguments, &detail, None);
+            } else if !complete && !same_prefix(&seen, &all_rows) {
+                // The one page holds only the first part: the pages must begin with it.
+                let detail = format!(
+                    "the pages do not begin with the rows of one larger page ({} rows)",
+                    all_rows.len()
+                );
+                report.fail(follow, &arguments, &detail, None);
+            } else if !complete && pages < 2 {
+                // One page, and a larger one that was not whole: nothing to compare.
+                report.skip(follow);
+            } else {
+                report.pass(follow);
+            }
+        }
+        if self.config.enabled(tamper) && report.stopped.is_none() {
+            match first_token {
+                None => report.skip(tamper),
+                Some((token, arguments)) => self.tampered(report, tool, arguments, &token).await,
+            }
+        }
+    }
+
+    /// `paging.tampered`: the second page's call, its token with one character changed.
+    async fn tampered(
+        &mut self,
+        report: &mut ToolReport,
+        tool: &Tool,
+        mut arguments: Map<String, Value>,
+        token: &str,
+    ) {
+        let check = Check::PagingTampered;
+        // The argument that carried the token (a tool may name it other than `continuation`).
+        let field = arguments
+            .iter()
+            .find(|(_, value)| value.as_str() == Some(token))
+            .map_or_else(|| "continuation".to_owned(), |(key, _)| key.clone());
+        arguments.insert(field, Value::from(tamper(token)));
+        match self.call(tool, &arguments).await {
+            Outcome::Result(result) => {
+                match self.judge.response(report, tool, &arguments, &result) {
+                    Some(answer)
+                        if answer["ok"] == false && answer["error"]["category"] == "validation" =>
+                    {
+                        report.pass(check);
+                    }
+                    answer => report.fail(
+                        check,
+                        &arguments,
+                        "a token with one character changed was not refused with a \
+                         `validation` envelope",
+                        answer.as_ref(),
+                    ),
+                }
+            }
+            Outcome::Refused(reason) => {
+                let detail = format!(
+                    "a token with one character changed was refused, but not with a \
+                     `validation` envelope: {reason}"
+                );
+                report.fail(check, &arguments, &detail, None);
+            }
+            Outcome::Lost(reason) => report.stopped = Some(reason),
+        }
+    }
+}
+
+/// A row's digest: rows are compared and counted by it, and never held whole.
+pub(super) fn digest(row: &Value) -> u64 {
+    // SipHash with fixed keys: the same row, the same digest, within a run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    row.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The next page's arguments: the `next-page` action's as it is followed, when the page
+/// suggests one that takes (or carries) the token; else the same arguments with the token.
+fn next_page(
+    page: &Value,
+    tool: &Tool,
+    arguments: &Map<String, Value>,
+    token: &str,
+) -> Map<String, Value> {
+    let suggested = page["next_actions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        // Its own next page: another tool's arguments are not this one's.
+        .filter(|action| action["id"] == "next-page" && action["tool"] == tool.name.as_ref())
+        .filter_map(|action| follow(action, page))
+        .find(|arguments| arguments.values().any(|value| value == token));
+    match suggested {
+        Some(arguments) => arguments,
+        None => {
+            let mut next = arguments.clone();
+            next.insert("continuation".to_owned(), Value::from(token));
+            next
+        }
+    }
+}
+
+/// The rows of a page: `data` when it is a list, else the list in `data` whose length is
+/// `completeness.returned` (or the longest).
+pub(super) fn rows(envelope: &Value) -> Vec<Value> {
+    let data = &envelope["data"];
+    if let Some(rows) = data.as_array() {
+        return rows.clone();
+    }
+    let returned = envelope["completeness"]["returned"].as_u64();
+    let lists: Vec<&Vec<Value>> = data
+        .as_object()
+        .into_iter()
+        .flat_map(|object| object.values())
+        .filter_map(Value::as_array)
+        .collect();
+    lists
+        .iter()
+        .find(|list| Some(list.len() as u64) == returned)
+        .or_else(|| lists.iter().max_by_key(|list| list.len()))
+        .map(|list| (*list).clone())
+        .unwrap_or_default()
+}
+
+/// Whether `a` and `b` hold the same rows (as digests), each as often.
+fn same_rows(a: &[u64], b: &[u64]) -> bool {
+    let count = |rows: &[u64]| {
+        let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
+        for row in rows {
+            *counts.entry(*row).or_default() += 1;
+        }
+        counts
+    };
+    count(a) == count(b)
+}
+
+/// Whether the shorter of `a` and `b` begins the longer.
+fn same_prefix(a: &[u64], b: &[u64]) -> bool {
+    let shared = a.len().min(b.len());
+    a[..shared] == b[..shared]
+}
+
+/// `token` with its middle character changed to another of the same kind.
+fn tamper(token: &str) -> String {
+    let mut chars: Vec<char> = token.chars().collect();
+    if chars.is_empty() {
+        return "x".to_owned();
+    }
+    let middle = chars.len() / 2;
+    chars[middle] = match chars[middle] {
+        'A' => 'B',
+        'a' => 'b',
+        '0' => '1',
+        c if c.is_ascii_digit() => '0',
+        c if c.is_ascii_uppercase() => 'A',
+        _ => 'a',
+    };
+    chars.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_tampered_token_differs_in_one_character() {
+        for token in ["abcDEF012", "A", "zzzz", "----"] {
+            let changed = tamper(token);
+            let differing = token
+                .chars()
+                .zip(changed.chars())
+                .filter(|(a, b)| a != b)
+                .count();
+            assert_eq!(differing, 1, "{token} → {changed}");
+        }
+    }
+
+    #[test]
+    fn rows_are_the_described_list() {
+        let page = json!({
+            "data": { "files": ["a", "b"], "skipped": ["c"] },
+            "completeness": { "returned": 2 },
+        });
+        assert_eq!(rows(&page), [json!("a"), json!("b")]);
+        assert_eq!(rows(&json!({ "data": [1, 2, 3] })).len(), 3);
+        let (one, two) = (digest(&json!(1)), digest(&json!(2)));
+        assert_ne!(one, two);
+        assert!(same_rows(&[one, two], &[two, one]));
+        assert!(!same_rows(&[one, one], &[one]));
+        assert!(same_prefix(&[one, two], &[one]));
+    }
+}
