@@ -119,7 +119,7 @@ impl Check {
                 "A valid call of the tool's `inputSchema` fits in what the checker generates (100,000 values and 1 MiB of text): a schema that demands more (`minItems` within `minItems`, thousands of required fields) is one no agent can fill either, and its valid calls are not made."
             }
             Check::CallAnswered => {
-                "A call of a listed tool answers a result with `structuredContent`: never a JSON-RPC error, a timeout, a dropped connection, or a message no client can read (longer than the checker's limit, 16 MiB unless set; not JSON; invalid UTF-8; nested past serde_json's depth of 128)."
+                "A call of a listed tool answers a result with `structuredContent`: never a JSON-RPC error, a timeout, a dropped connection, or an answer no client can read: longer than the checker's limit (16 MiB unless set), or, on stdio, not JSON, not UTF-8 or nested past serde_json's depth of 128."
             }
             Check::EnvelopeSchema => {
                 "`structuredContent` validates against the envelope's JSON Schema (`docs/envelope.schema.json`)."
