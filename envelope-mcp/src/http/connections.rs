@@ -161,9 +161,9 @@ impl Connection {
     pub(crate) fn busy(self: &Arc<Self>) -> Option<Busy> {
         self.in_flight
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |in_flight| {
-                // `CLOSED - 1` requests in flight on one connection cannot happen: the check
-                // keeps the count from ever reaching the sentinel all the same.
-                (in_flight < CLOSED - 1).then_some(in_flight + 1)
+                // No count reaches the sentinel (nor could, in practice): only `CLOSED` itself
+                // refuses.
+                in_flight.checked_add(1).filter(|&counted| counted < CLOSED)
             })
             .ok()?;
         Some(Busy(Arc::clone(self)))
