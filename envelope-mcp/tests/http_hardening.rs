@@ -12,10 +12,11 @@ mod common;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::nap;
-use envelope_core::toolset;
+use envelope_core::{ToolResult, tool, toolset};
 use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,6 +28,26 @@ const SLACK: Duration = Duration::from_secs(8);
 
 fn server() -> EnvelopeServer {
     EnvelopeServer::new(toolset![nap], EnvelopeConfig::new("hardened", "1"))
+}
+
+/// Calls of [`held`] started so far (only
+/// [`past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse`] calls it).
+static HELD_STARTED: AtomicUsize = AtomicUsize::new(0);
+
+/// What lets calls of [`held`] answer: a permit each.
+static HELD_RELEASE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+
+/// Counts itself started, then answers once the test lets it (or after a minute, so that a
+/// failing test does not hang): a call in flight for exactly as long as a test needs.
+#[tool(tier = lite, read_only)]
+async fn held() -> ToolResult<u32> {
+    HELD_STARTED.fetch_add(1, Ordering::SeqCst);
+    if let Ok(Ok(permit)) =
+        tokio::time::timeout(Duration::from_secs(60), HELD_RELEASE.acquire()).await
+    {
+        permit.forget();
+    }
+    Ok(1)
 }
 
 /// A stateless server with JSON answers, as `config` adds, on a free loopback port once it
@@ -135,14 +156,41 @@ async fn assert_answered(addr: SocketAddr) {
     assert!(body.contains("\"result\""), "{body}");
 }
 
+/// Sends `head` a byte every `every`, for as long as the server lets it: how long it was let
+/// trickle before being cut off, or `None` if it never was.
+fn trickle(
+    addr: SocketAddr,
+    head: String,
+    every: Duration,
+) -> tokio::task::JoinHandle<Option<Duration>> {
+    tokio::spawn(async move {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        let started = Instant::now();
+        for byte in head.bytes() {
+            if stream.write_all(&[byte]).await.is_err() {
+                // Cut off: how long it was let trickle.
+                return Some(started.elapsed());
+            }
+            let mut probe = [0u8; 64];
+            let probe = stream.read(&mut probe);
+            if let Ok(Ok(0) | Err(_)) = tokio::time::timeout(every, probe).await {
+                return Some(started.elapsed());
+            }
+        }
+        None
+    })
+}
+
 #[tokio::test]
 async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
     let header = Duration::from_secs(1);
+    // The idle timeout far past the header timeout and the slack: only the header timeout can
+    // close these connections in time.
     let (addr, _stop) = serve(
         server(),
         HttpConfig::default()
             .with_header_timeout(Some(header))
-            .with_idle_timeout(Some(Duration::from_secs(2))),
+            .with_idle_timeout(Some(Duration::from_secs(600))),
     )
     .await;
     // Connections that send nothing at all.
@@ -151,32 +199,17 @@ async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
         idle.push(TcpStream::connect(addr).await.expect("connects"));
     }
     // Connections that trickle a request head, a byte every 200 ms, for as long as they may.
-    let trickling: Vec<_> = (0..20)
-        .map(|_| {
-            tokio::spawn(async move {
-                let mut stream = TcpStream::connect(addr).await.expect("connects");
-                let started = Instant::now();
-                let head = format!(
-                    "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
-                    "a".repeat(1000)
-                );
-                for byte in head.bytes() {
-                    if stream.write_all(&[byte]).await.is_err() {
-                        // Cut off: how long it was let trickle.
-                        return Some(started.elapsed());
-                    }
-                    let mut probe = [0u8; 64];
-                    let probe = stream.read(&mut probe);
-                    if let Ok(Ok(0) | Err(_)) =
-                        tokio::time::timeout(Duration::from_millis(200), probe).await
-                    {
-                        return Some(started.elapsed());
-                    }
-                }
-                None
-            })
-        })
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
+        "a".repeat(1000)
+    );
+    let mut trickling: Vec<_> = (0..20)
+        .map(|_| trickle(addr, head.clone(), Duration::from_millis(200)))
         .collect();
+    // And some that trickle HTTP/2's preface, a byte every 500 ms: never idle, and twelve
+    // seconds in the sending, unless the header timeout holds from the first byte.
+    let preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_owned();
+    trickling.extend((0..5).map(|_| trickle(addr, preface.clone(), Duration::from_millis(500))));
     tokio::time::sleep(Duration::from_millis(300)).await;
     // A fresh call is answered while all of them are held.
     assert_answered(addr).await;
@@ -196,6 +229,42 @@ async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
     assert_answered(addr).await;
 }
 
+/// Reads one answer from a kept-alive `stream`: its status, once its head and body (of a
+/// `content-length`, or chunked to its last chunk) are in.
+async fn read_answer(stream: &mut TcpStream) -> u16 {
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let read = async {
+        loop {
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let lower = head.to_ascii_lowercase();
+                let length = lower
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length: "))
+                    .and_then(|length| length.trim().parse::<usize>().ok());
+                let whole = match length {
+                    Some(length) => body.len() >= length,
+                    None => body.ends_with("0\r\n\r\n"),
+                };
+                if whole {
+                    return head
+                        .split(' ')
+                        .nth(1)
+                        .and_then(|code| code.parse().ok())
+                        .unwrap_or(0);
+                }
+            }
+            let n = stream.read(&mut buffer).await.expect("reads");
+            assert!(n > 0, "the connection closed mid-answer: {text}");
+            raw.extend_from_slice(&buffer[..n]);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("answered in time")
+}
+
 #[tokio::test]
 async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_not() {
     // The header timeout off: the idle timeout alone closes a connection between requests.
@@ -207,11 +276,39 @@ async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_not() {
             .with_idle_timeout(Some(idle)),
     )
     .await;
-    // A call longer than the idle timeout: its connection is busy, never idle.
-    let (status, head, body) = exchange(addr, &nap_call(&addr.to_string(), 2_500)).await;
-    assert_eq!(status, 200, "{head}\n{body}");
+    // A call three times the idle timeout: its connection is busy, never idle.
+    let slow =
+        tokio::spawn(async move { exchange(addr, &nap_call(&addr.to_string(), 3_000)).await });
+    // A connection that is answered one call, kept alive, then goes quiet.
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "nap", "arguments": { "ms": 0 } }
+    })
+    .to_string();
+    let kept_alive = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
     let mut quiet = TcpStream::connect(addr).await.expect("connects");
-    assert!(closed_within(&mut quiet, idle + SLACK).await);
+    quiet.write_all(kept_alive.as_bytes()).await.expect("sends");
+    assert_eq!(read_answer(&mut quiet).await, 200);
+    let answered = Instant::now();
+    assert!(
+        closed_within(&mut quiet, idle + SLACK).await,
+        "a kept-alive connection quiet past the idle timeout is closed"
+    );
+    assert!(
+        answered.elapsed() >= idle / 2,
+        "closed at the idle deadline, not at the answer's end: {:?}",
+        answered.elapsed()
+    );
+    let (status, head, body) = slow.await.expect("joins");
+    assert_eq!(
+        status, 200,
+        "a call in flight is never idle: {head}\n{body}"
+    );
 }
 
 /// A call to `nap` whose head and first body byte are sent, the rest a byte every 500 ms: the
@@ -314,35 +411,58 @@ async fn the_request_timeout_bounds_a_stalled_upload() {
 async fn past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse() {
     let max = 6;
     let (addr, _stop) = serve(
-        server(),
+        EnvelopeServer::new(toolset![nap, held], EnvelopeConfig::new("hardened", "1")),
         HttpConfig::default()
             // Long enough that only the cap closes the idle connections here.
             .with_header_timeout(Some(Duration::from_secs(60)))
             .with_max_connections(Some(max)),
     )
     .await;
+    let (made_room, mut made_room_seen) = tokio::sync::mpsc::unbounded_channel();
     let mut idle = Vec::new();
-    for _ in 0..max {
-        idle.push(TcpStream::connect(addr).await.expect("connects"));
+    for k in 0..max {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        let made_room = made_room.clone();
+        idle.push(tokio::spawn(async move {
+            if closed_within(&mut stream, Duration::from_secs(120)).await {
+                let _ = made_room.send(k);
+            }
+        }));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // The cap is full of idle connections: a fresh call makes room and is answered.
+    // The cap is full of idle connections: a fresh call makes room and is answered, and an
+    // idle one is closed for it within the eviction's grace.
     assert_answered(addr).await;
-    let mut closed = 0;
-    for stream in &mut idle {
-        if closed_within(stream, Duration::from_millis(500)).await {
-            closed += 1;
-        }
+    let closed = tokio::time::timeout(Duration::from_secs(1) + SLACK, made_room_seen.recv()).await;
+    assert!(
+        matches!(closed, Ok(Some(_))),
+        "an idle connection made room"
+    );
+    for watcher in idle {
+        watcher.abort();
     }
-    assert!(closed >= 1, "the oldest idle connection made room");
-    drop(idle);
     // Every place held by a call in flight: a new connection is refused cleanly.
-    let napping: Vec<_> = (0..max)
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "held", "arguments": {} }
+    })
+    .to_string();
+    let holding: Vec<_> = (0..max)
         .map(|_| {
-            tokio::spawn(async move { exchange(addr, &nap_call(&addr.to_string(), 4_000)).await })
+            let call = mcp_post(&addr.to_string(), "", &call);
+            tokio::spawn(async move { exchange(addr, &call).await })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    // Every held call started: each of their connections has a request in flight.
+    let waiting = Instant::now();
+    while HELD_STARTED.load(Ordering::SeqCst) < max {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "only {} of {max} held calls started",
+            HELD_STARTED.load(Ordering::SeqCst)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let (status, head, _) = exchange(addr, &nap_call(&addr.to_string(), 0)).await;
     assert_eq!(status, 503, "{head}");
     assert!(
@@ -353,8 +473,9 @@ async fn past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse
         head.to_ascii_lowercase().contains("connection: close"),
         "{head}"
     );
-    for nap in napping {
-        let (status, head, _) = nap.await.expect("joins");
+    HELD_RELEASE.add_permits(max);
+    for held in holding {
+        let (status, head, _) = held.await.expect("joins");
         assert_eq!(
             status, 200,
             "a call in flight is never closed for room: {head}"
