@@ -484,6 +484,35 @@ async fn past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse
     assert_answered(addr).await;
 }
 
+#[tokio::test]
+async fn a_connection_evicted_while_trickling_its_head_is_gone_within_the_grace() {
+    // Neither deadline near: only the cap can close the trickler.
+    let (addr, _stop) = serve(
+        server(),
+        HttpConfig::default()
+            .with_header_timeout(Some(Duration::from_secs(600)))
+            .with_idle_timeout(Some(Duration::from_secs(600)))
+            .with_max_connections(Some(1)),
+    )
+    .await;
+    // A head a byte every 100 ms: a hundred seconds in the sending, never idle.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
+        "a".repeat(1000)
+    );
+    let trickler = trickle(addr, head, Duration::from_millis(100));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // It holds the one place, with no request in flight: a fresh call takes it.
+    let evicting = Instant::now();
+    assert_answered(addr).await;
+    let cut = tokio::time::timeout(Duration::from_secs(1) + SLACK, trickler)
+        .await
+        .expect("the trickler is cut off within the eviction's grace")
+        .expect("joins");
+    assert!(cut.is_some(), "the trickler is cut off");
+    assert!(evicting.elapsed() < Duration::from_secs(1) + SLACK);
+}
+
 /// Set in the child of [`the_connection_cap_follows_the_file_limit`]: the address to serve.
 const CHILD_ADDR: &str = "ENVELOPE_HARDENING_CHILD_ADDR";
 
