@@ -156,29 +156,34 @@ async fn assert_answered(addr: SocketAddr) {
     assert!(body.contains("\"result\""), "{body}");
 }
 
-/// Sends `head` a byte every `every`, for as long as the server lets it: how long it was let
-/// trickle before being cut off, or `None` if it never was.
+/// Sends `head` a byte every `every` on a new connection, for as long as the server lets it:
+/// how long it was let trickle before being cut off, or `None` if it never was.
 fn trickle(
     addr: SocketAddr,
     head: String,
     every: Duration,
 ) -> tokio::task::JoinHandle<Option<Duration>> {
     tokio::spawn(async move {
-        let mut stream = TcpStream::connect(addr).await.expect("connects");
-        let started = Instant::now();
-        for byte in head.bytes() {
-            if stream.write_all(&[byte]).await.is_err() {
-                // Cut off: how long it was let trickle.
-                return Some(started.elapsed());
-            }
-            let mut probe = [0u8; 64];
-            let probe = stream.read(&mut probe);
-            if let Ok(Ok(0) | Err(_)) = tokio::time::timeout(every, probe).await {
-                return Some(started.elapsed());
-            }
-        }
-        None
+        let stream = TcpStream::connect(addr).await.expect("connects");
+        trickle_on(stream, &head, every).await
     })
+}
+
+/// Sends `head` a byte every `every` on `stream`, as [`trickle`] does.
+async fn trickle_on(mut stream: TcpStream, head: &str, every: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    for byte in head.bytes() {
+        if stream.write_all(&[byte]).await.is_err() {
+            // Cut off: how long it was let trickle.
+            return Some(started.elapsed());
+        }
+        let mut probe = [0u8; 64];
+        let probe = stream.read(&mut probe);
+        if let Ok(Ok(0) | Err(_)) = tokio::time::timeout(every, probe).await {
+            return Some(started.elapsed());
+        }
+    }
+    None
 }
 
 #[tokio::test]
@@ -227,6 +232,21 @@ async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
         );
     }
     assert_answered(addr).await;
+}
+
+/// A call of `nap` that keeps its connection alive.
+fn kept_alive_call(addr: SocketAddr) -> String {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "nap", "arguments": { "ms": 0 } }
+    })
+    .to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// Reads one answer from a kept-alive `stream`: its status, once its head and body (of a
@@ -280,19 +300,11 @@ async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_not() {
     let slow =
         tokio::spawn(async move { exchange(addr, &nap_call(&addr.to_string(), 3_000)).await });
     // A connection that is answered one call, kept alive, then goes quiet.
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": "nap", "arguments": { "ms": 0 } }
-    })
-    .to_string();
-    let kept_alive = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
-         content-length: {}\r\n\r\n{body}",
-        body.len()
-    );
     let mut quiet = TcpStream::connect(addr).await.expect("connects");
-    quiet.write_all(kept_alive.as_bytes()).await.expect("sends");
+    quiet
+        .write_all(kept_alive_call(addr).as_bytes())
+        .await
+        .expect("sends");
     assert_eq!(read_answer(&mut quiet).await, 200);
     let answered = Instant::now();
     assert!(
@@ -485,8 +497,8 @@ async fn past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse
 }
 
 #[tokio::test]
-async fn a_connection_evicted_while_trickling_its_head_is_gone_within_the_grace() {
-    // Neither deadline near: only the cap can close the trickler.
+async fn connections_evicted_while_trickling_a_head_are_gone_within_the_grace() {
+    // Neither deadline near: only the cap can close the tricklers.
     let (addr, _stop) = serve(
         server(),
         HttpConfig::default()
@@ -500,17 +512,33 @@ async fn a_connection_evicted_while_trickling_its_head_is_gone_within_the_grace(
         "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
         "a".repeat(1000)
     );
-    let trickler = trickle(addr, head, Duration::from_millis(100));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // It holds the one place, with no request in flight: a fresh call takes it.
-    let evicting = Instant::now();
-    assert_answered(addr).await;
-    let cut = tokio::time::timeout(Duration::from_secs(1) + SLACK, trickler)
-        .await
-        .expect("the trickler is cut off within the eviction's grace")
-        .expect("joins");
-    assert!(cut.is_some(), "the trickler is cut off");
-    assert!(evicting.elapsed() < Duration::from_secs(1) + SLACK);
+    // One trickling its first head, then one its second after an answered call: each holds
+    // the one place with no request in flight, until a fresh call takes it.
+    for after_a_call in [false, true] {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        if after_a_call {
+            stream
+                .write_all(kept_alive_call(addr).as_bytes())
+                .await
+                .expect("sends");
+            assert_eq!(read_answer(&mut stream).await, 200);
+        }
+        let head = head.clone();
+        let trickler =
+            tokio::spawn(
+                async move { trickle_on(stream, &head, Duration::from_millis(100)).await },
+            );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_answered(addr).await;
+        let cut = tokio::time::timeout(Duration::from_secs(1) + SLACK, trickler)
+            .await
+            .expect("a trickler is cut off within the eviction's grace")
+            .expect("joins");
+        assert!(
+            cut.is_some(),
+            "the trickler is cut off (after a call: {after_a_call})"
+        );
+    }
 }
 
 /// Set in the child of [`the_connection_cap_follows_the_file_limit`]: the address to serve.

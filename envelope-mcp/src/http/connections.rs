@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -62,6 +62,9 @@ pub(crate) struct Connection {
     /// [`CLOSED`]. Eviction swaps `0` for [`CLOSED`] in one step, so that a request whose head
     /// was just read is either counted first (and its connection not evicted) or refused.
     in_flight: AtomicUsize,
+    /// Whether a request head has been read on it, counted or refused: until then it has
+    /// answered nothing and has nothing to write.
+    requested: AtomicBool,
     /// Milliseconds from [`Connections::epoch`] to the last byte read or written, or to the
     /// end of the last answer.
     last_active: AtomicU64,
@@ -110,6 +113,7 @@ impl Connections {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let connection = Arc::new(Connection {
             in_flight: AtomicUsize::new(0),
+            requested: AtomicBool::new(false),
             last_active: AtomicU64::new(0),
             epoch: self.epoch,
             close: CancellationToken::new(),
@@ -159,6 +163,7 @@ impl Connection {
     /// Counts a request in flight until the guard is dropped; `None` once the connection is
     /// closed to make room, when the request must be refused.
     pub(crate) fn busy(self: &Arc<Self>) -> Option<Busy> {
+        self.requested.store(true, Ordering::SeqCst);
         self.in_flight
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |in_flight| {
                 // No count reaches the sentinel (nor could, in practice): only `CLOSED` itself
@@ -167,6 +172,11 @@ impl Connection {
             })
             .ok()?;
         Some(Busy(Arc::clone(self)))
+    }
+
+    /// Whether a request head has been read on this connection (see [`Connection::busy`]).
+    pub(crate) fn has_had_a_request(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
     }
 
     /// Cancelled once this connection is closed to make room.

@@ -154,17 +154,26 @@ async fn serve_connection(
         }
     }
     // Closed to make room: it takes no new request, and one whose head arrived as it was
-    // closed is answered `503` rather than reset. Shut down, it closes once that is written,
-    // at once when it is between requests; a client still trickling a head is cut off at the
-    // grace's end.
+    // closed is answered `503` rather than reset. Shut down, it closes once what it is writing
+    // is written. It is polled once more at least, in case a head has just arrived; one that
+    // has had no request (silent, or still sending its first head) has nothing to write, and
+    // is dropped then, so that a flood of new connections at the cap holds no more descriptors
+    // than the cap. Any other gets the grace, past which a client still trickling a head, or
+    // not reading its answer, is cut off.
     tracing::debug!("a connection with no request in flight is closed to make room");
     serving.as_mut().graceful_shutdown();
-    match tokio::time::timeout(EVICTION_GRACE, serving).await {
+    let ended = match tokio::time::timeout(Duration::ZERO, serving.as_mut()).await {
+        Err(_) if connection.has_had_a_request() => {
+            tokio::time::timeout(EVICTION_GRACE, serving).await
+        }
+        polled => polled,
+    };
+    match ended {
         Ok(Ok(())) => {}
         Ok(Err(error)) => {
-            tracing::debug!(%error, "a connection closed for room ended with an error")
+            tracing::debug!(%error, "a connection closed for room ended with an error");
         }
-        Err(_) => tracing::debug!("a connection closed for room is cut off after its grace"),
+        Err(_) => tracing::debug!("a connection closed for room is cut off"),
     }
 }
 
