@@ -719,20 +719,49 @@ fn with_hosts(method: &str, path: &str, hosts: &str) -> String {
 async fn hosts_are_judged_by_one_rule_on_mcp_and_the_gateway() {
     let (addr, _stop) = serve(server(), HttpConfig::default()).await;
     let port = addr.port();
+    let local = format!("host: localhost:{port}\r\n");
+    // The target's authority (absolute form) before each path, if any; the host lines; the
+    // status expected (`0`: not refused for its host).
     let cases = [
-        (format!("host: evil@localhost:{port}\r\n"), 400),
         (
+            String::new(),
+            format!("host: evil@localhost:{port}\r\n"),
+            400,
+        ),
+        (
+            String::new(),
             format!("host: localhost:{port}\r\nhost: evil.example\r\n"),
             400,
         ),
-        (String::new(), 400),
-        ("host: local host\r\n".to_owned(), 400),
-        ("host: evil.example\r\n".to_owned(), 403),
-        (format!("host: localhost:{port}\r\n"), 0),
+        (String::new(), String::new(), 400),
+        (String::new(), "host: local host\r\n".to_owned(), 400),
+        (String::new(), "host: evil.example\r\n".to_owned(), 403),
+        (String::new(), local.clone(), 0),
+        // A single trailing dot names the same host.
+        (String::new(), format!("host: localhost.:{port}\r\n"), 0),
+        // RFC 9112 §3.2.2: an absolute target's authority is the one judged, not the `Host`.
+        (
+            format!("http://localhost:{port}"),
+            "host: evil.example\r\n".to_owned(),
+            0,
+        ),
+        ("http://evil.example".to_owned(), local.clone(), 403),
+        // Userinfo in the target is malformed, with a `Host` or without.
+        (format!("http://evil@localhost:{port}"), local.clone(), 400),
+        (format!("http://evil@localhost:{port}"), String::new(), 400),
+        (
+            format!("http://localhost:{port}"),
+            format!("{local}{local}"),
+            400,
+        ),
     ];
-    for (hosts, expected) in &cases {
-        let (mcp, head, body) = exchange(addr, &with_hosts("POST", "/mcp", hosts)).await;
-        let (rest, _, problem) = exchange(addr, &with_hosts("POST", "/tools/nap", hosts)).await;
+    for (target, hosts, expected) in &cases {
+        let mcp_path = format!("{target}/mcp");
+        let rest_path = format!("{target}/tools/nap");
+        let (mcp, head, body) = exchange(addr, &with_hosts("POST", &mcp_path, hosts)).await;
+        let (rest, _, problem) = exchange(addr, &with_hosts("POST", &rest_path, hosts)).await;
+        // Named in the failures: the target and the host lines.
+        let hosts = &format!("{target} {hosts}");
         if *expected == 0 {
             // Allowed: neither refuses it for its host.
             assert!(![400, 403].contains(&mcp), "{hosts:?}: {head}\n{body}");
