@@ -1,7 +1,8 @@
 //! The one judge of a request's `Host` and `Origin`, for the MCP endpoint and the plain HTTP
-//! API alike (rmcp's own checks are off): RFC 9112's rules on `Host` first (exactly one, a
-//! valid `host[:port]` without userinfo, required on HTTP/1.1), then the allowed hosts and
-//! origins, against DNS rebinding and cross-site calls.
+//! API alike (rmcp's own checks are off): RFC 9112's rules on `Host` first (at most one, a
+//! valid `host[:port]` without userinfo, required on HTTP/1.1 unless the target names the
+//! authority, which is then the one judged), then the allowed hosts and origins, against DNS
+//! rebinding and cross-site calls.
 
 use std::sync::Arc;
 
@@ -45,8 +46,9 @@ struct AllowedOrigin {
 /// Why a request's `Host` or `Origin` is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum HostRefusal {
-    /// Against RFC 9112: no `Host` on HTTP/1.1, more than one, or one that is no
-    /// `host[:port]` (userinfo included). Answered `400`.
+    /// Against RFC 9112: no `Host` on HTTP/1.1 (nor an authority in the target), more than
+    /// one, or a `Host` or target authority that is no `host[:port]` (userinfo included).
+    /// Answered `400`.
     #[error("{0}")]
     Malformed(String),
     /// A `Host` or `Origin` this server does not answer to. Answered `403`.
