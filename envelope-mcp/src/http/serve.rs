@@ -102,7 +102,8 @@ pub(crate) async fn accept_loop(
 }
 
 /// Serves one connection until it ends, goes idle, or (on shutdown) has answered what it was
-/// answering; closed to make room, it is shut down and given [`EVICTION_GRACE`] to finish.
+/// answering; closed to make room, it is shut down, and given up to [`EVICTION_GRACE`] to
+/// finish writing once it has had a request.
 ///
 /// Only HTTP/1 is served (a client sending HTTP/2's preface is closed): hyper-util's automatic
 /// builder first reads the bytes that tell the versions apart with no deadline, so that a
