@@ -12,10 +12,11 @@ mod common;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::nap;
-use envelope_core::toolset;
+use envelope_core::{ToolResult, tool, toolset};
 use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,6 +28,26 @@ const SLACK: Duration = Duration::from_secs(8);
 
 fn server() -> EnvelopeServer {
     EnvelopeServer::new(toolset![nap], EnvelopeConfig::new("hardened", "1"))
+}
+
+/// Calls of [`held`] started so far (only
+/// [`past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse`] calls it).
+static HELD_STARTED: AtomicUsize = AtomicUsize::new(0);
+
+/// What lets calls of [`held`] answer: a permit each.
+static HELD_RELEASE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+
+/// Counts itself started, then answers once the test lets it (or after a minute, so that a
+/// failing test does not hang): a call in flight for exactly as long as a test needs.
+#[tool(tier = lite, read_only)]
+async fn held() -> ToolResult<u32> {
+    HELD_STARTED.fetch_add(1, Ordering::SeqCst);
+    if let Ok(Ok(permit)) =
+        tokio::time::timeout(Duration::from_secs(60), HELD_RELEASE.acquire()).await
+    {
+        permit.forget();
+    }
+    Ok(1)
 }
 
 /// A stateless server with JSON answers, as `config` adds, on a free loopback port once it
@@ -135,14 +156,46 @@ async fn assert_answered(addr: SocketAddr) {
     assert!(body.contains("\"result\""), "{body}");
 }
 
+/// Sends `head` a byte every `every` on a new connection, for as long as the server lets it:
+/// how long it was let trickle before being cut off, or `None` if it never was.
+fn trickle(
+    addr: SocketAddr,
+    head: String,
+    every: Duration,
+) -> tokio::task::JoinHandle<Option<Duration>> {
+    tokio::spawn(async move {
+        let stream = TcpStream::connect(addr).await.expect("connects");
+        trickle_on(stream, &head, every).await
+    })
+}
+
+/// Sends `head` a byte every `every` on `stream`, as [`trickle`] does.
+async fn trickle_on(mut stream: TcpStream, head: &str, every: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    for byte in head.bytes() {
+        if stream.write_all(&[byte]).await.is_err() {
+            // Cut off: how long it was let trickle.
+            return Some(started.elapsed());
+        }
+        let mut probe = [0u8; 64];
+        let probe = stream.read(&mut probe);
+        if let Ok(Ok(0) | Err(_)) = tokio::time::timeout(every, probe).await {
+            return Some(started.elapsed());
+        }
+    }
+    None
+}
+
 #[tokio::test]
 async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
     let header = Duration::from_secs(1);
+    // The idle timeout far past the header timeout and the slack: only the header timeout can
+    // close these connections in time.
     let (addr, _stop) = serve(
         server(),
         HttpConfig::default()
             .with_header_timeout(Some(header))
-            .with_idle_timeout(Some(Duration::from_secs(2))),
+            .with_idle_timeout(Some(Duration::from_secs(600))),
     )
     .await;
     // Connections that send nothing at all.
@@ -151,32 +204,17 @@ async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
         idle.push(TcpStream::connect(addr).await.expect("connects"));
     }
     // Connections that trickle a request head, a byte every 200 ms, for as long as they may.
-    let trickling: Vec<_> = (0..20)
-        .map(|_| {
-            tokio::spawn(async move {
-                let mut stream = TcpStream::connect(addr).await.expect("connects");
-                let started = Instant::now();
-                let head = format!(
-                    "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
-                    "a".repeat(1000)
-                );
-                for byte in head.bytes() {
-                    if stream.write_all(&[byte]).await.is_err() {
-                        // Cut off: how long it was let trickle.
-                        return Some(started.elapsed());
-                    }
-                    let mut probe = [0u8; 64];
-                    let probe = stream.read(&mut probe);
-                    if let Ok(Ok(0) | Err(_)) =
-                        tokio::time::timeout(Duration::from_millis(200), probe).await
-                    {
-                        return Some(started.elapsed());
-                    }
-                }
-                None
-            })
-        })
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
+        "a".repeat(1000)
+    );
+    let mut trickling: Vec<_> = (0..20)
+        .map(|_| trickle(addr, head.clone(), Duration::from_millis(200)))
         .collect();
+    // And some that trickle HTTP/2's preface, a byte every 500 ms: never idle, and twelve
+    // seconds in the sending, unless the header timeout holds from the first byte.
+    let preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_owned();
+    trickling.extend((0..5).map(|_| trickle(addr, preface.clone(), Duration::from_millis(500))));
     tokio::time::sleep(Duration::from_millis(300)).await;
     // A fresh call is answered while all of them are held.
     assert_answered(addr).await;
@@ -196,6 +234,57 @@ async fn idle_and_trickling_connections_are_closed_while_calls_are_answered() {
     assert_answered(addr).await;
 }
 
+/// A call of `nap` that keeps its connection alive.
+fn kept_alive_call(addr: SocketAddr) -> String {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "nap", "arguments": { "ms": 0 } }
+    })
+    .to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Reads one answer from a kept-alive `stream`: its status, once its head and body (of a
+/// `content-length`, or chunked to its last chunk) are in.
+async fn read_answer(stream: &mut TcpStream) -> u16 {
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let read = async {
+        loop {
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let lower = head.to_ascii_lowercase();
+                let length = lower
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length: "))
+                    .and_then(|length| length.trim().parse::<usize>().ok());
+                let whole = match length {
+                    Some(length) => body.len() >= length,
+                    None => body.ends_with("0\r\n\r\n"),
+                };
+                if whole {
+                    return head
+                        .split(' ')
+                        .nth(1)
+                        .and_then(|code| code.parse().ok())
+                        .unwrap_or(0);
+                }
+            }
+            let n = stream.read(&mut buffer).await.expect("reads");
+            assert!(n > 0, "the connection closed mid-answer: {text}");
+            raw.extend_from_slice(&buffer[..n]);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .expect("answered in time")
+}
+
 #[tokio::test]
 async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_not() {
     // The header timeout off: the idle timeout alone closes a connection between requests.
@@ -207,11 +296,31 @@ async fn an_idle_kept_alive_connection_is_closed_and_a_busy_one_is_not() {
             .with_idle_timeout(Some(idle)),
     )
     .await;
-    // A call longer than the idle timeout: its connection is busy, never idle.
-    let (status, head, body) = exchange(addr, &nap_call(&addr.to_string(), 2_500)).await;
-    assert_eq!(status, 200, "{head}\n{body}");
+    // A call three times the idle timeout: its connection is busy, never idle.
+    let slow =
+        tokio::spawn(async move { exchange(addr, &nap_call(&addr.to_string(), 3_000)).await });
+    // A connection that is answered one call, kept alive, then goes quiet.
     let mut quiet = TcpStream::connect(addr).await.expect("connects");
-    assert!(closed_within(&mut quiet, idle + SLACK).await);
+    quiet
+        .write_all(kept_alive_call(addr).as_bytes())
+        .await
+        .expect("sends");
+    assert_eq!(read_answer(&mut quiet).await, 200);
+    let answered = Instant::now();
+    assert!(
+        closed_within(&mut quiet, idle + SLACK).await,
+        "a kept-alive connection quiet past the idle timeout is closed"
+    );
+    assert!(
+        answered.elapsed() >= idle / 2,
+        "closed at the idle deadline, not at the answer's end: {:?}",
+        answered.elapsed()
+    );
+    let (status, head, body) = slow.await.expect("joins");
+    assert_eq!(
+        status, 200,
+        "a call in flight is never idle: {head}\n{body}"
+    );
 }
 
 /// A call to `nap` whose head and first body byte are sent, the rest a byte every 500 ms: the
@@ -314,35 +423,58 @@ async fn the_request_timeout_bounds_a_stalled_upload() {
 async fn past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse() {
     let max = 6;
     let (addr, _stop) = serve(
-        server(),
+        EnvelopeServer::new(toolset![nap, held], EnvelopeConfig::new("hardened", "1")),
         HttpConfig::default()
             // Long enough that only the cap closes the idle connections here.
             .with_header_timeout(Some(Duration::from_secs(60)))
             .with_max_connections(Some(max)),
     )
     .await;
+    let (made_room, mut made_room_seen) = tokio::sync::mpsc::unbounded_channel();
     let mut idle = Vec::new();
-    for _ in 0..max {
-        idle.push(TcpStream::connect(addr).await.expect("connects"));
+    for k in 0..max {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        let made_room = made_room.clone();
+        idle.push(tokio::spawn(async move {
+            if closed_within(&mut stream, Duration::from_secs(120)).await {
+                let _ = made_room.send(k);
+            }
+        }));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // The cap is full of idle connections: a fresh call makes room and is answered.
+    // The cap is full of idle connections: a fresh call makes room and is answered, and an
+    // idle one is closed for it within the eviction's grace.
     assert_answered(addr).await;
-    let mut closed = 0;
-    for stream in &mut idle {
-        if closed_within(stream, Duration::from_millis(500)).await {
-            closed += 1;
-        }
+    let closed = tokio::time::timeout(Duration::from_secs(1) + SLACK, made_room_seen.recv()).await;
+    assert!(
+        matches!(closed, Ok(Some(_))),
+        "an idle connection made room"
+    );
+    for watcher in idle {
+        watcher.abort();
     }
-    assert!(closed >= 1, "the oldest idle connection made room");
-    drop(idle);
     // Every place held by a call in flight: a new connection is refused cleanly.
-    let napping: Vec<_> = (0..max)
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "held", "arguments": {} }
+    })
+    .to_string();
+    let holding: Vec<_> = (0..max)
         .map(|_| {
-            tokio::spawn(async move { exchange(addr, &nap_call(&addr.to_string(), 4_000)).await })
+            let call = mcp_post(&addr.to_string(), "", &call);
+            tokio::spawn(async move { exchange(addr, &call).await })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    // Every held call started: each of their connections has a request in flight.
+    let waiting = Instant::now();
+    while HELD_STARTED.load(Ordering::SeqCst) < max {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "only {} of {max} held calls started",
+            HELD_STARTED.load(Ordering::SeqCst)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let (status, head, _) = exchange(addr, &nap_call(&addr.to_string(), 0)).await;
     assert_eq!(status, 503, "{head}");
     assert!(
@@ -353,14 +485,60 @@ async fn past_the_connection_cap_idle_connections_make_room_and_busy_ones_refuse
         head.to_ascii_lowercase().contains("connection: close"),
         "{head}"
     );
-    for nap in napping {
-        let (status, head, _) = nap.await.expect("joins");
+    HELD_RELEASE.add_permits(max);
+    for held in holding {
+        let (status, head, _) = held.await.expect("joins");
         assert_eq!(
             status, 200,
             "a call in flight is never closed for room: {head}"
         );
     }
     assert_answered(addr).await;
+}
+
+#[tokio::test]
+async fn connections_evicted_while_trickling_a_head_are_gone_within_the_grace() {
+    // Neither deadline near: only the cap can close the tricklers.
+    let (addr, _stop) = serve(
+        server(),
+        HttpConfig::default()
+            .with_header_timeout(Some(Duration::from_secs(600)))
+            .with_idle_timeout(Some(Duration::from_secs(600)))
+            .with_max_connections(Some(1)),
+    )
+    .await;
+    // A head a byte every 100 ms: a hundred seconds in the sending, never idle.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nx-padding: {}",
+        "a".repeat(1000)
+    );
+    // One trickling its first head, then one its second after an answered call: each holds
+    // the one place with no request in flight, until a fresh call takes it.
+    for after_a_call in [false, true] {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        if after_a_call {
+            stream
+                .write_all(kept_alive_call(addr).as_bytes())
+                .await
+                .expect("sends");
+            assert_eq!(read_answer(&mut stream).await, 200);
+        }
+        let head = head.clone();
+        let trickler =
+            tokio::spawn(
+                async move { trickle_on(stream, &head, Duration::from_millis(100)).await },
+            );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_answered(addr).await;
+        let cut = tokio::time::timeout(Duration::from_secs(1) + SLACK, trickler)
+            .await
+            .expect("a trickler is cut off within the eviction's grace")
+            .expect("joins");
+        assert!(
+            cut.is_some(),
+            "the trickler is cut off (after a call: {after_a_call})"
+        );
+    }
 }
 
 /// Set in the child of [`the_connection_cap_follows_the_file_limit`]: the address to serve.
@@ -541,20 +719,49 @@ fn with_hosts(method: &str, path: &str, hosts: &str) -> String {
 async fn hosts_are_judged_by_one_rule_on_mcp_and_the_gateway() {
     let (addr, _stop) = serve(server(), HttpConfig::default()).await;
     let port = addr.port();
+    let local = format!("host: localhost:{port}\r\n");
+    // The target's authority (absolute form) before each path, if any; the host lines; the
+    // status expected (`0`: not refused for its host).
     let cases = [
-        (format!("host: evil@localhost:{port}\r\n"), 400),
         (
+            String::new(),
+            format!("host: evil@localhost:{port}\r\n"),
+            400,
+        ),
+        (
+            String::new(),
             format!("host: localhost:{port}\r\nhost: evil.example\r\n"),
             400,
         ),
-        (String::new(), 400),
-        ("host: local host\r\n".to_owned(), 400),
-        ("host: evil.example\r\n".to_owned(), 403),
-        (format!("host: localhost:{port}\r\n"), 0),
+        (String::new(), String::new(), 400),
+        (String::new(), "host: local host\r\n".to_owned(), 400),
+        (String::new(), "host: evil.example\r\n".to_owned(), 403),
+        (String::new(), local.clone(), 0),
+        // A single trailing dot names the same host.
+        (String::new(), format!("host: localhost.:{port}\r\n"), 0),
+        // RFC 9112 §3.2.2: an absolute target's authority is the one judged, not the `Host`.
+        (
+            format!("http://localhost:{port}"),
+            "host: evil.example\r\n".to_owned(),
+            0,
+        ),
+        ("http://evil.example".to_owned(), local.clone(), 403),
+        // Userinfo in the target is malformed, with a `Host` or without.
+        (format!("http://evil@localhost:{port}"), local.clone(), 400),
+        (format!("http://evil@localhost:{port}"), String::new(), 400),
+        (
+            format!("http://localhost:{port}"),
+            format!("{local}{local}"),
+            400,
+        ),
     ];
-    for (hosts, expected) in &cases {
-        let (mcp, head, body) = exchange(addr, &with_hosts("POST", "/mcp", hosts)).await;
-        let (rest, _, problem) = exchange(addr, &with_hosts("POST", "/tools/nap", hosts)).await;
+    for (target, hosts, expected) in &cases {
+        let mcp_path = format!("{target}/mcp");
+        let rest_path = format!("{target}/tools/nap");
+        let (mcp, head, body) = exchange(addr, &with_hosts("POST", &mcp_path, hosts)).await;
+        let (rest, _, problem) = exchange(addr, &with_hosts("POST", &rest_path, hosts)).await;
+        // Named in the failures: the target and the host lines.
+        let hosts = &format!("{target} {hosts}");
         if *expected == 0 {
             // Allowed: neither refuses it for its host.
             assert!(![400, 403].contains(&mcp), "{hosts:?}: {head}\n{body}");

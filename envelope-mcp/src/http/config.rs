@@ -14,12 +14,16 @@ pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a connection may take to send a whole request head unless configured otherwise:
 /// counted from the moment the server waits for one (the connection accepted, or the previous
-/// answer sent on a kept-alive one). Past it the connection is closed without an answer.
+/// answer sent on a kept-alive one), so that it also closes a connection that sends nothing.
+/// Past it the connection is closed without an answer.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a connection may stay open with no request in flight and no byte read or written,
-/// unless configured otherwise. Above the default SSE keep-alive (15 s); a connection with a
-/// request in flight or an answer streaming is never idle.
+/// unless configured otherwise. It closes what the header timeout does not: a kept-alive
+/// connection that has finished its requests and sends nothing while the header timeout is
+/// off or longer, and, as a backstop, any connection with nothing in flight on which no byte
+/// moves for that long, whatever it last sent. A connection with a request in flight, an event
+/// stream included, is never idle, however long it stays quiet.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a request's body may take to arrive whole, unless configured otherwise: counted
@@ -129,9 +133,11 @@ impl HttpConfig {
         &self.path
     }
 
-    /// Accepts requests whose `Host` header names one of `hosts` (a name, or `name:port`).
-    /// The default is loopback only; a server reached through a proxy or by a public name
-    /// lists those names here.
+    /// Accepts requests whose `Host` header names one of `hosts` (a name, or `name:port`), or
+    /// whose target does when it names an authority (the absolute form, HTTP/2's
+    /// `:authority`); names compare without case and without a single trailing dot. The
+    /// default is loopback only; a server reached through a proxy or by a public name lists
+    /// those names here.
     #[must_use]
     pub fn with_allowed_hosts(
         mut self,
@@ -248,9 +254,9 @@ impl HttpConfig {
 
     /// How long a connection may take to send a whole request head
     /// ([`DEFAULT_HEADER_TIMEOUT`] unless set; `None` for no limit), counted from the moment the
-    /// server waits for one: the connection accepted, or the previous answer sent on a
-    /// kept-alive connection (so it also bounds the wait for a next request). Past it the
-    /// connection is closed without an answer. Only
+    /// server waits for one: the connection accepted (so a connection that sends nothing is
+    /// closed by it), or the previous answer sent on a kept-alive connection (so it also bounds
+    /// the wait for a next request). Past it the connection is closed without an answer. Only
     /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) holds connections to it.
     #[must_use]
     pub fn with_header_timeout(mut self, timeout: Option<Duration>) -> Self {
@@ -260,7 +266,9 @@ impl HttpConfig {
 
     /// How long a connection may stay open with no request in flight and no byte read or
     /// written ([`DEFAULT_IDLE_TIMEOUT`] unless set; `None` for no limit); then it is closed.
-    /// A connection with a request in flight, an event stream included, is never idle. Only
+    /// It is what closes a kept-alive connection that has finished its requests when the
+    /// header timeout is off or longer. A connection with a request in flight, an event stream
+    /// included, is never idle. Only
     /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) holds connections to it.
     #[must_use]
     pub fn with_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
@@ -283,8 +291,10 @@ impl HttpConfig {
     /// limit allows, the soft `RLIMIT_NOFILE` less a headroom for the files tools open, see
     /// [`CONNECTION_DESCRIPTOR_HEADROOM`](crate::CONNECTION_DESCRIPTOR_HEADROOM)); a limit
     /// above that is lowered to it. A connection past the cap closes the oldest one with no
-    /// request in flight (idle, or still sending its first request head) to make room; when
-    /// every one has a request in flight, it is answered `503` with `Retry-After` and
+    /// request in flight (idle, or still sending a request head) to make room: it takes no new
+    /// request (one whose head arrives just then is answered `503` with `Retry-After: 1` and
+    /// `Connection: close`) and is given at most a second to finish writing. When every one has
+    /// a request in flight, the new one is answered `503` with `Retry-After` and
     /// `Connection: close`, and closed. Only
     /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) counts connections.
     #[must_use]

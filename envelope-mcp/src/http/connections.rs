@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -52,15 +52,24 @@ pub(crate) struct Connections {
     epoch: Instant,
 }
 
+/// The value of [`Connection::in_flight`] once the connection is closed to make room: no
+/// count of requests reaches it, and no request is counted after it.
+const CLOSED: usize = usize::MAX;
+
 /// One open connection, as its task and the cap see it.
 pub(crate) struct Connection {
-    /// Requests whose answers are not yet sent (a streamed answer until its last event).
+    /// Requests whose answers are not yet sent (a streamed answer until its last event), or
+    /// [`CLOSED`]. Eviction swaps `0` for [`CLOSED`] in one step, so that a request whose head
+    /// was just read is either counted first (and its connection not evicted) or refused.
     in_flight: AtomicUsize,
+    /// Whether a request head has been read on it, counted or refused: until then it has
+    /// answered nothing and has nothing to write.
+    requested: AtomicBool,
     /// Milliseconds from [`Connections::epoch`] to the last byte read or written, or to the
     /// end of the last answer.
     last_active: AtomicU64,
     epoch: Instant,
-    /// Cancelled when the connection must close at once.
+    /// Cancelled once the connection is evicted: its task then shuts it down.
     close: CancellationToken,
 }
 
@@ -87,22 +96,24 @@ impl Connections {
     }
 
     /// A place for a new connection. At the cap, the oldest connection with no request in
-    /// flight (idle, or still sending its first request head) is closed to make room; `None`
-    /// when every one has a request in flight.
+    /// flight (idle, or still sending its first request head) is closed to make room: from
+    /// then on it takes no request ([`Connection::busy`] refuses), and its task is told to shut
+    /// it down. `None` when every one has a request in flight.
     pub(crate) fn open(self: &Arc<Self>) -> Option<Place> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         if open.len() >= self.max {
-            let oldest_unused = open
+            let evicted = open
                 .iter()
-                .find(|(_, connection)| connection.in_flight() == 0)
+                .find(|(_, connection)| connection.close_if_unused())
                 .map(|(id, _)| *id)?;
-            if let Some(evicted) = open.remove(&oldest_unused) {
+            if let Some(evicted) = open.remove(&evicted) {
                 evicted.close.cancel();
             }
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let connection = Arc::new(Connection {
             in_flight: AtomicUsize::new(0),
+            requested: AtomicBool::new(false),
             last_active: AtomicU64::new(0),
             epoch: self.epoch,
             close: CancellationToken::new(),
@@ -137,18 +148,38 @@ impl Drop for Place {
 }
 
 impl Connection {
-    /// Requests in flight now.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+    /// Whether no request is in flight now (and the connection is not closed).
+    fn unused(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) == 0
     }
 
-    /// Counts a request in flight until the guard is dropped.
-    pub(crate) fn busy(self: &Arc<Self>) -> Busy {
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        Busy(Arc::clone(self))
+    /// Closes this connection to requests if none is in flight: `true` when it did.
+    fn close_if_unused(&self) -> bool {
+        self.in_flight
+            .compare_exchange(0, CLOSED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
     }
 
-    /// Cancelled once this connection must close at once (evicted to make room).
+    /// Counts a request in flight until the guard is dropped; `None` once the connection is
+    /// closed to make room, when the request must be refused.
+    pub(crate) fn busy(self: &Arc<Self>) -> Option<Busy> {
+        self.requested.store(true, Ordering::SeqCst);
+        self.in_flight
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |in_flight| {
+                // No count reaches the sentinel (nor could, in practice): only `CLOSED` itself
+                // refuses.
+                in_flight.checked_add(1).filter(|&counted| counted < CLOSED)
+            })
+            .ok()?;
+        Some(Busy(Arc::clone(self)))
+    }
+
+    /// Whether a request head has been read on this connection (see [`Connection::busy`]).
+    pub(crate) fn has_had_a_request(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    /// Cancelled once this connection is closed to make room.
     pub(crate) fn closing(&self) -> &CancellationToken {
         &self.close
     }
@@ -165,12 +196,12 @@ impl Connection {
         loop {
             let last = Duration::from_millis(self.last_active.load(Ordering::Relaxed));
             let idle_since = self.epoch + last;
-            if self.in_flight() == 0 && idle_since.elapsed() >= idle {
+            if self.unused() && idle_since.elapsed() >= idle {
                 return;
             }
             // A connection busy with a request is looked at again a whole `idle` later: its
             // answer's end marks it active, so no deadline is missed by more than that.
-            let wake = if self.in_flight() == 0 {
+            let wake = if self.unused() {
                 idle_since + idle
             } else {
                 Instant::now() + idle
@@ -255,13 +286,21 @@ mod tests {
         let connections = Connections::new(2);
         let first = connections.open().expect("room");
         let second = connections.open().expect("room");
-        let _busy = first.connection.busy();
+        let _busy = first.connection.busy().expect("open");
         // The first is busy: the second, unused, is closed for the third.
         let third = connections.open().expect("room made");
         assert!(second.connection.closing().is_cancelled());
+        assert!(
+            second.connection.busy().is_none(),
+            "a connection closed to make room takes no request"
+        );
         assert!(!first.connection.closing().is_cancelled());
+        assert!(
+            first.connection.busy().is_some(),
+            "a busy one still takes more"
+        );
         assert_eq!(connections.len(), 2);
-        let _also_busy = third.connection.busy();
+        let _also_busy = third.connection.busy().expect("open");
         assert!(connections.open().is_none(), "every connection is busy");
         drop(second);
         assert_eq!(connections.len(), 2);
@@ -284,7 +323,7 @@ mod tests {
         let connections = Connections::new(4);
         let place = connections.open().expect("room");
         let connection = Arc::clone(&place.connection);
-        let busy = connection.busy();
+        let busy = connection.busy().expect("open");
         let idle = tokio::spawn({
             let connection = Arc::clone(&connection);
             async move { connection.idle_for(Duration::from_millis(50)).await }
@@ -296,5 +335,35 @@ mod tests {
             .await
             .expect("idle once the request is done")
             .expect("joins");
+    }
+
+    /// Eviction and a request starting on the same connection at once: either the request is
+    /// counted and the connection stays, or the connection is closed and the request refused,
+    /// never a request counted on a connection closed under it.
+    #[test]
+    fn a_request_starting_as_its_connection_is_evicted_is_counted_or_refused() {
+        for _ in 0..2_000 {
+            let connections = Connections::new(1);
+            let place = connections.open().expect("room");
+            let connection = Arc::clone(&place.connection);
+            let start = Arc::new(std::sync::Barrier::new(2));
+            let starting = std::thread::spawn({
+                let start = Arc::clone(&start);
+                move || {
+                    start.wait();
+                    connection.busy()
+                }
+            });
+            start.wait();
+            let newcomer = connections.open();
+            let busy = starting.join().expect("joins");
+            let evicted = place.connection.closing().is_cancelled();
+            assert_eq!(newcomer.is_some(), evicted);
+            assert!(
+                busy.is_some() != evicted,
+                "counted: {}, evicted: {evicted}",
+                busy.is_some()
+            );
+        }
     }
 }

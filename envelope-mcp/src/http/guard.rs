@@ -1,7 +1,8 @@
 //! The one judge of a request's `Host` and `Origin`, for the MCP endpoint and the plain HTTP
-//! API alike (rmcp's own checks are off): RFC 9112's rules on `Host` first (exactly one, a
-//! valid `host[:port]` without userinfo, required on HTTP/1.1), then the allowed hosts and
-//! origins, against DNS rebinding and cross-site calls.
+//! API alike (rmcp's own checks are off): RFC 9112's rules on `Host` first (at most one, a
+//! valid `host[:port]` without userinfo, required on HTTP/1.1 unless the target names the
+//! authority, which is then the one judged), then the allowed hosts and origins, against DNS
+//! rebinding and cross-site calls.
 
 use std::sync::Arc;
 
@@ -45,8 +46,9 @@ struct AllowedOrigin {
 /// Why a request's `Host` or `Origin` is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum HostRefusal {
-    /// Against RFC 9112: no `Host` on HTTP/1.1, more than one, or one that is no
-    /// `host[:port]` (userinfo included). Answered `400`.
+    /// Against RFC 9112: no `Host` on HTTP/1.1 (nor an authority in the target), more than
+    /// one, or a `Host` or target authority that is no `host[:port]` (userinfo included).
+    /// Answered `400`.
     #[error("{0}")]
     Malformed(String),
     /// A `Host` or `Origin` this server does not answer to. Answered `403`.
@@ -69,36 +71,50 @@ fn cut(text: &str) -> String {
     text.chars().take(128).collect()
 }
 
-/// The request's `Host`, as RFC 9112 has it: exactly one, a valid `host[:port]` without
-/// userinfo, required on HTTP/1.1 (an HTTP/1.0 request may name none, and then names its
-/// authority in its target, if anywhere). `Ok(None)`: none, where none is allowed.
-fn host_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
+/// The authority a request names, as RFC 9112 has it: the request target's when it names one
+/// (the absolute form `http://host/path`, or HTTP/2's `:authority`), which §3.2.2 says to use
+/// over any `Host`; else its `Host`. Either must be a valid `host[:port]` without userinfo, a
+/// `Host` present must be valid even beside a target's authority, more than one `Host` is
+/// refused, and HTTP/1.1 must name one or the other (an HTTP/1.0 request may name neither).
+/// `Ok(None)`: none, where none is allowed.
+fn authority_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
     let mut hosts = request.headers().get_all(http::header::HOST).iter();
-    let Some(value) = hosts.next() else {
-        if request.version() >= http::Version::HTTP_11 && request.uri().authority().is_none() {
-            return Err(HostRefusal::Malformed(
-                "an HTTP/1.1 request must name its `Host`".to_owned(),
-            ));
-        }
-        return Ok(request.uri().authority().map(http::uri::Authority::as_str));
-    };
+    let host = hosts.next();
     if hosts.next().is_some() {
         return Err(HostRefusal::Malformed(
             "the request names more than one `Host`".to_owned(),
         ));
     }
+    let host = host
+        .map(|value| host_and_port(value.as_bytes()))
+        .transpose()?;
+    if let Some(target) = request.uri().authority() {
+        return host_and_port(target.as_str().as_bytes()).map(Some);
+    }
+    if host.is_none() && request.version() >= http::Version::HTTP_11 {
+        return Err(HostRefusal::Malformed(
+            "an HTTP/1.1 request must name its `Host`".to_owned(),
+        ));
+    }
+    Ok(host)
+}
+
+/// `raw` as text when it is a valid `host[:port]` (RFC 9112 §3.2, RFC 3986): a host, and a
+/// port of digits (possibly none) up to 65535, without userinfo.
+fn host_and_port(raw: &[u8]) -> Result<&str, HostRefusal> {
     let invalid = || {
         HostRefusal::Malformed(format!(
             "`{}` is no `host[:port]`",
-            cut(&String::from_utf8_lossy(value.as_bytes()))
+            cut(&String::from_utf8_lossy(raw))
         ))
     };
-    let text = value.to_str().map_err(|_| invalid())?;
+    let text = std::str::from_utf8(raw).map_err(|_| invalid())?;
     let authority = text
         .parse::<http::uri::Authority>()
         .map_err(|_| invalid())?;
-    // `Authority` takes userinfo (`user@host`), which a `Host` may not carry: a client or a
-    // proxy could read the host after the `@`, another the one before it.
+    // `Authority` takes userinfo (`user@host`), which neither a `Host` nor a target's
+    // authority may carry: a client or a proxy could read the host after the `@`, another the
+    // one before it.
     if text.contains('@') || authority.host().is_empty() {
         return Err(invalid());
     }
@@ -116,7 +132,7 @@ fn host_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
     if !port_valid {
         return Err(invalid());
     }
-    Ok(Some(text))
+    Ok(text)
 }
 
 impl Checks {
@@ -139,10 +155,11 @@ impl Checks {
     }
 
     /// Why `request` is refused, if it is: RFC 9112's rules on `Host` always; the allowed
-    /// hosts and origins when `allowlisted` (every route but health and readiness, which a
-    /// load balancer probes by whatever name it knows).
+    /// hosts (against the authority the request names, see [`authority_of`]) and origins when
+    /// `allowlisted` (every route but health and readiness, which a load balancer probes by
+    /// whatever name it knows).
     pub(crate) fn judge(&self, request: &Request, allowlisted: bool) -> Result<(), HostRefusal> {
-        let host = host_of(request)?;
+        let host = authority_of(request)?;
         if !allowlisted {
             return Ok(());
         }
@@ -248,7 +265,9 @@ fn default_port(scheme: &str) -> Option<u16> {
     }
 }
 
-/// `host[:port]` (an IPv6 host in brackets, or bare) as a lowercase host and a port.
+/// `host[:port]` (an IPv6 host in brackets, or bare) as a lowercase host and a port. A single
+/// trailing dot is dropped: `localhost.` is `localhost` as a fully qualified name, and DNS
+/// resolves both alike.
 fn split_authority(raw: &str) -> (String, Option<u16>) {
     let raw = raw.trim();
     let (host, port) = match raw.rsplit_once(':') {
@@ -263,12 +282,40 @@ fn split_authority(raw: &str) -> (String, Option<u16>) {
         _ => (raw, None),
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host = host.strip_suffix('.').unwrap_or(host);
     (host.to_ascii_lowercase(), port)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default checks' judgement of a request of `version` for `target` with these `Host`
+    /// headers.
+    fn judge_target(
+        version: http::Version,
+        target: &str,
+        hosts: &[&str],
+    ) -> Result<(), HostRefusal> {
+        let mut request = Request::new(axum::body::Body::empty());
+        *request.version_mut() = version;
+        *request.uri_mut() = target.parse().expect("a request target");
+        for host in hosts {
+            request.headers_mut().append(
+                http::header::HOST,
+                http::HeaderValue::from_str(host).expect("a header value"),
+            );
+        }
+        Checks::new(&HttpConfig::default()).judge(&request, true)
+    }
+
+    fn malformed(result: Result<(), HostRefusal>) -> bool {
+        matches!(result, Err(HostRefusal::Malformed(_)))
+    }
+
+    fn not_allowed(result: Result<(), HostRefusal>) -> bool {
+        matches!(result, Err(HostRefusal::NotAllowed(_)))
+    }
 
     #[test]
     fn hosts_follow_rfc_9112() {
@@ -318,6 +365,87 @@ mod tests {
     }
 
     #[test]
+    fn a_single_trailing_dot_names_the_same_host() {
+        let h1 = http::Version::HTTP_11;
+        assert_eq!(judge_target(h1, "/mcp", &["localhost.:8080"]), Ok(()));
+        assert_eq!(judge_target(h1, "/mcp", &["localhost."]), Ok(()));
+        assert_eq!(judge_target(h1, "/mcp", &["127.0.0.1.:80"]), Ok(()));
+        assert!(not_allowed(judge_target(h1, "/mcp", &["localhost..:8080"])));
+        assert!(not_allowed(judge_target(h1, "/mcp", &["localhost.evil."])));
+        let dotted = HttpConfig::default().with_allowed_hosts(["mcp.example.com."]);
+        let mut request = Request::new(axum::body::Body::empty());
+        request.headers_mut().insert(
+            http::header::HOST,
+            http::HeaderValue::from_static("mcp.example.com:443"),
+        );
+        assert_eq!(Checks::new(&dotted).judge(&request, true), Ok(()));
+    }
+
+    #[test]
+    fn an_absolute_target_names_the_authority_judged() {
+        let h1 = http::Version::HTTP_11;
+        // RFC 9112 §3.2.2: the target's authority, not the `Host`, is the one judged.
+        assert_eq!(
+            judge_target(h1, "http://localhost:8080/mcp", &["evil.example"]),
+            Ok(())
+        );
+        assert!(not_allowed(judge_target(
+            h1,
+            "http://evil.example/mcp",
+            &["localhost:8080"]
+        )));
+        assert_eq!(judge_target(h1, "http://localhost:8080/mcp", &[]), Ok(()));
+        assert!(not_allowed(judge_target(
+            h1,
+            "http://evil.example/mcp",
+            &[]
+        )));
+        // Userinfo in the target is malformed, with a `Host` or without.
+        for hosts in [&["localhost:8080"][..], &[]] {
+            assert!(malformed(judge_target(
+                h1,
+                "http://evil@localhost:8080/mcp",
+                hosts
+            )));
+            assert!(malformed(judge_target(
+                h1,
+                "http://localhost:8080@evil.example/mcp",
+                hosts
+            )));
+        }
+        // A `Host` beside it is still held to RFC 9112: one, and valid.
+        assert!(malformed(judge_target(
+            h1,
+            "http://localhost:8080/mcp",
+            &["localhost:8080", "localhost:8080"]
+        )));
+        assert!(malformed(judge_target(
+            h1,
+            "http://localhost:8080/mcp",
+            &["evil@localhost:8080"]
+        )));
+    }
+
+    #[test]
+    fn http2_names_its_authority_in_the_target() {
+        let h2 = http::Version::HTTP_2;
+        assert_eq!(judge_target(h2, "http://localhost:8080/mcp", &[]), Ok(()));
+        assert_eq!(judge_target(h2, "http://[::1]:8080/mcp", &[]), Ok(()));
+        assert_eq!(judge_target(h2, "https://127.0.0.1/mcp", &[]), Ok(()));
+        assert!(not_allowed(judge_target(
+            h2,
+            "http://evil.example/mcp",
+            &[]
+        )));
+        assert!(malformed(judge_target(h2, "/mcp", &[])));
+        assert!(malformed(judge_target(
+            h2,
+            "http://user@localhost:8080/mcp",
+            &[]
+        )));
+    }
+
+    #[test]
     fn authorities_split_into_host_and_port() {
         assert_eq!(
             split_authority("LocalHost:8080"),
@@ -327,6 +455,11 @@ mod tests {
         assert_eq!(split_authority("[::1]:80"), ("::1".into(), Some(80)));
         assert_eq!(split_authority("::1"), ("::1".into(), None));
         assert_eq!(split_authority("[::1]"), ("::1".into(), None));
+        assert_eq!(
+            split_authority("LocalHost.:8080"),
+            ("localhost".into(), Some(8080))
+        );
+        assert_eq!(split_authority("[::1]:8080"), ("::1".into(), Some(8080)));
     }
 
     #[test]

@@ -237,8 +237,11 @@ impl EnvelopeServer {
     /// Every route's `Host` is judged by one rule (RFC 9112's, then the allowed hosts and
     /// origins): no `Host` on HTTP/1.1, two of them, or one that is no `host[:port]`
     /// (`user@host` included) is answered `400`; a host or origin not allowed `403` (health and
-    /// readiness are held to the first rule only). The MCP endpoint answers these in plain
-    /// text, the plain HTTP API as problems.
+    /// readiness are held to the first rule only). A request target that names an authority
+    /// (the absolute form `http://host/path`, or HTTP/2's `:authority`) is judged by it rather
+    /// than by its `Host` (RFC 9112 §3.2.2), and is `400` with userinfo in it. A single
+    /// trailing dot names the same host (`localhost.` is `localhost`). The MCP endpoint answers
+    /// these in plain text, the plain HTTP API as problems.
     ///
     /// Limits, from the server's configuration and `config`:
     /// - a request body over the maximum request size is answered `413` before any of it is
@@ -380,20 +383,24 @@ impl EnvelopeServer {
     /// accepted, `/readyz` answers `503`, calls in flight finish (for up to the drain
     /// timeout), open event streams close, and this returns `Ok`.
     ///
+    /// Connections speak HTTP/1.1 (and 1.0); one opening with HTTP/2's preface is closed.
     /// Beside what [`http_router_with`](Self::http_router_with) holds every request to, every
     /// connection is held to deadlines, so that none can be held open for nothing:
     /// - a request head must arrive whole within the header timeout
     ///   ([`DEFAULT_HEADER_TIMEOUT`] unless set), counted from when the server waits for one
-    ///   (the connection accepted, or the previous answer sent); past it the connection is
-    ///   closed;
+    ///   (the connection accepted, or the previous answer sent), so a connection that sends
+    ///   nothing is closed by it too; past it the connection is closed without an answer;
     /// - a connection with no request in flight that reads and writes nothing for the idle
     ///   timeout ([`DEFAULT_IDLE_TIMEOUT`]) is closed; one with a request in flight, an event
     ///   stream included, never is;
     /// - at most [`HttpConfig::with_max_connections`] connections are open, and never more
     ///   than the file limit leaves room for (the soft `RLIMIT_NOFILE` less a headroom for the
     ///   files tools open). Past the cap the oldest connection with no request in flight is
-    ///   closed to make room; when every one has a request in flight, the new one is answered
-    ///   `503` with `Retry-After` and `Connection: close`, and closed.
+    ///   closed to make room: one that has had no request at once, another once it has written
+    ///   what it was writing (at most a second later); a request whose head arrives on it just
+    ///   then is answered `503` with `Retry-After: 1` and `Connection: close`. When every one
+    ///   has a request in flight, the new one is answered `503` with `Retry-After` and
+    ///   `Connection: close`, and closed.
     pub async fn serve_http_with(
         self,
         addr: SocketAddr,

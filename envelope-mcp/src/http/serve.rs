@@ -1,13 +1,15 @@
-//! The accept loop: every connection served by hyper with a timer (so that its request heads
-//! have a deadline), counted under the connection cap, closed when idle, and shut down
-//! gracefully with the server.
+//! The accept loop: every connection served as HTTP/1.1 by hyper with a timer (so that its
+//! request heads have a deadline, from the first byte on), counted under the connection cap,
+//! closed when idle, and shut down gracefully with the server.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +30,15 @@ const MAX_REFUSING: usize = 64;
 
 /// How long a refused connection is given to take its `503`.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a connection closed to make room is given to finish writing what it is writing (the
+/// end of an answer, or the `503` of a request refused as it was evicted) before it is dropped:
+/// short, so that a client trickling a head cannot keep its place through it.
+const EVICTION_GRACE: Duration = Duration::from_secs(1);
+
+/// The body of the answer to a request whose connection was closed to make room as its head
+/// arrived.
+const EVICTED: &str = "this connection was closed to make room for another; retry on a new one\n";
 
 /// The answer to a connection past the cap while every open one has a request in flight.
 const CONNECTIONS_FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
@@ -90,8 +101,15 @@ pub(crate) async fn accept_loop(
     }
 }
 
-/// Serves one connection until it ends, is closed to make room, goes idle, or (on shutdown)
-/// has answered what it was answering.
+/// Serves one connection until it ends, goes idle, or (on shutdown) has answered what it was
+/// answering; closed to make room, it is shut down, and given up to [`EVICTION_GRACE`] to
+/// finish writing once it has had a request.
+///
+/// Only HTTP/1 is served (a client sending HTTP/2's preface is closed): hyper-util's automatic
+/// builder first reads the bytes that tell the versions apart with no deadline, so that a
+/// connection sending nothing, or trickling the preface, would be held to the idle timeout
+/// alone. hyper's own HTTP/1 connection starts the header deadline as it waits for the first
+/// byte.
 async fn serve_connection(
     stream: TcpStream,
     router: axum::Router,
@@ -104,31 +122,15 @@ async fn serve_connection(
         io: stream,
         connection: Arc::clone(&connection),
     });
-    let counted = Arc::clone(&connection);
-    let service =
-        hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-            let busy = counted.busy();
-            let mut router = router.clone();
-            async move {
-                use tower_service::Service;
-                let request = request.map(axum::body::Body::new);
-                // An axum router is always ready, and never fails.
-                std::future::poll_fn(|cx| {
-                    Service::<axum::extract::Request>::poll_ready(&mut router, cx)
-                })
-                .await?;
-                let response = router.call(request).await?;
-                Ok::<_, Infallible>(
-                    response.map(|body| axum::body::Body::new(Answering { body, _busy: busy })),
-                )
-            }
-        });
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let answerer = Answerer {
+        router,
+        connection: Arc::clone(&connection),
+    };
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(deadlines.header);
-    let serving = builder.serve_connection(io, service);
+    let serving = builder.serve_connection(io, answerer);
     tokio::pin!(serving);
     let idle = idle(&connection, deadlines.idle);
     tokio::pin!(idle);
@@ -141,10 +143,7 @@ async fn serve_connection(
                 }
                 return;
             }
-            () = connection.closing().cancelled() => {
-                tracing::debug!("a connection with no request in flight is closed to make room");
-                return;
-            }
+            () = connection.closing().cancelled() => break,
             () = &mut idle => {
                 tracing::debug!("an idle connection is closed");
                 return;
@@ -154,6 +153,28 @@ async fn serve_connection(
                 serving.as_mut().graceful_shutdown();
             }
         }
+    }
+    // Closed to make room: it takes no new request, and one whose head arrived as it was
+    // closed is answered `503` rather than reset. Shut down, it closes once what it is writing
+    // is written. It is polled once more at least, in case a head has just arrived; one that
+    // has had no request (silent, or still sending its first head) has nothing to write, and
+    // is dropped then, so that a flood of new connections at the cap holds no more descriptors
+    // than the cap. Any other gets the grace, past which a client still trickling a head, or
+    // not reading its answer, is cut off.
+    tracing::debug!("a connection with no request in flight is closed to make room");
+    serving.as_mut().graceful_shutdown();
+    let ended = match tokio::time::timeout(Duration::ZERO, serving.as_mut()).await {
+        Err(_) if connection.has_had_a_request() => {
+            tokio::time::timeout(EVICTION_GRACE, serving).await
+        }
+        polled => polled,
+    };
+    match ended {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "a connection closed for room ended with an error");
+        }
+        Err(_) => tracing::debug!("a connection closed for room is cut off"),
     }
 }
 
@@ -189,6 +210,68 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<AtomicUsize>) {
     });
 }
 
+/// Answers each request hyper reads on one connection with the router, counted in flight on
+/// the connection until its answer is sent; once the connection is closed to make room, with
+/// [`closed_for_room`].
+#[derive(Clone)]
+struct Answerer {
+    router: axum::Router,
+    connection: Arc<Connection>,
+}
+
+impl<B> hyper::service::Service<http::Request<B>> for Answerer
+where
+    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = http::Response<axum::body::Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn call(&self, request: http::Request<B>) -> Self::Future {
+        // Counted as its head is read, before anything else: the connection is either evicted
+        // before (and the request refused) or not at all while the answer is on its way.
+        let Some(busy) = self.connection.busy() else {
+            tracing::debug!("a request on a connection closed to make room is refused");
+            return Box::pin(std::future::ready(Ok(closed_for_room())));
+        };
+        let mut router = self.router.clone();
+        Box::pin(async move {
+            use tower_service::Service;
+            let request = request.map(axum::body::Body::new);
+            // An axum router is always ready, and never fails.
+            std::future::poll_fn(|cx| {
+                Service::<axum::extract::Request>::poll_ready(&mut router, cx)
+            })
+            .await?;
+            let response = router.call(request).await?;
+            Ok(response.map(|body| axum::body::Body::new(Answering { body, _busy: busy })))
+        })
+    }
+}
+
+/// The answer to a request whose connection was closed to make room as its head arrived:
+/// `503`, `Retry-After: 1` and `Connection: close`, so that the client retries on a new
+/// connection.
+fn closed_for_room() -> http::Response<axum::body::Body> {
+    let mut response = http::Response::new(axum::body::Body::from(EVICTED));
+    *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    headers.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
 /// An answer's body, counting its request in flight on its connection until it is sent or
 /// dropped. Its length and end are the inner body's.
 struct Answering {
@@ -219,7 +302,29 @@ impl http_body::Body for Answering {
 
 #[cfg(test)]
 mod tests {
-    use super::CONNECTIONS_FULL;
+    use super::*;
+    use hyper::service::Service;
+
+    #[tokio::test]
+    async fn a_request_on_a_connection_closed_for_room_is_refused_503() {
+        let connections = Connections::new(1);
+        let place = connections.open().expect("room");
+        let answerer = Answerer {
+            router: axum::Router::new().route("/", axum::routing::get(|| async { "ok" })),
+            connection: Arc::clone(&place.connection),
+        };
+        let request = || http::Request::new(axum::body::Body::empty());
+        let answered = answerer.call(request()).await.expect("infallible");
+        assert_eq!(answered.status(), http::StatusCode::OK);
+        drop(answered);
+        // The connection, unused again, is evicted for a newcomer; a request read on it now
+        // (its head arrived as it was closed) is refused, not run.
+        let _newcomer = connections.open().expect("room made");
+        let refused = answerer.call(request()).await.expect("infallible");
+        assert_eq!(refused.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()[http::header::RETRY_AFTER], "1");
+        assert_eq!(refused.headers()[http::header::CONNECTION], "close");
+    }
 
     #[test]
     fn the_refusal_is_one_well_formed_response() {
