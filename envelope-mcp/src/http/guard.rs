@@ -89,6 +89,13 @@ fn authority_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
         .map(|value| host_and_port(value.as_bytes()))
         .transpose()?;
     if let Some(target) = request.uri().authority() {
+        // RFC 9112 §3.2: an HTTP/1.1 client sends `Host` even with an absolute target (the
+        // target's authority is then the one that counts); HTTP/2 names it in the target only.
+        if host.is_none() && request.version() == http::Version::HTTP_11 {
+            return Err(HostRefusal::Malformed(
+                "an HTTP/1.1 request must name its `Host`".to_owned(),
+            ));
+        }
         return host_and_port(target.as_str().as_bytes()).map(Some);
     }
     if host.is_none() && request.version() >= http::Version::HTTP_11 {
@@ -394,12 +401,13 @@ mod tests {
             "http://evil.example/mcp",
             &["localhost:8080"]
         )));
-        assert_eq!(judge_target(h1, "http://localhost:8080/mcp", &[]), Ok(()));
-        assert!(not_allowed(judge_target(
+        // Without a `Host`, an HTTP/1.1 request is malformed, whatever its target names.
+        assert!(malformed(judge_target(
             h1,
-            "http://evil.example/mcp",
+            "http://localhost:8080/mcp",
             &[]
         )));
+        assert!(malformed(judge_target(h1, "http://evil.example/mcp", &[])));
         // Userinfo in the target is malformed, with a `Host` or without.
         for hosts in [&["localhost:8080"][..], &[]] {
             assert!(malformed(judge_target(
