@@ -128,8 +128,6 @@
 //! # }
 //! ```
 
-#[cfg(feature = "check")]
-pub mod check;
 mod drain;
 mod error;
 #[cfg(feature = "http")]

@@ -50,7 +50,7 @@ pub const MAX_JSONRPC_ID_BYTES: usize = 256;
 struct Closed;
 
 /// One line read, or why not.
-pub(crate) enum Line {
+enum Line {
     Text(Vec<u8>),
     TooLong,
     End,
@@ -58,20 +58,7 @@ pub(crate) enum Line {
 
 /// Reads the next line of at most `max` bytes; a longer one is consumed and dropped as it
 /// streams by, never held whole.
-pub(crate) async fn next_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    max: usize,
-) -> std::io::Result<Line> {
-    next_line_telling(reader, max, || {}).await
-}
-
-/// [`next_line`], calling `too_long` the moment a line passes `max` bytes: a reader that must
-/// say so at once need not wait for the end of a line that may never end.
-pub(crate) async fn next_line_telling<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    max: usize,
-    mut too_long_now: impl FnMut(),
-) -> std::io::Result<Line> {
+async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
     let mut line = Vec::new();
     let mut too_long = false;
     loop {
@@ -91,7 +78,6 @@ pub(crate) async fn next_line_telling<R: AsyncBufRead + Unpin>(
             if line.len() + chunk.len() > max {
                 too_long = true;
                 line = Vec::new();
-                too_long_now();
             } else {
                 line.extend_from_slice(chunk);
             }

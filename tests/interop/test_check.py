@@ -1,7 +1,6 @@
 """`envelope-check` run on this project's own example, as CI requires: over stdio and over
 streamable HTTP, zero failures. The checker is `target/debug/envelope-check` (override with
-`ENVELOPE_CHECK_BIN`); build it with `cargo build -p envelope-mcp --features check --bin
-envelope-check`. The seed is fixed so a failure replays; `ENVELOPE_CHECK_SEED` explores others.
+`ENVELOPE_CHECK_BIN`); build it with `cargo build -p envelope-check`. The seed is fixed so a failure replays; `ENVELOPE_CHECK_SEED` explores others.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def envelope_check(*args: str) -> dict:
     if not CHECK_BIN.is_file():
-        pytest.fail(f"{CHECK_BIN} is missing: cargo build -p envelope-mcp --features check --bin envelope-check")
+        pytest.fail(f"{CHECK_BIN} is missing: cargo build -p envelope-check")
     run = subprocess.run(
         [str(CHECK_BIN), "--seed", SEED, "--json", *args],
         capture_output=True,

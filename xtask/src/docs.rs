@@ -476,13 +476,13 @@ fn rest_section(out: &mut String) {
 
 /// The checks `envelope-check` makes, from its own ids.
 fn checks_markdown() -> String {
-    use envelope_mcp::check::Check;
+    use envelope_check::Check;
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}\n");
     let _ = writeln!(out, "# What `envelope-check` checks\n");
     let _ = writeln!(
         out,
-        "`envelope-check` (feature `check` of `envelope-mcp`) connects to any MCP server, over \
+        "`envelope-check` (the crate of that name) connects to any MCP server, over \
          stdio (`envelope-check -- COMMAND [ARGS...]`) or streamable HTTP (`envelope-check --url \
          URL`), lists its tools and calls each one it may: by default only the tools listed \
          `readOnlyHint: true` (an unannotated tool is not read-only); `--allow-tool NAME` or \

@@ -1,4 +1,4 @@
-//! `envelope-check` against servers that would hurt it or be hurt by it (feature `check`).
+//! `envelope-check` against servers that would hurt it or be hurt by it.
 //!
 //! - A server with a destructive tool, an unannotated one and a search suggesting both: neither
 //!   is ever called without an opt-in, and each is called exactly as opted in.
@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use envelope_mcp::check::{
+use envelope_check::{
     Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Report, run, run_watching, stdio_transport,
 };
 use rmcp::ServiceExt as _;
@@ -473,7 +473,7 @@ async fn endless_pages_fail_paging_follow() {
 #[tokio::test]
 async fn tens_of_thousands_of_tools_fail_tools_listed_and_stay_bounded() {
     let report = survives(Hostile::ManyTools, Check::ToolsListed, 5).await;
-    assert!(report.tools.len() <= envelope_mcp::check::MAX_TOOLS);
+    assert!(report.tools.len() <= envelope_check::MAX_TOOLS);
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! `envelope-check`: points at any MCP server and reports whether its tool responses are
-//! agent-grade (see `envelope_mcp::check` and `docs/CHECKS.md`).
+//! agent-grade (see `envelope_check` and `docs/CHECKS.md`).
 //!
 //! ```text
 //! envelope-check [OPTIONS] -- COMMAND [ARGS...]    a server on stdio
@@ -20,12 +20,12 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
-use envelope_mcp::check::{
+use envelope_check::{
     Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Report, run, run_watching, stdio_transport,
 };
-use envelope_mcp::rmcp::ServiceExt as _;
-use envelope_mcp::rmcp::transport::StreamableHttpClientTransport;
-use envelope_mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::ServiceExt as _;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 /// Check whether an MCP server's tool responses are agent-grade: envelopes that say whether
 /// the call worked, whether a retry can help, how complete and how large the answer is, and

@@ -15,15 +15,18 @@ use futures::channel::mpsc;
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::Notify;
-
-use crate::lines::{Line, next_line_telling};
+use tokio_util::codec::{Decoder as _, LinesCodec, LinesCodecError};
 
 /// The longest line (one JSON-RPC message) the checker reads unless configured otherwise:
 /// 16 MiB, rmcp's own limit on stdio and on an HTTP event. A longer answer is a finding: no
 /// agent reads it either.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
+
+/// How much of the server's output is read at a time.
+const READ_CHUNK: usize = 64 << 10;
 
 /// The most faults kept unread: a server spraying garbage cannot grow the log.
 const KEPT_FAULTS: usize = 64;
@@ -105,7 +108,7 @@ where
     let faults = Arc::<Faults>::default();
     let (incoming, received) = mpsc::channel::<RxJsonRpcMessage<RoleClient>>(16);
     tokio::spawn(read_lines(
-        BufReader::new(read),
+        read,
         max_line,
         incoming,
         Arc::clone(&faults),
@@ -126,34 +129,57 @@ where
     ((Box::pin(sink), received), faults)
 }
 
-/// Reads the server's lines until it closes its output or the client goes away.
+/// Reads the server's lines until it closes its output or the client goes away, with
+/// tokio-util's `LinesCodec`: a line is held up to `max_line` bytes, and one that passes it is
+/// told the moment it does (its end may be far off, or never come), then dropped as it streams
+/// by.
 async fn read_lines<R: AsyncRead + Unpin>(
-    mut read: BufReader<R>,
+    mut read: R,
     max_line: usize,
     mut incoming: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     faults: Arc<Faults>,
 ) {
+    let mut codec = LinesCodec::new_with_max_length(max_line);
+    let mut buffer = BytesMut::with_capacity(READ_CHUNK);
+    let mut ended = false;
     loop {
-        // Said the moment the line passes the limit: its end may be far off, or never come.
-        let too_long = || {
-            faults.record(format!(
-                "the server sent a message longer than {max_line} bytes, the most a client reads"
-            ));
+        let decoded = if ended {
+            codec.decode_eof(&mut buffer)
+        } else {
+            codec.decode(&mut buffer)
         };
-        let line = match next_line_telling(&mut read, max_line, too_long).await {
-            Ok(Line::Text(line)) => line,
-            Ok(Line::TooLong) => continue,
-            Ok(Line::End) => return,
-            Err(error) => {
-                faults.record(format!("the server's output could not be read: {error}"));
-                return;
+        let line = match decoded {
+            Ok(Some(line)) => line,
+            Ok(None) if ended => return,
+            Ok(None) => {
+                buffer.reserve(READ_CHUNK);
+                match read.read_buf(&mut buffer).await {
+                    Ok(0) => ended = true,
+                    Ok(_) => {}
+                    Err(error) => {
+                        faults.record(format!("the server's output could not be read: {error}"));
+                        return;
+                    }
+                }
+                continue;
+            }
+            Err(LinesCodecError::MaxLineLengthExceeded) => {
+                faults.record(format!(
+                    "the server sent a message longer than {max_line} bytes, the most a client \
+                     reads"
+                ));
+                continue;
+            }
+            // The codec has consumed the line: what is left of the output is read on.
+            Err(LinesCodecError::Io(_)) => {
+                faults.record("the server sent a line that is not UTF-8".to_owned());
+                continue;
             }
         };
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if line.trim().is_empty() {
             continue;
         }
-        match read_message(line) {
+        match read_message(line.as_bytes()) {
             Ok(Some(message)) => {
                 if incoming.send(message).await.is_err() {
                     return;

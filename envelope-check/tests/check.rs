@@ -1,4 +1,4 @@
-//! `envelope-check` against servers whose faults are known (feature `check`): an envelope
+//! `envelope-check` against servers whose faults are known: an envelope
 //! server it finds nothing wrong with; the same server with one fault put in at a time (a
 //! wrong `isError`, a lying `completeness`, a next action to a missing tool, a row repeated
 //! across pages, a tampered token accepted), each failing the check of that fault's id; and a
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
 use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool, toolset};
-use envelope_mcp::check::{Check, CheckConfig, Report, run};
+use envelope_check::{Check, CheckConfig, Report, run};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,

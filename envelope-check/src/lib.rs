@@ -1,4 +1,4 @@
-//! `envelope-check`: whether an MCP server's tool responses are agent-grade (feature `check`).
+//! `envelope-check`: whether an MCP server's tool responses are agent-grade.
 //!
 //! It connects to any MCP server with rmcp's client, whatever language the server is written
 //! in, lists its tools and exercises each one: valid calls generated from the tool's
@@ -28,7 +28,7 @@
 //! one call's arguments (at most 100,000 values) and the digests: some hundreds of MiB at the
 //! most, whatever the server sends.
 //!
-//! The `envelope-check` binary (feature `check`) is the command line:
+//! The `envelope-check` binary is the command line:
 //!
 //! ```text
 //! envelope-check [OPTIONS] -- COMMAND [ARGS...]    a server on stdio
@@ -39,7 +39,7 @@
 //!
 //! ```no_run
 //! # async fn check(client: rmcp::service::RunningService<rmcp::RoleClient, ()>) {
-//! use envelope_mcp::check::{CheckConfig, run};
+//! use envelope_check::{CheckConfig, run};
 //!
 //! let report = run(&client, &CheckConfig::default()).await;
 //! assert_eq!(report.failed(), 0, "{}", report.render());
