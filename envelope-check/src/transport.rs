@@ -10,12 +10,12 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use bytes::BytesMut;
 use futures::SinkExt as _;
 use futures::channel::mpsc;
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::Value;
-use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::Notify;
 use tokio_util::codec::{Decoder as _, LinesCodec, LinesCodecError};
@@ -107,12 +107,7 @@ where
 {
     let faults = Arc::<Faults>::default();
     let (incoming, received) = mpsc::channel::<RxJsonRpcMessage<RoleClient>>(16);
-    tokio::spawn(read_lines(
-        read,
-        max_line,
-        incoming,
-        Arc::clone(&faults),
-    ));
+    tokio::spawn(read_lines(read, max_line, incoming, Arc::clone(&faults)));
     let sink = futures::sink::unfold(
         write,
         |mut write, message: TxJsonRpcMessage<RoleClient>| async move {

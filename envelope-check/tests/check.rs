@@ -6,9 +6,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use envelope_check::{Check, CheckConfig, Report, run};
 use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
 use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool, toolset};
-use envelope_check::{Check, CheckConfig, Report, run};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
