@@ -161,34 +161,6 @@ impl Held {
         if self.running.is_none() {
             return response;
         }
-        response.map(|body| axum::body::Body::new(Counted { body, _held: self }))
-    }
-}
-
-/// A response body counted as in flight until it is sent or dropped. Its length and end are
-/// the inner body's, so a complete answer keeps its `content-length`.
-struct Counted {
-    body: axum::body::Body,
-    /// Held, never read: dropping it ends the count and frees the permit.
-    _held: Held,
-}
-
-impl http_body::Body for Counted {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
+        super::holding::holding(response, self)
     }
 }

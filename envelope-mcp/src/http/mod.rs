@@ -9,6 +9,7 @@ mod config;
 mod connections;
 mod guard;
 mod health;
+mod holding;
 mod serve;
 
 pub(crate) use admission::{Admission, Admitted, Refusal};

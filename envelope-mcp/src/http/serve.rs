@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use super::connections::{Busy, Connection, Connections, Place, Watched};
+use super::connections::{Connection, Connections, Place, Watched};
 use crate::drain::Calls;
 
 /// What every connection is held to.
@@ -245,7 +245,8 @@ where
             })
             .await?;
             let response = router.call(request).await?;
-            Ok(response.map(|body| axum::body::Body::new(Answering { body, _busy: busy })))
+            // The request counts on its connection until its answer is sent.
+            Ok(super::holding::holding(response, busy))
         })
     }
 }
@@ -270,34 +271,6 @@ fn closed_for_room() -> http::Response<axum::body::Body> {
         http::HeaderValue::from_static("close"),
     );
     response
-}
-
-/// An answer's body, counting its request in flight on its connection until it is sent or
-/// dropped. Its length and end are the inner body's.
-struct Answering {
-    body: axum::body::Body,
-    /// Held, never read: dropping it ends the count.
-    _busy: Busy,
-}
-
-impl http_body::Body for Answering {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
-    }
 }
 
 #[cfg(test)]
