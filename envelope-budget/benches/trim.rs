@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use envelope_budget::{BudgetEncoder, BudgetPolicy, Counts, Estimator, prepare, trim};
-use envelope_core::stage::Controls;
-use envelope_core::{Tool, ToolContext, ToolResult, tool};
+use envelope_budget::{BudgetPolicy, Counts, Estimator, prepare, trim};
+use envelope_core::{Envelope, Tool, ToolContext, ToolResult, tool};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -188,17 +187,21 @@ fn main() {
     // Through the generated entry, as a transport calls it: the budget-aware encoder converts
     // only rows that could be kept, then `prepare` trims and stamps.
     let shared = Arc::new(typed);
-    let policy = BudgetPolicy::default();
-    let encoder = Arc::new(BudgetEncoder::new(
-        envelope_budget::AGENT_BUDGET_CHARS,
-        Estimator::default(),
-    ));
-    let send = |ctx: ToolContext| {
+    let budget = BudgetPolicy::default().for_call(None);
+    let bounded = |ctx: ToolContext| {
         let output = block_on(search {}.call(Value::Null, ctx));
-        let prepared = prepare(output, &Controls::default(), None, &policy);
+        let prepared = prepare(output, &budget);
         (prepared.json.into_bytes(), prepared.leftovers)
     };
-    let bounded = |ctx: ToolContext| send(ctx.with_encoder(encoder.clone()));
+    // The payload converted whole first, as a hand-written tool hands over JSON.
+    let send = |ctx: ToolContext| {
+        let output = block_on(search {}.call(Value::Null, ctx));
+        let wire = serde_json::to_value(&output.envelope).unwrap_or_default();
+        let envelope: Envelope<Value> =
+            serde_json::from_value(wire).unwrap_or_else(|_| Envelope::ok(Value::Null));
+        let prepared = prepare(envelope, &budget);
+        (prepared.json.into_bytes(), prepared.leftovers)
+    };
     // The cases must measure real answers, not a quick error.
     let (bytes, _) = bounded(ToolContext::new().with_state(Arc::new(Arc::clone(&shared))));
     let sample: Value = serde_json::from_slice(&bytes).unwrap_or_default();
@@ -216,7 +219,7 @@ fn main() {
                 &bounded,
             ),
             (
-                "#[tool] entry + prepare, plain to_value (reference)",
+                "#[tool] entry, to_value and back, then prepare (reference)",
                 f64::INFINITY,
                 &send,
             ),
@@ -255,11 +258,9 @@ fn boundary_sweep() {
         let bytes = serde_json::to_vec(&*shared).unwrap_or_default().len();
         for budget in BUDGETS {
             let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
-            let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
             let send = |ctx: ToolContext| {
-                let output =
-                    block_on(search {}.call(Value::Null, ctx.with_encoder(encoder.clone())));
-                let prepared = prepare(output, &Controls::default(), None, &policy);
+                let output = block_on(search {}.call(Value::Null, ctx));
+                let prepared = prepare(output, &policy.for_call(None));
                 (prepared.json.into_bytes(), prepared.leftovers)
             };
             let fits = budget as f64 >= 0.9 * bytes as f64;

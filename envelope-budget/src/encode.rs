@@ -3,15 +3,13 @@
 //!
 //! Rows are converted one by one and sized as they come; once a list's rows alone are past the
 //! budget, the rest are counted, not converted. The full length travels in
-//! [`EncodedPayload::precut`] so the trimmer names the cut with the true numbers. `{nodes,
+//! [`Encoded::precut`] so the trimmer names the cut with the true numbers. `{nodes,
 //! edges}` lists are always converted whole: the subgraph rung needs every edge to rank nodes.
 
 use std::cell::Cell;
 use std::fmt;
 
-use envelope_core::stage::{
-    EncodedPayload, EncoderMeasure, PayloadEncoder, to_value_capped, to_value_within,
-};
+use envelope_core::stage::{ResponseSizer, to_value_capped, to_value_within};
 use serde::ser::{
     self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
 };
@@ -24,16 +22,17 @@ use crate::tokens::{Counts, Estimator};
 /// conversion that turns out too large would waste more than sizing rows costs.
 const WHOLE_CAP_MAX: usize = 64 * 1024;
 
-/// Encodes payloads for a response budget of `budget` token-normalized characters.
+/// Encodes payloads for a response budget of `budget` token-normalized characters; sizes what
+/// a tool builds against it, as the tool's [`ResponseSizer`].
 #[derive(Debug, Clone, Copy)]
-pub struct BudgetEncoder {
+pub(crate) struct BudgetEncoder {
     budget: u64,
     estimator: Estimator,
 }
 
 impl BudgetEncoder {
     /// An encoder for `budget` characters, sizing with `estimator`.
-    pub fn new(budget: usize, estimator: Estimator) -> Self {
+    pub(crate) fn new(budget: usize, estimator: Estimator) -> Self {
         BudgetEncoder {
             budget: budget as u64,
             estimator,
@@ -52,11 +51,33 @@ impl BudgetEncoder {
     }
 }
 
-impl PayloadEncoder for BudgetEncoder {
-    fn encode(
+/// What the encoder cut and measured, beside the JSON it wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Encoded {
+    /// `(list key, full length)` for each top-level list cut short; the key is
+    /// [`ROOT_LIST_KEY`] for a root array.
+    pub(crate) precut: Vec<(String, usize)>,
+    /// The rows as sized on the way, so the trimmer need not size them again.
+    pub(crate) measured: MeasuredLists,
+}
+
+impl Encoded {
+    /// What was cut, without what was measured.
+    #[cfg_attr(not(feature = "exact"), allow(dead_code))]
+    pub(crate) fn cut_only(&self) -> Encoded {
+        Encoded {
+            precut: self.precut.clone(),
+            measured: MeasuredLists::default(),
+        }
+    }
+}
+
+impl BudgetEncoder {
+    /// Encodes `payload`, converting no row of a top-level list that could never be sent.
+    pub(crate) fn encode(
         &self,
         payload: &dyn erased_serde::Serialize,
-    ) -> Result<EncodedPayload, serde_json::Error> {
+    ) -> Result<(Value, Encoded), serde_json::Error> {
         let mut precut = Vec::new();
         let mut measured = MeasuredLists::default();
         // A payload far within the budget is converted whole, at once: sizing rows one by one
@@ -64,11 +85,7 @@ impl PayloadEncoder for BudgetEncoder {
         // large payload costs no more than the cap before taking the row path.
         if let Some(value) = to_value_capped(&payload, 0, self.whole_cap())? {
             measured.1 = Some(Whole::of_value(&value)?);
-            return Ok(EncodedPayload {
-                value,
-                precut,
-                measure: EncoderMeasure::new(measured),
-            });
+            return Ok((value, Encoded { precut, measured }));
         }
         let value = match probe(&payload) {
             Kind::Seq => {
@@ -105,15 +122,13 @@ impl PayloadEncoder for BudgetEncoder {
                 value
             }
         };
-        Ok(EncodedPayload {
-            value,
-            precut,
-            measure: EncoderMeasure::new(measured),
-        })
+        Ok((value, Encoded { precut, measured }))
     }
+}
 
-    fn budget_chars(&self) -> Option<usize> {
-        usize::try_from(self.budget).ok()
+impl ResponseSizer for BudgetEncoder {
+    fn budget_chars(&self) -> usize {
+        usize::try_from(self.budget).unwrap_or(usize::MAX)
     }
 
     fn size_of(&self, value: &dyn erased_serde::Serialize) -> Option<usize> {
@@ -773,6 +788,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What one encoding wrote, cut and measured.
+    struct Out {
+        value: Value,
+        precut: Vec<(String, usize)>,
+        measured: MeasuredLists,
+    }
+
+    fn encode(encoder: &BudgetEncoder, payload: &impl Serialize) -> Out {
+        let (value, Encoded { precut, measured }) = encoder.encode(payload).expect("encodes");
+        Out {
+            value,
+            precut,
+            measured,
+        }
+    }
+
     #[derive(serde::Serialize)]
     struct Hit {
         path: String,
@@ -805,10 +836,10 @@ mod tests {
             nodes: vec![1, 2],
             note: Some(vec![7]),
         };
-        let encoded = encoder.encode(&page).expect("encodes");
+        let encoded = encode(&encoder, &page);
         assert_eq!(encoded.value, serde_json::to_value(&page).expect("encodes"));
         assert!(encoded.precut.is_empty());
-        let scalar = encoder.encode(&42).expect("encodes");
+        let scalar = encode(&encoder, &42);
         assert_eq!(scalar.value, json!(42));
     }
 
@@ -825,8 +856,8 @@ mod tests {
             nodes: vec![1],
             note: None,
         };
-        let encoded = encoder.encode(&page).expect("encodes");
-        let measured = encoded.measure.get::<MeasuredLists>().expect("a measure");
+        let encoded = encode(&encoder, &page);
+        let measured = &encoded.measured;
         let items = encoded.value["results"].as_array().expect("rows");
         let prefix = measured.prefix("results", items.len()).expect("measured");
         for keep in 0..=items.len() {
@@ -850,12 +881,12 @@ mod tests {
             nodes: vec![1],
             note: None,
         };
-        let encoded = encoder.encode(&page).expect("encodes");
+        let encoded = encode(&encoder, &page);
         assert_eq!(
             encoded.value,
             serde_json::to_value(&page).expect("serializes")
         );
-        let measured = encoded.measure.get::<MeasuredLists>().expect("a measure");
+        let measured = &encoded.measured;
         let whole = measured.whole().expect("written whole");
         assert_eq!(whole.json, encoded.value.to_string());
         assert_eq!(whole.counts, Counts::of(&whole.json));
@@ -873,7 +904,7 @@ mod tests {
             nodes: (0..5_000).collect(),
             note: None,
         };
-        let encoded = encoder.encode(&page).expect("encodes");
+        let encoded = encode(&encoder, &page);
         let kept = encoded.value["results"].as_array().expect("rows").len();
         assert!(kept > 10 && kept < 200, "kept {kept}");
         assert_eq!(encoded.precut, vec![("results".to_owned(), 10_000)]);
@@ -882,7 +913,7 @@ mod tests {
             Some(5_000),
             "graph lists stay whole"
         );
-        let root = encoder.encode(&hits(10_000)).expect("encodes");
+        let root = encode(&encoder, &hits(10_000));
         assert_eq!(root.precut, vec![(ROOT_LIST_KEY.to_owned(), 10_000)]);
     }
 
@@ -890,7 +921,7 @@ mod tests {
     fn maps_with_non_string_keys_follow_serde_json() {
         let encoder = BudgetEncoder::new(32_000, Estimator::default());
         let map: std::collections::BTreeMap<u32, &str> = [(1, "a"), (2, "b")].into();
-        let encoded = encoder.encode(&map).expect("encodes");
+        let encoded = encode(&encoder, &map);
         assert_eq!(encoded.value, serde_json::to_value(&map).expect("encodes"));
     }
 }

@@ -7,17 +7,23 @@
 //! copy of the tool's output against a budget lowered by how far off the estimate was, until the
 //! exact count fits or [`MAX_RETRIES`] passes have been spent.
 //!
-//! The budget stage ([`prepare`](crate::prepare)) does the passes; these are their pieces. Two
+//! The budget stage ([`prepare`](crate::prepare)) does the passes, here. Two
 //! policies use it ([`BudgetPolicy`](crate::BudgetPolicy)):
 //! - `exact`: every response is counted exactly and stamped `tokens_method: "exact_*"`;
 //! - `exact_when_tight`: only a response whose estimate is within [`TIGHT_MARGIN`] of its
 //!   budget is, so a response far within its budget is never counted exactly (it still pays
 //!   for the copy of its payload kept in case it must be prepared again).
 
+use envelope_core::fields::envelope as field;
 use envelope_core::meta_keys as keys;
-use envelope_core::stage::{EncoderMeasure, ToolOutput};
+use envelope_core::stage::{Controls, ToolOutput};
 use serde_json::{Value, json};
 
+use crate::call::CallBudget;
+use crate::encode::Encoded;
+use crate::pass::prepare_within;
+use crate::policy::BudgetPolicy;
+use crate::prepared::{Outcome, Prepared, with_mirror};
 use crate::tokens::ExactCounter;
 use crate::trim::{MAX_DEPTH, nested_deeper_than};
 
@@ -35,9 +41,26 @@ pub(crate) struct ExactCheck {
     pub(crate) always: bool,
 }
 
+impl ExactCheck {
+    /// The exact counting `policy` asks for, if any.
+    pub(crate) fn of(policy: &BudgetPolicy) -> Option<ExactCheck> {
+        match (policy.exact, policy.exact_when_tight) {
+            (Some(counter), _) => Some(ExactCheck {
+                counter,
+                always: true,
+            }),
+            (None, Some(counter)) => Some(ExactCheck {
+                counter,
+                always: false,
+            }),
+            (None, None) => None,
+        }
+    }
+}
+
 /// Whether a response whose estimate is `estimated` comes close enough to `budget` to be
 /// counted exactly under `exact_when_tight`.
-pub(crate) fn is_tight(estimated: u64, budget: usize) -> bool {
+fn is_tight(estimated: u64, budget: usize) -> bool {
     estimated as f64 >= budget as f64 * (1.0 - TIGHT_MARGIN)
 }
 
@@ -45,7 +68,7 @@ pub(crate) fn is_tight(estimated: u64, budget: usize) -> bool {
 /// `estimated` by the estimate and `exact` by the exact count, over `budget`: the estimate
 /// scaled by how far the exact count is from it, a percent lower each pass so that rounding
 /// cannot stall it, and always below `target`.
-pub(crate) fn lowered(target: usize, budget: usize, estimated: u64, exact: u64) -> usize {
+fn lowered(target: usize, budget: usize, estimated: u64, exact: u64) -> usize {
     let ratio = estimated.max(1) as f64 / exact.max(1) as f64;
     let scaled = (budget as f64 * ratio * 0.99) as usize;
     scaled.min(target.saturating_sub(1)).max(1)
@@ -54,42 +77,42 @@ pub(crate) fn lowered(target: usize, budget: usize, estimated: u64, exact: u64) 
 /// Whether a payload can be copied to prepare again: one nested past the depth limit is not
 /// (the copy would recurse that deep; the depth cut leaves it unshrinkable past its marker
 /// anyway).
-pub(crate) fn copyable(output: &ToolOutput) -> bool {
+fn copyable(output: &ToolOutput<Value>) -> bool {
     !output
         .envelope
         .data()
         .is_some_and(|data| nested_deeper_than(data, MAX_DEPTH))
 }
 
-/// A copy of `output` to prepare again. What the encoder measured is left behind: it describes
-/// the rows as first converted, and the trimmer measures them itself without it.
-pub(crate) fn spare_of(output: &ToolOutput) -> ToolOutput {
-    ToolOutput {
+/// A copy of `output` to prepare again, with what the encoder cut. What the encoder measured
+/// is left behind: it describes the rows as first converted, and the trimmer measures them
+/// itself without it.
+fn spare_of(output: &ToolOutput<Value>, encoded: &Encoded) -> (ToolOutput<Value>, Encoded) {
+    let copy = ToolOutput {
         envelope: output.envelope.clone(),
         baseline: output.baseline.clone(),
-        precut: output.precut.clone(),
-        measure: EncoderMeasure::default(),
         controls: output.controls.clone(),
         resume: output.resume.clone(),
-    }
+    };
+    (copy, encoded.cut_only())
 }
 
 /// Characters or four per token, whichever is more: how budgets are counted.
-pub(crate) fn normalized(json: &str, tokens: u64) -> u64 {
+fn normalized(json: &str, tokens: u64) -> u64 {
     (json.chars().count() as u64).max(tokens.saturating_mul(4))
 }
 
 /// Re-stamps `tokens_estimated` with the exact count of the final bytes, itself included: a
 /// count is written, the bytes counted again, until the count is a fixed point (a digit more
 /// can change it).
-pub(crate) fn stamp_exact(structured: &mut Value, counter: ExactCounter) {
+fn stamp_exact(structured: &mut Value, counter: ExactCounter) {
     let set = |structured: &mut Value, key: &str, value: Value| {
-        if let Some(Value::Object(meta)) = structured.get_mut("meta") {
+        if let Some(Value::Object(meta)) = structured.get_mut(field::META) {
             meta.insert(key.to_owned(), value);
         }
     };
     // The method is stamped only where the mode stamps it (`response_mode: full`).
-    let stamps_method = structured["meta"].get(keys::TOKENS_METHOD).is_some();
+    let stamps_method = structured[field::META].get(keys::TOKENS_METHOD).is_some();
     if stamps_method {
         set(structured, keys::TOKENS_METHOD, json!(counter.method()));
     }
@@ -103,4 +126,88 @@ pub(crate) fn stamp_exact(structured: &mut Value, counter: ExactCounter) {
         tokens = counted;
     }
     set(structured, keys::TOKENS_ESTIMATED, json!(tokens));
+}
+
+/// [`prepare`](crate::prepare) with the budget kept by `check`'s exact count (see the module),
+/// of an output whose payload is encoded.
+pub(crate) fn prepare_exactly(
+    output: ToolOutput<Value>,
+    encoded: Encoded,
+    call: &CallBudget,
+    check: ExactCheck,
+) -> Prepared {
+    let (policy, controls) = (call.policy(), output.controls.clone());
+    let controls = &controls;
+    let budget = output
+        .envelope
+        .data()
+        .and_then(|data| policy.budget_for(call.tool_budget(), data));
+    // What to prepare again from when the exact count is over. Made before knowing whether it
+    // is needed: the output is consumed by the first pass. With the budget-aware encoder a
+    // list payload holds little more than a budget's worth of rows; a graph is whole.
+    let spare = budget
+        .filter(|_| copyable(&output))
+        .map(|_| spare_of(&output, &encoded));
+    let mut prepared = prepare_within(output, encoded, call, None);
+    let mut estimated = estimated_size(&prepared, policy);
+    if !check.always && !budget.is_some_and(|budget| is_tight(estimated, budget)) {
+        return prepared;
+    }
+    prepared = stamped_exactly(prepared, check.counter, controls);
+    let (Some(budget), Some(spare)) = (budget, spare) else {
+        return prepared;
+    };
+    let mut target = budget;
+    for _ in 0..MAX_RETRIES {
+        let exact = exact_size(&prepared);
+        if exact <= budget as u64 || target <= 1 {
+            break;
+        }
+        target = lowered(target, budget, estimated, exact);
+        let (output, encoded) = &spare;
+        let (output, encoded) = spare_of(output, encoded);
+        let again = prepare_within(output, encoded, call, Some(target));
+        estimated = estimated_size(&again, policy);
+        prepared = stamped_exactly(again, check.counter, controls);
+    }
+    prepared
+}
+
+/// The response's size in token-normalized characters by the estimate it was stamped with.
+fn estimated_size(prepared: &Prepared, policy: &BudgetPolicy) -> u64 {
+    let tokens = prepared
+        .tokens_estimated
+        .unwrap_or_else(|| policy.estimator.estimate(&prepared.json));
+    normalized(&prepared.json, tokens)
+}
+
+/// The response's size in token-normalized characters by its exact stamp.
+fn exact_size(prepared: &Prepared) -> u64 {
+    let tokens = prepared.tokens_estimated.unwrap_or(u64::MAX / 4);
+    normalized(&prepared.json, tokens)
+}
+
+/// `prepared` stamped with `counter`'s exact count of its own JSON, that count included, and
+/// its JSON and text mirror written again.
+fn stamped_exactly(
+    prepared: Prepared,
+    counter: crate::ExactCounter,
+    controls: &Controls,
+) -> Prepared {
+    let Prepared {
+        ok,
+        request_id,
+        mut structured,
+        leftovers,
+        ..
+    } = prepared;
+    stamp_exact(&mut structured, counter);
+    let json = serde_json::to_string(&structured).unwrap_or_default();
+    with_mirror(
+        Outcome { ok, request_id },
+        structured,
+        json,
+        controls,
+        leftovers,
+    )
 }

@@ -1,7 +1,11 @@
 //! Token accounting and trimming of envelope responses to a budget.
 //!
-//! [`prepare`] is the boundary between a tool's [`envelope_core::Envelope`] and the bytes an
-//! agent receives: it shapes the response to the per-call controls, trims it to its budget
+//! [`prepare`] is the boundary between a tool's output (its [`envelope_core::Envelope`] around
+//! its typed payload) and the bytes an agent receives. A server asks once per call for the
+//! call's budget ([`BudgetPolicy::for_call`]), installs its [`sizer`](CallBudget::sizer) on the
+//! tool's context, and prepares the tool's output with it: [`prepare`] encodes the payload
+//! (rows that could never be sent are not converted), shapes the response to the per-call
+//! controls, trims it to its budget
 //! down the trimming ladder (every cut named by a `truncated_*` marker), keeps
 //! `completeness` and `next_step` true to the rows actually sent, and counts the tokens of
 //! those bytes (stamped as `meta.tokens_estimated`, itself included, under
@@ -13,14 +17,13 @@
 //! ```
 //! use envelope_budget::{BudgetPolicy, prepare};
 //! use envelope_core::{Completeness, Envelope, TruncationReason, Unit};
-//! use envelope_core::stage::Controls;
 //! use serde_json::json;
 //!
 //! let rows: Vec<_> = (0..5_000).map(|i| json!({ "path": format!("src/f{i}.rs"), "line": i })).collect();
 //! let page = Completeness::truncated_page(Unit::FILE, 5_000, Some(80_000), TruncationReason::PageLimit, None)?;
 //! let envelope = Envelope::ok(json!({ "results": rows })).with_completeness(page);
 //!
-//! let sent = prepare(envelope, &Controls::default(), None, &BudgetPolicy::default());
+//! let sent = prepare(envelope, &BudgetPolicy::default().for_call(None));
 //! let kept = sent.structured["data"]["results"].as_array().map_or(0, Vec::len);
 //! assert!(sent.json.len() <= 32_000);
 //! assert_eq!(sent.structured["meta"]["truncated_results_from"], 5_000);
@@ -29,24 +32,33 @@
 //! # Ok::<(), envelope_core::CoreError>(())
 //! ```
 
+mod call;
 mod cut;
 mod encode;
 #[cfg(feature = "exact")]
 pub mod exactly;
 mod own_fields;
-mod respond;
+mod pass;
+mod policy;
+mod prepare;
+mod prepared;
+mod reconcile;
+mod shape;
 mod size;
 mod splice;
+mod stamps;
 mod subgraph;
 mod tokens;
 mod toon;
 mod trim;
+mod write;
 
+pub use call::CallBudget;
 pub use cut::{Leftovers, ListCut, ROOT_LIST_KEY, TRUNCATION_SUFFIX};
-pub use encode::BudgetEncoder;
-pub use respond::{
-    BudgetPolicy, COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META, Prepared, prepare,
-};
+pub use policy::BudgetPolicy;
+pub use prepare::prepare;
+pub use prepared::Prepared;
+pub use shape::{COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META};
 pub use subgraph::is_graph;
 #[cfg(feature = "exact")]
 pub use tokens::ExactCounter;

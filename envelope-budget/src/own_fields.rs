@@ -6,7 +6,7 @@
 //! are over their share of the budget, they are cut in this order until they fit:
 //!
 //! 1. the longest strings, outside `meta` and `completeness` (ids, stamps, the continuation
-//!    token) and outside the arguments of next actions (which must stay runnable), all cut to a
+//!    token) and outside the arguments and ids of next actions (which must stay runnable), all cut to a
 //!    common length that falls until they fit, each kept to at least [`KEPT_CHARS`] characters
 //!    and ending in [`TRUNCATION_SUFFIX`];
 //! 2. the next actions but the next-page call (a suggestion is optional; a wrong one is not),
@@ -15,6 +15,9 @@
 //! Whatever was cut sets `meta.truncated`; when even that is not enough, so does
 //! `meta.envelope_unshrinkable`.
 
+use envelope_core::fields::completeness as completeness_field;
+use envelope_core::fields::envelope as field;
+use envelope_core::fields::next_action as action_field;
 use serde_json::{Map, Value};
 
 use crate::cut::TRUNCATION_SUFFIX;
@@ -24,7 +27,17 @@ use crate::tokens::{Counts, Estimator};
 pub(crate) const KEPT_CHARS: usize = 256;
 
 /// Top-level members whose strings are never cut: ids, stamps, enums, the continuation.
-const UNCUT: &[&str] = &["meta", "completeness", "ok", "verdict", "empty_reason"];
+const UNCUT: &[&str] = &[
+    field::META,
+    field::COMPLETENESS,
+    field::OK,
+    field::VERDICT,
+    field::EMPTY_REASON,
+];
+
+/// Members of a next action whose strings are never cut: what it calls it with, and the id
+/// the others' dependencies name.
+const UNCUT_IN_ACTIONS: &[&str] = &[action_field::ARGUMENTS, action_field::ID];
 
 /// What [`fit`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -87,11 +100,11 @@ pub(crate) fn fit(
 /// `continuation_arg`, or the token among their arguments); whether any was dropped.
 fn keep_only_next_page(rest: &mut Map<String, Value>) -> bool {
     let token = rest
-        .get("completeness")
-        .and_then(|completeness| completeness.get("continuation"))
+        .get(field::COMPLETENESS)
+        .and_then(|completeness| completeness.get(completeness_field::CONTINUATION))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let Some(Value::Array(actions)) = rest.get_mut("next_actions") else {
+    let Some(Value::Array(actions)) = rest.get_mut(field::NEXT_ACTIONS) else {
         return false;
     };
     let before = actions.len();
@@ -102,7 +115,7 @@ fn keep_only_next_page(rest: &mut Map<String, Value>) -> bool {
     });
     let dropped = actions.len() < before;
     if actions.is_empty() {
-        rest.remove("next_actions");
+        rest.remove(field::NEXT_ACTIONS);
     }
     dropped
 }
@@ -117,14 +130,14 @@ fn prose(rest: &mut Map<String, Value>) -> Vec<(usize, &mut String)> {
         if UNCUT.contains(&key.as_str()) {
             continue;
         }
-        if key == "next_actions" {
-            // An action's reason may be cut; its arguments may not.
+        if key == field::NEXT_ACTIONS {
+            // An action's reason may be cut; its arguments and id may not.
             if let Value::Array(actions) = value {
                 for action in actions.iter_mut().filter_map(Value::as_object_mut) {
                     stack.extend(
                         action
                             .iter_mut()
-                            .filter(|(key, _)| key.as_str() != "arguments")
+                            .filter(|(key, _)| !UNCUT_IN_ACTIONS.contains(&key.as_str()))
                             .map(|(_, value)| value),
                     );
                 }

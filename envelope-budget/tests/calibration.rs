@@ -259,7 +259,7 @@ fn tokens_estimated_is_true_of_the_bytes_sent() {
     // escaped in a JSON string, inside the envelope, stamped by `prepare`.
     use envelope_budget::{BudgetPolicy, ExactCounter, prepare};
     use envelope_core::Reply;
-    use envelope_core::stage::Controls;
+    use envelope_core::stage::{Controls, ToolOutput};
 
     let counter = ExactCounter::cl100k();
     let mut failures = Vec::new();
@@ -283,14 +283,17 @@ fn tokens_estimated_is_true_of_the_bytes_sent() {
             let envelope = Reply::new(data).into_envelope();
             let policy = BudgetPolicy::default();
             let prepared = prepare(
-                envelope,
-                // The stamps are read where they are carried: under `response_mode: full`.
-                &Controls {
-                    response_mode: envelope_core::stage::ResponseMode::Full,
-                    ..Controls::default()
-                },
-                None,
-                &policy,
+                ToolOutput::from(envelope).with_controls(
+                    (
+                        // The stamps are read where they are carried: under `response_mode: full`.
+                        &Controls {
+                            response_mode: envelope_core::stage::ResponseMode::Full,
+                            ..Controls::default()
+                        }
+                    )
+                        .clone(),
+                ),
+                &policy.for_call(None),
             );
             let stamped = prepared.structured["meta"]["tokens_estimated"]
                 .as_u64()
@@ -341,7 +344,7 @@ fn an_exact_check_keeps_every_response_within_its_budget() {
     // each is stamped with its exact count.
     use envelope_budget::{BudgetPolicy, ExactCounter, prepare};
     use envelope_core::Reply;
-    use envelope_core::stage::Controls;
+    use envelope_core::stage::{Controls, ToolOutput};
 
     let counter = ExactCounter::cl100k();
     let mut over_by_estimate = 0;
@@ -353,21 +356,19 @@ fn an_exact_check_keeps_every_response_within_its_budget() {
             let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
             let estimated = prepare(
                 Reply::new(data.clone()).into_envelope(),
-                &Controls::default(),
-                None,
-                &policy,
+                &policy.for_call(None),
             );
             if exact_size(&estimated.json, counter) > budget as u64 {
                 over_by_estimate += 1;
             }
             let checked = prepare(
-                Reply::new(data.clone()).into_envelope(),
-                &Controls {
-                    response_mode: envelope_core::stage::ResponseMode::Full,
-                    ..Controls::default()
-                },
-                None,
-                &policy.with_exact_when_tight(Some(counter)),
+                ToolOutput::from(Reply::new(data.clone()).into_envelope()).with_controls(
+                    Controls {
+                        response_mode: envelope_core::stage::ResponseMode::Full,
+                        ..Controls::default()
+                    },
+                ),
+                &(policy.with_exact_when_tight(Some(counter))).for_call(None),
             );
             let size = exact_size(&checked.json, counter);
             let stamped = checked.structured["meta"]["tokens_estimated"].as_u64();
@@ -400,18 +401,16 @@ fn an_exact_check_keeps_every_response_within_its_budget() {
 fn an_exact_check_when_tight_leaves_a_response_far_within_its_budget_estimated() {
     use envelope_budget::{BudgetPolicy, ExactCounter, prepare};
     use envelope_core::Reply;
-    use envelope_core::stage::Controls;
+    use envelope_core::stage::{Controls, ToolOutput};
 
     let data = serde_json::json!({ "lines": ["a short answer"] });
     let policy = BudgetPolicy::default().with_exact_when_tight(Some(ExactCounter::cl100k()));
     let prepared = prepare(
-        Reply::new(data).into_envelope(),
-        &Controls {
+        ToolOutput::from(Reply::new(data).into_envelope()).with_controls(Controls {
             response_mode: envelope_core::stage::ResponseMode::Full,
             ..Controls::default()
-        },
-        None,
-        &policy,
+        }),
+        &policy.for_call(None),
     );
     assert_eq!(prepared.structured["meta"]["tokens_method"], "heuristic");
     assert_eq!(prepared.structured["ok"], true);

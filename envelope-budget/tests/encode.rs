@@ -2,12 +2,10 @@
 //! plain `serde_json::to_value`, rows that could never be kept are never converted, and the
 //! markers and `completeness` still carry the full numbers.
 
-use std::sync::Arc;
-
-use envelope_budget::{BudgetEncoder, BudgetPolicy, Estimator, prepare};
-use envelope_core::stage::Controls;
+use envelope_budget::{BudgetPolicy, Estimator, prepare};
+use envelope_core::stage::{Controls, ToolOutput};
 use envelope_core::{
-    Completeness, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit, tool,
+    Completeness, Envelope, Reply, Tool, ToolContext, ToolResult, TruncationReason, Unit, tool,
 };
 use serde_json::{Value, json};
 
@@ -52,9 +50,16 @@ fn many_hits() -> ToolResult<Reply<Hits>> {
     .completeness(page))
 }
 
-fn send(ctx: ToolContext) -> Value {
-    let output = block_on(many_hits {}.call(Value::Null, ctx));
-    let mut sent = prepare(output, &Controls::default(), None, &BudgetPolicy::default()).structured;
+/// One call's response: its payload encoded by the budget stage's encoder, or (`plain`)
+/// converted whole with `serde_json` first, as a hand-written tool hands it over.
+fn send(ctx: ToolContext, plain: bool) -> Value {
+    let mut output = block_on(many_hits {}.call(Value::Null, ctx));
+    if plain {
+        let wire = serde_json::to_value(&output.envelope).expect("serializes");
+        let envelope: Envelope<Value> = serde_json::from_value(wire).expect("reads back");
+        output = ToolOutput::from(envelope).with_controls(output.controls);
+    }
+    let mut sent = prepare(output, &BudgetPolicy::default().for_call(None)).structured;
     // Request ids differ between two calls, and with them the token estimate (a ULID's random
     // characters tokenize differently); the rest must not differ.
     if let Some(Value::Object(meta)) = sent.get_mut("meta") {
@@ -70,16 +75,8 @@ fn the_encoder_changes_nothing_an_agent_reads() {
     // One request id for both calls: its random characters weigh in the estimate, so two
     // fresh ones could leave room for one row more in one call than in the other.
     let id = Some("01JD7X3Q5M8N2P4R6T8V0W2Y4Z");
-    let plain = send(ToolContext::new().with_client_request_id(id));
-    let encoder = Arc::new(BudgetEncoder::new(
-        envelope_budget::AGENT_BUDGET_CHARS,
-        Estimator::default(),
-    ));
-    let bounded = send(
-        ToolContext::new()
-            .with_client_request_id(id)
-            .with_encoder(encoder),
-    );
+    let plain = send(ToolContext::new().with_client_request_id(id), true);
+    let bounded = send(ToolContext::new().with_client_request_id(id), false);
     assert_eq!(bounded["meta"], plain["meta"]);
     assert_eq!(bounded, plain);
     assert_eq!(bounded["meta"]["truncated_results_from"], 20_000);
@@ -133,18 +130,13 @@ fn a_payload_that_fits_is_mirrored_byte_for_byte() {
         Estimator::ScriptAware,
         Estimator::CharsDiv4,
     ] {
-        let encoder = Arc::new(BudgetEncoder::new(
-            envelope_budget::AGENT_BUDGET_CHARS,
-            estimator,
-        ));
-        let output =
-            block_on(small_page {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
+        let output = block_on(small_page {}.call(Value::Null, ToolContext::new()));
         let policy = BudgetPolicy::default().with_estimator(estimator);
         let full = Controls {
             response_mode: envelope_core::stage::ResponseMode::Full,
             ..Controls::default()
         };
-        let prepared = prepare(output, &full, None, &policy);
+        let prepared = prepare(output.with_controls(full.clone()), &policy.for_call(None));
         // The response is written once, the encoder's bytes spliced in: they must be exactly
         // what serde_json writes.
         assert_eq!(
@@ -177,12 +169,8 @@ fn deep() -> ToolResult<Value> {
 
 #[test]
 fn a_payload_that_fits_is_still_cut_below_the_safe_depth() {
-    let encoder = Arc::new(BudgetEncoder::new(
-        envelope_budget::AGENT_BUDGET_CHARS,
-        Estimator::default(),
-    ));
-    let output = block_on(deep {}.call(Value::Null, ToolContext::new().with_encoder(encoder)));
-    let prepared = prepare(output, &Controls::default(), None, &BudgetPolicy::default());
+    let output = block_on(deep {}.call(Value::Null, ToolContext::new()));
+    let prepared = prepare(output, &BudgetPolicy::default().for_call(None));
     // The encoder measured it whole and it fits, yet it is not sent as encoded.
     assert_eq!(
         prepared.structured["meta"]["truncated_depth"]["limit"],

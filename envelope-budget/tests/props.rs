@@ -2,10 +2,10 @@
 
 use std::collections::BTreeSet;
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use envelope_budget::{
-    BudgetEncoder, BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
+    BudgetPolicy, Estimator, Prepared, ROOT_LIST_KEY, TRUNCATION_SUFFIX, prepare,
 };
 use envelope_core::schema::Portable;
 use envelope_core::stage::Controls;
@@ -260,15 +260,14 @@ fn report_payload() -> impl Strategy<Value = Report> {
 
 /// `data` through the real `#[tool]` entry and the budget-aware encoder, then the boundary.
 fn through_the_encoder(data: Value, budget: usize) -> Prepared {
-    let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
-    let ctx = ToolContext::new().with_encoder(encoder);
+    let ctx = ToolContext::new();
     let output = block_on(echo {}.call(json!({ "payload": data }), ctx));
     prepare_with(output, budget)
 }
 
 fn prepare_with(output: impl Into<ToolOutput>, budget: usize) -> Prepared {
     let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
-    prepare(output, &Controls::default(), None, &policy)
+    prepare(output, &policy.for_call(None))
 }
 
 /// Under `response_mode: full`, where `meta` carries the token stamps.
@@ -320,12 +319,14 @@ fn cut_strings(value: &Value, path: String, out: &mut BTreeSet<String>) {
 
 /// The report call, as a server makes it: through the encoder, then the boundary.
 fn report_response(report: &Report, baseline: u64, mode: &str, budget: usize) -> Prepared {
-    let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
-    let ctx = ToolContext::new().with_encoder(encoder);
+    let ctx = ToolContext::new();
     let arguments = json!({ "report": report, "baseline": baseline, "response_mode": mode });
     let output = block_on(report {}.call(arguments.clone(), ctx));
     let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
-    prepare(output, &Controls::from_arguments(&arguments), None, &policy)
+    prepare(
+        output.with_controls(Controls::from_arguments(&arguments)),
+        &policy.for_call(None),
+    )
 }
 
 #[test]
@@ -403,11 +404,10 @@ proptest! {
         prop_assert!(unshrinkable || size(&prepared) <= budget as u64, "size {} > {}", size(&prepared), budget);
         prop_assert_eq!(violations(&ECHO_OUTPUT, &prepared.structured), None);
         // In full, the stamp is the count of the bytes sent, itself included.
-        let encoder = Arc::new(BudgetEncoder::new(budget, Estimator::default()));
-        let ctx = ToolContext::new().with_encoder(encoder);
+        let ctx = ToolContext::new();
         let output = block_on(echo {}.call(json!({ "payload": data_again, "response_mode": "full" }), ctx));
         let policy = BudgetPolicy::default().with_agent_chars(Some(budget));
-        let prepared = prepare(output, &full(), None, &policy);
+        let prepared = prepare(output.with_controls(full()), &policy.for_call(None));
         prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
         let stamped = prepared.structured["meta"]["tokens_estimated"].as_u64();
         prop_assert_eq!(stamped, Some(Estimator::default().estimate(&prepared.json)));
@@ -517,7 +517,7 @@ proptest! {
         let policy = BudgetPolicy::default()
             .with_agent_chars(Some(budget))
             .with_exact(Some(counter));
-        let prepared = prepare(envelope, &full(), None, &policy);
+        let prepared = prepare(ToolOutput::from(envelope).with_controls(full()), &policy.for_call(None));
         prop_assert_eq!(serde_json::to_string(&prepared.structured).expect("serializes"), prepared.json.clone());
         let exact = counter.count(&prepared.json) as u64;
         let size = (prepared.json.chars().count() as u64).max(exact * 4);

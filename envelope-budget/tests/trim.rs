@@ -13,7 +13,7 @@ fn policy(chars: usize) -> BudgetPolicy {
 }
 
 fn run(envelope: Envelope<Value>, chars: usize) -> Prepared {
-    prepare(envelope, &Controls::default(), None, &policy(chars))
+    prepare(envelope, &policy(chars).for_call(None))
 }
 
 /// Under `response_mode: full`, where `meta` carries the token stamps.
@@ -90,7 +90,10 @@ fn a_long_list_is_cut_to_fit_with_markers() {
 fn error_envelopes_are_counted_too() {
     let error = || Envelope::err(envelope_core::ToolError::validation("bad limit"));
     assert_unstamped_but_counted(&run(error(), 32_000), Estimator::default());
-    let prepared = prepare(error(), &full(), None, &policy(32_000));
+    let prepared = prepare(
+        ToolOutput::from(error()).with_controls(full()),
+        &policy(32_000).for_call(None),
+    );
     let stamped = prepared.structured["meta"]["tokens_estimated"]
         .as_u64()
         .expect("stamped");
@@ -101,7 +104,10 @@ fn error_envelopes_are_counted_too() {
 #[test]
 fn tokens_estimated_counts_the_bytes_sent_itself_included() {
     assert_unstamped_but_counted(&run(Envelope::ok(hits(50)), 32_000), Estimator::default());
-    let prepared = prepare(Envelope::ok(hits(50)), &full(), None, &policy(32_000));
+    let prepared = prepare(
+        ToolOutput::from(Envelope::ok(hits(50))).with_controls(full()),
+        &policy(32_000).for_call(None),
+    );
     let stamped = prepared.structured["meta"]["tokens_estimated"]
         .as_u64()
         .expect("stamped");
@@ -128,10 +134,13 @@ fn every_estimator_counts_the_bytes_sent_whether_or_not_anything_was_cut() {
             Envelope::err(envelope_core::ToolError::validation("bad limit")),
         ] {
             assert_unstamped_but_counted(
-                &prepare(envelope.clone(), &Controls::default(), None, &policy),
+                &prepare(envelope.clone(), &policy.for_call(None)),
                 estimator,
             );
-            let prepared = prepare(envelope, &full(), None, &policy);
+            let prepared = prepare(
+                ToolOutput::from(envelope).with_controls(full()),
+                &policy.for_call(None),
+            );
             let meta = &prepared.structured["meta"];
             assert_eq!(
                 meta["tokens_estimated"].as_u64(),
@@ -291,10 +300,8 @@ fn graphs_keep_a_coherent_subgraph() {
         .collect();
     let payload = json!({ "nodes": nodes, "edges": edges });
     let prepared = prepare(
-        Envelope::ok(payload),
-        &full(),
-        Some(200_000),
-        &BudgetPolicy::default(),
+        ToolOutput::from(Envelope::ok(payload)).with_controls(full()),
+        &BudgetPolicy::default().for_call(Some(200_000)),
     );
     assert!(size(&prepared) <= 200_000);
     let meta = &prepared.structured["meta"];
@@ -323,9 +330,7 @@ fn graphs_keep_a_coherent_subgraph() {
 fn opt_out_never_trims() {
     let prepared = prepare(
         Envelope::ok(hits(5_000)),
-        &Controls::default(),
-        None,
-        &BudgetPolicy::unlimited(),
+        &BudgetPolicy::unlimited().for_call(None),
     );
     assert_eq!(
         prepared.structured["data"]["results"]
@@ -347,7 +352,10 @@ fn toon_is_rendered_on_request_and_json_stays_the_structured_form() {
         output_format: envelope_core::stage::OutputFormat::Toon,
         ..Controls::default()
     };
-    let prepared = prepare(Envelope::ok(hits(2)), &controls, None, &policy(32_000));
+    let prepared = prepare(
+        ToolOutput::from(Envelope::ok(hits(2))).with_controls(controls.clone()),
+        &policy(32_000).for_call(None),
+    );
     let toon = prepared.toon.as_deref().expect("rendered");
     assert!(toon.contains("results[2]{line,path,text}:"), "{toon}");
     assert_eq!(prepared.text(), toon);
@@ -364,9 +372,7 @@ fn opt_out_still_cuts_unsafe_depth() {
     }
     let prepared = prepare(
         Envelope::ok(value),
-        &Controls::default(),
-        None,
-        &BudgetPolicy::unlimited(),
+        &BudgetPolicy::unlimited().for_call(None),
     );
     assert_eq!(
         prepared.structured["meta"]["truncated_depth"]["limit"],
@@ -415,7 +421,10 @@ fn compact_drops_only_observability_and_compact_only_keeps_the_control_surface()
         compact_only: true,
         ..Controls::default()
     };
-    let surface = prepare(envelope, &controls, None, &policy(32_000));
+    let surface = prepare(
+        ToolOutput::from(envelope).with_controls(controls.clone()),
+        &policy(32_000).for_call(None),
+    );
     let keys: Vec<&str> = surface
         .structured
         .as_object()
@@ -429,7 +438,10 @@ fn compact_drops_only_observability_and_compact_only_keeps_the_control_surface()
     assert!(surface.structured.get("warnings").is_none());
     let again: Envelope<Value> =
         serde_json::from_value(surface.structured.clone()).expect("still a valid envelope");
-    let twice = prepare(again, &controls, None, &policy(32_000));
+    let twice = prepare(
+        ToolOutput::from(again).with_controls(controls.clone()),
+        &policy(32_000).for_call(None),
+    );
     assert_eq!(
         twice.structured, surface.structured,
         "the reduction is idempotent"
@@ -439,7 +451,7 @@ fn compact_drops_only_observability_and_compact_only_keeps_the_control_surface()
 #[test]
 fn savings_against_a_declared_baseline() {
     let output = || ToolOutput::from(Envelope::ok(hits(3))).with_baseline("full_file_read", 10_000);
-    let compact = prepare(output(), &Controls::default(), None, &policy(32_000));
+    let compact = prepare(output(), &policy(32_000).for_call(None));
     assert!(
         compact.structured["meta"].get("tokens_saved").is_none(),
         "observability-only"
@@ -448,7 +460,10 @@ fn savings_against_a_declared_baseline() {
         response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
-    let prepared = prepare(output(), &full, None, &policy(32_000));
+    let prepared = prepare(
+        output().with_controls(full.clone()),
+        &policy(32_000).for_call(None),
+    );
     let meta = &prepared.structured["meta"];
     let used = meta["tokens_estimated"].as_i64().expect("stamped");
     assert_eq!(meta["baseline_method"], "full_file_read");
@@ -469,7 +484,10 @@ fn savings_may_be_negative() {
         response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
-    let prepared = prepare(envelope, &full, None, &policy(32_000));
+    let prepared = prepare(
+        envelope.with_controls(full.clone()),
+        &policy(32_000).for_call(None),
+    );
     let meta = &prepared.structured["meta"];
     assert!(meta["tokens_saved"].as_i64().expect("stamped") < 0);
     assert!(meta["tokens_saved_pct"].as_f64().expect("stamped") < 0.0);
@@ -480,10 +498,13 @@ fn savings_may_be_negative() {
 fn exact_counts_stamp_the_exact_tokens_of_the_bytes_sent() {
     let counter = envelope_budget::ExactCounter::cl100k();
     let policy = BudgetPolicy::default().with_exact(Some(counter));
-    let compact = prepare(Envelope::ok(hits(20)), &Controls::default(), None, &policy);
+    let compact = prepare(Envelope::ok(hits(20)), &policy.for_call(None));
     assert!(compact.structured["meta"].get("tokens_estimated").is_none());
     assert!(compact.tokens_estimated.is_some());
-    let prepared = prepare(Envelope::ok(hits(20)), &full(), None, &policy);
+    let prepared = prepare(
+        ToolOutput::from(Envelope::ok(hits(20))).with_controls(full()),
+        &policy.for_call(None),
+    );
     let meta = &prepared.structured["meta"];
     assert_eq!(meta["tokens_method"], "cl100k_base");
     assert_eq!(
@@ -501,7 +522,10 @@ fn what_is_sent_reads_back_through_the_typed_getters() {
         response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
-    let prepared = prepare(output, &full, None, &policy(4_000));
+    let prepared = prepare(
+        output.with_controls(full.clone()),
+        &policy(4_000).for_call(None),
+    );
     let envelope: Envelope<Value> =
         serde_json::from_value(prepared.structured.clone()).expect("what is sent is an envelope");
     let meta = envelope.meta();
@@ -527,7 +551,7 @@ fn what_is_sent_reads_back_through_the_typed_getters() {
 fn prose_beside_a_payload_is_cut_to_half_the_budget() {
     // Regression test for #12: only the payload obeyed the budget; a tool's own prose did not.
     let envelope = Envelope::ok(hits(2)).with_summary_line("s".repeat(100_000));
-    let prepared = prepare(envelope, &Controls::default(), None, &policy(4_000));
+    let prepared = prepare(envelope, &policy(4_000).for_call(None));
     let summary = prepared.structured["summary_line"]
         .as_str()
         .expect("kept, cut");
@@ -551,7 +575,10 @@ fn savings_stamped_after_trimming_still_fit_the_budget() {
         response_mode: envelope_core::stage::ResponseMode::Full,
         ..Controls::default()
     };
-    let prepared = prepare(output, &full, None, &policy(4_000));
+    let prepared = prepare(
+        output.with_controls(full.clone()),
+        &policy(4_000).for_call(None),
+    );
     assert_eq!(
         prepared.structured["meta"]["baseline_method"],
         method.as_str()

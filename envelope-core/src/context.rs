@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::meta::IndexStatus;
 use crate::paging::Binding;
-use crate::payload::PayloadEncoder;
+use crate::payload::ResponseSizer;
 use crate::request_id::RequestId;
 use crate::tool_error::ToolError;
 
@@ -190,7 +190,7 @@ pub struct ToolContext {
     states: Arc<States>,
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
-    encoder: Option<Arc<dyn PayloadEncoder>>,
+    sizer: Option<Arc<dyn ResponseSizer>>,
     tool: Option<&'static str>,
 }
 
@@ -207,7 +207,7 @@ impl fmt::Debug for ToolContext {
             .field("states", &self.states.len())
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
-            .field("has_encoder", &self.encoder.is_some())
+            .field("has_sizer", &self.sizer.is_some())
             .field("tool", &self.tool)
             .finish()
     }
@@ -310,10 +310,12 @@ impl ToolContext {
         self
     }
 
-    /// Encodes payloads with `encoder` instead of `serde_json::to_value`.
+    /// Sizes what the tool builds against the call's response budget with `sizer`: what
+    /// [`ToolContext::response_budget`] and [`ToolContext::response_size`] answer. A transport
+    /// that trims installs the budget stage's.
     #[must_use]
-    pub fn with_encoder(mut self, encoder: Arc<dyn PayloadEncoder>) -> Self {
-        self.encoder = Some(encoder);
+    pub fn with_sizer(mut self, sizer: Arc<dyn ResponseSizer>) -> Self {
+        self.sizer = Some(sizer);
         self
     }
 
@@ -341,11 +343,6 @@ impl ToolContext {
         self.tool = Some(tool);
     }
 
-    /// The installed payload encoder, if any.
-    pub fn encoder(&self) -> Option<&dyn PayloadEncoder> {
-        self.encoder.as_deref()
-    }
-
     /// The budget this call's payload will be trimmed to, in token-normalized characters
     /// (about four per token); `None` when the server does not trim.
     ///
@@ -353,14 +350,14 @@ impl ToolContext {
     /// the trimmer would cut the rest anyway. Say so in the answer (a page cut by
     /// `budget_limit`, with a continuation), so the caller can fetch what was not built.
     pub fn response_budget(&self) -> Option<usize> {
-        self.encoder().and_then(PayloadEncoder::budget_chars)
+        self.sizer.as_deref().map(ResponseSizer::budget_chars)
     }
 
     /// What `value` will take of [`ToolContext::response_budget`] once sent, measured as the
     /// budget stage measures (escapes and the token estimate included); `None` when the
     /// server does not trim. A tool that stops building rows at the budget sums these.
     pub fn response_size<T: serde::Serialize>(&self, value: &T) -> Option<usize> {
-        self.encoder()?.size_of(value)
+        self.sizer.as_deref()?.size_of(value)
     }
 
     /// The server's state of type `T`: a workspace, a pool, the

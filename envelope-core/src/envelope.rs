@@ -101,23 +101,6 @@ fn ok_xor_error(schema: &mut Schema) {
     );
 }
 
-/// The top-level wire fields, in the contract's order.
-pub const ENVELOPE_FIELDS: [&str; 13] = [
-    "ok",
-    "verdict",
-    "summary_line",
-    "next_step",
-    "data",
-    "error",
-    "completeness",
-    "empty_reason",
-    "diagnosis",
-    "next_actions",
-    "warnings",
-    "diagnostics",
-    "meta",
-];
-
 impl<T> Envelope<T> {
     fn with_outcome(
         ok: bool,
@@ -335,6 +318,65 @@ impl<T> Envelope<T> {
             (None, Some(error)) => Err(error),
             // Unreachable by the type's invariant; kept total rather than panicking.
             (None, None) => Err(ToolError::internal("envelope without data or error")),
+        }
+    }
+
+    /// The payload, and the envelope without it, to carry a payload of another type.
+    pub(crate) fn split_data<U>(self) -> (Option<T>, Envelope<U>) {
+        let Envelope {
+            ok,
+            verdict,
+            summary_line,
+            next_step,
+            data,
+            error,
+            completeness,
+            empty_reason,
+            diagnosis,
+            next_actions,
+            warnings,
+            diagnostics,
+            meta,
+        } = self;
+        let envelope = Envelope {
+            ok,
+            verdict,
+            summary_line,
+            next_step,
+            data: None,
+            error,
+            completeness,
+            empty_reason,
+            diagnosis,
+            next_actions,
+            warnings,
+            diagnostics,
+            meta,
+        };
+        (data, envelope)
+    }
+
+    /// The same envelope around `data`, split off by [`Envelope::split_data`].
+    pub(crate) fn with_data(mut self, data: T) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The same call failed with `error` after all: what the runtime stamped in `meta` and the
+    /// warnings stay; the rest of the answer goes with the payload it described.
+    pub(crate) fn failed(self, error: ToolError) -> Self {
+        let mut failed = Envelope::err_for(error, *self.meta.request_id());
+        failed.meta = self.meta;
+        failed.warnings = self.warnings;
+        failed
+    }
+
+    /// The same envelope with its payload converted by `convert`.
+    pub(crate) fn map_data<U>(self, convert: impl FnOnce(T) -> U) -> Envelope<U> {
+        let (data, envelope) = self.split_data();
+        match data {
+            Some(data) => envelope.with_data(convert(data)),
+            None => envelope,
         }
     }
 

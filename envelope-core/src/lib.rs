@@ -22,7 +22,8 @@
 //! - [`schema`]: the envelope's JSON Schema and each tool's output schema.
 //! - [`stage`]: the hand-offs a server makes around a call (for transports and the budget
 //!   stage, and for a tool implemented by hand).
-//! - [`meta_keys`] and [`limits`]: the wire names of `meta`, and the bounds the library keeps.
+//! - [`fields`] (with [`meta_keys`] for `meta`) and [`limits`]: the wire names of the
+//!   envelope's fields, spelled once, and the bounds the library keeps.
 //!
 //! A tool, whole:
 //!
@@ -71,6 +72,7 @@ mod deep;
 mod empty_reason;
 mod envelope;
 mod error;
+pub mod fields;
 mod meta;
 mod next_action;
 mod notice;
@@ -95,9 +97,10 @@ pub use completeness::{
 };
 pub use context::{NOT_CONFIGURED, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
-pub use envelope::{ENVELOPE_FIELDS, Envelope};
+pub use envelope::Envelope;
 pub use error::CoreError;
-pub use meta::keys as meta_keys;
+pub use fields::envelope::ALL as ENVELOPE_FIELDS;
+pub use fields::meta as meta_keys;
 pub use meta::{BinaryDrift, IndexStatus, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{Dependency, DependencyMode, NextAction, Role};
 pub use notice::{Notice, Severity};

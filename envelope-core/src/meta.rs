@@ -120,103 +120,6 @@ impl IndexStatus {
     }
 }
 
-/// The wire names of `meta`'s fields and of the trimmer's markers: the one place they are
-/// spelled. The stages that write `meta` as JSON (the budget stage) name keys through these, so
-/// a misspelt key is a compile error instead of a silent `truncated_*`-style extra.
-pub mod keys {
-    /// `request_id`.
-    pub const REQUEST_ID: &str = "request_id";
-    /// `client_request_id`.
-    pub const CLIENT_REQUEST_ID: &str = "client_request_id";
-    /// `tool`.
-    pub const TOOL: &str = "tool";
-    /// `complexity_tier`.
-    pub const COMPLEXITY_TIER: &str = "complexity_tier";
-    /// `idempotent`.
-    pub const IDEMPOTENT: &str = "idempotent";
-    /// `latency_ms`.
-    pub const LATENCY_MS: &str = "latency_ms";
-    /// `tokens_estimated`.
-    pub const TOKENS_ESTIMATED: &str = "tokens_estimated";
-    /// `tokens_method`.
-    pub const TOKENS_METHOD: &str = "tokens_method";
-    /// `tokens_saved`.
-    pub const TOKENS_SAVED: &str = "tokens_saved";
-    /// `tokens_saved_pct`.
-    pub const TOKENS_SAVED_PCT: &str = "tokens_saved_pct";
-    /// `baseline_method`.
-    pub const BASELINE_METHOD: &str = "baseline_method";
-    /// `truncated`.
-    pub const TRUNCATED: &str = "truncated";
-    /// `envelope_unshrinkable`.
-    pub const ENVELOPE_UNSHRINKABLE: &str = "envelope_unshrinkable";
-    /// `layer`.
-    pub const LAYER: &str = "layer";
-    /// `schema_version`.
-    pub const SCHEMA_VERSION: &str = "schema_version";
-    /// `capabilities`.
-    pub const CAPABILITIES: &str = "capabilities";
-    /// `schema_version_at_index`.
-    pub const SCHEMA_VERSION_AT_INDEX: &str = "schema_version_at_index";
-    /// `binary_drift_warning`.
-    pub const BINARY_DRIFT_WARNING: &str = "binary_drift_warning";
-
-    /// Every named field, in wire order.
-    pub const FIELDS: [&str; 18] = [
-        REQUEST_ID,
-        CLIENT_REQUEST_ID,
-        TOOL,
-        COMPLEXITY_TIER,
-        IDEMPOTENT,
-        LATENCY_MS,
-        TOKENS_ESTIMATED,
-        TOKENS_METHOD,
-        TOKENS_SAVED,
-        TOKENS_SAVED_PCT,
-        BASELINE_METHOD,
-        TRUNCATED,
-        ENVELOPE_UNSHRINKABLE,
-        LAYER,
-        SCHEMA_VERSION,
-        CAPABILITIES,
-        SCHEMA_VERSION_AT_INDEX,
-        BINARY_DRIFT_WARNING,
-    ];
-
-    /// The prefix of every trimmer marker.
-    pub const MARKER_PREFIX: &str = "truncated_";
-    /// `truncated_string_fields`: JSON pointers of the strings cut.
-    pub const TRUNCATED_STRING_FIELDS: &str = "truncated_string_fields";
-    /// `truncated_depth`: `{limit, cut}` of containers cut past the depth limit.
-    pub const TRUNCATED_DEPTH: &str = "truncated_depth";
-    /// `truncated_nested_lists`: arrays inside rows, capped.
-    pub const TRUNCATED_NESTED_LISTS: &str = "truncated_nested_lists";
-    /// `truncated_nested_buckets`: arrays inside object fields of rows, capped.
-    pub const TRUNCATED_NESTED_BUCKETS: &str = "truncated_nested_buckets";
-    /// `truncated_subgraph`: a graph payload cut to its best-connected part.
-    pub const TRUNCATED_SUBGRAPH: &str = "truncated_subgraph";
-
-    /// The suffix of a cut list's "from" marker.
-    pub const LIST_CUT_FROM_SUFFIX: &str = "_from";
-    /// The suffix of a cut list's "to" marker.
-    pub const LIST_CUT_TO_SUFFIX: &str = "_to";
-
-    /// `truncated_<list>_from`: a cut list's length before the cut.
-    pub fn list_cut_from(list: &str) -> String {
-        format!("{MARKER_PREFIX}{list}{LIST_CUT_FROM_SUFFIX}")
-    }
-
-    /// `truncated_<list>_to`: a cut list's length after the cut.
-    pub fn list_cut_to(list: &str) -> String {
-        format!("{MARKER_PREFIX}{list}{LIST_CUT_TO_SUFFIX}")
-    }
-
-    /// `truncated_<field>`: the buckets of a top-level object of arrays, capped.
-    pub fn buckets(field: &str) -> String {
-        format!("{MARKER_PREFIX}{field}")
-    }
-}
-
 /// Library-stamped facts about one call.
 ///
 /// Wire names are the field names below; absent fields are omitted. `request_id` is always
@@ -544,7 +447,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        let mut named = keys::FIELDS.to_vec();
+        let mut named = crate::fields::meta::FIELDS.to_vec();
         named.sort_unstable();
         assert_eq!(written, named, "every field stamped, each under its key");
     }

@@ -1,82 +1,109 @@
-//! How a tool's typed payload becomes the JSON the envelope carries.
+//! A tool's payload between the tool and the budget stage, and how a tool sizes its rows.
 //!
-//! By default that is `serde_json::to_value`. A transport that trims to a budget can install a
-//! [`PayloadEncoder`] on the [`crate::ToolContext`] that stops materializing rows of top-level
-//! lists once they could no longer be kept, and reports each list's full length so the trimmer
-//! still names the cut with the true numbers.
+//! The runtime runs the tool and keeps its payload typed: it is encoded once, by the budget
+//! stage, where it is trimmed, so that rows that could never be sent are never converted. The
+//! stage encodes it through [`ToolOutput::encode_payload`](crate::stage::ToolOutput), which
+//! keeps the runtime's panic capture around the payload's `Serialize`. A hand-written tool (or
+//! a transport answering for one) hands over JSON instead, which passes through as it is.
+//!
+//! A tool that builds rows up to what fits asks the [`ResponseSizer`] the transport installed
+//! on its context ([`ToolContext::response_budget`](crate::ToolContext::response_budget),
+//! [`ToolContext::response_size`](crate::ToolContext::response_size)).
 
-use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::Value;
 
-/// A payload as JSON, with the full lengths of the top-level lists the encoder did not
-/// materialize whole.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EncodedPayload {
-    /// The payload, possibly with top-level lists cut short.
-    pub value: Value,
-    /// `(list key, full length)` for each list cut short; the key is `data` for a root array.
-    pub precut: Vec<(String, usize)>,
-    /// What the encoder measured on the way, for the stage that trims, so it need not measure
-    /// the same rows again.
-    pub measure: EncoderMeasure,
-}
+/// What a serializable payload needs to travel from the tool to the budget stage.
+trait TypedPayload: erased_serde::Serialize + Send {}
 
-/// Whatever a [`PayloadEncoder`] measured while encoding, carried through the envelope to the
-/// stage that trims. Opaque to core: the encoder and the trimmer agree on the type.
+impl<T: Serialize + Send> TypedPayload for T {}
+
+/// A tool's payload: typed as the tool returned it, or JSON.
 ///
-/// It caches facts about the payload, not content, so any two compare equal, and it is never
-/// serialized.
-#[derive(Clone, Default)]
-pub struct EncoderMeasure(Option<Arc<dyn Any + Send + Sync>>);
+/// It serializes as the payload does. It is never compared by content: any two compare equal,
+/// so an envelope around one compares by everything else.
+pub struct Payload(Repr);
 
-impl EncoderMeasure {
-    /// Carries `measure`.
-    pub fn new<M: Any + Send + Sync>(measure: M) -> Self {
-        EncoderMeasure(Some(Arc::new(measure)))
+enum Repr {
+    Typed(Box<dyn TypedPayload>),
+    Json(Value),
+}
+
+impl Payload {
+    /// A typed payload, encoded later by the budget stage.
+    pub(crate) fn typed<T: Serialize + Send + 'static>(data: T) -> Self {
+        Payload(Repr::Typed(Box::new(data)))
     }
 
-    /// The measure, when one of type `M` is carried.
-    pub fn get<M: Any>(&self) -> Option<&M> {
-        self.0.as_deref().and_then(|measure| measure.downcast_ref())
+    /// A payload that is JSON already.
+    pub fn json(value: Value) -> Self {
+        Payload(Repr::Json(value))
+    }
+
+    /// The JSON, when the payload is JSON already.
+    pub fn as_json(&self) -> Option<&Value> {
+        match &self.0 {
+            Repr::Json(value) => Some(value),
+            Repr::Typed(_) => None,
+        }
+    }
+
+    /// The payload as JSON: a typed payload through `encode`, which also returns what it
+    /// measured on the way; JSON as it is, with nothing measured.
+    pub(crate) fn into_json<M: Default, E>(
+        self,
+        encode: impl FnOnce(&dyn erased_serde::Serialize) -> Result<(Value, M), E>,
+    ) -> Result<(Value, M), E> {
+        match self.0 {
+            Repr::Typed(data) => {
+                let data: &dyn erased_serde::Serialize = &*data;
+                encode(data)
+            }
+            Repr::Json(value) => Ok((value, M::default())),
+        }
     }
 }
 
-impl fmt::Debug for EncoderMeasure {
+impl From<Value> for Payload {
+    fn from(value: Value) -> Self {
+        Payload::json(value)
+    }
+}
+
+impl Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Typed(data) => erased_serde::serialize(&**data, serializer),
+            Repr::Json(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl fmt::Debug for Payload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.0 {
-            Some(_) => "EncoderMeasure(..)",
-            None => "EncoderMeasure(None)",
-        })
+        match &self.0 {
+            Repr::Typed(_) => f.write_str("Payload(typed)"),
+            Repr::Json(value) => f.debug_tuple("Payload").field(value).finish(),
+        }
     }
 }
 
-impl PartialEq for EncoderMeasure {
+impl PartialEq for Payload {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-/// Turns a typed payload into JSON. Implemented by the budget stage; core only calls it.
-pub trait PayloadEncoder: Send + Sync {
-    /// Encodes `payload`.
-    fn encode(
-        &self,
-        payload: &dyn erased_serde::Serialize,
-    ) -> Result<EncodedPayload, serde_json::Error>;
-
-    /// The response budget the payload is encoded for, in token-normalized characters (about
-    /// four per token); `None` when nothing is trimmed.
-    fn budget_chars(&self) -> Option<usize> {
-        None
-    }
+/// Sizes what a tool puts in its response against the call's budget. Implemented by the budget
+/// stage and installed on the [`ToolContext`](crate::ToolContext) by the transport; core only
+/// calls it, for the tool.
+pub trait ResponseSizer: Send + Sync {
+    /// The response budget, in token-normalized characters (about four per token).
+    fn budget_chars(&self) -> usize;
 
     /// What `value` will take of that budget once sent, in the same token-normalized
-    /// characters; `None` when nothing is trimmed (or the value cannot be serialized).
-    fn size_of(&self, value: &dyn erased_serde::Serialize) -> Option<usize> {
-        let _ = value;
-        None
-    }
+    /// characters; `None` when it cannot be serialized.
+    fn size_of(&self, value: &dyn erased_serde::Serialize) -> Option<usize>;
 }

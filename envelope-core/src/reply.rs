@@ -116,26 +116,6 @@ impl<T> Reply<T> {
         self
     }
 
-    /// The same reply around a converted payload.
-    pub(crate) fn try_map<U, E>(
-        self,
-        convert: impl FnOnce(T) -> Result<U, E>,
-    ) -> Result<Reply<U>, E> {
-        Ok(Reply {
-            data: convert(self.data)?,
-            verdict: self.verdict,
-            summary_line: self.summary_line,
-            next_step: self.next_step,
-            completeness: self.completeness,
-            empty: self.empty,
-            next_actions: self.next_actions,
-            warnings: self.warnings,
-            diagnostics: self.diagnostics,
-            baseline: self.baseline,
-            resume: self.resume,
-        })
-    }
-
     /// The envelope this reply becomes, before the library stamps `meta`.
     pub fn into_envelope(self) -> Envelope<T> {
         self.into_envelope_for(RequestId::new())
@@ -209,13 +189,13 @@ impl<T> Reply<T> {
 /// A tool's `Ok` value: a bare serializable payload, or a [`Reply`] around one.
 pub trait IntoReply {
     /// The payload type.
-    type Data: Serialize;
+    type Data: Serialize + Send + 'static;
 
     /// The reply, with a bare payload wrapped as is.
     fn into_reply(self) -> Reply<Self::Data>;
 }
 
-impl<T: Serialize> IntoReply for T {
+impl<T: Serialize + Send + 'static> IntoReply for T {
     type Data = T;
 
     fn into_reply(self) -> Reply<T> {
@@ -223,7 +203,7 @@ impl<T: Serialize> IntoReply for T {
     }
 }
 
-impl<T: Serialize> IntoReply for Reply<T> {
+impl<T: Serialize + Send + 'static> IntoReply for Reply<T> {
     type Data = T;
 
     fn into_reply(self) -> Reply<T> {

@@ -22,8 +22,9 @@ use crate::context::{Controls, OutputFormat, ResponseMode, ToolContext};
 use crate::envelope::Envelope;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
-use crate::payload::EncoderMeasure;
+use crate::payload::Payload;
 use crate::reply::{IntoReply, Reply};
+use crate::request_id::RequestId;
 use crate::stage::ToolOutput;
 use crate::tool::{ToolSpec, Toolset};
 use crate::tool_error::{Category, ToolError};
@@ -73,8 +74,8 @@ pub const fn no_args_fns() -> ArgsFns<()> {
     note = "`T` must be `Serialize` (or a `Reply`), and `E` must convert into `ToolError`"
 )]
 pub trait Outcome {
-    /// The payload type.
-    type Data: Serialize;
+    /// The payload type: it travels typed to the budget stage, which encodes it.
+    type Data: Serialize + Send + 'static;
 
     /// The reply or the error.
     fn into_reply(self) -> Result<Reply<Self::Data>, ToolError>;
@@ -428,12 +429,26 @@ impl Drop for InTool {
 /// A panic caught in a tool body.
 #[derive(Debug)]
 pub struct Panicked {
-    message: String,
+    pub(crate) message: String,
     location: String,
     backtrace: String,
 }
 
 impl Panicked {
+    /// Logs the panic, once, for the call of `tool` named `request_id`: the envelope masks it.
+    pub(crate) fn log(&self, tool: &str, request_id: &RequestId) {
+        tracing::error!(
+            tool,
+            request_id = %request_id,
+            pid = std::process::id(),
+            thread = std::thread::current().name().unwrap_or("<unnamed>"),
+            message = %self.message,
+            location = %self.location,
+            backtrace = %self.backtrace,
+            "tool panicked"
+        );
+    }
+
     fn from_payload(payload: Box<dyn Any + Send>) -> Self {
         // Caught on another thread by `catch_panic` and re-raised here: it knows where it was.
         let payload = match payload.downcast::<Panicked>() {
@@ -729,63 +744,31 @@ impl Invocation {
         self.finish(ctx, outcome)
     }
 
-    /// Maps the body's outcome to an envelope and stamps `meta`.
+    /// Maps the body's outcome to an envelope around its typed payload, and stamps `meta`.
     ///
-    /// The outcome's conversion into a reply or an error runs under panic capture, and so does
-    /// the payload's serialization: a panic in an author's `From` or `Serialize` is masked and
-    /// logged like one in the body, once.
+    /// The outcome's conversion into a reply or an error runs under panic capture: a panic in
+    /// an author's `From` is masked and logged like one in the body, once. The payload is
+    /// encoded later, by the budget stage, under the same capture
+    /// ([`ToolOutput::encode_payload`]).
     fn finish<O: Outcome>(self, ctx: &ToolContext, outcome: Result<O, Panicked>) -> ToolOutput {
         let request_id = *ctx.request_id();
-        let answered = outcome.and_then(|outcome| {
-            Ok(match catch_unwind_sync(|| outcome.into_reply())? {
-                Ok(reply) => match catch_unwind_sync(|| encode(ctx, reply))? {
-                    Ok((mut reply, precut, measure)) => ToolOutput {
-                        baseline: reply.take_baseline(),
-                        resume: reply.take_resume(),
-                        envelope: reply.into_envelope_for(request_id),
-                        precut,
-                        measure,
-                        controls: Controls::default(),
-                    },
-                    Err(error) => ToolOutput::from(Envelope::err_for(
-                        ToolError::internal(format_args!("cannot serialize the payload: {error}")),
-                        request_id,
-                    )),
-                },
-                Err(error) => ToolOutput::from(Envelope::err_for(error, request_id)),
-            })
-        });
+        let answered = outcome.and_then(|outcome| catch_unwind_sync(|| outcome.into_reply()));
         let mut output = match answered {
-            Ok(output) => {
-                let envelope = &output.envelope;
-                if let Some(error) = envelope.error()
-                    && error.category() == Category::Internal
-                    && let Some(detail) = error.detail()
-                {
-                    tracing::error!(
-                        tool = self.spec.name,
-                        request_id = %request_id,
-                        pid = std::process::id(),
-                        thread = std::thread::current().name().unwrap_or("<unnamed>"),
-                        message = %detail,
-                        backtrace = %error.backtrace().unwrap_or("disabled; set RUST_BACKTRACE=1"),
-                        "tool failed with an internal error"
-                    );
+            Ok(Ok(mut reply)) => ToolOutput {
+                baseline: reply.take_baseline(),
+                resume: reply.take_resume(),
+                envelope: reply.into_envelope_for(request_id).map_data(Payload::typed),
+                controls: Controls::default(),
+            },
+            Ok(Err(error)) => {
+                if error.category() == Category::Internal {
+                    log_internal(self.spec.name, &request_id, &error);
                 }
-                output
+                ToolOutput::from(Envelope::err_for(error, request_id))
             }
             // Logged here only: the masked error below is not logged again.
             Err(panicked) => {
-                tracing::error!(
-                    tool = self.spec.name,
-                    request_id = %request_id,
-                    pid = std::process::id(),
-                    thread = std::thread::current().name().unwrap_or("<unnamed>"),
-                    message = %panicked.message,
-                    location = %panicked.location,
-                    backtrace = %panicked.backtrace,
-                    "tool panicked"
-                );
+                panicked.log(self.spec.name, &request_id);
                 ToolOutput::from(Envelope::err_for(
                     ToolError::internal(panicked.message),
                     request_id,
@@ -808,6 +791,21 @@ impl Invocation {
     }
 }
 
+/// Logs an internal error a tool answered with, once: the envelope masks its detail.
+pub(crate) fn log_internal(tool: &str, request_id: &RequestId, error: &ToolError) {
+    if let Some(detail) = error.detail() {
+        tracing::error!(
+            tool,
+            request_id = %request_id,
+            pid = std::process::id(),
+            thread = std::thread::current().name().unwrap_or("<unnamed>"),
+            message = %detail,
+            backtrace = %error.backtrace().unwrap_or("disabled; set RUST_BACKTRACE=1"),
+            "tool failed with an internal error"
+        );
+    }
+}
+
 /// Why a call stopped before its body ran: a refusal (module off, bad arguments) or a panic in
 /// the arguments' `Deserialize`.
 #[derive(Debug)]
@@ -827,34 +825,6 @@ impl From<ToolError> for Stopped {
 impl From<Panicked> for Stopped {
     fn from(panicked: Panicked) -> Self {
         Stopped::Panicked(panicked)
-    }
-}
-
-/// Full lengths of top-level lists an encoder cut short.
-type Precut = Vec<(String, usize)>;
-
-/// The payload as JSON: by the context's encoder when one is installed.
-fn encode<D: Serialize>(
-    ctx: &ToolContext,
-    reply: Reply<D>,
-) -> Result<(Reply<Value>, Precut, EncoderMeasure), serde_json::Error> {
-    match ctx.encoder() {
-        Some(encoder) => {
-            let (mut precut, mut measure) = (Vec::new(), EncoderMeasure::default());
-            let reply = reply.try_map(|data| {
-                encoder.encode(&data).map(|encoded| {
-                    precut = encoded.precut;
-                    measure = encoded.measure;
-                    encoded.value
-                })
-            })?;
-            Ok((reply, precut, measure))
-        }
-        None => Ok((
-            reply.try_map(|data| crate::bounded::to_value_within(&data, 0))?,
-            Vec::new(),
-            EncoderMeasure::default(),
-        )),
     }
 }
 

@@ -2,8 +2,9 @@
 //! the budget stage) and for a tool implemented by hand.
 //!
 //! One call goes: the transport decodes the request and builds a [`ToolContext`]; the tool
-//! runs and returns a [`ToolOutput`], the envelope *beside* what its payload encoder measured
-//! on the way; the budget stage shapes, trims and stamps it into the bytes sent. The envelope
+//! runs and returns a [`ToolOutput`], the envelope around its typed payload, beside what is for
+//! the budget stage only; the budget stage encodes the payload, shapes, trims and stamps it into
+//! the bytes sent. The envelope
 //! holds only what goes on the wire; everything here that is not on the wire travels beside it.
 //!
 //! ```
@@ -14,7 +15,7 @@
 //! let output = ToolOutput::from(Envelope::ok(serde_json::json!({"hits": 3})))
 //!     .with_baseline("grep_recursive", 2_000);
 //! assert_eq!(output.baseline.as_ref().map(|b| b.tokens), Some(2_000));
-//! assert!(output.precut.is_empty());
+//! assert_eq!(output.envelope.data().and_then(|data| data.as_json()), Some(&serde_json::json!({"hits": 3})));
 //! ```
 //!
 //! [`ToolContext`]: crate::ToolContext
@@ -30,9 +31,10 @@ pub use crate::deep::drop_deep;
 use crate::envelope::Envelope;
 pub use crate::meta::MetaStamp;
 pub use crate::next_action::normalize_next_actions;
-pub use crate::payload::{EncodedPayload, EncoderMeasure, PayloadEncoder};
+pub use crate::payload::{Payload, ResponseSizer};
 use crate::request_id::RequestId;
-pub use crate::runtime::{catch_panic, install_panic_hook};
+pub use crate::runtime::{Panicked, catch_panic, install_panic_hook};
+use crate::tool_error::ToolError;
 
 /// What answering without this tool would have cost the agent: the method it would have used
 /// (`full_file_read`, `grep_recursive`, …) and that method's size in tokens. The budget stage
@@ -46,18 +48,15 @@ pub struct Baseline {
 }
 
 /// What a tool call produced: the envelope, and beside it what is for the budget stage only.
+///
+/// `P` is the payload: typed as the tool returned it ([`Payload`]) until the budget stage
+/// encodes it ([`ToolOutput::encode_payload`]), JSON after.
 #[derive(Debug)]
-pub struct ToolOutput {
+pub struct ToolOutput<P = Payload> {
     /// The envelope, every field of which goes on the wire.
-    pub envelope: Envelope<Value>,
+    pub envelope: Envelope<P>,
     /// The baseline the tool declared ([`Reply::baseline`](crate::Reply::baseline)), if any.
     pub baseline: Option<Baseline>,
-    /// The full lengths of top-level lists the payload encoder cut short, by list key (`data`
-    /// for a payload that is itself a list): the budget stage names these cuts with the true
-    /// numbers.
-    pub precut: Vec<(String, usize)>,
-    /// What the payload encoder measured, so the budget stage need not measure it again.
-    pub measure: EncoderMeasure,
     /// The per-call controls the call was decoded with (the defaults when decoding refused
     /// them): what the budget stage shapes the response by. Decoded once, by the tool entry.
     pub controls: Controls,
@@ -67,7 +66,7 @@ pub struct ToolOutput {
     pub resume: Option<crate::paging::Resume>,
 }
 
-impl ToolOutput {
+impl<P> ToolOutput<P> {
     /// Declares the baseline the tool replaces.
     #[must_use]
     pub fn with_baseline(mut self, method: impl Into<String>, tokens: u64) -> Self {
@@ -77,17 +76,63 @@ impl ToolOutput {
         });
         self
     }
+
+    /// Shaped by `controls` (what a tool's entry decodes from its arguments).
+    #[must_use]
+    pub fn with_controls(mut self, controls: Controls) -> Self {
+        self.controls = controls;
+        self
+    }
+}
+
+impl ToolOutput {
+    /// The output with its payload as JSON: a typed payload through `encode`, which returns
+    /// what it measured on the way beside it (a JSON payload passes through, `M::default()`
+    /// measured).
+    ///
+    /// `encode` runs under the runtime's panic capture: a panic or an error in the payload's
+    /// `Serialize` answers as the tool's internal error, logged once, like a panic in its body,
+    /// keeping what the runtime stamped in `meta` and the warnings.
+    pub fn encode_payload<M: Default>(
+        self,
+        encode: impl FnOnce(&dyn erased_serde::Serialize) -> Result<(Value, M), serde_json::Error>,
+    ) -> (ToolOutput<Value>, M) {
+        let (payload, envelope) = self.envelope.split_data::<Value>();
+        let output = ToolOutput {
+            envelope,
+            baseline: self.baseline,
+            controls: self.controls,
+            resume: self.resume,
+        };
+        let Some(payload) = payload else {
+            return (output, M::default());
+        };
+        let failure = match crate::runtime::catch_unwind_sync(|| payload.into_json(encode)) {
+            Ok(Ok((value, measured))) => {
+                let envelope = output.envelope.with_data(value);
+                return (ToolOutput { envelope, ..output }, measured);
+            }
+            Ok(Err(error)) => {
+                ToolError::internal(format_args!("cannot serialize the payload: {error}"))
+            }
+            Err(panicked) => {
+                let meta = output.envelope.meta();
+                panicked.log(meta.tool().unwrap_or_default(), meta.request_id());
+                ToolError::internal(panicked.message)
+            }
+        };
+        let envelope = output.envelope.failed(failure);
+        (ToolOutput { envelope, ..output }, M::default())
+    }
 }
 
 impl From<Envelope<Value>> for ToolOutput {
-    /// An envelope without encoder measurements or baseline: what a hand-written tool, or a
-    /// transport answering for a tool (a deadline passed, say), returns.
+    /// An envelope without baseline: what a hand-written tool, or a transport answering for a
+    /// tool (a deadline passed, say), returns.
     fn from(envelope: Envelope<Value>) -> Self {
         ToolOutput {
-            envelope,
+            envelope: envelope.map_data(Payload::json),
             baseline: None,
-            precut: Vec::new(),
-            measure: EncoderMeasure::default(),
             controls: Controls::default(),
             resume: None,
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use envelope_budget::{BudgetPolicy, Prepared, prepare};
+use envelope_budget::{BudgetPolicy, CallBudget, Prepared, prepare};
 use envelope_core::meta_keys;
 use envelope_core::paging::Continuations;
 use envelope_core::schema::Portable;
@@ -594,13 +594,6 @@ pub(crate) struct CallExtras {
     pub(crate) unbudgeted_ceiling: Option<usize>,
 }
 
-/// The budget one call is prepared under.
-struct CallBudget {
-    policy: BudgetPolicy,
-    /// The tool's own budget, as it applies to this call.
-    tool: Option<usize>,
-}
-
 /// A call's response, with what the result's `_meta` carries besides it.
 pub(crate) struct Answer {
     pub(crate) prepared: Prepared,
@@ -749,26 +742,29 @@ impl EnvelopeServer {
     /// Calls a tool outside any MCP session, as the `call` command of a server binary does.
     /// `None` when no tool has that name.
     pub async fn call(&self, name: &str, arguments: Value) -> Option<Prepared> {
-        self.call_with(name, arguments, CallExtras::default())
-            .await
-            .map(|answer| answer.prepared)
+        let tool = self.inner.tools.get(name)?;
+        let answer = self.call_with(tool, arguments, CallExtras::default()).await;
+        Some(answer.prepared)
     }
 
-    /// One call, stage by stage: the context the tool runs in, the tool under its deadline
-    /// (its entry decodes the arguments and the per-call controls, once), then the response
-    /// shaped, trimmed and stamped by the budget stage.
+    /// One call of `tool`, stage by stage: the call's budget, asked of the budget stage once;
+    /// the context the tool runs in, sized by it; the tool under its deadline (its entry
+    /// decodes the arguments and the per-call controls, once); then the response encoded,
+    /// shaped, trimmed and stamped by the budget stage under the same budget.
     pub(crate) async fn call_with(
         &self,
-        name: &str,
+        tool: &dyn Tool,
         arguments: Value,
         extras: CallExtras,
-    ) -> Option<Answer> {
-        let tool = self.inner.tools.get(name)?;
+    ) -> Answer {
         let _running = self.inner.calls.begin();
         let spec = tool.spec();
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();
-        let budget = self.budget_of(spec, extras.unbudgeted_ceiling);
+        let mut budget = self.inner.config.budget.for_call(spec.budget);
+        if let Some(ceiling) = extras.unbudgeted_ceiling {
+            budget = budget.raised_to(ceiling);
+        }
         let (ctx, stop) = self.context_for(extras, &budget);
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
         // HTTP layer replaced with a ULID is the request id, not a client's id.
@@ -787,26 +783,7 @@ impl EnvelopeServer {
             answer.prepared.tokens_estimated,
             latency_ms,
         );
-        Some(answer)
-    }
-
-    /// The budget a call of `spec` is prepared under: the server's and the tool's own, or, for
-    /// a call opted out of trimming, each raised to `ceiling` (never lowered: opting out never
-    /// makes an answer smaller; a server without a budget stays without).
-    fn budget_of(&self, spec: &ToolSpec, ceiling: Option<usize>) -> CallBudget {
-        let policy = self.inner.config.budget;
-        let Some(ceiling) = ceiling else {
-            return CallBudget {
-                policy,
-                tool: spec.budget,
-            };
-        };
-        CallBudget {
-            policy: policy
-                .with_agent_chars(policy.agent_chars.map(|agent| agent.max(ceiling)))
-                .with_graph_chars(policy.graph_chars.max(ceiling)),
-            tool: spec.budget.map(|budget| budget.max(ceiling)),
-        }
+        answer
     }
 
     /// The context a call runs in under `budget`, and the signal that stops its work.
@@ -834,9 +811,9 @@ impl EnvelopeServer {
         if let Some(probe) = &config.index {
             ctx = ctx.with_index_status(probe());
         }
-        // Rows that could never be sent are not even converted.
-        if let Some(encoder) = budget.policy.encoder(budget.tool) {
-            ctx = ctx.with_encoder(Arc::new(encoder));
+        // A tool that builds rows up to what fits sizes them as the budget stage will.
+        if let Some(sizer) = budget.sizer() {
+            ctx = ctx.with_sizer(sizer);
         }
         (ctx, stop)
     }
@@ -860,9 +837,8 @@ impl EnvelopeServer {
             Ok(output) => output,
             Err(_) => {
                 stop.deadline_passed.store(true, Ordering::Relaxed);
-                let mut output: ToolOutput = past_deadline(tool.spec(), request_id, limit).into();
-                output.controls = controls;
-                output
+                ToolOutput::from(past_deadline(tool.spec(), request_id, limit))
+                    .with_controls(controls)
             }
         }
     }
@@ -871,9 +847,8 @@ impl EnvelopeServer {
     /// stamped when the controls keep them, then the budget stage.
     fn answer(&self, spec: &ToolSpec, mut output: ToolOutput, budget: &CallBudget) -> Answer {
         self.drop_unrunnable_actions(&mut output.envelope, spec.name);
-        let controls = output.controls.clone();
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
-        if controls.keeps_full_meta() {
+        if output.controls.keeps_full_meta() {
             meta_stamp(&mut output.envelope).capabilities(self.capabilities.tags.clone());
         }
         // Read before shaping: `compact_only` leaves it out of `meta`, not out of `_meta`.
@@ -883,7 +858,7 @@ impl EnvelopeServer {
             .client_request_id()
             .map(str::to_owned);
         Answer {
-            prepared: prepare(output, &controls, budget.tool, &budget.policy),
+            prepared: prepare(output, budget),
             tier: spec.tier,
             client_request_id,
         }
@@ -892,7 +867,7 @@ impl EnvelopeServer {
     /// Drops suggested calls this server cannot run: to a tool it does not serve, or with
     /// arguments that fail that tool's input schema. Logs how many, never what: arguments can
     /// carry user data.
-    fn drop_unrunnable_actions(&self, envelope: &mut Envelope<Value>, tool: &str) {
+    fn drop_unrunnable_actions<P>(&self, envelope: &mut Envelope<P>, tool: &str) {
         if envelope.next_actions().is_empty() {
             return;
         }
@@ -920,12 +895,11 @@ impl EnvelopeServer {
             tier,
             client_request_id,
         } = answer;
-        let ok = prepared.structured["ok"] == true;
         let keys = &self.inner.keys;
         let mut meta = MetaObject::new();
         meta.insert(
             keys.request_id.clone(),
-            prepared.structured["meta"][meta_keys::REQUEST_ID].clone(),
+            Value::String(prepared.request_id.to_string()),
         );
         meta.insert(keys.tier.clone(), json!(tier));
         if let Some(id) = client_request_id {
@@ -935,6 +909,7 @@ impl EnvelopeServer {
             meta.insert(keys.capabilities.clone(), self.capabilities.wire.clone());
         }
         let Prepared {
+            ok,
             structured,
             json,
             toon,
@@ -989,16 +964,16 @@ impl ServerHandler for EnvelopeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.to_string();
-        if self.inner.tools.get(&name).is_none() {
+        let Some(tool) = self.inner.tools.get(&request.name) else {
             let available: Vec<&str> = self.inner.tools.names().collect();
             // The name is the client's, of any length: only its start is echoed.
-            let echoed: String = name.chars().take(ECHOED_NAME_CHARS).collect();
+            let echoed: String = request.name.chars().take(ECHOED_NAME_CHARS).collect();
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{echoed}`"),
+                // wire: an MCP error's data, not an envelope
                 Some(json!({ "tool": echoed, "available": available })),
             ));
-        }
+        };
         let parts = context.extensions.get::<http::request::Parts>();
         let header = |name: &str| {
             parts
@@ -1028,18 +1003,11 @@ impl ServerHandler for EnvelopeServer {
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
             unbudgeted_ceiling: None,
         };
-        let prepared = self.call_with(&name, arguments, extras).await;
+        let answer = self.call_with(tool, arguments, extras).await;
         if let Some(progress) = progress {
             progress.finish().await;
         }
-        match prepared {
-            Some(answer) => Ok(self.result(answer).into()),
-            // Checked above; a toolset does not change while serving.
-            None => Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                None,
-            )),
-        }
+        Ok(self.result(answer).into())
     }
 }
 

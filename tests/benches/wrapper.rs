@@ -66,8 +66,11 @@ fn plain() -> Vec<u8> {
     serde_json::to_vec(&payload).unwrap_or_default()
 }
 
+/// The entry, and the payload encoded as a transport without a budget encodes it.
 fn entry(arguments: Value) -> envelope_core::Envelope<Value> {
-    block_on(echo {}.call(arguments, ToolContext::new())).envelope
+    let output = block_on(echo {}.call(arguments, ToolContext::new()));
+    let (output, ()) = output.encode_payload(|payload| Ok((serde_json::to_value(payload)?, ())));
+    output.envelope
 }
 
 fn entry_to_bytes(arguments: Value) -> Vec<u8> {

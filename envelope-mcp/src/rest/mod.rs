@@ -343,9 +343,9 @@ async fn call(
         Ok(axum::extract::Path(name)) => name,
         Err(rejection) => return problem::refusal(UNKNOWN_TOOL, rejection.body_text(), None, id),
     };
-    if gateway.server.toolset().get(&name).is_none() {
+    let Some(tool) = gateway.server.toolset().get(&name) else {
         return unknown_tool(&gateway, format!("no tool is named `{}`", cut(&name)), id);
-    }
+    };
     if !declares_json(request.headers()) {
         let message = "a call's body is its arguments as JSON: send it with \
                        `Content-Type: application/json`";
@@ -393,11 +393,13 @@ async fn call(
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
     };
     // The request timeout is the admission middleware's: it bounds the upload and this alike.
-    match gateway.server.call_with(&name, arguments, extras).await {
-        Some(answer) => problem::answer(answer.prepared),
-        // Checked above; a toolset does not change while serving.
-        None => unknown_tool(&gateway, format!("no tool is named `{}`", cut(&name)), id),
-    }
+    problem::answer(
+        gateway
+            .server
+            .call_with(tool, arguments, extras)
+            .await
+            .prepared,
+    )
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use axum::response::{IntoResponse, Response};
 use envelope_budget::{BudgetPolicy, Prepared, prepare};
-use envelope_core::stage::{Controls, meta_stamp, stamp_request_id};
+use envelope_core::stage::{meta_stamp, stamp_request_id};
 use envelope_core::{Category, Envelope, RequestId, ToolError};
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize as _;
@@ -54,12 +54,7 @@ pub(crate) fn refusal(
     let mut envelope: Envelope<Value> = Envelope::err(error);
     stamp_request_id(&mut envelope, RequestId::from_client(request_id));
     meta_stamp(&mut envelope).client_request_id(RequestId::client_correlation(request_id));
-    let prepared = prepare(
-        envelope,
-        &Controls::default(),
-        None,
-        &BudgetPolicy::default(),
-    );
+    let prepared = prepare(envelope, &BudgetPolicy::default().for_call(None));
     let title = category_status(refused.category).title;
     problem(refused.status, title, refused.category, prepared)
 }

@@ -28,9 +28,12 @@ pub(crate) fn call(tool: &dyn Tool, arguments: Value) -> Value {
     call_with(tool, arguments, ToolContext::new())
 }
 
-/// Calls with a given context.
+/// Calls with a given context. The payload is encoded as a transport without a budget encodes
+/// it: whole, under the runtime's panic capture.
 pub(crate) fn call_with(tool: &dyn Tool, arguments: Value, ctx: ToolContext) -> Value {
-    let envelope: Envelope<Value> = block_on(tool.call(arguments, ctx)).envelope;
+    let output = block_on(tool.call(arguments, ctx));
+    let (output, ()) = output.encode_payload(|payload| Ok((serde_json::to_value(payload)?, ())));
+    let envelope: Envelope<Value> = output.envelope;
     serde_json::to_value(&envelope).expect("envelopes serialize")
 }
 

@@ -1,0 +1,86 @@
+//! One call's budget: what a server asks the budget stage once per call, for the tool's context
+//! and for [`prepare`](crate::prepare).
+
+use std::sync::Arc;
+
+use envelope_core::stage::ResponseSizer;
+
+use crate::encode::BudgetEncoder;
+use crate::policy::BudgetPolicy;
+
+/// The budget one call is prepared under: the server's [`BudgetPolicy`] and the tool's own
+/// budget (`#[tool(budget = …)]`), as they apply to this call.
+///
+/// A server asks for it once per call ([`BudgetPolicy::for_call`]), installs its
+/// [`sizer`](CallBudget::sizer) on the tool's context, and prepares the tool's output with it.
+///
+/// ```
+/// use envelope_budget::{BudgetPolicy, prepare};
+/// use envelope_core::Envelope;
+/// use serde_json::json;
+///
+/// let budget = BudgetPolicy::default().with_agent_chars(Some(2_000)).for_call(None);
+/// assert_eq!(budget.sizer().map(|sizer| sizer.budget_chars()), Some(2_000));
+/// let rows: Vec<_> = (0..1_000).map(|i| json!({ "line": i })).collect();
+/// let sent = prepare(Envelope::ok(json!(rows)), &budget);
+/// assert!(sent.json.chars().count() <= 2_000);
+/// assert!(sent.ok);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallBudget {
+    policy: BudgetPolicy,
+    tool: Option<usize>,
+}
+
+impl BudgetPolicy {
+    /// The budget of one call of a tool whose own budget is `tool_budget`.
+    pub fn for_call(&self, tool_budget: Option<usize>) -> CallBudget {
+        CallBudget {
+            policy: *self,
+            tool: tool_budget,
+        }
+    }
+}
+
+impl CallBudget {
+    /// This budget for a call opted out of trimming: each budget raised to `ceiling`, never
+    /// lowered (opting out never makes an answer smaller), and a policy without a budget stays
+    /// without.
+    #[must_use]
+    pub fn raised_to(self, ceiling: usize) -> Self {
+        let policy = self.policy;
+        CallBudget {
+            policy: policy
+                .with_agent_chars(policy.agent_chars.map(|agent| agent.max(ceiling)))
+                .with_graph_chars(policy.graph_chars.max(ceiling)),
+            tool: self.tool.map(|budget| budget.max(ceiling)),
+        }
+    }
+
+    /// The server's policy.
+    pub fn policy(&self) -> &BudgetPolicy {
+        &self.policy
+    }
+
+    /// The tool's own budget, as it applies to this call.
+    pub fn tool_budget(&self) -> Option<usize> {
+        self.tool
+    }
+
+    /// What the tool's context sizes its rows with
+    /// ([`ToolContext::with_sizer`](envelope_core::ToolContext::with_sizer)); `None` when
+    /// nothing is trimmed.
+    pub fn sizer(&self) -> Option<Arc<dyn ResponseSizer>> {
+        self.encoder()
+            .map(|encoder| Arc::new(encoder) as Arc<dyn ResponseSizer>)
+    }
+
+    /// The payload encoder for this call: it converts no row that could never be sent. `None`
+    /// when trimming is off. A graph payload is still encoded whole (its ceiling is applied
+    /// once its shape is known).
+    pub(crate) fn encoder(&self) -> Option<BudgetEncoder> {
+        self.policy
+            .budget_for(self.tool, &serde_json::Value::Null)
+            .map(|budget| BudgetEncoder::new(budget, self.policy.estimator))
+    }
+}

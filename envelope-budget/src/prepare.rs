@@ -1,0 +1,38 @@
+//! The boundary: a tool's output in, the bytes an agent receives out.
+//!
+//! [`prepare`] encodes the tool's typed payload (rows that could never be sent are not even
+//! converted), then shapes the response to the per-call controls, trims it to its budget,
+//! reconciles `completeness` and `next_step` with the rows actually sent, and stamps the token
+//! accounting of those bytes, itself included: one pass by the estimate ([`crate::pass`]), or
+//! passes checked by an exact count when the policy asks for it (feature `exact`).
+
+use envelope_core::stage::{ToolOutput, to_value_within};
+use serde_json::Value;
+
+use crate::call::CallBudget;
+use crate::encode::Encoded;
+use crate::prepared::Prepared;
+
+/// Encodes, shapes, trims and stamps one tool's output (an envelope converts into one) under
+/// `budget`, the call's ([`BudgetPolicy::for_call`](crate::BudgetPolicy::for_call)). The
+/// response is shaped by the controls the output carries
+/// ([`ToolOutput::with_controls`]; a tool's entry decodes them from its arguments).
+pub fn prepare(output: impl Into<ToolOutput>, budget: &CallBudget) -> Prepared {
+    let (output, encoded) = encode(output.into(), budget);
+    #[cfg(feature = "exact")]
+    if let Some(check) = crate::exactly::ExactCheck::of(budget.policy()) {
+        return crate::exactly::prepare_exactly(output, encoded, budget, check);
+    }
+    crate::pass::prepare_within(output, encoded, budget, None)
+}
+
+/// The output with its payload encoded: by the call's budget encoder, under the runtime's
+/// panic capture; whole, when nothing is trimmed.
+fn encode(output: ToolOutput, budget: &CallBudget) -> (ToolOutput<Value>, Encoded) {
+    match budget.encoder() {
+        Some(encoder) => output.encode_payload(|payload| encoder.encode(payload)),
+        None => {
+            output.encode_payload(|payload| Ok((to_value_within(&payload, 0)?, Encoded::default())))
+        }
+    }
+}
