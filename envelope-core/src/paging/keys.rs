@@ -258,3 +258,53 @@ impl From<ContinuationKey> for KeyRing {
         KeyRing::new(key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: u32) -> ContinuationKey {
+        ContinuationKey::new(id, [id as u8; 32])
+    }
+
+    #[test]
+    fn key_text_errors_are_typed_and_never_echo_the_key() {
+        let short = "abcd";
+        let error = ContinuationKey::from_hex(1, short).expect_err("short");
+        assert!(matches!(error, KeyError::Length { found: 4 }));
+        let not_hex = "zz".repeat(32);
+        let error = ContinuationKey::from_hex(1, &not_hex).expect_err("not hex");
+        assert!(matches!(error, KeyError::NotHex));
+        assert!(!error.to_string().contains("zz"));
+        let multibyte = "é".repeat(64);
+        assert!(matches!(
+            ContinuationKey::from_hex(1, &multibyte),
+            Err(KeyError::NotHex)
+        ));
+        assert!(matches!(
+            ContinuationKey::from_hex(1, &"0".repeat(66)),
+            Err(KeyError::Length { found: 66 })
+        ));
+    }
+
+    #[test]
+    fn key_ids_are_unique_in_a_ring() {
+        let ring = KeyRing::new(key(1));
+        assert!(matches!(
+            ring.clone().with_retired(key(1), SystemTime::now()),
+            Err(KeyError::DuplicateId(1))
+        ));
+        let mut ring = ring
+            .with_retired(key(2), SystemTime::now() + Duration::from_secs(60))
+            .expect("distinct");
+        assert!(matches!(
+            ring.rotate(key(2), SystemTime::now(), Duration::ZERO),
+            Err(KeyError::DuplicateId(2))
+        ));
+        assert!(matches!(
+            ring.rotate(key(3), SystemTime::now(), Duration::MAX),
+            Err(KeyError::GraceTooLong)
+        ));
+        assert_eq!(ring.current_id(), 1, "a failed rotation changes nothing");
+    }
+}

@@ -157,6 +157,18 @@ mod tests {
         assert_eq!(expiry(UNIX_EPOCH, Duration::from_secs(61)), 61);
     }
 
+    #[test]
+    fn trailing_bits_are_not_canonical() {
+        let mut out = [0u8; 4];
+        // "QQ" is the one canonical text of the byte 0x41; "QR".."QZ" differ only in trailing bits.
+        assert_eq!(decode_canonical("QQ", &mut out), Some(1));
+        for text in ["QR", "QS", "QZ", "Qf"] {
+            assert_eq!(decode_canonical(text, &mut out), None, "{text}");
+        }
+        assert_eq!(decode_canonical("QQ==", &mut out), None, "padding");
+        assert_eq!(decode_canonical("+/8", &mut out), None, "standard alphabet");
+    }
+
     proptest! {
         #[test]
         fn any_varint_round_trips(value in any::<u64>()) {

@@ -1,0 +1,153 @@
+//! What a continuation is bound to: a [`Binding`] names a call's tool, caller, request, scope and
+//! snapshot, and computes the binding and snapshot tags a token carries of them.
+
+use serde_json::Value;
+
+use super::keys::ContinuationKey;
+use super::token::{BIND_LABEL, SNAPSHOT_LABEL, TAG_LEN};
+use crate::canonical::canonical_json;
+
+/// The argument that carries the token, unless [`Binding::with_continuation_field`] renames it.
+pub const DEFAULT_CONTINUATION_FIELD: &str = "continuation";
+/// The argument that carries the page size, unless [`Binding::with_limit_field`] renames it.
+pub const DEFAULT_LIMIT_FIELD: &str = "limit";
+/// Legacy start positions: never part of the request digest, and refused next to a token.
+const LEGACY_START_FIELDS: [&str; 2] = ["offset", "resume_from"];
+
+/// What a continuation is bound to: presenting a token under any other binding fails.
+///
+/// The request is bound as the canonical JSON (keys sorted) of the call's arguments
+/// with the continuation field, the page-size field and the legacy `offset`/`resume_from`
+/// removed from the top level. A changed page size is therefore honoured (AIP-158), while any
+/// other changed argument is a [`CONTINUATION_SCOPE_MISMATCH`].
+///
+/// [`CONTINUATION_SCOPE_MISMATCH`]: super::CONTINUATION_SCOPE_MISMATCH
+///
+/// ```
+/// use envelope_core::paging::Binding;
+/// use serde_json::json;
+///
+/// let args = json!({"query": "needle", "limit": 50, "continuation": "…"});
+/// let binding = Binding::new("search_text", "session-1", &args)
+///     .with_scope("src/")
+///     .with_snapshot("rev-41");
+/// # let _ = binding;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Binding<'a> {
+    tool: &'a str,
+    session: &'a str,
+    request: &'a Value,
+    scope: &'a str,
+    snapshot: &'a str,
+    pub(super) continuation_field: &'a str,
+    pub(super) limit_field: &'a str,
+}
+
+impl<'a> Binding<'a> {
+    /// A binding to a tool, a caller (who may continue the page: a principal, a digest of
+    /// credentials, or empty for anyone holding the token) and the call's arguments, with an
+    /// empty scope and snapshot and the default field names `continuation` and `limit`.
+    pub fn new(tool: &'a str, session: &'a str, request: &'a Value) -> Self {
+        Binding {
+            tool,
+            session,
+            request,
+            scope: "",
+            snapshot: "",
+            continuation_field: DEFAULT_CONTINUATION_FIELD,
+            limit_field: DEFAULT_LIMIT_FIELD,
+        }
+    }
+
+    /// What the request reaches, such as a search root and its filters.
+    #[must_use]
+    pub fn with_scope(mut self, scope: &'a str) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// A revision or digest of the data paged; when it moves, tokens become stale.
+    #[must_use]
+    pub fn with_snapshot(mut self, snapshot: &'a str) -> Self {
+        self.snapshot = snapshot;
+        self
+    }
+
+    /// The name of the argument that carries the token, when it is not `continuation`.
+    #[must_use]
+    pub fn with_continuation_field(mut self, name: &'a str) -> Self {
+        self.continuation_field = name;
+        self
+    }
+
+    /// The name of the argument that carries the page size, when it is not `limit`.
+    #[must_use]
+    pub fn with_limit_field(mut self, name: &'a str) -> Self {
+        self.limit_field = name;
+        self
+    }
+
+    /// The binding and snapshot tags of a token whose leading bytes are `head`, under `key`.
+    pub(super) fn tags(
+        &self,
+        key: &ContinuationKey,
+        head: &[u8],
+    ) -> ([u8; TAG_LEN], [u8; TAG_LEN]) {
+        let request = self.canonical_request();
+        let (bound, snapshot) = self.tag_inputs(head, &request);
+        (
+            key.tag(BIND_LABEL, &bound),
+            key.tag(SNAPSHOT_LABEL, &snapshot),
+        )
+    }
+
+    /// Whether a token's binding and snapshot tags are this binding's, each compared in
+    /// constant time, so that timing never tells how much of a tag was right.
+    pub(super) fn check_tags(
+        &self,
+        key: &ContinuationKey,
+        head: &[u8],
+        tags: &[u8],
+    ) -> (bool, bool) {
+        let request = self.canonical_request();
+        let (bound, snapshot) = self.tag_inputs(head, &request);
+        let (bound_tag, snapshot_tag) = tags.split_at(TAG_LEN.min(tags.len()));
+        (
+            key.verify(BIND_LABEL, &bound, bound_tag),
+            key.verify(SNAPSHOT_LABEL, &snapshot, snapshot_tag),
+        )
+    }
+
+    /// What the two tags are computed over: the token's leading bytes and the binding, and
+    /// for the snapshot tag the snapshot too.
+    fn tag_inputs<'b>(
+        &'b self,
+        head: &'b [u8],
+        request: &'b str,
+    ) -> ([&'b [u8]; 5], [&'b [u8]; 6]) {
+        let bound = [
+            head,
+            self.tool.as_bytes(),
+            self.session.as_bytes(),
+            request.as_bytes(),
+            self.scope.as_bytes(),
+        ];
+        let [a, b, c, d, e] = bound;
+        (bound, [a, b, c, d, e, self.snapshot.as_bytes()])
+    }
+
+    /// The request as it is digested: without the fields that may change between pages.
+    fn canonical_request(&self) -> String {
+        let Value::Object(map) = self.request else {
+            return canonical_json(self.request);
+        };
+        let mut map = map.clone();
+        map.remove(self.continuation_field);
+        map.remove(self.limit_field);
+        for field in LEGACY_START_FIELDS {
+            map.remove(field);
+        }
+        canonical_json(&Value::Object(map))
+    }
+}
