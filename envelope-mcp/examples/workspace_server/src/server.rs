@@ -6,10 +6,10 @@ use envelope_core::paging::Continuations;
 use envelope_core::toolset;
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 
-use crate::Workspace;
 use crate::tools::{
     change_impact, graph_export, list_files, read_file, search_text, workspace_stats,
 };
+use crate::workspace::Workspace;
 
 /// What the server tells the client's model about itself.
 const INSTRUCTIONS: &str = "Read-only access to one directory tree (the workspace). \

@@ -9,10 +9,9 @@ use envelope_core::paging::{PageCount, Snapshot};
 use envelope_core::{IncompleteReason, ToolResult};
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::Workspace;
 use crate::errors::{bounded_pattern, invalid};
 use crate::paths::file_name;
-use crate::workspace::MAX_FILE_BYTES;
+use crate::workspace::{FileStamp, MAX_FILE_BYTES, Workspace};
 
 /// `.gitignore` files longer than this are not read (the walk goes on as if there were none).
 const MAX_GITIGNORE_BYTES: u64 = 256 * 1024;
@@ -304,35 +303,6 @@ fn list(
                 modified: stamp.modified,
             });
         }
-    }
-}
-
-/// One file's size and modification time (nanoseconds since the epoch, 0 when unknown): the
-/// snapshot a target ref into the file is bound to. Any write moves it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FileStamp {
-    pub(crate) len: u64,
-    pub(crate) modified: u128,
-}
-
-impl FileStamp {
-    pub(crate) fn of(metadata: &cap_std::fs::Metadata) -> FileStamp {
-        let modified = metadata
-            .modified()
-            .ok()
-            .map(cap_std::time::SystemTime::into_std)
-            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |since| since.as_nanos());
-        FileStamp {
-            len: metadata.len(),
-            modified,
-        }
-    }
-}
-
-impl Snapshot for FileStamp {
-    fn digest(&self) -> String {
-        format!("{}:{}", self.len, self.modified)
     }
 }
 
