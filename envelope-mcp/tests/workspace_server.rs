@@ -15,10 +15,11 @@ use envelope_mcp::EnvelopeServer;
 use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestParamsMeta};
 use serde_json::{Value, json};
 
-use common::{
-    connect_in_memory, header, http_exchange, initialize, initialized, open_session, post,
-    serve_on_loopback, sse_result,
+use common::raw_http::{
+    header, http_exchange, initialize, initialized, open_session, post, serve_on_loopback,
+    sse_result,
 };
+use common::rmcp_client::connect_in_memory;
 
 /// The paging key of these tests: fixed, so a second server can share it.
 fn test_key() -> ContinuationKey {
