@@ -40,7 +40,7 @@ impl Default for Limits {
 /// The server: `workspace` served with its tools; `continuations` seals the paging tokens of
 /// `search_text` and `list_files` (servers holding the same key accept each other's). The
 /// capability tags it advertises are the ones its configuration supports, each proven by
-/// `envelope-mcp/tests/workspace_server.rs`; serving over HTTP adds `streamable_http`.
+/// this crate's `tests/capabilities.rs`; serving over HTTP adds `streamable_http`.
 /// The `disabled` modules are switched off (`--disable-module graph` turns off
 /// `graph_export`, which then answers `module_disabled`).
 pub fn server(

@@ -312,7 +312,7 @@ fn list(
 ///
 /// Limit: an edit that keeps a file's size and modification time (a same-length rewrite whose
 /// time is then set back) is not seen; reading every file in scope on every page to hash its
-/// contents would cost what paging saves. `envelope-mcp/tests/workspace_server.rs` pins the limit.
+/// contents would cost what paging saves. This crate's `tests/paging.rs` pins the limit.
 pub(crate) struct FileStamps<'a>(pub(crate) &'a [&'a Candidate]);
 
 impl Snapshot for FileStamps<'_> {
