@@ -6,7 +6,7 @@
 //!
 //! The server is a small crate of its own, `workspace-server` (in `examples/workspace_server/`):
 //! a module per tool, the walk, the import parser and this command line ([`workspace_server::cli`]),
-//! so that tests build the very server this example runs.
+//! so that its tests (`examples/workspace_server/tests/`) build the very server this example runs.
 
 fn main() -> std::process::ExitCode {
     workspace_server::cli::main()

@@ -6,7 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{header, http_exchange, nap};
+use common::raw_http::{header, http_exchange};
+use common::tools::nap;
 use envelope_core::toolset;
 use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig, OVERLOADED};
 use serde_json::{Value, json};

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::nap;
+use common::tools::nap;
 use envelope_core::{ToolResult, tool, toolset};
 use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig};
 use serde_json::{Value, json};

@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use workspace_server::tools;
 
-use common::{header, open_session, post, serve_on_loopback};
+use common::raw_http::{header, open_session, post, serve_on_loopback};
 
 /// Calls per concurrency level unless `ENVELOPE_LOAD_CALLS` says otherwise.
 const DEFAULT_CALLS: usize = 600;

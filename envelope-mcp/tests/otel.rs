@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::http_exchange;
+use common::raw_http::http_exchange;
 use envelope_core::{ToolError, ToolResult, tool, toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer, HttpConfig};
 use opentelemetry::trace::{SpanKind, Status, TraceId, TracerProvider as _};

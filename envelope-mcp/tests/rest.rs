@@ -7,7 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{header, http_exchange, nap};
+use common::raw_http::{header, http_exchange};
+use common::tools::nap;
 use envelope_core::{ToolError, ToolResult, tool, toolset};
 use envelope_mcp::rest::{CATEGORY_STATUS, PROBLEM_JSON, PROBLEM_TYPE_PREFIX, category_status};
 use envelope_mcp::{BudgetPolicy, EnvelopeConfig, EnvelopeServer, HttpConfig, RestConfig};

@@ -432,7 +432,7 @@ fn options() -> Result<Options, ExitCode> {
 }
 
 async fn run(options: Options) -> ExitCode {
-    let workspace = match crate::Workspace::open(&options.root) {
+    let workspace = match crate::workspace::Workspace::open(&options.root) {
         Ok(workspace) => workspace,
         Err(error) => {
             eprintln!(
@@ -450,11 +450,11 @@ async fn run(options: Options) -> ExitCode {
         }
     };
     let root = workspace.root().display().to_string();
-    let limits = crate::Limits {
+    let limits = crate::server::Limits {
         call_timeout: Some(Duration::from_secs(options.call_timeout)).filter(|d| !d.is_zero()),
         max_request_bytes: options.max_request_bytes,
     };
-    let server = crate::server_with(workspace, continuations, &options.disabled, limits);
+    let server = crate::server::server_with(workspace, continuations, &options.disabled, limits);
 
     match (options.command, options.http.http) {
         (None, None) => {

@@ -11,10 +11,14 @@
 //! | [`server`] | the server: the workspace and its tools, configured |
 //! | [`cli`] | the command line: options, the continuation key, serving and one-off calls |
 //! | [`tools`] | one file per tool |
-//! | `workspace` | the served root, held open, and reading a file beneath it |
+//! | `workspace` | the served root, held open, and reading a file beneath it (with its size and time) |
 //! | `walk` | which files are in the tree (`.gitignore` honoured), and the paging snapshot |
 //! | `imports` | the import parser behind `graph_export` and `change_impact` |
 //! | `paths`, `errors`, `progress` | what several tools share |
+//!
+//! Imports go one way: `cli` → `server` → [`tools`] → `walk` → `workspace`, with
+//! `imports`, `paths`, `errors` and `progress` below the tools; modules import each item from the
+//! module that defines it, never through this root's re-exports.
 //!
 //! Invariant: no tool reads or lists anything outside the served root, even while the tree
 //! changes under it. Every directory and file is opened relative to a handle on the root (with

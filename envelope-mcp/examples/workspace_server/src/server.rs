@@ -6,10 +6,10 @@ use envelope_core::paging::Continuations;
 use envelope_core::toolset;
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 
-use crate::Workspace;
 use crate::tools::{
     change_impact, graph_export, list_files, read_file, search_text, workspace_stats,
 };
+use crate::workspace::Workspace;
 
 /// What the server tells the client's model about itself.
 const INSTRUCTIONS: &str = "Read-only access to one directory tree (the workspace). \
@@ -40,7 +40,7 @@ impl Default for Limits {
 /// The server: `workspace` served with its tools; `continuations` seals the paging tokens of
 /// `search_text` and `list_files` (servers holding the same key accept each other's). The
 /// capability tags it advertises are the ones its configuration supports, each proven by
-/// `envelope-mcp/tests/workspace_server.rs`; serving over HTTP adds `streamable_http`.
+/// this crate's `tests/capabilities.rs`; serving over HTTP adds `streamable_http`.
 /// The `disabled` modules are switched off (`--disable-module graph` turns off
 /// `graph_export`, which then answers `module_disabled`).
 pub fn server(

@@ -9,10 +9,9 @@ use envelope_core::paging::{PageCount, Snapshot};
 use envelope_core::{IncompleteReason, ToolResult};
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::Workspace;
 use crate::errors::{bounded_pattern, invalid};
 use crate::paths::file_name;
-use crate::workspace::MAX_FILE_BYTES;
+use crate::workspace::{FileStamp, MAX_FILE_BYTES, Workspace};
 
 /// `.gitignore` files longer than this are not read (the walk goes on as if there were none).
 const MAX_GITIGNORE_BYTES: u64 = 256 * 1024;
@@ -307,42 +306,13 @@ fn list(
     }
 }
 
-/// One file's size and modification time (nanoseconds since the epoch, 0 when unknown): the
-/// snapshot a target ref into the file is bound to. Any write moves it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FileStamp {
-    pub(crate) len: u64,
-    pub(crate) modified: u128,
-}
-
-impl FileStamp {
-    pub(crate) fn of(metadata: &cap_std::fs::Metadata) -> FileStamp {
-        let modified = metadata
-            .modified()
-            .ok()
-            .map(cap_std::time::SystemTime::into_std)
-            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |since| since.as_nanos());
-        FileStamp {
-            len: metadata.len(),
-            modified,
-        }
-    }
-}
-
-impl Snapshot for FileStamp {
-    fn digest(&self) -> String {
-        format!("{}:{}", self.len, self.modified)
-    }
-}
-
 /// The files a paged tool walked: their paths, sizes and modification times are the snapshot
 /// its continuations are bound to. Any change to one of them moves it, which makes an earlier
 /// page's continuation stale.
 ///
 /// Limit: an edit that keeps a file's size and modification time (a same-length rewrite whose
 /// time is then set back) is not seen; reading every file in scope on every page to hash its
-/// contents would cost what paging saves. `envelope-mcp/tests/workspace_server.rs` pins the limit.
+/// contents would cost what paging saves. This crate's `tests/paging.rs` pins the limit.
 pub(crate) struct FileStamps<'a>(pub(crate) &'a [&'a Candidate]);
 
 impl Snapshot for FileStamps<'_> {

@@ -1,11 +1,11 @@
-//! The served directory tree, held open, and how a file in it is read.
+//! The served directory tree, held open, and how a file in it is read: its text, and its
+//! [`FileStamp`] (size and time), which the walk takes for every file it lists too.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use cap_std::fs::{Dir, OpenOptions};
-
-use crate::walk::FileStamp;
+use envelope_core::paging::Snapshot;
 
 /// Files larger than this are skipped by walks and refused by `read_file`.
 pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -95,4 +95,33 @@ pub(crate) enum Contents {
     Binary,
     /// Could not be read at all.
     Unreadable(io::Error),
+}
+
+/// One file's size and modification time (nanoseconds since the epoch, 0 when unknown): the
+/// snapshot a target ref into the file is bound to. Any write moves it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileStamp {
+    pub(crate) len: u64,
+    pub(crate) modified: u128,
+}
+
+impl FileStamp {
+    pub(crate) fn of(metadata: &cap_std::fs::Metadata) -> FileStamp {
+        let modified = metadata
+            .modified()
+            .ok()
+            .map(cap_std::time::SystemTime::into_std)
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_nanos());
+        FileStamp {
+            len: metadata.len(),
+            modified,
+        }
+    }
+}
+
+impl Snapshot for FileStamp {
+    fn digest(&self) -> String {
+        format!("{}:{}", self.len, self.modified)
+    }
 }

@@ -8,12 +8,11 @@ use envelope_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::Workspace;
 use crate::errors::{cancelled, invalid};
 use crate::imports::Language;
 use crate::progress::Progress;
 use crate::walk::{Candidate, walk};
-use crate::workspace::Contents;
+use crate::workspace::{Contents, Workspace};
 
 /// The arguments of `graph_export`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -7,9 +7,9 @@ use envelope_core::{Reply, ToolContext, ToolError, ToolResult, Verdict, tool};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Workspace;
 use crate::paths::resolve;
-use crate::tools::export_graph;
+use crate::tools::graph::export_graph;
+use crate::workspace::Workspace;
 
 /// The arguments of `change_impact`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

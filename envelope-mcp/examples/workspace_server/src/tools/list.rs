@@ -5,11 +5,10 @@ use envelope_core::paging::{PageCount, Pager, Paging};
 use envelope_core::{EmptyReason, Reply, ToolContext, ToolResult, Unit, Verdict, tool};
 use serde::{Deserialize, Serialize};
 
-use crate::Workspace;
 use crate::errors::cancelled;
-use crate::tools::MAX_PAGE_LIMIT;
+use crate::tools::page::MAX_PAGE_LIMIT;
 use crate::walk::{FileStamps, PathFilter, walk};
-use crate::workspace::Contents;
+use crate::workspace::{Contents, Workspace};
 
 /// `list_files`'s default page size.
 const DEFAULT_LIST_LIMIT: usize = 200;

@@ -11,14 +11,12 @@ use envelope_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::Workspace;
 use crate::errors::invalid;
 use crate::paths::{not_readable, resolve};
-use crate::tools::{
+use crate::tools::search::{
     DEFAULT_CONTEXT_LINES, FILE_TARGETS, MAX_CONTEXT_LINES, decode_search, search_text,
 };
-use crate::walk::FileStamp;
-use crate::workspace::{Contents, MAX_FILE_BYTES};
+use crate::workspace::{Contents, FileStamp, MAX_FILE_BYTES, Workspace};
 
 /// The arguments of `read_file`: a `path`, and for a search hit the page's `target_ref` and the
 /// hit's `line`.

@@ -18,11 +18,10 @@ use grep_searcher::{Searcher, SearcherBuilder};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 
-use crate::Workspace;
 use crate::errors::{bounded_pattern, cancelled, invalid};
-use crate::tools::MAX_PAGE_LIMIT;
-use crate::walk::{Candidate, FileStamp, FileStamps, PathFilter, Walk, walk_names};
-use crate::workspace::{Contents, MAX_FILE_BYTES};
+use crate::tools::page::MAX_PAGE_LIMIT;
+use crate::walk::{Candidate, FileStamps, PathFilter, Walk, walk_names};
+use crate::workspace::{Contents, FileStamp, MAX_FILE_BYTES, Workspace};
 
 /// `search_text`'s default page size.
 const DEFAULT_SEARCH_LIMIT: usize = 50;

@@ -7,12 +7,11 @@ use envelope_core::{Notice, Reply, ToolContext, ToolResult, tool};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::Workspace;
 use crate::errors::cancelled;
 use crate::paths::file_name;
 use crate::progress::Progress;
 use crate::walk::walk;
-use crate::workspace::Contents;
+use crate::workspace::{Contents, Workspace};
 
 /// Files and bytes of one extension.
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
