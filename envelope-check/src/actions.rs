@@ -8,9 +8,8 @@ use rmcp::model::Tool;
 use rmcp::service::Service;
 use serde_json::{Map, Value};
 
-use super::paging::digest;
 use super::{
-    Check, OUT_OF_TIME, Outcome, Session, ToolReport, Withheld, annotations_of, excerpt,
+    Check, OUT_OF_TIME, Outcome, Session, ToolReport, Withheld, annotations_of, digest, excerpt,
     is_read_only,
 };
 

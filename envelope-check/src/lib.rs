@@ -416,6 +416,16 @@ pub(crate) fn excerpt(value: &Value) -> String {
     format!("{cut}…")
 }
 
+/// A value's digest: rows and next actions are compared and counted by it, and never held
+/// whole.
+pub(crate) fn digest(value: &Value) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    // SipHash with fixed keys: the same value, the same digest, within a run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    value.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
 /// FNV-1a of `text`: each tool's calls get their own stream from one seed.
 fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {

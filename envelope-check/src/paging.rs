@@ -2,7 +2,6 @@
 //! larger page, and a token with one character changed.
 
 use std::collections::{BTreeMap, HashSet};
-use std::hash::{Hash as _, Hasher as _};
 
 use rmcp::RoleClient;
 use rmcp::model::Tool;
@@ -11,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::actions::follow;
 use super::tokens::Tokens;
-use super::{Check, OUT_OF_TIME, Outcome, Session, ToolReport, excerpt, inputs};
+use super::{Check, OUT_OF_TIME, Outcome, Session, ToolReport, digest, excerpt, inputs};
 
 /// The most rows followed across a tool's pages: past it, following stops (and proves
 /// nothing), so that pages of millions of tiny rows cost a bounded memory.
@@ -196,14 +195,6 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             Outcome::Lost(reason) => report.stopped = Some(reason),
         }
     }
-}
-
-/// A row's digest: rows are compared and counted by it, and never held whole.
-pub(super) fn digest(row: &Value) -> u64 {
-    // SipHash with fixed keys: the same row, the same digest, within a run.
-    let mut hasher = std::hash::DefaultHasher::new();
-    row.to_string().hash(&mut hasher);
-    hasher.finish()
 }
 
 /// The next page's arguments: the `next-page` action's as it is followed, when the page
