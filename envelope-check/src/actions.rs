@@ -1,6 +1,9 @@
 //! Next actions: collected from a tool's answers, each distinct one run once when its tool may
 //! be called (`next_actions.run`), the others withheld.
 
+use envelope_core::fields::completeness as completeness_field;
+use envelope_core::fields::envelope as field;
+use envelope_core::fields::next_action as action_field;
 use std::collections::HashSet;
 
 use rmcp::RoleClient;
@@ -55,7 +58,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             match self.call(&listed, arguments).await {
                 Outcome::Result(result) => {
                     match self.judge.response(report, &listed, arguments, &result) {
-                        Some(answer) if answer["ok"].is_boolean() => report.pass(check),
+                        Some(answer) if answer[field::OK].is_boolean() => report.pass(check),
                         _ => report.fail(
                             check,
                             arguments,
@@ -82,10 +85,10 @@ impl<S: Service<RoleClient>> Session<'_, S> {
 /// action leaves the token out, so that it appears once). `None` for an action without
 /// arguments, or one that continues from an envelope without a continuation.
 pub(super) fn follow(action: &Value, envelope: &Value) -> Option<Map<String, Value>> {
-    let mut arguments = action["arguments"].as_object()?.clone();
-    if let Some(field) = action.get("continuation_arg") {
+    let mut arguments = action[action_field::ARGUMENTS].as_object()?.clone();
+    if let Some(field) = action.get(action_field::CONTINUATION_ARG) {
         let field = field.as_str()?;
-        let token = envelope["completeness"]["continuation"].as_str()?;
+        let token = envelope[field::COMPLETENESS][completeness_field::CONTINUATION].as_str()?;
         arguments.insert(field.to_owned(), Value::from(token));
     }
     Some(arguments)
@@ -112,12 +115,18 @@ impl Actions {
 
     /// Adds the distinct next actions of `envelope`.
     pub(super) fn collect(&mut self, envelope: &Value) {
-        for action in envelope["next_actions"].as_array().into_iter().flatten() {
+        for action in envelope[field::NEXT_ACTIONS]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             if self.list.len() >= self.most {
                 return;
             }
-            let (Some(tool), Some(arguments)) = (action["tool"].as_str(), follow(action, envelope))
-            else {
+            let (Some(tool), Some(arguments)) = (
+                action[action_field::TOOL].as_str(),
+                follow(action, envelope),
+            ) else {
                 continue;
             };
             let key = digest(&serde_json::json!([tool, arguments]));

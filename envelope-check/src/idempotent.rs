@@ -1,5 +1,7 @@
 //! `annotations.read_only_idempotent`: a read-only tool answers the same call twice alike.
 
+use envelope_core::fields::completeness as completeness_field;
+use envelope_core::fields::envelope as field;
 use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::Service;
@@ -65,14 +67,14 @@ fn alike(before: &Value, after: &Value) -> bool {
             .collect(),
     );
     let (before, after) = (&tokens.masked(before), &tokens.masked(after));
-    if before["ok"] != after["ok"] {
+    if before[field::OK] != after[field::OK] {
         return false;
     }
-    if before["data"] == after["data"] {
+    if before[field::DATA] == after[field::DATA] {
         return true;
     }
     let budget_cut = |envelope: &Value| {
-        envelope["completeness"]["truncation_reasons"]
+        envelope[field::COMPLETENESS][completeness_field::TRUNCATION_REASONS]
             .as_array()
             .is_some_and(|reasons| reasons.iter().any(|reason| reason == "budget_limit"))
     };
@@ -81,7 +83,8 @@ fn alike(before: &Value, after: &Value) -> bool {
     }
     let (first, second) = (rows(before), rows(after));
     let shared = first.len().min(second.len());
-    before["completeness"]["total"] == after["completeness"]["total"]
+    before[field::COMPLETENESS][completeness_field::TOTAL]
+        == after[field::COMPLETENESS][completeness_field::TOTAL]
         && shared > 0
         && first[..shared] == second[..shared]
 }

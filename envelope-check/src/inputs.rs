@@ -12,6 +12,7 @@
 //! it is about to be sent ([`Plan`]); invalid calls and edge values are tried on at most
 //! [`MAX_FIELD_CALLS`] fields each. A schema whose valid calls need more is [`TooLarge`].
 
+use envelope_core::paging::DEFAULT_CONTINUATION_FIELD;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
@@ -311,7 +312,7 @@ pub(crate) fn takes_continuation(schema: &Value) -> bool {
     Object::of(schema, schema)
         .properties
         .iter()
-        .any(|(name, _)| *name == "continuation")
+        .any(|(name, _)| *name == DEFAULT_CONTINUATION_FIELD)
 }
 
 /// Empty, very long, non-ASCII.
@@ -405,7 +406,7 @@ impl<'a> Object<'a> {
             let required = self.required_names.contains(name);
             let include = required || all || rng.as_deref_mut().is_some_and(Rng::coin);
             // A token from nowhere only earns a refusal; paging is checked on its own.
-            if !include || (!required && *name == "continuation") {
+            if !include || (!required && *name == DEFAULT_CONTINUATION_FIELD) {
                 continue;
             }
             let value = valid(root, property, name, rng.as_deref_mut(), depth, budget)?;
@@ -611,6 +612,7 @@ fn text(
         "example".to_owned()
     };
     if let Some(rng) = rng {
+        // wire: words to search for, not envelope fields
         const WORDS: [&str; 6] = ["main", "test", "data", "src", "readme", "x"];
         text = WORDS[rng.below(WORDS.len() as u64) as usize].to_owned();
     }

@@ -1,6 +1,10 @@
 //! `paging.follow` and `paging.tampered`: a tool's pages followed to their end against one
 //! larger page, and a token with one character changed.
 
+use envelope_core::fields::completeness as completeness_field;
+use envelope_core::fields::envelope as field;
+use envelope_core::fields::next_action as action_field;
+use envelope_core::paging::DEFAULT_CONTINUATION_FIELD;
 use std::collections::{BTreeMap, HashSet};
 
 use rmcp::RoleClient;
@@ -44,7 +48,9 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         };
         // Only a whole answer that is an `ok` page of rows can be followed and compared.
         let Some(one_page) = one_page.filter(|page| {
-            page["ok"] == true && page["completeness"].is_object() && !rows(page).is_empty()
+            page[field::OK] == true
+                && page[field::COMPLETENESS].is_object()
+                && !rows(page).is_empty()
         }) else {
             report.skip(follow);
             report.skip(tamper);
@@ -55,8 +61,8 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             .iter()
             .map(|row| digest(&tokens.masked(row)))
             .collect();
-        let complete = one_page["completeness"]["continuation"].is_null()
-            && one_page["completeness"]["complete"] != false;
+        let complete = one_page[field::COMPLETENESS][completeness_field::CONTINUATION].is_null()
+            && one_page[field::COMPLETENESS][completeness_field::COMPLETE] != false;
         drop(one_page);
         // Some ten pages of it.
         let size = (all_rows.len() as u64).div_ceil(10).min(i64::MAX as u64) as i64;
@@ -91,7 +97,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                     return;
                 }
             };
-            let Some(page) = page.filter(|page| page["ok"] == true) else {
+            let Some(page) = page.filter(|page| page[field::OK] == true) else {
                 let detail = format!("page {pages} answered no `ok` envelope");
                 report.fail(follow, &arguments, &detail, None);
                 return;
@@ -110,7 +116,8 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             if repeated.is_some() || (complete && seen.len() > all_rows.len()) {
                 break true;
             }
-            let Some(token) = page["completeness"]["continuation"].as_str() else {
+            let Some(token) = page[field::COMPLETENESS][completeness_field::CONTINUATION].as_str()
+            else {
                 break true;
             };
             let next = next_page(&page, tool, &arguments, token);
@@ -166,13 +173,17 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         let field = arguments
             .iter()
             .find(|(_, value)| value.as_str() == Some(token))
-            .map_or_else(|| "continuation".to_owned(), |(key, _)| key.clone());
+            .map_or_else(
+                || DEFAULT_CONTINUATION_FIELD.to_owned(),
+                |(key, _)| key.clone(),
+            );
         arguments.insert(field, Value::from(tamper(token)));
         match self.call(tool, &arguments).await {
             Outcome::Result(result) => {
                 match self.judge.response(report, tool, &arguments, &result) {
                     Some(answer)
-                        if answer["ok"] == false && answer["error"]["category"] == "validation" =>
+                        if answer[field::OK] == false
+                            && answer[field::ERROR]["category"] == "validation" =>
                     {
                         report.pass(check);
                     }
@@ -205,19 +216,21 @@ fn next_page(
     arguments: &Map<String, Value>,
     token: &str,
 ) -> Map<String, Value> {
-    let suggested = page["next_actions"]
+    let suggested = page[field::NEXT_ACTIONS]
         .as_array()
         .into_iter()
         .flatten()
         // Its own next page: another tool's arguments are not this one's.
-        .filter(|action| action["id"] == "next-page" && action["tool"] == tool.name.as_ref())
+        .filter(|action| {
+            action["id"] == "next-page" && action[action_field::TOOL] == tool.name.as_ref()
+        })
         .filter_map(|action| follow(action, page))
         .find(|arguments| arguments.values().any(|value| value == token));
     match suggested {
         Some(arguments) => arguments,
         None => {
             let mut next = arguments.clone();
-            next.insert("continuation".to_owned(), Value::from(token));
+            next.insert(DEFAULT_CONTINUATION_FIELD.to_owned(), Value::from(token));
             next
         }
     }
@@ -226,11 +239,11 @@ fn next_page(
 /// The rows of a page: `data` when it is a list, else the list in `data` whose length is
 /// `completeness.returned` (or the longest).
 pub(super) fn rows(envelope: &Value) -> Vec<Value> {
-    let data = &envelope["data"];
+    let data = &envelope[field::DATA];
     if let Some(rows) = data.as_array() {
         return rows.clone();
     }
-    let returned = envelope["completeness"]["returned"].as_u64();
+    let returned = envelope[field::COMPLETENESS][completeness_field::RETURNED].as_u64();
     let lists: Vec<&Vec<Value>> = data
         .as_object()
         .into_iter()

@@ -1,5 +1,8 @@
 //! The checks on one response: is it an envelope, a sound one, and what its call asked for.
 
+use envelope_core::fields::envelope as field;
+use envelope_core::fields::meta as meta_field;
+use envelope_core::fields::next_action as action_field;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -133,7 +136,7 @@ impl Judge {
         verdict(Check::Completeness, completeness(structured));
         verdict(Check::NextActionTools, known);
         verdict(Check::NextActionArguments, valid);
-        let id = structured["meta"]["request_id"].as_str();
+        let id = structured[field::META][meta_field::REQUEST_ID].as_str();
         verdict(
             Check::RequestId,
             match id {
@@ -169,8 +172,8 @@ impl Judge {
         let outcome = match intent {
             Intent::Valid | Intent::Edge { .. } => return,
             Intent::WrongType { field } | Intent::Missing { field } => {
-                let error = &envelope["error"];
-                if envelope["ok"] != false {
+                let error = &envelope[field::ERROR];
+                if envelope[field::OK] != false {
                     Err(format!(
                         "invalid `{field}` was accepted (`ok` is not false)"
                     ))
@@ -186,7 +189,8 @@ impl Judge {
                 }
             }
             Intent::Unknown { field } => {
-                if names(&envelope["error"], field) || names(&envelope["warnings"], field) {
+                if names(&envelope[field::ERROR], field) || names(&envelope[field::WARNINGS], field)
+                {
                     Ok(())
                 } else {
                     Err(format!(
@@ -203,7 +207,7 @@ impl Judge {
 
     /// `next_actions.known_tools` and `next_actions.arguments`; `Err("")` when there is none.
     fn next_actions(&mut self, envelope: &Value) -> (Result<(), String>, Result<(), String>) {
-        let Some(actions) = envelope["next_actions"]
+        let Some(actions) = envelope[field::NEXT_ACTIONS]
             .as_array()
             .filter(|a| !a.is_empty())
         else {
@@ -212,7 +216,7 @@ impl Judge {
         let mut known = Ok(());
         let mut valid = Ok(());
         for action in actions {
-            let tool = action["tool"].as_str().unwrap_or_default();
+            let tool = action[action_field::TOOL].as_str().unwrap_or_default();
             match self.input(tool) {
                 None => {
                     known = Err(format!(
@@ -221,7 +225,7 @@ impl Judge {
                     ));
                 }
                 Some(Ok(input)) => {
-                    if let Err(error) = first_error(input, &action["arguments"]) {
+                    if let Err(error) = first_error(input, &action[action_field::ARGUMENTS]) {
                         valid = Err(format!(
                             "next action `{}` has arguments `{tool}` refuses: {error}",
                             action["id"]
@@ -264,7 +268,7 @@ fn first_error(validator: &Validator, value: &Value) -> Result<(), String> {
 }
 
 fn is_error(result: &CallToolResult, envelope: &Value) -> Result<(), String> {
-    let Some(ok) = envelope["ok"].as_bool() else {
+    let Some(ok) = envelope[field::OK].as_bool() else {
         return Err("the envelope has no boolean `ok`".to_owned());
     };
     let is_error = result.is_error.unwrap_or(false);
@@ -292,7 +296,7 @@ fn text_mirror(text: Option<&str>, envelope: &Value) -> Result<(), String> {
 }
 
 fn completeness(envelope: &Value) -> Result<(), String> {
-    let Some(completeness) = envelope.get("completeness") else {
+    let Some(completeness) = envelope.get(field::COMPLETENESS) else {
         return Err(String::new());
     };
     serde_json::from_value::<Completeness>(completeness.clone())
@@ -308,8 +312,8 @@ pub(super) const MAX_BYTES_PER_TOKEN: u64 = 24;
 /// where the answer carries a count: the compact modes leave it out, as a model cannot act on
 /// it.
 fn tokens(envelope: &Value) -> Result<(), String> {
-    let Some(tokens) = envelope["meta"]["tokens_estimated"].as_u64() else {
-        return match envelope["meta"].get("tokens_estimated") {
+    let Some(tokens) = envelope[field::META][meta_field::TOKENS_ESTIMATED].as_u64() else {
+        return match envelope[field::META].get(meta_field::TOKENS_ESTIMATED) {
             None => Ok(()),
             Some(other) => Err(format!("`meta.tokens_estimated` is {other}, not a count")),
         };

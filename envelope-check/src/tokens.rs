@@ -1,6 +1,10 @@
 //! The opaque tokens of an answer (continuations, target refs, anything that looks sealed),
 //! masked when answers and rows are compared: a server may seal each answer's tokens afresh.
 
+use envelope_core::fields::completeness as completeness_field;
+use envelope_core::fields::envelope as field;
+use envelope_core::fields::next_action as action_field;
+use envelope_core::paging::DEFAULT_CONTINUATION_FIELD;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -15,15 +19,23 @@ pub(super) struct Tokens(pub(super) BTreeSet<String>);
 impl Tokens {
     pub(super) fn of(envelope: &Value) -> Tokens {
         let mut tokens = BTreeSet::new();
-        if let Some(token) = envelope["completeness"]["continuation"].as_str() {
+        if let Some(token) =
+            envelope[field::COMPLETENESS][completeness_field::CONTINUATION].as_str()
+        {
             tokens.insert(token.to_owned());
         }
         // A page's target ref is sealed afresh on every answer too.
-        if let Some(token) = envelope["data"]["target_ref"].as_str() {
+        if let Some(token) = envelope[field::DATA]["target_ref"].as_str() {
             tokens.insert(token.to_owned());
         }
-        for action in envelope["next_actions"].as_array().into_iter().flatten() {
-            if let Some(token) = action["arguments"]["continuation"].as_str() {
+        for action in envelope[field::NEXT_ACTIONS]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(token) =
+                action[action_field::ARGUMENTS][DEFAULT_CONTINUATION_FIELD].as_str()
+            {
                 tokens.insert(token.to_owned());
             }
         }

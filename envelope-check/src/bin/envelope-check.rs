@@ -55,6 +55,7 @@ struct Options {
     skip: Vec<Check>,
 
     /// Check only these tools (repeatable or comma-separated).
+    // wire: the flag's name
     #[arg(long = "tool", value_name = "NAME", value_delimiter = ',')]
     tools: Vec<String>,
 
