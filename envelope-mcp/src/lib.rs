@@ -137,11 +137,13 @@ mod lines;
 mod observe;
 #[cfg(feature = "otel")]
 mod otel;
-#[cfg(feature = "rest")]
-pub mod rest;
 mod server;
 
 pub use error::McpError;
+#[cfg(feature = "rest")]
+pub use http::rest;
+#[cfg(feature = "rest")]
+pub use http::rest::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
 #[cfg(feature = "http")]
 pub use http::{
     CONNECTION_DESCRIPTOR_HEADROOM, DEFAULT_BODY_TIMEOUT, DEFAULT_DRAIN_TIMEOUT,
@@ -150,8 +152,6 @@ pub use http::{
 };
 pub use in_flight::DUPLICATE_ID;
 pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, MAX_JSONRPC_ID_BYTES, PARSE_ERROR};
-#[cfg(feature = "rest")]
-pub use rest::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
 pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
     EnvelopeConfig, EnvelopeServer, MAX_PROGRESS_TOKEN_BYTES, META_PREFIX,

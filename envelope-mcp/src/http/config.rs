@@ -79,7 +79,7 @@ pub struct HttpConfig {
     pub(crate) max_connections: Option<usize>,
     /// The plain HTTP gateway mounted beside the MCP endpoint; `None` mounts none.
     #[cfg(feature = "rest")]
-    pub(crate) rest: Option<crate::rest::RestConfig>,
+    pub(crate) rest: Option<RestConfig>,
 }
 
 impl Default for HttpConfig {
@@ -105,7 +105,7 @@ impl Default for HttpConfig {
             body_timeout: Some(DEFAULT_BODY_TIMEOUT),
             max_connections: None,
             #[cfg(feature = "rest")]
-            rest: Some(crate::rest::RestConfig::default()),
+            rest: Some(RestConfig::default()),
         }
     }
 }
@@ -308,14 +308,63 @@ impl HttpConfig {
     /// mounted by default; see [`RestConfig`](crate::RestConfig).
     #[cfg(feature = "rest")]
     #[must_use]
-    pub fn with_rest(mut self, rest: Option<crate::rest::RestConfig>) -> Self {
+    pub fn with_rest(mut self, rest: Option<RestConfig>) -> Self {
         self.rest = rest;
         self
     }
 
     /// The plain HTTP gateway's configuration, when one is mounted.
     #[cfg(feature = "rest")]
-    pub fn rest(&self) -> Option<&crate::rest::RestConfig> {
+    pub fn rest(&self) -> Option<&RestConfig> {
         self.rest.as_ref()
+    }
+}
+
+/// The ceiling an opted-out call is cut to unless configured otherwise: the graph ceiling,
+/// five million token-normalized characters.
+#[cfg(feature = "rest")]
+pub const DEFAULT_UNBUDGETED_CEILING: usize = envelope_budget::GRAPH_SUBGRAPH_BUDGET_CHARS;
+
+/// How the plain HTTP gateway serves ([`HttpConfig::with_rest`](crate::HttpConfig::with_rest)).
+///
+/// ```
+/// use envelope_mcp::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
+///
+/// let config = RestConfig::default();
+/// assert_eq!(config.unbudgeted_ceiling(), DEFAULT_UNBUDGETED_CEILING);
+/// assert_eq!(config.with_unbudgeted_ceiling(200_000).unbudgeted_ceiling(), 200_000);
+/// ```
+#[cfg(feature = "rest")]
+#[derive(Debug, Clone)]
+pub struct RestConfig {
+    unbudgeted_ceiling: usize,
+}
+
+#[cfg(feature = "rest")]
+impl Default for RestConfig {
+    fn default() -> Self {
+        RestConfig {
+            unbudgeted_ceiling: DEFAULT_UNBUDGETED_CEILING,
+        }
+    }
+}
+
+#[cfg(feature = "rest")]
+impl RestConfig {
+    /// The most a call opted out of the budget (`apply_budget=false`) may answer, in
+    /// token-normalized characters ([`DEFAULT_UNBUDGETED_CEILING`] unless set): past it, the
+    /// response is trimmed as any other, and says so. Opting out only ever raises a budget: a
+    /// ceiling below the server's or the tool's budget leaves that budget as it is, and a
+    /// server without a budget at all
+    /// ([`BudgetPolicy::unlimited`](crate::BudgetPolicy::unlimited)) has no ceiling either.
+    #[must_use]
+    pub fn with_unbudgeted_ceiling(mut self, chars: usize) -> Self {
+        self.unbudgeted_ceiling = chars.max(1);
+        self
+    }
+
+    /// The ceiling of an opted-out call.
+    pub fn unbudgeted_ceiling(&self) -> usize {
+        self.unbudgeted_ceiling
     }
 }

@@ -10,6 +10,8 @@ mod connections;
 mod guard;
 mod health;
 mod holding;
+#[cfg(feature = "rest")]
+pub mod rest;
 mod serve;
 
 pub(crate) use admission::{Admission, Admitted, Refusal};
@@ -215,8 +217,8 @@ async fn judge_host(
     };
     tracing::warn!(%refusal, "a request's Host or Origin is refused");
     #[cfg(feature = "rest")]
-    if gateway && crate::rest::is_gateway_path(path) {
-        return crate::rest::host_refusal(&refusal, &request);
+    if gateway && rest::is_gateway_path(path) {
+        return rest::host_refusal(&refusal, &request);
     }
     #[cfg(not(feature = "rest"))]
     let _ = gateway;
@@ -328,19 +330,14 @@ impl EnvelopeServer {
         };
         #[cfg(feature = "rest")]
         let gateway: Option<axum::Router> = match config.rest.clone() {
-            Some(_) if crate::rest::is_gateway_path(&config.path) => {
+            Some(_) if rest::is_gateway_path(&config.path) => {
                 tracing::error!(
                     path = config.path,
                     "the MCP endpoint's path is the plain HTTP API's: the API is not mounted"
                 );
                 None
             }
-            Some(rest) => Some(crate::rest::routes(
-                server.clone(),
-                rest,
-                admission,
-                &config,
-            )),
+            Some(rest) => Some(rest::routes(server.clone(), rest, admission, &config)),
             None => None,
         };
         #[cfg(not(feature = "rest"))]
@@ -514,7 +511,7 @@ fn allowed_headers() -> Vec<http::HeaderName> {
     ];
     #[cfg(feature = "rest")]
     headers.extend(
-        crate::rest::gateway_headers()
+        rest::gateway_headers()
             .into_iter()
             .filter_map(|name| http::HeaderName::from_bytes(name.as_bytes()).ok()),
     );

@@ -12,11 +12,11 @@ use envelope_core::stage::Controls;
 use envelope_core::{Tool, ToolSpec};
 use serde_json::{Map, Value, json};
 
+use super::super::HttpConfig;
 use super::controls::{APPLY_BUDGET, APPLY_BUDGET_HEADER, control_header};
 use super::status::{CATEGORY_STATUS, GATEWAY_STATUS, OK_STATUS, error_statuses};
 use super::{OPENAPI_PATH, TOOLS_PATH};
 use crate::EnvelopeServer;
-use crate::http::HttpConfig;
 
 /// The OpenAPI version the document is written in.
 const OPENAPI_VERSION: &str = "3.1.0";

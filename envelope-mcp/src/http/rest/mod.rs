@@ -82,7 +82,8 @@ use axum::routing::{MethodRouter, get, post};
 use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
-use crate::http::{Admission, Admitted, HostRefusal, HttpConfig, Refusal};
+pub use super::config::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
+use super::{Admission, Admitted, HostRefusal, HttpConfig, Refusal};
 use crate::server::{CallExtras, TokenCancellation, principal_of};
 use crate::{EnvelopeServer, REQUEST_ID_HEADER};
 
@@ -97,51 +98,6 @@ pub const OPENAPI_PATH: &str = "/openapi.json";
 pub fn is_gateway_path(path: &str) -> bool {
     let path = format!("/{}", path.trim_matches('/'));
     path == TOOLS_PATH || path.starts_with(&format!("{TOOLS_PATH}/")) || path == OPENAPI_PATH
-}
-
-/// The ceiling an opted-out call is cut to unless configured otherwise: the graph ceiling,
-/// five million token-normalized characters.
-pub const DEFAULT_UNBUDGETED_CEILING: usize = envelope_budget::GRAPH_SUBGRAPH_BUDGET_CHARS;
-
-/// How the plain HTTP gateway serves ([`HttpConfig::with_rest`](crate::HttpConfig::with_rest)).
-///
-/// ```
-/// use envelope_mcp::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
-///
-/// let config = RestConfig::default();
-/// assert_eq!(config.unbudgeted_ceiling(), DEFAULT_UNBUDGETED_CEILING);
-/// assert_eq!(config.with_unbudgeted_ceiling(200_000).unbudgeted_ceiling(), 200_000);
-/// ```
-#[derive(Debug, Clone)]
-pub struct RestConfig {
-    unbudgeted_ceiling: usize,
-}
-
-impl Default for RestConfig {
-    fn default() -> Self {
-        RestConfig {
-            unbudgeted_ceiling: DEFAULT_UNBUDGETED_CEILING,
-        }
-    }
-}
-
-impl RestConfig {
-    /// The most a call opted out of the budget (`apply_budget=false`) may answer, in
-    /// token-normalized characters ([`DEFAULT_UNBUDGETED_CEILING`] unless set): past it, the
-    /// response is trimmed as any other, and says so. Opting out only ever raises a budget: a
-    /// ceiling below the server's or the tool's budget leaves that budget as it is, and a
-    /// server without a budget at all
-    /// ([`BudgetPolicy::unlimited`](crate::BudgetPolicy::unlimited)) has no ceiling either.
-    #[must_use]
-    pub fn with_unbudgeted_ceiling(mut self, chars: usize) -> Self {
-        self.unbudgeted_ceiling = chars.max(1);
-        self
-    }
-
-    /// The ceiling of an opted-out call.
-    pub fn unbudgeted_ceiling(&self) -> usize {
-        self.unbudgeted_ceiling
-    }
 }
 
 /// What every route of the gateway reads.
@@ -168,7 +124,7 @@ pub(crate) fn routes(
     let listing = openapi::listing(&server).to_string();
     let gateway = Gateway {
         server,
-        ceiling: config.unbudgeted_ceiling,
+        ceiling: config.unbudgeted_ceiling(),
         listing: listing.into(),
         document: document.into(),
     };
