@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
-use crate::lines::INVALID_REQUEST;
+use crate::jsonrpc::INVALID_REQUEST;
 
 /// The JSON-RPC error code a request reusing an id in flight is answered with: `-32600`,
 /// invalid request.

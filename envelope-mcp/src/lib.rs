@@ -133,6 +133,7 @@ mod error;
 #[cfg(feature = "http")]
 mod http;
 mod in_flight;
+mod jsonrpc;
 mod lines;
 mod observe;
 #[cfg(feature = "otel")]
@@ -151,10 +152,12 @@ pub use http::{
     OVERLOADED, READY_PATH, UNLIMITED_FILES_MAX_CONNECTIONS, request_id_layer,
 };
 pub use in_flight::DUPLICATE_ID;
-pub use lines::{DEFAULT_MAX_REQUEST_BYTES, INVALID_REQUEST, MAX_JSONRPC_ID_BYTES, PARSE_ERROR};
+pub use jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
+pub use lines::MAX_JSONRPC_ID_BYTES;
 pub use server::{
-    DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
-    EnvelopeConfig, EnvelopeServer, MAX_PROGRESS_TOKEN_BYTES, META_PREFIX,
+    DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, EnvelopeServer, MAX_PROGRESS_TOKEN_BYTES,
+    META_PREFIX,
 };
 
 // What a server author needs besides `envelope-core`, so a server's manifest lists only the

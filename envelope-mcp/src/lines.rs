@@ -28,16 +28,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
+use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
 use crate::{EnvelopeServer, McpError};
-
-/// The largest request, in bytes, a server reads unless configured otherwise: 4 MiB.
-pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 << 20;
-
-/// JSON-RPC's "parse error": the line is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-
-/// JSON-RPC's "invalid request": not a message, or too large to read.
-pub const INVALID_REQUEST: i64 = -32600;
 
 /// The longest JSON-RPC request id, in bytes of its JSON, a server takes. Every answer echoes
 /// the id: a request with a longer one is refused `-32600` (invalid request) with id `null`,

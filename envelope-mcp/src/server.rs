@@ -113,6 +113,9 @@ fn check_meta_prefix(prefix: &str) -> Result<(), McpError> {
     Ok(())
 }
 
+/// The largest request, in bytes, a server reads unless configured otherwise: 4 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 << 20;
+
 /// How long a call may run, unless configured otherwise: then it answers a `transient`,
 /// retryable `deadline_exceeded` envelope and its work is told to stop.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -194,7 +197,7 @@ impl EnvelopeConfig {
             meta_prefix: META_PREFIX.to_owned(),
             index: None,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
-            max_request_bytes: crate::lines::DEFAULT_MAX_REQUEST_BYTES,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
         }
@@ -223,7 +226,7 @@ impl EnvelopeConfig {
     }
 
     /// The largest request the server reads, in bytes
-    /// ([`DEFAULT_MAX_REQUEST_BYTES`](crate::DEFAULT_MAX_REQUEST_BYTES) unless set). Over stdio,
+    /// ([`DEFAULT_MAX_REQUEST_BYTES`] unless set). Over stdio,
     /// a longer line is skipped as it streams by and answered `-32600`, id `null`; it is never
     /// held whole in memory.
     #[must_use]

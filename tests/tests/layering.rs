@@ -68,7 +68,6 @@ const KNOWN_CIRCLES: &[(&str, &str)] = &[
         "completeness,context,envelope,error,meta,next_action,paging,reply,request_id,runtime,\
          schema,stage,tier,tool,tool_error",
     ),
-    ("envelope-mcp", "in_flight,lines,server"),
 ];
 
 /// The workspace's root directory.
