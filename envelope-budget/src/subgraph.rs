@@ -36,7 +36,7 @@ fn endpoints(edge: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
 }
 
 /// Whether `data` is a graph payload: an object with `nodes` and `edges` arrays.
-pub fn is_graph(data: &Value) -> bool {
+pub(crate) fn is_graph(data: &Value) -> bool {
     data.get("nodes").is_some_and(Value::is_array) && data.get("edges").is_some_and(Value::is_array)
 }
 

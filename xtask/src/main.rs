@@ -22,6 +22,7 @@
 //!
 //! Invariant: nothing these commands write is edited by hand; this program is its only writer.
 
+mod call_path;
 #[cfg(feature = "exact")]
 mod cjk_costs;
 mod codegen;

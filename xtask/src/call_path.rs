@@ -1,0 +1,200 @@
+//! Generation of `docs/CALL_PATH.md`: the path of one `tools/call`, hop by hop, each named by
+//! its file and function. The tests keep it true: a hop whose function disappears from its
+//! file fails them, and so does a path of more than [`MAX_HOPS`] hops or a crossing up the
+//! crate stack.
+
+use std::fmt::Write as _;
+
+use crate::codegen::workspace_root;
+
+/// The most hops a call may take.
+const MAX_HOPS: usize = 8;
+
+/// The crates a call passes through, lowest first: a crossing may only go down this list.
+const STACK: &[&str] = &["envelope-core", "envelope-budget", "envelope-mcp"];
+
+/// One hop: the function a call passes through, where it is, and what it does there.
+struct Hop {
+    /// The crate's directory.
+    krate: &'static str,
+    /// The file, from the crate's directory.
+    file: &'static str,
+    /// The function, as `Type::method` or `function`.
+    function: &'static str,
+    /// What the call does there.
+    does: &'static str,
+}
+
+/// The path of one `tools/call` over MCP (stdio or streamable HTTP alike), in order.
+const HOPS: &[Hop] = &[
+    Hop {
+        krate: "envelope-mcp",
+        file: "src/server.rs",
+        function: "EnvelopeServer::call_tool",
+        does: "rmcp hands over the request: the tool is looked up once (an unknown name is \
+               JSON-RPC `invalid_params`), and the headers, progress token and cancellation \
+               become the call's extras",
+    },
+    Hop {
+        krate: "envelope-mcp",
+        file: "src/server.rs",
+        function: "EnvelopeServer::call_with",
+        does: "the one door into the budget: `BudgetPolicy::for_call` gives the call's \
+               `CallBudget` once; `context_for` builds the tool's context with its sizer; `run` \
+               runs the tool under the call deadline",
+    },
+    Hop {
+        krate: "envelope-core",
+        file: "src/runtime.rs",
+        function: "Invocation::decode",
+        does: "the entry `#[tool]` generates: the module gate, the per-call controls split from \
+               the arguments, unknown arguments warned or refused, the arguments decoded, under \
+               panic capture",
+    },
+    Hop {
+        krate: "envelope-core",
+        file: "src/runtime.rs",
+        function: "Invocation::finish_tool",
+        does: "the body's outcome becomes the envelope around its typed payload (not yet \
+               encoded), `meta` stamped; a panic or an internal error is masked and logged once",
+    },
+    Hop {
+        krate: "envelope-mcp",
+        file: "src/server.rs",
+        function: "EnvelopeServer::answer",
+        does: "next actions the served tools cannot run are dropped, the capability tags \
+               stamped when the controls keep them; the output goes to the budget stage",
+    },
+    Hop {
+        krate: "envelope-budget",
+        file: "src/prepare.rs",
+        function: "prepare",
+        does: "the payload encoded where it is trimmed, through core's \
+               `ToolOutput::encode_payload` (the runtime's panic capture around its \
+               `Serialize`), rows that could never be sent left unconverted",
+    },
+    Hop {
+        krate: "envelope-budget",
+        file: "src/pass.rs",
+        function: "prepare_within",
+        does: "shaped by the controls the output carries, trimmed to the budget, \
+               `completeness` and `next_step` reconciled with the rows kept (on the typed \
+               envelope), the token count stamped into the bytes it counts",
+    },
+    Hop {
+        krate: "envelope-mcp",
+        file: "src/server.rs",
+        function: "EnvelopeServer::result",
+        does: "the MCP result: the envelope as `structuredContent`, its mirror as text, \
+               `isError` from the typed `ok`, and `_meta`",
+    },
+];
+
+/// Where a call crosses from one crate into another, caller first: each goes down the stack.
+const CROSSINGS: &[(&str, &str)] = &[
+    ("envelope-mcp", "envelope-core"),
+    ("envelope-mcp", "envelope-budget"),
+    ("envelope-budget", "envelope-core"),
+];
+
+/// `docs/CALL_PATH.md`.
+pub(crate) fn markdown() -> String {
+    let mut out = String::new();
+    out.push_str(crate::docs::HEADER);
+    out.push_str("\n\n# The path of one call\n\n");
+    out.push_str(
+        "What one `tools/call` passes through, from the transport to the bytes sent. Each \
+         crate is entered from above only: the server calls into the runtime (the tool) and \
+         into the budget stage, and the budget stage into core's types; nothing in core calls \
+         budget code but a tool's own sizing (`ToolContext::response_size`), through the sizer \
+         the server installed.\n\n",
+    );
+    for (at, hop) in HOPS.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. **`{}`** in `{}/{}`: {}.",
+            at + 1,
+            hop.function,
+            hop.krate,
+            hop.file,
+            hop.does
+        );
+    }
+    out.push_str("\nCrossings between crates, caller first:\n\n");
+    for (from, to) in CROSSINGS {
+        let _ = writeln!(out, "- `{from}` → `{to}`");
+    }
+    out
+}
+
+/// Whether `text` defines the function `name` (the last segment of a hop's function).
+fn defines(text: &str, name: &str) -> bool {
+    let function = name.rsplit("::").next().unwrap_or(name);
+    text.match_indices(&format!("fn {function}"))
+        .any(|(at, found)| {
+            text[at + found.len()..]
+                .chars()
+                .next()
+                .is_some_and(|next| next == '(' || next == '<')
+        })
+}
+
+/// What is wrong with the path as written: hops whose function is gone, too many hops,
+/// crossings up the stack.
+fn problems() -> Vec<String> {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    if HOPS.len() > MAX_HOPS {
+        problems.push(format!("{} hops, more than {MAX_HOPS}", HOPS.len()));
+    }
+    for hop in HOPS {
+        let path = root.join(hop.krate).join(hop.file);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !defines(&text, hop.function) {
+            problems.push(format!(
+                "`{}` is not defined in {}/{}",
+                hop.function, hop.krate, hop.file
+            ));
+        }
+    }
+    let rank = |krate: &str| STACK.iter().position(|known| *known == krate);
+    for (from, to) in CROSSINGS {
+        match (rank(from), rank(to)) {
+            (Some(from_rank), Some(to_rank)) if to_rank < from_rank => {}
+            _ => problems.push(format!("`{from}` → `{to}` does not go down the stack")),
+        }
+    }
+    let mut crossed: Vec<(&str, &str)> = HOPS
+        .windows(2)
+        .map(|pair| (pair[0].krate, pair[1].krate))
+        .filter(|(from, to)| from != to && rank(to) < rank(from))
+        .collect();
+    crossed.sort_unstable();
+    crossed.dedup();
+    for crossing in crossed {
+        if !CROSSINGS.contains(&crossing) {
+            problems.push(format!("the hops cross {crossing:?}, which CROSSINGS leaves out"));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_hop_names_a_function_in_its_file_and_the_path_goes_down() {
+        let problems = problems();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn a_function_is_found_only_where_it_is_defined() {
+        let text = "impl S {\n    pub(crate) fn call_with<T>(x: T) {}\n    fn run(&self) {}\n}\n";
+        assert!(defines(text, "S::call_with"));
+        assert!(defines(text, "run"));
+        assert!(!defines(text, "call"));
+        assert!(!defines(text, "S::result"));
+    }
+}
