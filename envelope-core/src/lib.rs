@@ -77,6 +77,7 @@ mod meta;
 mod next_action;
 mod notice;
 pub mod paging;
+mod panic_capture;
 mod payload;
 mod reply;
 mod request_id;
@@ -151,11 +152,14 @@ pub use serde_json;
 /// }
 ///
 /// // The function stays callable as written; `search_text {}` is its descriptor.
-/// let envelope = futures_lite_block_on(search_text {}.call(
+/// let output = futures_lite_block_on(search_text {}.call(
 ///     serde_json::json!({"query": "needle"}),
 ///     ToolContext::new(),
-/// ))
-/// .envelope;
+/// ));
+/// // The payload travels typed; the budget stage encodes it.
+/// let (output, ()) =
+///     output.encode_payload(|payload| Ok((serde_json::to_value(payload)?, ())));
+/// let envelope = output.envelope;
 /// assert!(envelope.is_ok());
 /// assert_eq!(envelope.data().map(|d| d["count"].clone()), Some(6.into()));
 /// assert_eq!(envelope.meta().tool(), Some("search_text"));
@@ -192,11 +196,13 @@ pub use envelope_derive::tool;
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::runtime::catch_unwind_blocking;
+    pub use crate::panic_capture::{
+        Panicked, catch_unwind, catch_unwind_blocking, catch_unwind_sync,
+    };
     pub use crate::runtime::{
-        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, Outcome, Panicked, Returns, Stopped,
-        ToolArgs, TypedData, UntypedData, args_fns, catch_unwind, catch_unwind_sync,
-        empty_input_schema, input_schema, name_clash, no_args_fns, toolset_of,
+        ArgsFns, DataSchema, Invocation, KeyCache, NameClash, Outcome, Returns, Stopped, ToolArgs,
+        TypedData, UntypedData, args_fns, empty_input_schema, input_schema, name_clash,
+        no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;
     pub use crate::tool::BoxFuture;

@@ -31,9 +31,9 @@ pub use crate::deep::drop_deep;
 use crate::envelope::Envelope;
 pub use crate::meta::MetaStamp;
 pub use crate::next_action::normalize_next_actions;
+pub use crate::panic_capture::{Panicked, catch_panic, install_panic_hook};
 pub use crate::payload::{Payload, ResponseSizer};
 use crate::request_id::RequestId;
-pub use crate::runtime::{Panicked, catch_panic, install_panic_hook};
 use crate::tool_error::ToolError;
 
 /// What answering without this tool would have cost the agent: the method it would have used
@@ -107,7 +107,7 @@ impl ToolOutput {
         let Some(payload) = payload else {
             return (output, M::default());
         };
-        let failure = match crate::runtime::catch_unwind_sync(|| payload.into_json(encode)) {
+        let failure = match crate::panic_capture::catch_unwind_sync(|| payload.into_json(encode)) {
             Ok(Ok((value, measured))) => {
                 let envelope = output.envelope.with_data(value);
                 return (ToolOutput { envelope, ..output }, measured);
