@@ -174,7 +174,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
         if line.trim().is_empty() {
             continue;
         }
-        match read_message(line.as_bytes()) {
+        match read_message(&line) {
             Ok(Some(message)) => {
                 if incoming.send(message).await.is_err() {
                     return;
@@ -186,17 +186,15 @@ async fn read_lines<R: AsyncRead + Unpin>(
     }
 }
 
-/// One line as a message; `None` for a notification of a method the client does not know
-/// (rmcp ignores those too); `Err` with what is wrong with anything else.
-fn read_message(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleClient>>, String> {
-    let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
+/// One line (UTF-8: the codec refused any other) as a message; `None` for a notification of a
+/// method the client does not know (rmcp ignores those too); `Err` with what is wrong with
+/// anything else.
+fn read_message(line: &str) -> Result<Option<RxJsonRpcMessage<RoleClient>>, String> {
+    let error = match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(line) {
         Ok(message) => return Ok(Some(message)),
         Err(error) => error,
     };
-    if std::str::from_utf8(line).is_err() {
-        return Err("the server sent a line that is not UTF-8".to_owned());
-    }
-    match serde_json::from_slice::<Value>(line) {
+    match serde_json::from_str::<Value>(line) {
         Err(error) => Err(format!("the server sent a line that is not JSON: {error}")),
         Ok(value) if value.get("method").is_some() && value.get("id").is_none() => Ok(None),
         Ok(_) => Err(format!(
@@ -211,14 +209,23 @@ mod tests {
 
     #[test]
     fn unreadable_lines_say_why() {
-        let fault = |line: &[u8]| read_message(line).err().unwrap_or_default();
-        assert!(fault(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}").contains("UTF-8"));
-        assert!(fault(&[b'['; 200]).contains("not JSON"));
-        assert!(fault(b"{\"jsonrpc\":\"2.0\",\"id\":1}").contains("no JSON-RPC message"));
-        let unknown = br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}"#;
+        let fault = |line: &str| read_message(line).err().unwrap_or_default();
+        assert!(fault(&"[".repeat(200)).contains("not JSON"));
+        assert!(fault(r#"{"jsonrpc":"2.0","id":1}"#).contains("no JSON-RPC message"));
+        let unknown = r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}"#;
         assert!(
             read_message(unknown).is_ok(),
             "a notification it does not know is no fault"
         );
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_a_fault_and_the_next_line_is_read() {
+        let output: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}\n[[[\n";
+        let (incoming, _received) = mpsc::channel(4);
+        let faults = Arc::<Faults>::default();
+        read_lines(output, 1 << 20, incoming, Arc::clone(&faults)).await;
+        assert!(faults.next().await.contains("not UTF-8"));
+        assert!(faults.next().await.contains("not JSON"));
     }
 }
