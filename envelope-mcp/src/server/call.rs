@@ -1,0 +1,198 @@
+//! The call pipeline, stage by stage: the call's budget, the context the tool runs in, the tool
+//! under its deadline, then the response through the budget stage.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use envelope_budget::{CallBudget, Prepared, prepare};
+use envelope_core::stage::{Cancellation, Controls, ProgressSink};
+use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
+use envelope_core::{Envelope, Tier, Tool, ToolContext, ToolSpec};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tracing::Instrument;
+
+use super::EnvelopeServer;
+use super::stop::{Stop, past_deadline};
+
+/// What one call needs from the transport around it.
+#[derive(Default)]
+pub(crate) struct CallExtras {
+    pub(crate) client_request_id: Option<String>,
+    /// The transport's session (HTTP's `Mcp-Session-Id`).
+    pub(crate) session: Option<String>,
+    /// A digest of the client's credentials (HTTP's `Authorization`), which continuations are
+    /// bound to.
+    pub(crate) principal: Option<String>,
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
+    /// The caller's W3C trace context, which the call's span joins.
+    #[cfg(feature = "otel")]
+    pub(crate) trace: crate::otel::TraceContext,
+    /// A call opted out of trimming (the REST gateway's `apply_budget=false`): its response is
+    /// cut only to this ceiling.
+    pub(crate) unbudgeted_ceiling: Option<usize>,
+}
+
+/// A call's response, with what the result's `_meta` carries besides it.
+pub(crate) struct Answer {
+    pub(crate) prepared: Prepared,
+    pub(crate) tier: Tier,
+    pub(crate) client_request_id: Option<String>,
+}
+
+/// What a tool may read of a caller's credentials (HTTP's `Authorization`): their SHA-256, in
+/// hex. Continuations are bound to it; the credentials themselves never reach tool code.
+pub(crate) fn principal_of(credentials: &str) -> String {
+    let digest = Sha256::digest(credentials.as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl EnvelopeServer {
+    /// Calls a tool outside any MCP session, as the `call` command of a server binary does.
+    /// `None` when no tool has that name.
+    pub async fn call(&self, name: &str, arguments: Value) -> Option<Prepared> {
+        let tool = self.inner.tools.get(name)?;
+        let answer = self.call_with(tool, arguments, CallExtras::default()).await;
+        Some(answer.prepared)
+    }
+
+    /// One call of `tool`, stage by stage: the call's budget, asked of the budget stage once;
+    /// the context the tool runs in, sized by it; the tool under its deadline (its entry
+    /// decodes the arguments and the per-call controls, once); then the response encoded,
+    /// shaped, trimmed and stamped by the budget stage under the same budget.
+    pub(crate) async fn call_with(
+        &self,
+        tool: &dyn Tool,
+        arguments: Value,
+        extras: CallExtras,
+    ) -> Answer {
+        let _running = self.inner.calls.begin();
+        let spec = tool.spec();
+        #[cfg(feature = "otel")]
+        let trace = extras.trace.clone();
+        let mut budget = self.inner.config.budget.for_call(spec.budget);
+        if let Some(ceiling) = extras.unbudgeted_ceiling {
+            budget = budget.raised_to(ceiling);
+        }
+        let (ctx, stop) = self.context_for(extras, &budget);
+        // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
+        // HTTP layer replaced with a ULID is the request id, not a client's id.
+        let span = crate::observe::call_span(spec, ctx.request_id(), ctx.client_request_id());
+        #[cfg(feature = "otel")]
+        trace.adopt(&span);
+        let output = self
+            .run(tool, arguments, ctx, &stop)
+            .instrument(span.clone())
+            .await;
+        let latency_ms = output.envelope.meta().latency_ms();
+        let answer = span.in_scope(|| self.answer(spec, output, &budget));
+        crate::observe::record_outcome(
+            &span,
+            &answer.prepared.structured,
+            answer.prepared.tokens_estimated,
+            latency_ms,
+        );
+        answer
+    }
+
+    /// The context a call runs in under `budget`, and the signal that stops its work.
+    fn context_for(&self, extras: CallExtras, budget: &CallBudget) -> (ToolContext, Arc<Stop>) {
+        let config = &self.inner.config;
+        let mut ctx = ToolContext::new()
+            .with_client_request_id(extras.client_request_id.as_deref())
+            .with_disabled_modules(Arc::clone(&self.inner.disabled))
+            .with_states(Arc::clone(&config.states));
+        if let Some(session) = extras.session {
+            ctx = ctx.with_session(session);
+        }
+        if let Some(principal) = extras.principal {
+            ctx = ctx.with_principal(principal);
+        }
+        if let Some(progress) = extras.progress {
+            ctx = ctx.with_progress(progress);
+        }
+        // The client's cancellation, or the deadline's: either stops the work.
+        let stop = Arc::new(Stop {
+            client: extras.cancelled,
+            deadline_passed: AtomicBool::new(false),
+        });
+        ctx = ctx.with_cancellation(Arc::clone(&stop) as Arc<dyn Cancellation>);
+        if let Some(probe) = &config.index {
+            ctx = ctx.with_index_status(probe());
+        }
+        // A tool that builds rows up to what fits sizes them as the budget stage will.
+        if let Some(sizer) = budget.sizer() {
+            ctx = ctx.with_sizer(sizer);
+        }
+        (ctx, stop)
+    }
+
+    /// Runs `tool` under the call deadline; past it, the tool's work is told to stop and the
+    /// call answers `deadline_exceeded`, shaped by the controls read leniently from the
+    /// arguments (the tool's entry, which decodes them, did not finish).
+    async fn run(
+        &self,
+        tool: &dyn Tool,
+        arguments: Value,
+        ctx: ToolContext,
+        stop: &Stop,
+    ) -> ToolOutput {
+        let request_id = *ctx.request_id();
+        let Some(limit) = self.inner.config.call_timeout else {
+            return tool.call(arguments, ctx).await;
+        };
+        let controls = Controls::from_arguments(&arguments);
+        match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
+            Ok(output) => output,
+            Err(_) => {
+                stop.deadline_passed.store(true, Ordering::Relaxed);
+                ToolOutput::from(past_deadline(tool.spec(), request_id, limit))
+                    .with_controls(controls)
+            }
+        }
+    }
+
+    /// The response to `output`: actions this server cannot run dropped, the capability tags
+    /// stamped when the controls keep them, then the budget stage.
+    fn answer(&self, spec: &ToolSpec, mut output: ToolOutput, budget: &CallBudget) -> Answer {
+        self.drop_unrunnable_actions(&mut output.envelope, spec.name);
+        // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
+        if output.controls.keeps_full_meta() {
+            meta_stamp(&mut output.envelope).capabilities(self.capabilities.tags.clone());
+        }
+        // Read before shaping: `compact_only` leaves it out of `meta`, not out of `_meta`.
+        let client_request_id = output
+            .envelope
+            .meta()
+            .client_request_id()
+            .map(str::to_owned);
+        Answer {
+            prepared: prepare(output, budget),
+            tier: spec.tier,
+            client_request_id,
+        }
+    }
+
+    /// Drops suggested calls this server cannot run: to a tool it does not serve, or with
+    /// arguments that fail that tool's input schema. Logs how many, never what: arguments can
+    /// carry user data.
+    fn drop_unrunnable_actions<P>(&self, envelope: &mut Envelope<P>, tool: &str) {
+        if envelope.next_actions().is_empty() {
+            return;
+        }
+        let inputs = &self.inner.inputs;
+        let dropped = retain_next_actions(envelope, |action| {
+            inputs
+                .get(action.tool.as_str())
+                .is_some_and(|input| input.is_valid(&Value::Object(action.arguments.clone())))
+        });
+        if dropped > 0 {
+            tracing::warn!(
+                tool,
+                dropped,
+                "dropped next actions the served tools cannot run"
+            );
+        }
+    }
+}

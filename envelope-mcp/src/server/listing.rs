@@ -1,0 +1,55 @@
+//! The tools as MCP lists them: each tool's schemas made portable, its hints and `_meta`.
+
+use std::sync::Arc;
+
+use envelope_core::Tool;
+use envelope_core::schema::Portable;
+use rmcp::model::{MetaObject, ToolAnnotations};
+use schemars::Schema;
+use schemars::transform::Transform;
+use serde_json::{Map, Value, json};
+
+use super::mcp::MetaKeys;
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        // Schemas are objects; a boolean schema becomes its object form.
+        Value::Bool(true) => Map::new(),
+        other => Map::from_iter([("const".to_owned(), other)]),
+    }
+}
+
+/// A schema as listed: made [`Portable`] (a no-op for the schemas `#[tool]` writes, which
+/// already are), so a hand-written tool's schemas are as portable.
+fn listed_schema(mut schema: Schema) -> Map<String, Value> {
+    Portable.transform(&mut schema);
+    object(schema.to_value())
+}
+
+pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
+    let spec = tool.spec();
+    let input = listed_schema(tool.input_schema());
+    let output = listed_schema(tool.output_schema());
+    let mut meta = MetaObject::new();
+    meta.insert(keys.tier.clone(), json!(spec.tier));
+    if let Some(layer) = spec.layer {
+        meta.insert(keys.layer.clone(), json!(layer));
+    }
+    // Only the hints the author declared: an absent hint takes MCP's cautious default.
+    let annotations = ToolAnnotations::from_raw(
+        spec.title.map(str::to_owned),
+        spec.read_only,
+        spec.destructive,
+        spec.idempotent,
+        spec.open_world,
+    );
+    let mut listed = rmcp::model::Tool::new(spec.name, spec.description, Arc::new(input))
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(annotations)
+        .with_meta(meta);
+    if let Some(title) = spec.title {
+        listed = listed.with_title(title);
+    }
+    listed
+}

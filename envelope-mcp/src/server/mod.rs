@@ -1,0 +1,209 @@
+//! The MCP server: tool listing and calls, mapped onto the envelope.
+//!
+//! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
+//! one way: `config` (and `progress`, `stop`) name no sibling; `call` names `stop`; `mcp` names
+//! `call`, `progress` and `stop`; `listing` names `mcp`.
+
+mod call;
+mod config;
+mod listing;
+mod mcp;
+mod progress;
+mod stop;
+
+#[cfg(feature = "rest")]
+pub(crate) use call::{CallExtras, principal_of};
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
+};
+pub use progress::MAX_PROGRESS_TOKEN_BYTES;
+pub use stop::DEADLINE_EXCEEDED;
+#[cfg(feature = "rest")]
+pub(crate) use stop::TokenCancellation;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use envelope_core::{Capability, Toolset};
+use serde_json::Value;
+
+use config::{Advertised, Capabilities};
+use listing::listing;
+use mcp::MetaKeys;
+
+struct Inner {
+    tools: Toolset,
+    config: EnvelopeConfig,
+    disabled: Arc<BTreeSet<String>>,
+    listing: Vec<rmcp::model::Tool>,
+    /// Each served tool's input schema, compiled: a suggested next action must pass it.
+    inputs: BTreeMap<&'static str, jsonschema::Validator>,
+    keys: MetaKeys,
+    /// Calls running now: a server shutting down waits for them.
+    calls: Arc<crate::drain::Calls>,
+}
+
+/// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
+#[derive(Clone)]
+pub struct EnvelopeServer {
+    inner: Arc<Inner>,
+    /// The capability tags advertised: per server value, since a transport may add its own.
+    capabilities: Arc<Advertised>,
+}
+
+impl std::fmt::Debug for EnvelopeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvelopeServer")
+            .field("tools", &self.inner.tools)
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
+impl EnvelopeServer {
+    /// A server for `tools`, configured by `config`.
+    pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
+        let keys = MetaKeys::new(&config.meta_prefix);
+        let listing = tools.iter().map(|tool| listing(tool, &keys)).collect();
+        let capabilities = Advertised::new(config.capabilities());
+        let disabled = Arc::new(config.disabled_modules.clone());
+        let inputs = tools
+            .iter()
+            // A switched-off tool answers every call with `module_disabled`: not runnable.
+            .filter(|tool| {
+                tool.spec()
+                    .module
+                    .is_none_or(|module| !config.disabled_modules.contains(module))
+            })
+            .filter_map(|tool| {
+                let mut schema = tool.input_schema().to_value();
+                // A strict tool refuses unknown arguments, which its schema alone allows. Not
+                // `additionalProperties`: it sees only the top-level `properties`, and the
+                // arguments of an enum live in the `allOf` the input schema wraps them in.
+                if tool.spec().strict_args
+                    && let Some(object) = schema.as_object_mut()
+                {
+                    object.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
+                }
+                match jsonschema::validator_for(&schema) {
+                    Ok(validator) => Some((tool.spec().name, validator)),
+                    Err(error) => {
+                        // Then no action can target the tool; say why once, at start-up.
+                        tracing::error!(tool = tool.spec().name, %error, "input schema does not compile");
+                        None
+                    }
+                }
+            })
+            .collect();
+        EnvelopeServer {
+            inner: Arc::new(Inner {
+                tools,
+                config,
+                disabled,
+                listing,
+                inputs,
+                keys,
+                calls: Arc::default(),
+            }),
+            capabilities,
+        }
+    }
+
+    /// The largest request this server reads, in bytes.
+    pub fn max_request_bytes(&self) -> usize {
+        self.inner.config.max_request_bytes
+    }
+
+    /// How many streamable HTTP sessions this server holds at once.
+    pub fn max_sessions(&self) -> usize {
+        self.inner.config.max_sessions
+    }
+
+    /// How long a streamable HTTP session may stay idle before it is closed.
+    pub fn session_idle_timeout(&self) -> Duration {
+        self.inner.config.session_idle_timeout
+    }
+
+    /// How long a call may run before it answers `deadline_exceeded`; `None` without a limit.
+    pub fn call_timeout(&self) -> Option<Duration> {
+        self.inner.config.call_timeout
+    }
+
+    /// How many tool calls this server (and its clones) is running now.
+    pub fn calls_in_flight(&self) -> usize {
+        self.inner.calls.running()
+    }
+
+    /// The tools this server serves.
+    #[cfg(feature = "rest")]
+    pub(crate) fn toolset(&self) -> &Toolset {
+        &self.inner.tools
+    }
+
+    /// The server's name, version and instructions, as `initialize` gives them.
+    #[cfg(feature = "rest")]
+    pub(crate) fn identity(&self) -> (&str, &str, Option<&str>) {
+        let config = &self.inner.config;
+        (
+            &config.name,
+            &config.version,
+            config.instructions.as_deref(),
+        )
+    }
+
+    /// How many tools this server serves.
+    #[cfg(feature = "http")]
+    pub(crate) fn tool_count(&self) -> usize {
+        self.inner.listing.len()
+    }
+
+    /// Whether this server seals continuations (its key ring is loaded).
+    #[cfg(feature = "http")]
+    pub(crate) fn seals_continuations(&self) -> bool {
+        self.inner
+            .config
+            .states
+            .get::<envelope_core::paging::Continuations>()
+            .is_some()
+    }
+
+    /// The capability tags this server advertises.
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities.tags
+    }
+
+    /// This server, advertising `tag` too when its tags are derived from its configuration
+    /// (a transport adds what it provides; an author's own list stays as written).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn with_transport_capability(mut self, tag: Capability) -> Self {
+        if matches!(self.inner.config.capabilities, Capabilities::Derived)
+            && !self.capabilities.tags.contains(&tag)
+        {
+            // In the contract's order, as the derived list is.
+            let tags = Capability::KNOWN
+                .iter()
+                .filter(|known| **known == tag || self.capabilities.tags.contains(known))
+                .cloned()
+                .collect();
+            self.capabilities = Advertised::new(tags);
+        }
+        self
+    }
+
+    /// The tools as MCP lists them: sorted by name.
+    pub fn tools(&self) -> &[rmcp::model::Tool] {
+        &self.inner.listing
+    }
+}
+
+#[cfg(feature = "stdio")]
+impl EnvelopeServer {
+    /// Serves over standard input and output until the client disconnects. Every line gets an
+    /// answer (see [`EnvelopeServer::serve_lines`]).
+    pub async fn serve_stdio(self) -> Result<(), crate::McpError> {
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+}

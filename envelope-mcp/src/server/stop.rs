@@ -1,0 +1,61 @@
+//! What stops a call: the client's cancellation, or its deadline, and the envelope a call past
+//! its deadline answers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use envelope_core::stage::{Cancellation, meta_stamp, stamp_request_id};
+use envelope_core::{Envelope, RequestId, ToolError, ToolSpec};
+use serde_json::Value;
+
+/// The `code` of the envelope a call past its deadline answers.
+pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
+
+/// What stops a call: the client cancelling it, or its deadline passing.
+pub(super) struct Stop {
+    pub(super) client: Option<Arc<dyn Cancellation>>,
+    pub(super) deadline_passed: AtomicBool,
+}
+
+impl Cancellation for Stop {
+    fn is_cancelled(&self) -> bool {
+        self.deadline_passed.load(Ordering::Relaxed)
+            || self
+                .client
+                .as_ref()
+                .is_some_and(|client| client.is_cancelled())
+    }
+}
+
+/// The envelope of a call that ran past `limit`: retrying may help (with a narrower request).
+pub(super) fn past_deadline(
+    spec: &ToolSpec,
+    request_id: RequestId,
+    limit: Duration,
+) -> Envelope<Value> {
+    let error = ToolError::transient(format!(
+        "`{}` did not answer within {} ms and was stopped",
+        spec.name,
+        limit.as_millis()
+    ))
+    .with_code(DEADLINE_EXCEEDED)
+    .with_hint("retry later, or narrow the request so it does less work");
+    let mut envelope = Envelope::err(error);
+    stamp_request_id(&mut envelope, request_id);
+    meta_stamp(&mut envelope)
+        .tool(spec.name, spec.tier, spec.is_idempotent())
+        .layer(spec.layer)
+        .latency(limit);
+    envelope
+}
+
+/// A cancellation token (MCP's, or a dropped HTTP request's), read by the tool through
+/// [`ToolContext::is_cancelled`].
+pub(crate) struct TokenCancellation(pub(crate) tokio_util::sync::CancellationToken);
+
+impl Cancellation for TokenCancellation {
+    fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
