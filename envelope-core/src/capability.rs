@@ -19,16 +19,20 @@ crate::wire::vocabulary! {
         /// `request_ids`
         REQUEST_IDS = "request_ids": "Every response carries a ULID `meta.request_id`; a valid client id is echoed.";
         /// `complexity_tier`
+        // wire: a capability tag, named after the field it is about
         COMPLEXITY_TIER = "complexity_tier": "Every response stamps the tool's declared `meta.complexity_tier`.";
         /// `idempotency_declared`
         IDEMPOTENCY_DECLARED = "idempotency_declared": "Every response stamps `meta.idempotent`: true only for a tool declared idempotent (or read-only); tools list `idempotentHint` only where declared.";
         /// `tokens_estimated`
+        // wire: a capability tag, named after the field it is about
         TOKENS_ESTIMATED = "tokens_estimated": "`meta.tokens_estimated` counts the bytes actually sent, itself included.";
         /// `budget_trimming`
         BUDGET_TRIMMING = "budget_trimming": "Responses over the budget are trimmed with `truncated_*` markers, never silently.";
         /// `completeness`
+        // wire: a capability tag, named after the field it is about
         COMPLETENESS = "completeness": "Bounded collections carry a checked `completeness`.";
         /// `next_actions`
+        // wire: a capability tag, named after the field it is about
         NEXT_ACTIONS = "next_actions": "`next_actions` are normalized and name only live tools with schema-valid arguments.";
         /// `continuations`
         CONTINUATIONS = "continuations": "Truncated pages carry sealed, stateless continuation tokens.";

@@ -560,31 +560,34 @@ impl JsonSchema for Completeness {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let mut schema = CompletenessParts::json_schema(generator);
+        use crate::fields::completeness::{
+            COMPLETE, CONTINUATION, INCOMPLETE_REASONS, TOTAL, TRUNCATED, TRUNCATION_REASONS,
+        };
         // The invariants a schema can express; the rest are checked on construction.
         schema.insert(
             "allOf".into(),
             serde_json::json!([
                 {
-                    "if": { "properties": { "complete": { "const": true } } },
+                    "if": { "properties": { (COMPLETE): { "const": true } } },
                     "then": {
-                        "required": ["total"],
+                        "required": [TOTAL],
                         "properties": {
-                            "truncated": { "const": false },
-                            "truncation_reasons": { "maxItems": 0 },
-                            "incomplete_reasons": { "maxItems": 0 }
+                            (TRUNCATED): { "const": false },
+                            (TRUNCATION_REASONS): { "maxItems": 0 },
+                            (INCOMPLETE_REASONS): { "maxItems": 0 }
                         },
-                        "not": { "required": ["continuation"] }
+                        "not": { "required": [CONTINUATION] }
                     }
                 },
                 {
-                    "if": { "properties": { "truncated": { "const": true } } },
+                    "if": { "properties": { (TRUNCATED): { "const": true } } },
                     "then": {
-                        "required": ["truncation_reasons"],
-                        "properties": { "truncation_reasons": { "minItems": 1 } }
+                        "required": [TRUNCATION_REASONS],
+                        "properties": { (TRUNCATION_REASONS): { "minItems": 1 } }
                     },
                     "else": {
-                        "properties": { "truncation_reasons": { "maxItems": 0 } },
-                        "not": { "required": ["continuation"] }
+                        "properties": { (TRUNCATION_REASONS): { "maxItems": 0 } },
+                        "not": { "required": [CONTINUATION] }
                     }
                 }
             ]),

@@ -125,7 +125,7 @@ impl Controls {
         "response_mode",
         "output_format",
         "compact_only",
-        "continuation",
+        "continuation", // wire: the paging argument
     ];
 
     /// Whether the response keeps everything `meta` holds: `response_mode: full` without
@@ -151,6 +151,7 @@ impl Controls {
             response_mode: read(arguments, "response_mode"),
             output_format: read(arguments, "output_format"),
             compact_only: read(arguments, "compact_only"),
+            // wire: the paging argument
             continuation: read(arguments, "continuation"),
         }
     }
@@ -197,8 +198,11 @@ pub struct ToolContext {
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("request_id", &self.request_id)
-            .field("client_request_id", &self.client_request_id)
+            .field(crate::fields::meta::REQUEST_ID, &self.request_id)
+            .field(
+                crate::fields::meta::CLIENT_REQUEST_ID,
+                &self.client_request_id,
+            )
             .field("index", &self.index)
             .field("session", &self.session)
             .field("principal", &self.principal)
@@ -208,7 +212,7 @@ impl fmt::Debug for ToolContext {
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
             .field("has_sizer", &self.sizer.is_some())
-            .field("tool", &self.tool)
+            .field(crate::fields::meta::TOOL, &self.tool)
             .finish()
     }
 }

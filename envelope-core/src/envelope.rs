@@ -78,24 +78,25 @@ pub struct Envelope<T> {
 
 /// Adds the rules that tie `ok`, `data`, `error` and `verdict` together.
 fn ok_xor_error(schema: &mut Schema) {
+    use crate::fields::envelope::{DATA, ERROR, OK, VERDICT};
     schema.insert(
         "oneOf".into(),
         serde_json::json!([
             {
                 "properties": {
-                    "ok": { "const": true },
-                    "verdict": { "not": { "const": "ERROR" } }
+                    (OK): { "const": true },
+                    (VERDICT): { "not": { "const": "ERROR" } }
                 },
-                "required": ["data"],
-                "not": { "required": ["error"] }
+                "required": [DATA],
+                "not": { "required": [ERROR] }
             },
             {
                 "properties": {
-                    "ok": { "const": false },
-                    "verdict": { "const": "ERROR" }
+                    (OK): { "const": false },
+                    (VERDICT): { "const": "ERROR" }
                 },
-                "required": ["error"],
-                "not": { "required": ["data"] }
+                "required": [ERROR],
+                "not": { "required": [DATA] }
             }
         ]),
     );

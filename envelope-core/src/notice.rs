@@ -14,6 +14,7 @@ crate::wire::vocabulary! {
         /// `warning`
         Warning = "warning",
         /// `error`
+        // wire: a severity
         Error = "error",
     }
 }

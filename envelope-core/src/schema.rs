@@ -96,7 +96,7 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
             .entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(properties) = properties {
-            properties.insert("data".to_owned(), data.to_value());
+            properties.insert(crate::fields::envelope::DATA.to_owned(), data.to_value());
         }
     }
     Portable.transform(&mut schema);

@@ -8,10 +8,12 @@ use super::token::{BIND_LABEL, SNAPSHOT_LABEL, TAG_LEN};
 use crate::canonical::canonical_json;
 
 /// The argument that carries the token, unless [`Binding::with_continuation_field`] renames it.
+// wire: an argument name
 pub const DEFAULT_CONTINUATION_FIELD: &str = "continuation";
 /// The argument that carries the page size, unless [`Binding::with_limit_field`] renames it.
 pub const DEFAULT_LIMIT_FIELD: &str = "limit";
 /// Legacy start positions: never part of the request digest, and refused next to a token.
+// wire: argument names
 const LEGACY_START_FIELDS: [&str; 2] = ["offset", "resume_from"];
 
 /// What a continuation is bound to: presenting a token under any other binding fails.

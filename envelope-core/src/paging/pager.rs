@@ -557,7 +557,7 @@ impl Resume {
 impl fmt::Debug for Resume {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Resume")
-            .field("tool", &self.tool)
+            .field(crate::fields::next_action::TOOL, &self.tool)
             .field("start", &self.start)
             .finish_non_exhaustive()
     }

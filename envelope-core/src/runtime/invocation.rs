@@ -124,6 +124,7 @@ impl Invocation {
         }
         // Every tool accepts `continuation`, but only a tool that declares it pages: anywhere
         // else it would be dropped without a word, and the agent would think it paged.
+        // wire: the paging argument
         if controls.contains_key("continuation") && declared.is_some() && !declares("continuation")
         {
             self.warnings.push(Notice::warning(
