@@ -90,6 +90,7 @@ pub(crate) fn duplicate_answer(id: &Value) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": id,
+        // wire: JSON-RPC's error member, not an envelope's
         "error": {
             "code": DUPLICATE_ID,
             "message": format!(

@@ -91,6 +91,7 @@ fn error_line(id: Value, code: i64, message: &str) -> Vec<u8> {
     let answer = json!({
         "jsonrpc": "2.0",
         "id": id,
+        // wire: JSON-RPC's error member, not an envelope's
         "error": { "code": code, "message": message },
     });
     // A `Value` always serializes.

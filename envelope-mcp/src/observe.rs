@@ -20,7 +20,7 @@
 //! `execute_tool`, `gen_ai.tool.name`, `jsonrpc.protocol.version`, and on failure
 //! `error.type` (the error category) and `otel.status_code` = `ERROR`.
 
-use envelope_core::{RequestId, ToolSpec};
+use envelope_core::{RequestId, ToolSpec, fields};
 use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
@@ -52,10 +52,10 @@ pub(crate) fn call_span(spec: &ToolSpec, request_id: &RequestId, client: Option<
         latency_ms = Empty,
     );
     if let Some(layer) = spec.layer {
-        span.record("layer", layer);
+        span.record("layer", layer); // wire: a field of the tool_call span
     }
     if let Some(client) = client {
-        span.record("client_request_id", client);
+        span.record("client_request_id", client); // wire: a field of the tool_call span
     }
     span
 }
@@ -67,30 +67,31 @@ pub(crate) fn record_outcome(
     tokens_estimated: Option<u64>,
     latency_ms: Option<u64>,
 ) {
-    let ok = structured["ok"] == true;
-    span.record("ok", ok);
-    if let Some(verdict) = structured["verdict"].as_str() {
-        span.record("verdict", verdict);
+    let ok = structured[fields::envelope::OK] == true;
+    span.record("ok", ok); // wire: a field of the tool_call span
+    if let Some(verdict) = structured[fields::envelope::VERDICT].as_str() {
+        span.record("verdict", verdict); // wire: a field of the tool_call span
     }
-    let error = &structured["error"];
-    if let Some(category) = error["category"].as_str() {
+    let error = &structured[fields::envelope::ERROR];
+    if let Some(category) = error[fields::error::CATEGORY].as_str() {
         span.record("category", category);
         span.record("error.type", category);
         span.record("otel.status_code", "ERROR");
     }
-    if let Some(retryable) = error["retryable"].as_bool() {
+    if let Some(retryable) = error[fields::error::RETRYABLE].as_bool() {
         span.record("retryable", retryable);
     }
-    let meta = &structured["meta"];
+    let meta = &structured[fields::envelope::META];
     // As signed integers: OpenTelemetry has no unsigned attribute type, and an exporter would
     // turn a `u64` into text. The count is the answer's own (`meta` carries it only in full).
     if let Some(tokens) = tokens_estimated.and_then(|tokens| i64::try_from(tokens).ok()) {
-        span.record("tokens_estimated", tokens);
+        span.record("tokens_estimated", tokens); // wire: a field of the tool_call span
     }
-    if let Some(truncated) = meta["truncated"].as_bool() {
-        span.record("truncated", truncated);
+    if let Some(truncated) = meta[fields::meta::TRUNCATED].as_bool() {
+        span.record("truncated", truncated); // wire: a field of the tool_call span
     }
     if let Some(latency) = latency_ms {
+        // wire: a field of the tool_call span
         span.record("latency_ms", i64::try_from(latency).unwrap_or(i64::MAX));
     }
 }

@@ -28,6 +28,7 @@ pub(crate) fn routes(ready: Readiness) -> axum::Router {
     axum::Router::new()
         .route(
             HEALTH_PATH,
+            // wire: the health endpoint's own JSON, not an envelope
             get(|| async { answer(http::StatusCode::OK, &json!({ "status": "ok" })) }),
         )
         .route(READY_PATH, get(readyz))

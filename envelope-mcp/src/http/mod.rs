@@ -481,6 +481,7 @@ fn overloaded() -> Response {
     let body = serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
+        // wire: JSON-RPC's error member, not an envelope's
         "error": {
             "code": OVERLOADED,
             "message": "the server is at its limit of concurrent requests; retry shortly",

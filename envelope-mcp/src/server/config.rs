@@ -128,6 +128,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("version", &self.version)
             .field("budget", &self.budget)
             .field("disabled_modules", &self.disabled_modules)
+            // wire: a field of this Debug output, not of an envelope
             .field("capabilities", &self.capabilities)
             .field("states", &self.states)
             .field("meta_prefix", &self.meta_prefix)

@@ -34,6 +34,7 @@ pub(super) fn listing(server: &EnvelopeServer) -> Value {
                 "path": format!("{TOOLS_PATH}/{}", spec.name),
                 "tier": spec.tier,
                 "read_only": spec.read_only.unwrap_or(false),
+                // wire: the REST listing's own member: the tool's annotation
                 "idempotent": spec.is_idempotent(),
                 "input_schema": input_schema(server, spec.name),
                 "output_schema": output_schema(server, spec.name),
@@ -42,6 +43,7 @@ pub(super) fn listing(server: &EnvelopeServer) -> Value {
                 ("title", spec.title.map(Value::from)),
                 ("destructive", spec.destructive.map(Value::from)),
                 ("open_world", spec.open_world.map(Value::from)),
+                // wire: the REST listing's own member: the tool's declared layer
                 ("layer", spec.layer.map(Value::from)),
                 ("module", spec.module.map(Value::from)),
             ];
@@ -336,6 +338,7 @@ fn tool_list_schema() -> Value {
                 "type": "array",
                 "items": {
                     "type": "object",
+                    // wire: OpenAPI properties of the REST listing, which describe tool annotations
                     "required": ["name", "description", "path", "tier", "read_only", "idempotent", "input_schema", "output_schema"],
                     "properties": {
                         "name": { "type": "string" },
@@ -344,9 +347,11 @@ fn tool_list_schema() -> Value {
                         "path": { "type": "string" },
                         "tier": { "$ref": "#/components/schemas/Tier" },
                         "read_only": flag,
+                        // wire: the listing's tool annotation, not an envelope's meta
                         "idempotent": flag,
                         "destructive": flag,
                         "open_world": flag,
+                        // wire: the listing's declared layer, not an envelope's meta
                         "layer": { "type": "string" },
                         "module": { "type": "string" },
                         "input_schema": { "type": "object" },

@@ -4,7 +4,7 @@
 use axum::response::{IntoResponse, Response};
 use envelope_budget::{BudgetPolicy, Prepared, prepare};
 use envelope_core::stage::{meta_stamp, stamp_request_id};
-use envelope_core::{Category, Envelope, RequestId, ToolError};
+use envelope_core::{Category, Envelope, RequestId, ToolError, fields};
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -22,7 +22,7 @@ pub(crate) fn answer(mut prepared: Prepared) -> Response {
     if !leftovers.is_empty() {
         tokio::task::spawn_blocking(move || drop(leftovers));
     }
-    if prepared.structured["ok"] == true {
+    if prepared.structured[fields::envelope::OK] == true {
         let json = HeaderValue::from_static("application/json");
         return (
             StatusCode::OK,
@@ -31,9 +31,10 @@ pub(crate) fn answer(mut prepared: Prepared) -> Response {
         )
             .into_response();
     }
-    let error = &prepared.structured["error"];
+    let error = &prepared.structured[fields::envelope::ERROR];
     // The envelope was built by this server: its category always parses.
-    let category = Category::deserialize(&error["category"]).unwrap_or(Category::Internal);
+    let category =
+        Category::deserialize(&error[fields::error::CATEGORY]).unwrap_or(Category::Internal);
     let row = category_status(category);
     problem(row.status, row.title, category, prepared)
 }
@@ -62,10 +63,12 @@ pub(crate) fn refusal(
 /// A problem: `type`, `title`, `status` and `detail` from the envelope, and the envelope
 /// itself under `envelope`.
 fn problem(status: u16, title: &str, category: Category, prepared: Prepared) -> Response {
-    let error = &prepared.structured["error"];
+    let error = &prepared.structured[fields::envelope::ERROR];
     let retry_after = (status == StatusCode::SERVICE_UNAVAILABLE.as_u16()).then(|| {
         // Whole seconds, rounded up; one second when the envelope names no wait.
-        let millis = error["retry_after_ms"].as_u64().unwrap_or(1_000);
+        let millis = error[fields::error::RETRY_AFTER_MS]
+            .as_u64()
+            .unwrap_or(1_000);
         millis.div_ceil(1_000).max(1)
     });
     // The envelope goes in as the JSON it was prepared as, not written again.
