@@ -29,7 +29,7 @@ struct Hop {
 const HOPS: &[Hop] = &[
     Hop {
         krate: "envelope-mcp",
-        file: "src/server.rs",
+        file: "src/server/mcp.rs",
         function: "EnvelopeServer::call_tool",
         does: "rmcp hands over the request: the tool is looked up once (an unknown name is \
                JSON-RPC `invalid_params`), and the headers, progress token and cancellation \
@@ -37,7 +37,7 @@ const HOPS: &[Hop] = &[
     },
     Hop {
         krate: "envelope-mcp",
-        file: "src/server.rs",
+        file: "src/server/call.rs",
         function: "EnvelopeServer::call_with",
         does: "the one door into the budget: `BudgetPolicy::for_call` gives the call's \
                `CallBudget` once; `context_for` builds the tool's context with its sizer; `run` \
@@ -45,7 +45,7 @@ const HOPS: &[Hop] = &[
     },
     Hop {
         krate: "envelope-core",
-        file: "src/runtime.rs",
+        file: "src/runtime/invocation.rs",
         function: "Invocation::decode",
         does: "the entry `#[tool]` generates: the module gate, the per-call controls split from \
                the arguments, unknown arguments warned or refused, the arguments decoded, under \
@@ -53,14 +53,14 @@ const HOPS: &[Hop] = &[
     },
     Hop {
         krate: "envelope-core",
-        file: "src/runtime.rs",
+        file: "src/runtime/invocation.rs",
         function: "Invocation::finish_tool",
         does: "the body's outcome becomes the envelope around its typed payload (not yet \
                encoded), `meta` stamped; a panic or an internal error is masked and logged once",
     },
     Hop {
         krate: "envelope-mcp",
-        file: "src/server.rs",
+        file: "src/server/call.rs",
         function: "EnvelopeServer::answer",
         does: "next actions the served tools cannot run are dropped, the capability tags \
                stamped when the controls keep them; the output goes to the budget stage",
@@ -83,7 +83,7 @@ const HOPS: &[Hop] = &[
     },
     Hop {
         krate: "envelope-mcp",
-        file: "src/server.rs",
+        file: "src/server/mcp.rs",
         function: "EnvelopeServer::result",
         does: "the MCP result: the envelope as `structuredContent`, its mirror as text, \
                `isError` from the typed `ok`, and `_meta`",
@@ -97,10 +97,10 @@ const CROSSINGS: &[(&str, &str)] = &[
     ("envelope-budget", "envelope-core"),
 ];
 
-/// `docs/CALL_PATH.md`.
-pub(crate) fn markdown() -> String {
+/// `docs/CALL_PATH.md`, under `header` (the generated-file note).
+pub(crate) fn markdown(header: &str) -> String {
     let mut out = String::new();
-    out.push_str(crate::docs::HEADER);
+    out.push_str(header);
     out.push_str("\n\n# The path of one call\n\n");
     out.push_str(
         "What one `tools/call` passes through, from the transport to the bytes sent. Each \
@@ -173,7 +173,9 @@ fn problems() -> Vec<String> {
     crossed.dedup();
     for crossing in crossed {
         if !CROSSINGS.contains(&crossing) {
-            problems.push(format!("the hops cross {crossing:?}, which CROSSINGS leaves out"));
+            problems.push(format!(
+                "the hops cross {crossing:?}, which CROSSINGS leaves out"
+            ));
         }
     }
     problems
