@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::CoreError;
+use crate::error::{CoreError, Violation};
 
 /// What one row of a bounded collection is.
 ///
@@ -162,38 +162,6 @@ crate::wire::vocabulary! {
         NavigationUnavailable = "navigation_unavailable": "Navigation data is unavailable.",
         /// `child_incomplete`
         ChildIncomplete = "child_incomplete": "A nested collection is itself incomplete.",
-    }
-}
-
-crate::wire::vocabulary! {
-    /// What the reason means, in one line.
-    fn meaning;
-    /// A contradictory completeness state, as [`Completeness::try_from_parts`] rejects it.
-    #[derive(PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-    #[serde(rename_all = "snake_case")]
-    pub enum Violation {
-        /// `returned_exceeds_total`
-        ReturnedExceedsTotal = "returned_exceeds_total": "`offset + returned` cannot exceed an exact `total`.",
-        /// `complete_without_total`
-        CompleteWithoutTotal = "complete_without_total": "`complete` requires an exact `total`.",
-        /// `complete_count_mismatch`
-        CompleteCountMismatch = "complete_count_mismatch": "`complete` requires `offset + returned` to equal `total`: the page reaches the end.",
-        /// `complete_but_truncated`
-        CompleteButTruncated = "complete_but_truncated": "`complete` cannot be `truncated` or carry truncation reasons.",
-        /// `complete_with_incomplete_reasons`
-        CompleteWithIncompleteReasons = "complete_with_incomplete_reasons": "`complete` cannot carry incomplete reasons.",
-        /// `continuation_on_complete`
-        ContinuationOnComplete = "continuation_on_complete": "`complete` cannot carry a `continuation`.",
-        /// `truncated_without_reason`
-        TruncatedWithoutReason = "truncated_without_reason": "`truncated` requires at least one truncation reason.",
-        /// `reason_without_truncation`
-        ReasonWithoutTruncation = "reason_without_truncation": "Truncation reasons require `truncated: true`.",
-        /// `incomplete_without_reason`
-        IncompleteWithoutReason = "incomplete_without_reason": "A result that is neither complete nor truncated needs an incomplete reason.",
-        /// `continuation_without_truncation`
-        ContinuationWithoutTruncation = "continuation_without_truncation": "A `continuation` is only for a deliberately truncated page.",
-        /// `empty_continuation`
-        EmptyContinuation = "empty_continuation": "A `continuation` cannot be an empty string.",
     }
 }
 

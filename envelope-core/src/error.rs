@@ -1,6 +1,7 @@
 //! The crate's own error: what a constructor in `envelope-core` refuses, and why.
 
-use crate::completeness::Violation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// A contract value that could not be built because the input contradicts the contract.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,10 +36,35 @@ pub enum CoreError {
     UnknownTier(String),
 }
 
-/// A contract value a tool failed to build is the tool's bug, not the caller's: `?` on it
-/// yields an `internal` error, masked on the wire and logged in full.
-impl crate::tool_error::Categorize for CoreError {
-    fn category(&self) -> crate::tool_error::Category {
-        crate::tool_error::Category::Internal
+crate::wire::vocabulary! {
+    /// What the reason means, in one line.
+    fn meaning;
+    /// A contradictory completeness state, as
+    /// [`Completeness::try_from_parts`](crate::Completeness::try_from_parts) rejects it.
+    #[derive(PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Violation {
+        /// `returned_exceeds_total`
+        ReturnedExceedsTotal = "returned_exceeds_total": "`offset + returned` cannot exceed an exact `total`.",
+        /// `complete_without_total`
+        CompleteWithoutTotal = "complete_without_total": "`complete` requires an exact `total`.",
+        /// `complete_count_mismatch`
+        CompleteCountMismatch = "complete_count_mismatch": "`complete` requires `offset + returned` to equal `total`: the page reaches the end.",
+        /// `complete_but_truncated`
+        CompleteButTruncated = "complete_but_truncated": "`complete` cannot be `truncated` or carry truncation reasons.",
+        /// `complete_with_incomplete_reasons`
+        CompleteWithIncompleteReasons = "complete_with_incomplete_reasons": "`complete` cannot carry incomplete reasons.",
+        /// `continuation_on_complete`
+        ContinuationOnComplete = "continuation_on_complete": "`complete` cannot carry a `continuation`.",
+        /// `truncated_without_reason`
+        TruncatedWithoutReason = "truncated_without_reason": "`truncated` requires at least one truncation reason.",
+        /// `reason_without_truncation`
+        ReasonWithoutTruncation = "reason_without_truncation": "Truncation reasons require `truncated: true`.",
+        /// `incomplete_without_reason`
+        IncompleteWithoutReason = "incomplete_without_reason": "A result that is neither complete nor truncated needs an incomplete reason.",
+        /// `continuation_without_truncation`
+        ContinuationWithoutTruncation = "continuation_without_truncation": "A `continuation` is only for a deliberately truncated page.",
+        /// `empty_continuation`
+        EmptyContinuation = "empty_continuation": "A `continuation` cannot be an empty string.",
     }
 }

@@ -93,22 +93,20 @@ mod wire;
 // What a tool author writes against. Everything else has a module of its own: `paging`,
 // `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.
 pub use capability::Capability;
-pub use completeness::{
-    Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit, Violation,
-};
+pub use completeness::{Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit};
 pub use context::{NOT_CONFIGURED, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::Envelope;
-pub use error::CoreError;
+pub use error::{CoreError, Violation};
 pub use fields::envelope::ALL as ENVELOPE_FIELDS;
 pub use fields::meta as meta_keys;
 pub use meta::{BinaryDrift, IndexStatus, Meta, SCHEMA_VERSION, TokensMethod};
-pub use next_action::{Dependency, DependencyMode, NextAction, Role};
+pub use next_action::{Dependency, DependencyMode, NextAction, Role, TypedTool};
 pub use notice::{Notice, Severity};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
 pub use tier::Tier;
-pub use tool::{BoxFuture, Tool, ToolSpec, Toolset, TypedTool};
+pub use tool::{BoxFuture, Tool, ToolSpec, Toolset};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
 

@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 
 use crate::canonical::canonical_json;
 use crate::error::CoreError;
-use crate::tool::TypedTool;
 
 /// At most this many actions reach the agent.
 pub const MAX_NEXT_ACTIONS: usize = 8;
@@ -312,6 +311,20 @@ pub fn normalize_next_actions(actions: impl IntoIterator<Item = NextAction>) -> 
         let mut flags = keep.into_iter();
         kept.retain(|_| flags.next().unwrap_or(false));
     }
+}
+
+/// A tool with a Rust arguments type; `#[tool]` implements it on the descriptor it generates
+/// (the type named like the function).
+///
+/// It lets a response suggest a call to another tool that the compiler checks: with
+/// [`NextAction::call`], naming a tool that does not exist, or passing
+/// arguments of another type, does not compile.
+pub trait TypedTool {
+    /// The tool's MCP name: the one place a `#[tool]` says it (its [`ToolSpec::name`](crate::ToolSpec::name) and
+    /// [`toolset!`](crate::toolset)'s duplicate check read it here).
+    const NAME: &'static str;
+    /// What the tool takes: its arguments struct, or `()` for a tool without arguments.
+    type Args;
 }
 
 #[cfg(test)]

@@ -84,20 +84,6 @@ pub trait Tool: Send + Sync {
     fn call(&self, arguments: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
 
-/// A tool with a Rust arguments type; `#[tool]` implements it on the descriptor it generates
-/// (the type named like the function).
-///
-/// It lets a response suggest a call to another tool that the compiler checks: with
-/// [`NextAction::call`](crate::NextAction::call), naming a tool that does not exist, or passing
-/// arguments of another type, does not compile.
-pub trait TypedTool {
-    /// The tool's MCP name: the one place a `#[tool]` says it (its [`ToolSpec::name`] and
-    /// [`toolset!`](crate::toolset)'s duplicate check read it here).
-    const NAME: &'static str;
-    /// What the tool takes: its arguments struct, or `()` for a tool without arguments.
-    type Args;
-}
-
 /// The tools one server serves, by name. Names are unique.
 ///
 /// Build it with [`toolset!`](crate::toolset), which refuses two tools of one name at compile

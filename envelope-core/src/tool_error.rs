@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::CoreError;
 use crate::request_id::RequestId;
 
 /// The message every `internal` error carries before the library stamps a request id on it.
@@ -553,6 +554,14 @@ fn nests_deeper_than(value: &Value, limit: usize) -> bool {
         stack.extend(children.map(|child| (child, depth + 1)));
     }
     false
+}
+
+/// A contract value a tool failed to build is the tool's bug, not the caller's: `?` on it
+/// yields an `internal` error, masked on the wire and logged in full.
+impl Categorize for CoreError {
+    fn category(&self) -> Category {
+        Category::Internal
+    }
 }
 
 #[cfg(test)]

@@ -65,8 +65,7 @@ const STACK: &[&[&str]] = &[
 const KNOWN_CIRCLES: &[(&str, &str)] = &[
     (
         "envelope-core",
-        "completeness,context,envelope,error,meta,next_action,paging,panic_capture,reply,\
-         request_id,schema,stage,tier,tool,tool_error",
+        "context,paging,reply,stage",
     ),
 ];
 

@@ -19,9 +19,9 @@ use super::{
 };
 use crate::completeness::{Completeness, IncompleteReason, TruncationReason, Unit};
 use crate::context::ToolContext;
+use crate::next_action::TypedTool;
 use crate::next_action::{NextAction, Role};
 use crate::reply::Reply;
-use crate::tool::TypedTool;
 use crate::tool_error::ToolError;
 
 /// The id of the next-page action a [`Pager`] adds.
