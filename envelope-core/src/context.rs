@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::meta::IndexStatus;
-use crate::paging::Binding;
+use crate::paging_core::Binding;
 use crate::payload::ResponseSizer;
 use crate::request_id::RequestId;
 use crate::tool_error::ToolError;

@@ -402,7 +402,7 @@ impl MetaStamp<'_> {
         self
     }
 
-    /// The trimmer's `truncated_*` markers, keyed by the names in [`keys`].
+    /// The trimmer's `truncated_*` markers, keyed by the names in [`meta_keys`](crate::meta_keys).
     pub fn trim_markers(&mut self) -> &mut BTreeMap<String, Value> {
         &mut self.0.trim_markers
     }

@@ -17,29 +17,22 @@
 //! process would not survive a restart or reach another replica behind a load balancer. A
 //! target ref carries what it points at, sealed, so any replica holding the key resolves it.
 
-mod binding;
-mod codes;
-mod continuations;
-mod keys;
-mod page;
-mod pager;
-mod seal;
-mod target;
-mod token;
-
-pub use binding::{Binding, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD};
-pub use codes::{
-    CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, INVALID_CONTINUATION, INVALID_LIMIT,
-    MIXED_CONTINUATION_FORMS, STALE_CONTINUATION,
-};
-pub use continuations::{Continuations, DEFAULT_TTL};
-pub use keys::{ContinuationKey, KeyError, KeyRing};
-pub use page::{Page, PageArgs};
-pub use pager::{NEXT_PAGE, PageCount, PagedArgs, Pager, Paging, Resume, Snapshot};
-pub use target::{
+// A facade: what is defined below the `Pager` (`paging_core`) and the `Pager` itself (`pager`),
+// so the modules beneath can name the one without the other.
+pub use crate::pager::{PageCount, PagedArgs, Pager, Paging};
+pub use crate::paging_core::{Binding, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, Snapshot};
+pub use crate::paging_core::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,
     MAX_TARGETS_PER_REF, OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND,
     TARGET_REF_LAYOUT, TARGET_REF_MIN_CHARS, TARGET_SCOPE_MISMATCH, TargetBinding,
     conflicting_target_input, target_not_found,
 };
-pub use token::{MAX_TOKEN_CHARS, MAX_TOKEN_LEN, TOKEN_CHARS, TOKEN_LAYOUT};
+pub use crate::paging_core::{
+    CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, INVALID_CONTINUATION, INVALID_LIMIT,
+    MIXED_CONTINUATION_FORMS, STALE_CONTINUATION,
+};
+pub use crate::paging_core::{ContinuationKey, KeyError, KeyRing};
+pub use crate::paging_core::{Continuations, DEFAULT_TTL};
+pub use crate::paging_core::{MAX_TOKEN_CHARS, MAX_TOKEN_LEN, TOKEN_CHARS, TOKEN_LAYOUT};
+pub use crate::paging_core::{NEXT_PAGE, Resume};
+pub use crate::paging_core::{Page, PageArgs};

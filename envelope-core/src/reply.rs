@@ -40,7 +40,7 @@ pub struct Reply<T> {
     warnings: Vec<Notice>,
     diagnostics: Vec<Notice>,
     baseline: Option<(String, u64)>,
-    resume: Option<crate::paging::Resume>,
+    resume: Option<crate::paging_core::Resume>,
 }
 
 impl<T> Reply<T> {
@@ -168,13 +168,13 @@ impl<T> Reply<T> {
 
     /// How the budget stage re-seals this page's continuation if it cuts the page's rows; the
     /// [`Pager`](crate::paging::Pager) sets it.
-    pub fn resumable(mut self, resume: crate::paging::Resume) -> Self {
+    pub fn resumable(mut self, resume: crate::paging_core::Resume) -> Self {
         self.resume = Some(resume);
         self
     }
 
     /// Takes out how to re-seal the page, which travels beside the envelope.
-    pub(crate) fn take_resume(&mut self) -> Option<crate::paging::Resume> {
+    pub(crate) fn take_resume(&mut self) -> Option<crate::paging_core::Resume> {
         self.resume.take()
     }
 

@@ -63,7 +63,7 @@ pub struct ToolOutput<P = Payload> {
     /// How to re-seal the page's continuation when the budget stage cuts the rows
     /// `completeness` describes ([`Reply::resumable`](crate::Reply::resumable), which the
     /// [`Pager`](crate::paging::Pager) sets); without it, such a cut drops the continuation.
-    pub resume: Option<crate::paging::Resume>,
+    pub resume: Option<crate::paging_core::Resume>,
 }
 
 impl<P> ToolOutput<P> {

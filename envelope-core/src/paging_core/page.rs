@@ -146,8 +146,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::paging::codes::INVALID_CONTINUATION;
-    use crate::paging::keys::ContinuationKey;
+    use crate::paging_core::codes::INVALID_CONTINUATION;
+    use crate::paging_core::keys::ContinuationKey;
 
     fn key(id: u32) -> ContinuationKey {
         ContinuationKey::new(id, [id as u8; 32])

@@ -153,3 +153,31 @@ impl<'a> Binding<'a> {
         canonical_json(&Value::Object(map))
     }
 }
+
+/// A digest of the data a tool pages over. When it moves, the tokens of earlier pages are
+/// refused as `STALE_CONTINUATION` instead of resuming at a position that now means other rows.
+///
+/// A revision string is one (`impl Snapshot for str`); a tool over files digests what it read
+/// of them (paths, sizes, modification times).
+pub trait Snapshot {
+    /// The digest: any text that changes when the data does.
+    fn digest(&self) -> String;
+}
+
+impl Snapshot for str {
+    fn digest(&self) -> String {
+        self.to_owned()
+    }
+}
+
+impl Snapshot for String {
+    fn digest(&self) -> String {
+        self.clone()
+    }
+}
+
+impl<T: Snapshot + ?Sized> Snapshot for &T {
+    fn digest(&self) -> String {
+        (**self).digest()
+    }
+}

@@ -420,7 +420,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::paging::KeyRing;
+    use crate::paging_core::KeyRing;
 
     fn refs() -> Continuations {
         Continuations::new(ContinuationKey::new(1, [1; 32]))

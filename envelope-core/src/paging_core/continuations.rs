@@ -283,7 +283,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::paging::token::{MAX_TOKEN_LEN, TOKEN_CHARS};
+    use crate::paging_core::token::{MAX_TOKEN_LEN, TOKEN_CHARS};
 
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

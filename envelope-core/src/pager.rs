@@ -8,24 +8,20 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{
-    Binding, Continuations, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, INVALID_LIMIT, Page,
-    PageArgs,
-};
 use crate::completeness::{Completeness, IncompleteReason, TruncationReason, Unit};
 use crate::context::ToolContext;
 use crate::next_action::TypedTool;
 use crate::next_action::{NextAction, Role};
+use crate::paging_core::{
+    Binding, Continuations, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, INVALID_LIMIT,
+    NEXT_PAGE, Page, PageArgs, Resume, Snapshot,
+};
 use crate::reply::Reply;
 use crate::tool_error::ToolError;
-
-/// The id of the next-page action a [`Pager`] adds.
-pub const NEXT_PAGE: &str = "next-page";
 
 /// The arguments of a paged tool: where a call says its page size and where it resumes.
 ///
@@ -112,34 +108,6 @@ macro_rules! paged_args {
             }
         }
     )+};
-}
-
-/// A digest of the data a tool pages over. When it moves, the tokens of earlier pages are
-/// refused as `STALE_CONTINUATION` instead of resuming at a position that now means other rows.
-///
-/// A revision string is one (`impl Snapshot for str`); a tool over files digests what it read
-/// of them (paths, sizes, modification times).
-pub trait Snapshot {
-    /// The digest: any text that changes when the data does.
-    fn digest(&self) -> String;
-}
-
-impl Snapshot for str {
-    fn digest(&self) -> String {
-        self.to_owned()
-    }
-}
-
-impl Snapshot for String {
-    fn digest(&self) -> String {
-        self.clone()
-    }
-}
-
-impl<T: Snapshot + ?Sized> Snapshot for &T {
-    fn digest(&self) -> String {
-        (**self).digest()
-    }
 }
 
 /// How a tool pages: what one row is, the page sizes it accepts, what its tokens are bound to
@@ -494,93 +462,6 @@ where
             .with_limit_field(<T::Args as PagedArgs>::LIMIT_FIELD)
             .with_scope(&self.paging.scope)
             .with_snapshot(&self.paging.snapshot)
-    }
-}
-
-/// How to re-seal a page's continuation after the budget stage cuts the page's rows: the page's
-/// binding and where it started. The [`Pager`] attaches one to the reply it finishes; when the
-/// response budget then cuts the rows `completeness` describes, the budget stage seals a token
-/// that resumes right after the last row sent, so no row is stranded and the tool does not
-/// run again to mint it.
-#[derive(Clone)]
-pub struct Resume {
-    continuations: Arc<Continuations>,
-    tool: String,
-    session: String,
-    request: Value,
-    scope: String,
-    snapshot: String,
-    continuation_field: &'static str,
-    limit_field: &'static str,
-    start: usize,
-    reason: String,
-}
-
-impl Resume {
-    /// The token that resumes after the first `sent` rows of the page, or `None` when `sent`
-    /// is zero: a token to where the page started would let paging loop.
-    pub fn after(&self, sent: usize) -> Result<Option<String>, ToolError> {
-        if sent == 0 {
-            return Ok(None);
-        }
-        let binding = Binding::new(&self.tool, &self.session, &self.request)
-            .with_continuation_field(self.continuation_field)
-            .with_limit_field(self.limit_field)
-            .with_scope(&self.scope)
-            .with_snapshot(&self.snapshot);
-        let position =
-            u64::try_from(self.start.saturating_add(sent)).map_err(ToolError::internal)?;
-        self.continuations.seal(&binding, position).map(Some)
-    }
-
-    /// The next-page action: this page's request, taking `completeness.continuation` as its
-    /// continuation argument. What the budget stage offers when it cuts the last page, which
-    /// had no continuation before.
-    pub fn next_page(&self) -> Result<NextAction, ToolError> {
-        let arguments = match &self.request {
-            Value::Object(arguments) => arguments.clone(),
-            _ => serde_json::Map::new(),
-        };
-        NextAction::new(
-            NEXT_PAGE,
-            Role::BroadenScope,
-            0,
-            &self.tool,
-            arguments,
-            &self.reason,
-        )
-        .map(|action| action.continuing(self.continuation_field))
-        .map_err(ToolError::internal)
-    }
-}
-
-impl fmt::Debug for Resume {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Resume")
-            .field(crate::fields::next_action::TOOL, &self.tool)
-            .field("start", &self.start)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for Resume {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.continuations, &other.continuations)
-            && (
-                &self.tool,
-                &self.session,
-                &self.request,
-                &self.scope,
-                &self.snapshot,
-                self.start,
-            ) == (
-                &other.tool,
-                &other.session,
-                &other.request,
-                &other.scope,
-                &other.snapshot,
-                other.start,
-            )
     }
 }
 

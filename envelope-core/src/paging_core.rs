@@ -1,0 +1,30 @@
+//! What paging is built on, below the [`Pager`](crate::paging::Pager): pages read from a call,
+//! sealed continuation tokens and their keys, what a token is bound to, the [`Resume`] the
+//! budget stage re-seals with, and target refs. Public as [`crate::paging`].
+
+mod binding;
+mod codes;
+mod continuations;
+mod keys;
+mod page;
+mod resume;
+mod seal;
+mod target;
+mod token;
+
+pub use binding::{Binding, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, Snapshot};
+pub use codes::{
+    CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, INVALID_CONTINUATION, INVALID_LIMIT,
+    MIXED_CONTINUATION_FORMS, STALE_CONTINUATION,
+};
+pub use continuations::{Continuations, DEFAULT_TTL};
+pub use keys::{ContinuationKey, KeyError, KeyRing};
+pub use page::{Page, PageArgs};
+pub use resume::{NEXT_PAGE, Resume};
+pub use target::{
+    CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,
+    MAX_TARGETS_PER_REF, OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND,
+    TARGET_REF_LAYOUT, TARGET_REF_MIN_CHARS, TARGET_SCOPE_MISMATCH, TargetBinding,
+    conflicting_target_input, target_not_found,
+};
+pub use token::{MAX_TOKEN_CHARS, MAX_TOKEN_LEN, TOKEN_CHARS, TOKEN_LAYOUT};

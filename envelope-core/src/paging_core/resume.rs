@@ -1,0 +1,100 @@
+//! [`Resume`]: how the budget stage re-seals a page's continuation after it cuts the page.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Binding, Continuations};
+use crate::next_action::{NextAction, Role};
+use crate::tool_error::ToolError;
+
+/// The id of the next-page action a [`Pager`](crate::paging::Pager) adds.
+pub const NEXT_PAGE: &str = "next-page";
+
+/// How to re-seal a page's continuation after the budget stage cuts the page's rows: the page's
+/// binding and where it started. The [`Pager`](crate::paging::Pager) attaches one to the reply
+/// it finishes; when the response budget then cuts the rows `completeness` describes, the
+/// budget stage seals a token that resumes right after the last row sent, so no row is
+/// stranded and the tool does not run again to mint it.
+#[derive(Clone)]
+pub struct Resume {
+    pub(crate) continuations: Arc<Continuations>,
+    pub(crate) tool: String,
+    pub(crate) session: String,
+    pub(crate) request: Value,
+    pub(crate) scope: String,
+    pub(crate) snapshot: String,
+    pub(crate) continuation_field: &'static str,
+    pub(crate) limit_field: &'static str,
+    pub(crate) start: usize,
+    pub(crate) reason: String,
+}
+
+impl Resume {
+    /// The token that resumes after the first `sent` rows of the page, or `None` when `sent`
+    /// is zero: a token to where the page started would let paging loop.
+    pub fn after(&self, sent: usize) -> Result<Option<String>, ToolError> {
+        if sent == 0 {
+            return Ok(None);
+        }
+        let binding = Binding::new(&self.tool, &self.session, &self.request)
+            .with_continuation_field(self.continuation_field)
+            .with_limit_field(self.limit_field)
+            .with_scope(&self.scope)
+            .with_snapshot(&self.snapshot);
+        let position =
+            u64::try_from(self.start.saturating_add(sent)).map_err(ToolError::internal)?;
+        self.continuations.seal(&binding, position).map(Some)
+    }
+
+    /// The next-page action: this page's request, taking `completeness.continuation` as its
+    /// continuation argument. What the budget stage offers when it cuts the last page, which
+    /// had no continuation before.
+    pub fn next_page(&self) -> Result<NextAction, ToolError> {
+        let arguments = match &self.request {
+            Value::Object(arguments) => arguments.clone(),
+            _ => serde_json::Map::new(),
+        };
+        NextAction::new(
+            NEXT_PAGE,
+            Role::BroadenScope,
+            0,
+            &self.tool,
+            arguments,
+            &self.reason,
+        )
+        .map(|action| action.continuing(self.continuation_field))
+        .map_err(ToolError::internal)
+    }
+}
+
+impl fmt::Debug for Resume {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resume")
+            .field(crate::fields::next_action::TOOL, &self.tool)
+            .field("start", &self.start)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Resume {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.continuations, &other.continuations)
+            && (
+                &self.tool,
+                &self.session,
+                &self.request,
+                &self.scope,
+                &self.snapshot,
+                self.start,
+            ) == (
+                &other.tool,
+                &other.session,
+                &other.request,
+                &other.scope,
+                &other.snapshot,
+                other.start,
+            )
+    }
+}
