@@ -129,5 +129,8 @@ fn the_check_finds_a_spelled_name_and_spares_comments_tests_and_marked_lines() {
                 let f = \"error\"; // wire: JSON-RPC's own member\n\
                 let g = \"not_a_field\";\n\
                 #[cfg(test)]\nmod tests { const M: &str = \"meta\"; }\n";
-    assert_eq!(offenders(text, &names), vec![(1, "completeness".to_owned())]);
+    assert_eq!(
+        offenders(text, &names),
+        vec![(1, "completeness".to_owned())]
+    );
 }

@@ -1,7 +1,7 @@
 //! Generation of `docs/CALL_PATH.md`: the path of one `tools/call`, hop by hop, each named by
-//! its file and function. The tests keep it true: a hop whose function disappears from its
-//! file fails them, and so does a path of more than [`MAX_HOPS`] hops or a crossing up the
-//! crate stack.
+//! its file and function. `cargo xtask docs` (and its `--check`) and the tests keep it true: a
+//! hop whose function disappears from its file fails them, and so does a path of more than
+//! [`MAX_HOPS`] hops or a crossing up the crate stack.
 
 use std::fmt::Write as _;
 
@@ -141,7 +141,7 @@ fn defines(text: &str, name: &str) -> bool {
 
 /// What is wrong with the path as written: hops whose function is gone, too many hops,
 /// crossings up the stack.
-fn problems() -> Vec<String> {
+pub(crate) fn problems() -> Vec<String> {
     let root = workspace_root();
     let mut problems = Vec::new();
     if HOPS.len() > MAX_HOPS {
