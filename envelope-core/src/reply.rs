@@ -123,6 +123,16 @@ impl<T> Reply<T> {
 
     /// The envelope for the call named `request_id`.
     pub(crate) fn into_envelope_for(self, request_id: RequestId) -> Envelope<T> {
+        self.into_envelope_around(request_id, |data| data)
+    }
+
+    /// The envelope for the call named `request_id`, around the payload as `wrap` makes it
+    /// (the runtime keeps it typed: [`Payload`](crate::stage::Payload)).
+    pub(crate) fn into_envelope_around<U>(
+        self,
+        request_id: RequestId,
+        wrap: impl FnOnce(T) -> U,
+    ) -> Envelope<U> {
         let Reply {
             data,
             verdict,
@@ -138,7 +148,7 @@ impl<T> Reply<T> {
             baseline: _,
             resume: _,
         } = self;
-        let mut envelope = Envelope::ok_for(data, request_id);
+        let mut envelope = Envelope::ok_for(wrap(data), request_id);
         if let Some(verdict) = verdict {
             envelope = envelope.with_verdict(verdict);
         }

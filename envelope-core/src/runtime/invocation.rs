@@ -264,7 +264,7 @@ impl Invocation {
             Ok(Ok(mut reply)) => ToolOutput {
                 baseline: reply.take_baseline(),
                 resume: reply.take_resume(),
-                envelope: reply.into_envelope_for(request_id).map_data(Payload::typed),
+                envelope: reply.into_envelope_around(request_id, Payload::typed),
                 controls: Controls::default(),
             },
             Ok(Err(error)) => {
