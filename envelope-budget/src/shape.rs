@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 /// `meta` fields that only observability pipelines read, or that the listing already says (the
 /// tool's name, tier, idempotency and layer); `response_mode: compact` (the default) leaves
 /// them out, since every one costs the model tokens it cannot act on, and so does
-/// `tokens_estimated` (counted all the same: [`Prepared::tokens_estimated`]). Nothing an agent
+/// `tokens_estimated` (counted all the same: [`Prepared::tokens_estimated`](crate::Prepared::tokens_estimated)). Nothing an agent
 /// branches on is here: `request_id`, `truncated` and its markers and the index drift stay.
 pub const COMPACT_DROPPED_META: &[&str] = &[
     keys::CLIENT_REQUEST_ID,

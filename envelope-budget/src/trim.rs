@@ -191,7 +191,7 @@ pub fn cut_depth(mut data: Value) -> Trimmed {
 ///
 /// `fixed` is the counts of everything else the response will carry, reserved stamps included.
 ///
-/// `precut` names top-level lists that a [`crate::BudgetEncoder`] already cut short, with their
+/// `precut` names top-level lists that a budget-aware encoder already cut short, with their
 /// full lengths; their markers and `completeness` report the full numbers.
 pub fn trim(
     data: Value,
@@ -211,7 +211,7 @@ pub fn trim(
     )
 }
 
-/// [`trim`], reusing the row sizes a [`crate::BudgetEncoder`] took while encoding `data`.
+/// [`trim`], reusing the row sizes the budget-aware encoder took while encoding `data`.
 pub(crate) fn trim_measured(
     mut data: Value,
     fixed: Counts,
