@@ -197,6 +197,9 @@ impl<T> Reply<T> {
 }
 
 /// A tool's `Ok` value: a bare serializable payload, or a [`Reply`] around one.
+///
+/// The payload is `Send + 'static`: it travels typed from the tool to the budget stage, which
+/// encodes it where it trims it (rows that could never be sent are never converted).
 pub trait IntoReply {
     /// The payload type.
     type Data: Serialize + Send + 'static;
