@@ -5,6 +5,8 @@
 mod binding;
 mod codes;
 mod continuations;
+#[cfg(test)]
+mod fixtures;
 mod keys;
 mod page;
 mod resume;

@@ -283,23 +283,10 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::paging_core::fixtures::{args, binding, key};
     use crate::paging_core::token::{MAX_TOKEN_LEN, TOKEN_CHARS};
 
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-    fn key(id: u32) -> ContinuationKey {
-        ContinuationKey::new(id, [id as u8; 32])
-    }
-
-    fn args() -> Value {
-        json!({"query": "needle", "path": "src", "limit": 10})
-    }
-
-    fn binding(request: &Value) -> Binding<'_> {
-        Binding::new("search_text", "session-1", request)
-            .with_scope("root=/repo")
-            .with_snapshot("rev-1")
-    }
 
     /// A clock the test moves by hand.
     fn manual_clock(start: SystemTime) -> (Arc<Mutex<SystemTime>>, impl Fn() -> SystemTime) {

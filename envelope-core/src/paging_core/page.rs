@@ -143,25 +143,11 @@ fn mixed_forms(binding: &Binding<'_>) -> ToolError {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::*;
     use crate::paging_core::codes::INVALID_CONTINUATION;
-    use crate::paging_core::keys::ContinuationKey;
-
-    fn key(id: u32) -> ContinuationKey {
-        ContinuationKey::new(id, [id as u8; 32])
-    }
-
-    fn args() -> Value {
-        json!({"query": "needle", "path": "src", "limit": 10})
-    }
-
-    fn binding(request: &Value) -> Binding<'_> {
-        Binding::new("search_text", "session-1", request)
-            .with_scope("root=/repo")
-            .with_snapshot("rev-1")
-    }
+    use crate::paging_core::fixtures::{args, binding, key};
 
     #[test]
     fn page_starts_at_zero_with_the_default_size() {
