@@ -30,6 +30,8 @@ use crate::policy::BudgetPolicy;
 pub struct CallBudget {
     policy: BudgetPolicy,
     tool: Option<usize>,
+    /// What the attached media took of the budget, in characters: the envelope gets the rest.
+    media: usize,
 }
 
 impl BudgetPolicy {
@@ -38,6 +40,7 @@ impl BudgetPolicy {
         CallBudget {
             policy: *self,
             tool: tool_budget,
+            media: 0,
         }
     }
 }
@@ -54,7 +57,28 @@ impl CallBudget {
                 .with_agent_chars(policy.agent_chars.map(|agent| agent.max(ceiling)))
                 .with_graph_chars(policy.graph_chars.max(ceiling)),
             tool: self.tool.map(|budget| budget.max(ceiling)),
+            media: self.media,
         }
+    }
+
+    /// The budget of the response as a whole, in characters, before media take their share:
+    /// `None` when nothing is trimmed.
+    pub fn response_chars(&self) -> Option<usize> {
+        self.policy.budget_for(self.tool, &serde_json::Value::Null)
+    }
+
+    /// What the envelope around `data` may take, in characters: the policy's budget for it
+    /// less what the attached media took. `None` when nothing is trimmed.
+    pub fn budget_for(&self, data: &serde_json::Value) -> Option<usize> {
+        self.policy
+            .budget_for(self.tool, data)
+            .map(|budget| budget.saturating_sub(self.media))
+    }
+
+    /// This budget with `chars` taken by the attached media.
+    pub(crate) fn less_media(mut self, chars: usize) -> Self {
+        self.media = self.media.saturating_add(chars);
+        self
     }
 
     /// The server's policy.
@@ -79,8 +103,7 @@ impl CallBudget {
     /// when trimming is off. A graph payload is still encoded whole (its ceiling is applied
     /// once its shape is known).
     pub(crate) fn encoder(&self) -> Option<BudgetEncoder> {
-        self.policy
-            .budget_for(self.tool, &serde_json::Value::Null)
+        self.budget_for(&serde_json::Value::Null)
             .map(|budget| BudgetEncoder::new(budget, self.policy.estimator))
     }
 }

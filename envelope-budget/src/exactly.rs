@@ -93,6 +93,7 @@ fn spare_of(output: &ToolOutput<Value>, encoded: &Encoded) -> (ToolOutput<Value>
         baseline: output.baseline.clone(),
         controls: output.controls.clone(),
         resume: output.resume.clone(),
+        attachments: Vec::new(),
     };
     (copy, encoded.cut_only())
 }
@@ -141,7 +142,7 @@ pub(crate) fn prepare_exactly(
     let budget = output
         .envelope
         .data()
-        .and_then(|data| policy.budget_for(call.tool_budget(), data));
+        .and_then(|data| call.budget_for(data));
     // What to prepare again from when the exact count is over. Made before knowing whether it
     // is needed: the output is consumed by the first pass. With the budget-aware encoder a
     // list payload holds little more than a budget's worth of rows; a graph is whole.

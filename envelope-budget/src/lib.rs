@@ -35,6 +35,7 @@
 mod call;
 mod cut;
 mod encode;
+mod media;
 #[cfg(feature = "exact")]
 pub mod exactly;
 mod own_fields;
@@ -54,6 +55,7 @@ mod trim;
 mod write;
 
 pub use call::CallBudget;
+pub use media::MEDIA_SHARE_PERCENT;
 pub use cut::{Leftovers, ROOT_LIST_KEY, TRUNCATION_SUFFIX};
 pub use policy::BudgetPolicy;
 pub use prepare::prepare;

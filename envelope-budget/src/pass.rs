@@ -36,9 +36,12 @@ pub(crate) fn prepare_within(
         baseline,
         controls,
         resume,
+        // Placed by `prepare` before the payload was encoded.
+        attachments: _,
     } = output;
     let Encoded { precut, measured } = encoded;
-    let (policy, tool_budget) = (budget.policy(), budget.tool_budget());
+    let call = budget;
+    let policy = call.policy();
     let controls = &controls;
     let outcome = Outcome::of(&envelope);
     let data = take_data(&mut envelope);
@@ -61,12 +64,12 @@ pub(crate) fn prepare_within(
     let estimator = policy.estimator;
     let budget = data
         .as_ref()
-        .and_then(|data| policy.budget_for(tool_budget, data))
+        .and_then(|data| call.budget_for(data))
         .map(|policed| lowered.unwrap_or(policed));
     // The envelope's own fields obey the budget too: all of it without a payload (an error);
     // beside one, half of it, checked below once the rest is sized anyway.
     if data.is_none()
-        && let Some(limit) = policy.budget_for(tool_budget, &Value::Null)
+        && let Some(limit) = call.budget_for(&Value::Null)
     {
         // Every answer under a budget says whether it was cut, an error's too.
         if let Some(Value::Object(meta)) = rest.get_mut(field::META) {

@@ -17,13 +17,25 @@ use crate::prepared::Prepared;
 /// `budget`, the call's ([`BudgetPolicy::for_call`](crate::BudgetPolicy::for_call)). The
 /// response is shaped by the controls the output carries
 /// ([`ToolOutput::with_controls`]; a tool's entry decodes them from its arguments).
+///
+/// Attached media are placed first ([`crate::media`]): they may take up to
+/// [`MEDIA_SHARE_PERCENT`](crate::MEDIA_SHARE_PERCENT) of the budget, the envelope is trimmed to
+/// what they leave, and `meta.attachments` says of each whether it was sent, linked or dropped.
 pub fn prepare(output: impl Into<ToolOutput>, budget: &CallBudget) -> Prepared {
-    let (output, encoded) = encode(output.into(), budget);
+    let mut output = output.into();
+    let attachments = std::mem::take(&mut output.attachments);
+    let placed = crate::media::place(attachments, budget.response_chars(), &mut output.envelope);
+    let budget = &budget.less_media(placed.chars);
+    let (output, encoded) = encode(output, budget);
     #[cfg(feature = "exact")]
     if let Some(check) = crate::exactly::ExactCheck::of(budget.policy()) {
-        return crate::exactly::prepare_exactly(output, encoded, budget, check);
+        let mut prepared = crate::exactly::prepare_exactly(output, encoded, budget, check);
+        prepared.attachments = placed.sent;
+        return prepared;
     }
-    crate::pass::prepare_within(output, encoded, budget, None)
+    let mut prepared = crate::pass::prepare_within(output, encoded, budget, None);
+    prepared.attachments = placed.sent;
+    prepared
 }
 
 /// The output with its payload encoded: by the call's budget encoder, under the runtime's

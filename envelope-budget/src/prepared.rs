@@ -1,6 +1,6 @@
 //! A response ready to send, and its text mirror.
 
-use envelope_core::RequestId;
+use envelope_core::{Attachment, RequestId};
 use envelope_core::fields::envelope as field;
 use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Controls, OutputFormat};
@@ -29,6 +29,9 @@ pub struct Prepared {
     pub toon: Option<String>,
     /// Parts the trimmer cut, not yet freed: drop them after sending.
     pub leftovers: Leftovers,
+    /// The media sent after the text mirror, in order: each the tool's attachment, or a link in
+    /// its place (`meta.attachments` says which, and which were dropped).
+    pub attachments: Vec<Attachment>,
 }
 
 impl Prepared {
@@ -85,5 +88,6 @@ pub(crate) fn with_mirror(
         tokens_estimated,
         toon,
         leftovers,
+        attachments: Vec::new(),
     }
 }

@@ -44,6 +44,8 @@ pub const CONTROL_SURFACE_META: &[&str] = &[
     keys::REQUEST_ID,
     keys::TRUNCATED,
     keys::ENVELOPE_UNSHRINKABLE,
+    // What was attached and whether it was sent: what an agent acts on, like `truncated`.
+    keys::ATTACHMENTS,
 ];
 
 /// Applies `response_mode` and `compact_only`.

@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::client::{
+    ClientChannel, ClientError, ClientFeature, Elicited, LogLevel, Sampled, SamplingRequest,
+};
 use crate::meta::IndexStatus;
 use crate::paging_core::Binding;
 use crate::payload::ResponseSizer;
@@ -192,6 +195,7 @@ pub struct ToolContext {
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
     sizer: Option<Arc<dyn ResponseSizer>>,
+    client: Option<Arc<dyn ClientChannel>>,
     tool: Option<&'static str>,
 }
 
@@ -212,6 +216,7 @@ impl fmt::Debug for ToolContext {
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
             .field("has_sizer", &self.sizer.is_some())
+            .field("has_client", &self.client.is_some())
             .field(crate::fields::meta::TOOL, &self.tool)
             .finish()
     }
@@ -321,6 +326,94 @@ impl ToolContext {
     pub fn with_sizer(mut self, sizer: Arc<dyn ResponseSizer>) -> Self {
         self.sizer = Some(sizer);
         self
+    }
+
+    /// Lets the tool make requests of its client (elicitation, sampling, logging) through
+    /// `channel`; the transport sets it.
+    #[must_use]
+    pub fn with_client(mut self, channel: Arc<dyn ClientChannel>) -> Self {
+        self.client = Some(channel);
+        self
+    }
+
+    /// Asks the user `message`, for a `T`: its JSON Schema (from `schemars`, subschemas
+    /// inlined) is what the client shows, and the accepted content is decoded into a `T`.
+    ///
+    /// Accepted, declined and cancelled are each an [`Elicited`] outcome; a client that cannot
+    /// ask answers [`ClientError::Unavailable`], which `?` turns into an `unavailable` error
+    /// with code [`ELICITATION_UNAVAILABLE`](crate::ELICITATION_UNAVAILABLE).
+    ///
+    /// ```
+    /// use envelope_core::{ClientError, ToolContext, ToolError};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// Delete the 3 files?
+    ///     confirm: bool,
+    /// }
+    ///
+    /// # tokio_test_block_on(async {
+    /// // No client is connected here, so asking is unavailable.
+    /// let asked = ToolContext::new().elicit::<Confirm>("Delete the 3 files?").await;
+    /// let error = ToolError::from(asked.err().expect("no client"));
+    /// assert_eq!(error.code(), Some(envelope_core::ELICITATION_UNAVAILABLE));
+    /// # });
+    /// # fn tokio_test_block_on<F: std::future::Future>(future: F) -> F::Output {
+    /// #     let mut future = std::pin::pin!(future);
+    /// #     let waker = std::task::Waker::noop();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     loop {
+    /// #         if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) { return out; }
+    /// #     }
+    /// # }
+    /// ```
+    pub async fn elicit<T: JsonSchema + serde::de::DeserializeOwned>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ClientError> {
+        let schema = crate::client::elicitation_schema::<T>();
+        let answer = self.elicit_with_schema(message, schema).await?;
+        match answer {
+            Elicited::Accepted(content) => serde_json::from_value(content)
+                .map(Elicited::Accepted)
+                .map_err(|error| ClientError::InvalidResponse(error.to_string())),
+            Elicited::Declined => Ok(Elicited::Declined),
+            Elicited::Cancelled => Ok(Elicited::Cancelled),
+        }
+    }
+
+    /// Asks the user `message`, for content matching `schema` as written (MCP's flat form: an
+    /// object of string, number, integer, boolean and enum fields, with defaults); the accepted
+    /// content is returned as the client sent it.
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        schema: serde_json::Value,
+    ) -> Result<Elicited<serde_json::Value>, ClientError> {
+        match &self.client {
+            Some(client) => client.elicit(message.into(), schema).await,
+            None => Err(ClientError::Unavailable(ClientFeature::Elicitation)),
+        }
+    }
+
+    /// Asks the client's model for a completion; a client that does not offer sampling
+    /// answers [`ClientError::Unavailable`].
+    pub async fn sample(&self, request: SamplingRequest) -> Result<Sampled, ClientError> {
+        match &self.client {
+            Some(client) => client.sample(request).await,
+            None => Err(ClientError::Unavailable(ClientFeature::Sampling)),
+        }
+    }
+
+    /// Logs `data` to the client at `level`, from the tool (the logger is its name): sent only
+    /// when the client asked for messages at that level or above (`logging/setLevel`), a no-op
+    /// without a client. A value that does not serialize is sent as its error.
+    pub fn log(&self, level: LogLevel, data: impl Serialize) {
+        if let Some(client) = &self.client {
+            let data = serde_json::to_value(data)
+                .unwrap_or_else(|error| serde_json::Value::String(error.to_string()));
+            client.log(level, self.tool.unwrap_or_default(), data);
+        }
     }
 
     /// The name of the tool being called, once the call has started.

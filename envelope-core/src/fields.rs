@@ -197,9 +197,12 @@ pub mod meta {
     pub const SCHEMA_VERSION_AT_INDEX: &str = "schema_version_at_index";
     /// `binary_drift_warning`.
     pub const BINARY_DRIFT_WARNING: &str = "binary_drift_warning";
+    /// `attachments`: the media attached beside the envelope, each a
+    /// [`AttachmentNote`](crate::AttachmentNote).
+    pub const ATTACHMENTS: &str = "attachments";
 
     /// Every named field, in wire order.
-    pub const FIELDS: [&str; 18] = [
+    pub const FIELDS: [&str; 19] = [
         REQUEST_ID,
         CLIENT_REQUEST_ID,
         TOOL,
@@ -218,6 +221,7 @@ pub mod meta {
         CAPABILITIES,
         SCHEMA_VERSION_AT_INDEX,
         BINARY_DRIFT_WARNING,
+        ATTACHMENTS,
     ];
 
     /// The prefix of every trimmer marker.

@@ -63,9 +63,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod attachment;
 mod bounded;
 mod canonical;
 mod capability;
+mod client;
 mod completeness;
 mod context;
 mod deep;
@@ -94,7 +96,15 @@ mod wire;
 
 // What a tool author writes against. Everything else has a module of its own: `paging`,
 // `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.
+pub use attachment::{
+    Attachment, AttachmentKind, AttachmentNote, Delivery, ResourceContents, ResourceLink,
+};
 pub use capability::Capability;
+pub use client::{
+    CLIENT_REQUEST_FAILED, CLIENT_RESPONSE_INVALID, ClientChannel, ClientError, ClientFeature,
+    ELICITATION_UNAVAILABLE, Elicited, LogLevel, SAMPLING_UNAVAILABLE, Sampled, SamplingMessage,
+    SamplingRequest, SamplingRole,
+};
 pub use completeness::{Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit};
 pub use context::{NOT_CONFIGURED, ToolContext};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};

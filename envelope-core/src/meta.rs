@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::attachment::AttachmentNote;
 use crate::capability::Capability;
 use crate::request_id::RequestId;
 use crate::tier::Tier;
@@ -195,6 +196,10 @@ pub struct Meta {
     /// Stored data is newer than the running binary (server-supplied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     binary_drift_warning: Option<BinaryDrift>,
+    /// The media the tool attached, in order: what each is and whether it was sent (the budget
+    /// stage decides); absent when nothing was attached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attachments: Vec<AttachmentNote>,
     /// The trimmer's `truncated_<key>_from/_to`, `truncated_string_fields`, … markers.
     #[serde(flatten)]
     trim_markers: BTreeMap<String, Value>,
@@ -232,6 +237,7 @@ impl Meta {
             capabilities: Vec::new(),
             schema_version_at_index: None,
             binary_drift_warning: None,
+            attachments: Vec::new(),
             trim_markers: BTreeMap::new(),
         }
     }
@@ -329,6 +335,11 @@ impl Meta {
         self.binary_drift_warning.as_ref()
     }
 
+    /// `attachments`: the media the tool attached, and whether each was sent.
+    pub fn attachments(&self) -> &[AttachmentNote] {
+        &self.attachments
+    }
+
     /// The trimmer's `truncated_*` markers.
     pub fn trim_markers(&self) -> &BTreeMap<String, Value> {
         &self.trim_markers
@@ -413,6 +424,12 @@ impl MetaStamp<'_> {
         self
     }
 
+    /// `attachments`: what the budget stage decided of each attachment, in order.
+    pub fn attachments(&mut self, notes: Vec<AttachmentNote>) -> &mut Self {
+        self.0.attachments = notes;
+        self
+    }
+
     /// `schema_version_at_index` and `binary_drift_warning`: the state of the served index.
     pub fn index_status(&mut self, status: Option<&IndexStatus>) -> &mut Self {
         self.0.schema_version_at_index = status.map(IndexStatus::schema_version_at_index);
@@ -439,7 +456,10 @@ mod tests {
             .truncated(true)
             .unshrinkable(true)
             .capabilities(vec![Capability::REQUEST_IDS])
-            .index_status(Some(&IndexStatus::new(3, 1)));
+            .index_status(Some(&IndexStatus::new(3, 1)))
+            .attachments(vec![
+                crate::Attachment::image(&[1], "image/png").note(crate::Delivery::Sent),
+            ]);
         let wire = serde_json::to_value(&meta).expect("serializes");
         let written: Vec<&str> = wire
             .as_object()

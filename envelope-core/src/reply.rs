@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::attachment::Attachment;
 use crate::completeness::Completeness;
 use crate::empty_reason::EmptyReason;
 use crate::envelope::Envelope;
@@ -41,6 +42,7 @@ pub struct Reply<T> {
     diagnostics: Vec<Notice>,
     baseline: Option<(String, u64)>,
     resume: Option<crate::paging_core::Resume>,
+    attachments: Vec<Attachment>,
 }
 
 impl<T> Reply<T> {
@@ -58,7 +60,23 @@ impl<T> Reply<T> {
             diagnostics: Vec::new(),
             baseline: None,
             resume: None,
+            attachments: Vec::new(),
         }
+    }
+
+    /// Hands back media beside the payload: an image, audio, a link to a resource or a
+    /// resource embedded whole, sent as content blocks after the envelope's text mirror, in the
+    /// order attached. `meta.attachments` says what each is and whether it was sent: a response
+    /// over its budget links a resource instead of embedding it, and drops media it cannot
+    /// link, saying so.
+    pub fn attach(mut self, attachment: Attachment) -> Self {
+        self.attachments.push(attachment);
+        self
+    }
+
+    /// The media attached so far.
+    pub fn attachments(&self) -> &[Attachment] {
+        &self.attachments
     }
 
     /// Declares what answering without this tool would have cost, for `meta.tokens_saved`:
@@ -147,6 +165,7 @@ impl<T> Reply<T> {
             // envelope (see `stage::ToolOutput`).
             baseline: _,
             resume: _,
+            attachments: _,
         } = self;
         let mut envelope = Envelope::ok_for(wrap(data), request_id);
         if let Some(verdict) = verdict {
@@ -186,6 +205,11 @@ impl<T> Reply<T> {
     /// Takes out how to re-seal the page, which travels beside the envelope.
     pub(crate) fn take_resume(&mut self) -> Option<crate::paging_core::Resume> {
         self.resume.take()
+    }
+
+    /// Takes out the attachments, which travel beside the envelope.
+    pub(crate) fn take_attachments(&mut self) -> Vec<Attachment> {
+        std::mem::take(&mut self.attachments)
     }
 
     /// Takes out the declared baseline, which travels beside the envelope.

@@ -22,6 +22,8 @@
 
 use serde_json::Value;
 
+use crate::attachment::Attachment;
+
 pub use crate::bounded::{to_value_capped, to_value_within};
 pub use crate::canonical::canonical_json;
 pub use crate::context::{
@@ -64,6 +66,9 @@ pub struct ToolOutput<P = Payload> {
     /// `completeness` describes ([`Reply::resumable`](crate::Reply::resumable), which the
     /// [`Pager`](crate::paging::Pager) sets); without it, such a cut drops the continuation.
     pub resume: Option<crate::paging_core::Resume>,
+    /// The media the tool attached ([`Reply::attach`](crate::Reply::attach)), in order: the
+    /// budget stage decides which are sent and notes each in `meta.attachments`.
+    pub attachments: Vec<Attachment>,
 }
 
 impl<P> ToolOutput<P> {
@@ -103,6 +108,7 @@ impl ToolOutput {
             baseline: self.baseline,
             controls: self.controls,
             resume: self.resume,
+            attachments: self.attachments,
         };
         let Some(payload) = payload else {
             return (output, M::default());
@@ -135,6 +141,7 @@ impl From<Envelope<Value>> for ToolOutput {
             baseline: None,
             controls: Controls::default(),
             resume: None,
+            attachments: Vec::new(),
         }
     }
 }

@@ -264,6 +264,7 @@ impl Invocation {
             Ok(Ok(mut reply)) => ToolOutput {
                 baseline: reply.take_baseline(),
                 resume: reply.take_resume(),
+                attachments: reply.take_attachments(),
                 envelope: reply.into_envelope_around(request_id, Payload::typed),
                 controls: Controls::default(),
             },

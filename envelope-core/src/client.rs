@@ -1,0 +1,310 @@
+//! What a tool may ask of the client while it runs: input from the user (elicitation), a
+//! completion from the client's model (sampling), and log messages at the level the client set.
+//!
+//! The transport implements [`ClientChannel`] (MCP's `elicitation/create`,
+//! `sampling/createMessage` and `notifications/message`); a tool asks through its
+//! [`ToolContext`](crate::ToolContext): [`elicit`](crate::ToolContext::elicit),
+//! [`sample`](crate::ToolContext::sample), [`log`](crate::ToolContext::log). Without a client
+//! that offers it, asking answers [`ClientError::Unavailable`], which `?` turns into an
+//! `unavailable` error with code [`ELICITATION_UNAVAILABLE`] or [`SAMPLING_UNAVAILABLE`].
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tool::BoxFuture;
+use crate::tool_error::ToolError;
+
+/// The `code` of the error a tool answers when it asked the user for input and the client
+/// cannot ask (it did not declare `elicitation`, or no client is connected): `unavailable`,
+/// not retryable.
+pub const ELICITATION_UNAVAILABLE: &str = "elicitation_unavailable";
+/// The `code` of the error a tool answers when it asked for sampling and the client does not
+/// offer it: `unavailable`, not retryable.
+pub const SAMPLING_UNAVAILABLE: &str = "sampling_unavailable";
+/// The `code` of the error a tool answers when the client's answer did not match what was
+/// asked (content that fails the requested schema, say): `validation`, not retryable.
+pub const CLIENT_RESPONSE_INVALID: &str = "client_response_invalid";
+/// The `code` of the error a tool answers when its request to the client failed (the client
+/// errored, timed out or went away): `transient`, retryable.
+pub const CLIENT_REQUEST_FAILED: &str = "client_request_failed";
+
+/// What the user did with an elicitation: each a distinct outcome, none an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// The user answered, with content that matches the requested schema.
+    Accepted(T),
+    /// The user said no.
+    Declined,
+    /// The user dismissed the request without choosing.
+    Cancelled,
+}
+
+impl<T> Elicited<T> {
+    /// The answer, when the user accepted.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            Elicited::Accepted(value) => Some(value),
+            Elicited::Declined | Elicited::Cancelled => None,
+        }
+    }
+
+    /// The outcome with its answer mapped by `f`.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Elicited<U> {
+        match self {
+            Elicited::Accepted(value) => Elicited::Accepted(f(value)),
+            Elicited::Declined => Elicited::Declined,
+            Elicited::Cancelled => Elicited::Cancelled,
+        }
+    }
+}
+
+/// What a tool can ask of its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientFeature {
+    /// Input from the user (`elicitation`).
+    Elicitation,
+    /// A completion from the client's model (`sampling`).
+    Sampling,
+}
+
+impl fmt::Display for ClientFeature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ClientFeature::Elicitation => "elicitation",
+            ClientFeature::Sampling => "sampling",
+        })
+    }
+}
+
+/// Why a request to the client got no usable answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The client does not offer it: it did not declare the capability, or no client is
+    /// connected (a call from the command line).
+    #[error("the client does not offer {0}")]
+    Unavailable(ClientFeature),
+    /// What the tool asked cannot be asked: an elicitation schema that is not a flat object of
+    /// primitive fields, say. The tool's mistake, not the client's.
+    #[error("cannot ask the client: {0}")]
+    InvalidRequest(String),
+    /// The client answered with something other than what was asked.
+    #[error("the client's answer does not match the request: {0}")]
+    InvalidResponse(String),
+    /// The request failed on the way: the client errored, timed out or went away.
+    #[error("the request to the client failed: {0}")]
+    Failed(String),
+}
+
+impl From<ClientError> for ToolError {
+    /// `unavailable` ([`ELICITATION_UNAVAILABLE`], [`SAMPLING_UNAVAILABLE`]) when the client
+    /// does not offer it, not retryable; `validation` ([`CLIENT_RESPONSE_INVALID`]) for an
+    /// answer that does not fit; `transient` ([`CLIENT_REQUEST_FAILED`]) when the request
+    /// failed; `internal` for a request that could not be asked.
+    fn from(error: ClientError) -> Self {
+        let message = error.to_string();
+        match error {
+            ClientError::Unavailable(feature) => ToolError::unavailable(message)
+                .with_code(match feature {
+                    ClientFeature::Elicitation => ELICITATION_UNAVAILABLE,
+                    ClientFeature::Sampling => SAMPLING_UNAVAILABLE,
+                })
+                .with_retryable(false),
+            ClientError::InvalidRequest(_) => ToolError::internal(message),
+            ClientError::InvalidResponse(_) => {
+                ToolError::validation(message).with_code(CLIENT_RESPONSE_INVALID)
+            }
+            ClientError::Failed(_) => ToolError::transient(message).with_code(CLIENT_REQUEST_FAILED),
+        }
+    }
+}
+
+/// The severity of a log message, RFC 5424's as MCP names them; the client sets the least it
+/// wants (`logging/setLevel`), and messages below it are not sent.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevel {
+    /// `debug`.
+    Debug,
+    /// `info`.
+    Info,
+    /// `notice`.
+    Notice,
+    /// `warning`.
+    Warning,
+    /// `error`.
+    Error,
+    /// `critical`.
+    Critical,
+    /// `alert`.
+    Alert,
+    /// `emergency`.
+    Emergency,
+}
+
+/// Who speaks in a sampling message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplingRole {
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a sampling conversation: text, from the user or the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamplingMessage {
+    /// Who speaks.
+    pub role: SamplingRole,
+    /// What they say.
+    pub text: String,
+}
+
+/// A completion a tool asks of the client's model: the conversation so far and the most tokens
+/// to answer with; the client picks the model (and may ask its user first).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SamplingRequest {
+    /// The conversation, oldest first.
+    pub messages: Vec<SamplingMessage>,
+    /// The most tokens the answer may take.
+    pub max_tokens: u32,
+    /// A system prompt the client may use.
+    pub system_prompt: Option<String>,
+    /// The sampling temperature, if the tool cares.
+    pub temperature: Option<f32>,
+    /// A model name the client may prefer (a hint, not a requirement).
+    pub model_hint: Option<String>,
+}
+
+impl SamplingRequest {
+    /// A one-message conversation: the user says `text`; the answer takes at most `max_tokens`.
+    pub fn user(text: impl Into<String>, max_tokens: u32) -> Self {
+        SamplingRequest {
+            messages: vec![SamplingMessage {
+                role: SamplingRole::User,
+                text: text.into(),
+            }],
+            max_tokens,
+            system_prompt: None,
+            temperature: None,
+            model_hint: None,
+        }
+    }
+
+    /// With a system prompt.
+    #[must_use]
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// With a sampling temperature.
+    #[must_use]
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// With a model the client may prefer.
+    #[must_use]
+    pub fn with_model_hint(mut self, model: impl Into<String>) -> Self {
+        self.model_hint = Some(model.into());
+        self
+    }
+}
+
+/// The client model's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    /// Who answered (the model, as a rule).
+    pub role: SamplingRole,
+    /// The answer's text; `None` when the model answered with something else (an image).
+    pub text: Option<String>,
+    /// The model that answered.
+    pub model: String,
+    /// Why it stopped, as the client says (`endTurn`, `maxTokens`, …).
+    pub stop_reason: Option<String>,
+}
+
+/// The requests a tool can make of its client; the transport implements it.
+pub trait ClientChannel: Send + Sync {
+    /// Asks the user `message`, for content matching `schema` (a flat JSON Schema object of
+    /// primitive fields); the accepted content is returned as the client sent it.
+    fn elicit(
+        &self,
+        message: String,
+        schema: Value,
+    ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>>;
+
+    /// Asks the client's model for a completion.
+    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>>;
+
+    /// Sends a log message from `logger` (the tool's name), if the client wants `level`.
+    fn log(&self, level: LogLevel, logger: &str, data: Value);
+}
+
+/// The elicitation schema of `T`: subschemas inlined, without `$schema`, as MCP's flat form
+/// asks.
+pub(crate) fn elicitation_schema<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .into_generator();
+    generator.into_root_schema_for::<T>().to_value()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Category;
+
+    #[derive(JsonSchema, Deserialize)]
+    #[allow(dead_code)]
+    struct Confirm {
+        /// Delete the files?
+        confirm: bool,
+        /// Why.
+        reason: Option<String>,
+    }
+
+    #[test]
+    fn the_schema_is_a_flat_object_without_a_meta_schema() {
+        let schema = elicitation_schema::<Confirm>();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["confirm"]["type"], "boolean");
+        assert!(schema.get("$schema").is_none());
+        assert_eq!(schema["required"], serde_json::json!(["confirm"]));
+    }
+
+    #[test]
+    fn each_failure_is_a_typed_tool_error() {
+        let unavailable = ToolError::from(ClientError::Unavailable(ClientFeature::Elicitation));
+        assert_eq!(unavailable.category(), Category::Unavailable);
+        assert_eq!(unavailable.code(), Some(ELICITATION_UNAVAILABLE));
+        assert!(!unavailable.retryable());
+        let sampling = ToolError::from(ClientError::Unavailable(ClientFeature::Sampling));
+        assert_eq!(sampling.code(), Some(SAMPLING_UNAVAILABLE));
+        let failed = ToolError::from(ClientError::Failed("timed out".into()));
+        assert_eq!(failed.category(), Category::Transient);
+        assert!(failed.retryable());
+        let invalid = ToolError::from(ClientError::InvalidResponse("age: not a number".into()));
+        assert_eq!(invalid.category(), Category::Validation);
+        assert_eq!(invalid.code(), Some(CLIENT_RESPONSE_INVALID));
+    }
+
+    #[test]
+    fn log_levels_order_by_severity() {
+        assert!(LogLevel::Debug < LogLevel::Info);
+        assert!(LogLevel::Error < LogLevel::Emergency);
+        assert_eq!(serde_json::to_value(LogLevel::Warning).ok(), Some("warning".into()));
+    }
+}
