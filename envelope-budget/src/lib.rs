@@ -35,9 +35,9 @@
 mod call;
 mod cut;
 mod encode;
-mod media;
 #[cfg(feature = "exact")]
 pub mod exactly;
+mod media;
 mod own_fields;
 mod pass;
 mod policy;
@@ -55,8 +55,8 @@ mod trim;
 mod write;
 
 pub use call::CallBudget;
-pub use media::MEDIA_SHARE_PERCENT;
 pub use cut::{Leftovers, ROOT_LIST_KEY, TRUNCATION_SUFFIX};
+pub use media::MEDIA_SHARE_PERCENT;
 pub use policy::BudgetPolicy;
 pub use prepare::prepare;
 pub use prepared::Prepared;

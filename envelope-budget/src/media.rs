@@ -84,7 +84,10 @@ mod tests {
         let big = Attachment::image(&vec![0; 100_000], "image/png");
         let placed = place(vec![big.clone()], None, &mut envelope);
         assert_eq!(placed.sent, vec![big]);
-        assert_eq!(delivered(&envelope), vec![(AttachmentKind::Image, Delivery::Sent)]);
+        assert_eq!(
+            delivered(&envelope),
+            vec![(AttachmentKind::Image, Delivery::Sent)]
+        );
     }
 
     #[test]
@@ -92,8 +95,13 @@ mod tests {
         let mut envelope = Envelope::ok(json!(1));
         let small = Attachment::image(&[1, 2, 3], "image/png");
         let big_image = Attachment::image(&vec![0; 30_000], "image/png");
-        let big_file = Attachment::text_resource("file:///srv/big.log", "text/plain", "x".repeat(30_000));
-        let placed = place(vec![small.clone(), big_image, big_file], Some(8_000), &mut envelope);
+        let big_file =
+            Attachment::text_resource("file:///srv/big.log", "text/plain", "x".repeat(30_000));
+        let placed = place(
+            vec![small.clone(), big_image, big_file],
+            Some(8_000),
+            &mut envelope,
+        );
         assert_eq!(
             delivered(&envelope),
             vec![
@@ -113,7 +121,9 @@ mod tests {
     #[test]
     fn media_never_take_more_than_their_share() {
         let mut envelope = Envelope::ok(json!(1));
-        let images: Vec<_> = (0..10).map(|_| Attachment::image(&[0; 600], "image/png")).collect();
+        let images: Vec<_> = (0..10)
+            .map(|_| Attachment::image(&[0; 600], "image/png"))
+            .collect();
         let placed = place(images, Some(4_000), &mut envelope);
         assert!(placed.chars <= 2_000, "{}", placed.chars);
         assert!(!placed.sent.is_empty());

@@ -1,9 +1,9 @@
 //! A response ready to send, and its text mirror.
 
-use envelope_core::{Attachment, RequestId};
 use envelope_core::fields::envelope as field;
 use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Controls, OutputFormat};
+use envelope_core::{Attachment, RequestId};
 use serde_json::Value;
 
 use crate::cut::Leftovers;

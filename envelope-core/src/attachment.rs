@@ -378,7 +378,10 @@ mod tests {
             Some(6)
         );
         assert_eq!(Attachment::link("test://l", "l").bytes(), None);
-        assert_eq!(Attachment::link("test://l", "l").with_size(9).bytes(), Some(9));
+        assert_eq!(
+            Attachment::link("test://l", "l").with_size(9).bytes(),
+            Some(9)
+        );
     }
 
     #[test]

@@ -117,7 +117,9 @@ impl From<ClientError> for ToolError {
             ClientError::InvalidResponse(_) => {
                 ToolError::validation(message).with_code(CLIENT_RESPONSE_INVALID)
             }
-            ClientError::Failed(_) => ToolError::transient(message).with_code(CLIENT_REQUEST_FAILED),
+            ClientError::Failed(_) => {
+                ToolError::transient(message).with_code(CLIENT_REQUEST_FAILED)
+            }
         }
     }
 }
@@ -305,6 +307,9 @@ mod tests {
     fn log_levels_order_by_severity() {
         assert!(LogLevel::Debug < LogLevel::Info);
         assert!(LogLevel::Error < LogLevel::Emergency);
-        assert_eq!(serde_json::to_value(LogLevel::Warning).ok(), Some("warning".into()));
+        assert_eq!(
+            serde_json::to_value(LogLevel::Warning).ok(),
+            Some("warning".into())
+        );
     }
 }

@@ -155,9 +155,9 @@ pub use in_flight::DUPLICATE_ID;
 pub use jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
 pub use lines::MAX_JSONRPC_ID_BYTES;
 pub use server::{
-    DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, EnvelopeServer, MAX_PROGRESS_TOKEN_BYTES,
-    META_PREFIX,
+    DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_LOG_LEVEL, DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, EnvelopeServer,
+    MAX_PROGRESS_TOKEN_BYTES, META_PREFIX,
 };
 
 // What a server author needs besides `envelope-core`, so a server's manifest lists only the

@@ -219,6 +219,7 @@ impl EnvelopeServer {
                     Ok::<_, Closed>(serde_json::to_vec(&message).unwrap_or_default())
                 });
         let running = self
+            .for_session()
             .serve((Box::pin(sink), messages))
             .await
             .map_err(|error| McpError::Session(error.to_string()))?;

@@ -343,7 +343,7 @@ impl EnvelopeServer {
         #[cfg(not(feature = "rest"))]
         drop(admission);
         let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_session()),
             Arc::clone(&limits.sessions),
             rmcp_config,
         );

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use envelope_budget::{CallBudget, Prepared, prepare};
 use envelope_core::stage::{Cancellation, Controls, ProgressSink};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
-use envelope_core::{Envelope, Tier, Tool, ToolContext, ToolSpec};
+use envelope_core::{ClientChannel, Envelope, Tier, Tool, ToolContext, ToolSpec};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
@@ -26,6 +26,8 @@ pub(crate) struct CallExtras {
     pub(crate) principal: Option<String>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
+    /// The client the tool may ask for input, a completion, or send logs to.
+    pub(crate) client: Option<Arc<dyn ClientChannel>>,
     /// The caller's W3C trace context, which the call's span joins.
     #[cfg(feature = "otel")]
     pub(crate) trace: crate::otel::TraceContext,
@@ -111,6 +113,9 @@ impl EnvelopeServer {
         }
         if let Some(progress) = extras.progress {
             ctx = ctx.with_progress(progress);
+        }
+        if let Some(client) = extras.client {
+            ctx = ctx.with_client(client);
         }
         // The client's cancellation, or the deadline's: either stops the work.
         let stop = Arc::new(Stop {

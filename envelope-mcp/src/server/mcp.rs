@@ -1,5 +1,10 @@
 //! The MCP mapping: a call's answer as an MCP result, with its `_meta` keys, and the
-//! [`ServerHandler`] rmcp drives (`initialize`, `tools/list`, `tools/call`).
+//! [`ServerHandler`] rmcp drives: `initialize`, `tools/list`, `tools/call` and
+//! `logging/setLevel` here; everything else handed to the composed rmcp handler, if any.
+//!
+//! rmcp marks logging deprecated by SEP-2577, for the revisions after 2025-11-25; the revisions
+//! this server speaks still have `logging/setLevel`.
+#![allow(deprecated)]
 
 use std::sync::Arc;
 
@@ -7,15 +12,23 @@ use envelope_budget::Prepared;
 use envelope_core::meta_keys;
 use envelope_core::stage::ProgressSink;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod,
+    CompleteRequestParams, CompleteResult, ContentBlock, CustomNotification, CustomRequest,
+    CustomResult, GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse,
+    Implementation, JsonObject, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestMethod, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::EnvelopeServer;
 use super::call::{Answer, CallExtras, principal_of};
+use super::client::{PeerClient, log_level_of};
 use super::progress::{PeerProgress, reportable};
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
@@ -74,10 +87,19 @@ impl EnvelopeServer {
             json,
             toon,
             leftovers,
+            attachments,
             ..
         } = prepared;
-        // The mirror moves into the result: a page of rows is not copied again.
-        let mut result = CallToolResult::success(vec![ContentBlock::text(toon.unwrap_or(json))]);
+        // The mirror moves into the result: a page of rows is not copied again. The media
+        // follow it, as the budget stage placed them.
+        let mut content = Vec::with_capacity(1 + attachments.len());
+        content.push(ContentBlock::text(toon.unwrap_or(json)));
+        content.extend(
+            attachments
+                .into_iter()
+                .filter_map(super::media::content_block),
+        );
+        let mut result = CallToolResult::success(content);
         result.structured_content = Some(structured);
         result.is_error = Some(!ok);
         // Freeing the rows the trimmer cut can be slow; do it off the response path.
@@ -88,16 +110,54 @@ impl EnvelopeServer {
     }
 }
 
+/// Every method rmcp dispatches that the toolset does not own goes to the composed handler;
+/// without one, rmcp's answer for a server that has none (`method not found`, or an empty
+/// list for a capability not advertised).
+macro_rules! delegated {
+    ($( $method:ident ( $( $arg:ident : $ty:ty ),* ) -> $out:ty, else $missing:ty ; )*) => {$(
+        async fn $method(&self, $( $arg: $ty ),* ) -> Result<$out, ErrorData> {
+            match &self.handler {
+                Some(handler) => handler.$method($( $arg ),*).await,
+                None => Err(ErrorData::method_not_found::<$missing>()),
+            }
+        }
+    )*};
+}
+
 impl ServerHandler for EnvelopeServer {
     fn get_info(&self) -> ServerConfig {
         let config = &self.inner.config;
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                config.name.clone(),
-                config.version.clone(),
-            ));
-        if let Some(instructions) = &config.instructions {
-            info = info.with_instructions(instructions.clone());
+        // The composed handler's capabilities, with the toolset's tools and logging merged in.
+        let mut capabilities = self
+            .handler
+            .as_ref()
+            .map(|handler| handler.info().capabilities)
+            .unwrap_or_default();
+        let list_changed = capabilities
+            .tools
+            .as_ref()
+            .and_then(|tools| tools.list_changed);
+        capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;
+        if let Some(tools) = &mut capabilities.tools {
+            tools.list_changed = list_changed;
+        }
+        if capabilities.logging.is_none() {
+            capabilities.logging = ServerCapabilities::builder()
+                .enable_logging()
+                .build()
+                .logging;
+        }
+        let mut info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            config.name.clone(),
+            config.version.clone(),
+        ));
+        let instructions = config.instructions.clone().or_else(|| {
+            self.handler
+                .as_ref()
+                .and_then(|handler| handler.info().instructions)
+        });
+        if let Some(instructions) = instructions {
+            info = info.with_instructions(instructions);
         }
         // Where an agent looks first: the tags it may gate on, before any call.
         if !self.capabilities.tags.is_empty() {
@@ -113,10 +173,22 @@ impl ServerHandler for EnvelopeServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.listing.clone()))
+        let mut tools = self.inner.listing.clone();
+        // The composed handler's own tools follow, those an envelope tool shadows left out.
+        if let Some(handler) = &self.handler
+            && let Ok(theirs) = handler.list_tools(request, context).await
+        {
+            tools.extend(
+                theirs
+                    .tools
+                    .into_iter()
+                    .filter(|tool| self.inner.tools.get(&tool.name).is_none()),
+            );
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -125,6 +197,9 @@ impl ServerHandler for EnvelopeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.inner.tools.get(&request.name) else {
+            if let Some(handler) = &self.handler {
+                return handler.call_tool(request, context).await;
+            }
             let available: Vec<&str> = self.inner.tools.names().collect();
             // The name is the client's, of any length: only its start is echoed.
             let echoed: String = request.name.chars().take(ECHOED_NAME_CHARS).collect();
@@ -134,6 +209,125 @@ impl ServerHandler for EnvelopeServer {
                 Some(json!({ "tool": echoed, "available": available })),
             ));
         };
+        Ok(self
+            .answer_call(tool, request.arguments.unwrap_or_default(), context)
+            .await)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.set_log_level(log_level_of(request.level));
+        // The composed handler logs too, at the level the client asked for.
+        if let Some(handler) = &self.handler
+            && handler.info().capabilities.logging.is_some()
+        {
+            return handler.set_level(request, context).await;
+        }
+        Ok(())
+    }
+
+    delegated! {
+        complete(request: CompleteRequestParams, context: RequestContext<RoleServer>) -> CompleteResult, else CompleteRequestMethod;
+        get_prompt(request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> GetPromptResponse, else GetPromptRequestMethod;
+        read_resource(request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> ReadResourceResponse, else ReadResourceRequestMethod;
+        list_prompts(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> ListPromptsResult, else ListPromptsRequestMethod;
+        list_resources(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> ListResourcesResult, else ListResourcesRequestMethod;
+        list_resource_templates(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> ListResourceTemplatesResult, else ListResourceTemplatesRequestMethod;
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        match &self.handler {
+            Some(handler) => handler.on_custom_request(request, context).await,
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )),
+        }
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        match &self.handler {
+            Some(handler) => handler.listen(context).await,
+            None => {
+                context.cancelled().await;
+                Ok(())
+            }
+        }
+    }
+
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.handler {
+            Some(handler) => handler.subscribe(request, context).await,
+            None => Err(ErrorData::method_not_found::<SubscribeRequestMethod>()),
+        }
+    }
+
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.handler {
+            Some(handler) => handler.unsubscribe(request, context).await,
+            None => Err(ErrorData::method_not_found::<UnsubscribeRequestMethod>()),
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.handler
+            .as_ref()
+            .and_then(|handler| handler.accepted_subscription_filter(requested))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(handler) = &self.handler {
+            handler.on_initialized(context).await;
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        if let Some(handler) = &self.handler {
+            handler.on_roots_list_changed(context).await;
+        }
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        context: NotificationContext<RoleServer>,
+    ) {
+        if let Some(handler) = &self.handler {
+            handler.on_custom_notification(notification, context).await;
+        }
+    }
+}
+
+impl EnvelopeServer {
+    /// One MCP call of `tool`: the transport's facts read off the request (correlation id,
+    /// session, principal, progress token, cancellation), the call, and its MCP result.
+    pub(crate) async fn answer_call(
+        &self,
+        tool: &dyn envelope_core::Tool,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
         let parts = context.extensions.get::<http::request::Parts>();
         let header = |name: &str| {
             parts
@@ -150,7 +344,7 @@ impl ServerHandler for EnvelopeServer {
             .get_progress_token()
             .filter(reportable)
             .map(|token| PeerProgress::new(context.peer.clone(), token));
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let client = PeerClient::new(context.peer.clone(), Arc::clone(&self.session));
         let extras = CallExtras {
             client_request_id,
             session,
@@ -159,14 +353,15 @@ impl ServerHandler for EnvelopeServer {
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),
             cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
+            client: Some(Arc::new(client)),
             #[cfg(feature = "otel")]
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
             unbudgeted_ceiling: None,
         };
-        let answer = self.call_with(tool, arguments, extras).await;
+        let answer = self.call_with(tool, Value::Object(arguments), extras).await;
         if let Some(progress) = progress {
             progress.finish().await;
         }
-        Ok(self.result(answer).into())
+        self.result(answer).into()
     }
 }

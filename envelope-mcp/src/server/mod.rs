@@ -1,18 +1,24 @@
 //! The MCP server: tool listing and calls, mapped onto the envelope.
 //!
 //! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
-//! one way: `config` (and `progress`, `stop`) name no sibling; `call` names `stop`; `mcp` names
-//! `call`, `progress` and `stop`; `listing` names `mcp`.
+//! one way: `config`, `client`, `compose`, `media` (and `progress`, `stop`) name no sibling;
+//! `call` names `stop`; `mcp` names `call`, `client`, `media`, `progress` and `stop`; `listing`
+//! names `mcp`; `router` names `mcp`'s call.
 
 mod call;
+mod client;
+mod compose;
 mod config;
 mod listing;
 mod mcp;
+mod media;
 mod progress;
+mod router;
 mod stop;
 
 #[cfg(feature = "rest")]
 pub(crate) use call::{CallExtras, principal_of};
+pub use client::DEFAULT_LOG_LEVEL;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
@@ -46,11 +52,23 @@ struct Inner {
 }
 
 /// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
+///
+/// It composes with rmcp both ways:
+/// - [`with_handler`](EnvelopeServer::with_handler) hands every method the toolset does not own
+///   (prompts, resources, resource templates, subscriptions, completion, custom requests, and
+///   the handler's own tools) to an rmcp [`ServerHandler`](rmcp::ServerHandler) the author
+///   already has, capabilities merged;
+/// - [`tool_router`](EnvelopeServer::tool_router) mounts the toolset inside an rmcp
+///   `ToolRouter`, beside `#[tool_router]` tools.
 #[derive(Clone)]
 pub struct EnvelopeServer {
     inner: Arc<Inner>,
     /// The capability tags advertised: per server value, since a transport may add its own.
     capabilities: Arc<Advertised>,
+    /// The rmcp handler that serves what the toolset does not.
+    handler: Option<Arc<dyn compose::Delegate>>,
+    /// What one MCP session keeps (the logging level its client set): fresh per session.
+    session: Arc<client::Session>,
 }
 
 impl std::fmt::Debug for EnvelopeServer {
@@ -108,6 +126,56 @@ impl EnvelopeServer {
                 calls: Arc::default(),
             }),
             capabilities,
+            handler: None,
+            session: Arc::default(),
+        }
+    }
+
+    /// This server, handing every MCP method its toolset does not own to `handler`: prompts,
+    /// resources and their templates, subscriptions, completion, custom requests and
+    /// notifications, and the calls of the handler's own tools (listed after the toolset's; a
+    /// tool of the toolset shadows one of the same name). `initialize` advertises the
+    /// handler's capabilities with the toolset's `tools` and `logging` merged in;
+    /// `logging/setLevel` sets the level for the toolset's tools and is passed on when the
+    /// handler logs too.
+    ///
+    /// ```no_run
+    /// use envelope_core::{ToolResult, tool, toolset};
+    /// use envelope_mcp::rmcp::{self, ServerHandler, model::{ServerCapabilities, ServerConfig}};
+    /// use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
+    ///
+    /// /// Says hello.
+    /// #[tool(tier = "lite")]
+    /// async fn hello(name: String) -> ToolResult<String> {
+    ///     Ok(format!("hello, {name}"))
+    /// }
+    ///
+    /// /// An rmcp server of prompts, written as rmcp has it.
+    /// struct Prompts;
+    /// impl ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    /// }
+    ///
+    /// # async fn serve() -> Result<(), envelope_mcp::McpError> {
+    /// let server = EnvelopeServer::new(toolset![hello], EnvelopeConfig::default())
+    ///     .with_handler(Prompts);
+    /// server.serve_stdio().await
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_handler(mut self, handler: impl rmcp::ServerHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// A clone for a new MCP session: the same tools and handler, with the session's own
+    /// state (its logging level).
+    pub(crate) fn for_session(&self) -> Self {
+        EnvelopeServer {
+            session: Arc::default(),
+            ..self.clone()
         }
     }
 

@@ -344,6 +344,8 @@ async fn call(
         principal: header("authorization").map(principal_of),
         progress: None,
         cancelled: Some(Arc::new(TokenCancellation(hung_up))),
+        // Plain HTTP has no channel back to the caller: asking it answers `unavailable`.
+        client: None,
         #[cfg(feature = "otel")]
         trace: crate::otel::TraceContext::of(Some(&parts.headers), &serde_json::Map::new()),
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
