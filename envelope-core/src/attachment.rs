@@ -4,17 +4,19 @@
 //! sent.
 //!
 //! ```
-//! use envelope_core::{Attachment, AttachmentKind, Reply};
+//! use envelope_core::{Attachment, AttachmentKind, Delivery, Reply};
 //!
 //! let png = [0x89, b'P', b'N', b'G'];
 //! let reply = Reply::new(serde_json::json!({"rendered": true}))
 //!     .attach(Attachment::image(&png, "image/png"))
 //!     .attach(Attachment::link("file:///srv/report.pdf", "report.pdf").with_mime_type("application/pdf"));
-//! let envelope = reply.into_envelope();
-//! let noted = envelope.meta().attachments();
-//! assert_eq!(noted.len(), 2);
-//! assert_eq!(noted[0].kind, AttachmentKind::Image);
-//! assert_eq!(noted[0].bytes, Some(4));
+//! let attached = reply.attachments();
+//! assert_eq!(attached[0].kind(), AttachmentKind::Image);
+//! assert_eq!(attached[0].bytes(), Some(4));
+//! // What `meta.attachments` will say of it once the budget stage has sent it.
+//! let note = serde_json::to_value(attached[0].note(Delivery::Sent))?;
+//! assert_eq!(note, serde_json::json!({"kind": "image", "mime_type": "image/png", "bytes": 4, "delivery": "sent"}));
+//! # Ok::<(), serde_json::Error>(())
 //! ```
 
 use base64::Engine as _;

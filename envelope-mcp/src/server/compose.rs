@@ -15,7 +15,8 @@ use rmcp::model::{
     CustomNotification, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -85,6 +86,7 @@ pub(crate) trait Delegate: Send + Sync + 'static {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Answer<'_, CallToolResponse>;
+    fn get_tool(&self, name: &str) -> Option<Tool>;
     fn on_custom_request(
         &self,
         request: CustomRequest,
@@ -192,6 +194,9 @@ impl<H: ServerHandler> Delegate for H {
         context: RequestContext<RoleServer>,
     ) -> Answer<'_, CallToolResponse> {
         Box::pin(ServerHandler::call_tool(self, request, context))
+    }
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        ServerHandler::get_tool(self, name)
     }
     fn on_custom_request(
         &self,

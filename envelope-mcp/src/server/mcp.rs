@@ -214,6 +214,18 @@ impl ServerHandler for EnvelopeServer {
             .await)
     }
 
+    /// A tool's listing, for rmcp's checks of a call against it (the `Mcp-Param-*` headers of
+    /// the 2026 revision): the toolset's, else the composed handler's.
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        match self.inner.listing.iter().find(|tool| tool.name == name) {
+            Some(tool) => Some(tool.clone()),
+            None => self
+                .handler
+                .as_ref()
+                .and_then(|handler| handler.get_tool(name)),
+        }
+    }
+
     async fn set_level(
         &self,
         request: SetLevelRequestParams,

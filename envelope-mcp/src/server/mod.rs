@@ -140,14 +140,14 @@ impl EnvelopeServer {
     /// handler logs too.
     ///
     /// ```no_run
-    /// use envelope_core::{ToolResult, tool, toolset};
+    /// use envelope_core::{ToolContext, ToolResult, tool, toolset};
     /// use envelope_mcp::rmcp::{self, ServerHandler, model::{ServerCapabilities, ServerConfig}};
     /// use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
     ///
     /// /// Says hello.
-    /// #[tool(tier = "lite")]
-    /// async fn hello(name: String) -> ToolResult<String> {
-    ///     Ok(format!("hello, {name}"))
+    /// #[tool(tier = lite, read_only)]
+    /// async fn hello(_ctx: &ToolContext) -> ToolResult<String> {
+    ///     Ok("hello".to_owned())
     /// }
     ///
     /// /// An rmcp server of prompts, written as rmcp has it.
@@ -159,7 +159,7 @@ impl EnvelopeServer {
     /// }
     ///
     /// # async fn serve() -> Result<(), envelope_mcp::McpError> {
-    /// let server = EnvelopeServer::new(toolset![hello], EnvelopeConfig::default())
+    /// let server = EnvelopeServer::new(toolset![hello], EnvelopeConfig::new("notes", "1.0.0"))
     ///     .with_handler(Prompts);
     /// server.serve_stdio().await
     /// # }

@@ -17,14 +17,14 @@ impl EnvelopeServer {
     /// `logging/setLevel`.
     ///
     /// ```no_run
-    /// use envelope_core::{ToolResult, tool, toolset};
+    /// use envelope_core::{ToolContext, ToolResult, tool, toolset};
     /// use envelope_mcp::rmcp::{self, ServerHandler, handler::server::router::tool::ToolRouter};
     /// use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
     ///
-    /// /// Counts the words of a text.
-    /// #[tool(tier = "lite")]
-    /// async fn word_count(text: String) -> ToolResult<usize> {
-    ///     Ok(text.split_whitespace().count())
+    /// /// How many tools the host serves beside it.
+    /// #[tool(tier = lite, read_only)]
+    /// async fn word_count(_ctx: &ToolContext) -> ToolResult<usize> {
+    ///     Ok(1)
     /// }
     ///
     /// #[derive(Clone)]
@@ -44,7 +44,7 @@ impl EnvelopeServer {
     /// #[rmcp::tool_handler]
     /// impl ServerHandler for Host {}
     ///
-    /// let envelope = EnvelopeServer::new(toolset![word_count], EnvelopeConfig::default());
+    /// let envelope = EnvelopeServer::new(toolset![word_count], EnvelopeConfig::new("notes", "1.0.0"));
     /// let host = Host { tool_router: Host::tool_router() + envelope.tool_router() };
     /// # let _ = host;
     /// ```
