@@ -1,0 +1,144 @@
+//! The rmcp handler composed with the envelope server
+//! ([`EnvelopeServer::with_handler`](envelope_mcp::EnvelopeServer::with_handler)): it serves
+//! everything the toolset does not, prompts (through rmcp's prompt router), resources and
+//! their template, subscriptions and completion. The envelope server adds `tools` and
+//! `logging` to the capabilities advertised here.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::resources;
+use crate::rmcp;
+use rmcp::handler::server::router::prompt::PromptRouter;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Reference,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+/// The completions offered for `test_prompt_with_arguments`'s arguments, filtered by what the
+/// user typed.
+const COMPLETIONS: &[&str] = &["test", "testValue1", "testValue2", "sample", "example"];
+
+/// The fixtures that are not tools: prompts, resources, subscriptions, completion.
+#[derive(Clone)]
+pub(crate) struct Fixtures {
+    /// The prompts (see `prompts.rs`), routed by rmcp.
+    prompt_router: PromptRouter<Fixtures>,
+    /// The URIs subscribed to. Nothing changes them, so nothing is ever sent; the set is kept
+    /// so that an unsubscribe answers what a subscribe did.
+    subscribed: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl Fixtures {
+    /// The prompts and resources, nothing subscribed yet.
+    pub(crate) fn new() -> Self {
+        Fixtures {
+            prompt_router: Fixtures::prompt_router(),
+            subscribed: Arc::default(),
+        }
+    }
+
+    fn subscriptions(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        // A set of strings cannot be left half-changed by a panic: the poison is moot.
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[rmcp::prompt_handler(router = self.prompt_router)]
+impl ServerHandler for Fixtures {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_completions()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new("envelope-conformance", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(resources::list())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&request.uri).map(Into::into)
+    }
+
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions().insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions().remove(&request.uri);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): what was asked for, of what is advertised.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// A listener is held open until the client goes; nothing ever changes, so nothing is sent.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        context.cancelled().await;
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = request.argument.value.as_str();
+        let values = match &request.r#ref {
+            Reference::Prompt(prompt) if prompt.name == "test_prompt_with_arguments" => COMPLETIONS
+                .iter()
+                .filter(|value| value.starts_with(typed))
+                .map(|value| (*value).to_owned())
+                .collect(),
+            // Nothing else completes: an empty list, which is an answer, not an error.
+            _ => Vec::new(),
+        };
+        let info = CompletionInfo::new(values)
+            .map_err(|message| ErrorData::internal_error(message, None))?;
+        Ok(CompleteResult::new(info))
+    }
+}
