@@ -9,6 +9,8 @@
 //! reply with a true `completeness` (`total` counts every note on every page, `offset` says
 //! where the page starts), the honest `next_step` and the `next-page` action.
 
+pub mod compose;
+
 use std::sync::Arc;
 
 use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};

@@ -1,9 +1,11 @@
 //! The notes server over newline-delimited JSON-RPC on an in-memory pipe, driven the way an MCP
 //! client drives it.
 
-use envelope_core::serde_json::{Value, json};
+mod common;
+
+use common::LineClient;
+use envelope_core::serde_json::json;
 use envelope_mcp::tokio;
-use envelope_mcp::tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 #[tokio::test(crate = "envelope_mcp::tokio")]
 async fn the_downstream_server_answers_and_pages() {
@@ -12,46 +14,16 @@ async fn the_downstream_server_answers_and_pages() {
     let (client, server_io) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_io);
     let serving = tokio::spawn(server.serve_lines(server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client);
-    let mut answers = BufReader::new(client_read).lines();
-    let mut next_id = 0;
-    let mut request = async |method: &str, params: Value| -> Value {
-        next_id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params});
-        client_write
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .expect("written");
-        if method == "initialize" {
-            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-            client_write
-                .write_all(format!("{initialized}\n").as_bytes())
-                .await
-                .expect("written");
-        }
-        let answer = answers
-            .next_line()
-            .await
-            .expect("reads")
-            .expect("an answer");
-        let answer: Value = envelope_core::serde_json::from_str(&answer).expect("JSON");
-        assert_eq!(answer["id"], next_id, "{answer}");
-        answer["result"].clone()
-    };
-
-    let info = request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "downstream", "version": "0"}}),
-    )
-    .await;
+    let mut client = LineClient::new(client);
+    let info = client.initialize().await;
     assert_eq!(info["serverInfo"]["name"], "notes");
 
-    let counted = request(
-        "tools/call",
-        json!({"name": "count_notes", "arguments": {}}),
-    )
-    .await;
+    let counted = client
+        .request(
+            "tools/call",
+            json!({"name": "count_notes", "arguments": {}}),
+        )
+        .await;
     assert_eq!(
         counted["structuredContent"]["data"]["notes"], 5,
         "{counted}"
@@ -63,11 +35,12 @@ async fn the_downstream_server_answers_and_pages() {
     let mut seen = Vec::new();
     let mut arguments = json!({"limit": 2});
     for page_number in 0..3 {
-        let page = request(
-            "tools/call",
-            json!({"name": "list_notes", "arguments": arguments}),
-        )
-        .await;
+        let page = client
+            .request(
+                "tools/call",
+                json!({"name": "list_notes", "arguments": arguments}),
+            )
+            .await;
         let envelope = &page["structuredContent"];
         assert_eq!(envelope["ok"], true, "{envelope}");
         let completeness = &envelope["completeness"];
