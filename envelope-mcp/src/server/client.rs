@@ -196,8 +196,9 @@ fn sampling_params(request: &SamplingRequest) -> Value {
 
 /// The model's answer, read off `sampling/createMessage`'s result.
 fn sampled(answer: &Value) -> Sampled {
-    // wire: MCP's sampling result
-    let message = &answer["message"];
+    // MCP's result has the message's `role` and `content` beside `model` (rmcp's type nests
+    // them under `message`, and may serialize either way).
+    let message = answer.get("message").unwrap_or(answer); // wire: MCP's sampling result
     // One content block, or a list of them: the first text block is the answer.
     let content = &message["content"]; // wire: MCP's sampling message
     let blocks: Vec<&Value> = match content {
@@ -251,8 +252,8 @@ mod tests {
     #[test]
     fn the_answer_is_its_first_text_block() {
         let answer = json!({
-            "model": "m", "stopReason": "endTurn",
-            "message": { "role": "assistant", "content": [{ "type": "image", "data": "", "mimeType": "image/png" }, { "type": "text", "text": "hi" }] }
+            "model": "m", "stopReason": "endTurn", "role": "assistant",
+            "content": [{ "type": "image", "data": "", "mimeType": "image/png" }, { "type": "text", "text": "hi" }]
         });
         let sampled = sampled(&answer);
         assert_eq!(sampled.text.as_deref(), Some("hi"));
