@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use envelope_core::Delivery;
 use envelope_core::limits::MAX_NEXT_ACTIONS;
 use envelope_core::paging::{CONTINUATION_CODES, TARGET_CODES};
 use envelope_core::schema::envelope_schema;
@@ -248,6 +249,30 @@ fn budget_section(out: &mut String) {
             .map(|k| code(k))
             .collect::<Vec<_>>()
             .join(", "),
+    );
+    let _ = writeln!(out, "### Media beside the envelope\n");
+    let _ = writeln!(
+        out,
+        "A tool may attach media to its reply (`Reply::attach`): an image, audio, a link to a \
+         resource, or a resource embedded whole. The envelope stays `structuredContent` and the \
+         first text block; each attachment follows as an MCP content block (`image`, `audio`, \
+         `resource_link`, `resource`), in the order attached. `meta.attachments` lists every \
+         one, sent or not: `kind`, `mime_type`, `bytes` (decoded), `uri` when it has one, and \
+         `delivery`: {}. Under a response budget the media are placed first and may take at \
+         most {}% of it; the envelope is trimmed to what they leave. An attachment that does \
+         not fit is sent as a `resource_link` to its URI when it is a resource (`linked`), and \
+         otherwise not sent (`dropped`); its note keeps its size, so the agent knows what a \
+         larger budget or a read of the link would bring.\n",
+        [Delivery::Sent, Delivery::Linked, Delivery::Dropped]
+            .map(|delivery| code(
+                serde_json::to_value(delivery)
+                    .ok()
+                    .as_ref()
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+            ))
+            .join(", "),
+        budget::MEDIA_SHARE_PERCENT,
     );
 }
 
