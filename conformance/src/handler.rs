@@ -1,19 +1,23 @@
 //! The rmcp handler composed with the envelope server
 //! ([`EnvelopeServer::with_handler`](envelope_mcp::EnvelopeServer::with_handler)): it serves
 //! everything the toolset does not, prompts (through rmcp's prompt router), resources and
-//! their template, subscriptions and completion. The envelope server adds `tools` and
-//! `logging` to the capabilities advertised here.
+//! their template, subscriptions and completion, and the few tools that answer what an
+//! envelope cannot (`input_required.rs`). The envelope server adds `tools` and `logging` to the
+//! capabilities advertised here, lists these tools after its own, and hands their calls on.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::input_required::{self, Seal};
 use crate::resources;
 use crate::rmcp;
+use rmcp::handler::server::prompt::PromptContext;
 use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Reference,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
@@ -31,6 +35,8 @@ pub(crate) struct Fixtures {
     /// The URIs subscribed to. Nothing changes them, so nothing is ever sent; the set is kept
     /// so that an unsubscribe answers what a subscribe did.
     subscribed: Arc<Mutex<BTreeSet<String>>>,
+    /// Seals the `requestState` of multi-round calls.
+    seal: Seal,
 }
 
 impl Fixtures {
@@ -39,6 +45,7 @@ impl Fixtures {
         Fixtures {
             prompt_router: Fixtures::prompt_router(),
             subscribed: Arc::default(),
+            seal: Seal::default(),
         }
     }
 
@@ -50,7 +57,6 @@ impl Fixtures {
     }
 }
 
-#[rmcp::prompt_handler(router = self.prompt_router)]
 impl ServerHandler for Fixtures {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -61,7 +67,55 @@ impl ServerHandler for Fixtures {
                 .enable_resources_subscribe()
                 .build(),
         )
-        .with_server_info(Implementation::new("envelope-conformance", env!("CARGO_PKG_VERSION")))
+        .with_server_info(Implementation::new(
+            "envelope-conformance",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(input_required::tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        input_required::call(&self.seal, &request, &context.meta).unwrap_or_else(|| {
+            Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                None,
+            ))
+        })
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut prompts = self.prompt_router.list_all();
+        prompts.push(input_required::prompt());
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        // The prompt that asks first reads the client's answers, which rmcp's prompt router
+        // does not hand its prompts: it is answered here, the rest by the router.
+        if request.name == input_required::PROMPT {
+            return input_required::get_prompt(&request);
+        }
+        let prompt = PromptContext::new(self, request.name, request.arguments, context);
+        self.prompt_router.get_prompt(prompt).await
     }
 
     async fn list_resources(

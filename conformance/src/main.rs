@@ -15,6 +15,7 @@
 
 mod fixtures;
 mod handler;
+mod input_required;
 mod prompts;
 mod resources;
 mod tools;
@@ -51,9 +52,9 @@ const USAGE: &str = "usage: conformance-server --http ADDR   (streamable HTTP at
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Transport, Usage> {
     let transport = match args.next().as_deref() {
         Some("--http") => {
-            let addr = args
-                .next()
-                .ok_or_else(|| Usage::Wrong("--http needs an address, like 127.0.0.1:8765".into()))?;
+            let addr = args.next().ok_or_else(|| {
+                Usage::Wrong("--http needs an address, like 127.0.0.1:8765".into())
+            })?;
             let addr = addr
                 .parse()
                 .map_err(|error| Usage::Wrong(format!("--http {addr}: {error}")))?;
@@ -62,7 +63,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Transport, Usage> {
         Some("--stdio") => Transport::Stdio,
         Some("--help" | "-h") => return Err(Usage::Help),
         Some(other) => return Err(Usage::Wrong(format!("unknown argument `{other}`"))),
-        None => return Err(Usage::Wrong("say how to serve: --http ADDR or --stdio".into())),
+        None => {
+            return Err(Usage::Wrong(
+                "say how to serve: --http ADDR or --stdio".into(),
+            ));
+        }
     };
     match args.next() {
         Some(extra) => Err(Usage::Wrong(format!("unexpected argument `{extra}`"))),
@@ -158,7 +163,13 @@ mod tests {
         );
         assert_eq!(parse(args("--stdio")), Ok(Transport::Stdio));
         assert_eq!(parse(args("--help")), Err(Usage::Help));
-        for wrong in ["", "--http", "--http nowhere", "--stdio --http 1.2.3.4:5", "--serve"] {
+        for wrong in [
+            "",
+            "--http",
+            "--http nowhere",
+            "--stdio --http 1.2.3.4:5",
+            "--serve",
+        ] {
             assert!(
                 matches!(parse(args(wrong)), Err(Usage::Wrong(_))),
                 "{wrong:?}"
@@ -170,7 +181,11 @@ mod tests {
     fn every_fixture_tool_is_served() {
         let server = server();
         let names: Vec<&str> = server.tools().iter().map(|tool| &*tool.name).collect();
-        for name in ["test_simple_text", "test_error_handling", "json_schema_2020_12_tool"] {
+        for name in [
+            "test_simple_text",
+            "test_error_handling",
+            "json_schema_2020_12_tool",
+        ] {
             assert!(names.contains(&name), "{name} in {names:?}");
         }
     }

@@ -10,8 +10,8 @@ use crate::handler::Fixtures;
 // rmcp's macros write `rmcp::…` paths: the re-export has to be in scope here.
 use crate::rmcp;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{prompt, prompt_router};
 use rmcp::model::{ContentBlock, ImageContent, PromptMessage, Role};
+use rmcp::{prompt, prompt_router};
 
 /// The arguments of `test_prompt_with_arguments`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -70,7 +70,8 @@ pub(crate) fn read(uri: &str) -> Result<ReadResourceResult, ErrorData> {
         _ => match template_id(uri) {
             Some(id) => {
                 // wire: the suite's template fixture
-                let data = json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
+                let data =
+                    json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
                 text("application/json", data.to_string())
             }
             None => {

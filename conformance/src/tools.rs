@@ -36,6 +36,8 @@ pub(crate) fn toolset() -> Toolset {
         test_elicitation_sep1330_enums,
         test_reconnection,
         json_schema_2020_12_tool,
+        test_logging_tool,
+        test_custom_header,
     ]
 }
 
@@ -124,8 +126,10 @@ pub(crate) async fn test_tool_with_progress(ctx: &ToolContext) -> ToolResult<Sai
 /// Always fails: its answer is an error envelope (`isError: true`).
 #[tool(tier = lite, read_only)]
 pub(crate) async fn test_error_handling() -> ToolResult<Said> {
-    Err(ToolError::internal("This tool intentionally returns an error for testing")
-        .with_code("intentional_error"))
+    Err(
+        ToolError::internal("This tool intentionally returns an error for testing")
+            .with_code("intentional_error"),
+    )
 }
 
 /// The arguments of `test_sampling`.
@@ -146,7 +150,10 @@ pub(crate) struct ModelAnswer {
 
 /// Asks the client's model `prompt` (`sampling/createMessage`) and answers what it said.
 #[tool(tier = lite)]
-pub(crate) async fn test_sampling(ctx: &ToolContext, args: SamplingArgs) -> ToolResult<ModelAnswer> {
+pub(crate) async fn test_sampling(
+    ctx: &ToolContext,
+    args: SamplingArgs,
+) -> ToolResult<ModelAnswer> {
     let sampled = ctx.sample(SamplingRequest::user(args.prompt, 100)).await?;
     Ok(ModelAnswer {
         text: sampled.text,
@@ -187,7 +194,10 @@ impl From<Elicited<Value>> for UserAnswer {
 /// Asks the user `message` for a username and an email (`elicitation/create`), and answers
 /// what they did.
 #[tool(tier = lite)]
-pub(crate) async fn test_elicitation(ctx: &ToolContext, args: ElicitationArgs) -> ToolResult<UserAnswer> {
+pub(crate) async fn test_elicitation(
+    ctx: &ToolContext,
+    args: ElicitationArgs,
+) -> ToolResult<UserAnswer> {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -372,4 +382,27 @@ pub(crate) async fn json_schema_2020_12_tool(args: Contact) -> ToolResult<Record
         reach_by,
         city: args.address.and_then(|address| address.city),
     })
+}
+
+/// Logs one message at `info`, then answers. On MCP 2026-07-28 a server logs only when the
+/// request asks for a level (`_meta`'s `logLevel`); the suite calls it without one.
+#[tool(tier = lite, read_only)]
+pub(crate) async fn test_logging_tool(ctx: &ToolContext) -> ToolResult<Said> {
+    ctx.log(LogLevel::Info, "test_logging_tool ran");
+    Ok(Said::new("Logging tool completed."))
+}
+
+/// The arguments of `test_custom_header`: `value` is mirrored in the `Mcp-Param-Value` header
+/// (SEP-2243's `x-mcp-header`), which the transport checks against it.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct HeaderArgs {
+    /// Any text; the client sends it in the `Mcp-Param-Value` header too.
+    #[schemars(extend("x-mcp-header" = "Value"))]
+    value: String,
+}
+
+/// Says back `value`, which the client also sent as a header.
+#[tool(tier = lite, read_only)]
+pub(crate) async fn test_custom_header(args: HeaderArgs) -> ToolResult<Said> {
+    Ok(Said::new(args.value))
 }

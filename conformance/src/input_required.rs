@@ -1,0 +1,388 @@
+//! The fixtures that answer in protocol terms an envelope has no words for, served by the rmcp
+//! handler rather than the toolset (the envelope server lists them after its own tools and hands
+//! their calls on):
+//!
+//! - SEP-2322's multi-round tool calls (MCP 2026-07-28): the first answer is an
+//!   `InputRequiredResult` naming what the client must ask its user, its model or its roots,
+//!   and the retry carries the answers (`inputResponses`) and the opaque `requestState`;
+//! - `test_missing_capability`, whose answer is the JSON-RPC error `-32021` (a client capability
+//!   missing), not a tool result;
+//! - the prompt `test_input_required_result_prompt`, SEP-2322 on `prompts/get`.
+//!
+//! An envelope tool answers an envelope, always; when it needs the user it asks through
+//! `ToolContext::elicit`, which on 2026-07-28 (no server-to-client requests) is unavailable.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::rmcp;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequests, InputRequiredResult,
+    InputResponses, JsonObject, Prompt, PromptMessage, RequestMetaObject, Role, Tool,
+};
+
+/// The prompt that asks for input before it answers.
+pub(crate) const PROMPT: &str = "test_input_required_result_prompt";
+
+/// Seals the `requestState` a multi-round call hands the client, so that the state it echoes
+/// can be trusted: `<state>.<tag>`, the tag a keyed SipHash of the state under a key drawn at
+/// start-up. A fixture's integrity check (64-bit, per process), in place of rmcp's HMAC codec
+/// (its `request-state` feature, which envelope-mcp does not enable).
+#[derive(Clone, Default)]
+pub(crate) struct Seal {
+    key: Arc<RandomState>,
+}
+
+impl Seal {
+    /// `state`, sealed.
+    fn seal(&self, state: &str) -> String {
+        format!("{state}.{:016x}", self.key.hash_one(state))
+    }
+
+    /// The state `sealed` holds, if its tag is this server's; `None` if it was altered.
+    fn open<'a>(&self, sealed: &'a str) -> Option<&'a str> {
+        let (state, tag) = sealed.rsplit_once('.')?;
+        let tag = u64::from_str_radix(tag, 16).ok()?;
+        (tag == self.key.hash_one(state)).then_some(state)
+    }
+}
+
+/// The answer to a retry whose `requestState` was not this server's.
+fn tampered() -> ErrorData {
+    ErrorData::invalid_params("requestState failed integrity verification", None)
+}
+
+/// The tools served here, each with a description and an object schema.
+pub(crate) fn tools() -> Vec<Tool> {
+    let no_arguments = || {
+        let mut schema = JsonObject::new();
+        schema.insert("type".into(), json!("object"));
+        schema.insert("properties".into(), json!({}));
+        Arc::new(schema)
+    };
+    [
+        ("test_missing_capability", "Requires the client's sampling capability: without it, answers the JSON-RPC error -32021"),
+        ("test_streaming_elicitation", "Asks for a value the SEP-2322 way (an InputRequiredResult), never by a request on the response stream"),
+        ("test_input_required_result_elicitation", "Asks the user's name (SEP-2322), then greets them"),
+        ("test_input_required_result_sampling", "Asks the client's model a question (SEP-2322), then says its answer"),
+        ("test_input_required_result_list_roots", "Asks the client's roots (SEP-2322), then lists them"),
+        ("test_input_required_result_request_state", "Asks for a confirmation, with a sealed requestState to echo (SEP-2322)"),
+        ("test_input_required_result_tampered_state", "As test_input_required_result_request_state: a requestState not its own is refused"),
+        ("test_input_required_result_multiple_inputs", "Asks for an elicitation, a sampling and the roots at once (SEP-2322)"),
+        ("test_input_required_result_multi_round", "Asks in two rounds, each with its own requestState (SEP-2322)"),
+        ("test_input_required_result_capabilities", "Asks only for what the client declared it can answer (SEP-2322)"),
+    ]
+    .into_iter()
+    .map(|(name, description)| Tool::new(name, description, no_arguments()))
+    .collect()
+}
+
+/// The prompt served here.
+pub(crate) fn prompt() -> Prompt {
+    Prompt::new(
+        PROMPT,
+        Some("A prompt that asks for its context first (SEP-2322's InputRequiredResult)"),
+        None,
+    )
+}
+
+/// An input request, as the wire has it (`method` and `params`).
+type Asked = (&'static str, Value);
+
+fn elicitation(message: &str, properties: Value, required: &[&str]) -> Value {
+    // wire: an `elicitation/create` request of MCP's form mode
+    json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": { "type": "object", "properties": properties, "required": required }
+        }
+    })
+}
+
+fn sampling(prompt: &str) -> Value {
+    // wire: a `sampling/createMessage` request
+    json!({
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+            "maxTokens": 100
+        }
+    })
+}
+
+fn list_roots() -> Value {
+    json!({ "method": "roots/list", "params": {} }) // wire: a `roots/list` request
+}
+
+fn ask_name() -> Value {
+    elicitation(
+        "What is your name?",
+        json!({ "name": { "type": "string" } }),
+        &["name"],
+    )
+}
+
+/// An `InputRequiredResult` asking for `asked`, with `state` if any.
+fn input_required(
+    asked: Vec<Asked>,
+    state: Option<String>,
+) -> Result<InputRequiredResult, ErrorData> {
+    let requests: Map<String, Value> = asked
+        .into_iter()
+        .map(|(key, request)| (key.to_owned(), request))
+        .collect();
+    let requests: InputRequests = serde_json::from_value(Value::Object(requests))
+        .map_err(|error| ErrorData::internal_error(format!("an input request: {error}"), None))?;
+    Ok(InputRequiredResult::new(Some(requests), state))
+}
+
+/// The client's answer to the input request `key`, when it sent one that is an object (a bare
+/// value counts as no answer: the input is asked again).
+fn answer<'a>(responses: Option<&'a InputResponses>, key: &str) -> Option<&'a Map<String, Value>> {
+    responses?.get(key)?.as_object()
+}
+
+fn text(line: impl Into<String>) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(line)]).into()
+}
+
+/// `test_missing_capability`: the error `-32021` unless the client declared sampling.
+#[allow(deprecated)] // sampling is deprecated by SEP-2577; this fixture is about declaring it
+fn missing_capability(meta: &RequestMetaObject) -> Result<CallToolResponse, ErrorData> {
+    if meta
+        .client_capabilities()
+        .unwrap_or_default()
+        .sampling
+        .is_none()
+    {
+        return Err(ErrorData::missing_required_client_capability(
+            ClientCapabilities::builder().enable_sampling().build(),
+        ));
+    }
+    Ok(text("The client declared sampling."))
+}
+
+/// The call of `request`, if it names a tool served here; `meta` is the request's `_meta`.
+pub(crate) fn call(
+    seal: &Seal,
+    request: &CallToolRequestParams,
+    meta: &RequestMetaObject,
+) -> Option<Result<CallToolResponse, ErrorData>> {
+    let responses = request.input_responses.as_ref();
+    let state = request.request_state.as_deref();
+    let asked = |asked: Vec<Asked>, state: Option<String>| {
+        input_required(asked, state).map(CallToolResponse::from)
+    };
+    Some(match &*request.name {
+        "test_missing_capability" => missing_capability(meta),
+        "test_streaming_elicitation" => asked(
+            vec![(
+                "streaming_elicitation",
+                elicitation(
+                    "Provide a value",
+                    json!({ "value": { "type": "string" } }),
+                    &["value"],
+                ),
+            )],
+            None,
+        ),
+        "test_input_required_result_elicitation" => match answer(responses, "user_name") {
+            Some(answer) => {
+                let name = answer
+                    .get("content")
+                    .and_then(|content| content.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("friend");
+                Ok(text(format!("Hello, {name}!")))
+            }
+            None => asked(vec![("user_name", ask_name())], None),
+        },
+        "test_input_required_result_sampling" => match answer(responses, "capital_question") {
+            Some(answer) => {
+                let said = answer
+                    .get("content")
+                    .and_then(|content| content.get("text"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no text)");
+                Ok(text(format!("The model said: {said}")))
+            }
+            None => asked(
+                vec![(
+                    "capital_question",
+                    sampling("What is the capital of France?"),
+                )],
+                None,
+            ),
+        },
+        "test_input_required_result_list_roots" => match answer(responses, "client_roots") {
+            Some(answer) => {
+                let roots: Vec<&str> = answer
+                    .get("roots")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|root| root.get("uri").and_then(Value::as_str))
+                    .collect();
+                Ok(text(format!("The client's roots: [{}]", roots.join(", "))))
+            }
+            None => asked(vec![("client_roots", list_roots())], None),
+        },
+        "test_input_required_result_request_state"
+        | "test_input_required_result_tampered_state" => match state {
+            None => asked(
+                vec![(
+                    "confirm",
+                    elicitation(
+                        "Please confirm",
+                        json!({ "ok": { "type": "boolean" } }),
+                        &["ok"],
+                    ),
+                )],
+                Some(seal.seal("confirm")),
+            ),
+            // The echoed state is the client's input: acted on only once its seal holds.
+            Some(sealed) => match seal.open(sealed) {
+                Some(_) => Ok(text("Confirmed: the state was this server's.")),
+                None => Err(tampered()),
+            },
+        },
+        "test_input_required_result_multiple_inputs" => {
+            if let Some(sealed) = state
+                && seal.open(sealed).is_none()
+            {
+                return Some(Err(tampered()));
+            }
+            let all = ["user_name", "greeting", "client_roots"]
+                .iter()
+                .all(|key| answer(responses, key).is_some());
+            if all && state.is_some() {
+                Ok(text("All three inputs received."))
+            } else {
+                asked(
+                    vec![
+                        ("user_name", ask_name()),
+                        ("greeting", sampling("Generate a greeting")),
+                        ("client_roots", list_roots()),
+                    ],
+                    Some(seal.seal("gather")),
+                )
+            }
+        }
+        "test_input_required_result_multi_round" => {
+            let round = match state.map(|sealed| seal.open(sealed)) {
+                None => "0",
+                Some(Some(round)) => round,
+                Some(None) => return Some(Err(tampered())),
+            };
+            match round {
+                "0" => asked(
+                    vec![(
+                        "step1",
+                        elicitation(
+                            "Step 1: What is your name?",
+                            json!({ "name": { "type": "string" } }),
+                            &["name"],
+                        ),
+                    )],
+                    Some(seal.seal("1")),
+                ),
+                "1" => asked(
+                    vec![(
+                        "step2",
+                        elicitation(
+                            "Step 2: What is your favorite color?",
+                            json!({ "color": { "type": "string" } }),
+                            &["color"],
+                        ),
+                    )],
+                    Some(seal.seal("2")),
+                ),
+                _ => Ok(text("Both rounds done.")),
+            }
+        }
+        "test_input_required_result_capabilities" => {
+            if responses.is_some() {
+                return Some(Ok(text("Done with what the client could answer.")));
+            }
+            // Only what the client declared it can answer is asked.
+            let capabilities = meta.client_capabilities().unwrap_or_default();
+            let mut wanted = Vec::new();
+            if capabilities.elicitation.is_some() {
+                wanted.push(("user_name", ask_name()));
+            }
+            if capabilities.sampling.is_some() {
+                wanted.push(("greeting", sampling("Generate a greeting")));
+            }
+            if capabilities.roots.is_some() {
+                wanted.push(("client_roots", list_roots()));
+            }
+            if wanted.is_empty() {
+                Ok(text("The client declared nothing to ask with."))
+            } else {
+                asked(wanted, None)
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// `prompts/get` of [`PROMPT`]: its context asked first, then the prompt built from it.
+pub(crate) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptResponse, ErrorData> {
+    match answer(request.input_responses.as_ref(), "user_context") {
+        Some(answer) => {
+            let context = answer
+                .get("content")
+                .and_then(|content| content.get("context"))
+                .and_then(Value::as_str)
+                .unwrap_or("(no context)");
+            Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+                Role::User,
+                format!("Prompt with elicited context: {context}"),
+            )])
+            .into())
+        }
+        None => input_required(
+            vec![(
+                "user_context",
+                elicitation(
+                    "What context should the prompt use?",
+                    json!({ "context": { "type": "string" } }),
+                    &["context"],
+                ),
+            )],
+            None,
+        )
+        .map(GetPromptResponse::from),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_state_opens_and_an_altered_one_does_not() {
+        let seal = Seal::default();
+        let sealed = seal.seal("1");
+        assert_eq!(seal.open(&sealed), Some("1"));
+        assert_eq!(seal.open(&format!("{sealed}-TAMPERED")), None);
+        assert_eq!(seal.open(&sealed.replacen('1', "2", 1)), None);
+        assert_eq!(Seal::default().open(&sealed), None, "another server's key");
+    }
+
+    #[test]
+    fn every_input_request_is_one_rmcp_reads() {
+        let asked = vec![
+            ("user_name", ask_name()),
+            ("greeting", sampling("hi")),
+            ("client_roots", list_roots()),
+        ];
+        assert!(input_required(asked, None).is_ok());
+    }
+}
