@@ -51,6 +51,7 @@ const STACK: &[&[&str]] = &[
         "envelope-tests",
         "workspace-server",
         "envelope-downstream",
+        "envelope-conformance",
     ],
 ];
 
