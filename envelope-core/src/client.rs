@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tool::BoxFuture;
+use crate::future::BoxFuture;
 use crate::tool_error::ToolError;
 
 /// The `code` of the error a tool answers when it asked the user for input and the client

@@ -74,6 +74,7 @@ mod deep;
 mod empty_reason;
 mod envelope;
 mod error;
+mod future;
 pub mod fields;
 mod meta;
 mod next_action;
@@ -118,7 +119,8 @@ pub use notice::{Notice, Severity};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
 pub use tier::Tier;
-pub use tool::{BoxFuture, Tool, ToolSpec, Toolset};
+pub use future::BoxFuture;
+pub use tool::{Tool, ToolSpec, Toolset};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
 
@@ -215,7 +217,7 @@ pub mod __private {
         no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;
-    pub use crate::tool::BoxFuture;
+    pub use crate::future::BoxFuture;
     pub use schemars::Schema;
     pub use serde_json::Value;
 

@@ -1,8 +1,6 @@
 //! The `Tool` trait that `#[tool]` implements, and the `Toolset` a transport serves.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 
 use schemars::Schema;
 use serde_json::Value;
@@ -12,8 +10,7 @@ use crate::error::CoreError;
 use crate::stage::ToolOutput;
 use crate::tier::Tier;
 
-/// A boxed, sendable future, as [`Tool::call`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::future::BoxFuture;
 
 /// What a tool declares about itself; `#[tool(...)]` fills it from its arguments.
 ///

@@ -20,6 +20,8 @@ use rmcp::model::{
 use rmcp::service::Peer;
 use serde_json::{Value, json};
 
+use super::forward::{Forwarder, Outgoing};
+
 /// The least severe log message a session's client wants before it says: `info`.
 pub const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
@@ -76,15 +78,57 @@ fn logging_level(level: LogLevel) -> LoggingLevel {
     }
 }
 
+/// The least severe log message a call's client wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    /// The request's own `_meta.logLevel` (the 2026 revision's per-request level).
+    AtLeast(LogLevel),
+    /// The level the session's client set, `info` until it sets one.
+    Session,
+    /// None: a request outside any initialized session that asked for no level.
+    Nothing,
+}
+
+impl Wanted {
+    /// What a request wants, from its `_meta.logLevel` and whether it belongs to a session.
+    pub(crate) fn of(requested: Option<&Value>, in_session: bool) -> Self {
+        match requested.and_then(|level| serde_json::from_value::<LogLevel>(level.clone()).ok()) {
+            Some(level) => Wanted::AtLeast(level),
+            None if in_session => Wanted::Session,
+            None => Wanted::Nothing,
+        }
+    }
+}
+
 /// The client of one call, as its tool sees it.
 pub(crate) struct PeerClient {
     peer: Peer<RoleServer>,
     session: Arc<Session>,
+    wanted: Wanted,
+    forward: Arc<Forwarder>,
 }
 
 impl PeerClient {
-    pub(crate) fn new(peer: Peer<RoleServer>, session: Arc<Session>) -> Self {
-        PeerClient { peer, session }
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        session: Arc<Session>,
+        wanted: Wanted,
+        forward: Arc<Forwarder>,
+    ) -> Self {
+        PeerClient {
+            peer,
+            session,
+            wanted,
+            forward,
+        }
+    }
+
+    fn wants(&self, level: LogLevel) -> bool {
+        match self.wanted {
+            Wanted::AtLeast(least) => level >= least,
+            Wanted::Session => self.session.wants(level),
+            Wanted::Nothing => false,
+        }
     }
 
     /// Whether the client declared `feature` when it initialized.
@@ -151,19 +195,13 @@ impl ClientChannel for PeerClient {
     }
 
     fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        if !self.session.wants(level) {
+        if !self.wants(level) {
             return;
         }
         let mut params = LoggingMessageNotificationParam::new(logging_level(level), data);
         params.logger = Some(logger.to_owned());
-        let peer = self.peer.clone();
-        // A notification is sent in order with the call's other messages, without holding the
-        // tool up.
-        tokio::spawn(async move {
-            if let Err(error) = peer.notify_logging_message(params).await {
-                tracing::debug!(%error, "could not send a log message to the client");
-            }
-        });
+        // In order with the call's progress, before its result, without holding the tool up.
+        self.forward.send(Outgoing::Log(params));
     }
 }
 
@@ -234,6 +272,22 @@ mod tests {
         session.set_log_level(LogLevel::Error);
         assert!(!session.wants(LogLevel::Warning));
         assert!(session.wants(LogLevel::Critical));
+    }
+
+    #[test]
+    fn a_request_level_overrides_the_session_and_none_outside_one_is_silence() {
+        assert_eq!(
+            Wanted::of(Some(&json!("debug")), true),
+            Wanted::AtLeast(LogLevel::Debug)
+        );
+        assert_eq!(
+            Wanted::of(Some(&json!("error")), false),
+            Wanted::AtLeast(LogLevel::Error)
+        );
+        assert_eq!(Wanted::of(None, true), Wanted::Session);
+        assert_eq!(Wanted::of(None, false), Wanted::Nothing);
+        // A level that is not one is no request for one.
+        assert_eq!(Wanted::of(Some(&json!("loud")), true), Wanted::Session);
     }
 
     #[test]

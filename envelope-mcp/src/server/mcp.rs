@@ -28,7 +28,8 @@ use serde_json::{Value, json};
 
 use super::EnvelopeServer;
 use super::call::{Answer, CallExtras, principal_of};
-use super::client::{PeerClient, log_level_of};
+use super::client::{PeerClient, Wanted, log_level_of};
+use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
@@ -351,12 +352,25 @@ impl EnvelopeServer {
         let session = header("mcp-session-id");
         // Never the credentials themselves: tool code can read the principal.
         let principal = header("authorization").map(|credentials| principal_of(&credentials));
+        // Progress and log messages go out in order, all before the result.
+        let forward = Arc::new(Forwarder::new(context.peer.clone()));
         let progress = context
             .meta
             .get_progress_token()
             .filter(reportable)
-            .map(|token| PeerProgress::new(context.peer.clone(), token));
-        let client = PeerClient::new(context.peer.clone(), Arc::clone(&self.session));
+            .map(|token| PeerProgress::new(Arc::clone(&forward), token));
+        // The 2026 revision asks per request (`_meta.logLevel`); a session asks once.
+        // wire: MCP's request `_meta` key for the log level
+        let wanted = Wanted::of(
+            context.meta.get("logLevel"),
+            context.peer.peer_info().is_some(),
+        );
+        let client = PeerClient::new(
+            context.peer.clone(),
+            Arc::clone(&self.session),
+            wanted,
+            Arc::clone(&forward),
+        );
         let extras = CallExtras {
             client_request_id,
             session,
@@ -371,9 +385,7 @@ impl EnvelopeServer {
             unbudgeted_ceiling: None,
         };
         let answer = self.call_with(tool, Value::Object(arguments), extras).await;
-        if let Some(progress) = progress {
-            progress.finish().await;
-        }
+        forward.finish().await;
         self.result(answer).into()
     }
 }

@@ -21,12 +21,12 @@ pub(crate) fn content_block(attachment: Attachment) -> Option<ContentBlock> {
 /// The block as the MCP schema spells it.
 fn block_json(attachment: Attachment) -> Value {
     match attachment {
-        // wire: MCP's image content
         Attachment::Image { data, mime_type } => {
+            // wire: MCP's image content
             json!({ "type": "image", "data": data, "mimeType": mime_type })
         }
-        // wire: MCP's audio content
         Attachment::Audio { data, mime_type } => {
+            // wire: MCP's audio content
             json!({ "type": "audio", "data": data, "mimeType": mime_type })
         }
         Attachment::Link(link) => {

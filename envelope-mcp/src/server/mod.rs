@@ -1,14 +1,15 @@
 //! The MCP server: tool listing and calls, mapped onto the envelope.
 //!
 //! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
-//! one way: `config`, `client`, `compose`, `media` (and `progress`, `stop`) name no sibling;
-//! `call` names `stop`; `mcp` names `call`, `client`, `media`, `progress` and `stop`; `listing`
-//! names `mcp`; `router` names `mcp`'s call.
+//! one way: `config`, `compose`, `forward`, `media` and `stop` name no sibling; `client` and
+//! `progress` name `forward`; `call` names `stop`; `mcp` names `call`, `client`, `forward`,
+//! `media`, `progress` and `stop`; `listing` names `mcp`; `router` names `mcp`'s call.
 
 mod call;
 mod client;
 mod compose;
 mod config;
+mod forward;
 mod listing;
 mod mcp;
 mod media;

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use envelope_core::stage::ProgressSink;
-use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::service::Peer;
+
+use super::forward::{Forwarder, Outgoing};
 
 /// The longest progress token, in bytes of its JSON, a call's progress is reported under.
 /// Every notification repeats the token: a call whose token is longer gets no progress
@@ -18,30 +18,11 @@ pub(super) fn reportable(token: &ProgressToken) -> bool {
     serde_json::to_vec(token).is_ok_and(|json| json.len() <= MAX_PROGRESS_TOKEN_BYTES)
 }
 
-/// Forwards a tool's progress reports to the client as `notifications/progress`, one at a time
-/// in the order they were made (MCP wants progress to increase).
-///
-/// The sending task starts at the first report: most calls report nothing, and a task per call
-/// would cost two cross-thread wake-ups on every round trip (rmcp's client attaches a progress
-/// token to every request).
+/// Forwards a tool's progress reports to the client as `notifications/progress`, in the order
+/// they were made (MCP wants progress to increase), through the call's [`Forwarder`].
 pub(super) struct PeerProgress {
     token: ProgressToken,
-    peer: Peer<RoleServer>,
-    runtime: tokio::runtime::Handle,
-    forwarding: std::sync::Mutex<Forwarding>,
-}
-
-enum Forwarding {
-    /// Nothing reported yet: no task.
-    Idle,
-    /// Reports go to `queue`; `task` sends them in order.
-    Running {
-        queue: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
-        task: tokio::task::JoinHandle<()>,
-    },
-    /// The result is on its way: later reports (from a task the tool left running) are
-    /// dropped, since a client ignores progress for a request that is over.
-    Finished,
+    forward: Arc<Forwarder>,
 }
 
 impl ProgressSink for PeerProgress {
@@ -53,52 +34,12 @@ impl ProgressSink for PeerProgress {
         if let Some(message) = message {
             params = params.with_message(message);
         }
-        // A poisoned lock only means another report panicked mid-send; the queue is still sound.
-        let mut forwarding = self
-            .forwarding
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Forwarding::Idle = *forwarding {
-            let (queue, mut reports) = tokio::sync::mpsc::unbounded_channel();
-            let peer = self.peer.clone();
-            let task = self.runtime.spawn(async move {
-                while let Some(params) = reports.recv().await {
-                    let _ = peer.notify_progress(params).await;
-                }
-            });
-            *forwarding = Forwarding::Running { queue, task };
-        }
-        if let Forwarding::Running { queue, .. } = &*forwarding {
-            // Queued, never awaited: a client that stopped listening must not stall the tool.
-            let _ = queue.send(params);
-        }
+        self.forward.send(Outgoing::Progress(params));
     }
 }
 
 impl PeerProgress {
-    pub(super) fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Arc<Self> {
-        Arc::new(PeerProgress {
-            token,
-            peer,
-            runtime: tokio::runtime::Handle::current(),
-            forwarding: std::sync::Mutex::new(Forwarding::Idle),
-        })
-    }
-
-    /// Sends what is still queued. Awaited before the result goes out, so no report arrives
-    /// after the result (a client drops those: the request it names is over).
-    pub(super) async fn finish(&self) {
-        let forwarding = std::mem::replace(
-            &mut *self
-                .forwarding
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-            Forwarding::Finished,
-        );
-        if let Forwarding::Running { queue, task } = forwarding {
-            // Closing the queue ends the task once it has sent everything before the close.
-            drop(queue);
-            let _ = task.await;
-        }
+    pub(super) fn new(forward: Arc<Forwarder>, token: ProgressToken) -> Arc<Self> {
+        Arc::new(PeerProgress { token, forward })
     }
 }
