@@ -32,6 +32,8 @@ pub struct CallBudget {
     tool: Option<usize>,
     /// What the attached media took of the budget, in characters: the envelope gets the rest.
     media: usize,
+    /// Whether the transport carries media at all (plain HTTP's JSON body does not).
+    carries_media: bool,
 }
 
 impl BudgetPolicy {
@@ -41,6 +43,7 @@ impl BudgetPolicy {
             policy: *self,
             tool: tool_budget,
             media: 0,
+            carries_media: true,
         }
     }
 }
@@ -58,6 +61,26 @@ impl CallBudget {
                 .with_graph_chars(policy.graph_chars.max(ceiling)),
             tool: self.tool.map(|budget| budget.max(ceiling)),
             media: self.media,
+            carries_media: self.carries_media,
+        }
+    }
+
+    /// This budget for a transport that carries no media beside the envelope (the REST
+    /// gateway's JSON body): every attachment is noted `dropped`, none is sent.
+    #[must_use]
+    pub fn without_media(mut self) -> Self {
+        self.carries_media = false;
+        self
+    }
+
+    /// What the attached media may take, in characters: the whole response's budget, which
+    /// media share with the envelope; `Some(0)` on a transport that carries none; `None` when
+    /// nothing is trimmed.
+    pub(crate) fn media_chars(&self) -> Option<usize> {
+        if self.carries_media {
+            self.response_chars()
+        } else {
+            Some(0)
         }
     }
 

@@ -119,6 +119,25 @@ mod tests {
     }
 
     #[test]
+    fn a_transport_without_media_drops_every_one() {
+        let mut envelope = Envelope::ok(json!(1));
+        let resource = Attachment::text_resource("file:///a", "text/plain", "a");
+        let placed = place(
+            vec![resource, Attachment::image(&[1], "image/png")],
+            Some(0),
+            &mut envelope,
+        );
+        assert!(placed.sent.is_empty());
+        assert_eq!(
+            delivered(&envelope),
+            vec![
+                (AttachmentKind::Resource, Delivery::Dropped),
+                (AttachmentKind::Image, Delivery::Dropped),
+            ]
+        );
+    }
+
+    #[test]
     fn media_never_take_more_than_their_share() {
         let mut envelope = Envelope::ok(json!(1));
         let images: Vec<_> = (0..10)

@@ -24,7 +24,7 @@ use crate::prepared::Prepared;
 pub fn prepare(output: impl Into<ToolOutput>, budget: &CallBudget) -> Prepared {
     let mut output = output.into();
     let attachments = std::mem::take(&mut output.attachments);
-    let placed = crate::media::place(attachments, budget.response_chars(), &mut output.envelope);
+    let placed = crate::media::place(attachments, budget.media_chars(), &mut output.envelope);
     let budget = &budget.less_media(placed.chars);
     let (output, encoded) = encode(output, budget);
     #[cfg(feature = "exact")]

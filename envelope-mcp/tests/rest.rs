@@ -65,6 +65,13 @@ async fn gated() -> ToolResult<u32> {
     Ok(1)
 }
 
+/// Answers with a screenshot attached.
+#[tool(tier = lite, read_only)]
+async fn screenshot() -> ToolResult<envelope_core::Reply<u32>> {
+    Ok(envelope_core::Reply::new(1)
+        .attach(envelope_core::Attachment::image(&[1, 2, 3], "image/png")))
+}
+
 /// The server under test: a small agent budget, so that a long answer is cut.
 fn server() -> EnvelopeServer {
     let config = EnvelopeConfig::new("gateway", "1")
@@ -72,7 +79,9 @@ fn server() -> EnvelopeServer {
         .with_max_request_bytes(4_096)
         .disable_module("extra");
     EnvelopeServer::new(
-        toolset![rows, flaky, offline, forbidden, missing, broken, gated, nap],
+        toolset![
+            rows, flaky, offline, forbidden, missing, broken, gated, nap, screenshot
+        ],
         config,
     )
 }
@@ -230,6 +239,25 @@ async fn truncated_and_empty_results_are_200_with_the_bare_envelope() {
     assert_eq!(status, 200);
     assert_eq!(body["ok"], true);
     assert_eq!(body["data"], json!([]));
+}
+
+#[tokio::test]
+async fn a_json_body_carries_no_media_and_says_each_was_dropped() {
+    let addr = serve(HttpConfig::default()).await;
+    let (status, _, body) = call(addr, "screenshot", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"], 1);
+    assert_eq!(
+        body["meta"]["attachments"],
+        json!([{ "kind": "image", "mime_type": "image/png", "bytes": 3, "delivery": "dropped" }]),
+        "{body}"
+    );
+    // Over MCP the same call sends it.
+    let envelope = call_over_mcp(addr, "screenshot", json!({}), "").await;
+    assert_eq!(
+        envelope["meta"]["attachments"][0]["delivery"], "sent",
+        "{envelope}"
+    );
 }
 
 /// `envelope` without its latency, which differs between two calls, and with it the token
@@ -528,7 +556,7 @@ async fn the_listing_and_the_document_describe_every_tool() {
     let (status, _, listing) = exchange(addr, get("/tools")).await;
     assert_eq!(status, 200);
     let tools = listing["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 9);
     let gated = tools
         .iter()
         .find(|tool| tool["name"] == "gated")

@@ -16,7 +16,6 @@ use super::EnvelopeServer;
 use super::stop::{Stop, past_deadline};
 
 /// What one call needs from the transport around it.
-#[derive(Default)]
 pub(crate) struct CallExtras {
     pub(crate) client_request_id: Option<String>,
     /// The transport's session (HTTP's `Mcp-Session-Id`).
@@ -31,6 +30,9 @@ pub(crate) struct CallExtras {
     /// The caller's W3C trace context, which the call's span joins.
     #[cfg(feature = "otel")]
     pub(crate) trace: crate::otel::TraceContext,
+    /// Whether the transport sends attachments beside the envelope (MCP does; the REST
+    /// gateway's JSON body does not, so its answers note each attachment `dropped`).
+    pub(crate) carries_media: bool,
     /// A call opted out of trimming (the REST gateway's `apply_budget=false`): its response is
     /// cut only to this ceiling.
     pub(crate) unbudgeted_ceiling: Option<usize>,
@@ -48,6 +50,25 @@ pub(crate) struct Answer {
 pub(crate) fn principal_of(credentials: &str) -> String {
     let digest = Sha256::digest(credentials.as_bytes());
     digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl Default for CallExtras {
+    /// A call outside any transport: no client, no progress, media carried (the caller reads
+    /// [`Prepared::attachments`]).
+    fn default() -> Self {
+        CallExtras {
+            client_request_id: None,
+            session: None,
+            principal: None,
+            progress: None,
+            cancelled: None,
+            client: None,
+            #[cfg(feature = "otel")]
+            trace: crate::otel::TraceContext::default(),
+            carries_media: true,
+            unbudgeted_ceiling: None,
+        }
+    }
 }
 
 impl EnvelopeServer {
@@ -76,6 +97,9 @@ impl EnvelopeServer {
         let mut budget = self.inner.config.budget.for_call(spec.budget);
         if let Some(ceiling) = extras.unbudgeted_ceiling {
             budget = budget.raised_to(ceiling);
+        }
+        if !extras.carries_media {
+            budget = budget.without_media();
         }
         let (ctx, stop) = self.context_for(extras, &budget);
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the

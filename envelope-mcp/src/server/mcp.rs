@@ -382,6 +382,7 @@ impl EnvelopeServer {
             client: Some(Arc::new(client)),
             #[cfg(feature = "otel")]
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
+            carries_media: true,
             unbudgeted_ceiling: None,
         };
         let answer = self.call_with(tool, Value::Object(arguments), extras).await;

@@ -348,6 +348,7 @@ async fn call(
         client: None,
         #[cfg(feature = "otel")]
         trace: crate::otel::TraceContext::of(Some(&parts.headers), &serde_json::Map::new()),
+        carries_media: false,
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
     };
     // The request timeout is the admission middleware's: it bounds the upload and this alike.
