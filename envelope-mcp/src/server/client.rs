@@ -14,8 +14,8 @@ use envelope_core::{
 };
 use rmcp::RoleServer;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, LoggingLevel,
-    LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ElicitResult,
+    ElicitationAction, LoggingLevel, LoggingMessageNotificationParam,
 };
 use rmcp::service::Peer;
 use serde_json::{Value, json};
@@ -81,7 +81,8 @@ fn logging_level(level: LogLevel) -> LoggingLevel {
 /// The least severe log message a call's client wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wanted {
-    /// The request's own `_meta.logLevel` (the 2026 revision's per-request level).
+    /// The request's own level (`_meta`'s `io.modelcontextprotocol/logLevel`, the 2026
+    /// revision's per-request level).
     AtLeast(LogLevel),
     /// The level the session's client set, `info` until it sets one.
     Session,
@@ -90,9 +91,9 @@ pub(crate) enum Wanted {
 }
 
 impl Wanted {
-    /// What a request wants, from its `_meta.logLevel` and whether it belongs to a session.
-    pub(crate) fn of(requested: Option<&Value>, in_session: bool) -> Self {
-        match requested.and_then(|level| serde_json::from_value::<LogLevel>(level.clone()).ok()) {
+    /// What a request wants, from the level it names and whether it belongs to a session.
+    pub(crate) fn of(requested: Option<LogLevel>, in_session: bool) -> Self {
+        match requested {
             Some(level) => Wanted::AtLeast(level),
             None if in_session => Wanted::Session,
             None => Wanted::Nothing,
@@ -106,6 +107,8 @@ pub(crate) struct PeerClient {
     session: Arc<Session>,
     wanted: Wanted,
     forward: Arc<Forwarder>,
+    /// What the client declared it can answer: at `initialize`, or on the request itself.
+    capabilities: ClientCapabilities,
 }
 
 impl PeerClient {
@@ -114,12 +117,14 @@ impl PeerClient {
         session: Arc<Session>,
         wanted: Wanted,
         forward: Arc<Forwarder>,
+        capabilities: ClientCapabilities,
     ) -> Self {
         PeerClient {
             peer,
             session,
             wanted,
             forward,
+            capabilities,
         }
     }
 
@@ -131,12 +136,12 @@ impl PeerClient {
         }
     }
 
-    /// Whether the client declared `feature` when it initialized.
+    /// Whether the client declared `feature`.
     fn offers(&self, feature: ClientFeature) -> bool {
-        self.peer.peer_info().is_some_and(|info| match feature {
-            ClientFeature::Elicitation => info.capabilities.elicitation.is_some(),
-            ClientFeature::Sampling => info.capabilities.sampling.is_some(),
-        })
+        match feature {
+            ClientFeature::Elicitation => self.capabilities.elicitation.is_some(),
+            ClientFeature::Sampling => self.capabilities.sampling.is_some(),
+        }
     }
 }
 
@@ -160,18 +165,9 @@ impl ClientChannel for PeerClient {
                 .create_elicitation(params)
                 .await
                 .map_err(|error| ClientError::Failed(error.to_string()))?;
-            Ok(match answer.action {
-                ElicitationAction::Accept => {
-                    Elicited::Accepted(answer.content.unwrap_or_else(|| json!({})))
-                }
-                ElicitationAction::Decline => Elicited::Declined,
-                ElicitationAction::Cancel => Elicited::Cancelled,
-                other => {
-                    return Err(ClientError::InvalidResponse(format!(
-                        "an elicitation action this server does not know: {other:?}"
-                    )));
-                }
-            })
+            let answer = serde_json::to_value(&answer)
+                .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
+            elicitation_answer(&answer)
         })
     }
 
@@ -205,8 +201,26 @@ impl ClientChannel for PeerClient {
     }
 }
 
+/// What the user did, read off `elicitation/create`'s result.
+pub(crate) fn elicitation_answer(answer: &Value) -> Result<Elicited<Value>, ClientError> {
+    let answer: ElicitResult = serde_json::from_value(answer.clone())
+        .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
+    Ok(match answer.action {
+        ElicitationAction::Accept => {
+            Elicited::Accepted(answer.content.unwrap_or_else(|| json!({})))
+        }
+        ElicitationAction::Decline => Elicited::Declined,
+        ElicitationAction::Cancel => Elicited::Cancelled,
+        other => {
+            return Err(ClientError::InvalidResponse(format!(
+                "an elicitation action this server does not know: {other:?}"
+            )));
+        }
+    })
+}
+
 /// `sampling/createMessage`'s parameters for `request`.
-fn sampling_params(request: &SamplingRequest) -> Value {
+pub(crate) fn sampling_params(request: &SamplingRequest) -> Value {
     let role = |role: SamplingRole| match role {
         SamplingRole::User => "user",
         SamplingRole::Assistant => "assistant",
@@ -233,7 +247,7 @@ fn sampling_params(request: &SamplingRequest) -> Value {
 }
 
 /// The model's answer, read off `sampling/createMessage`'s result.
-fn sampled(answer: &Value) -> Sampled {
+pub(crate) fn sampled(answer: &Value) -> Sampled {
     // MCP's result has the message's `role` and `content` beside `model` (rmcp's type nests
     // them under `message`, and may serialize either way).
     let message = answer.get("message").unwrap_or(answer); // wire: MCP's sampling result
@@ -277,17 +291,15 @@ mod tests {
     #[test]
     fn a_request_level_overrides_the_session_and_none_outside_one_is_silence() {
         assert_eq!(
-            Wanted::of(Some(&json!("debug")), true),
+            Wanted::of(Some(LogLevel::Debug), true),
             Wanted::AtLeast(LogLevel::Debug)
         );
         assert_eq!(
-            Wanted::of(Some(&json!("error")), false),
+            Wanted::of(Some(LogLevel::Error), false),
             Wanted::AtLeast(LogLevel::Error)
         );
         assert_eq!(Wanted::of(None, true), Wanted::Session);
         assert_eq!(Wanted::of(None, false), Wanted::Nothing);
-        // A level that is not one is no request for one.
-        assert_eq!(Wanted::of(Some(&json!("loud")), true), Wanted::Session);
     }
 
     #[test]

@@ -108,6 +108,9 @@ pub struct EnvelopeConfig {
     pub(super) max_request_bytes: usize,
     pub(super) max_sessions: usize,
     pub(super) session_idle_timeout: Duration,
+    /// What seals the `requestState` of a call that asks its client across rounds (MCP
+    /// 2026-07-28); a key drawn at start-up when `None`.
+    pub(super) round_key: Option<zeroize::Zeroizing<[u8; 32]>>,
 }
 
 /// Which capability tags a server advertises.
@@ -159,6 +162,7 @@ impl EnvelopeConfig {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            round_key: None,
         }
     }
 
@@ -311,6 +315,19 @@ impl EnvelopeConfig {
     #[must_use]
     pub fn with_continuations(self, continuations: Continuations) -> Self {
         self.with_state(Arc::new(continuations))
+    }
+
+    /// Seals with `key` the `requestState` of a call whose tool asks its client across rounds
+    /// (MCP 2026-07-28 has no server-to-client requests: the call answers an
+    /// `InputRequiredResult`, and the client calls again with the answers and the state). The
+    /// state carries the answers of the rounds before, bound to the tool and its arguments;
+    /// one this key did not seal is refused. Without a key, one is drawn at start-up: set the
+    /// same key on every replica behind a load balancer, so that any of them opens the state
+    /// another sealed.
+    #[must_use]
+    pub fn with_round_key(mut self, key: [u8; 32]) -> Self {
+        self.round_key = Some(zeroize::Zeroizing::new(key));
+        self
     }
 
     /// State every tool can read with [`ToolContext::state`](envelope_core::ToolContext::state), one value per type; a tool of a

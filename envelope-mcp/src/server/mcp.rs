@@ -31,8 +31,11 @@ use super::call::{Answer, CallExtras, principal_of};
 use super::client::{PeerClient, Wanted, log_level_of};
 use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
+use super::rounds::Round;
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
+use envelope_core::ClientChannel;
+use rmcp::model::ProtocolVersion;
 
 /// The `_meta` keys a server writes, each its prefix and a name, built once per server.
 pub(super) struct MetaKeys {
@@ -210,9 +213,12 @@ impl ServerHandler for EnvelopeServer {
                 Some(json!({ "tool": echoed, "available": available })),
             ));
         };
-        Ok(self
-            .answer_call(tool, request.arguments.unwrap_or_default(), context)
-            .await)
+        let asked = Asked {
+            input_responses: request.input_responses,
+            request_state: request.request_state,
+        };
+        self.answer_call(tool, request.arguments.unwrap_or_default(), asked, context)
+            .await
     }
 
     /// A tool's listing, for rmcp's checks of a call against it (the `Mcp-Param-*` headers of
@@ -339,8 +345,9 @@ impl EnvelopeServer {
         &self,
         tool: &dyn envelope_core::Tool,
         arguments: JsonObject,
+        asked: Asked,
         context: RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, ErrorData> {
         let parts = context.extensions.get::<http::request::Parts>();
         let header = |name: &str| {
             parts
@@ -359,18 +366,44 @@ impl EnvelopeServer {
             .get_progress_token()
             .filter(reportable)
             .map(|token| PeerProgress::new(Arc::clone(&forward), token));
-        // The 2026 revision asks per request (`_meta.logLevel`); a session asks once.
-        // wire: MCP's request `_meta` key for the log level
+        // The 2026 revision asks per request (`_meta`'s log level); a session asks once.
         let wanted = Wanted::of(
-            context.meta.get("logLevel"),
+            context.meta.log_level().map(log_level_of),
             context.peer.peer_info().is_some(),
         );
-        let client = PeerClient::new(
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let peer_client = PeerClient::new(
             context.peer.clone(),
             Arc::clone(&self.session),
             wanted,
             Arc::clone(&forward),
+            capabilities.clone(),
         );
+        // The 2026 revision has no server-to-client requests: a tool asks across rounds.
+        let rounds = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let (round, peer_client) = match (&self.inner.rounds, rounds) {
+            (Some(codec), true) => {
+                let round = Round::open(
+                    codec,
+                    tool.spec().name,
+                    &arguments,
+                    asked.request_state.as_deref(),
+                    asked.input_responses,
+                    capabilities,
+                    peer_client,
+                )
+                .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+                let round = Arc::new(round);
+                (Some(Arc::clone(&round)), round as Arc<dyn ClientChannel>)
+            }
+            (None, true) => (
+                None,
+                Arc::new(NoClient(peer_client)) as Arc<dyn ClientChannel>,
+            ),
+            (_, false) => (None, Arc::new(peer_client) as Arc<dyn ClientChannel>),
+        };
         let extras = CallExtras {
             client_request_id,
             session,
@@ -379,14 +412,72 @@ impl EnvelopeServer {
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),
             cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
-            client: Some(Arc::new(client)),
+            client: Some(peer_client),
             #[cfg(feature = "otel")]
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
             carries_media: true,
             unbudgeted_ceiling: None,
         };
-        let answer = self.call_with(tool, Value::Object(arguments), extras).await;
+        let call = self.call_with(tool, Value::Object(arguments.clone()), extras);
+        let answer = match &round {
+            // The first ask without an answer ends the round; the tool's run is dropped.
+            Some(round) => tokio::select! {
+                answer = call => Some(answer),
+                () = round.input_needed() => None,
+            },
+            None => Some(call.await),
+        };
         forward.finish().await;
-        self.result(answer).into()
+        Ok(match (answer, round, &self.inner.rounds) {
+            (Some(answer), ..) => self.result(answer).into(),
+            (None, Some(round), Some(codec)) => CallToolResponse::InputRequired(
+                round.input_required(codec, tool.spec().name, &arguments),
+            ),
+            // A round ends only when there is one.
+            (None, ..) => {
+                return Err(ErrorData::internal_error("a round ended without one", None));
+            }
+        })
+    }
+}
+
+/// What the client sent back of the rounds before (MCP 2026-07-28): its answers to the last
+/// round's asks, and the state that round sealed.
+#[derive(Default)]
+pub(crate) struct Asked {
+    pub(crate) input_responses: Option<rmcp::model::InputResponses>,
+    pub(crate) request_state: Option<String>,
+}
+
+/// The client of a call on the 2026 revision when this server cannot seal rounds: asking is
+/// unavailable, logs still go out.
+struct NoClient(PeerClient);
+
+impl ClientChannel for NoClient {
+    fn elicit(
+        &self,
+        _: String,
+        _: Value,
+    ) -> envelope_core::BoxFuture<
+        '_,
+        Result<envelope_core::Elicited<Value>, envelope_core::ClientError>,
+    > {
+        Box::pin(std::future::ready(Err(
+            envelope_core::ClientError::Unavailable(envelope_core::ClientFeature::Elicitation),
+        )))
+    }
+
+    fn sample(
+        &self,
+        _: envelope_core::SamplingRequest,
+    ) -> envelope_core::BoxFuture<'_, Result<envelope_core::Sampled, envelope_core::ClientError>>
+    {
+        Box::pin(std::future::ready(Err(
+            envelope_core::ClientError::Unavailable(envelope_core::ClientFeature::Sampling),
+        )))
+    }
+
+    fn log(&self, level: envelope_core::LogLevel, logger: &str, data: Value) {
+        self.0.log(level, logger, data);
     }
 }

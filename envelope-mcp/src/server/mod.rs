@@ -14,6 +14,7 @@ mod listing;
 mod mcp;
 mod media;
 mod progress;
+mod rounds;
 mod router;
 mod stop;
 
@@ -50,6 +51,9 @@ struct Inner {
     keys: MetaKeys,
     /// Calls running now: a server shutting down waits for them.
     calls: Arc<crate::drain::Calls>,
+    /// Seals the `requestState` of a call that asks its client across rounds (2026-07-28);
+    /// `None` when no key could be had, and then a tool cannot ask on that revision.
+    rounds: Option<rmcp::model::RequestStateCodec>,
 }
 
 /// Serves a [`Toolset`] over MCP. Cheap to clone; clones share the tools.
@@ -116,6 +120,9 @@ impl EnvelopeServer {
                 }
             })
             .collect();
+        // 32 bytes, the codec's minimum: `try_new` cannot refuse it.
+        let rounds = round_key(&config)
+            .and_then(|key| rmcp::model::RequestStateCodec::try_new(key.to_vec()).ok());
         EnvelopeServer {
             inner: Arc::new(Inner {
                 tools,
@@ -125,6 +132,7 @@ impl EnvelopeServer {
                 inputs,
                 keys,
                 calls: Arc::default(),
+                rounds,
             }),
             capabilities,
             handler: None,
@@ -264,6 +272,23 @@ impl EnvelopeServer {
     /// The tools as MCP lists them: sorted by name.
     pub fn tools(&self) -> &[rmcp::model::Tool] {
         &self.inner.listing
+    }
+}
+
+/// The configured round key, or one drawn now from the system's source of randomness; `None`
+/// (logged) when there is none to draw from: a state sealed with a guessable key could be
+/// forged, so no tool asks across rounds then.
+fn round_key(config: &EnvelopeConfig) -> Option<zeroize::Zeroizing<[u8; 32]>> {
+    if let Some(key) = &config.round_key {
+        return Some(key.clone());
+    }
+    let mut key = zeroize::Zeroizing::new([0_u8; 32]);
+    match getrandom::fill(&mut key[..]) {
+        Ok(()) => Some(key),
+        Err(error) => {
+            tracing::error!(%error, "no randomness for the round key: tools cannot ask the client on 2026-07-28");
+            None
+        }
     }
 }
 

@@ -62,15 +62,26 @@ impl EnvelopeServer {
                         let ToolCallContext {
                             request_context,
                             arguments,
+                            input_responses,
+                            request_state,
                             ..
                         } = context;
                         // Listed from the toolset, so always found; a miss is rmcp's own answer.
                         let Some(tool) = server.inner.tools.get(&name) else {
                             return Err(rmcp::ErrorData::invalid_params("tool not found", None));
                         };
-                        Ok(server
-                            .answer_call(tool, arguments.unwrap_or_default(), request_context)
-                            .await)
+                        let asked = super::mcp::Asked {
+                            input_responses,
+                            request_state,
+                        };
+                        server
+                            .answer_call(
+                                tool,
+                                arguments.unwrap_or_default(),
+                                asked,
+                                request_context,
+                            )
+                            .await
                     })
                 },
             ));

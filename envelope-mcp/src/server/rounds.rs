@@ -1,0 +1,204 @@
+//! A tool asking its client on MCP 2026-07-28, which has no server-to-client requests: the call
+//! answers an `InputRequiredResult` naming what to ask, and the client calls again with the
+//! answers (`inputResponses`) and the opaque `requestState` (SEP-2322).
+//!
+//! The tool runs again from the start on each round: every ask it made before is answered from
+//! what the client sent, in the order it asks (the `n`th elicitation is `elicit-n`, the `n`th
+//! sampling `sample-n`); the first ask without an answer ends the round. The answers of the
+//! rounds before travel in the `requestState`, sealed by rmcp's codec and bound to the tool and
+//! its arguments, so a state altered, or taken to another call, is refused.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use envelope_core::{
+    BoxFuture, ClientChannel, ClientError, ClientFeature, Elicited, LogLevel, Sampled,
+    SamplingRequest,
+};
+use rmcp::model::{
+    ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    RequestStateCodec, SealOptions,
+};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::client::{PeerClient, elicitation_answer, sampled, sampling_params};
+
+/// What a round starts from: the answers so far, and what the client can answer.
+pub(crate) struct Round {
+    answers: InputResponses,
+    asked: Mutex<InputRequests>,
+    elicitations: AtomicUsize,
+    samplings: AtomicUsize,
+    needs_input: Notify,
+    capabilities: ClientCapabilities,
+    /// Log messages go out as in any call.
+    logs: PeerClient,
+}
+
+/// Why a round cannot start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RoundError {
+    /// The `requestState` is not one this server sealed for this call.
+    #[error("requestState failed integrity verification")]
+    Tampered,
+}
+
+/// What a call's `requestState` is bound to: the tool and its arguments, canonical.
+fn binding(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<u8> {
+    let canonical = envelope_core::stage::canonical_json(&Value::Object(arguments.clone()));
+    format!("{tool}\n{canonical}").into_bytes()
+}
+
+impl Round {
+    /// The round of a call of `tool` with `arguments`: the answers the sealed `state` carries,
+    /// and the client's `responses` to the last round's asks.
+    pub(crate) fn open(
+        codec: &RequestStateCodec,
+        tool: &str,
+        arguments: &serde_json::Map<String, Value>,
+        state: Option<&str>,
+        responses: Option<InputResponses>,
+        capabilities: ClientCapabilities,
+        logs: PeerClient,
+    ) -> Result<Round, RoundError> {
+        let bound = binding(tool, arguments);
+        let mut answers: InputResponses = match state {
+            Some(sealed) => codec
+                .open_json_with(sealed, &bound)
+                .map_err(|_| RoundError::Tampered)?,
+            None => BTreeMap::new(),
+        };
+        answers.extend(responses.unwrap_or_default());
+        Ok(Round {
+            answers,
+            asked: Mutex::default(),
+            elicitations: AtomicUsize::new(0),
+            samplings: AtomicUsize::new(0),
+            needs_input: Notify::new(),
+            capabilities,
+            logs,
+        })
+    }
+
+    /// Resolves once the tool has asked something this round has no answer for.
+    pub(crate) async fn input_needed(&self) {
+        self.needs_input.notified().await;
+    }
+
+    /// The round's answer: what to ask the client, and the sealed state to call again with.
+    pub(crate) fn input_required(
+        &self,
+        codec: &RequestStateCodec,
+        tool: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> InputRequiredResult {
+        let asked = std::mem::take(
+            &mut *self
+                .asked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let bound = binding(tool, arguments);
+        let state = codec
+            .seal_json_with(&self.answers, &SealOptions::new().associated_data(&bound))
+            .ok();
+        InputRequiredResult::new(Some(asked), state)
+    }
+
+    /// The answer to the ask `key`, or a future that never resolves once it is asked.
+    async fn ask(&self, key: String, request: Value) -> Result<Value, ClientError> {
+        if let Some(answer) = self.answers.get(&key) {
+            return Ok(answer.clone());
+        }
+        let request: InputRequest = serde_json::from_value(request)
+            .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
+        self.asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, request);
+        // The call answers `input_required` now; the tool's run is dropped with this future.
+        self.needs_input.notify_one();
+        std::future::pending().await
+    }
+}
+
+impl ClientChannel for Round {
+    fn elicit(
+        &self,
+        message: String,
+        schema: Value,
+    ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>> {
+        Box::pin(async move {
+            if self.capabilities.elicitation.is_none() {
+                return Err(ClientError::Unavailable(ClientFeature::Elicitation));
+            }
+            let n = self.elicitations.fetch_add(1, Ordering::Relaxed) + 1;
+            // wire: MCP's elicitation request
+            let request = json!({ "method": "elicitation/create", "params": { "mode": "form", "message": message, "requestedSchema": schema } });
+            let answer = self.ask(format!("elicit-{n}"), request).await?;
+            elicitation_answer(&answer)
+        })
+    }
+
+    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>> {
+        Box::pin(async move {
+            if self.capabilities.sampling.is_none() {
+                return Err(ClientError::Unavailable(ClientFeature::Sampling));
+            }
+            let n = self.samplings.fetch_add(1, Ordering::Relaxed) + 1;
+            // wire: MCP's sampling request
+            let request =
+                json!({ "method": "sampling/createMessage", "params": sampling_params(&request) });
+            let answer = self.ask(format!("sample-{n}"), request).await?;
+            Ok(sampled(&answer))
+        })
+    }
+
+    fn log(&self, level: LogLevel, logger: &str, data: Value) {
+        self.logs.log(level, logger, data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec() -> RequestStateCodec {
+        RequestStateCodec::try_new([7_u8; 32].to_vec()).expect("a key long enough")
+    }
+
+    fn arguments() -> serde_json::Map<String, Value> {
+        json!({ "files": 3 })
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_state_opens_only_for_the_call_it_was_sealed_for() {
+        let codec = codec();
+        let answers: InputResponses =
+            BTreeMap::from([("elicit-1".to_owned(), json!({ "action": "accept" }))]);
+        let bound = binding("delete", &arguments());
+        let sealed = codec
+            .seal_json_with(&answers, &SealOptions::new().associated_data(&bound))
+            .expect("seals");
+        let open = |tool: &str, arguments: &serde_json::Map<String, Value>, state: &str| {
+            codec
+                .open_json_with::<InputResponses>(state, &binding(tool, arguments))
+                .ok()
+        };
+        assert_eq!(open("delete", &arguments(), &sealed), Some(answers));
+        assert_eq!(open("rename", &arguments(), &sealed), None, "another tool");
+        let other = json!({ "files": 4 })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(open("delete", &other, &sealed), None, "other arguments");
+        let mut tampered = sealed.clone();
+        tampered.insert(3, 'x');
+        assert_eq!(open("delete", &arguments(), &tampered), None, "altered");
+    }
+}
