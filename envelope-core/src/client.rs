@@ -238,7 +238,8 @@ pub struct Sampled {
 /// The requests a tool can make of its client; the transport implements it.
 pub trait ClientChannel: Send + Sync {
     /// Asks the user `message`, for content matching `schema` (a flat JSON Schema object of
-    /// primitive fields); the accepted content is returned as the client sent it.
+    /// primitive fields); accepted content that does not match it is
+    /// [`ClientError::InvalidResponse`], so a tool never reads an answer that does not fit.
     fn elicit(
         &self,
         message: String,

@@ -384,7 +384,8 @@ impl ToolContext {
 
     /// Asks the user `message`, for content matching `schema` as written (MCP's flat form: an
     /// object of string, number, integer, boolean and enum fields, with defaults); the accepted
-    /// content is returned as the client sent it.
+    /// content is returned as the client sent it, once checked against `schema`: content that
+    /// does not fit is [`ClientError::InvalidResponse`].
     pub async fn elicit_with_schema(
         &self,
         message: impl Into<String>,

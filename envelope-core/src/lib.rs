@@ -74,8 +74,8 @@ mod deep;
 mod empty_reason;
 mod envelope;
 mod error;
-mod future;
 pub mod fields;
+mod future;
 mod meta;
 mod next_action;
 mod notice;
@@ -113,13 +113,13 @@ pub use envelope::Envelope;
 pub use error::{CoreError, Violation};
 pub use fields::envelope::ALL as ENVELOPE_FIELDS;
 pub use fields::meta as meta_keys;
+pub use future::BoxFuture;
 pub use meta::{BinaryDrift, IndexStatus, Meta, SCHEMA_VERSION, TokensMethod};
 pub use next_action::{Dependency, DependencyMode, NextAction, Role, TypedTool};
 pub use notice::{Notice, Severity};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
 pub use tier::Tier;
-pub use future::BoxFuture;
 pub use tool::{Tool, ToolSpec, Toolset};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
@@ -208,6 +208,7 @@ pub use envelope_derive::tool;
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::future::BoxFuture;
     pub use crate::panic_capture::{
         Panicked, catch_unwind, catch_unwind_blocking, catch_unwind_sync,
     };
@@ -217,7 +218,6 @@ pub mod __private {
         no_args_fns, toolset_of,
     };
     pub use crate::tier::Tier;
-    pub use crate::future::BoxFuture;
     pub use schemars::Schema;
     pub use serde_json::Value;
 

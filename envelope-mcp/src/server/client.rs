@@ -157,7 +157,8 @@ impl ClientChannel for PeerClient {
             }
             // rmcp checks the schema is MCP's flat form as it decodes it.
             // wire: MCP's form elicitation request
-            let params = json!({ "mode": "form", "message": message, "requestedSchema": schema });
+            let params =
+                json!({ "mode": "form", "message": message, "requestedSchema": schema.clone() });
             let params: ElicitRequestParams = serde_json::from_value(params)
                 .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
             let answer = self
@@ -167,7 +168,7 @@ impl ClientChannel for PeerClient {
                 .map_err(|error| ClientError::Failed(error.to_string()))?;
             let answer = serde_json::to_value(&answer)
                 .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
-            elicitation_answer(&answer)
+            elicitation_answer(&answer, &schema)
         })
     }
 
@@ -201,13 +202,26 @@ impl ClientChannel for PeerClient {
     }
 }
 
-/// What the user did, read off `elicitation/create`'s result.
-pub(crate) fn elicitation_answer(answer: &Value) -> Result<Elicited<Value>, ClientError> {
+/// What the user did, read off `elicitation/create`'s result; accepted content is checked
+/// against the `schema` asked with, so a tool never reads an answer that does not fit it.
+pub(crate) fn elicitation_answer(
+    answer: &Value,
+    schema: &Value,
+) -> Result<Elicited<Value>, ClientError> {
     let answer: ElicitResult = serde_json::from_value(answer.clone())
         .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
     Ok(match answer.action {
         ElicitationAction::Accept => {
-            Elicited::Accepted(answer.content.unwrap_or_else(|| json!({})))
+            let content = answer.content.unwrap_or_else(|| json!({}));
+            let validator = jsonschema::validator_for(schema)
+                .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
+            if let Some(error) = validator.iter_errors(&content).next() {
+                return Err(ClientError::InvalidResponse(format!(
+                    "{error} (at `{}`)",
+                    error.instance_path()
+                )));
+            }
+            Elicited::Accepted(content)
         }
         ElicitationAction::Decline => Elicited::Declined,
         ElicitationAction::Cancel => Elicited::Cancelled,
@@ -300,6 +314,35 @@ mod tests {
         );
         assert_eq!(Wanted::of(None, true), Wanted::Session);
         assert_eq!(Wanted::of(None, false), Wanted::Nothing);
+    }
+
+    #[test]
+    fn accepted_content_must_fit_the_schema_asked_with() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "email": { "type": "string" } },
+            "required": ["email"]
+        });
+        let fits = json!({ "action": "accept", "content": { "email": "a@b.c" } });
+        assert_eq!(
+            elicitation_answer(&fits, &schema),
+            Ok(Elicited::Accepted(json!({ "email": "a@b.c" })))
+        );
+        let missing = json!({ "action": "accept", "content": {} });
+        assert!(matches!(
+            elicitation_answer(&missing, &schema),
+            Err(ClientError::InvalidResponse(_))
+        ));
+        let wrong = json!({ "action": "accept", "content": { "email": 5 } });
+        assert!(matches!(
+            elicitation_answer(&wrong, &schema),
+            Err(ClientError::InvalidResponse(_))
+        ));
+        let declined = json!({ "action": "decline" });
+        assert_eq!(
+            elicitation_answer(&declined, &schema),
+            Ok(Elicited::Declined)
+        );
     }
 
     #[test]

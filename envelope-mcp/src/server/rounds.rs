@@ -136,9 +136,9 @@ impl ClientChannel for Round {
             }
             let n = self.elicitations.fetch_add(1, Ordering::Relaxed) + 1;
             // wire: MCP's elicitation request
-            let request = json!({ "method": "elicitation/create", "params": { "mode": "form", "message": message, "requestedSchema": schema } });
+            let request = json!({ "method": "elicitation/create", "params": { "mode": "form", "message": message, "requestedSchema": schema.clone() } });
             let answer = self.ask(format!("elicit-{n}"), request).await?;
-            elicitation_answer(&answer)
+            elicitation_answer(&answer, &schema)
         })
     }
 
