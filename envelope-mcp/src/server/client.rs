@@ -86,7 +86,7 @@ pub(crate) enum Wanted {
     AtLeast(LogLevel),
     /// The level the session's client set, `info` until it sets one.
     Session,
-    /// None: a request outside any initialized session that asked for no level.
+    /// None: a request of the 2026 revision (which has no session level) that asked for none.
     Nothing,
 }
 

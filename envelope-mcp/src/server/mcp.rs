@@ -366,11 +366,12 @@ impl EnvelopeServer {
             .get_progress_token()
             .filter(reportable)
             .map(|token| PeerProgress::new(Arc::clone(&forward), token));
-        // The 2026 revision asks per request (`_meta`'s log level); a session asks once.
-        let wanted = Wanted::of(
-            context.meta.log_level().map(log_level_of),
-            context.peer.peer_info().is_some(),
-        );
+        // The 2026 revision has no server-to-client requests (a tool asks across rounds) and no
+        // session level: each request names the log level it wants, if any.
+        let revision_2026 = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let wanted = Wanted::of(context.meta.log_level().map(log_level_of), !revision_2026);
         let capabilities = context.client_capabilities().unwrap_or_default();
         let peer_client = PeerClient::new(
             context.peer.clone(),
@@ -379,11 +380,7 @@ impl EnvelopeServer {
             Arc::clone(&forward),
             capabilities.clone(),
         );
-        // The 2026 revision has no server-to-client requests: a tool asks across rounds.
-        let rounds = context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        let (round, peer_client) = match (&self.inner.rounds, rounds) {
+        let (round, peer_client) = match (&self.inner.rounds, revision_2026) {
             (Some(codec), true) => {
                 let round = Round::open(
                     codec,
