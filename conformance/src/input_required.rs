@@ -1,4 +1,4 @@
-//! The fixtures that answer in protocol terms an envelope has no words for, served by the rmcp
+//! The fixtures that answer in protocol terms the suite defines for itself, served by the rmcp
 //! handler rather than the toolset (the envelope server lists them after its own tools and hands
 //! their calls on):
 //!
@@ -9,10 +9,15 @@
 //!   missing), not a tool result;
 //! - the prompt `test_input_required_result_prompt`, SEP-2322 on `prompts/get`.
 //!
-//! An envelope tool answers an envelope, always; when it needs the user it asks through
-//! `ToolContext::elicit`, which on 2026-07-28 (no server-to-client requests) is unavailable.
+//! An envelope tool can ask on 2026-07-28 too: its `ToolContext::elicit` and `sample` go across
+//! rounds there (the call answers an `InputRequiredResult` keyed `elicit-1`, `sample-1`, …, with
+//! a `requestState` envelope-mcp seals and binds to the tool and its arguments). These fixtures
+//! stay here all the same, because the suite names its own input keys (`user_name`,
+//! `capital_question`, `client_roots`, `step1`, …), asks for roots and for several inputs in one
+//! round, and checks `requestState` behaviours (a state echoed as is, a tampered state refused,
+//! one state per round) that an author-facing API rightly does not expose. An envelope tool
+//! answers an envelope, always, so `-32021` is the handler's to answer too.
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -22,32 +27,53 @@ use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequests, InputRequiredResult,
-    InputResponses, JsonObject, Prompt, PromptMessage, RequestMetaObject, Role, Tool,
+    InputResponses, JsonObject, Prompt, PromptMessage, RequestMetaObject, RequestStateCodec, Role,
+    SealOptions, Tool,
 };
 
 /// The prompt that asks for input before it answers.
 pub(crate) const PROMPT: &str = "test_input_required_result_prompt";
 
-/// Seals the `requestState` a multi-round call hands the client, so that the state it echoes
-/// can be trusted: `<state>.<tag>`, the tag a keyed SipHash of the state under a key drawn at
-/// start-up. A fixture's integrity check (64-bit, per process), in place of rmcp's HMAC codec
-/// (its `request-state` feature, which envelope-mcp does not enable).
-#[derive(Clone, Default)]
+/// The key the fixtures' `requestState` is sealed with. It is fixed, and written here for anyone
+/// to read, so it protects nothing: these states carry no data worth forging (a round number, a
+/// word), and a fixed key keeps the fixture deterministic, as rmcp's own conformance server
+/// does. The seal still proves what the suite checks, that an altered state is refused. A real
+/// server keeps its key secret: envelope-mcp draws one at start-up, or takes one configured.
+const FIXTURE_KEY: &[u8; 32] = b"envelope-conformance-fixture-key";
+
+// `new_unchecked` below is then as safe as `try_new`: the key is long enough for the codec.
+const _: () = assert!(FIXTURE_KEY.len() >= RequestStateCodec::MIN_KEY_LENGTH);
+
+/// Seals the `requestState` a multi-round call hands the client with rmcp's codec (HMAC-SHA256
+/// under [`FIXTURE_KEY`]), bound to the tool it was sealed for, so that the state a client echoes
+/// is acted on only if this server sealed it for that tool.
+#[derive(Clone)]
 pub(crate) struct Seal {
-    key: Arc<RandomState>,
+    codec: RequestStateCodec,
+}
+
+impl Default for Seal {
+    fn default() -> Self {
+        Seal {
+            codec: RequestStateCodec::new_unchecked(FIXTURE_KEY.to_vec()),
+        }
+    }
 }
 
 impl Seal {
-    /// `state`, sealed.
-    fn seal(&self, state: &str) -> String {
-        format!("{state}.{:016x}", self.key.hash_one(state))
+    /// `state`, sealed for a call of `tool`.
+    fn seal(&self, tool: &str, state: &str) -> String {
+        self.codec.seal_with(
+            state.as_bytes(),
+            &SealOptions::new().associated_data(tool.as_bytes()),
+        )
     }
 
-    /// The state `sealed` holds, if its tag is this server's; `None` if it was altered.
-    fn open<'a>(&self, sealed: &'a str) -> Option<&'a str> {
-        let (state, tag) = sealed.rsplit_once('.')?;
-        let tag = u64::from_str_radix(tag, 16).ok()?;
-        (tag == self.key.hash_one(state)).then_some(state)
+    /// The state `sealed` holds, if this server sealed it for a call of `tool`; `None` if it
+    /// was altered, or sealed for another tool (or by another key).
+    fn open(&self, tool: &str, sealed: &str) -> Option<String> {
+        let state = self.codec.open_with(sealed, tool.as_bytes()).ok()?;
+        String::from_utf8(state).ok()
     }
 }
 
@@ -174,12 +200,13 @@ pub(crate) fn call(
     request: &CallToolRequestParams,
     meta: &RequestMetaObject,
 ) -> Option<Result<CallToolResponse, ErrorData>> {
+    let tool = &*request.name;
     let responses = request.input_responses.as_ref();
     let state = request.request_state.as_deref();
     let asked = |asked: Vec<Asked>, state: Option<String>| {
         input_required(asked, state).map(CallToolResponse::from)
     };
-    Some(match &*request.name {
+    Some(match tool {
         "test_missing_capability" => missing_capability(meta),
         "test_streaming_elicitation" => asked(
             vec![(
@@ -244,17 +271,17 @@ pub(crate) fn call(
                         &["ok"],
                     ),
                 )],
-                Some(seal.seal("confirm")),
+                Some(seal.seal(tool, "confirm")),
             ),
             // The echoed state is the client's input: acted on only once its seal holds.
-            Some(sealed) => match seal.open(sealed) {
+            Some(sealed) => match seal.open(tool, sealed) {
                 Some(_) => Ok(text("Confirmed: the state was this server's.")),
                 None => Err(tampered()),
             },
         },
         "test_input_required_result_multiple_inputs" => {
             if let Some(sealed) = state
-                && seal.open(sealed).is_none()
+                && seal.open(tool, sealed).is_none()
             {
                 return Some(Err(tampered()));
             }
@@ -270,17 +297,17 @@ pub(crate) fn call(
                         ("greeting", sampling("Generate a greeting")),
                         ("client_roots", list_roots()),
                     ],
-                    Some(seal.seal("gather")),
+                    Some(seal.seal(tool, "gather")),
                 )
             }
         }
         "test_input_required_result_multi_round" => {
-            let round = match state.map(|sealed| seal.open(sealed)) {
-                None => "0",
+            let round = match state.map(|sealed| seal.open(tool, sealed)) {
+                None => "0".to_owned(),
                 Some(Some(round)) => round,
                 Some(None) => return Some(Err(tampered())),
             };
-            match round {
+            match round.as_str() {
                 "0" => asked(
                     vec![(
                         "step1",
@@ -290,7 +317,7 @@ pub(crate) fn call(
                             &["name"],
                         ),
                     )],
-                    Some(seal.seal("1")),
+                    Some(seal.seal(tool, "1")),
                 ),
                 "1" => asked(
                     vec![(
@@ -301,7 +328,7 @@ pub(crate) fn call(
                             &["color"],
                         ),
                     )],
-                    Some(seal.seal("2")),
+                    Some(seal.seal(tool, "2")),
                 ),
                 _ => Ok(text("Both rounds done.")),
             }
@@ -367,13 +394,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_sealed_state_opens_and_an_altered_one_does_not() {
+    fn a_sealed_state_opens_only_unaltered_and_for_its_tool() {
         let seal = Seal::default();
-        let sealed = seal.seal("1");
-        assert_eq!(seal.open(&sealed), Some("1"));
-        assert_eq!(seal.open(&format!("{sealed}-TAMPERED")), None);
-        assert_eq!(seal.open(&sealed.replacen('1', "2", 1)), None);
-        assert_eq!(Seal::default().open(&sealed), None, "another server's key");
+        let tool = "test_input_required_result_multi_round";
+        let sealed = seal.seal(tool, "1");
+        assert_eq!(seal.open(tool, &sealed).as_deref(), Some("1"));
+        assert_eq!(seal.open(tool, &format!("{sealed}-TAMPERED")), None);
+        assert_eq!(
+            seal.open(tool, "confirm"),
+            None,
+            "not a sealed state at all"
+        );
+        assert_eq!(
+            seal.open("test_input_required_result_request_state", &sealed),
+            None,
+            "sealed for another tool"
+        );
+        let other = Seal {
+            codec: RequestStateCodec::new_unchecked([7_u8; 32].to_vec()),
+        };
+        assert_eq!(other.open(tool, &sealed), None, "another key");
+    }
+
+    #[test]
+    fn a_tampered_retry_is_a_json_rpc_error() {
+        let seal = Seal::default();
+        let tool = "test_input_required_result_tampered_state";
+        let first = CallToolRequestParams::new(tool);
+        let meta = RequestMetaObject::default();
+        let Some(Ok(CallToolResponse::InputRequired(asked))) = call(&seal, &first, &meta) else {
+            panic!("the first call asks for input");
+        };
+        let state = asked.request_state.expect("a sealed state");
+        let retry = |state: String| call(&seal, &first.clone().with_request_state(state), &meta);
+        assert!(matches!(retry(state.clone()), Some(Ok(_))));
+        let tampered = retry(format!("{state}-TAMPERED"));
+        assert!(matches!(tampered, Some(Err(error)) if error.message.contains("integrity")));
     }
 
     #[test]

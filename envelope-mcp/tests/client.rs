@@ -73,13 +73,16 @@ enum Answer {
     Cancel,
 }
 
+/// A log message as the client got it: its level, logger and data.
+type Logged = (LoggingLevel, Option<String>, Value);
+
 /// rmcp's client, declaring elicitation and sampling or not, answering as told and keeping
 /// the log messages it receives.
 #[derive(Clone)]
 struct Asking {
     offers: bool,
     answer: Answer,
-    logs: Arc<Mutex<Vec<(LoggingLevel, Option<String>, Value)>>>,
+    logs: Arc<Mutex<Vec<Logged>>>,
 }
 
 impl Asking {
@@ -241,7 +244,7 @@ async fn a_tool_samples_the_clients_model() {
 }
 
 /// The log messages seen once there are `count`, or after 2 s.
-async fn logs_seen(client: &Asking, count: usize) -> Vec<(LoggingLevel, Option<String>, Value)> {
+async fn logs_seen(client: &Asking, count: usize) -> Vec<Logged> {
     for _ in 0..200 {
         if client.logs.lock().expect("no poisoning").len() >= count {
             break;
