@@ -18,7 +18,7 @@ use crate::prepared::Prepared;
 /// response is shaped by the controls the output carries
 /// ([`ToolOutput::with_controls`]; a tool's entry decodes them from its arguments).
 ///
-/// Attached media are placed first ([`crate::media`]): they may take up to
+/// Attached media are placed first: they may take up to
 /// [`MEDIA_SHARE_PERCENT`](crate::MEDIA_SHARE_PERCENT) of the budget, the envelope is trimmed to
 /// what they leave, and `meta.attachments` says of each whether it was sent, linked or dropped.
 pub fn prepare(output: impl Into<ToolOutput>, budget: &CallBudget) -> Prepared {
