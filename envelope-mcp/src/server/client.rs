@@ -135,14 +135,26 @@ impl PeerClient {
             Wanted::Nothing => false,
         }
     }
+}
 
-    /// Whether the client declared `feature`.
-    fn offers(&self, feature: ClientFeature) -> bool {
-        match feature {
-            ClientFeature::Elicitation => self.capabilities.elicitation.is_some(),
-            ClientFeature::Sampling => self.capabilities.sampling.is_some(),
-        }
-    }
+/// `Ok` when the client declared `feature` in `capabilities`; the typed refusal when not.
+pub(crate) fn offered(
+    capabilities: &ClientCapabilities,
+    feature: ClientFeature,
+) -> Result<(), ClientError> {
+    let declared = match feature {
+        ClientFeature::Elicitation => capabilities.elicitation.is_some(),
+        ClientFeature::Sampling => capabilities.sampling.is_some(),
+    };
+    declared
+        .then_some(())
+        .ok_or(ClientError::Unavailable(feature))
+}
+
+/// `elicitation/create`'s parameters: a form asking `message`, for content matching `schema`.
+pub(crate) fn elicitation_params(message: String, schema: &Value) -> Value {
+    // wire: MCP's form elicitation request
+    json!({ "mode": "form", "message": message, "requestedSchema": schema })
 }
 
 impl ClientChannel for PeerClient {
@@ -152,15 +164,11 @@ impl ClientChannel for PeerClient {
         schema: Value,
     ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>> {
         Box::pin(async move {
-            if !self.offers(ClientFeature::Elicitation) {
-                return Err(ClientError::Unavailable(ClientFeature::Elicitation));
-            }
+            offered(&self.capabilities, ClientFeature::Elicitation)?;
             // rmcp checks the schema is MCP's flat form as it decodes it.
-            // wire: MCP's form elicitation request
-            let params =
-                json!({ "mode": "form", "message": message, "requestedSchema": schema.clone() });
-            let params: ElicitRequestParams = serde_json::from_value(params)
-                .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
+            let params: ElicitRequestParams =
+                serde_json::from_value(elicitation_params(message, &schema))
+                    .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
             let answer = self
                 .peer
                 .create_elicitation(params)
@@ -174,9 +182,7 @@ impl ClientChannel for PeerClient {
 
     fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>> {
         Box::pin(async move {
-            if !self.offers(ClientFeature::Sampling) {
-                return Err(ClientError::Unavailable(ClientFeature::Sampling));
-            }
+            offered(&self.capabilities, ClientFeature::Sampling)?;
             let params: CreateMessageRequestParams =
                 serde_json::from_value(sampling_params(&request))
                     .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;

@@ -23,7 +23,9 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::client::{PeerClient, elicitation_answer, sampled, sampling_params};
+use super::client::{
+    PeerClient, elicitation_answer, elicitation_params, offered, sampled, sampling_params,
+};
 
 /// What a round starts from: the answers so far, and what the client can answer.
 pub(crate) struct Round {
@@ -131,12 +133,10 @@ impl ClientChannel for Round {
         schema: Value,
     ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>> {
         Box::pin(async move {
-            if self.capabilities.elicitation.is_none() {
-                return Err(ClientError::Unavailable(ClientFeature::Elicitation));
-            }
+            offered(&self.capabilities, ClientFeature::Elicitation)?;
             let n = self.elicitations.fetch_add(1, Ordering::Relaxed) + 1;
             // wire: MCP's elicitation request
-            let request = json!({ "method": "elicitation/create", "params": { "mode": "form", "message": message, "requestedSchema": schema.clone() } });
+            let request = json!({ "method": "elicitation/create", "params": elicitation_params(message, &schema) });
             let answer = self.ask(format!("elicit-{n}"), request).await?;
             elicitation_answer(&answer, &schema)
         })
@@ -144,9 +144,7 @@ impl ClientChannel for Round {
 
     fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>> {
         Box::pin(async move {
-            if self.capabilities.sampling.is_none() {
-                return Err(ClientError::Unavailable(ClientFeature::Sampling));
-            }
+            offered(&self.capabilities, ClientFeature::Sampling)?;
             let n = self.samplings.fetch_add(1, Ordering::Relaxed) + 1;
             // wire: MCP's sampling request
             let request =
