@@ -1,8 +1,9 @@
 //! The rmcp handler composed with the envelope server
 //! ([`EnvelopeServer::with_handler`](envelope_mcp::EnvelopeServer::with_handler)): it serves
 //! everything the toolset does not, prompts (through rmcp's prompt router), resources and
-//! their template, subscriptions and completion, and the few tools that answer what an
-//! envelope cannot (`input_required.rs`). The envelope server adds `tools` and `logging` to the
+//! their template, subscriptions and completion, and the tools that speak the protocol directly
+//! (`input_required.rs`: SEP-2322's multi-round fixtures, with the suite's own input keys, and
+//! the JSON-RPC error `-32021`). The envelope server adds `tools` and `logging` to the
 //! capabilities advertised here, lists these tools after its own, and hands their calls on.
 
 use std::collections::BTreeSet;
