@@ -30,12 +30,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { startHttpServer } from '../interop-ts/servers.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../..');
@@ -91,41 +91,6 @@ after(() => {
 
 // --- servers -----------------------------------------------------------------------------------
 
-async function freePort() {
-    const server = createServer();
-    await new Promise((ok, fail) => {
-        server.once('error', fail);
-        server.listen(0, '127.0.0.1', ok);
-    });
-    const { port } = server.address();
-    await new Promise((ok) => server.close(ok));
-    return port;
-}
-
-/** Whether anything answers HTTP at `url`: any status will do, a refused connection will not. */
-async function answers(url) {
-    for (const method of ['POST', 'GET']) {
-        try {
-            await fetch(url, { method, signal: AbortSignal.timeout(2_000) });
-            return true;
-        } catch {
-            // Not listening yet (or this method hung): try the other, then again.
-        }
-    }
-    return false;
-}
-
-/** Keeps a child's last 20,000 characters of output, to show when something fails. */
-function collect(child) {
-    const log = { text: '' };
-    for (const stream of [child.stdout, child.stderr]) {
-        stream.on('data', (chunk) => {
-            log.text = (log.text + chunk.toString()).slice(-20_000);
-        });
-    }
-    return log;
-}
-
 /** Every child still running, killed should the run end without `stop()` reaching it. */
 const CHILDREN = new Set();
 process.on('exit', () => {
@@ -133,43 +98,17 @@ process.on('exit', () => {
 });
 
 /** Starts `bin ...args --http 127.0.0.1:<free port>`; `{ url, log, stop() }` once `/mcp`
- * answers. */
+ * answers HTTP (`startHttpServer` is shared with the interop suites; it imports only `node:`
+ * builtins, so this folder's `node_modules` need not hold the SDK). */
 async function startServer(bin, args, build) {
     assert.ok(existsSync(bin), `${bin} is missing: run \`${build}\` first`);
-    for (let attempt = 1; ; attempt++) {
-        const port = await freePort();
-        const url = `http://127.0.0.1:${port}/mcp`;
-        const child = spawn(bin, [...args, '--http', `127.0.0.1:${port}`], {
-            cwd: REPO,
-            env: { ...process.env, XDG_STATE_HOME: STATE, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        CHILDREN.add(child);
-        const log = collect(child);
-        let exited = false;
-        child.once('exit', () => {
-            exited = true;
-            CHILDREN.delete(child);
-        });
-        const stop = async () => {
-            if (exited) return;
-            const gone = new Promise((ok) => child.once('exit', ok));
-            child.kill('SIGTERM');
-            const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-            await gone;
-            clearTimeout(timer);
-        };
-        const deadline = Date.now() + 30_000;
-        while (!exited && Date.now() < deadline) {
-            if (await answers(url)) return { url, log, stop };
-            await sleep(100);
-        }
-        await stop();
-        // Another process took the port between the probe and the bind: try another.
-        if (attempt === 3) {
-            assert.fail(`${bin} did not answer at ${url} (${exited ? 'it exited' : 'timed out'}); its log:\n${log.text}`);
-        }
-    }
+    return startHttpServer(bin, args, {
+        cwd: REPO,
+        env: { ...process.env, XDG_STATE_HOME: STATE, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
+        probe: 'http',
+        pollMs: 100,
+        children: CHILDREN,
+    });
 }
 
 // --- the suite ---------------------------------------------------------------------------------

@@ -22,13 +22,10 @@
 // Run: `npm ci --prefix tests/interop-ts && node --test tests/interop-ts/conformance-server.test.mjs`.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect as tcpConnect, createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -42,6 +39,8 @@ import {
     TextContentSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
+import { runSession, startHttpServer } from './servers.mjs';
+
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = process.env.CONFORMANCE_SERVER
     ? resolve(process.env.CONFORMANCE_SERVER)
@@ -51,9 +50,6 @@ const BUILD = 'cargo build -p envelope-conformance --bin conformance-server';
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 /** Per test: a session and a few calls take well under a second; this is a hang. */
 const TIMEOUT_MS = 120_000;
-/** What the SDK reports through `onerror` for a progress report it dispatched too late
- * (typescript-sdk issue #2580; see interop.test.mjs). */
-const LATE_PROGRESS = /Received a progress notification for an unknown token/;
 
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -88,135 +84,33 @@ const show = (value) => JSON.stringify(value);
 
 // --- processes and sessions ------------------------------------------------------------------
 
-async function freePort() {
-    const server = createServer();
-    await new Promise((ok, fail) => {
-        server.once('error', fail);
-        server.listen(0, '127.0.0.1', ok);
-    });
-    const { port } = server.address();
-    await new Promise((ok) => server.close(ok));
-    return port;
-}
-
-function accepts(port) {
-    return new Promise((ok) => {
-        const socket = tcpConnect({ host: '127.0.0.1', port });
-        socket.setTimeout(500);
-        socket.once('connect', () => {
-            socket.destroy();
-            ok(true);
-        });
-        socket.once('timeout', () => {
-            socket.destroy();
-            ok(false);
-        });
-        socket.once('error', () => ok(false));
-    });
-}
-
-/** Collects a child's output into `log` (`text`: its last 20,000 characters; `total`: how many
- * there were), to show when a test fails. */
-function collect(stream, log) {
-    stream?.on('data', (chunk) => {
-        const text = chunk.toString();
-        log.text = (log.text + text).slice(-20_000);
-        log.total += text.length;
-    });
-}
-
-/** What `log` got since it had `start` characters. */
-const logSince = (log, start) => (log.total > start ? log.text.slice(-(log.total - start)) : '');
-
 /** One HTTP server on a free loopback port: `{ url, log, stop() }`. */
-async function startHttpServer() {
-    for (let attempt = 0; attempt < 3; attempt++) {
-        const port = await freePort();
-        const log = { text: '', total: 0 };
-        const child = spawn(BIN, ['--http', `127.0.0.1:${port}`], {
-            cwd: REPO,
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        collect(child.stdout, log);
-        collect(child.stderr, log);
-        let exited = false;
-        child.once('exit', () => {
-            exited = true;
-        });
-        const deadline = Date.now() + 30_000;
-        let ready = false;
-        while (!ready && !exited && Date.now() < deadline) {
-            ready = await accepts(port);
-            if (!ready) await sleep(50);
-        }
-        const stop = async () => {
-            if (exited) return;
-            const gone = new Promise((ok) => child.once('exit', ok));
-            child.kill('SIGTERM');
-            const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-            await gone;
-            clearTimeout(timer);
-        };
-        if (ready) return { url: `http://127.0.0.1:${port}/mcp`, log, stop };
-        // Lost the port between probing and binding, or never listened: try another.
-        await stop();
-        if (attempt === 2) assert.fail(`the HTTP server did not start; its log:\n${log.text}`);
-    }
-}
+const startServer = () => startHttpServer(BIN, [], { cwd: REPO });
 
 /**
- * Runs `body(client, wire)` on a fresh session over `transport`. `options.elicit`, when given,
- * is the `elicitation/create` handler, and the client declares `elicitation`; without it the
- * client declares nothing. `wire` records what the session saw: `messages`, every message from
- * the server in arrival order (before the SDK dispatches it), and `errors`, what the SDK
- * reported through `Client.onerror`. A failure carries the server's log.
+ * Runs `body(client, wire)` on a fresh session over `transport` (see `runSession` for `wire`).
+ * `options.elicit`, when given, is the `elicitation/create` handler, and the client declares
+ * `elicitation`; without it the client declares nothing. A failure carries the server's log.
  */
 async function withSession(transport, http, options, body) {
     const capabilities = options.elicit ? { elicitation: {} } : {};
     const client = new Client({ name: 'envelope-interop-ts', version: '0.0.0' }, { capabilities });
     if (options.elicit) client.setRequestHandler(ElicitRequestSchema, options.elicit);
-    const wire = { messages: [], errors: [] };
-    client.onerror = (error) => wire.errors.push(error);
-    let clientTransport;
-    let log;
-    if (transport === 'stdio') {
-        clientTransport = new StdioClientTransport({
-            command: BIN,
-            args: ['--stdio'],
-            cwd: REPO,
-            env: getDefaultEnvironment(),
-            stderr: 'pipe',
-        });
-        log = { text: '', total: 0 };
-        collect(clientTransport.stderr, log);
-    } else {
-        clientTransport = new StreamableHTTPClientTransport(new URL(http.url));
-        log = http.log;
-    }
-    // The HTTP server's log is shared by every session: show only this session's part.
-    const logStart = log.total;
-    // `Client.connect` wraps the transport's `onmessage`, calling this one first.
-    clientTransport.onmessage = (message) => wire.messages.push(message);
-    try {
-        await client.connect(clientTransport);
+    const clientTransport =
+        transport === 'stdio'
+            ? new StdioClientTransport({
+                  command: BIN,
+                  args: ['--stdio'],
+                  cwd: REPO,
+                  env: getDefaultEnvironment(),
+                  stderr: 'pipe',
+              })
+            : new StreamableHTTPClientTransport(new URL(http.url));
+    await runSession(client, transport, clientTransport, http, async (wire) => {
         // Listed first, so `callTool` validates `structuredContent` against the output schemas.
         await client.listTools();
         await body(client, wire);
-        // The client met no protocol error, but for the SDK's own progress race.
-        const unexpected = wire.errors.filter((error) => !LATE_PROGRESS.test(String(error)));
-        assert.deepEqual(unexpected.map(String), [], 'the SDK reported errors on this session');
-    } catch (error) {
-        const text = logSince(log, logStart);
-        if (error instanceof Error && text) {
-            error.message += `\n--- server log (${transport}) ---\n${text}`;
-        }
-        throw error;
-    } finally {
-        if (transport === 'http' && clientTransport.sessionId) {
-            await clientTransport.terminateSession().catch(() => {});
-        }
-        await client.close();
-    }
+    });
 }
 
 /** A tool call through the SDK, parsed with its `CallToolResultSchema`. */
@@ -265,7 +159,7 @@ for (const transport of ['stdio', 'http']) {
         let http;
 
         before(async () => {
-            if (transport === 'http') http = await startHttpServer();
+            if (transport === 'http') http = await startServer();
         });
 
         after(async () => {

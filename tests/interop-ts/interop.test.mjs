@@ -18,14 +18,11 @@
 // Run: `npm ci --prefix tests/interop-ts && node --test tests/interop-ts/`.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { connect as tcpConnect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -43,6 +40,7 @@ import {
     makeFixture,
     removeFixture,
 } from './fixture.mjs';
+import { LATE_PROGRESS, runSession, startHttpServer } from './servers.mjs';
 
 // Every warning printed while the suite runs fails it: the SDK's own output validator (Ajv,
 // `strict: false`) warns about any schema keyword or format it does not know, and schemas that
@@ -122,9 +120,6 @@ const FULL_ONLY_META = [
     'capabilities',
 ];
 const SCHEMA_VERSION = 3;
-
-/** What the SDK reports through `onerror` for a progress report it dispatched too late. */
-const LATE_PROGRESS = /Received a progress notification for an unknown token/;
 
 const sorted = (values) => [...values].sort();
 
@@ -319,132 +314,31 @@ function compileListing(tools) {
 
 // --- processes and sessions ------------------------------------------------------------------
 
-async function freePort() {
-    const server = createServer();
-    await new Promise((ok, fail) => {
-        server.once('error', fail);
-        server.listen(0, '127.0.0.1', ok);
-    });
-    const { port } = server.address();
-    await new Promise((ok) => server.close(ok));
-    return port;
-}
-
-function accepts(port) {
-    return new Promise((ok) => {
-        const socket = tcpConnect({ host: '127.0.0.1', port });
-        socket.setTimeout(500);
-        socket.once('connect', () => {
-            socket.destroy();
-            ok(true);
-        });
-        socket.once('timeout', () => {
-            socket.destroy();
-            ok(false);
-        });
-        socket.once('error', () => ok(false));
-    });
-}
-
-/** Collects a child's output into `log` (`text`: its last 20,000 characters; `total`: how many
- * there were), to show when a test fails. */
-function collect(stream, log) {
-    stream?.on('data', (chunk) => {
-        const text = chunk.toString();
-        log.text = (log.text + text).slice(-20_000);
-        log.total += text.length;
-    });
-}
-
-/** What `log` got since it had `start` characters. */
-const logSince = (log, start) => (log.total > start ? log.text.slice(-(log.total - start)) : '');
-
-/** One HTTP server on a free loopback port: `{ url, log, stop() }`. */
-async function startHttpServer(root) {
-    for (let attempt = 0; attempt < 3; attempt++) {
-        const port = await freePort();
-        const log = { text: '', total: 0 };
-        const child = spawn(BIN, ['--root', root, '--http', `127.0.0.1:${port}`], {
-            cwd: root,
-            stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        collect(child.stdout, log);
-        collect(child.stderr, log);
-        let exited = false;
-        child.once('exit', () => {
-            exited = true;
-        });
-        const deadline = Date.now() + 30_000;
-        let ready = false;
-        while (!ready && !exited && Date.now() < deadline) {
-            ready = await accepts(port);
-            if (!ready) await sleep(50);
-        }
-        const stop = async () => {
-            if (exited) return;
-            const gone = new Promise((ok) => child.once('exit', ok));
-            child.kill('SIGTERM');
-            const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-            await gone;
-            clearTimeout(timer);
-        };
-        if (ready) return { url: `http://127.0.0.1:${port}/mcp`, log, stop };
-        // Lost the port between probing and binding, or never listened: try another.
-        await stop();
-        if (attempt === 2) assert.fail(`the HTTP server did not start; its log:\n${log.text}`);
-    }
-}
+/** One HTTP server for `root` on a free loopback port: `{ url, log, stop() }`. */
+const startServer = (root) => startHttpServer(BIN, ['--root', root], { cwd: root });
 
 /**
- * Runs `body(client, listing, wire)` on a fresh session over `transport`. `listing` maps each
- * tool's name to its compiled schemas; `wire` records what the session saw: `messages`, every
- * message from the server in arrival order (before the SDK dispatches it), and `errors`, what
- * the SDK reported through `Client.onerror`. A failure carries the server's log.
+ * Runs `body(client, listing, wire)` on a fresh session over `transport` (see `runSession` for
+ * `wire`). `listing` maps each tool's name to its compiled schemas. A failure carries the
+ * server's log.
  */
 async function withSession(transport, root, http, body) {
     const client = new Client({ name: 'envelope-interop-ts', version: '0.0.0' });
-    const wire = { messages: [], errors: [] };
-    client.onerror = (error) => wire.errors.push(error);
-    let clientTransport;
-    let log;
-    if (transport === 'stdio') {
-        clientTransport = new StdioClientTransport({
-            command: BIN,
-            args: ['--root', root],
-            cwd: root,
-            // The SDK passes a child only a few variables by default; the state directory too.
-            env: { ...getDefaultEnvironment(), XDG_STATE_HOME: process.env.XDG_STATE_HOME },
-            stderr: 'pipe',
-        });
-        log = { text: '', total: 0 };
-        collect(clientTransport.stderr, log);
-    } else {
-        clientTransport = new StreamableHTTPClientTransport(new URL(http.url));
-        log = http.log;
-    }
-    // The HTTP server's log is shared by every session: show only this session's part.
-    const logStart = log.total;
-    // `Client.connect` wraps the transport's `onmessage`, calling this one first.
-    clientTransport.onmessage = (message) => wire.messages.push(message);
-    try {
-        await client.connect(clientTransport);
+    const clientTransport =
+        transport === 'stdio'
+            ? new StdioClientTransport({
+                  command: BIN,
+                  args: ['--root', root],
+                  cwd: root,
+                  // The SDK passes a child only a few variables by default; the state directory too.
+                  env: { ...getDefaultEnvironment(), XDG_STATE_HOME: process.env.XDG_STATE_HOME },
+                  stderr: 'pipe',
+              })
+            : new StreamableHTTPClientTransport(new URL(http.url));
+    await runSession(client, transport, clientTransport, http, async (wire) => {
         const listing = compileListing(await listTools(client));
         await body(client, listing, wire);
-        // The client met no protocol error, but for the SDK's own progress race (see below).
-        const unexpected = wire.errors.filter((error) => !LATE_PROGRESS.test(String(error)));
-        assert.deepEqual(unexpected.map(String), [], 'the SDK reported errors on this session');
-    } catch (error) {
-        const text = logSince(log, logStart);
-        if (error instanceof Error && text) {
-            error.message += `\n--- server log (${transport}) ---\n${text}`;
-        }
-        throw error;
-    } finally {
-        if (transport === 'http' && clientTransport.sessionId) {
-            await clientTransport.terminateSession().catch(() => {});
-        }
-        await client.close();
-    }
+    });
 }
 
 /** Every listed tool, following `nextCursor`. The SDK caches output validators from this. */
@@ -556,7 +450,7 @@ for (const transport of ['stdio', 'http']) {
         let http;
 
         before(async () => {
-            if (transport === 'http') http = await startHttpServer(root);
+            if (transport === 'http') http = await startServer(root);
         });
 
         after(async () => {

@@ -52,6 +52,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from servers import anyio_backend  # noqa: F401 (a fixture: pytest finds it by name)
 from test_interop import BIN, REPO
 
 PLAIN_BIN = Path(
@@ -88,11 +89,6 @@ MAX_TURNS = 2 * HITS // PAGE + len(READS) + 8
 TIMEOUT = 120
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

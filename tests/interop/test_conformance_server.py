@@ -31,22 +31,20 @@ import base64
 import json
 import os
 import re
-import socket
-import subprocess
-import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import get_default_environment
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
+
+# `anyio_backend` and `transport` are fixtures: pytest finds them by name in this module.
+from servers import anyio_backend, http_server, http_session, stdio_session, transport  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("CONFORMANCE_SERVER", REPO / "target/debug/conformance-server"))
@@ -93,11 +91,6 @@ LOGGING_CALLS = 5
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def server_bin() -> Path:
     if not BIN.is_file():
@@ -105,70 +98,11 @@ def server_bin() -> Path:
     return BIN
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def http_server() -> Iterator[str]:
-    """A streamable HTTP conformance server on a free loopback port; stopped on exit."""
-    log = tempfile.NamedTemporaryFile(
-        prefix="conformance-server-http-", suffix=".log", delete=False
-    )
-    process = None
-    port = 0
-    ready = False
-    for _attempt in range(3):
-        port = _free_port()
-        process = subprocess.Popen(
-            [str(BIN), "--http", f"127.0.0.1:{port}"],
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
-        deadline = time.monotonic() + 30
-        while not ready and time.monotonic() < deadline and process.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    ready = True
-            except OSError:
-                time.sleep(0.05)
-        if ready:
-            break
-        # Lost the port between probing and binding, or never listened: try another.
-        process.kill()
-        process.wait(timeout=5)
-    assert process is not None and ready, (
-        f"the HTTP server did not start; its log:\n{Path(log.name).read_text(errors='replace')}"
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-        log.close()
-        os.unlink(log.name)
-
-
 @pytest.fixture(scope="session")
 def http_url(server_bin: Path) -> Iterator[str]:
     """One HTTP server for the session."""
-    with http_server() as url:
+    with http_server([str(BIN)], REPO, "conformance-server-http-") as url:
         yield url
-
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest, server_bin: Path) -> str:
-    if request.param == "http":
-        request.getfixturevalue("http_url")
-    return request.param
 
 
 @asynccontextmanager
@@ -185,11 +119,8 @@ async def connect(
         params = StdioServerParameters(
             command=str(BIN), args=["--stdio"], cwd=REPO, env=get_default_environment()
         )
-        with tempfile.TemporaryFile(mode="w+") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, **callbacks) as session:
-                    await session.initialize()
-                    yield session
+        async with stdio_session(params, **callbacks) as session:
+            yield session
         return
 
     async def record(http_request: httpx2.Request) -> None:
@@ -200,10 +131,8 @@ async def connect(
         timeout=httpx2.Timeout(30, read=TIMEOUT), event_hooks={"request": [record]}
     ) as http:
         url = request.getfixturevalue("http_url")
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write, **callbacks) as session:
-                await session.initialize()
-                yield session
+        async with http_session(url, http, **callbacks) as session:
+            yield session
 
 
 def check_envelope(result: types.CallToolResult) -> dict[str, Any]:

@@ -33,13 +33,11 @@ import os
 import shutil
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +45,13 @@ import anyio
 import httpx2
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+
+import servers
+# `anyio_backend` and `transport` are fixtures: pytest finds them by name in this module.
+from servers import anyio_backend, transport  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 # The example keeps its paging key under the user's state directory; every server these tests
@@ -189,11 +190,6 @@ BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def server_bin() -> Path:
     if not BIN.is_file():
@@ -203,54 +199,10 @@ def server_bin() -> Path:
     return BIN
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def http_server(root: Path) -> Iterator[str]:
-    """A streamable HTTP server for `root` on a free loopback port; killed on exit."""
-    log = tempfile.NamedTemporaryFile(prefix="workspace_server-http-", suffix=".log", delete=False)
-    process = None
-    port = 0
-    ready = False
-    for _attempt in range(3):
-        port = _free_port()
-        process = subprocess.Popen(
-            [str(BIN), "--root", str(root), "--http", f"127.0.0.1:{port}"],
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
-        deadline = time.monotonic() + 30
-        while not ready and time.monotonic() < deadline and process.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    ready = True
-            except OSError:
-                time.sleep(0.05)
-        if ready:
-            break
-        # Lost the port between probing and binding, or never listened: try another.
-        process.kill()
-        process.wait(timeout=5)
-    assert process is not None and ready, (
-        f"the HTTP server did not start; its log:\n{Path(log.name).read_text(errors='replace')}"
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-        log.close()
-        os.unlink(log.name)
+def http_server(root: Path) -> AbstractContextManager[str]:
+    """A streamable HTTP server for `root` on a free loopback port (see `servers.http_server`);
+    stopped on exit."""
+    return servers.http_server([str(BIN), "--root", str(root)], REPO, "workspace_server-http-")
 
 
 @pytest.fixture(scope="session")
@@ -293,13 +245,6 @@ def paged_url(request: pytest.FixtureRequest, transport: str) -> str | None:
     return request.getfixturevalue("paged_http_url") if transport == "http" else None
 
 
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest, server_bin: Path) -> str:
-    if request.param == "http":
-        request.getfixturevalue("http_url")
-    return request.param
-
-
 @asynccontextmanager
 async def connect(
     request: pytest.FixtureRequest,
@@ -317,11 +262,8 @@ async def connect(
         params = StdioServerParameters(
             command=str(BIN), args=["--root", str(root)], cwd=REPO, env=env
         )
-        with tempfile.TemporaryFile(mode="w+") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    yield session
+        async with servers.stdio_session(params) as session:
+            yield session
         return
 
     if url is None:
@@ -336,10 +278,8 @@ async def connect(
         timeout=httpx2.Timeout(30, read=TIMEOUT),
         event_hooks={"response": [record]},
     ) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+        async with servers.http_session(url, http) as session:
+            yield session
 
 
 async def listing(session: ClientSession) -> dict[str, Any]:
