@@ -31,9 +31,10 @@ const HOPS: &[Hop] = &[
         krate: "envelope-mcp",
         file: "src/server/mcp.rs",
         function: "EnvelopeServer::call_tool",
-        does: "rmcp hands over the request: the tool is looked up once (an unknown name is \
-               JSON-RPC `invalid_params`), and the headers, progress token and cancellation \
-               become the call's extras",
+        does: "rmcp hands over the request: the tool is looked up once (an unknown name goes \
+               to the composed rmcp handler, or is JSON-RPC `invalid_params` without one), and \
+               `answer_call` makes the headers, progress token, cancellation, log level and the \
+               client (its peer, or a round of asks on MCP 2026-07-28) the call's extras",
     },
     Hop {
         krate: "envelope-mcp",
