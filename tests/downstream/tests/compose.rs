@@ -51,12 +51,7 @@ async fn an_envelope_server_hands_prompts_to_the_rmcp_handler_it_composes() {
     );
 
     // The tools still answer with their envelope.
-    let counted = client
-        .request(
-            "tools/call",
-            json!({"name": "count_notes", "arguments": {}}),
-        )
-        .await;
+    let counted = client.call("count_notes", json!({})).await;
     assert_eq!(
         counted["structuredContent"]["data"]["notes"], 3,
         "{counted}"
@@ -101,17 +96,10 @@ async fn a_tool_router_mounts_the_toolset_beside_its_own_tools() {
         json!(envelope.tools()[0].input_schema.as_ref())
     );
 
-    let pong = client
-        .request("tools/call", json!({"name": "ping", "arguments": {}}))
-        .await;
+    let pong = client.call("ping", json!({})).await;
     assert_eq!(pong["content"][0]["text"], "pong", "{pong}");
 
-    let page = client
-        .request(
-            "tools/call",
-            json!({"name": "list_notes", "arguments": {"limit": 2}}),
-        )
-        .await;
+    let page = client.call("list_notes", json!({"limit": 2})).await;
     let envelope = &page["structuredContent"];
     assert_eq!(envelope["ok"], true, "{page}");
     assert_eq!(

@@ -18,12 +18,7 @@ async fn the_downstream_server_answers_and_pages() {
     let info = client.initialize().await;
     assert_eq!(info["serverInfo"]["name"], "notes");
 
-    let counted = client
-        .request(
-            "tools/call",
-            json!({"name": "count_notes", "arguments": {}}),
-        )
-        .await;
+    let counted = client.call("count_notes", json!({})).await;
     assert_eq!(
         counted["structuredContent"]["data"]["notes"], 5,
         "{counted}"
@@ -35,12 +30,7 @@ async fn the_downstream_server_answers_and_pages() {
     let mut seen = Vec::new();
     let mut arguments = json!({"limit": 2});
     for page_number in 0..3 {
-        let page = client
-            .request(
-                "tools/call",
-                json!({"name": "list_notes", "arguments": arguments}),
-            )
-            .await;
+        let page = client.call("list_notes", arguments.clone()).await;
         let envelope = &page["structuredContent"];
         assert_eq!(envelope["ok"], true, "{envelope}");
         let completeness = &envelope["completeness"];

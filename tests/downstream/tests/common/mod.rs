@@ -46,6 +46,12 @@ impl LineClient {
         info
     }
 
+    /// The result of calling `tool` with `arguments`.
+    pub async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await
+    }
+
     /// The answer to one request: its `result`, or the whole message when it is an error.
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
