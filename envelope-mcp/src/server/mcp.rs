@@ -115,8 +115,7 @@ impl EnvelopeServer {
 }
 
 /// Every method rmcp dispatches that the toolset does not own goes to the composed handler;
-/// without one, rmcp's answer for a server that has none (`method not found`, or an empty
-/// list for a capability not advertised).
+/// without one, it is `method not found`, as from an rmcp server that serves none.
 macro_rules! delegated {
     ($( $method:ident ( $( $arg:ident : $ty:ty ),* ) -> $out:ty, else $missing:ty ; )*) => {$(
         async fn $method(&self, $( $arg: $ty ),* ) -> Result<$out, ErrorData> {
@@ -181,16 +180,18 @@ impl ServerHandler for EnvelopeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = self.inner.listing.clone();
-        // The composed handler's own tools follow, those an envelope tool shadows left out.
-        if let Some(handler) = &self.handler
-            && let Ok(theirs) = handler.list_tools(request, context).await
-        {
-            tools.extend(
-                theirs
-                    .tools
-                    .into_iter()
-                    .filter(|tool| self.inner.tools.get(&tool.name).is_none()),
-            );
+        // The composed handler's own tools follow, those an envelope tool shadows left out. A
+        // handler without tools answers `method not found`: the toolset's are the listing then.
+        if let Some(handler) = &self.handler {
+            match handler.list_tools(request, context).await {
+                Ok(theirs) => tools.extend(
+                    theirs
+                        .tools
+                        .into_iter()
+                        .filter(|tool| self.inner.tools.get(&tool.name).is_none()),
+                ),
+                Err(error) => tracing::debug!(%error, "the composed handler lists no tools"),
+            }
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
