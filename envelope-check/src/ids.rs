@@ -24,6 +24,8 @@ pub enum Check {
     TextMirror,
     /// `envelope.completeness`
     Completeness,
+    /// `envelope.attachments`
+    Attachments,
     /// `next_actions.known_tools`
     NextActionTools,
     /// `next_actions.arguments`
@@ -48,7 +50,7 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order reports list them.
-    pub const ALL: [Check; 18] = [
+    pub const ALL: [Check; 19] = [
         Check::ToolsListed,
         Check::InputBounded,
         Check::CallAnswered,
@@ -57,6 +59,7 @@ impl Check {
         Check::IsError,
         Check::TextMirror,
         Check::Completeness,
+        Check::Attachments,
         Check::NextActionTools,
         Check::NextActionArguments,
         Check::RequestId,
@@ -80,6 +83,7 @@ impl Check {
             Check::IsError => "envelope.is_error",
             Check::TextMirror => "envelope.text_mirror",
             Check::Completeness => "envelope.completeness",
+            Check::Attachments => "envelope.attachments",
             Check::NextActionTools => "next_actions.known_tools",
             Check::NextActionArguments => "next_actions.arguments",
             Check::RequestId => "meta.request_id",
@@ -130,6 +134,9 @@ impl Check {
             Check::IsError => "`isError` is the negation of the envelope's `ok`.",
             Check::TextMirror => {
                 "The first text content is the envelope: the same JSON as `structuredContent`, or its TOON."
+            }
+            Check::Attachments => {
+                "Every attachment `meta.attachments` says was sent follows the text mirror as a content block of its kind, in order, a `linked` one as a `resource_link`, and no media block goes unnoted (skipped when a response has neither)."
             }
             Check::Completeness => {
                 "`completeness` holds none of the contradictory states the contract rejects (`returned` past `total`, `complete` yet `truncated`, …)."

@@ -6,7 +6,7 @@ use envelope_core::fields::next_action as action_field;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use envelope_core::{Completeness, RequestId};
+use envelope_core::{AttachmentKind, AttachmentNote, Completeness, Delivery, RequestId};
 use jsonschema::Validator;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
@@ -134,6 +134,7 @@ impl Judge {
         verdict(Check::IsError, is_error(result, structured));
         verdict(Check::TextMirror, text_mirror(text, structured));
         verdict(Check::Completeness, completeness(structured));
+        verdict(Check::Attachments, attachments(result, structured));
         verdict(Check::NextActionTools, known);
         verdict(Check::NextActionArguments, valid);
         let id = structured[field::META][meta_field::REQUEST_ID].as_str();
@@ -329,11 +330,107 @@ fn tokens(envelope: &Value) -> Result<(), String> {
     }
 }
 
+/// Whether `meta.attachments` tells the media blocks after the first text block: each note
+/// `sent` or `linked` is the next block, of its kind (`linked` as a `resource_link`), and no
+/// block is left over. `Err("")` (skipped) when there are neither notes nor media.
+fn attachments(result: &CallToolResult, structured: &Value) -> Result<(), String> {
+    // wire: the content block types MCP defines
+    let block_type = |block: &Value| block["type"].as_str().unwrap_or_default().to_owned();
+    let blocks: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .map(|block| block_type(&block))
+        .collect();
+    // Media follow the first text block, the mirror.
+    let mirror = blocks.iter().position(|kind| kind == "text"); // wire: MCP's text block
+    let media: Vec<&String> = match mirror {
+        Some(at) => blocks[at + 1..].iter().collect(),
+        None => blocks.iter().collect(),
+    };
+    let notes = &structured[field::META][meta_field::ATTACHMENTS];
+    let notes: Vec<AttachmentNote> = match notes {
+        Value::Null => Vec::new(),
+        notes => serde_json::from_value(notes.clone())
+            .map_err(|error| format!("`meta.attachments` is not a list of notes: {error}"))?,
+    };
+    if notes.is_empty() {
+        return if media.is_empty() {
+            Err(String::new())
+        } else {
+            Err(format!(
+                "{} media block(s) follow the mirror and `meta.attachments` notes none",
+                media.len()
+            ))
+        };
+    }
+    // The block each note promises, spelled as the note spells its kind (MCP's block types).
+    let block_of = |kind: AttachmentKind| {
+        serde_json::to_value(kind)
+            .ok()
+            .and_then(|kind| kind.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let expected: Vec<String> = notes
+        .iter()
+        .filter_map(|note| match note.delivery {
+            Delivery::Sent => Some(block_of(note.kind)),
+            Delivery::Linked => Some(block_of(AttachmentKind::ResourceLink)),
+            _ => None,
+        })
+        .collect();
+    let sent: Vec<String> = media.into_iter().cloned().collect();
+    if expected == sent {
+        Ok(())
+    } else {
+        Err(format!(
+            "`meta.attachments` says {expected:?} were sent after the mirror; the content holds {sent:?}"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock};
     use serde_json::json;
 
-    use super::names;
+    use super::{attachments, names};
+
+    fn result(blocks: Vec<ContentBlock>) -> CallToolResult {
+        CallToolResult::success(blocks)
+    }
+
+    #[test]
+    fn the_notes_must_tell_the_media_sent() {
+        let envelope =
+            |notes: serde_json::Value| json!({ "ok": true, "meta": { "attachments": notes } });
+        let noted = envelope(json!([
+            { "kind": "image", "mime_type": "image/png", "bytes": 3, "delivery": "sent" },
+            { "kind": "image", "mime_type": "image/png", "bytes": 9000, "delivery": "dropped" },
+            { "kind": "resource", "uri": "file:///a", "bytes": 9000, "delivery": "linked" },
+        ]));
+        let resource_link = serde_json::from_value::<ContentBlock>(
+            json!({ "type": "resource_link", "uri": "file:///a", "name": "a" }),
+        )
+        .expect("a link");
+        let image = ContentBlock::image("AAAA", "image/png");
+        let mirror = ContentBlock::text("{}");
+        let sent = result(vec![mirror.clone(), image.clone(), resource_link.clone()]);
+        assert_eq!(attachments(&sent, &noted), Ok(()));
+        // Out of order, or one missing, or one unnoted: each is a failure with a detail.
+        let swapped = result(vec![mirror.clone(), resource_link, image.clone()]);
+        assert!(attachments(&swapped, &noted).is_err_and(|detail| !detail.is_empty()));
+        let missing = result(vec![mirror.clone(), image.clone()]);
+        assert!(attachments(&missing, &noted).is_err_and(|detail| !detail.is_empty()));
+        let unnoted = result(vec![mirror.clone(), image]);
+        let bare = json!({ "ok": true, "meta": {} });
+        assert!(attachments(&unnoted, &bare).is_err_and(|detail| !detail.is_empty()));
+        // Neither notes nor media: nothing to check.
+        assert_eq!(
+            attachments(&result(vec![mirror]), &bare),
+            Err(String::new())
+        );
+    }
 
     #[test]
     fn a_field_is_named_as_a_word_of_its_own() {

@@ -74,6 +74,8 @@ enum Fault {
     DuplicateRows,
     /// A token the server never gave out is taken for the first page.
     TamperAccepted,
+    /// An image follows the text mirror that `meta.attachments` does not note.
+    UnnotedMedia,
 }
 
 /// The healthy server, with `fault` put into what it answers.
@@ -103,7 +105,7 @@ impl Faulty {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         match self.fault {
-            Fault::None | Fault::TamperAccepted => {}
+            Fault::None | Fault::TamperAccepted | Fault::UnnotedMedia => {}
             Fault::WrongIsError => result.is_error = Some(envelope["ok"] == true),
             Fault::LyingCompleteness => {
                 if let Some(total) = envelope["completeness"]["total"].as_u64() {
@@ -142,6 +144,11 @@ impl Faulty {
         }
         // The text mirror follows, so that only the fault's own check can see it.
         result.content = vec![ContentBlock::text(envelope.to_string())];
+        if self.fault == Fault::UnnotedMedia {
+            result
+                .content
+                .push(ContentBlock::image("iVBORw0KGgo=", "image/png"));
+        }
     }
 }
 
@@ -237,6 +244,7 @@ async fn each_fault_fails_the_check_of_its_id() {
         (Fault::MissingTool, Check::NextActionTools),
         (Fault::DuplicateRows, Check::PagingFollow),
         (Fault::TamperAccepted, Check::PagingTampered),
+        (Fault::UnnotedMedia, Check::Attachments),
     ] {
         let report = check(Faulty::new(fault), &config()).await;
         assert!(

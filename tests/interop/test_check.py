@@ -123,3 +123,22 @@ def test_a_server_written_with_the_python_sdk_is_told_what_it_lacks(tmp_path: Pa
     assert tools["add"]["checks"]["call.answered"]["failed"] > 0
     assert tools["add"]["checks"]["invalid.validation"]["failed"] > 0
     assert report["failed_count"] > 0 and report["score"] < 50
+
+
+MEDIA_TOOLS = "test_image_content,test_audio_content,test_embedded_resource,test_multiple_content_types"
+
+
+def test_the_conformance_servers_media_are_the_ones_its_envelopes_note() -> None:
+    """The media tools of the conformance server (`target/debug/conformance-server`, built
+    for the interop suites) pass every response check, `envelope.attachments` included: the
+    blocks after the mirror are the ones `meta.attachments` says were sent."""
+    server = Path(os.environ.get("CONFORMANCE_SERVER", REPO / "target/debug/conformance-server"))
+    if not server.is_file():
+        pytest.fail(f"{server} is missing: cargo build -p envelope-conformance --bin conformance-server")
+    # Not annotated read-only (the suite's fixtures are not): allowed by name.
+    report = envelope_check(
+        "--tool", MEDIA_TOOLS, "--allow-tool", MEDIA_TOOLS, "--", str(server), "--stdio"
+    )
+    assert report["failed_count"] == 0, json.dumps(report, indent=1)
+    for tool in report["tools"]:
+        assert tool["checks"]["envelope.attachments"]["passed"] > 0, tool
