@@ -344,7 +344,9 @@ impl ToolContext {
     /// with code [`ELICITATION_UNAVAILABLE`](crate::ELICITATION_UNAVAILABLE).
     ///
     /// ```
-    /// use envelope_core::{ClientError, ToolContext, ToolError};
+    /// use std::future::Future as _;
+    ///
+    /// use envelope_core::{ToolContext, ToolError};
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Confirm {
@@ -352,20 +354,15 @@ impl ToolContext {
     ///     confirm: bool,
     /// }
     ///
-    /// # tokio_test_block_on(async {
-    /// // No client is connected here, so asking is unavailable.
-    /// let asked = ToolContext::new().elicit::<Confirm>("Delete the 3 files?").await;
+    /// // No client is connected here, so asking is unavailable, at once: one poll answers.
+    /// let ctx = ToolContext::new();
+    /// let asking = std::pin::pin!(ctx.elicit::<Confirm>("Delete the 3 files?"));
+    /// let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    /// let std::task::Poll::Ready(asked) = asking.poll(&mut cx) else {
+    ///     panic!("nothing to wait for without a client");
+    /// };
     /// let error = ToolError::from(asked.err().expect("no client"));
     /// assert_eq!(error.code(), Some(envelope_core::ELICITATION_UNAVAILABLE));
-    /// # });
-    /// # fn tokio_test_block_on<F: std::future::Future>(future: F) -> F::Output {
-    /// #     let mut future = std::pin::pin!(future);
-    /// #     let waker = std::task::Waker::noop();
-    /// #     let mut cx = std::task::Context::from_waker(&waker);
-    /// #     loop {
-    /// #         if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) { return out; }
-    /// #     }
-    /// # }
     /// ```
     pub async fn elicit<T: JsonSchema + serde::de::DeserializeOwned>(
         &self,

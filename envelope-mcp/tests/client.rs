@@ -9,9 +9,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use envelope_core::{
-    Elicited, LogLevel, SamplingRequest, ToolContext, ToolError, ToolResult, tool, toolset,
-};
+use envelope_core::{Elicited, LogLevel, SamplingRequest, ToolContext, ToolResult, tool, toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
@@ -303,5 +301,4 @@ async fn without_a_client_a_tool_is_told_so() {
         logged.structured["data"], "logged",
         "logging without a client is a no-op"
     );
-    let _ = ToolError::from(envelope_core::ClientError::Failed("x".into()));
 }

@@ -374,14 +374,14 @@ impl EnvelopeServer {
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
         let wanted = Wanted::of(context.meta.log_level().map(log_level_of), !revision_2026);
         let capabilities = context.client_capabilities().unwrap_or_default();
-        let peer_client = PeerClient::new(
+        let peer = PeerClient::new(
             context.peer.clone(),
             Arc::clone(&self.session),
             wanted,
             Arc::clone(&forward),
             capabilities.clone(),
         );
-        let (round, peer_client) = match (&self.inner.rounds, revision_2026) {
+        let (round, client) = match (&self.inner.rounds, revision_2026) {
             (Some(codec), true) => {
                 let round = Round::open(
                     codec,
@@ -390,17 +390,14 @@ impl EnvelopeServer {
                     asked.request_state.as_deref(),
                     asked.input_responses,
                     capabilities,
-                    peer_client,
+                    peer,
                 )
                 .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
                 let round = Arc::new(round);
                 (Some(Arc::clone(&round)), round as Arc<dyn ClientChannel>)
             }
-            (None, true) => (
-                None,
-                Arc::new(NoClient(peer_client)) as Arc<dyn ClientChannel>,
-            ),
-            (_, false) => (None, Arc::new(peer_client) as Arc<dyn ClientChannel>),
+            (None, true) => (None, Arc::new(NoClient(peer)) as Arc<dyn ClientChannel>),
+            (_, false) => (None, Arc::new(peer) as Arc<dyn ClientChannel>),
         };
         let extras = CallExtras {
             client_request_id,
@@ -410,7 +407,7 @@ impl EnvelopeServer {
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),
             cancelled: Some(Arc::new(TokenCancellation(context.ct.clone()))),
-            client: Some(peer_client),
+            client: Some(client),
             #[cfg(feature = "otel")]
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
             carries_media: true,
