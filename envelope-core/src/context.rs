@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::caller::{Caller, Principal};
 use crate::client::{
     ClientChannel, ClientError, ClientFeature, Elicited, LogLevel, Sampled, SamplingRequest,
 };
@@ -187,7 +188,7 @@ pub struct ToolContext {
     client_request_id: Option<Arc<str>>,
     index: Option<IndexStatus>,
     session: Option<Arc<str>>,
-    principal: Option<Arc<str>>,
+    caller: Option<Arc<Caller>>,
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
@@ -209,7 +210,7 @@ impl fmt::Debug for ToolContext {
             )
             .field("index", &self.index)
             .field("session", &self.session)
-            .field("principal", &self.principal)
+            .field("caller", &self.caller)
             .field("disabled_modules", &self.disabled_modules)
             .field("controls", &self.controls)
             .field("states", &self.states.len())
@@ -268,19 +269,33 @@ impl ToolContext {
         self
     }
 
-    /// Names who is calling: a digest of the client's credentials, which a transport that has
-    /// them sets (over HTTP, of its `Authorization` header). Continuations are bound to it, not
-    /// to the session, so a token outlives a session, a restart and a replica, yet another
-    /// client's credentials cannot use it.
+    /// Names who is calling, as the transport authenticated them: the principal its access
+    /// token names and the scopes it grants. The server then refuses a call to a tool whose
+    /// scopes the caller lacks ([`insufficient_scope`](crate::insufficient_scope)), and
+    /// continuations and target refs are bound to the principal, not to the session or the
+    /// token, so a page outlives a session, a restart, a replica and a refreshed token, yet no
+    /// other principal can resume it.
     #[must_use]
-    pub fn with_principal(mut self, principal: impl Into<Arc<str>>) -> Self {
-        self.principal = Some(principal.into());
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = Some(Arc::new(caller));
         self
     }
 
-    /// Who is calling, when the transport knows: see [`ToolContext::with_principal`].
-    pub fn principal(&self) -> Option<&str> {
-        self.principal.as_deref()
+    /// Who is calling and what they may do, when the transport authenticated them: see
+    /// [`ToolContext::with_caller`].
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_deref()
+    }
+
+    /// Who is calling, when the transport authenticated them.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.caller().map(Caller::principal)
+    }
+
+    /// The caller as continuations and target refs bind it: its principal's
+    /// [`binding`](Principal::binding), empty without one (a token is then a bearer capability).
+    pub fn caller_binding(&self) -> &str {
+        self.principal().map(Principal::binding).unwrap_or_default()
     }
 
     /// Switches modules off: their tools answer `module_disabled`.
@@ -429,7 +444,7 @@ impl ToolContext {
     pub fn binding<'a>(&'a self, request: &'a serde_json::Value) -> Binding<'a> {
         Binding::new(
             self.tool.unwrap_or_default(),
-            self.principal.as_deref().unwrap_or_default(),
+            self.caller_binding(),
             request,
         )
     }

@@ -65,6 +65,7 @@
 
 mod attachment;
 mod bounded;
+mod caller;
 mod canonical;
 mod capability;
 mod client;
@@ -100,6 +101,7 @@ mod wire;
 pub use attachment::{
     Attachment, AttachmentKind, AttachmentNote, Delivery, ResourceContents, ResourceLink,
 };
+pub use caller::{Caller, INSUFFICIENT_SCOPE, Principal, Scopes, insufficient_scope};
 pub use capability::Capability;
 pub use client::{
     CLIENT_REQUEST_FAILED, CLIENT_RESPONSE_INVALID, ClientChannel, ClientError, ClientFeature,

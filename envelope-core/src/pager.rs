@@ -440,7 +440,7 @@ where
         Ok(Resume {
             continuations: ctx.shared_state::<Continuations>()?,
             tool: ctx.tool_name().unwrap_or_default().to_owned(),
-            session: ctx.principal().unwrap_or_default().to_owned(),
+            session: ctx.caller_binding().to_owned(),
             request: self.request.clone(),
             scope: self.paging.scope.clone(),
             snapshot: self.paging.snapshot.clone(),

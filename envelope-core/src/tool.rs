@@ -15,7 +15,8 @@ use crate::future::BoxFuture;
 /// What a tool declares about itself; `#[tool(...)]` fills it from its arguments.
 ///
 /// Invariants (checked by `#[tool]` at compile time): `name` fits MCP's rules, `description`
-/// is non-empty, `read_only` excludes `destructive` and implies `idempotent`.
+/// is non-empty, `read_only` excludes `destructive` and implies `idempotent`, `scopes` are
+/// distinct valid scope names.
 ///
 /// The four behaviour hints are `None` unless the author declared them, and a transport lists
 /// only the declared ones. MCP's defaults for an undeclared hint are the cautious ones
@@ -49,6 +50,11 @@ pub struct ToolSpec {
     pub budget: Option<usize>,
     /// Unknown arguments are a `validation` error instead of an `unknown_arg` warning.
     pub strict_args: bool,
+    /// The OAuth scopes a caller's access token must grant, all of them, for the call to run
+    /// (RFC 6749 scope-tokens: printable ASCII without spaces, quotes or backslashes); empty
+    /// for a tool anyone may call. Listed with the tool; enforced when the transport
+    /// authenticated the caller (see [`Caller`](crate::Caller)).
+    pub scopes: &'static [&'static str],
 }
 
 impl ToolSpec {

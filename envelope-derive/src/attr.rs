@@ -13,8 +13,8 @@ pub(crate) const TIERS: [(&str, &str); 3] = [
 ];
 
 const KEYS: &str = "`tier`, `name`, `title`, `read_only`, `idempotent`, `destructive`, \
-                    `open_world`, `layer`, `module`, `budget`, `strict_args`, `blocking` or \
-                    `crate`";
+                    `open_world`, `layer`, `module`, `budget`, `strict_args`, `scopes`, \
+                    `blocking` or `crate`";
 
 /// A value together with the span of the key that set it, for errors that point at it.
 pub(crate) struct Spanned<T> {
@@ -36,6 +36,8 @@ pub(crate) struct ToolArgs {
     pub(crate) module: Option<Spanned<String>>,
     pub(crate) budget: Option<Spanned<usize>>,
     pub(crate) strict_args: Option<Spanned<bool>>,
+    /// The scopes as written, each checked by `valid`.
+    pub(crate) scopes: Option<Spanned<Vec<LitStr>>>,
     pub(crate) blocking: Option<Spanned<bool>>,
     pub(crate) krate: Option<Spanned<Path>>,
 }
@@ -82,6 +84,34 @@ fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
 
 fn string(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
     Ok(meta.value()?.parse::<LitStr>()?.value())
+}
+
+/// `scopes = ["a", "b"]`: an array of string literals, nothing else.
+fn scope_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    let array: syn::ExprArray = meta.value()?.parse()?;
+    array
+        .elems
+        .iter()
+        .map(|elem| match elem {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            }) => Ok(lit.clone()),
+            other => Err(syn::Error::new_spanned(
+                other,
+                "a scope is a string literal: `scopes = [\"workspace:read\"]`",
+            )),
+        })
+        .collect()
+}
+
+/// Whether `scope` is an OAuth scope-token (RFC 6749 §3.3): one or more printable ASCII
+/// characters other than space, `"` and `\`.
+pub(crate) fn valid_scope(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 /// Whether `name` fits MCP's tool-name rules: 1–128 of `A–Z a–z 0–9 _ - .`.
@@ -158,6 +188,9 @@ impl ToolArgs {
         } else if path.is_ident("strict_args") {
             let value = flag(&meta)?;
             set(&mut self.strict_args, &meta, value)
+        } else if path.is_ident("scopes") {
+            let value = scope_list(&meta)?;
+            set(&mut self.scopes, &meta, value)
         } else if path.is_ident("blocking") {
             let value = flag(&meta)?;
             set(&mut self.blocking, &meta, value)
@@ -206,6 +239,7 @@ mod tests {
             module = "search",
             budget = 8000,
             strict_args,
+            scopes = ["workspace:read", "workspace:heavy"],
             blocking,
             crate = my::core
         ))
@@ -216,6 +250,21 @@ mod tests {
         assert_eq!(args.budget.map(|b| b.value), Some(8000));
         assert!(args.read_only.is_some() && args.strict_args.is_some());
         assert!(args.krate.is_some());
+        let scopes: Vec<String> = args
+            .scopes
+            .map(|s| s.value.iter().map(LitStr::value).collect())
+            .unwrap_or_default();
+        assert_eq!(scopes, ["workspace:read", "workspace:heavy"]);
+    }
+
+    #[test]
+    fn scopes_are_rfc_6749_scope_tokens() {
+        for scope in ["workspace:read", "a", "https://api.example/read", "!#[]~"] {
+            assert!(valid_scope(scope), "{scope}");
+        }
+        for scope in ["", "two words", "quo\"te", "back\\slash", "tab\t", "é"] {
+            assert!(!valid_scope(scope), "{scope}");
+        }
     }
 
     #[test]
@@ -250,6 +299,14 @@ mod tests {
                 "tool names must be",
             ),
             (quote!(tier = lite, budget = 0), "at least 1"),
+            (
+                quote!(tier = lite, scopes = "read"),
+                "expected square brackets",
+            ),
+            (
+                quote!(tier = lite, scopes = [read]),
+                "a scope is a string literal",
+            ),
         ] {
             let error = parse(tokens)
                 .err()

@@ -194,6 +194,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
     let destructive = hint(args.declared(&args.destructive));
     let open_world = hint(args.declared(&args.open_world));
     let strict_args = args.flag(&args.strict_args);
+    let scopes = args.scopes.iter().flat_map(|scopes| &scopes.value);
 
     let args_ty = params.iter().find_map(|param| match param {
         Param::Args(ty) => Some(ty),
@@ -268,6 +269,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 module: #module,
                 budget: #budget,
                 strict_args: #strict_args,
+                scopes: &[#(#scopes),*],
             };
 
             #args_fns

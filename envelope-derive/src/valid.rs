@@ -7,7 +7,7 @@
 use proc_macro2::Span;
 use syn::{FnArg, ItemFn, ReturnType, Type};
 
-use crate::attr::{ToolArgs, valid_tool_name};
+use crate::attr::{ToolArgs, valid_scope, valid_tool_name};
 use crate::ctxt::Ctxt;
 
 /// What the function's parameters are, in order.
@@ -27,6 +27,7 @@ pub(crate) struct Signature {
 /// Checks `func` and its `#[tool(...)]` arguments; the signature when nothing is wrong.
 pub(crate) fn check(cx: &mut Ctxt, args: &ToolArgs, func: &ItemFn) -> Option<Signature> {
     check_keys(cx, args);
+    check_scopes(cx, args);
     check_blocking(cx, args, func);
     let description = description(func);
     if description.is_none() {
@@ -86,6 +87,35 @@ fn check_keys(cx: &mut Ctxt, args: &ToolArgs) {
             idempotent.span,
             "a `read_only` tool is always idempotent; remove `idempotent = false`",
         );
+    }
+}
+
+/// Each scope a scope-token, none twice, and at least one when the key is there.
+fn check_scopes(cx: &mut Ctxt, args: &ToolArgs) {
+    let Some(scopes) = &args.scopes else {
+        return;
+    };
+    if scopes.value.is_empty() {
+        cx.error_at(
+            scopes.span,
+            "`scopes = []` requires nothing; list the scopes a caller needs, or leave `scopes` out",
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for scope in &scopes.value {
+        let value = scope.value();
+        if !valid_scope(&value) {
+            cx.error_spanned_by(
+                scope,
+                format!(
+                    "`{}` is no OAuth scope: a scope is one or more printable ASCII characters \
+                     other than space, `\"` and `\\`",
+                    value.escape_debug()
+                ),
+            );
+        } else if !seen.insert(value.clone()) {
+            cx.error_spanned_by(scope, format!("scope `{value}` is listed twice"));
+        }
     }
 }
 

@@ -128,6 +128,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod drain;
 mod error;
 #[cfg(feature = "http")]

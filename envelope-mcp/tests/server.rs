@@ -613,6 +613,7 @@ impl envelope_core::Tool for HandWritten {
             module: None,
             budget: None,
             strict_args: false,
+            scopes: &[],
         };
         &SPEC
     }

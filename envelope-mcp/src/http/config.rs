@@ -80,6 +80,10 @@ pub struct HttpConfig {
     /// The plain HTTP gateway mounted beside the MCP endpoint; `None` mounts none.
     #[cfg(feature = "rest")]
     pub(crate) rest: Option<RestConfig>,
+    /// The resource server every request but health, readiness and its metadata must satisfy;
+    /// `None`: no authentication.
+    #[cfg(feature = "auth")]
+    pub(crate) auth: Option<crate::auth::ResourceServer>,
 }
 
 impl Default for HttpConfig {
@@ -106,6 +110,8 @@ impl Default for HttpConfig {
             max_connections: None,
             #[cfg(feature = "rest")]
             rest: Some(RestConfig::default()),
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -317,6 +323,23 @@ impl HttpConfig {
     #[cfg(feature = "rest")]
     pub fn rest(&self) -> Option<&RestConfig> {
         self.rest.as_ref()
+    }
+
+    /// Makes the server an OAuth 2.1 resource server: every request but `/healthz`, `/readyz`
+    /// and the metadata at `/.well-known/oauth-protected-resource` must carry an access token
+    /// that `auth`'s verifier accepts, on `/mcp` and the REST gateway alike; tools declared
+    /// with scopes are refused to a caller whose token lacks them. See [`crate::auth`].
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn with_auth(mut self, auth: crate::auth::ResourceServer) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The resource server, when authentication is on.
+    #[cfg(feature = "auth")]
+    pub fn auth(&self) -> Option<&crate::auth::ResourceServer> {
+        self.auth.as_ref()
     }
 }
 

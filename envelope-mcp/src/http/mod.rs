@@ -323,6 +323,15 @@ impl EnvelopeServer {
             .disable_allowed_origins()
             .with_cancellation_token(streams);
         let checks = guard::Checks::new(&config);
+        // The resource server, when authentication is on: every scope a tool declares is one a
+        // client may ask for.
+        #[cfg(feature = "auth")]
+        let gate = config.auth.clone().map(|auth| {
+            Arc::new(crate::auth::Gate::new(
+                auth,
+                &crate::auth::declared_scopes(server.toolset()),
+            ))
+        });
         let ready = Readiness {
             tools: server.tool_count(),
             continuations: server.seals_continuations(),
@@ -337,7 +346,19 @@ impl EnvelopeServer {
                 );
                 None
             }
-            Some(rest) => Some(rest::routes(server.clone(), rest, admission, &config)),
+            Some(rest) => {
+                #[cfg(feature = "auth")]
+                let challenges = gate.as_ref().map(|gate| Arc::clone(&gate.challenge));
+                #[cfg(not(feature = "auth"))]
+                let challenges = ();
+                Some(rest::routes(
+                    server.clone(),
+                    rest,
+                    admission,
+                    &config,
+                    challenges,
+                ))
+            }
             None => None,
         };
         #[cfg(not(feature = "rest"))]
@@ -360,6 +381,15 @@ impl EnvelopeServer {
         #[cfg(feature = "rest")]
         if let Some(gateway) = gateway {
             router = router.merge(gateway);
+        }
+        // Inside the host judge, outside every route's own limits: a request is let in by its
+        // token before anything reads its body.
+        #[cfg(feature = "auth")]
+        if let Some(gate) = gate {
+            router = router.merge(gate.routes());
+            router = router.layer(axum::middleware::from_fn(move |request, next| {
+                Arc::clone(&gate).authenticate(gateway_mounted, request, next)
+            }));
         }
         router = router.layer(axum::middleware::from_fn(move |request, next| {
             judge_host(Arc::clone(&checks), gateway_mounted, request, next)
@@ -551,6 +581,8 @@ fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
                 header("mcp-session-id"),
                 header(REQUEST_ID_HEADER),
                 http::header::RETRY_AFTER,
+                // A browser client reads where to get a token from a refusal.
+                http::header::WWW_AUTHENTICATE,
             ]),
     )
 }

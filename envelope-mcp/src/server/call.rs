@@ -7,9 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use envelope_budget::{CallBudget, Prepared, prepare};
 use envelope_core::stage::{Cancellation, Controls, ProgressSink};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
-use envelope_core::{ClientChannel, Envelope, Tier, Tool, ToolContext, ToolSpec};
+use envelope_core::{Caller, ClientChannel, Envelope, Tier, Tool, ToolContext, ToolSpec};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
 use super::EnvelopeServer;
@@ -20,9 +19,9 @@ pub(crate) struct CallExtras {
     pub(crate) client_request_id: Option<String>,
     /// The transport's session (HTTP's `Mcp-Session-Id`).
     pub(crate) session: Option<String>,
-    /// A digest of the client's credentials (HTTP's `Authorization`), which continuations are
-    /// bound to.
-    pub(crate) principal: Option<String>,
+    /// The caller the transport authenticated (over HTTP, by its access token): the scope
+    /// gate holds the call to it, and continuations are bound to its principal.
+    pub(crate) caller: Option<Caller>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
     /// The client the tool may ask for input, a completion, or send logs to.
@@ -45,13 +44,6 @@ pub(crate) struct Answer {
     pub(crate) client_request_id: Option<String>,
 }
 
-/// What a tool may read of a caller's credentials (HTTP's `Authorization`): their SHA-256, in
-/// hex. Continuations are bound to it; the credentials themselves never reach tool code.
-pub(crate) fn principal_of(credentials: &str) -> String {
-    let digest = Sha256::digest(credentials.as_bytes());
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 impl Default for CallExtras {
     /// A call outside any transport: no client, no progress, media carried (the caller reads
     /// [`Prepared::attachments`]).
@@ -59,7 +51,7 @@ impl Default for CallExtras {
         CallExtras {
             client_request_id: None,
             session: None,
-            principal: None,
+            caller: None,
             progress: None,
             cancelled: None,
             client: None,
@@ -81,7 +73,7 @@ impl EnvelopeServer {
     }
 
     /// One call of `tool`, stage by stage: the call's budget, asked of the budget stage once;
-    /// the context the tool runs in, sized by it; the tool under its deadline (its entry
+    /// the context the tool runs in, sized by it; the scope gate; the tool under its deadline (its entry
     /// decodes the arguments and the per-call controls, once); then the response encoded,
     /// shaped, trimmed and stamped by the budget stage under the same budget.
     pub(crate) async fn call_with(
@@ -107,10 +99,15 @@ impl EnvelopeServer {
         let span = crate::observe::call_span(spec, ctx.request_id(), ctx.client_request_id());
         #[cfg(feature = "otel")]
         trace.adopt(&span);
-        let output = self
-            .run(tool, arguments, ctx, &stop)
-            .instrument(span.clone())
-            .await;
+        // A caller without the tool's scopes is refused before it runs.
+        let output = match super::scopes::refusal(spec, &ctx, &arguments) {
+            Some(refused) => refused,
+            None => {
+                self.run(tool, arguments, ctx, &stop)
+                    .instrument(span.clone())
+                    .await
+            }
+        };
         let latency_ms = output.envelope.meta().latency_ms();
         let answer = span.in_scope(|| self.answer(spec, output, &budget));
         crate::observe::record_outcome(
@@ -132,8 +129,8 @@ impl EnvelopeServer {
         if let Some(session) = extras.session {
             ctx = ctx.with_session(session);
         }
-        if let Some(principal) = extras.principal {
-            ctx = ctx.with_principal(principal);
+        if let Some(caller) = extras.caller {
+            ctx = ctx.with_caller(caller);
         }
         if let Some(progress) = extras.progress {
             ctx = ctx.with_progress(progress);

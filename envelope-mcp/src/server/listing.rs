@@ -27,6 +27,11 @@ fn listed_schema(mut schema: Schema) -> Map<String, Value> {
     object(schema.to_value())
 }
 
+/// A request extension the HTTP layer sets when a caller's listing holds only the tools its
+/// scopes cover (`ResourceServer::with_filtered_listing`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallableOnly;
+
 pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
     let spec = tool.spec();
     let input = listed_schema(tool.input_schema());
@@ -35,6 +40,10 @@ pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
     meta.insert(keys.tier.clone(), json!(spec.tier));
     if let Some(layer) = spec.layer {
         meta.insert(keys.layer.clone(), json!(layer));
+    }
+    // What a caller's token must grant: read before the first call, so an agent can ask for it.
+    if !spec.scopes.is_empty() {
+        meta.insert(keys.scopes.clone(), json!(spec.scopes));
     }
     // Only the hints the author declared: an absent hint takes MCP's cautious default.
     let annotations = ToolAnnotations::from_raw(

@@ -27,7 +27,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::EnvelopeServer;
-use super::call::{Answer, CallExtras, principal_of};
+use super::call::{Answer, CallExtras};
 use super::client::{PeerClient, Wanted, log_level_of};
 use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
@@ -44,6 +44,7 @@ pub(super) struct MetaKeys {
     pub(super) request_id: String,
     pub(super) client_request_id: String,
     pub(super) capabilities: String,
+    pub(super) scopes: String,
 }
 
 impl MetaKeys {
@@ -55,6 +56,7 @@ impl MetaKeys {
             request_id: key(meta_keys::REQUEST_ID),
             client_request_id: key(meta_keys::CLIENT_REQUEST_ID),
             capabilities: key(meta_keys::CAPABILITIES),
+            scopes: key("scopes"),
         }
     }
 }
@@ -179,7 +181,21 @@ impl ServerHandler for EnvelopeServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = self.inner.listing.clone();
+        let parts = context.extensions.get::<http::request::Parts>();
+        let caller = parts.and_then(|parts| parts.extensions.get::<envelope_core::Caller>());
+        let mut tools = match parts.and_then(|parts| parts.extensions.get::<super::CallableOnly>())
+        {
+            // Only what the caller's scopes cover: the toolset's tools and the listing agree.
+            Some(_) => self
+                .inner
+                .tools
+                .iter()
+                .zip(&self.inner.listing)
+                .filter(|(tool, _)| super::may_call(caller, tool.spec()))
+                .map(|(_, listed)| listed.clone())
+                .collect(),
+            None => self.inner.listing.clone(),
+        };
         // The composed handler's own tools follow, those an envelope tool shadows left out. A
         // handler without tools answers `method not found`: the toolset's are the listing then.
         if let Some(handler) = &self.handler {
@@ -358,8 +374,9 @@ impl EnvelopeServer {
         };
         let client_request_id = header(REQUEST_ID_HEADER);
         let session = header("mcp-session-id");
-        // Never the credentials themselves: tool code can read the principal.
-        let principal = header("authorization").map(|credentials| principal_of(&credentials));
+        // Who the HTTP layer's resource server let in, if it is on: never the token itself.
+        let caller =
+            parts.and_then(|parts| parts.extensions.get::<envelope_core::Caller>().cloned());
         // Progress and log messages go out in order, all before the result.
         let forward = Arc::new(Forwarder::new(context.peer.clone()));
         let progress = context
@@ -402,7 +419,7 @@ impl EnvelopeServer {
         let extras = CallExtras {
             client_request_id,
             session,
-            principal,
+            caller,
             progress: progress
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),

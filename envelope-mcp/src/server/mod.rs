@@ -16,16 +16,19 @@ mod media;
 mod progress;
 mod rounds;
 mod router;
+mod scopes;
 mod stop;
 
 #[cfg(feature = "rest")]
-pub(crate) use call::{CallExtras, principal_of};
+pub(crate) use call::CallExtras;
 pub use client::DEFAULT_LOG_LEVEL;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
 };
+pub(crate) use listing::CallableOnly;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
+pub(crate) use scopes::may_call;
 pub use stop::DEADLINE_EXCEEDED;
 #[cfg(feature = "rest")]
 pub(crate) use stop::TokenCancellation;

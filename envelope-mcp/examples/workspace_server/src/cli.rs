@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use envelope_core::paging::{ContinuationKey, Continuations};
+use envelope_mcp::auth::{JwksSource, JwtVerifier, ResourceServer};
 use envelope_mcp::{CancellationToken, HttpConfig, RestConfig};
 use serde_json::Value;
 
@@ -201,6 +202,66 @@ struct HttpOptions {
         requires = "http"
     )]
     unbudgeted_ceiling: usize,
+
+    #[command(flatten)]
+    auth: AuthOptions,
+}
+
+/// OAuth: the server as a resource server of one issuer.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "OAuth")]
+struct AuthOptions {
+    /// Accept only access tokens this issuer signed (its identifier, an `https` URL; `http` on
+    /// loopback). Every request but /healthz, /readyz and the metadata at
+    /// /.well-known/oauth-protected-resource then needs `Authorization: Bearer <token>`; the
+    /// tools need the scope `workspace:read`, `graph_export` also `workspace:heavy`.
+    #[arg(long, value_name = "URL", requires_all = ["http", "auth_audience"])]
+    auth_issuer: Option<String>,
+
+    /// The audience the tokens must name: this resource's URL, the MCP endpoint's (like
+    /// https://mcp.example.com/mcp), which clients ask their tokens for.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_audience: Option<String>,
+
+    /// Read the issuer's keys from this JWKS file (read again when a token names a key it
+    /// lacks) instead of fetching them from the issuer's metadata.
+    #[arg(long, value_name = "PATH", requires = "auth_issuer")]
+    auth_jwks_file: Option<PathBuf>,
+
+    /// The least time between two fetches of the issuer's keys forced by tokens naming a key
+    /// not held (after a rotation).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = envelope_mcp::auth::DEFAULT_JWKS_REFRESH_INTERVAL.as_secs(),
+        requires = "auth_issuer"
+    )]
+    auth_jwks_refresh_interval: u64,
+
+    /// List to each caller only the tools its token's scopes cover.
+    #[arg(long, requires = "auth_issuer")]
+    auth_filter_listing: bool,
+}
+
+impl AuthOptions {
+    /// The resource server these flags ask for; `None` without `--auth-issuer`.
+    fn resource_server(&self) -> Result<Option<ResourceServer>, String> {
+        let (Some(issuer), Some(audience)) = (&self.auth_issuer, &self.auth_audience) else {
+            return Ok(None);
+        };
+        let keys = match &self.auth_jwks_file {
+            Some(path) => JwksSource::File(path.clone()),
+            None => JwksSource::Discover,
+        };
+        let verifier = JwtVerifier::new(issuer, audience.as_str(), keys)
+            .map_err(|error| error.to_string())?
+            .with_jwks_refresh_interval(Duration::from_secs(self.auth_jwks_refresh_interval));
+        let server = ResourceServer::new(audience, verifier)
+            .map_err(|error| error.to_string())?
+            .with_resource_name("workspace_server")
+            .with_filtered_listing(self.auth_filter_listing);
+        Ok(Some(server))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -260,8 +321,9 @@ impl Options {
 }
 
 impl HttpOptions {
-    /// The HTTP configuration these flags ask for, stopping on `shutdown`.
-    fn config(&self, shutdown: CancellationToken) -> HttpConfig {
+    /// The HTTP configuration these flags ask for, stopping on `shutdown`; an error for an
+    /// issuer, audience or JWKS file that cannot be used.
+    fn config(&self, shutdown: CancellationToken) -> Result<HttpConfig, String> {
         let seconds = Duration::from_secs;
         let mut config =
             HttpConfig::default()
@@ -287,7 +349,10 @@ impl HttpOptions {
         } else if !self.allowed_hosts.is_empty() {
             config = config.with_allowed_hosts(self.allowed_hosts.clone());
         }
-        config
+        if let Some(auth) = self.auth.resource_server()? {
+            config = config.with_auth(auth);
+        }
+        Ok(config)
     }
 }
 
@@ -470,11 +535,33 @@ async fn run(options: Options) -> ExitCode {
         (None, Some(addr)) => {
             let shutdown = CancellationToken::new();
             tokio::spawn(stop_on_signal(shutdown.clone()));
-            let config = options.http.config(shutdown);
+            let config = match options.http.config(shutdown) {
+                Ok(config) => config,
+                Err(message) => {
+                    eprintln!("workspace_server: {message}");
+                    return ExitCode::from(2);
+                }
+            };
             eprintln!(
                 "workspace_server: serving {root} at http://{addr}{}",
                 config.path()
             );
+            match config.auth() {
+                Some(auth) => eprintln!(
+                    "workspace_server: OAuth on: tokens for {}, metadata at {}",
+                    auth.resource(),
+                    auth.metadata_url()
+                ),
+                None if !addr.ip().is_loopback() => {
+                    eprintln!(
+                        "workspace_server: warning: {addr} is reachable beyond this machine and \
+                         no authentication is on: anyone who reaches the port may call every \
+                         tool; see --auth-issuer"
+                    );
+                    tracing::warn!(%addr, "serving beyond loopback without authentication");
+                }
+                None => {}
+            }
             match server.serve_http_with(addr, config).await {
                 Ok(()) => {
                     tracing::info!("stopped");
@@ -653,8 +740,12 @@ mod tests {
             "rpc",
         ])
         .expect("parses");
-        let config = options.http.config(CancellationToken::new());
+        let config = options
+            .http
+            .config(CancellationToken::new())
+            .expect("a configuration");
         assert_eq!(config.path(), "/rpc");
+        assert!(config.auth().is_none());
         assert_eq!(
             options.http.http,
             Some("0.0.0.0:8080".parse().expect("an address"))
@@ -666,7 +757,10 @@ mod tests {
         );
         let parse = |args: &[&str]| {
             let options = Options::try_parse_from(args).expect("parses");
-            options.http.config(CancellationToken::new())
+            options
+                .http
+                .config(CancellationToken::new())
+                .expect("a configuration")
         };
         let capped = parse(&["w", "--http", "127.0.0.1:1", "--unbudgeted-ceiling", "9000"]);
         assert_eq!(
@@ -704,6 +798,85 @@ mod tests {
         assert!(set.contains("idle_timeout: Some(5s)"), "{set}");
         assert!(set.contains("body_timeout: Some(7s)"), "{set}");
         assert!(set.contains("max_connections: Some(100)"), "{set}");
+    }
+
+    #[test]
+    fn the_auth_flags_make_a_resource_server() {
+        let config = |args: &[&str]| {
+            let options = Options::parse_checked(args.iter().map(|a| a.to_string()).collect())
+                .expect("parses");
+            options.http.config(CancellationToken::new())
+        };
+        let jwks = std::env::temp_dir().join(format!("jwks-{}.json", std::process::id()));
+        std::fs::write(
+            &jwks,
+            r#"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k1","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#,
+        )
+        .expect("writable");
+        let jwks = jwks.display().to_string();
+        let on = config(&[
+            "w",
+            "--http",
+            "127.0.0.1:1",
+            "--auth-issuer",
+            "http://127.0.0.1:9",
+            "--auth-audience",
+            "http://127.0.0.1:1/mcp",
+            "--auth-jwks-file",
+            &jwks,
+            "--auth-filter-listing",
+        ])
+        .expect("a configuration");
+        let auth = on.auth().expect("auth on");
+        assert_eq!(auth.resource(), "http://127.0.0.1:1/mcp");
+        assert!(auth.filters_listing());
+        // A file that is no JWKS, and an issuer that is no URL, are said at start-up.
+        let refused = config(&[
+            "w",
+            "--http",
+            "127.0.0.1:1",
+            "--auth-issuer",
+            "http://127.0.0.1:9",
+            "--auth-audience",
+            "http://127.0.0.1:1/mcp",
+            "--auth-jwks-file",
+            "/nonexistent/jwks.json",
+        ])
+        .expect_err("no such file");
+        assert!(refused.contains("JWKS file"), "{refused}");
+        let refused = config(&[
+            "w",
+            "--http",
+            "127.0.0.1:1",
+            "--auth-issuer",
+            "http://issuer.example.com",
+            "--auth-audience",
+            "http://127.0.0.1:1/mcp",
+        ])
+        .expect_err("plain http off loopback");
+        assert!(refused.contains("loopback"), "{refused}");
+        // The audience needs the issuer, and the issuer the audience.
+        for args in [
+            &[
+                "w",
+                "--http",
+                "127.0.0.1:1",
+                "--auth-audience",
+                "http://127.0.0.1:1/mcp",
+            ][..],
+            &[
+                "w",
+                "--http",
+                "127.0.0.1:1",
+                "--auth-issuer",
+                "http://127.0.0.1:9",
+            ],
+        ] {
+            assert!(
+                Options::parse_checked(args.iter().map(|a| a.to_string()).collect()).is_err(),
+                "{args:?}"
+            );
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use envelope_core::paging::{ContinuationKey, Continuations};
-use envelope_core::{Tool, ToolContext};
+use envelope_core::{Caller, Principal, Scopes, Tool, ToolContext};
 use serde_json::{Value, json};
 
 use common::calls::{call, error_of};
@@ -127,7 +127,10 @@ async fn replayed_tokens_are_scope_mismatches() {
             ))
             .with_state(Arc::new(Continuations::new(test_key())))
             .with_session(session)
-            .with_principal(principal);
+            .with_caller(Caller::new(
+                Principal::new("https://issuer.example", principal),
+                Scopes::parse("workspace:read"),
+            ));
         async move {
             serde_json::to_value(
                 workspace_server::tools::search_text {}

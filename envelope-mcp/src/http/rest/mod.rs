@@ -67,10 +67,11 @@ pub use controls::{
 };
 pub use problem::PROBLEM_JSON;
 pub use status::{
-    CATEGORY_STATUS, CategoryStatus, GATEWAY_STATUS, GatewayStatus, HOST_NOT_ALLOWED,
-    INVALID_CONTROL, INVALID_HOST, MALFORMED_JSON, METHOD_NOT_ALLOWED, OK_STATUS, OVERLOADED,
-    PROBLEM_TYPE_PREFIX, REQUEST_TIMEOUT, REQUEST_TOO_LARGE, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE,
-    category_status, problem_type,
+    AUTH_STATUS, CATEGORY_STATUS, CategoryStatus, GATEWAY_STATUS, GatewayStatus, HOST_NOT_ALLOWED,
+    INVALID_AUTHORIZATION, INVALID_CONTROL, INVALID_HOST, MALFORMED_JSON, METHOD_NOT_ALLOWED,
+    OK_STATUS, OVERLOADED, PROBLEM_TYPE_PREFIX, REQUEST_TIMEOUT, REQUEST_TOO_LARGE,
+    TOKEN_UNVERIFIABLE, UNAUTHENTICATED, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE, category_status,
+    problem_type,
 };
 
 use std::sync::Arc;
@@ -84,7 +85,7 @@ use serde_json::{Value, json};
 
 pub use super::config::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
 use super::{Admission, Admitted, HostRefusal, HttpConfig, Refusal};
-use crate::server::{CallExtras, TokenCancellation, principal_of};
+use crate::server::{CallExtras, CallableOnly, TokenCancellation, may_call};
 use crate::{EnvelopeServer, REQUEST_ID_HEADER};
 
 /// The path of the tool listing; a tool is called at `/tools/{name}`.
@@ -100,6 +101,13 @@ pub fn is_gateway_path(path: &str) -> bool {
     path == TOOLS_PATH || path.starts_with(&format!("{TOOLS_PATH}/")) || path == OPENAPI_PATH
 }
 
+/// The challenge of the resource server, when authentication is on (feature `auth`).
+#[cfg(feature = "auth")]
+pub(crate) type Challenges = Option<Arc<crate::auth::Challenge>>;
+/// Nothing, without feature `auth`.
+#[cfg(not(feature = "auth"))]
+pub(crate) type Challenges = ();
+
 /// What every route of the gateway reads.
 #[derive(Clone)]
 struct Gateway {
@@ -107,6 +115,11 @@ struct Gateway {
     ceiling: usize,
     /// `GET /tools`, written once: the toolset does not change while serving.
     listing: axum::body::Bytes,
+    /// The same, as a value, for a caller whose listing holds only what it may call.
+    listing_value: Arc<Value>,
+    /// The challenge a call refused for its scopes answers with, when authentication is on.
+    #[cfg(feature = "auth")]
+    challenge: Option<Arc<crate::auth::Challenge>>,
     /// `GET /openapi.json`, written once.
     document: axum::body::Bytes,
 }
@@ -119,13 +132,19 @@ pub(crate) fn routes(
     config: RestConfig,
     admission: Admission,
     http: &HttpConfig,
+    challenge: Challenges,
 ) -> axum::Router {
+    #[cfg(not(feature = "auth"))]
+    let () = challenge;
     let document = openapi::document(&server, http).to_string();
-    let listing = openapi::listing(&server).to_string();
+    let listing_value = openapi::listing(&server);
     let gateway = Gateway {
         server,
         ceiling: config.unbudgeted_ceiling(),
-        listing: listing.into(),
+        listing: listing_value.to_string().into(),
+        listing_value: Arc::new(listing_value),
+        #[cfg(feature = "auth")]
+        challenge,
         document: document.into(),
     };
     axum::Router::new()
@@ -274,8 +293,24 @@ async fn admit(admission: Admission, request: Request, next: Next) -> Response {
     }
 }
 
-async fn list(State(gateway): State<Gateway>) -> Response {
-    json_body(gateway.listing)
+async fn list(State(gateway): State<Gateway>, request: Request) -> Response {
+    let extensions = request.extensions();
+    if extensions.get::<CallableOnly>().is_none() {
+        return json_body(gateway.listing);
+    }
+    // Only the tools the caller's scopes cover.
+    let caller = extensions.get::<envelope_core::Caller>();
+    let toolset = gateway.server.toolset();
+    let mut listing = (*gateway.listing_value).clone();
+    if let Some(tools) = listing["tools"].as_array_mut() {
+        tools.retain(|entry| {
+            entry["name"]
+                .as_str()
+                .and_then(|name| toolset.get(name))
+                .is_some_and(|tool| may_call(caller, tool.spec()))
+        });
+    }
+    json_body(listing.to_string().into())
 }
 
 async fn openapi(State(gateway): State<Gateway>) -> Response {
@@ -328,12 +363,6 @@ async fn call(
         Ok(controls) => controls,
         Err(message) => return problem::refusal(INVALID_CONTROL, message, None, id),
     };
-    let header = |name: &str| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-    };
     // A caller that hangs up drops this future, and with it the guard: the tool's work is
     // told to stop, as MCP's cancellation tells it.
     let hung_up = tokio_util::sync::CancellationToken::new();
@@ -341,7 +370,8 @@ async fn call(
     let extras = CallExtras {
         client_request_id: id.map(str::to_owned),
         session: None,
-        principal: header("authorization").map(principal_of),
+        // Who the resource server let in, if it is on: never the token itself.
+        caller: parts.extensions.get::<envelope_core::Caller>().cloned(),
         progress: None,
         cancelled: Some(Arc::new(TokenCancellation(hung_up))),
         // Plain HTTP has no channel back to the caller: asking it answers `unavailable`.
@@ -352,13 +382,43 @@ async fn call(
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
     };
     // The request timeout is the admission middleware's: it bounds the upload and this alike.
-    problem::answer(
-        gateway
-            .server
-            .call_with(tool, arguments, extras)
-            .await
-            .prepared,
-    )
+    let prepared = gateway
+        .server
+        .call_with(tool, arguments, extras)
+        .await
+        .prepared;
+    #[cfg(feature = "auth")]
+    let refused_for_scope = prepared.structured[envelope_core::fields::envelope::ERROR]
+        [envelope_core::fields::error::CODE]
+        == envelope_core::INSUFFICIENT_SCOPE;
+    #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+    let mut response = problem::answer(prepared);
+    // RFC 6750 §3.1: a `403` for a scope says which scopes, where a client looks for them.
+    #[cfg(feature = "auth")]
+    if refused_for_scope && let Some(challenge) = &gateway.challenge {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            challenge.insufficient_scope(tool.spec().scopes),
+        );
+    }
+    response
+}
+
+/// The refusal of a request the resource server turned away (no token, a bad one, or none it
+/// could check), as a problem: `401` and `400` are `permission` and `validation`, `503`
+/// `unavailable`.
+#[cfg(feature = "auth")]
+pub(crate) fn auth_refusal(
+    status: http::StatusCode,
+    message: String,
+    request: &Request,
+) -> Response {
+    let refused = match status.as_u16() {
+        400 => status::INVALID_AUTHORIZATION,
+        503 => status::TOKEN_UNVERIFIABLE,
+        _ => status::UNAUTHENTICATED,
+    };
+    problem::refusal(refused, message, None, request_id(request))
 }
 
 #[cfg(test)]

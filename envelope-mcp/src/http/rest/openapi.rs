@@ -46,6 +46,11 @@ pub(super) fn listing(server: &EnvelopeServer) -> Value {
                 // wire: the REST listing's own member: the tool's declared layer
                 ("layer", spec.layer.map(Value::from)),
                 ("module", spec.module.map(Value::from)),
+                // What a caller's access token must grant for the call to run.
+                (
+                    "scopes",
+                    (!spec.scopes.is_empty()).then(|| Value::from(spec.scopes)),
+                ),
             ];
             for (key, value) in flags {
                 if let Some(value) = value {
@@ -115,7 +120,12 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
         }),
     );
     for tool in server.toolset().iter() {
-        let operation = operation(server, tool, &mut components);
+        #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+        let mut operation = operation(server, tool, &mut components);
+        #[cfg(feature = "auth")]
+        if http.auth.is_some() {
+            secured(&mut operation, tool.spec().scopes);
+        }
         paths.insert(
             format!("{TOOLS_PATH}/{}", tool.spec().name),
             json!({ "post": operation }),
@@ -131,7 +141,8 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
         },
         str::to_owned,
     );
-    json!({
+    #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+    let mut document = json!({
         "openapi": OPENAPI_VERSION,
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "info": { "title": name, "version": version, "description": description },
@@ -141,7 +152,62 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
             "responses": error_responses(),
             "parameters": parameters(),
         },
-    })
+    });
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &http.auth {
+        security_scheme(&mut document, auth);
+    }
+    document
+}
+
+/// The name of the document's one security scheme: a bearer access token.
+#[cfg(feature = "auth")]
+const SECURITY_SCHEME: &str = "oauth";
+
+/// The scheme every route is held to, and what a `401` is, for a resource server `auth`.
+#[cfg(feature = "auth")]
+fn security_scheme(document: &mut Value, auth: &crate::auth::ResourceServer) {
+    document["components"]["securitySchemes"] = json!({
+        SECURITY_SCHEME: {
+            "type": "http",
+            "scheme": "bearer",
+            "description": format!(
+                "An OAuth 2.1 access token issued for `{}` (RFC 8707's `resource`), sent as \
+                 `Authorization: Bearer …`. Where to get one, and the scopes there are: the \
+                 protected-resource metadata at {}.",
+                auth.resource(),
+                auth.metadata_url()
+            ),
+        }
+    });
+    document["security"] = json!([{ SECURITY_SCHEME: [] }]);
+    document["components"]["responses"]["401"] = json!({
+        "description": "No access token, or one that is not accepted (expired, for another \
+                        resource or issuer, or not signed by the issuer): `WWW-Authenticate` \
+                        says why and where the resource's metadata is.",
+        "content": { super::problem::PROBLEM_JSON: { "schema": { "$ref": "#/components/schemas/Problem" } } },
+    });
+    let Some(paths) = document["paths"].as_object_mut() else {
+        return;
+    };
+    for operations in paths.values_mut() {
+        let Some(operations) = operations.as_object_mut() else {
+            continue;
+        };
+        for operation in operations.values_mut() {
+            operation["responses"]["401"] = json!({ "$ref": "#/components/responses/401" });
+        }
+    }
+}
+
+/// A tool's operation held to its scopes: OpenAPI 3.1 lets a bearer scheme's requirement list
+/// them; a `403` then also answers a token that lacks one (`insufficient_scope`).
+#[cfg(feature = "auth")]
+fn secured(operation: &mut Value, scopes: &[&str]) {
+    operation["security"] = json!([{ SECURITY_SCHEME: scopes }]);
+    if !scopes.is_empty() {
+        operation["x-scopes"] = json!(scopes);
+    }
 }
 
 /// A `GET` route's operation: `200` with `schema`, or `403` for a host not allowed.
@@ -354,6 +420,7 @@ fn tool_list_schema() -> Value {
                         // wire: the listing's declared layer, not an envelope's meta
                         "layer": { "type": "string" },
                         "module": { "type": "string" },
+                        "scopes": { "type": "array", "items": { "type": "string" } },
                         "input_schema": { "type": "object" },
                         "output_schema": { "type": "object" },
                     },

@@ -160,6 +160,38 @@ pub const UNSUPPORTED_MEDIA_TYPE: GatewayStatus = GatewayStatus {
            a CORS preflight, so no other site can run a tool in a visitor's browser.",
 };
 
+/// No access token, or one the resource server does not accept (feature `auth`).
+pub const UNAUTHENTICATED: GatewayStatus = GatewayStatus {
+    status: 401,
+    category: Category::Permission,
+    code: "unauthenticated",
+    when: "With authentication on: no bearer token, or one that is not accepted (expired, for \
+           another resource or issuer, not signed by the issuer); `WWW-Authenticate` says why \
+           and where the resource's metadata is.",
+};
+
+/// An `Authorization` header that is no bearer token RFC 6750 can read (feature `auth`).
+pub const INVALID_AUTHORIZATION: GatewayStatus = GatewayStatus {
+    status: 400,
+    category: Category::Validation,
+    code: "invalid_authorization",
+    when: "With authentication on: two `Authorization` headers, or a `Bearer` one whose token \
+           is empty or no token68.",
+};
+
+/// The access token could not be checked: the authorization server did not answer.
+pub const TOKEN_UNVERIFIABLE: GatewayStatus = GatewayStatus {
+    status: 503,
+    category: Category::Unavailable,
+    code: "token_unverifiable",
+    when: "With authentication on: the token could not be checked (the authorization server's \
+           keys or introspection did not answer); retry after `Retry-After`.",
+};
+
+/// The refusals of the resource server, in status order: answered only with authentication on.
+pub const AUTH_STATUS: [GatewayStatus; 3] =
+    [INVALID_AUTHORIZATION, UNAUTHENTICATED, TOKEN_UNVERIFIABLE];
+
 /// Every refusal of the gateway's own, in status order.
 pub const GATEWAY_STATUS: [GatewayStatus; 10] = [
     MALFORMED_JSON,

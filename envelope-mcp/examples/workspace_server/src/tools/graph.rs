@@ -64,6 +64,7 @@ pub struct Edge {
     open_world = false,
     title = "Import graph",
     module = "graph",
+    scopes = ["workspace:read", "workspace:heavy"],
     blocking
 )]
 pub fn graph_export(ctx: &ToolContext, args: GraphExportArgs) -> ToolResult<Reply<Graph>> {

@@ -42,6 +42,7 @@ const UNSAFE_AT: usize = 11;
     open_world = false,
     title = "Change impact",
     module = "graph",
+    scopes = ["workspace:read"],
     blocking
 )]
 pub fn change_impact(ctx: &ToolContext, args: ChangeImpactArgs) -> ToolResult<Reply<Impact>> {

@@ -47,7 +47,8 @@ pub struct FileList {
     open_world = false,
     title = "List files",
     blocking,
-    strict_args
+    strict_args,
+    scopes = ["workspace:read"]
 )]
 pub fn list_files(ctx: &ToolContext, args: ListFilesArgs) -> ToolResult<Reply<FileList>> {
     let filter = args

@@ -68,7 +68,14 @@ pub struct FileContent {
 /// 1-based and inclusive), or the lines around a `search_text` hit (the page's `target_ref`
 /// with the hit's `path` and `line`, and `context_lines`). Paths outside the workspace are
 /// refused with `permission`.
-#[tool(tier = lite, read_only, open_world = false, title = "Read a file", blocking)]
+#[tool(
+    tier = lite,
+    read_only,
+    open_world = false,
+    title = "Read a file",
+    blocking,
+    scopes = ["workspace:read"]
+)]
 pub fn read_file(ctx: &ToolContext, args: ReadFileArgs) -> ToolResult<Reply<FileContent>> {
     if let Some(token) = args.target_ref.as_deref() {
         return read_target(ctx, &args, token);
@@ -149,8 +156,7 @@ fn read_target(
     }
     let workspace = ctx.state::<Workspace>()?;
     let scope = workspace.root().display().to_string();
-    let binding =
-        TargetBinding::new(FILE_TARGETS, ctx.principal().unwrap_or_default()).with_scope(&scope);
+    let binding = TargetBinding::new(FILE_TARGETS, ctx.caller_binding()).with_scope(&scope);
     let opened = ctx
         .state::<Continuations>()?
         .open_target(token, &binding, "target_ref")?;

@@ -87,7 +87,14 @@ pub struct SearchHits {
 /// expression) and return each occurrence with its path, 1-based line and column, and line
 /// text. `completeness.total` is the exact number of occurrences, even when only the first
 /// `limit` are returned. An empty result says why in `empty_reason`.
-#[tool(tier = lite, read_only, open_world = false, title = "Search text", blocking)]
+#[tool(
+    tier = lite,
+    read_only,
+    open_world = false,
+    title = "Search text",
+    blocking,
+    scopes = ["workspace:read"]
+)]
 pub fn search_text(ctx: &ToolContext, args: SearchTextArgs) -> ToolResult<Reply<SearchHits>> {
     if args.query.is_empty() {
         return Err(invalid("query", "`query` must not be empty"));
@@ -554,7 +561,7 @@ impl<'a> HitRefs<'a> {
         let search = Some(encode_search(args)).filter(|search| search.len() <= MAX_TARGET_BYTES);
         Ok(HitRefs {
             continuations: ctx.state::<Continuations>()?,
-            session: ctx.principal().unwrap_or_default(),
+            session: ctx.caller_binding(),
             scope: workspace.root().display().to_string(),
             search,
             files: Vec::new(),

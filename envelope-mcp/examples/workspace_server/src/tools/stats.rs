@@ -46,7 +46,14 @@ pub struct Skipped {
 
 /// Count the workspace's text files and their bytes, in total and by extension. Walks the
 /// whole tree, reporting progress as it goes; stops early when the call is cancelled.
-#[tool(tier = standard, read_only, open_world = false, title = "Workspace statistics", blocking)]
+#[tool(
+    tier = standard,
+    read_only,
+    open_world = false,
+    title = "Workspace statistics",
+    blocking,
+    scopes = ["workspace:read"]
+)]
 pub fn workspace_stats(ctx: &ToolContext) -> ToolResult<Reply<Stats>> {
     let workspace = ctx.state::<Workspace>()?;
     // First the walk, so that progress has a total to count towards.

@@ -1,0 +1,276 @@
+//! JWT access tokens (RFC 9068), checked against the issuer's keys: the signature by an
+//! allowed algorithm with a key the issuer publishes, the issuer, the audience (this resource,
+//! RFC 8707), the expiry and the not-before time.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use envelope_core::{BoxFuture, Caller, Principal, Scopes};
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
+use serde::Deserialize;
+
+use super::fetch::{self, checked_url};
+use super::jwks::{JwksSource, KeySet};
+use super::verifier::{AuthConfigError, TokenError, TokenVerifier};
+
+/// The algorithms accepted unless configured: every asymmetric one jsonwebtoken verifies. Never
+/// `none`, and never `HS*`, which would need the issuer's secret here.
+pub const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// How far the clocks of issuer and server may disagree on `exp` and `nbf`.
+pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
+
+/// The longest token looked at; anything longer is refused unread.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// Verifies JWT access tokens of one issuer for one audience.
+///
+/// A token is accepted when its header names an allowed algorithm and a key of the issuer's
+/// JWKS (fetched again, at most once per refresh interval, when the `kid` is new: the issuer
+/// rotated its keys), its signature verifies with that key, `iss` is the issuer, `aud` holds
+/// the audience, `exp` has not passed and `nbf` (if any) has. The caller is `sub` (else
+/// `client_id`, RFC 9068) of the issuer; the scopes are `scope` (space-delimited) or `scp`.
+pub struct JwtVerifier {
+    /// The issuer identifier, without a trailing slash.
+    issuer: String,
+    audience: String,
+    algorithms: Vec<Algorithm>,
+    leeway: Duration,
+    keys: KeySet,
+}
+
+impl JwtVerifier {
+    /// A verifier of tokens issued by `issuer` for `audience` (this resource's URL, the
+    /// `resource` its clients ask tokens for), the keys found as `keys` says. Fails on an
+    /// issuer that is no `https` URL (`http` on loopback aside), or a JWKS file that cannot be
+    /// read.
+    pub fn new(
+        issuer: &str,
+        audience: impl Into<String>,
+        keys: JwksSource,
+    ) -> Result<Self, AuthConfigError> {
+        if jsonwebtoken::crypto::CryptoProvider::try_get_default().is_none() {
+            return Err(AuthConfigError::NoCryptoProvider);
+        }
+        let url = checked_url("issuer", issuer)?;
+        let keys = KeySet::new(&url, keys, fetch::client()?)?;
+        Ok(JwtVerifier {
+            issuer: issuer.trim_end_matches('/').to_owned(),
+            audience: audience.into(),
+            algorithms: DEFAULT_ALGORITHMS.to_vec(),
+            leeway: DEFAULT_LEEWAY,
+            keys,
+        })
+    }
+
+    /// Accepts only `algorithms` ([`DEFAULT_ALGORITHMS`] unless set). Fails when none is given
+    /// or one is `HS*`.
+    pub fn with_algorithms(
+        mut self,
+        algorithms: impl IntoIterator<Item = Algorithm>,
+    ) -> Result<Self, AuthConfigError> {
+        let algorithms: Vec<Algorithm> = algorithms.into_iter().collect();
+        if algorithms.is_empty() {
+            return Err(AuthConfigError::Algorithms(
+                "at least one algorithm must be allowed".to_owned(),
+            ));
+        }
+        if let Some(symmetric) = algorithms
+            .iter()
+            .find(|alg| alg.family() == AlgorithmFamily::Hmac)
+        {
+            return Err(AuthConfigError::Algorithms(format!(
+                "`{symmetric:?}` needs the issuer's shared secret; a resource server accepts \
+                 asymmetric signatures only"
+            )));
+        }
+        self.algorithms = algorithms;
+        Ok(self)
+    }
+
+    /// Lets `exp` and `nbf` be off by `leeway` ([`DEFAULT_LEEWAY`] unless set).
+    #[must_use]
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// The least time between two fetches of the keys forced by tokens naming an unknown key
+    /// ([`DEFAULT_JWKS_REFRESH_INTERVAL`](super::DEFAULT_JWKS_REFRESH_INTERVAL) unless set).
+    #[must_use]
+    pub fn with_jwks_refresh_interval(mut self, interval: Duration) -> Self {
+        self.keys.refresh_interval = interval;
+        self
+    }
+
+    /// How long fetched keys are used before they are fetched again
+    /// ([`DEFAULT_JWKS_MAX_AGE`](super::DEFAULT_JWKS_MAX_AGE) unless set).
+    #[must_use]
+    pub fn with_jwks_max_age(mut self, age: Duration) -> Self {
+        self.keys.max_age = age;
+        self
+    }
+
+    /// The issuer whose tokens are accepted.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The audience the tokens must name.
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    async fn check(&self, token: &str) -> Result<Caller, TokenError> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(TokenError::invalid("it is longer than any access token"));
+        }
+        // `alg: none` and unknown algorithms fail here: jsonwebtoken has no such algorithm.
+        let header = jsonwebtoken::decode_header(token).map_err(|_| {
+            TokenError::invalid(
+                "it is not a signed JWT with an algorithm this server knows (`alg: none` is \
+                 refused)",
+            )
+        })?;
+        if !self.algorithms.contains(&header.alg) {
+            return Err(TokenError::invalid(format!(
+                "it is signed with `{:?}`, which this server does not accept",
+                header.alg
+            )));
+        }
+        let key = self.keys.key(header.kid.as_deref(), header.alg).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[self.issuer.clone(), format!("{}/", self.issuer)]);
+        validation.set_audience(&[&self.audience]);
+        validation.leeway = self.leeway.as_secs();
+        validation.validate_exp = true;
+        validation.validate_nbf = true;
+        validation.required_spec_claims = HashSet::from(["exp", "iss", "aud"].map(str::to_owned));
+        let claims = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
+            .map_err(|error| TokenError::invalid(refusal(error.kind())))?
+            .claims;
+        let subject = claims
+            .sub
+            .or(claims.client_id)
+            .filter(|subject| !subject.is_empty())
+            .ok_or_else(|| TokenError::invalid("it names no subject (`sub`)"))?;
+        let scopes = match (claims.scope, claims.scp) {
+            (Some(scope), _) => Scopes::parse(&scope),
+            (None, Some(ScopeList::Many(scopes))) => scopes.into_iter().collect(),
+            (None, Some(ScopeList::One(scope))) => Scopes::parse(&scope),
+            (None, None) => Scopes::default(),
+        };
+        Ok(Caller::new(
+            Principal::new(self.issuer.as_str(), subject),
+            scopes,
+        ))
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
+        Box::pin(self.check(token))
+    }
+
+    fn authorization_servers(&self) -> Vec<String> {
+        vec![self.issuer.clone()]
+    }
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("algorithms", &self.algorithms)
+            .field("leeway", &self.leeway)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a refused token is told, by what jsonwebtoken found: never the token, nor a claim's
+/// value.
+fn refusal(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::ExpiredSignature => "it has expired".to_owned(),
+        ErrorKind::ImmatureSignature => "it is not valid yet (`nbf`)".to_owned(),
+        ErrorKind::InvalidAudience => "it was issued for another resource (`aud`)".to_owned(),
+        ErrorKind::InvalidIssuer => "it was issued by another issuer (`iss`)".to_owned(),
+        ErrorKind::InvalidSignature => "its signature does not verify".to_owned(),
+        ErrorKind::InvalidAlgorithm => "its algorithm does not fit the issuer's key".to_owned(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("it lacks the `{claim}` claim"),
+        ErrorKind::InvalidClaimFormat(claim) => format!("its `{claim}` claim is malformed"),
+        _ => "it is not a well-formed JWT".to_owned(),
+    }
+}
+
+/// The claims read of a verified token.
+#[derive(Deserialize)]
+struct Claims {
+    sub: Option<String>,
+    client_id: Option<String>,
+    scope: Option<String>,
+    scp: Option<ScopeList>,
+}
+
+/// `scp`, as a list (Okta, Azure) or a space-delimited string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScopeList {
+    Many(Vec<String>),
+    One(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetric_and_empty_algorithm_lists_are_refused() {
+        let verifier = || {
+            JwtVerifier::new(
+                "https://auth.example.com",
+                "https://mcp.example.com/mcp",
+                JwksSource::Discover,
+            )
+            .expect("a verifier")
+        };
+        let error = verifier()
+            .with_algorithms([Algorithm::RS256, Algorithm::HS256])
+            .expect_err("HS256");
+        assert!(error.to_string().contains("shared secret"), "{error}");
+        assert!(verifier().with_algorithms([]).is_err());
+        assert!(verifier().with_algorithms([Algorithm::ES256]).is_ok());
+    }
+
+    #[test]
+    fn an_issuer_must_be_https_or_loopback() {
+        let error = JwtVerifier::new("http://auth.example.com", "aud", JwksSource::Discover)
+            .expect_err("plain http");
+        assert!(error.to_string().contains("loopback"), "{error}");
+    }
+
+    #[test]
+    fn refusals_name_the_claim_never_its_value() {
+        assert_eq!(refusal(&ErrorKind::ExpiredSignature), "it has expired");
+        assert_eq!(
+            refusal(&ErrorKind::MissingRequiredClaim("exp".to_owned())),
+            "it lacks the `exp` claim"
+        );
+        assert_eq!(
+            refusal(&ErrorKind::InvalidToken),
+            "it is not a well-formed JWT"
+        );
+    }
+}

@@ -1,0 +1,63 @@
+//! Who may call what over HTTP: the server as an OAuth 2.1 resource server, as the MCP
+//! authorization specification has it (feature `auth`).
+//!
+//! [`HttpConfig::with_auth`](crate::HttpConfig::with_auth) takes a [`ResourceServer`]: the
+//! resource this server is (its URL, the audience its tokens must name, RFC 8707) and a
+//! [`TokenVerifier`] that turns an access token into a [`Caller`](envelope_core::Caller). Then:
+//!
+//! - every request but health, readiness and the metadata carries `Authorization: Bearer …`,
+//!   checked before its body is read; a missing or invalid token is answered `401` with
+//!   `WWW-Authenticate: Bearer resource_metadata="…"` (and `error="invalid_token"` when a token
+//!   was sent, RFC 6750), on `/mcp` and the REST gateway alike;
+//! - `/.well-known/oauth-protected-resource` (and the same under the resource's path) serves the
+//!   RFC 9728 metadata: the resource, its authorization servers, the scopes its tools declare;
+//! - a tool declared `#[tool(scopes = [...])]` is refused before it runs when the token lacks
+//!   one of them: over MCP a `permission` envelope of code
+//!   [`INSUFFICIENT_SCOPE`](envelope_core::INSUFFICIENT_SCOPE) naming the missing scopes, over
+//!   the REST gateway `403` with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`;
+//! - the caller's principal (issuer and subject) is what continuations and target refs are
+//!   bound to, so a refreshed token resumes a page and another subject's token cannot.
+//!
+//! The token itself goes no further than the verifier: the `Authorization` header is taken off
+//! the request once checked, and no refusal, log line or envelope quotes it.
+//!
+//! Two verifiers ship: [`JwtVerifier`] (JWT access tokens against the issuer's JWKS, found
+//! through its metadata, at a URL, or in a file; refreshed when a token names an unknown key)
+//! and [`IntrospectionVerifier`] (RFC 7662, for opaque tokens). Another is a
+//! [`TokenVerifier`] of your own.
+//!
+//! ```no_run
+//! # async fn run(server: envelope_mcp::EnvelopeServer) -> Result<(), Box<dyn std::error::Error>> {
+//! use envelope_mcp::HttpConfig;
+//! use envelope_mcp::auth::{JwksSource, JwtVerifier, ResourceServer};
+//!
+//! let verifier = JwtVerifier::new(
+//!     "https://auth.example.com",
+//!     "https://mcp.example.com/mcp",
+//!     JwksSource::Discover,
+//! )?;
+//! let auth = ResourceServer::new("https://mcp.example.com/mcp", verifier)?;
+//! let config = HttpConfig::default()
+//!     .with_allowed_hosts(["mcp.example.com"])
+//!     .with_auth(auth);
+//! server.serve_http_with("0.0.0.0:8080".parse()?, config).await?;
+//! # Ok(()) }
+//! ```
+
+mod challenge;
+mod fetch;
+mod gate;
+mod introspect;
+mod jwks;
+mod jwt;
+mod resource;
+mod verifier;
+
+pub(crate) use challenge::Challenge;
+pub(crate) use gate::{Gate, declared_scopes};
+pub use introspect::IntrospectionVerifier;
+pub use jsonwebtoken::Algorithm;
+pub use jwks::{DEFAULT_JWKS_MAX_AGE, DEFAULT_JWKS_REFRESH_INTERVAL, JwksSource};
+pub use jwt::{DEFAULT_ALGORITHMS, DEFAULT_LEEWAY, JwtVerifier};
+pub use resource::{METADATA_PATH, ResourceServer};
+pub use verifier::{AuthConfigError, TokenError, TokenVerifier};

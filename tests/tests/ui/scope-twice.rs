@@ -1,0 +1,9 @@
+use envelope_core::{ToolResult, tool};
+
+/// Read a file.
+#[tool(tier = lite, read_only, scopes = ["workspace:read", "workspace:read"])]
+fn read_file() -> ToolResult<&'static str> {
+    Ok("file")
+}
+
+fn main() {}
