@@ -114,10 +114,10 @@ async fn a_good_token_names_its_issuer_subject_and_scopes() {
     assert!(caller.may(&["notes:read", "notes:write"]));
     // `scp` as a list, and `client_id` when there is no `sub` (RFC 9068).
     let mut other = claims("ignored", "");
-    other.as_object_mut().map(|claims| {
+    if let Some(claims) = other.as_object_mut() {
         claims.remove("sub");
         claims.remove("scope");
-    });
+    }
     other["client_id"] = json!("service");
     other["scp"] = json!(["notes:read"]);
     let caller = verifier

@@ -220,3 +220,19 @@ def test_the_deployment_recipe_runs_what_these_tests_run() -> None:
     assert "include /etc/nginx/mcp-proxy.conf;" in nginx
     assert nginx.count("server workspace-server-") == REPLICAS
     assert f"proxy_set_header Host {HOST};" in (DEPLOY / "mcp-proxy.conf").read_text()
+
+
+def test_the_oauth_recipe_adds_only_the_oauth_flags() -> None:
+    """`deploy/compose.auth.yaml`, layered over `compose.yaml`, starts every replica with the same
+    flags plus `--auth-issuer` and `--auth-audience`, which the auth suites test (tests/auth)."""
+    import yaml
+
+    base = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    layered = yaml.safe_load((DEPLOY / "compose.auth.yaml").read_text())["services"]
+    assert set(layered) == {name for name in base if name.startswith("workspace-server")}
+    for name, spec in layered.items():
+        command = spec["command"]
+        assert command[: len(base[name]["command"])] == base[name]["command"], name
+        added = [arg.split("=", 1)[0] for arg in command[len(base[name]["command"]) :]]
+        assert added == ["--auth-issuer", "--auth-audience"], added
+

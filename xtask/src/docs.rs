@@ -292,13 +292,14 @@ fn paging_section(out: &mut String) {
          character by character, so it carries only what the server cannot recompute: the \
          position, an expiry ({} s by default), which key sealed it, and HMAC-SHA256 tags under \
          a server key. What it is bound to is recomputed from the call that sends it back: the \
-         tool, the caller (a digest of its credentials: over HTTP, of its `Authorization` \
-         header; none without them), the request (keys sorted; without `{DEFAULT_CONTINUATION_FIELD}`, \
+         tool, the caller (the issuer and subject of its access token, when the server is an \
+         OAuth resource server; none without one, and never the token itself, so a refreshed \
+         token resumes a page), the request (keys sorted; without `{DEFAULT_CONTINUATION_FIELD}`, \
          `{DEFAULT_LIMIT_FIELD}`, `offset` and `resume_from`, so the page size may change \
          between pages), the scope and a snapshot of what is paged. Nothing is stored and no \
          transport session is bound: a token survives a restart, a new session and a move to any \
-         server holding the key, and another client's credentials cannot use it; without \
-         credentials it is a bearer capability for that one query. Send it back as \
+         server holding the key, and another subject's token cannot use it; without \
+         authentication it is a bearer capability for that one query. Send it back as \
          `{DEFAULT_CONTINUATION_FIELD}` with the request otherwise unchanged.\n",
         DEFAULT_TTL.as_secs(),
     );
@@ -497,6 +498,59 @@ fn rest_section(out: &mut String) {
         out,
         &["status", "category", "code", "when"],
         GATEWAY_STATUS.iter().map(|refusal| {
+            vec![
+                format!("`{}`", refusal.status),
+                code(refusal.category.as_str()),
+                code(refusal.code),
+                refusal.when.into(),
+            ]
+        }),
+    );
+    auth_section(out);
+}
+
+/// Who may call what: the resource server's refusals and the scope gate, from their constants.
+fn auth_section(out: &mut String) {
+    use envelope_core::INSUFFICIENT_SCOPE;
+    use envelope_mcp::auth::{DEFAULT_JWKS_REFRESH_INTERVAL, DEFAULT_LEEWAY, METADATA_PATH};
+    use envelope_mcp::rest::AUTH_STATUS;
+    let _ = writeln!(out, "## Authorization
+");
+    let _ = writeln!(
+        out,
+        "With feature `auth` and `HttpConfig::with_auth`, the HTTP server is an OAuth 2.1 \
+         resource server, as the MCP authorization specification has it. Every request but \
+         `/healthz`, `/readyz` and the metadata at `{METADATA_PATH}` (and the same followed by \
+         the resource's path, RFC 9728) carries `Authorization: Bearer <token>`, checked before \
+         its body is read, on `/mcp` and the REST gateway alike. A JWT is accepted when an \
+         allowed asymmetric algorithm (never `none`, never `HS*`) and a key of the issuer's JWKS \
+         verify it (the JWKS is fetched again, at most once per {} s, for a key it lacks: a \
+         rotation), `iss` is the issuer, `aud` names the resource (RFC 8707) and `exp` and `nbf` \
+         hold within {} s; an opaque token when the issuer's introspection (RFC 7662) says it is \
+         active for this resource. A refusal carries `WWW-Authenticate: Bearer` with \
+         `resource_metadata` (and `error=\"invalid_token\"` for a token sent), and the token is \
+         never logged, echoed or handed to a tool. The caller a tool sees is the token's issuer \
+         and subject with its scopes; continuations and target refs are bound to them.\n",
+        DEFAULT_JWKS_REFRESH_INTERVAL.as_secs(),
+        DEFAULT_LEEWAY.as_secs(),
+    );
+    let _ = writeln!(
+        out,
+        "A tool declares the scopes it needs, `#[tool(scopes = [\"workspace:read\"])]` (each an \
+         RFC 6749 scope-token, checked at compile time); the MCP listing carries them in the \
+         tool's `_meta` (`<prefix>scopes`), the REST listing as `scopes`, the OpenAPI document as \
+         the operation's security requirement. A call whose token lacks one is refused before \
+         the tool runs: over MCP with a `permission` envelope of code `{INSUFFICIENT_SCOPE}` \
+         whose `error.data` is `{{\"required\": [...], \"missing\": [...]}}` and whose hint says \
+         which scopes to ask the authorization server for; over REST with `403` and \
+         `WWW-Authenticate: Bearer error=\"{INSUFFICIENT_SCOPE}\", scope=\"...\"`. Without \
+         authentication, scopes are listed and not enforced. The resource server's own \
+         refusals:\n"
+    );
+    table(
+        out,
+        &["status", "category", "code", "when"],
+        AUTH_STATUS.iter().map(|refusal| {
             vec![
                 format!("`{}`", refusal.status),
                 code(refusal.category.as_str()),

@@ -74,7 +74,7 @@ impl IntrospectionVerifier {
             Some(Audience::Many(auds)) => auds,
             None => Vec::new(),
         };
-        if !audiences.iter().any(|aud| *aud == self.audience) {
+        if !audiences.contains(&self.audience) {
             return Err(TokenError::invalid(
                 "it was issued for another resource (`aud`)",
             ));
