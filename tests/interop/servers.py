@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,18 +51,23 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(command: Sequence[str], cwd: Path, log_prefix: str) -> Iterator[str]:
+def http_server(
+    command: Sequence[str] | Callable[[int], Sequence[str]], cwd: Path, log_prefix: str
+) -> Iterator[str]:
     """`command --http 127.0.0.1:<free port>`, run in `cwd` with its output in a temporary log
     (named after `log_prefix`) shown should it never listen; yields its `/mcp` URL once the port
-    accepts a connection, and stops it (SIGTERM, then SIGKILL after 5 s) on exit."""
+    accepts a connection, and stops it (SIGTERM, then SIGKILL after 5 s) on exit. `command` may
+    also be a function of the port, for a command line that names its own URL (an OAuth
+    audience)."""
     log = tempfile.NamedTemporaryFile(prefix=log_prefix, suffix=".log", delete=False)
     process = None
     port = 0
     ready = False
     for _attempt in range(3):
         port = free_port()
+        argv = command(port) if callable(command) else command
         process = subprocess.Popen(
-            [*command, "--http", f"127.0.0.1:{port}"],
+            [*argv, "--http", f"127.0.0.1:{port}"],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=log,

@@ -1023,35 +1023,38 @@ async def test_replayed_continuations_are_refused(
             assert rows_of("search_text", second) == whole[SEARCH_PAGE : SEARCH_PAGE + 3]
 
 
-async def test_a_continuation_survives_a_restart_and_is_bound_to_the_client(
+async def test_a_continuation_survives_a_restart_whatever_header_is_sent(
     request: pytest.FixtureRequest, paged_root: Path
 ) -> None:
     # Regression test for #12: a token was bound to its `Mcp-Session-Id`, so after a restart
-    # (same key) it failed, though sealed tokens promise to survive one. It is bound to the
-    # client's credentials instead.
+    # (same key) it failed, though sealed tokens promise to survive one. Without OAuth the
+    # server knows no caller: an `Authorization` header it does not verify is no identity, so
+    # whatever one is sent (or none) the token opens its next page. Binding a token to its
+    # caller is the OAuth resource server's job: issuer + subject of a verified access token
+    # (tests/auth/auth.test.mjs and test_auth.py, `CONTINUATION_SCOPE_MISMATCH` for another
+    # client).
     search = {"query": WORD, "limit": SEARCH_PAGE}
-    alice = {"Authorization": "Bearer alice-token"}
     with anyio.fail_after(TIMEOUT):
         with http_server(paged_root) as url:
+            alice = {"Authorization": "Bearer alice-token"}
             async with connect(request, "http", root=paged_root, url=url, headers=alice) as first:
                 tools = await listing(first)
                 page = await call_ok(first, tools, "search_text", search)
                 token = page["completeness"]["continuation"]
         # Another process, holding the same key (the one kept in this run's state directory).
         with http_server(paged_root) as url:
-            async with connect(request, "http", root=paged_root, url=url, headers=alice) as again:
-                tools = await listing(again)
-                following = await call_ok(
-                    again, tools, "search_text", {**search, "continuation": token}
-                )
-                whole = await unpaged(again, tools, "search_text", search)
-                assert rows_of("search_text", following) == whole[SEARCH_PAGE : 2 * SEARCH_PAGE]
-            for headers in ({"Authorization": "Bearer mallory-token"}, {}):
+            for headers in (alice, {"Authorization": "Bearer mallory-token"}, {}):
                 async with connect(
                     request, "http", root=paged_root, url=url, headers=headers
-                ) as other:
-                    result = await other.call_tool("search_text", {**search, "continuation": token})
-                    assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+                ) as again:
+                    tools = await listing(again)
+                    following = await call_ok(
+                        again, tools, "search_text", {**search, "continuation": token}
+                    )
+                    whole = await unpaged(again, tools, "search_text", search)
+                    assert rows_of("search_text", following) == (
+                        whole[SEARCH_PAGE : 2 * SEARCH_PAGE]
+                    ), headers
 
 
 async def test_a_changed_file_makes_the_continuation_stale(

@@ -1,0 +1,346 @@
+"""OAuth: the example `workspace_server` as an OAuth 2.1 resource server, driven by the official
+Python MCP SDK's own OAuth client.
+
+The authorization server is the loopback OpenID provider of `tests/auth` (panva's
+oidc-provider, `node tests/auth/provider.mjs --port 0`; it needs `npm ci --prefix tests/auth`).
+The example runs with `--auth-issuer <provider> --auth-audience <its /mcp URL>` over the paging
+fixture of `test_interop.py`. The SDK's `ClientCredentialsOAuthProvider` (with `issuer=`) is the
+`auth` of the `httpx2.AsyncClient` under `streamable_http_client`: nothing hands it a token or
+a URL but the server's; it must follow the 401's challenge to the protected-resource metadata,
+from there to the authorization server, and get a token for the metadata's `resource`.
+
+Checked: that discovery walk, in order, and the token it yields (issuer, subject, audience);
+the listing's scopes; an ok `search_text`; a `reader` (no `workspace:heavy`) gets the
+`insufficient_scope` envelope from `graph_export`; and a continuation is bound to issuer +
+subject: a fresh token of the same client resumes it, another client's is refused with
+`CONTINUATION_SCOPE_MISMATCH` (without auth no header is an identity, see
+`test_interop.py::test_a_continuation_survives_a_restart_whatever_header_is_sent`).
+
+Without `tests/auth/node_modules` (or `node`) the module is skipped, unless
+`ENVELOPE_REQUIRE_AUTH` is set (CI sets it): then it fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+import servers
+# `anyio_backend` is a fixture: pytest finds it by name in this module.
+from servers import anyio_backend  # noqa: F401
+from test_interop import (
+    BIN,
+    PAGED_OCCURRENCES,
+    REPO,
+    SCOPE_MISMATCH,
+    TIMEOUT,
+    WORD,
+    assert_refused,
+    call_ok,
+    check_result,
+    listing,
+    rows_of,
+    unpaged,
+    write_paged_tree,
+)
+
+AUTH_DIR = REPO / "tests" / "auth"
+PROVIDER = AUTH_DIR / "provider.mjs"
+NODE = shutil.which("node")
+MISSING = (
+    "node is not on PATH"
+    if NODE is None
+    else "tests/auth/node_modules is missing (run `npm ci --prefix tests/auth`)"
+    if not (AUTH_DIR / "node_modules" / "oidc-provider").is_dir()
+    else None
+)
+
+# CI sets ENVELOPE_REQUIRE_AUTH: there a missing provider fails the run instead of skipping it.
+if MISSING is not None and os.environ.get("ENVELOPE_REQUIRE_AUTH"):
+    raise RuntimeError(f"the OAuth tests need the test OpenID provider: {MISSING}")
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(MISSING is not None, reason=f"no test OpenID provider: {MISSING}"),
+]
+
+READ = "workspace:read"
+HEAVY = "workspace:heavy"
+TOOLS = {"change_impact", "graph_export", "list_files", "read_file", "search_text", "workspace_stats"}
+SCOPES = {name: [READ, HEAVY] if name == "graph_export" else [READ] for name in TOOLS}
+SEARCH = {"query": WORD, "limit": 7}
+
+
+@dataclass
+class Provider:
+    issuer: str
+    token_endpoint: str
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[Provider]:
+    """The test OpenID provider on an ephemeral port; stopped (SIGTERM) at the end. Its stdin is
+    a pipe, so it also exits should this process die."""
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(
+        [str(NODE), str(PROVIDER), "--port", "0"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stdout is not None
+    threading.Thread(target=lambda: lines.put(process.stdout.readline()), daemon=True).start()
+    try:
+        try:
+            line = lines.get(timeout=30)
+        except queue.Empty:
+            line = ""
+        if not line:
+            process.kill()
+            process.wait(timeout=5)
+            log.seek(0)
+            pytest.fail(f"the test OpenID provider did not start; its log:\n{log.read()}")
+        ready = json.loads(line)
+        yield Provider(issuer=ready["issuer"], token_endpoint=ready["token_endpoint"])
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def auth_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("auth-paged").resolve()
+    write_paged_tree(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def auth_url(provider: Provider, auth_root: Path) -> Iterator[str]:
+    """The example over `auth_root` with OAuth on for `provider`, its audience its own `/mcp`."""
+    if not BIN.is_file():
+        pytest.fail(
+            f"{BIN} is missing: run `cargo build -p envelope-mcp --example workspace_server` first"
+        )
+
+    def command(port: int) -> list[str]:
+        return [
+            str(BIN),
+            "--root",
+            str(auth_root),
+            "--auth-issuer",
+            provider.issuer,
+            "--auth-audience",
+            f"http://127.0.0.1:{port}/mcp",
+        ]
+
+    with servers.http_server(command, REPO, "workspace_server-auth-") as url:
+        yield url
+
+
+@dataclass
+class MemoryStorage:
+    """The SDK's `TokenStorage`, in memory."""
+
+    tokens: OAuthToken | None = None
+    client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+@dataclass
+class Exchange:
+    method: str
+    url: str
+    status: int
+    bearer: bool
+    form: dict[str, str] = field(default_factory=dict)
+
+
+@asynccontextmanager
+async def oauth_session(
+    url: str, provider: Provider, client_id: str, exchanges: list[Exchange] | None = None
+) -> AsyncIterator[tuple[ClientSession, MemoryStorage]]:
+    """An initialized session with `url` through the SDK's client-credentials OAuth client for
+    `client_id` (secret `<client_id>-secret`), trusting only `provider`'s issuer. Every HTTP
+    exchange, the auth flow's own included, is appended to `exchanges`."""
+    storage = MemoryStorage()
+    auth = ClientCredentialsOAuthProvider(
+        server_url=url,
+        storage=storage,
+        client_id=client_id,
+        client_secret=f"{client_id}-secret",
+        issuer=provider.issuer,
+    )
+
+    async def record(response: httpx2.Response) -> None:
+        if exchanges is None:
+            return
+        request = response.request
+        form: dict[str, str] = {}
+        if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+            form = dict(httpx2.QueryParams(request.content.decode()))
+        exchanges.append(
+            Exchange(
+                method=request.method,
+                url=str(request.url),
+                status=response.status_code,
+                bearer=request.headers.get("authorization", "").startswith("Bearer "),
+                form=form,
+            )
+        )
+
+    async with httpx2.AsyncClient(
+        auth=auth,
+        timeout=httpx2.Timeout(30, read=TIMEOUT),
+        event_hooks={"response": [record]},
+    ) as http:
+        async with servers.http_session(url, http) as session:
+            yield session, storage
+
+
+def claims(token: str) -> dict[str, Any]:
+    """The payload of a JWT (not verified: the server did that)."""
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+async def test_the_sdk_oauth_client_discovers_the_server_and_calls_a_tool(
+    auth_url: str, provider: Provider
+) -> None:
+    base = auth_url.removesuffix("/mcp")
+    exchanges: list[Exchange] = []
+    with anyio.fail_after(TIMEOUT):
+        async with oauth_session(auth_url, provider, "agent", exchanges) as (session, storage):
+            tools = await listing(session)
+            assert set(tools) == TOOLS
+            for name, tool in tools.items():
+                assert tool.meta is not None and tool.meta["rs.envelope/scopes"] == SCOPES[name]
+            envelope = await call_ok(session, tools, "search_text", SEARCH)
+            assert envelope["completeness"]["total"] == PAGED_OCCURRENCES, envelope
+            assert len(rows_of("search_text", envelope)) == SEARCH["limit"]
+
+    walk = "\n".join(f"{e.method} {e.url} {e.status}" for e in exchanges)
+
+    def first(predicate: Any, what: str) -> int:
+        index = next((i for i, e in enumerate(exchanges) if predicate(e)), -1)
+        assert index >= 0, f"the SDK never {what}; its requests:\n{walk}"
+        return index
+
+    # No token at first: the challenge, the metadata it names, the authorization server's
+    # metadata, a token for this resource, then the same endpoint with the token.
+    assert (exchanges[0].url, exchanges[0].status, exchanges[0].bearer) == (auth_url, 401, False), walk
+    metadata = first(
+        lambda e: e.method == "GET"
+        and e.url == f"{base}/.well-known/oauth-protected-resource/mcp"
+        and e.status == 200,
+        "read the protected-resource metadata",
+    )
+    as_metadata = first(
+        lambda e: e.method == "GET"
+        and e.url.startswith(f"{provider.issuer}/.well-known/")
+        and e.status == 200,
+        "read the authorization server's metadata",
+    )
+    token = first(
+        lambda e: e.method == "POST" and e.url == provider.token_endpoint and e.status == 200,
+        "got a token",
+    )
+    authorized = first(
+        lambda e: e.url == auth_url and e.bearer and e.status == 200, "called with the token"
+    )
+    assert metadata < as_metadata < token < authorized, walk
+    assert exchanges[token].form.get("grant_type") == "client_credentials", exchanges[token]
+    assert exchanges[token].form.get("resource") == auth_url, exchanges[token]
+    assert all(e.bearer for e in exchanges[authorized:] if e.url == auth_url), walk
+
+    assert storage.tokens is not None
+    payload = claims(storage.tokens.access_token)
+    assert payload["iss"] == provider.issuer
+    assert payload["sub"] == "agent"
+    assert payload["aud"] == auth_url
+    assert set(payload["scope"].split()) == {READ, HEAVY}
+
+
+async def test_a_token_without_the_heavy_scope_gets_insufficient_scope(
+    auth_url: str, provider: Provider
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with oauth_session(auth_url, provider, "reader") as (session, storage):
+            assert storage.tokens is not None and claims(storage.tokens.access_token)["scope"] == READ
+            tools = await listing(session)
+            # Without --auth-filter-listing every tool is listed.
+            assert set(tools) == TOOLS
+            await call_ok(session, tools, "search_text", SEARCH)
+            result = await session.call_tool("graph_export", {})
+            envelope = check_result(result, tools, "graph_export")
+            assert result.is_error is True, envelope
+            error = envelope["error"]
+            assert error["category"] == "permission", envelope
+            assert error["code"] == "insufficient_scope", envelope
+            assert error["data"] == {"required": [READ, HEAVY], "missing": [HEAVY]}, envelope
+            assert f"`{READ} {HEAVY}`" in error["hint"], envelope
+
+
+async def test_a_continuation_is_bound_to_the_issuer_and_subject(
+    auth_url: str, provider: Provider
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with oauth_session(auth_url, provider, "agent") as (session, storage):
+            tools = await listing(session)
+            page = await call_ok(session, tools, "search_text", SEARCH)
+            continuation = page["completeness"]["continuation"]
+            whole = await unpaged(session, tools, "search_text", SEARCH)
+            assert storage.tokens is not None
+            first_token = storage.tokens.access_token
+        # The same client, a new token (another session, another OAuth client instance).
+        async with oauth_session(auth_url, provider, "agent") as (session, storage):
+            assert storage.tokens is not None
+            assert storage.tokens.access_token != first_token
+            assert claims(storage.tokens.access_token)["sub"] == claims(first_token)["sub"]
+            following = await call_ok(
+                session, tools, "search_text", {**SEARCH, "continuation": continuation}
+            )
+            assert rows_of("search_text", following) == whole[SEARCH["limit"] : 2 * SEARCH["limit"]]
+        # Another subject of the same issuer, with the same scopes.
+        for other in ("other-agent", "reader"):
+            async with oauth_session(auth_url, provider, other) as (session, _storage):
+                result = await session.call_tool(
+                    "search_text", {**SEARCH, "continuation": continuation}
+                )
+                assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
