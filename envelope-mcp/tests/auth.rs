@@ -210,6 +210,17 @@ async fn every_way_a_token_can_be_wrong_is_refused_and_said() {
         ),
         ("tampered payload", tampered, "signature"),
         ("alg none", unsigned, "`alg: none`"),
+        (
+            "a logout token",
+            {
+                let mut header = Header::new(Algorithm::RS256);
+                header.kid = Some("k1".to_owned());
+                header.typ = Some("logout+jwt".to_owned());
+                jsonwebtoken::encode(&header, &claims("agent", "notes:read"), &signer.key)
+                    .expect("signed")
+            },
+            "`typ`",
+        ),
         ("HS256 with a guessed secret", symmetric, "does not accept"),
         ("garbage", "not-a-jwt".to_owned(), "`alg: none`"),
     ];

@@ -690,12 +690,6 @@ test('--auth-filter-listing: each caller sees the tools its scopes cover', async
 
 test(
     'an MCP session opened by one subject is not usable by another',
-    {
-        todo:
-            'the server does not bind Mcp-Session-Id to the token subject: other-agent can call tools ' +
-            'in, and DELETE, a session agent opened, which agent then finds gone (404); MCP security ' +
-            'best practices: servers SHOULD bind session IDs to user-specific information',
-    },
     async () => {
         const agent = await tokenFor('agent');
         const other = await tokenFor('other-agent');
@@ -713,8 +707,9 @@ test(
         const deleted = await call(MAIN, 'DELETE', '/mcp', { token: other, headers });
         const still = await call(MAIN, 'POST', '/mcp', { token: agent, headers, body: { jsonrpc: '2.0', id: 3, method: 'tools/list' } });
         await call(MAIN, 'DELETE', '/mcp', { token: agent, headers });
-        assert.notEqual(hijack.status, 200, `another subject used the session: ${hijack.text.slice(0, 200)}`);
-        assert.notEqual(deleted.status, 202, 'another subject deleted the session');
+        // Another subject's request naming the session is answered as one naming no session.
+        assert.equal(hijack.status, 404, `another subject used the session: ${hijack.text.slice(0, 200)}`);
+        assert.equal(deleted.status, 404, 'another subject deleted the session');
         assert.equal(still.status, 200, `the owner lost its session: ${still.status} ${still.text}`);
     },
 );

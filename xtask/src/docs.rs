@@ -514,8 +514,11 @@ fn auth_section(out: &mut String) {
     use envelope_core::INSUFFICIENT_SCOPE;
     use envelope_mcp::auth::{DEFAULT_JWKS_REFRESH_INTERVAL, DEFAULT_LEEWAY, METADATA_PATH};
     use envelope_mcp::rest::AUTH_STATUS;
-    let _ = writeln!(out, "## Authorization
-");
+    let _ = writeln!(
+        out,
+        "## Authorization
+"
+    );
     let _ = writeln!(
         out,
         "With feature `auth` and `HttpConfig::with_auth`, the HTTP server is an OAuth 2.1 \

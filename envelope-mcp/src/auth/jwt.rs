@@ -31,6 +31,10 @@ pub const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
 /// How far the clocks of issuer and server may disagree on `exp` and `nbf`.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 
+/// The `typ` headers an access token may carry (RFC 9068 §2.1, and the plain `JWT` many
+/// issuers write); no `typ` at all is accepted too.
+const ACCESS_TOKEN_TYPES: [&str; 3] = ["at+jwt", "application/at+jwt", "JWT"];
+
 /// The longest token looked at; anything longer is refused unread.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
@@ -139,10 +143,20 @@ impl JwtVerifier {
         // `alg: none` and unknown algorithms fail here: jsonwebtoken has no such algorithm.
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
             TokenError::invalid(
-                "it is not a signed JWT with an algorithm this server knows (`alg: none` is \
-                 refused)",
+                "it is not a well-formed signed JWT (an unsigned one, `alg: none`, is refused)",
             )
         })?;
+        // RFC 9068 §4 names access tokens `at+jwt`; many issuers write plain `JWT`. Any other
+        // type is some other token (a logout token, a request object), not an access token.
+        if let Some(typ) = &header.typ
+            && !ACCESS_TOKEN_TYPES
+                .iter()
+                .any(|accepted| typ.eq_ignore_ascii_case(accepted))
+        {
+            return Err(TokenError::invalid(
+                "its `typ` says it is not an access token (`at+jwt`)",
+            ));
+        }
         if !self.algorithms.contains(&header.alg) {
             return Err(TokenError::invalid(format!(
                 "it is signed with `{:?}`, which this server does not accept",

@@ -96,6 +96,40 @@ struct Limits {
     /// Requests in flight, by session id and JSON-RPC id (as compact JSON, so `1` and `"1"`
     /// differ).
     in_flight: Arc<InFlight<(String, String)>>,
+    /// Who opened each session, by session id, when the resource server named a caller.
+    owners: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+}
+
+impl Limits {
+    /// Whether a request of `caller` may use `session`: yes unless an authenticated caller
+    /// opened it and this is another principal. A session id is no credential: a request
+    /// naming another principal's session is answered as one naming no session at all.
+    fn may_use(&self, session: &str, caller: Option<&envelope_core::Caller>) -> bool {
+        let Some(caller) = caller else {
+            return true;
+        };
+        let owners = self
+            .owners
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        owners
+            .get(session)
+            .is_none_or(|owner| owner == caller.principal().binding())
+    }
+
+    /// Records `caller` as the opener of `session`, dropping the records of sessions closed
+    /// since (the record count stays near the session cap).
+    async fn own(&self, session: &str, caller: &envelope_core::Caller) {
+        let open = self.sessions.sessions.read().await;
+        let mut owners = self
+            .owners
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if owners.len() >= self.max_sessions {
+            owners.retain(|id, _| open.contains_key(id.as_str()));
+        }
+        owners.insert(session.to_owned(), caller.principal().binding().to_owned());
+    }
 }
 
 /// The session and JSON-RPC id of a request within a session; `None` for anything else (a
@@ -134,6 +168,16 @@ fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
 /// JSON-RPC error the stdio framing answers it with (rmcp's own answer is a `415` in plain
 /// text); and a request reusing an id in flight in its session with that error.
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
+    let caller = request.extensions().get::<envelope_core::Caller>().cloned();
+    if let Some(session) = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        && !limits.may_use(session, caller.as_ref())
+    {
+        tracing::info!("a request named a session another principal opened");
+        return (http::StatusCode::NOT_FOUND, "Session not found").into_response();
+    }
     let Admitted {
         parts,
         bytes,
@@ -169,7 +213,18 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     }
     let answering = next.run(Request::from_parts(parts, axum::body::Body::from(bytes)));
     match deadline.bound(answering).await {
-        Ok(response) => held.until_sent(response),
+        Ok(response) => {
+            // A session opened by an authenticated caller is that caller's.
+            if let Some(caller) = &caller
+                && let Some(session) = response
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|value| value.to_str().ok())
+            {
+                limits.own(session, caller).await;
+            }
+            held.until_sent(response)
+        }
         Err(overran) => {
             let mut refused =
                 (http::StatusCode::SERVICE_UNAVAILABLE, overran.to_string()).into_response();
@@ -311,6 +366,7 @@ impl EnvelopeServer {
             max_sessions: server.max_sessions(),
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
+            owners: Arc::default(),
         };
         let rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
