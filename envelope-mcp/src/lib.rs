@@ -128,8 +128,6 @@
 //! # }
 //! ```
 
-#[cfg(feature = "auth")]
-pub mod auth;
 mod drain;
 mod error;
 #[cfg(feature = "http")]
@@ -143,6 +141,8 @@ mod otel;
 mod server;
 
 pub use error::McpError;
+#[cfg(feature = "auth")]
+pub use http::auth;
 #[cfg(feature = "rest")]
 pub use http::rest;
 #[cfg(feature = "rest")]

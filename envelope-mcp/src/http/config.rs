@@ -83,7 +83,7 @@ pub struct HttpConfig {
     /// The resource server every request but health, readiness and its metadata must satisfy;
     /// `None`: no authentication.
     #[cfg(feature = "auth")]
-    pub(crate) auth: Option<crate::auth::ResourceServer>,
+    pub(crate) auth: Option<crate::http::auth::ResourceServer>,
 }
 
 impl Default for HttpConfig {
@@ -331,14 +331,14 @@ impl HttpConfig {
     /// with scopes are refused to a caller whose token lacks them. See [`crate::auth`].
     #[cfg(feature = "auth")]
     #[must_use]
-    pub fn with_auth(mut self, auth: crate::auth::ResourceServer) -> Self {
+    pub fn with_auth(mut self, auth: crate::http::auth::ResourceServer) -> Self {
         self.auth = Some(auth);
         self
     }
 
     /// The resource server, when authentication is on.
     #[cfg(feature = "auth")]
-    pub fn auth(&self) -> Option<&crate::auth::ResourceServer> {
+    pub fn auth(&self) -> Option<&crate::http::auth::ResourceServer> {
         self.auth.as_ref()
     }
 }

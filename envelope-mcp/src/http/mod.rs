@@ -5,6 +5,8 @@
 //! every connection has deadlines and their number a cap ([`connections`]).
 
 mod admission;
+#[cfg(feature = "auth")]
+pub mod auth;
 mod config;
 mod connections;
 mod guard;
@@ -280,6 +282,33 @@ async fn judge_host(
     (refusal.status(), refusal.to_string()).into_response()
 }
 
+/// Middleware: the resource server's door ([`auth::Gate::admit`]). A refusal on the plain
+/// HTTP API is a problem; anywhere else plain text.
+#[cfg(feature = "auth")]
+async fn authenticate(
+    gate: Arc<auth::Gate>,
+    gateway: bool,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Err(refusal) = gate.admit(&mut request).await else {
+        return next.run(request).await;
+    };
+    #[cfg(feature = "rest")]
+    let mut response = if gateway && rest::is_gateway_path(request.uri().path()) {
+        rest::auth_refusal(refusal.status, refusal.message.clone(), &request)
+    } else {
+        (refusal.status, refusal.message.clone()).into_response()
+    };
+    #[cfg(not(feature = "rest"))]
+    let mut response = {
+        let _ = gateway;
+        (refusal.status, refusal.message.clone()).into_response()
+    };
+    refusal.headers(&mut response);
+    response
+}
+
 impl EnvelopeServer {
     /// An axum router serving this server at `/mcp` over streamable HTTP, with the default
     /// [`HttpConfig`] (loopback hosts only); see [`http_router_with`](Self::http_router_with).
@@ -383,9 +412,9 @@ impl EnvelopeServer {
         // client may ask for.
         #[cfg(feature = "auth")]
         let gate = config.auth.clone().map(|auth| {
-            Arc::new(crate::auth::Gate::new(
+            Arc::new(auth::Gate::new(
                 auth,
-                &crate::auth::declared_scopes(server.toolset()),
+                &auth::declared_scopes(server.toolset()),
             ))
         });
         let ready = Readiness {
@@ -444,7 +473,7 @@ impl EnvelopeServer {
         if let Some(gate) = gate {
             router = router.merge(gate.routes());
             router = router.layer(axum::middleware::from_fn(move |request, next| {
-                Arc::clone(&gate).authenticate(gateway_mounted, request, next)
+                authenticate(Arc::clone(&gate), gateway_mounted, request, next)
             }));
         }
         router = router.layer(axum::middleware::from_fn(move |request, next| {

@@ -103,7 +103,7 @@ pub fn is_gateway_path(path: &str) -> bool {
 
 /// The challenge of the resource server, when authentication is on (feature `auth`).
 #[cfg(feature = "auth")]
-pub(crate) type Challenges = Option<Arc<crate::auth::Challenge>>;
+pub(crate) type Challenges = Option<Arc<crate::http::auth::Challenge>>;
 /// Nothing, without feature `auth`.
 #[cfg(not(feature = "auth"))]
 pub(crate) type Challenges = ();
@@ -119,7 +119,7 @@ struct Gateway {
     listing_value: Arc<Value>,
     /// The challenge a call refused for its scopes answers with, when authentication is on.
     #[cfg(feature = "auth")]
-    challenge: Option<Arc<crate::auth::Challenge>>,
+    challenge: Option<Arc<crate::http::auth::Challenge>>,
     /// `GET /openapi.json`, written once.
     document: axum::body::Bytes,
 }

@@ -166,7 +166,7 @@ const SECURITY_SCHEME: &str = "oauth";
 
 /// The scheme every route is held to, and what a `401` is, for a resource server `auth`.
 #[cfg(feature = "auth")]
-fn security_scheme(document: &mut Value, auth: &crate::auth::ResourceServer) {
+fn security_scheme(document: &mut Value, auth: &crate::http::auth::ResourceServer) {
     document["components"]["securitySchemes"] = json!({
         SECURITY_SCHEME: {
             "type": "http",

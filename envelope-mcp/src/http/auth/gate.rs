@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use envelope_core::Caller;
 use http::{HeaderValue, StatusCode, header};
@@ -104,21 +103,15 @@ impl Gate {
         router
     }
 
-    /// Middleware: lets a request with a good token on, its [`Caller`] in its extensions and
-    /// its `Authorization` header gone; answers any other `401` (`400` for a malformed header,
-    /// `503` when the token could not be checked), with the challenge that says why. Requests
-    /// to the open paths pass untouched. `gateway`: refusals on the REST gateway's paths are
-    /// problems.
-    pub(crate) async fn authenticate(
-        self: Arc<Self>,
-        gateway: bool,
-        mut request: Request,
-        next: Next,
-    ) -> Response {
+    /// Lets `request` in when its token is good, its [`Caller`] put in its extensions and its
+    /// `Authorization` header taken off; says why not otherwise: `401` for no token or a bad
+    /// one, `400` for a malformed header, `503` when the token could not be checked, each with
+    /// the challenge that says why. A request to an open path is let in untouched.
+    pub(crate) async fn admit(&self, request: &mut Request) -> Result<(), Refusal> {
         if is_open_path(request.uri().path()) {
-            return next.run(request).await;
+            return Ok(());
         }
-        let refusal = match presented(request.headers()) {
+        let refused = match presented(request.headers()) {
             Presented::Token(token) => match self.server.verifier().verify(token).await {
                 Ok(caller) => {
                     request.headers_mut().remove(header::AUTHORIZATION);
@@ -126,14 +119,14 @@ impl Gate {
                     if self.server.filters_listing() {
                         request.extensions_mut().insert(crate::server::CallableOnly);
                     }
-                    return next.run(request).await;
+                    return Ok(());
                 }
                 Err(error) => Refused::Token(error),
             },
             Presented::Nothing => Refused::Missing,
             Presented::Malformed(why) => Refused::Malformed(why),
         };
-        match &refusal {
+        match &refused {
             Refused::Token(TokenError::Unverifiable(why)) => {
                 tracing::warn!(%why, "an access token could not be checked");
             }
@@ -143,11 +136,11 @@ impl Gate {
             Refused::Malformed(why) => tracing::info!(%why, "an Authorization header was refused"),
             Refused::Missing => tracing::debug!("a request without an access token was refused"),
         }
-        self.refuse(&refusal, gateway, &request)
+        Err(self.refusal(&refused))
     }
 
-    fn refuse(&self, refusal: &Refused, gateway: bool, request: &Request) -> Response {
-        let (status, challenge, message) = match refusal {
+    fn refusal(&self, refused: &Refused) -> Refusal {
+        let (status, challenge, message) = match refused {
             Refused::Missing => (
                 StatusCode::UNAUTHORIZED,
                 Some(self.challenge.missing()),
@@ -175,25 +168,32 @@ impl Gate {
                     .to_owned(),
             ),
         };
-        #[cfg(feature = "rest")]
-        let mut response = if gateway && crate::http::rest::is_gateway_path(request.uri().path()) {
-            crate::http::rest::auth_refusal(status, message, request)
-        } else {
-            (status, message).into_response()
-        };
-        #[cfg(not(feature = "rest"))]
-        let mut response = {
-            let _ = (gateway, request);
-            (status, message).into_response()
-        };
-        let headers = response.headers_mut();
-        if let Some(challenge) = challenge {
-            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        Refusal {
+            status,
+            challenge,
+            message,
         }
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+    }
+}
+
+/// A request the door turned away: its status, the `WWW-Authenticate` challenge (none for a
+/// `503`, which carries `Retry-After` instead), and what to tell the caller.
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) challenge: Option<HeaderValue>,
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    /// The answer's headers, on `response`.
+    pub(crate) fn headers(&self, response: &mut Response) {
+        let headers = response.headers_mut();
+        if let Some(challenge) = &self.challenge {
+            headers.insert(header::WWW_AUTHENTICATE, challenge.clone());
+        }
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         }
-        response
     }
 }
 
