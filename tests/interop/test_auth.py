@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -344,3 +345,31 @@ async def test_a_continuation_is_bound_to_the_issuer_and_subject(
                     "search_text", {**SEARCH, "continuation": continuation}
                 )
                 assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+
+
+def test_serving_beyond_loopback_without_auth_says_so_at_start_up() -> None:
+    """Without `--auth-issuer` the example still serves, and listening on every interface it
+    warns that anyone who reaches the port may call every tool; on loopback it does not."""
+    for host, warns in (("0.0.0.0", True), ("127.0.0.1", False)):
+        port = servers.free_port()
+        process = subprocess.Popen(
+            [str(BIN), "--root", str(REPO), "--http", f"{host}:{port}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            ready = None
+            for _ in range(100):
+                try:
+                    ready = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
+                    break
+                except httpx2.TransportError:
+                    time.sleep(0.1)
+            assert ready is not None and ready.status_code == 200
+        finally:
+            process.terminate()
+            _, said = process.communicate(timeout=20)
+        assert "serving" in said, said
+        assert ("no authentication is on" in said) == warns, said
