@@ -741,7 +741,6 @@ async fn opaque_tokens_are_introspected_at_a_real_provider() {
     let Some(provider) = provider() else {
         return;
     };
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let issuer = provider.started["issuer"]
         .as_str()
         .expect("an issuer")

@@ -2,7 +2,6 @@
 //! introspection. Bounded in time and size, over TLS unless the host is loopback.
 
 use std::net::IpAddr;
-use std::sync::Once;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -55,14 +54,9 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// The client every verifier fetches with: rustls over ring, the platform's roots, no
+/// The client every verifier fetches with: reqwest's rustls, the platform's roots, no
 /// redirects (an authorization server's endpoints are where its metadata says).
 pub(crate) fn client() -> Result<reqwest::Client, AuthConfigError> {
-    static PROVIDER: Once = Once::new();
-    // The process's default rustls provider, unless the application installed one already.
-    PROVIDER.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
     reqwest::Client::builder()
         .timeout(FETCH_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
