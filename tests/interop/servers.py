@@ -42,6 +42,16 @@ def transport(request: pytest.FixtureRequest, server_bin: Path) -> str:
     return request.param
 
 
+def stop(process: subprocess.Popen[Any]) -> None:
+    """Ends `process`: asked to stop, killed if it has not within five seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
 def free_port() -> int:
     """A port free on 127.0.0.1 a moment ago (another process may take it before the server binds
     it: `http_server` then tries another)."""
@@ -91,12 +101,7 @@ def http_server(
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop(process)
         log.close()
         os.unlink(log.name)
 

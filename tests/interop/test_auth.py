@@ -125,12 +125,7 @@ def provider() -> Iterator[Provider]:
         ready = json.loads(line)
         yield Provider(issuer=ready["issuer"], token_endpoint=ready["token_endpoint"])
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        servers.stop(process)
         log.close()
 
 

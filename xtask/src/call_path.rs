@@ -33,16 +33,18 @@ const HOPS: &[Hop] = &[
         function: "EnvelopeServer::call_tool",
         does: "rmcp hands over the request: the tool is looked up once (an unknown name goes \
                to the composed rmcp handler, or is JSON-RPC `invalid_params` without one), and \
-               `answer_call` makes the headers, progress token, cancellation, log level and the \
-               client (its peer, or a round of asks on MCP 2026-07-28) the call's extras",
+               `answer_call` makes the headers, the authenticated caller, progress token, \
+               cancellation, log level and the client (its peer, or a round of asks on MCP 2026-07-28) the call's extras",
     },
     Hop {
         krate: "envelope-mcp",
         file: "src/server/call.rs",
         function: "EnvelopeServer::call_with",
         does: "the one door into the budget: `BudgetPolicy::for_call` gives the call's \
-               `CallBudget` once; `context_for` builds the tool's context with its sizer; `run` \
-               runs the tool under the call deadline",
+               `CallBudget` once; `context_for` builds the tool's context with its sizer and the \
+               caller the HTTP layer's resource server let in; the scope gate refuses a caller \
+               without the tool's scopes (`insufficient_scope`) before it runs; `run` runs the \
+               tool under the call deadline",
     },
     Hop {
         krate: "envelope-core",

@@ -494,10 +494,16 @@ fn rest_section(out: &mut String) {
         "What the gateway answers itself, for a request no tool answered (refused before one \
          ran, or past the request timeout), each a problem with an envelope of its own:\n"
     );
+    refusal_table(out, &GATEWAY_STATUS);
+    auth_section(out);
+}
+
+/// A table of refusals the HTTP layer answers itself.
+fn refusal_table(out: &mut String, refusals: &[envelope_mcp::rest::GatewayStatus]) {
     table(
         out,
         &["status", "category", "code", "when"],
-        GATEWAY_STATUS.iter().map(|refusal| {
+        refusals.iter().map(|refusal| {
             vec![
                 format!("`{}`", refusal.status),
                 code(refusal.category.as_str()),
@@ -506,7 +512,6 @@ fn rest_section(out: &mut String) {
             ]
         }),
     );
-    auth_section(out);
 }
 
 /// Who may call what: the resource server's refusals and the scope gate, from their constants.
@@ -550,18 +555,7 @@ fn auth_section(out: &mut String) {
          authentication, scopes are listed and not enforced. The resource server's own \
          refusals:\n"
     );
-    table(
-        out,
-        &["status", "category", "code", "when"],
-        AUTH_STATUS.iter().map(|refusal| {
-            vec![
-                format!("`{}`", refusal.status),
-                code(refusal.category.as_str()),
-                code(refusal.code),
-                refusal.when.into(),
-            ]
-        }),
-    );
+    refusal_table(out, &AUTH_STATUS);
 }
 
 /// The checks `envelope-check` makes, from its own ids.

@@ -802,9 +802,15 @@ mod tests {
 
     #[test]
     fn the_auth_flags_make_a_resource_server() {
-        let config = |args: &[&str]| {
-            let options = Options::parse_checked(args.iter().map(|a| a.to_string()).collect())
-                .expect("parses");
+        // `--http` and the OAuth flags of issuer `issuer`, then `more`.
+        let config = |issuer: &str, more: &[&str]| {
+            let mut args: Vec<String> = ["w", "--http", "127.0.0.1:1", "--auth-issuer", issuer]
+                .into_iter()
+                .chain(["--auth-audience", "http://127.0.0.1:1/mcp"])
+                .chain(more.iter().copied())
+                .map(str::to_owned)
+                .collect();
+            let options = Options::parse_checked(args).expect("parses");
             options.http.config(CancellationToken::new())
         };
         let jwks = std::env::temp_dir().join(format!("jwks-{}.json", std::process::id()));
@@ -814,46 +820,23 @@ mod tests {
         )
         .expect("writable");
         let jwks = jwks.display().to_string();
-        let on = config(&[
-            "w",
-            "--http",
-            "127.0.0.1:1",
-            "--auth-issuer",
+        let on = config(
             "http://127.0.0.1:9",
-            "--auth-audience",
-            "http://127.0.0.1:1/mcp",
-            "--auth-jwks-file",
-            &jwks,
-            "--auth-filter-listing",
-        ])
+            &["--auth-jwks-file", &jwks, "--auth-filter-listing"],
+        )
         .expect("a configuration");
         let auth = on.auth().expect("auth on");
         assert_eq!(auth.resource(), "http://127.0.0.1:1/mcp");
         assert!(auth.filters_listing());
         // A file that is no JWKS, and an issuer that is no URL, are said at start-up.
-        let refused = config(&[
-            "w",
-            "--http",
-            "127.0.0.1:1",
-            "--auth-issuer",
+        let refused = config(
             "http://127.0.0.1:9",
-            "--auth-audience",
-            "http://127.0.0.1:1/mcp",
-            "--auth-jwks-file",
-            "/nonexistent/jwks.json",
-        ])
+            &["--auth-jwks-file", "/nonexistent/jwks.json"],
+        )
         .expect_err("no such file");
         assert!(refused.contains("JWKS file"), "{refused}");
-        let refused = config(&[
-            "w",
-            "--http",
-            "127.0.0.1:1",
-            "--auth-issuer",
-            "http://issuer.example.com",
-            "--auth-audience",
-            "http://127.0.0.1:1/mcp",
-        ])
-        .expect_err("plain http off loopback");
+        let refused =
+            config("http://issuer.example.com", &[]).expect_err("plain http off loopback");
         assert!(refused.contains("loopback"), "{refused}");
         // The audience needs the issuer, and the issuer the audience.
         for args in [
