@@ -27,11 +27,6 @@ fn listed_schema(mut schema: Schema) -> Map<String, Value> {
     object(schema.to_value())
 }
 
-/// A request extension the HTTP layer sets when a caller's listing holds only the tools its
-/// scopes cover (`ResourceServer::with_filtered_listing`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CallableOnly;
-
 pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
     let spec = tool.spec();
     let input = listed_schema(tool.input_schema());

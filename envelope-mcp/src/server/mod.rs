@@ -1,9 +1,10 @@
 //! The MCP server: tool listing and calls, mapped onto the envelope.
 //!
 //! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
-//! one way: `config`, `compose`, `forward`, `media` and `stop` name no sibling; `client` and
-//! `progress` name `forward`; `call` names `stop`; `mcp` names `call`, `client`, `forward`,
-//! `media`, `progress` and `stop`; `listing` names `mcp`; `router` names `mcp`'s call.
+//! one way: `config`, `compose`, `forward`, `media`, `scopes` and `stop` name no sibling;
+//! `client` and `progress` name `forward`; `call` names `scopes` and `stop`; `mcp` names
+//! `call`, `client`, `forward`, `media`, `progress`, `scopes` and `stop`; `listing` names
+//! `mcp`; `router` names `mcp`'s call.
 
 mod call;
 mod client;
@@ -26,9 +27,8 @@ pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
 };
-pub(crate) use listing::CallableOnly;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
-pub(crate) use scopes::may_call;
+pub(crate) use scopes::{CallableOnly, may_call};
 pub use stop::DEADLINE_EXCEEDED;
 #[cfg(feature = "rest")]
 pub(crate) use stop::TokenCancellation;

@@ -5,6 +5,11 @@ use envelope_core::stage::{Controls, ToolOutput, meta_stamp, stamp_request_id};
 use envelope_core::{Envelope, ToolContext, ToolSpec, insufficient_scope};
 use serde_json::Value;
 
+/// A request extension the HTTP layer sets when a caller's listing holds only the tools its
+/// scopes cover (`ResourceServer::with_filtered_listing`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallableOnly;
+
 /// The refusal of a call to `spec` in `ctx`, when its caller lacks some of the tool's scopes;
 /// `None` when the caller has them all, or the transport authenticated no one (scopes are then
 /// listed, not enforced). Shaped by the controls read leniently from `arguments`.
