@@ -112,20 +112,36 @@ async fn a_good_token_names_its_issuer_subject_and_scopes() {
     assert_eq!(caller.principal().issuer(), ISSUER);
     assert_eq!(caller.principal().subject(), "agent");
     assert!(caller.may(&["notes:read", "notes:write"]));
-    // `scp` as a list, and `client_id` when there is no `sub` (RFC 9068).
-    let mut other = claims("ignored", "");
-    if let Some(claims) = other.as_object_mut() {
-        claims.remove("sub");
+    // `scp` as a list; and no `sub` is no caller, even with a `client_id` (RFC 9068 requires
+    // `sub`: a client's id may be a user's subject).
+    let mut listed = claims("agent", "");
+    if let Some(claims) = listed.as_object_mut() {
         claims.remove("scope");
     }
-    other["client_id"] = json!("service");
-    other["scp"] = json!(["notes:read"]);
+    listed["scp"] = json!(["notes:read"]);
     let caller = verifier
-        .verify(&signer.sign(&other))
+        .verify(&signer.sign(&listed))
         .await
         .expect("accepted");
-    assert_eq!(caller.principal().subject(), "service");
     assert!(caller.may(&["notes:read"]) && !caller.may(&["notes:write"]));
+    let mut anonymous = claims("ignored", "notes:read");
+    if let Some(claims) = anonymous.as_object_mut() {
+        claims.remove("sub");
+    }
+    anonymous["client_id"] = json!("service");
+    assert!(refused(verifier.verify(&signer.sign(&anonymous)).await).contains("no subject"));
+    // A verifier for another audience cannot guard this resource.
+    let other = JwtVerifier::new(
+        ISSUER,
+        "http://127.0.0.1:9/other",
+        JwksSource::File(jwks_file("good", &[&signer])),
+    )
+    .expect("a verifier");
+    let error = ResourceServer::new(AUDIENCE, other).expect_err("audiences differ");
+    assert!(
+        error.to_string().contains("not for the resource"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -262,6 +278,8 @@ async fn a_rotated_jwks_file_is_read_again_for_a_new_key() {
     let by_new = new.sign(&claims("a", ""));
     assert!(refused(verifier.verify(&by_new).await).contains("does not publish"));
     std::fs::write(&path, jwks(&[&new, &old])).expect("rotated");
+    // The file is read again once the (shortest) refresh interval has passed.
+    tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
         verifier.verify(&by_new).await.is_ok(),
         "the new key is read"

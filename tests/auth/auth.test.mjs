@@ -722,7 +722,7 @@ test('no token or signature ever shows in the servers trace output or in an answ
     assert.ok(lines.length > 150, `only ${lines.length} lines of server output`);
     assert.ok(lines.filter((line) => line.includes(' TRACE ')).length > 20, 'trace level is on');
     assert.ok(output.includes('CallToolRequest'), 'the MCP requests were logged');
-    assert.ok(lines.filter((line) => line.includes('envelope_mcp::auth')).length > 20, 'the auth layer logged its refusals');
+    assert.ok(lines.filter((line) => line.includes('envelope_mcp::http::auth')).length > 20, 'the auth layer logged its refusals');
     assert.ok(TOKENS.size >= 20, `only ${TOKENS.size} tokens`);
     assert.ok(ANSWERS.length > 50, `only ${ANSWERS.length} answers recorded`);
     const answers = ANSWERS.join('\n');

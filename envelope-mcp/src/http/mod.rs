@@ -103,9 +103,10 @@ struct Limits {
 }
 
 impl Limits {
-    /// Whether a request of `caller` may use `session`: yes unless an authenticated caller
-    /// opened it and this is another principal. A session id is no credential: a request
-    /// naming another principal's session is answered as one naming no session at all.
+    /// Whether a request of `caller` may use `session`: without authentication, yes; with it,
+    /// only the principal that opened it (a session whose opening `initialize` never got its
+    /// answer has no owner on record, and is no one's). A session id is no credential: a
+    /// request naming another principal's session is answered as one naming no session.
     fn may_use(&self, session: &str, caller: Option<&envelope_core::Caller>) -> bool {
         let Some(caller) = caller else {
             return true;
@@ -116,7 +117,7 @@ impl Limits {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         owners
             .get(session)
-            .is_none_or(|owner| owner == caller.principal().binding())
+            .is_some_and(|owner| owner == caller.principal().binding())
     }
 
     /// Records `caller` as the opener of `session`, dropping the records of sessions closed

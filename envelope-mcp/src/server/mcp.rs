@@ -31,7 +31,7 @@ use super::call::{Answer, CallExtras};
 use super::client::{PeerClient, Wanted, log_level_of};
 use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
-use super::rounds::Round;
+use super::rounds::{Round, RoundOf};
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
 use envelope_core::ClientChannel;
@@ -377,6 +377,11 @@ impl EnvelopeServer {
         // Who the HTTP layer's resource server let in, if it is on: never the token itself.
         let caller =
             parts.and_then(|parts| parts.extensions.get::<envelope_core::Caller>().cloned());
+        // A round's sealed state is the caller's alone, as its continuations are.
+        let caller_key = caller
+            .as_ref()
+            .map(|caller| caller.principal().binding().to_owned())
+            .unwrap_or_default();
         // Progress and log messages go out in order, all before the result.
         let forward = Arc::new(Forwarder::new(context.peer.clone()));
         let progress = context
@@ -402,8 +407,11 @@ impl EnvelopeServer {
             (Some(codec), true) => {
                 let round = Round::open(
                     codec,
-                    tool.spec().name,
-                    &arguments,
+                    &RoundOf {
+                        tool: tool.spec().name,
+                        caller: &caller_key,
+                        arguments: &arguments,
+                    },
                     asked.request_state.as_deref(),
                     asked.input_responses,
                     capabilities,
@@ -442,9 +450,16 @@ impl EnvelopeServer {
         forward.finish().await;
         Ok(match (answer, round, &self.inner.rounds) {
             (Some(answer), ..) => self.result(answer).into(),
-            (None, Some(round), Some(codec)) => CallToolResponse::InputRequired(
-                round.input_required(codec, tool.spec().name, &arguments),
-            ),
+            (None, Some(round), Some(codec)) => {
+                CallToolResponse::InputRequired(round.input_required(
+                    codec,
+                    &RoundOf {
+                        tool: tool.spec().name,
+                        caller: &caller_key,
+                        arguments: &arguments,
+                    },
+                ))
+            }
             // A round ends only when there is one.
             (None, ..) => {
                 return Err(ErrorData::internal_error("a round ended without one", None));

@@ -47,10 +47,21 @@ pub(crate) enum RoundError {
     Tampered,
 }
 
-/// What a call's `requestState` is bound to: the tool and its arguments, canonical.
-fn binding(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<u8> {
-    let canonical = envelope_core::stage::canonical_json(&Value::Object(arguments.clone()));
-    format!("{tool}\n{canonical}").into_bytes()
+/// What a call's `requestState` is bound to: the tool, the caller (its principal's binding,
+/// empty without authentication: another principal cannot replay answers given to this one)
+/// and the arguments, canonical. No part holds a raw newline (a tool name cannot, the others
+/// are JSON).
+fn binding(call: &RoundOf<'_>) -> Vec<u8> {
+    let canonical = envelope_core::stage::canonical_json(&Value::Object(call.arguments.clone()));
+    format!("{}\n{}\n{canonical}", call.tool, call.caller).into_bytes()
+}
+
+/// The call a round belongs to, as its state is bound to it.
+pub(crate) struct RoundOf<'a> {
+    pub(crate) tool: &'a str,
+    /// The caller's principal binding; empty without authentication.
+    pub(crate) caller: &'a str,
+    pub(crate) arguments: &'a serde_json::Map<String, Value>,
 }
 
 impl Round {
@@ -58,14 +69,13 @@ impl Round {
     /// and the client's `responses` to the last round's asks.
     pub(crate) fn open(
         codec: &RequestStateCodec,
-        tool: &str,
-        arguments: &serde_json::Map<String, Value>,
+        call: &RoundOf<'_>,
         state: Option<&str>,
         responses: Option<InputResponses>,
         capabilities: ClientCapabilities,
         logs: PeerClient,
     ) -> Result<Round, RoundError> {
-        let bound = binding(tool, arguments);
+        let bound = binding(call);
         let mut answers: InputResponses = match state {
             Some(sealed) => codec
                 .open_json_with(sealed, &bound)
@@ -93,8 +103,7 @@ impl Round {
     pub(crate) fn input_required(
         &self,
         codec: &RequestStateCodec,
-        tool: &str,
-        arguments: &serde_json::Map<String, Value>,
+        call: &RoundOf<'_>,
     ) -> InputRequiredResult {
         let asked = std::mem::take(
             &mut *self
@@ -102,7 +111,7 @@ impl Round {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        let bound = binding(tool, arguments);
+        let bound = binding(call);
         let state = codec
             .seal_json_with(&self.answers, &SealOptions::new().associated_data(&bound))
             .ok();
@@ -179,16 +188,38 @@ mod tests {
         let codec = codec();
         let answers: InputResponses =
             BTreeMap::from([("elicit-1".to_owned(), json!({ "action": "accept" }))]);
-        let bound = binding("delete", &arguments());
+        let bound = binding(&RoundOf {
+            tool: "delete",
+            caller: "",
+            arguments: &arguments(),
+        });
         let sealed = codec
             .seal_json_with(&answers, &SealOptions::new().associated_data(&bound))
             .expect("seals");
         let open = |tool: &str, arguments: &serde_json::Map<String, Value>, state: &str| {
             codec
-                .open_json_with::<InputResponses>(state, &binding(tool, arguments))
+                .open_json_with::<InputResponses>(
+                    state,
+                    &binding(&RoundOf {
+                        tool,
+                        caller: "",
+                        arguments,
+                    }),
+                )
                 .ok()
         };
         assert_eq!(open("delete", &arguments(), &sealed), Some(answers));
+        let by_another = codec
+            .open_json_with::<InputResponses>(
+                &sealed,
+                &binding(&RoundOf {
+                    tool: "delete",
+                    caller: r#"["i","s"]"#,
+                    arguments: &arguments(),
+                }),
+            )
+            .ok();
+        assert_eq!(by_another, None, "another caller");
         assert_eq!(open("rename", &arguments(), &sealed), None, "another tool");
         let other = json!({ "files": 4 })
             .as_object()

@@ -130,10 +130,11 @@ impl Gate {
             Refused::Token(TokenError::Unverifiable(why)) => {
                 tracing::warn!(%why, "an access token could not be checked");
             }
+            // Anyone can send a bad token: refusals are not worth more than `debug`.
             Refused::Token(TokenError::Invalid(why)) => {
-                tracing::info!(%why, "an access token was refused");
+                tracing::debug!(%why, "an access token was refused");
             }
-            Refused::Malformed(why) => tracing::info!(%why, "an Authorization header was refused"),
+            Refused::Malformed(why) => tracing::debug!(%why, "an Authorization header was refused"),
             Refused::Missing => tracing::debug!("a request without an access token was refused"),
         }
         Err(self.refusal(&refused))

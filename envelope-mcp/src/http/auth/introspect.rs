@@ -16,10 +16,11 @@ use super::verifier::{AuthConfigError, TokenError, TokenVerifier};
 ///
 /// A token is accepted when the issuer answers `active: true`, its `iss` (if given) is the
 /// issuer, its `aud` holds the audience, and its `exp` (if given) has not passed. The caller
-/// is `sub` (else `client_id`) of the issuer, with the scopes of `scope`. Every call asks the
+/// is `sub` of the issuer (required), with the scopes of `scope`. Every call asks the
 /// issuer: nothing is cached, so a revoked token is refused at once.
 pub struct IntrospectionVerifier {
     issuer: String,
+    listed: String,
     endpoint: Url,
     audience: String,
     client_id: String,
@@ -40,6 +41,7 @@ impl IntrospectionVerifier {
         checked_url("issuer", issuer)?;
         Ok(IntrospectionVerifier {
             issuer: issuer.trim_end_matches('/').to_owned(),
+            listed: issuer.to_owned(),
             endpoint: checked_url("introspection endpoint", endpoint)?,
             audience: audience.into(),
             client_id: client_id.into(),
@@ -49,6 +51,10 @@ impl IntrospectionVerifier {
     }
 
     async fn check(&self, token: &str) -> Result<Caller, TokenError> {
+        // Nothing longer than any access token is sent to the issuer.
+        if token.len() > super::jwt::MAX_TOKEN_BYTES {
+            return Err(TokenError::invalid("it is longer than any access token"));
+        }
         let request = self
             .client
             .post(self.endpoint.clone())
@@ -85,9 +91,9 @@ impl IntrospectionVerifier {
         if answer.exp.is_some_and(|exp| exp <= now) {
             return Err(TokenError::invalid("it has expired"));
         }
+        // `client_id` is no stand-in for `sub`: a client's id may be a user's subject.
         let subject = answer
             .sub
-            .or(answer.client_id)
             .filter(|subject| !subject.is_empty())
             .ok_or_else(|| TokenError::invalid("it names no subject (`sub`)"))?;
         let scopes = answer
@@ -112,7 +118,11 @@ impl TokenVerifier for IntrospectionVerifier {
     }
 
     fn authorization_servers(&self) -> Vec<String> {
-        vec![self.issuer.clone()]
+        vec![self.listed.clone()]
+    }
+
+    fn audience(&self) -> Option<&str> {
+        Some(&self.audience)
     }
 }
 
@@ -133,7 +143,6 @@ impl std::fmt::Debug for IntrospectionVerifier {
 struct Introspection {
     active: bool,
     scope: Option<String>,
-    client_id: Option<String>,
     sub: Option<String>,
     iss: Option<String>,
     aud: Option<Audience>,

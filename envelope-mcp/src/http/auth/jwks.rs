@@ -139,6 +139,17 @@ struct JwksDocument {
     keys: Vec<Value>,
 }
 
+/// The last ask for the keys: when it ended, and whether it brought keys.
+#[derive(Clone, Copy)]
+struct Asked {
+    ended: Instant,
+    answered: bool,
+}
+
+/// The least refresh interval: below it, tokens naming made-up keys would fetch the JWKS at
+/// the pace they arrive.
+pub(crate) const MIN_JWKS_REFRESH_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Where the keys are fetched from, resolved.
 enum Origin {
     Discover {
@@ -154,9 +165,9 @@ pub(crate) struct KeySet {
     origin: Origin,
     client: reqwest::Client,
     keys: RwLock<Option<Arc<Keys>>>,
-    /// When the keys were last asked for, successfully or not; held while asking, so one
-    /// fetch serves every token waiting on it.
-    last_refresh: tokio::sync::Mutex<Option<Instant>>,
+    /// How the last ask for the keys went; held while asking, so one fetch serves every
+    /// token waiting on it.
+    last_refresh: tokio::sync::Mutex<Option<Asked>>,
     pub(crate) refresh_interval: Duration,
     pub(crate) max_age: Duration,
 }
@@ -198,59 +209,78 @@ impl KeySet {
         self.keys.read().ok().and_then(|keys| keys.clone())
     }
 
-    /// The key to check a token naming `kid` and `algorithm` with: from the cache while it is
-    /// fresh, else fetched again; fetched again too for a `kid` the cache lacks, unless the
-    /// keys were fetched within the refresh interval.
+    /// The key to check a token naming `kid` and `algorithm` with: from the cache; the cache
+    /// refreshed first when it is past its age (by one request: the others use the cached keys
+    /// meanwhile), or when it lacks `kid` and the keys were not asked for within the refresh
+    /// interval. A key still unknown then is an invalid token; keys the issuer could not be
+    /// asked for make it unverifiable.
     pub(crate) async fn key(
         &self,
         kid: Option<&str>,
         algorithm: Algorithm,
     ) -> Result<Arc<Key>, TokenError> {
-        let current = self.current();
+        let mut current = self.current();
         // A file is read again only for a key it lacks: it has no age of its own to expire.
         let stale = current.as_ref().is_none_or(|keys| {
             !matches!(self.origin, Origin::File(_)) && keys.fetched.elapsed() >= self.max_age
         });
-        let current = if stale {
-            match self.refresh().await {
-                Ok(keys) => Some(keys),
-                // Stale keys still serve while the issuer is down; no keys at all cannot.
-                Err(why) => match current {
-                    Some(keys) => {
-                        tracing::warn!(%why, "the issuer's keys could not be fetched again; the cached ones are used");
-                        Some(keys)
+        if stale {
+            match &current {
+                // Stale keys still serve while one request refreshes them, and while the
+                // issuer is down.
+                Some(_) => {
+                    if let Ok(mut last) = self.last_refresh.try_lock() {
+                        match self.refresh_with(&mut last).await {
+                            Ok(keys) => current = Some(keys),
+                            Err(why) => tracing::warn!(
+                                %why,
+                                "the issuer's keys could not be fetched again; the cached ones are used"
+                            ),
+                        }
                     }
-                    None => return Err(TokenError::Unverifiable(why)),
-                },
+                }
+                None => current = Some(self.refresh().await.map_err(TokenError::Unverifiable)?),
             }
-        } else {
-            current
-        };
+        }
         if let Some(key) = current.as_ref().and_then(|keys| keys.find(kid, algorithm)) {
             return Ok(key);
         }
         // A key the cache lacks: the issuer may have rotated. Ask again, unless just asked.
-        let Some(keys) = self.refresh().await.ok() else {
-            return Err(unknown_key(kid));
-        };
+        let keys = self.refresh().await.map_err(TokenError::Unverifiable)?;
         keys.find(kid, algorithm).ok_or_else(|| unknown_key(kid))
     }
 
-    /// Fetches the keys again and caches them, unless they were asked for within the refresh
-    /// interval: then the answer of that ask stands (the keys it fetched, perhaps for a token
-    /// that waited on this one's lock, or its failure).
+    /// The keys fetched again, waiting for a refresh under way to end first.
     async fn refresh(&self) -> Result<Arc<Keys>, String> {
         let mut last = self.last_refresh.lock().await;
-        if let Some(at) = *last
-            && at.elapsed() < self.refresh_interval
+        self.refresh_with(&mut last).await
+    }
+
+    /// Fetches the keys again and caches them, unless the last ask ended within the refresh
+    /// interval: then its answer stands (the keys it fetched, perhaps for a token that waited
+    /// on this one's lock, or its failure). A document with no usable key is a failure: the
+    /// keys cached before are kept.
+    async fn refresh_with(&self, last: &mut Option<Asked>) -> Result<Arc<Keys>, String> {
+        if let Some(asked) = *last
+            && asked.ended.elapsed() < self.refresh_interval
         {
-            return match self.current() {
-                Some(keys) if keys.fetched >= at => Ok(keys),
+            return match (asked.answered, self.current()) {
+                (true, Some(keys)) => Ok(keys),
                 _ => Err("the issuer's keys were asked for moments ago, in vain".to_owned()),
             };
         }
-        *last = Some(Instant::now());
-        let keys = Arc::new(self.fetch().await?);
+        let fetched = self.fetch().await.and_then(|keys| {
+            if keys.len() == 0 {
+                Err("the issuer's JWKS holds no signing key this server can use".to_owned())
+            } else {
+                Ok(keys)
+            }
+        });
+        *last = Some(Asked {
+            ended: Instant::now(),
+            answered: fetched.is_ok(),
+        });
+        let keys = Arc::new(fetched?);
         tracing::debug!(keys = keys.len(), "fetched the issuer's keys");
         if let Ok(mut slot) = self.keys.write() {
             *slot = Some(Arc::clone(&keys));

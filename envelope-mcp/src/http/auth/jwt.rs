@@ -36,18 +36,21 @@ pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 const ACCESS_TOKEN_TYPES: [&str; 3] = ["at+jwt", "application/at+jwt", "JWT"];
 
 /// The longest token looked at; anything longer is refused unread.
-const MAX_TOKEN_BYTES: usize = 16 * 1024;
+pub(super) const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// Verifies JWT access tokens of one issuer for one audience.
 ///
 /// A token is accepted when its header names an allowed algorithm and a key of the issuer's
 /// JWKS (fetched again, at most once per refresh interval, when the `kid` is new: the issuer
 /// rotated its keys), its signature verifies with that key, `iss` is the issuer, `aud` holds
-/// the audience, `exp` has not passed and `nbf` (if any) has. The caller is `sub` (else
-/// `client_id`, RFC 9068) of the issuer; the scopes are `scope` (space-delimited) or `scp`.
+/// the audience, `exp` has not passed and `nbf` (if any) has. The caller is `sub` of the
+/// issuer (required, RFC 9068); the scopes are `scope` (space-delimited) or `scp`.
 pub struct JwtVerifier {
-    /// The issuer identifier, without a trailing slash.
+    /// The issuer identifier, without a trailing slash: what `iss` is compared with and the
+    /// principal names.
     issuer: String,
+    /// The issuer identifier as given, as the metadata lists it (RFC 8414 compares exactly).
+    listed: String,
     audience: String,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
@@ -71,6 +74,7 @@ impl JwtVerifier {
         let keys = KeySet::new(&url, keys, fetch::client()?)?;
         Ok(JwtVerifier {
             issuer: issuer.trim_end_matches('/').to_owned(),
+            listed: issuer.to_owned(),
             audience: audience.into(),
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: DEFAULT_LEEWAY,
@@ -110,11 +114,13 @@ impl JwtVerifier {
         self
     }
 
-    /// The least time between two fetches of the keys forced by tokens naming an unknown key
-    /// ([`DEFAULT_JWKS_REFRESH_INTERVAL`](super::DEFAULT_JWKS_REFRESH_INTERVAL) unless set).
+    /// The least time between the end of one fetch of the keys and the next, forced by
+    /// tokens naming an unknown key or by the keys' age
+    /// ([`DEFAULT_JWKS_REFRESH_INTERVAL`](super::DEFAULT_JWKS_REFRESH_INTERVAL) unless set; never
+    /// below 100 ms).
     #[must_use]
     pub fn with_jwks_refresh_interval(mut self, interval: Duration) -> Self {
-        self.keys.refresh_interval = interval;
+        self.keys.refresh_interval = interval.max(super::jwks::MIN_JWKS_REFRESH_INTERVAL);
         self
     }
 
@@ -174,9 +180,10 @@ impl JwtVerifier {
         let claims = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
             .map_err(|error| TokenError::invalid(refusal(error.kind())))?
             .claims;
+        // RFC 9068 §2.2: `sub` is required. `client_id` is no stand-in: a client's id may be
+        // a user's subject, and the two would share their pages.
         let subject = claims
             .sub
-            .or(claims.client_id)
             .filter(|subject| !subject.is_empty())
             .ok_or_else(|| TokenError::invalid("it names no subject (`sub`)"))?;
         let scopes = match (claims.scope, claims.scp) {
@@ -198,7 +205,11 @@ impl TokenVerifier for JwtVerifier {
     }
 
     fn authorization_servers(&self) -> Vec<String> {
-        vec![self.issuer.clone()]
+        vec![self.listed.clone()]
+    }
+
+    fn audience(&self) -> Option<&str> {
+        Some(&self.audience)
     }
 }
 
@@ -233,7 +244,6 @@ fn refusal(kind: &ErrorKind) -> String {
 #[derive(Deserialize)]
 struct Claims {
     sub: Option<String>,
-    client_id: Option<String>,
     scope: Option<String>,
     scp: Option<ScopeList>,
 }

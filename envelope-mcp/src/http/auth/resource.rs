@@ -35,6 +35,14 @@ impl ResourceServer {
         verifier: impl TokenVerifier,
     ) -> Result<ResourceServer, AuthConfigError> {
         let identifier = resource.to_owned();
+        if let Some(audience) = verifier.audience()
+            && audience != identifier
+        {
+            return Err(AuthConfigError::Audience {
+                audience: audience.to_owned(),
+                resource: identifier,
+            });
+        }
         let resource = checked_url("resource", resource)?;
         if resource.query().is_some() {
             return Err(AuthConfigError::Url {

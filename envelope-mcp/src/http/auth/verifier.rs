@@ -18,6 +18,14 @@ pub trait TokenVerifier: Send + Sync + 'static {
     /// The authorization servers whose tokens are accepted (their issuer identifiers), as the
     /// protected-resource metadata lists them for a client to find one.
     fn authorization_servers(&self) -> Vec<String>;
+
+    /// The audience the tokens must name, when the verifier checks one:
+    /// [`ResourceServer::new`](super::ResourceServer::new) refuses a verifier whose audience is
+    /// not its resource (a typo would refuse every token; a shared audience would defeat
+    /// RFC 8707). `None` by default: the verifier answers for it.
+    fn audience(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Why a token was not accepted.
@@ -71,6 +79,14 @@ pub enum AuthConfigError {
     /// No JOSE backend: the build enabled none, or two, of jsonwebtoken's crypto features.
     #[error("jsonwebtoken has no crypto provider in this build")]
     NoCryptoProvider,
+    /// The verifier checks tokens for another audience than the resource it protects.
+    #[error("the verifier checks tokens for `{audience}`, not for the resource `{resource}`")]
+    Audience {
+        /// The verifier's audience.
+        audience: String,
+        /// The resource.
+        resource: String,
+    },
     /// The HTTP client for the issuer could not be built.
     #[error("the HTTP client for the issuer cannot be built: {0}")]
     Client(String),
