@@ -804,7 +804,7 @@ mod tests {
     fn the_auth_flags_make_a_resource_server() {
         // `--http` and the OAuth flags of issuer `issuer`, then `more`.
         let config = |issuer: &str, more: &[&str]| {
-            let mut args: Vec<String> = ["w", "--http", "127.0.0.1:1", "--auth-issuer", issuer]
+            let args: Vec<String> = ["w", "--http", "127.0.0.1:1", "--auth-issuer", issuer]
                 .into_iter()
                 .chain(["--auth-audience", "http://127.0.0.1:1/mcp"])
                 .chain(more.iter().copied())
