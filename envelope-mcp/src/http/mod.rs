@@ -172,10 +172,10 @@ fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
 /// text); and a request reusing an id in flight in its session with that error.
 async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     let caller = request.extensions().get::<envelope_core::Caller>().cloned();
-    if let Some(session) = request
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|value| value.to_str().ok())
+    let named = request.headers().get("mcp-session-id");
+    // Only a request naming no session can open one: its opener is recorded below.
+    let may_open = named.is_none();
+    if let Some(session) = named.and_then(|value| value.to_str().ok())
         && !limits.may_use(session, caller.as_ref())
     {
         tracing::info!("a request named a session another principal opened");
@@ -218,7 +218,8 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
     match deadline.bound(answering).await {
         Ok(response) => {
             // A session opened by an authenticated caller is that caller's.
-            if let Some(caller) = &caller
+            if may_open
+                && let Some(caller) = &caller
                 && let Some(session) = response
                     .headers()
                     .get("mcp-session-id")

@@ -20,6 +20,8 @@ use super::verifier::{AuthConfigError, TokenError, TokenVerifier};
 /// issuer: nothing is cached, so a revoked token is refused at once.
 pub struct IntrospectionVerifier {
     issuer: String,
+    /// The issuer as a URL, which an answer's `iss` is compared with.
+    issuer_url: Url,
     listed: String,
     endpoint: Url,
     audience: String,
@@ -38,9 +40,10 @@ impl IntrospectionVerifier {
         client_id: impl Into<String>,
         client_secret: impl Into<String>,
     ) -> Result<Self, AuthConfigError> {
-        checked_url("issuer", issuer)?;
+        let issuer_url = checked_url("issuer", issuer)?;
         Ok(IntrospectionVerifier {
             issuer: issuer.trim_end_matches('/').to_owned(),
+            issuer_url,
             listed: issuer.to_owned(),
             endpoint: checked_url("introspection endpoint", endpoint)?,
             audience: audience.into(),
@@ -69,7 +72,7 @@ impl IntrospectionVerifier {
             ));
         }
         if let Some(iss) = &answer.iss
-            && !same_issuer(iss, &Url::parse(&self.issuer).map_err(|_| unusable())?)
+            && !same_issuer(iss, &self.issuer_url)
         {
             return Err(TokenError::invalid(
                 "it was issued by another issuer (`iss`)",
@@ -106,10 +109,6 @@ impl IntrospectionVerifier {
             scopes,
         ))
     }
-}
-
-fn unusable() -> TokenError {
-    TokenError::Unverifiable("the configured issuer is no URL".to_owned())
 }
 
 impl TokenVerifier for IntrospectionVerifier {
