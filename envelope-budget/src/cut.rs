@@ -3,7 +3,6 @@
 //! find how much fits. The encoder, the ladder and the subgraph rung all build on it; none of
 //! them on each other's internals.
 
-use envelope_core::fields::next_action as action_field;
 use serde_json::Value;
 
 /// The list key used in markers when the payload itself is an array.
@@ -80,15 +79,4 @@ pub(crate) fn largest(lo: usize, hi: usize, mut ok: impl FnMut(usize) -> bool) -
         }
     }
     Some(good)
-}
-
-/// Whether a next action (as JSON) continues from `token`: it takes the response's
-/// continuation (`continuation_arg`), or passes `token` as one of its arguments.
-pub(crate) fn carries_token(action: &serde_json::Value, token: &str) -> bool {
-    action
-        .get(action_field::CONTINUATION_ARG)
-        .is_some_and(serde_json::Value::is_string)
-        || action[action_field::ARGUMENTS]
-            .as_object()
-            .is_some_and(|arguments| arguments.values().any(|value| value == token))
 }

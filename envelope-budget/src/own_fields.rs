@@ -15,9 +15,9 @@
 //! Whatever was cut sets `meta.truncated`; when even that is not enough, so does
 //! `meta.envelope_unshrinkable`.
 
-use envelope_core::fields::completeness as completeness_field;
 use envelope_core::fields::envelope as field;
 use envelope_core::fields::next_action as action_field;
+use envelope_core::paging::NEXT_PAGE;
 use serde_json::{Map, Value};
 
 use crate::cut::TRUNCATION_SUFFIX;
@@ -96,23 +96,14 @@ pub(crate) fn fit(
     fitted
 }
 
-/// Keeps only the next actions that continue from `completeness.continuation` (their
-/// `continuation_arg`, or the token among their arguments); whether any was dropped.
+/// Keeps only the next-page action (the one that carries the page's continuation in its
+/// arguments); whether any other was dropped.
 fn keep_only_next_page(rest: &mut Map<String, Value>) -> bool {
-    let token = rest
-        .get(field::COMPLETENESS)
-        .and_then(|completeness| completeness.get(completeness_field::CONTINUATION))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
     let Some(Value::Array(actions)) = rest.get_mut(field::NEXT_ACTIONS) else {
         return false;
     };
     let before = actions.len();
-    actions.retain(|action| {
-        token
-            .as_deref()
-            .is_some_and(|token| crate::cut::carries_token(action, token))
-    });
+    actions.retain(|action| action[action_field::ID] == NEXT_PAGE);
     let dropped = actions.len() < before;
     if actions.is_empty() {
         rest.remove(field::NEXT_ACTIONS);

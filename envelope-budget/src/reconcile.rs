@@ -148,12 +148,11 @@ pub(crate) fn reconcile_completeness(
         (Continue::After(resume), old) => match resume.after(cut.to) {
             Ok(Some(fresh)) => {
                 match &old {
-                    // The next-page action takes `completeness.continuation`, which is
-                    // replaced below; an action built with the old token in its arguments
-                    // gets the new one.
+                    // The next-page action carries the old token in its arguments: it gets
+                    // the new one, and still resumes exactly as given.
                     Some(token) => replace_token(rest, token, &fresh),
                     // The last page had no next page; now it has one.
-                    None => add_action(rest, resume.next_page()),
+                    None => add_action(rest, resume.next_page(&fresh)),
                 }
                 parts.continuation = Some(fresh);
             }
@@ -233,10 +232,9 @@ fn replace_token(rest: &mut Map<String, Value>, token: &str, fresh: &str) {
     }
 }
 
-/// Whether `action` continues from `token`: it takes the response's continuation, or passes
-/// `token` as one of its arguments.
+/// Whether `action` continues from `token`: it passes `token` as one of its arguments.
 fn carries(action: &NextAction, token: &str) -> bool {
-    action.continuation_arg.is_some() || action.arguments.values().any(|value| value == token)
+    action.arguments.values().any(|value| value == token)
 }
 
 /// Drops the next actions that pass `token` as an argument (a next-page call), and those that

@@ -25,7 +25,8 @@ pub const COMPACT_DROPPED_META: &[&str] = &[
     keys::CAPABILITIES,
 ];
 
-/// The top-level fields `compact_only` keeps: the control surface an agent branches on.
+/// The top-level fields `compact_only` keeps: the control surface an agent branches on, and the
+/// next actions it follows (the next page's continuation travels in one).
 pub const CONTROL_SURFACE: &[&str] = &[
     field::OK,
     field::VERDICT,
@@ -34,6 +35,7 @@ pub const CONTROL_SURFACE: &[&str] = &[
     field::DATA,
     field::ERROR,
     field::COMPLETENESS,
+    field::NEXT_ACTIONS,
     field::EMPTY_REASON,
     field::DIAGNOSIS,
     field::META,

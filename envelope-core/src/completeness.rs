@@ -192,15 +192,19 @@ pub struct CompletenessParts {
     /// Why coverage cannot be exhaustive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete_reasons: Vec<IncompleteReason>,
-    /// Opaque token for the next page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Opaque token for the next page. Read from a source contract's wire (which keeps it
+    /// here), never written: an envelope carries the token once, in the arguments of its
+    /// `next-page` action, which a model copies as a whole.
+    #[serde(default, skip_serializing)]
     pub continuation: Option<String>,
 }
 
 /// The completeness of one bounded collection, under `completeness` on the wire.
 ///
 /// Wire shape: `{unit, returned, offset?, total?, complete, truncated, truncation_reasons?,
-/// incomplete_reasons?, continuation?}`; empty reason lists and a zero `offset` are omitted.
+/// incomplete_reasons?}`; empty reason lists and a zero `offset` are omitted. The page's
+/// continuation is typed here ([`Completeness::continuation`]) but written once, where a model
+/// copies it: in the arguments of the `next-page` action that follows it, never beside them.
 /// Reason lists are sorted and free of duplicates. A page holds the rows
 /// `offset..offset + returned` of a result of `total` rows: `total` means the same on every
 /// page.
@@ -229,7 +233,8 @@ pub struct Completeness {
     truncation_reasons: Vec<TruncationReason>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     incomplete_reasons: Vec<IncompleteReason>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    // Written once, in the `next-page` action's arguments: see the type's docs.
+    #[serde(skip)]
     continuation: Option<String>,
 }
 

@@ -80,11 +80,12 @@ pub mod completeness {
     pub const TRUNCATION_REASONS: &str = "truncation_reasons";
     /// `incomplete_reasons`: why it is incomplete otherwise.
     pub const INCOMPLETE_REASONS: &str = "incomplete_reasons";
-    /// `continuation`: the sealed token of the next page.
+    /// `continuation`: the sealed token of the next page, as a source contract writes it here;
+    /// an envelope reads it but writes it only in its `next-page` action's arguments.
     pub const CONTINUATION: &str = "continuation";
 
-    /// Every field, in wire order.
-    pub const ALL: [&str; 9] = [
+    /// Every field an envelope writes, in wire order.
+    pub const ALL: [&str; 8] = [
         UNIT,
         RETURNED,
         OFFSET,
@@ -93,7 +94,6 @@ pub mod completeness {
         TRUNCATED,
         TRUNCATION_REASONS,
         INCOMPLETE_REASONS,
-        CONTINUATION,
     ];
 }
 
@@ -111,22 +111,11 @@ pub mod next_action {
     pub const TOOL: &str = "tool";
     /// `arguments`: what to call it with.
     pub const ARGUMENTS: &str = "arguments";
-    /// `continuation_arg`: the argument that takes the response's continuation.
-    pub const CONTINUATION_ARG: &str = "continuation_arg";
     /// `reason`: why, in one sentence.
     pub const REASON: &str = "reason";
 
     /// Every field, in wire order.
-    pub const ALL: [&str; 8] = [
-        ID,
-        ROLE,
-        ORDER,
-        DEPENDENCIES,
-        TOOL,
-        ARGUMENTS,
-        CONTINUATION_ARG,
-        REASON,
-    ];
+    pub const ALL: [&str; 7] = [ID, ROLE, ORDER, DEPENDENCIES, TOOL, ARGUMENTS, REASON];
 }
 
 /// The fields of `error`.

@@ -10,6 +10,11 @@ use serde_json::{Map, Value};
 use crate::canonical::canonical_json;
 use crate::error::CoreError;
 
+/// Whether `order` is the first stage, which the wire leaves out.
+fn is_first_stage(order: &u16) -> bool {
+    *order == 0
+}
+
 /// At most this many actions reach the agent.
 pub const MAX_NEXT_ACTIONS: usize = 8;
 
@@ -65,13 +70,14 @@ pub struct Dependency {
 
 /// One executable follow-up call.
 ///
-/// Wire shape: `{id, role, order, dependencies?, tool, arguments, continuation_arg?, reason}`.
-/// The agent still invokes it through normal MCP authorization; nothing here executes anything.
+/// Wire shape: `{id, role, order?, dependencies?, tool, arguments, reason}`; `order` 0 is
+/// omitted. The agent still invokes it through normal MCP authorization; nothing here executes
+/// anything.
 ///
-/// A next-page action does not repeat the response's continuation token: its
-/// `continuation_arg` names the argument that takes `completeness.continuation`, so the token
-/// appears once in a response (a model copies every character of it it is shown). To follow
-/// the action, call `tool` with `arguments` plus that argument set to the token.
+/// Invariant: an action is followable verbatim. Calling `tool` with `arguments` exactly as
+/// given does what `reason` says: a next-page action's arguments carry the page's continuation
+/// token, a read action's the target ref it reads. A model copies a call whole; nothing is to
+/// be assembled from other fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NextAction {
     /// Response-local id, unique within the list.
@@ -79,7 +85,9 @@ pub struct NextAction {
     pub id: String,
     /// What the action is for.
     pub role: Role,
-    /// Stage: actions run in ascending order; dependencies point to lower stages only.
+    /// Stage: actions run in ascending order; dependencies point to lower stages only. 0, the
+    /// first stage, is omitted on the wire.
+    #[serde(default, skip_serializing_if = "is_first_stage")]
     pub order: u16,
     /// Groups of earlier actions that must run first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -87,13 +95,9 @@ pub struct NextAction {
     /// The tool to call.
     #[schemars(length(min = 1))]
     pub tool: String,
-    /// The arguments to call it with.
+    /// The arguments to call it with, complete: a continuation or a target ref the call needs
+    /// is among them.
     pub arguments: Map<String, Value>,
-    /// The argument that takes this response's `completeness.continuation`, added to
-    /// `arguments` when the action is followed; absent for an action complete as it stands.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1))]
-    pub continuation_arg: Option<String>,
     /// Why, in one sentence.
     #[schemars(length(min = 1))]
     pub reason: String,
@@ -138,19 +142,8 @@ impl NextAction {
             dependencies: Vec::new(),
             tool,
             arguments,
-            continuation_arg: None,
             reason,
         })
-    }
-
-    /// The action's call takes this response's `completeness.continuation` as its argument
-    /// `argument`, which `arguments` leave out: a next-page call.
-    #[must_use]
-    pub fn continuing(mut self, argument: impl Into<String>) -> Self {
-        let argument = argument.into();
-        self.arguments.remove(&argument);
-        self.continuation_arg = Some(argument);
-        self
     }
 
     /// An action calling the tool `T` with arguments of its own type: naming a tool that does
@@ -222,11 +215,10 @@ impl NextAction {
         self
     }
 
-    fn target_key(&self) -> (String, String, Option<String>) {
+    fn target_key(&self) -> (String, String) {
         (
             self.tool.clone(),
             canonical_json(&Value::Object(self.arguments.clone())),
-            self.continuation_arg.clone(),
         )
     }
 

@@ -3,8 +3,9 @@
 //! A paged tool declares once which of its arguments carry the page size and the token
 //! ([`PagedArgs`]) and how it pages ([`Paging`]: the unit, the page sizes, what the tokens are
 //! bound to). [`Pager::open`] reads the page from the call; the tool produces the rows
-//! [`Pager::takes`]; [`Pager::finish`] adds `completeness` (with the sealed token), the honest
-//! `next_step` and the typed next-page action, which takes the token from `completeness`.
+//! [`Pager::takes`]; [`Pager::finish`] adds `completeness`, the honest `next_step` and the
+//! typed next-page action, whose arguments carry the sealed token: followed verbatim, it is the
+//! next page.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -347,9 +348,9 @@ where
     }
 
     /// Finishes `reply` as this page of tool `T`: its `completeness`, its `next_step`, and,
-    /// when rows remain, the sealed continuation and the next-page action (`args` without the
-    /// token, `continuation_arg` naming the argument that takes it, role `broaden_scope`, id
-    /// `next-page`).
+    /// when rows remain, the next-page action (id `next-page`, role `broaden_scope`): `args`
+    /// resuming at the sealed continuation, so that calling it exactly as given is the next
+    /// page.
     pub fn finish<D>(
         &self,
         ctx: &ToolContext,
@@ -369,16 +370,15 @@ where
         // A bigger page helps only when rows remain and the page size, not the budget, ended
         // the page.
         let rows_remain = self.page.start.min(count.total) + count.returned < count.total;
+        // A page that continues says how in one phrase, the action to copy; one that cannot
+        // says how to see the rest another way. Every word is paid on every page.
         let mut ways = Vec::new();
         if continuation.is_some() {
             ways.push(format!("follow `{NEXT_PAGE}`"));
-        }
-        // The other ways are the first page's advice: a later page would only repeat it.
-        let first_page = self.page.start == 0 || continuation.is_none();
-        if first_page && rows_remain && count.ended_by == TruncationReason::PageLimit {
-            ways.push(format!("raise `{}`", <T::Args as PagedArgs>::LIMIT_FIELD));
-        }
-        if first_page {
+        } else {
+            if rows_remain && count.ended_by == TruncationReason::PageLimit {
+                ways.push(format!("raise `{}`", <T::Args as PagedArgs>::LIMIT_FIELD));
+            }
             ways.push(self.paging.advice.clone());
         }
         let advice = match ways.split_last() {
@@ -392,18 +392,17 @@ where
         }
         .completeness(completeness)
         .resumable(self.resume(ctx)?);
-        if continuation.is_some() {
-            // The token is in `completeness.continuation`, once: the action names the
-            // argument that takes it, and leaves it out of its own arguments.
+        if let Some(token) = continuation {
+            // The token travels once, in the action's own arguments: calling it exactly as
+            // given is the next page.
             let next = NextAction::call::<T>(
                 NEXT_PAGE,
                 Role::BroadenScope,
                 0,
-                args.resume_at(String::new()),
+                args.resume_at(token),
                 self.next_page_reason(),
             )
-            .map_err(ToolError::internal)?
-            .continuing(<T::Args as PagedArgs>::CONTINUATION_FIELD);
+            .map_err(ToolError::internal)?;
             reply = reply.next_actions([next]);
         }
         Ok(reply)

@@ -9,6 +9,7 @@ mod continuations;
 mod fixtures;
 mod keys;
 mod page;
+mod pasted;
 mod resume;
 mod seal;
 mod target;
@@ -22,6 +23,8 @@ pub use codes::{
 pub use continuations::{Continuations, DEFAULT_TTL};
 pub use keys::{ContinuationKey, KeyError, KeyRing};
 pub use page::{Page, PageArgs};
+pub(crate) use pasted::misplaced;
+pub use pasted::{INVALID_ARGUMENT, Sealed};
 pub use resume::{NEXT_PAGE, Resume};
 pub use target::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,

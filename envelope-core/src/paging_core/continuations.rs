@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::binding::Binding;
 use super::codes::{CONTINUATION_SCOPE_MISMATCH, INVALID_CONTINUATION, STALE_CONTINUATION};
 use super::keys::{ContinuationKey, KeyError, KeyRing};
+use super::pasted::{Sealed, mispasted};
 use super::seal::{self, Reader, decode_canonical, unix_seconds};
 use super::token::{
     DECODE_BUFFER, MAX_TOKEN_BYTES, MAX_TOKEN_CHARS, MIN_TOKEN_BYTES, SEAL_LABEL, TAG_LEN, VERSION,
@@ -204,7 +205,18 @@ impl Continuations {
     pub fn open(&self, token: &str, binding: &Binding<'_>) -> Result<u64, ToolError> {
         self.open_checked(token, binding).map_err(|reject| {
             tracing::debug!(reason = reject.as_str(), "continuation refused");
-            reject.into_error(binding)
+            let field = binding.continuation_field;
+            match (reject, self.recognize(token)) {
+                // A target ref under `continuation`: the copy went to the wrong argument.
+                (_, Some(found @ Sealed::TargetRef)) => {
+                    mispasted(field, Sealed::Continuation, Some(found))
+                }
+                // No token as written (quoted, cut short, padded): the copy went wrong.
+                (Reject::TooLong | Reject::Encoding | Reject::Length, _) => {
+                    mispasted(field, Sealed::Continuation, None)
+                }
+                (reject, _) => reject.into_error(binding),
+            }
         })
     }
 

@@ -48,14 +48,18 @@ impl Resume {
         self.continuations.seal(&binding, position).map(Some)
     }
 
-    /// The next-page action: this page's request, taking `completeness.continuation` as its
-    /// continuation argument. What the budget stage offers when it cuts the last page, which
-    /// had no continuation before.
-    pub fn next_page(&self) -> Result<NextAction, ToolError> {
-        let arguments = match &self.request {
+    /// The next-page action resuming at `token`: this page's request with `token` as its
+    /// continuation argument, so that calling it exactly as given is the next page. What the
+    /// budget stage offers when it cuts the last page, which had no continuation before.
+    pub fn next_page(&self, token: &str) -> Result<NextAction, ToolError> {
+        let mut arguments = match &self.request {
             Value::Object(arguments) => arguments.clone(),
             _ => serde_json::Map::new(),
         };
+        arguments.insert(
+            self.continuation_field.to_owned(),
+            Value::String(token.to_owned()),
+        );
         NextAction::new(
             NEXT_PAGE,
             Role::BroadenScope,
@@ -64,7 +68,6 @@ impl Resume {
             arguments,
             &self.reason,
         )
-        .map(|action| action.continuing(self.continuation_field))
         .map_err(ToolError::internal)
     }
 }

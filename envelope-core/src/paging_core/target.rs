@@ -19,6 +19,7 @@
 
 use std::time::SystemTime;
 
+use super::pasted::{Sealed, mispasted};
 use super::seal::{self, Reader, decode_canonical, unix_seconds};
 use super::{ContinuationKey, Continuations, Snapshot};
 use crate::tool_error::{Category, ToolError};
@@ -107,16 +108,16 @@ pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
 ];
 
 // Layout: lead ‖ expiry ‖ count ‖ entries ‖ payload length ‖ payload ‖ binding tag ‖ seal.
-const TARGET_VERSION: u8 = 3;
+pub(super) const TARGET_VERSION: u8 = 3;
 const ENTRY_LEN: usize = 3;
 // 48 bits: a ref is never authorization, and each guess at another binding's tag is a call.
 const BIND_LEN: usize = 6;
-const SEAL_LEN: usize = 4;
+pub(super) const SEAL_LEN: usize = 4;
 const FIXED_LEN: usize = 1 + 4 + BIND_LEN + SEAL_LEN;
 const MAX_REF_BYTES: usize = FIXED_LEN + 2 + ENTRY_LEN * MAX_TARGETS_PER_REF + 2 + MAX_TARGET_BYTES;
 const ENTRY_LABEL: &str = "envelope/target/v3/entry";
 const BIND_LABEL: &str = "envelope/target/v3/bind";
-const SEAL_LABEL: &str = "envelope/target/v3/seal";
+pub(super) const TARGET_SEAL_LABEL: &str = "envelope/target/v3/seal";
 
 /// What a target ref is bound to, besides the snapshots of its targets' data.
 ///
@@ -277,7 +278,7 @@ impl Continuations {
         bytes.extend_from_slice(payload);
         let bound: [u8; BIND_LEN] = key.tag(BIND_LABEL, &binding.parts(&bytes));
         bytes.extend_from_slice(&bound);
-        let sealed: [u8; SEAL_LEN] = key.tag(SEAL_LABEL, &[&bytes]);
+        let sealed: [u8; SEAL_LEN] = key.tag(TARGET_SEAL_LABEL, &[&bytes]);
         bytes.extend_from_slice(&sealed);
         Ok(seal::encode(&bytes))
     }
@@ -293,17 +294,22 @@ impl Continuations {
         field: &str,
     ) -> Result<OpenedTarget, ToolError> {
         let now = (self.clock)();
-        let invalid = || invalid_target(field);
-        let opened =
-            self.open_target_bytes(token, binding, now)
-                .map_err(|reject| match reject {
-                    TargetReject::Invalid => invalid(),
-                    TargetReject::Scope => ToolError::validation(format!(
-                        "`{field}` was issued for another tool family, caller or scope"
-                    ))
-                    .with_code(TARGET_SCOPE_MISMATCH)
-                    .with_hint("use the ref with the tools its result names, or search again here"),
-                })?;
+        let opened = self
+            .open_target_bytes(token, binding, now)
+            .map_err(|reject| match (reject, self.recognize(token)) {
+                // A continuation under `target_ref`: the copy went to the wrong argument.
+                (_, Some(found @ Sealed::Continuation)) => {
+                    mispasted(field, Sealed::TargetRef, Some(found))
+                }
+                // No ref as written (quoted, cut short, padded): the copy went wrong.
+                (TargetReject::Malformed, _) => mispasted(field, Sealed::TargetRef, None),
+                (TargetReject::Invalid, _) => invalid_target(field),
+                (TargetReject::Scope, _) => ToolError::validation(format!(
+                    "`{field}` was issued for another tool family, caller or scope"
+                ))
+                .with_code(TARGET_SCOPE_MISMATCH)
+                .with_hint("use the ref with the tools its result names, or search again here"),
+            })?;
         Ok(OpenedTarget {
             field: field.to_owned(),
             ..opened
@@ -316,20 +322,34 @@ impl Continuations {
         binding: &TargetBinding<'_>,
         now: SystemTime,
     ) -> Result<OpenedTarget, TargetReject> {
-        use TargetReject::Invalid;
+        use TargetReject::{Invalid, Malformed};
         if token.len() > MAX_TARGET_REF_CHARS {
-            return Err(Invalid);
+            return Err(Malformed);
         }
         let mut buffer = vec![0u8; token.len() / 4 * 3 + 3];
-        let written = decode_canonical(token, &mut buffer).ok_or(Invalid)?;
-        let bytes = buffer.get(..written).ok_or(Invalid)?;
-        let signed_len = bytes.len().checked_sub(SEAL_LEN).ok_or(Invalid)?;
+        let written = decode_canonical(token, &mut buffer).ok_or(Malformed)?;
+        let bytes = buffer.get(..written).ok_or(Malformed)?;
+        let signed_len = bytes.len().checked_sub(SEAL_LEN).ok_or(Malformed)?;
         let (signed, sealed) = bytes.split_at(signed_len);
-        let head_len = signed.len().checked_sub(BIND_LEN).ok_or(Invalid)?;
+        let head_len = signed.len().checked_sub(BIND_LEN).ok_or(Malformed)?;
         let (head, bound) = signed.split_at(head_len);
         let [lead, ..] = head else {
-            return Err(Invalid);
+            return Err(Malformed);
         };
+        // The layout is read before the seal is checked, so that a ref cut short (its counts
+        // no longer add up) is told from one edited in place.
+        let mut reader = Reader(&head[1..]);
+        let expires_at = u32::from_be_bytes(reader.take().ok_or(Malformed)?);
+        let count = usize::try_from(reader.varint().ok_or(Malformed)?).map_err(|_| Malformed)?;
+        let listed = reader
+            .take_slice(count.checked_mul(ENTRY_LEN).ok_or(Malformed)?)
+            .ok_or(Malformed)?;
+        let payload_len =
+            usize::try_from(reader.varint().ok_or(Malformed)?).map_err(|_| Malformed)?;
+        let payload = reader.take_slice(payload_len).ok_or(Malformed)?;
+        if !reader.rest().is_empty() {
+            return Err(Malformed);
+        }
         let (version, nibble) = seal::split_lead(*lead);
         if version != TARGET_VERSION {
             return Err(Invalid);
@@ -337,19 +357,8 @@ impl Continuations {
         let key = self
             .keys
             .opening_keys(nibble, now)
-            .find(|key| key.verify(SEAL_LABEL, &[signed], sealed))
+            .find(|key| key.verify(TARGET_SEAL_LABEL, &[signed], sealed))
             .ok_or(Invalid)?;
-        let mut reader = Reader(&head[1..]);
-        let expires_at = u32::from_be_bytes(reader.take().ok_or(Invalid)?);
-        let count = usize::try_from(reader.varint().ok_or(Invalid)?).map_err(|_| Invalid)?;
-        let listed = reader
-            .take_slice(count.checked_mul(ENTRY_LEN).ok_or(Invalid)?)
-            .ok_or(Invalid)?;
-        let payload_len = usize::try_from(reader.varint().ok_or(Invalid)?).map_err(|_| Invalid)?;
-        let payload = reader.take_slice(payload_len).ok_or(Invalid)?;
-        if !reader.rest().is_empty() {
-            return Err(Invalid);
-        }
         if !key.verify(BIND_LABEL, &binding.parts(head), bound) {
             return Err(TargetReject::Scope);
         }
@@ -371,6 +380,9 @@ impl Continuations {
 /// Why a ref was refused before its targets were looked at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TargetReject {
+    /// No ref as this server writes them: changed on the way back, or never one.
+    Malformed,
+    /// Laid out as a ref, but not sealed by a key this server accepts.
     Invalid,
     Scope,
 }

@@ -13,6 +13,7 @@ use crate::context::{Controls, ToolContext};
 use crate::envelope::Envelope;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
+use crate::paging_core::{Continuations, DEFAULT_CONTINUATION_FIELD, Sealed, misplaced};
 use crate::panic_capture::{Panicked, catch_unwind_sync, install_panic_hook, log_internal};
 use crate::payload::Payload;
 use crate::stage::ToolOutput;
@@ -151,6 +152,7 @@ impl Invocation {
         if unknown.is_empty() {
             return Ok(object);
         }
+        refuse_misplaced_tokens(ctx, &object, &unknown, &declares)?;
         let mut accepted: Vec<&str> = declared.iter().map(String::as_str).collect();
         accepted.extend(Controls::KEYS);
         accepted.sort_unstable();
@@ -319,6 +321,40 @@ impl From<Panicked> for Stopped {
     fn from(panicked: Panicked) -> Self {
         Stopped::Panicked(panicked)
     }
+}
+
+/// Refuses a call that passes one of this server's tokens under an argument the tool does not
+/// declare (`cursor`, `page_token`, …): ignored with a warning, it would silently restart
+/// paging from the first page, or read nothing. Refused only when the tool takes that kind of
+/// token under its own name; the check is the token's seal, so no other text is mistaken for one.
+fn refuse_misplaced_tokens(
+    ctx: &ToolContext,
+    object: &Map<String, Value>,
+    unknown: &[String],
+    declares: &dyn Fn(&str) -> bool,
+) -> Result<(), ToolError> {
+    let Ok(continuations) = ctx.state::<Continuations>() else {
+        return Ok(());
+    };
+    for key in unknown.iter().take(MAX_UNKNOWN_NAMED) {
+        let Some(Value::String(text)) = object.get(key) else {
+            continue;
+        };
+        // wire: the arguments that take each kind of token
+        let takes = match continuations.recognize(text) {
+            Some(found @ Sealed::Continuation) => (found, DEFAULT_CONTINUATION_FIELD),
+            Some(found @ Sealed::TargetRef) => (found, "target_ref"),
+            _ => continue,
+        };
+        if declares(takes.1) {
+            return Err(misplaced(
+                &shorten(key, MAX_ECHOED_KEY_CHARS),
+                takes.0,
+                takes.1,
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn json_kind(value: &Value) -> &'static str {

@@ -1,0 +1,127 @@
+//! Tokens pasted wrongly. A model hands a continuation or a target ref back by copying it, and
+//! a copy can go wrong: quoted twice, cut short, padded with whitespace, or put under another
+//! argument. Each of these is refused with one `invalid_argument` error that names the argument
+//! and what to copy instead, never read as a fresh request (which would silently restart paging
+//! from the first page).
+//!
+//! [`Continuations::recognize`] tells what a text sealed by this server's keys is, whatever
+//! argument it arrived in: only the seal is checked, so an unknown argument holding a genuine
+//! token of another call is still recognized as misplaced.
+
+use serde_json::{Map, Value, json};
+
+use super::seal::{self, decode_canonical};
+use super::target::{MAX_TARGET_REF_CHARS, SEAL_LEN, TARGET_SEAL_LABEL, TARGET_VERSION};
+use super::token::{MAX_TOKEN_CHARS, SEAL_LABEL, TAG_LEN, VERSION};
+use super::{Continuations, NEXT_PAGE};
+use crate::tool_error::ToolError;
+
+/// Code of a token changed on its way back (quoted, cut short, padded) or passed under the
+/// wrong argument; the same code argument decoding gives a value of the wrong shape, with
+/// `data.field` naming the argument.
+pub const INVALID_ARGUMENT: &str = "invalid_argument";
+
+/// What a text sealed by this server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Sealed {
+    /// A continuation token: a next-page action's `continuation` argument.
+    Continuation,
+    /// A target ref: a page's `target_ref`, passed to a follow-up tool with a row's location.
+    TargetRef,
+}
+
+impl Sealed {
+    fn noun(self) -> &'static str {
+        match self {
+            Sealed::Continuation => "a continuation token",
+            Sealed::TargetRef => "a target ref",
+        }
+    }
+
+    /// Where a model copies this kind of token from, whole.
+    fn source(self) -> String {
+        match self {
+            Sealed::Continuation => format!(
+                "call the `{NEXT_PAGE}` action of the answer that gave it exactly as given: its \
+                 `tool` with its `arguments`, unchanged"
+            ),
+            Sealed::TargetRef => "pass the page's `target_ref` exactly as it was given, with the \
+                 row's own location"
+                .to_owned(),
+        }
+    }
+}
+
+impl Continuations {
+    /// What `text` is when this server's keys sealed it (a current key, or a retired one within
+    /// its grace window): a continuation token or a target ref. `None` for any other text.
+    /// Only the seal is checked, not what the token is bound to.
+    pub fn recognize(&self, text: &str) -> Option<Sealed> {
+        if text.len() > MAX_TOKEN_CHARS.max(MAX_TARGET_REF_CHARS) {
+            return None;
+        }
+        let mut buffer = vec![0u8; text.len() / 4 * 3 + 3];
+        let written = decode_canonical(text, &mut buffer)?;
+        let bytes = buffer.get(..written)?;
+        let (version, nibble) = seal::split_lead(*bytes.first()?);
+        let (kind, seal_len, label) = match version {
+            VERSION => (Sealed::Continuation, TAG_LEN, SEAL_LABEL),
+            TARGET_VERSION => (Sealed::TargetRef, SEAL_LEN, TARGET_SEAL_LABEL),
+            _ => return None,
+        };
+        let (signed, sealed) = bytes.split_at(bytes.len().checked_sub(seal_len)?);
+        let now = (self.clock)();
+        self.keys
+            .opening_keys(nibble, now)
+            .any(|key| key.verify(label, &[signed], sealed))
+            .then_some(kind)
+    }
+}
+
+/// The error of argument `field`, which takes `expected`, holding `found` instead (another kind
+/// of token), or, when `found` is `None`, a text that is no token this server sealed as it
+/// stands: one changed on its way back.
+pub(crate) fn mispasted(field: &str, expected: Sealed, found: Option<Sealed>) -> ToolError {
+    let message = match found {
+        Some(found) => format!("`{field}` holds {}, not {}", found.noun(), expected.noun()),
+        None => format!(
+            "`{field}` is not {} as this server wrote it: it was changed on the way back \
+             (quoted, cut short or padded)",
+            expected.noun()
+        ),
+    };
+    let source = found.unwrap_or(expected);
+    with_field(
+        ToolError::validation(message)
+            .with_code(INVALID_ARGUMENT)
+            .with_hint(source.source()),
+        field,
+        source,
+    )
+}
+
+/// The error of an argument the tool does not declare, `field`, holding a token of this
+/// server's that the tool takes as `takes`.
+pub(crate) fn misplaced(field: &str, found: Sealed, takes: &str) -> ToolError {
+    with_field(
+        ToolError::validation(format!(
+            "`{field}` holds {}; this tool takes it as `{takes}`",
+            found.noun()
+        ))
+        .with_code(INVALID_ARGUMENT)
+        .with_hint(found.source()),
+        field,
+        found,
+    )
+}
+
+/// `data`: the argument at fault and, for a continuation, the action to copy instead.
+fn with_field(error: ToolError, field: &str, source: Sealed) -> ToolError {
+    let mut data = Map::new();
+    data.insert("field".into(), json!(field));
+    if source == Sealed::Continuation {
+        data.insert("action".into(), json!(NEXT_PAGE));
+    }
+    error.with_data(Value::Object(data))
+}
