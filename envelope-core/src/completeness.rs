@@ -592,7 +592,16 @@ mod tests {
         let wire = serde_json::to_value(&page).expect("serializes");
         assert_eq!(wire["offset"], 200);
         assert_eq!(wire["total"], 733);
+        // The token is written once, in the next-page action: never here.
+        assert!(wire.get("continuation").is_none(), "{wire}");
         let back: Completeness = serde_json::from_value(wire).expect("reads");
+        let mut unsealed = page.to_parts();
+        unsealed.continuation = None;
+        assert_eq!(Ok(back), Completeness::try_from_parts(unsealed));
+        // A source contract's completeness, which carries it, reads.
+        let mut theirs = serde_json::to_value(&page).expect("serializes");
+        theirs["continuation"] = "tok".into();
+        let back: Completeness = serde_json::from_value(theirs).expect("reads");
         assert_eq!(back, page);
         // A first page leaves `offset` off the wire.
         let first = Completeness::complete(Unit::FILE, 3);

@@ -319,9 +319,7 @@ mod tests {
 
     #[test]
     fn every_next_action_and_error_field_is_in_the_table() {
-        let action = action("b", 2)
-            .after(DependencyMode::All, ["a"])
-            .continuing("continuation");
+        let action = action("b", 2).after(DependencyMode::All, ["a"]);
         assert_eq!(keys(&action), table(&super::next_action::ALL));
         let error = ToolError::transient("busy")
             .with_code("busy")

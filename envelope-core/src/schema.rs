@@ -11,6 +11,10 @@ use serde_json::{Map, Value, json};
 
 use crate::envelope::Envelope;
 
+mod lean;
+
+pub use lean::{controls_instructions, lean_input_schema, terse_output_schema};
+
 /// Strings shorter than this many characters are never cut by a budget trimmer, so a payload
 /// schema keeps its constraints on them (see [`output_schema_for`]).
 pub const LONG_STRING_CHARS: usize = 200;

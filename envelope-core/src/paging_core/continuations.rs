@@ -295,6 +295,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::paging_core::{INVALID_ARGUMENT, NEXT_PAGE};
     use crate::paging_core::fixtures::{args, binding, key};
     use crate::paging_core::token::{MAX_TOKEN_LEN, TOKEN_CHARS};
 
@@ -433,11 +434,16 @@ mod tests {
             "🦀".repeat(47),
             "\0".repeat(TOKEN_CHARS),
         ];
+        // Each is no token as this server writes them: a copy gone wrong, named as such, with
+        // the argument and the action to copy instead.
         for case in cases {
             let error = c.open(&case, &binding(&request)).expect_err("refused");
-            assert_eq!(error.code(), Some(INVALID_CONTINUATION), "{case:?}");
+            assert_eq!(error.code(), Some(INVALID_ARGUMENT), "{case:?}");
             assert_eq!(error.category(), crate::Category::Validation);
             assert!(!error.retryable());
+            let data = error.data().expect("data");
+            assert_eq!(data["field"], "continuation");
+            assert_eq!(data["action"], NEXT_PAGE);
         }
     }
 
@@ -472,10 +478,17 @@ mod tests {
             .iter()
             .map(|t| {
                 let e = c.open(t, &binding(&request)).expect_err("refused");
-                (e.message().to_owned(), e.hint().map(str::to_owned))
+                (
+                    e.code().map(str::to_owned),
+                    e.message().to_owned(),
+                    e.hint().map(str::to_owned),
+                )
             })
             .collect();
-        assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:?}");
+        // Two texts that are no token share one answer; the tampered token has its code's.
+        assert_eq!(messages[0], messages[1]);
+        assert_eq!(messages[0].0.as_deref(), Some(INVALID_ARGUMENT));
+        assert_eq!(messages[2].0.as_deref(), Some(INVALID_CONTINUATION));
     }
 
     #[test]
@@ -726,7 +739,11 @@ mod tests {
             let c = Continuations::new(key(1));
             let request = args();
             let error = c.open(&text, &binding(&request)).expect_err("refused");
-            prop_assert_eq!(error.code(), Some(INVALID_CONTINUATION));
+            // A length no token has is a copy gone wrong; the others fail the seal.
+            prop_assert!(
+                matches!(error.code(), Some(INVALID_CONTINUATION | INVALID_ARGUMENT)),
+                "{:?}", error.code()
+            );
         }
 
         #[test]

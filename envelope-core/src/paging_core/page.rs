@@ -146,7 +146,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::paging_core::codes::INVALID_CONTINUATION;
+    use crate::paging_core::INVALID_ARGUMENT;
     use crate::paging_core::fixtures::{args, binding, key};
 
     #[test]
@@ -249,7 +249,7 @@ mod tests {
                 PageArgs::new(25).with_continuation(Some("nope")),
             )
             .expect_err("invalid");
-        assert_eq!(error.code(), Some(INVALID_CONTINUATION));
+        assert_eq!(error.code(), Some(INVALID_ARGUMENT));
     }
 
     #[test]

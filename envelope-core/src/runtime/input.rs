@@ -81,7 +81,7 @@ pub(super) fn declared_properties(schema: &Value) -> Option<Vec<String>> {
 ///
 /// `continuation` is not among them: a tool that pages declares it in its own arguments, and a
 /// tool that does not page must not advertise it.
-fn controls_properties() -> Map<String, Value> {
+pub(crate) fn controls_properties() -> Map<String, Value> {
     fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
         values
             .iter()
