@@ -46,11 +46,13 @@ pub enum Check {
     PagingTampered,
     /// `next_actions.run`
     NextActionRuns,
+    /// `next_actions.verbatim`
+    NextActionVerbatim,
 }
 
 impl Check {
     /// Every check, in the order reports list them.
-    pub const ALL: [Check; 19] = [
+    pub const ALL: [Check; 20] = [
         Check::ToolsListed,
         Check::InputBounded,
         Check::CallAnswered,
@@ -70,6 +72,7 @@ impl Check {
         Check::PagingFollow,
         Check::PagingTampered,
         Check::NextActionRuns,
+        Check::NextActionVerbatim,
     ];
 
     /// The stable id.
@@ -94,6 +97,7 @@ impl Check {
             Check::PagingFollow => "paging.follow",
             Check::PagingTampered => "paging.tampered",
             Check::NextActionRuns => "next_actions.run",
+            Check::NextActionVerbatim => "next_actions.verbatim",
         }
     }
 
@@ -110,6 +114,7 @@ impl Check {
                 | Check::PagingFollow
                 | Check::PagingTampered
                 | Check::NextActionRuns
+                | Check::NextActionVerbatim
         )
     }
 
@@ -157,13 +162,16 @@ impl Check {
                 "A tool annotated `readOnlyHint` answers the same call twice alike: the same `ok`, and the same `data`, opaque tokens aside (of a page cut by the response budget, the same `total` and the same rows as far as the shorter page goes)."
             }
             Check::PagingFollow => {
-                "Pages followed through `completeness.continuation` (or the `next-page` action) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end of a result larger than one page is not reached within the page bound. Rows that come twice (a continuation that does not move) fail as soon as they come, and so do more rows than one page held whole (pages that go on forever)."
+                "Pages followed through the `next-page` action, called exactly as given (or, from a server that has none, `completeness.continuation`) to the end hold every row of one larger page once and none twice (when the larger page is not the whole result, the pages begin with its rows); skipped when the end of a result larger than one page is not reached within the page bound. Rows that come twice (a continuation that does not move) fail as soon as they come, and so do more rows than one page held whole (pages that go on forever)."
             }
             Check::PagingTampered => {
                 "The second page's call, its continuation token with one character changed, is refused with a `validation` envelope."
             }
             Check::NextActionRuns => {
                 "Each suggested next action, run once as given, answers an envelope. Only actions whose tool may be called are run (a read-only one, unless writes are allowed); the others are reported as withheld, with the arguments they would have been sent."
+            }
+            Check::NextActionVerbatim => {
+                "Each suggested next action of a read-only tool, called with its `tool` and `arguments` exactly as given (as a model copies it), makes progress: it is not refused as invalid arguments (a `validation` envelope or a JSON-RPC error), it does not answer the same rows the answer that offered it held, and it does not offer itself again (the same call, which would loop)."
             }
         }
     }

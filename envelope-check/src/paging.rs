@@ -4,7 +4,7 @@
 use envelope_core::fields::completeness as completeness_field;
 use envelope_core::fields::envelope as field;
 use envelope_core::fields::next_action as action_field;
-use envelope_core::paging::DEFAULT_CONTINUATION_FIELD;
+use envelope_core::paging::{DEFAULT_CONTINUATION_FIELD, NEXT_PAGE};
 use std::collections::{BTreeMap, HashSet};
 
 use rmcp::RoleClient;
@@ -61,7 +61,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             .iter()
             .map(|row| digest(&tokens.masked(row)))
             .collect();
-        let complete = one_page[field::COMPLETENESS][completeness_field::CONTINUATION].is_null()
+        let complete = next_page(&one_page, tool, &whole).is_none()
             && one_page[field::COMPLETENESS][completeness_field::COMPLETE] != false;
         drop(one_page);
         // Some ten pages of it.
@@ -116,12 +116,12 @@ impl<S: Service<RoleClient>> Session<'_, S> {
             if repeated.is_some() || (complete && seen.len() > all_rows.len()) {
                 break true;
             }
-            let Some(token) = page[field::COMPLETENESS][completeness_field::CONTINUATION].as_str()
-            else {
+            let Some((token, next)) = next_page(&page, tool, &arguments) else {
                 break true;
             };
-            let next = next_page(&page, tool, &arguments, token);
-            first_token.get_or_insert_with(|| (token.to_owned(), next.clone()));
+            if let Some(token) = token {
+                first_token.get_or_insert_with(|| (token, next.clone()));
+            }
             arguments = next;
         };
         if self.config.enabled(follow) {
@@ -208,31 +208,40 @@ impl<S: Service<RoleClient>> Session<'_, S> {
     }
 }
 
-/// The next page's arguments: the `next-page` action's as it is followed, when the page
-/// suggests one that takes (or carries) the token; else the same arguments with the token.
+/// The next page's call and its token: the `next-page` action's arguments exactly as given
+/// (the token among them, under `continuation` or whichever argument holds the page's
+/// `completeness.continuation`), when the page suggests its own next page; else, from a server
+/// that writes the token only in `completeness.continuation`, the same arguments with it.
+/// `None` when the page offers no next page.
 fn next_page(
     page: &Value,
     tool: &Tool,
     arguments: &Map<String, Value>,
-    token: &str,
-) -> Map<String, Value> {
+) -> Option<(Option<String>, Map<String, Value>)> {
+    let written = page[field::COMPLETENESS][completeness_field::CONTINUATION].as_str();
     let suggested = page[field::NEXT_ACTIONS]
         .as_array()
         .into_iter()
         .flatten()
         // Its own next page: another tool's arguments are not this one's.
         .filter(|action| {
-            action["id"] == "next-page" && action[action_field::TOOL] == tool.name.as_ref()
+            action["id"] == NEXT_PAGE && action[action_field::TOOL] == tool.name.as_ref()
         })
-        .filter_map(|action| follow(action, page))
-        .find(|arguments| arguments.values().any(|value| value == token));
-    match suggested {
-        Some(arguments) => arguments,
-        None => {
+        .find_map(follow);
+    match (suggested, written) {
+        (Some(next), written) => {
+            let token = written
+                .filter(|token| next.values().any(|value| value == token))
+                .or_else(|| next.get(DEFAULT_CONTINUATION_FIELD).and_then(Value::as_str))
+                .map(str::to_owned);
+            Some((token, next))
+        }
+        (None, Some(token)) => {
             let mut next = arguments.clone();
             next.insert(DEFAULT_CONTINUATION_FIELD.to_owned(), Value::from(token));
-            next
+            Some((Some(token.to_owned()), next))
         }
+        (None, None) => None,
     }
 }
 

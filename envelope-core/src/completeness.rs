@@ -192,6 +192,11 @@ pub struct CompletenessParts {
     /// Why coverage cannot be exhaustive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete_reasons: Vec<IncompleteReason>,
+    /// The row fields this response shortened (a long line shown as a window of it, say), by
+    /// their wire names: every row is here, but not each in full. The same call without the
+    /// compact form that shortened them sends them whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shortened: Vec<String>,
     /// Opaque token for the next page. Read from a source contract's wire (which keeps it
     /// here), never written: an envelope carries the token once, in the arguments of its
     /// `next-page` action, which a model copies as a whole.
@@ -233,6 +238,8 @@ pub struct Completeness {
     truncation_reasons: Vec<TruncationReason>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     incomplete_reasons: Vec<IncompleteReason>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    shortened: Vec<String>,
     // Written once, in the `next-page` action's arguments: see the type's docs.
     #[serde(skip)]
     continuation: Option<String>,
@@ -250,8 +257,11 @@ impl Completeness {
             truncated,
             mut truncation_reasons,
             mut incomplete_reasons,
+            mut shortened,
             continuation,
         } = parts;
+        shortened.sort_unstable();
+        shortened.dedup();
         truncation_reasons.sort_unstable();
         truncation_reasons.dedup();
         incomplete_reasons.sort_unstable();
@@ -297,6 +307,7 @@ impl Completeness {
                 truncated,
                 truncation_reasons,
                 incomplete_reasons,
+                shortened,
                 continuation,
             }),
         }
@@ -313,6 +324,7 @@ impl Completeness {
             truncated: false,
             truncation_reasons: Vec::new(),
             incomplete_reasons: Vec::new(),
+            shortened: Vec::new(),
             continuation: None,
         }
     }
@@ -335,6 +347,7 @@ impl Completeness {
             truncated: true,
             truncation_reasons: vec![reason],
             incomplete_reasons: Vec::new(),
+            shortened: Vec::new(),
             continuation,
         })
     }
@@ -355,6 +368,7 @@ impl Completeness {
             truncated: false,
             truncation_reasons: Vec::new(),
             incomplete_reasons: reasons,
+            shortened: Vec::new(),
             continuation: None,
         })
     }
@@ -399,6 +413,7 @@ impl Completeness {
             truncated: false,
             truncation_reasons: Vec::new(),
             incomplete_reasons: Vec::new(),
+            shortened: Vec::new(),
             continuation: None,
         })
     }
@@ -414,6 +429,25 @@ impl Completeness {
         Completeness::try_from_parts(parts)
     }
 
+    /// This completeness saying that the response shortened the row fields `fields` (their
+    /// wire names): a compact form showed long values in part. Every row is still here.
+    #[must_use]
+    pub fn with_shortened<I, S>(mut self, fields: I) -> Completeness
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.shortened.extend(fields.into_iter().map(Into::into));
+        self.shortened.sort_unstable();
+        self.shortened.dedup();
+        self
+    }
+
+    /// The row fields this response shortened, by wire name; empty when every row is whole.
+    pub fn shortened(&self) -> &[String] {
+        &self.shortened
+    }
+
     /// The fields, for rebuilding a changed completeness.
     pub fn to_parts(&self) -> CompletenessParts {
         CompletenessParts {
@@ -425,6 +459,7 @@ impl Completeness {
             truncated: self.truncated,
             truncation_reasons: self.truncation_reasons.clone(),
             incomplete_reasons: self.incomplete_reasons.clone(),
+            shortened: self.shortened.clone(),
             continuation: self.continuation.clone(),
         }
     }
@@ -636,6 +671,7 @@ mod tests {
             truncated: false,
             truncation_reasons: vec![],
             incomplete_reasons: vec![],
+            shortened: Vec::new(),
             continuation: None,
         }
     }
@@ -744,6 +780,7 @@ mod tests {
     fn rejects_continuation_on_complete() {
         rejects(
             CompletenessParts {
+                shortened: Vec::new(),
                 continuation: Some("c1".into()),
                 ..parts()
             },
@@ -801,6 +838,7 @@ mod tests {
                 offset: 0,
                 complete: false,
                 incomplete_reasons: vec![IncompleteReason::RankedDiscovery],
+                shortened: Vec::new(),
                 continuation: Some("c1".into()),
                 ..parts()
             },
@@ -817,6 +855,7 @@ mod tests {
                 complete: false,
                 truncated: true,
                 truncation_reasons: vec![TruncationReason::PageLimit],
+                shortened: Vec::new(),
                 continuation: Some(String::new()),
                 ..parts()
             },

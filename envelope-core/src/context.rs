@@ -138,6 +138,14 @@ impl Controls {
         self.response_mode == ResponseMode::Full && !self.compact_only
     }
 
+    /// Whether the call asked for a compact form (`compact_only`, or `output_format: toon`), in
+    /// which a tool may show long row fields in part: a declared cut
+    /// ([`PageCount::shortened`](crate::paging::PageCount::shortened) says it in
+    /// `completeness.shortened` and offers the page whole), never a silent one.
+    pub fn compacts_rows(&self) -> bool {
+        self.compact_only || self.output_format == OutputFormat::Toon
+    }
+
     /// Reads the controls from a call's arguments leniently: a missing or invalid value reads
     /// as its default. For the transport, which shapes the response after the tool ran; the
     /// tool's own decoding reports an invalid control as a `validation` error.

@@ -80,12 +80,14 @@ pub mod completeness {
     pub const TRUNCATION_REASONS: &str = "truncation_reasons";
     /// `incomplete_reasons`: why it is incomplete otherwise.
     pub const INCOMPLETE_REASONS: &str = "incomplete_reasons";
+    /// `shortened`: the row fields a compact form showed in part.
+    pub const SHORTENED: &str = "shortened";
     /// `continuation`: the sealed token of the next page, as a source contract writes it here;
     /// an envelope reads it but writes it only in its `next-page` action's arguments.
     pub const CONTINUATION: &str = "continuation";
 
     /// Every field an envelope writes, in wire order.
-    pub const ALL: [&str; 8] = [
+    pub const ALL: [&str; 9] = [
         UNIT,
         RETURNED,
         OFFSET,
@@ -94,6 +96,7 @@ pub mod completeness {
         TRUNCATED,
         TRUNCATION_REASONS,
         INCOMPLETE_REASONS,
+        SHORTENED,
     ];
 }
 
@@ -311,6 +314,7 @@ mod tests {
             truncated: true,
             truncation_reasons: vec![TruncationReason::PageLimit],
             incomplete_reasons: vec![IncompleteReason::WalkFailure],
+            shortened: vec!["text".to_owned()],
             continuation: Some("token".to_owned()),
         };
         let completeness = Completeness::try_from_parts(parts).expect("a valid completeness");

@@ -21,6 +21,10 @@ use crate::paging_core::{
     Binding, Continuations, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, INVALID_LIMIT,
     NEXT_PAGE, Page, PageArgs, Resume, Snapshot,
 };
+
+/// The id of the action a page whose rows a compact form shortened offers: the same page, every
+/// row whole.
+pub const FULL_ROWS: &str = "full-rows";
 use crate::reply::Reply;
 use crate::tool_error::ToolError;
 
@@ -196,6 +200,7 @@ pub struct PageCount {
     total: usize,
     ended_by: TruncationReason,
     incomplete: Vec<IncompleteReason>,
+    shortened: Vec<&'static str>,
 }
 
 impl PageCount {
@@ -207,7 +212,19 @@ impl PageCount {
             total,
             ended_by: TruncationReason::PageLimit,
             incomplete: Vec::new(),
+            shortened: Vec::new(),
         }
+    }
+
+    /// The page's rows show the field `field` (its wire name) in part: a compact form asked
+    /// for less of each row. `completeness.shortened` says so, and the page offers the
+    /// `full-rows` action, the same page with every row whole.
+    #[must_use]
+    pub fn shortened(mut self, field: &'static str) -> Self {
+        if !self.shortened.contains(&field) {
+            self.shortened.push(field);
+        }
+        self
     }
 
     /// What ended the page when rows remain after it (by default its size).
@@ -366,7 +383,9 @@ where
             count.returned,
             count.total,
         )?;
-        let completeness = self.completeness(&count, continuation.clone())?;
+        let completeness = self
+            .completeness(&count, continuation.clone())?
+            .with_shortened(count.shortened.iter().copied());
         // A bigger page helps only when rows remain and the page size, not the budget, ended
         // the page.
         let rows_remain = self.page.start.min(count.total) + count.returned < count.total;
@@ -404,6 +423,20 @@ where
             )
             .map_err(ToolError::internal)?;
             reply = reply.next_actions([next]);
+        }
+        if !count.shortened.is_empty() {
+            // This very page, every row whole: the call as made, without the compact form,
+            // which is a per-call control and not among the tool's own arguments.
+            let whole = NextAction::new(
+                FULL_ROWS,
+                Role::Inspect,
+                0,
+                T::NAME,
+                args,
+                "this page, every row whole",
+            )
+            .map_err(ToolError::internal)?;
+            reply = reply.next_actions([whole]);
         }
         Ok(reply)
     }

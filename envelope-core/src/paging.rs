@@ -19,7 +19,7 @@
 
 // A facade: what is defined below the `Pager` (`paging_core`) and the `Pager` itself (`pager`),
 // so the modules beneath can name the one without the other.
-pub use crate::pager::{PageCount, PagedArgs, Pager, Paging};
+pub use crate::pager::{FULL_ROWS, PageCount, PagedArgs, Pager, Paging};
 pub use crate::paging_core::{Binding, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, Snapshot};
 pub use crate::paging_core::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,

@@ -5,20 +5,26 @@ same rows, and what the framework shows its model from the tools is weighed in e
 The tree both serve is real source text: a copy of every `*.rs` file under this repository's
 `envelope-core/src/` (recursively, at the same relative paths), so rows are as long and as varied
 as an agent's search rows are. The walk: `search_text` for `Value` (it occurs a few hundred times
-there; fewer than 100 fails the test), 20 hits a page, pages followed until 100 hits are read,
-then 3 of them read in context. Over the envelope server (`target/debug/examples/workspace_server`,
-override with `WORKSPACE_SERVER_BIN`; `cargo build -p envelope-mcp --example workspace_server`)
-the model follows the `next-page` action, adding `completeness.continuation` under the action's
-`continuation_arg`, and reads a hit by its page's `data.target_ref`. Over the plain server
-(`target/debug/plain_workspace_server`, override with `PLAIN_WORKSPACE_SERVER_BIN`; `cargo build
--p workspace-server --bin plain_workspace_server`), which answers plain JSON, it pages by
-`offset` and reads a hit by path and line range.
+there; fewer than 100 fails the test) with `limit: 20`, pages followed until 100 hits are read
+(5 pages), then 3 of them read in context. Over the envelope server
+(`target/debug/examples/workspace_server`, override with `WORKSPACE_SERVER_BIN`; `cargo build -p
+envelope-mcp --example workspace_server`) the model follows the `next-page` action of the last
+page it was shown, calling the action's `tool` with its `arguments` copied verbatim (the paging
+token is among them, as `continuation`; the model adds nothing), and reads a hit by its page's
+`data.target_ref`. Over the plain server (`target/debug/plain_workspace_server`, override with
+`PLAIN_WORKSPACE_SERVER_BIN`; `cargo build -p workspace-server --bin plain_workspace_server`),
+which answers plain JSON, it pages by `offset` (the last offset plus the page's length, as its
+answer says) and reads a hit by path and line range.
 
-Checked: both walks see the same 100 rows (path, line, column, text) in the same order; each
-read returns its hit's line; and the tool returns the model was shown over the whole walk (every
-`ToolReturnPart` of the final message history, as `model_response_str()` renders it, the text
-OpenAI's chat API is sent) cost the envelope server at most `MAX_RATIO` times the plain
-server's, in `cl100k_base` and in `o200k_base`, counted exactly by `target/debug/xtask
+Checked: both walks read 5 pages and see the same 100 rows (path, line, column, text) in the same
+order, no two at the same (path, line, column); no envelope page the model was shown has a
+`completeness.continuation` or a `continuation_arg`, and every page before the walk's last has a
+`next-page` action whose arguments carry the token; each search call after the first is, in the
+final message history, exactly the `tool` and `arguments` of the previous page's `next-page`
+action; each read returns its hit's line; and the tool returns the model was shown over the
+whole walk (every `ToolReturnPart` of the final message history, as `model_response_str()`
+renders it, the text OpenAI's chat API is sent) cost the envelope server at most `MAX_RATIO`
+times the plain server's, in `cl100k_base` and in `o200k_base`, counted exactly by `target/debug/xtask
 count-tokens` (override with `XTASK_BIN`; `cargo build -p xtask --features exact`). Both totals
 and their ratio are printed (`pytest -s` shows them), with the tool listings' cost beside them
 for information.
@@ -74,9 +80,12 @@ WORD = "Value"
 MAX_LINE_CHARS = 400
 # Hits the walk reads, a page at a time, and which of them it then reads in context.
 HITS = 100
-# The page size: `search_text`'s own default on both servers. The walk sends no `limit`
-# while a whole page is wanted, as an agent that takes the tool's defaults does.
-PAGE = 50
+# The page size, sent as `limit` by the first search (the envelope server's `next-page` action
+# carries it on; the plain walk sends it with every `offset`). It divides `HITS`, so every
+# page is a whole one and the envelope walk's follows need no edit.
+PAGE = 20
+PAGES = HITS // PAGE
+assert PAGES * PAGE == HITS
 READS = (0, 49, 99)
 # Lines of context on each side of a read hit: `read_file`'s own default, which the envelope
 # walk leaves to the tool and the plain walk asks for.
@@ -175,7 +184,7 @@ class Walk:
         assert self.turns <= MAX_TURNS, f"the walk did not end after {MAX_TURNS} turns"
         shown = last_tool_return(messages)
         if shown is None:
-            return self.call("search_text", {"query": WORD})
+            return self.call("search_text", {"query": WORD, "limit": PAGE})
         name, answer = shown
         if name == "search_text":
             return self.after_search(answer)
@@ -188,10 +197,6 @@ class Walk:
             parts=[ToolCallPart(tool, arguments, tool_call_id=f"call-{self.turns}")]
         )
 
-    def wanted(self) -> int:
-        """The size of the next page: a full one, or the hits still wanted."""
-        return min(PAGE, HITS - len(self.hits))
-
     def after_search(self, page: dict[str, Any]) -> ModelResponse:
         self.searches += 1
         if self.envelope:
@@ -202,28 +207,17 @@ class Walk:
             self.pages_of_hits += [len(self.refs)] * len(occurrences)
             # One ref for every hit of the page.
             self.refs.append(wire(data, "target_ref", "a search page's `data`"))
-            action = next(
-                (a for a in page.get("next_actions", []) if a.get("id") == "next-page"), None
-            )
-            if action is not None and self.wanted() > 0:
-                arguments = dict(action["arguments"])
-                if "continuation_arg" in action:
-                    completeness = wire(page, "completeness", "a page with a next-page action")
-                    arguments[action["continuation_arg"]] = wire(
-                        completeness, "continuation", "the `completeness` of a page to follow"
-                    )
-                # A last page asks for exactly the hits still wanted (`limit` may change).
-                if self.wanted() < PAGE:
-                    arguments["limit"] = self.wanted()
-                return self.call(action["tool"], arguments)
+            action = next_page(page)
+            if action is not None and len(self.hits) < HITS:
+                # Followed as given: the action's tool and arguments, copied verbatim.
+                return self.call(action["tool"], action["arguments"])
         else:
             self.hits += page["occurrences"]
             self.offset += len(page["occurrences"])
-            if self.offset < page["total"] and self.wanted() > 0:
-                arguments = {"query": WORD, "offset": self.offset}
-                if self.wanted() < PAGE:
-                    arguments["limit"] = self.wanted()
-                return self.call("search_text", arguments)
+            if self.offset < page["total"] and len(self.hits) < HITS:
+                return self.call(
+                    "search_text", {"query": WORD, "limit": PAGE, "offset": self.offset}
+                )
         return self.next_read()
 
     def next_read(self) -> ModelResponse:
@@ -251,6 +245,71 @@ class Walk:
                 "end_line": hit["line"] + CONTEXT,
             },
         )
+
+
+def next_page(page: dict[str, Any]) -> dict[str, Any] | None:
+    """The `next-page` action of an envelope search page as the model was shown it, or None on
+    the last page. Its arguments carry the token (`continuation`, a non-empty string), the
+    token's one place: `completeness` has none, and no action names an argument to add."""
+    completeness = wire(page, "completeness", "a search page")
+    assert "continuation" not in completeness, completeness
+    actions = page.get("next_actions", [])
+    assert all("continuation_arg" not in action for action in actions), actions
+    found = [action for action in actions if action.get("id") == "next-page"]
+    assert len(found) <= 1, actions
+    if not found:
+        assert completeness["complete"] is True, completeness
+        return None
+    [action] = found
+    token = wire(action, "arguments", "the `next-page` action").get("continuation")
+    assert isinstance(token, str) and token, action
+    return action
+
+
+def searches_and_pages(
+    messages: list[ModelMessage],
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each `search_text` call of the history (its arguments, as the model made it) beside the
+    page it was answered (parsed as the model was shown it), in order."""
+    calls = {
+        part.tool_call_id: part.args_as_dict()
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, ToolCallPart) and part.tool_name == "search_text"
+    }
+    return [
+        (calls[part.tool_call_id], json.loads(part.model_response_str()))
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_name == "search_text"
+    ]
+
+
+def check_follows(messages: list[ModelMessage]) -> None:
+    """The envelope walk's searches: the first asks for `limit: PAGE`, and every later one is
+    exactly the previous page's `next-page` action, tool and arguments, as the model was shown
+    it: nothing added, nothing changed."""
+    searches = searches_and_pages(messages)
+    assert len(searches) == PAGES, [arguments for arguments, _ in searches]
+    assert searches[0][0] == {"query": WORD, "limit": PAGE}, searches[0][0]
+    for (_, page), (arguments, _) in zip(searches, searches[1:]):
+        action = next_page(page)
+        assert action is not None, page
+        assert action["tool"] == "search_text", action
+        assert arguments == action["arguments"], (arguments, action)
+        assert action["arguments"] == {
+            "query": WORD,
+            "limit": PAGE,
+            "continuation": action["arguments"]["continuation"],
+        }, action
+    tokens = [arguments["continuation"] for arguments, _ in searches[1:]]
+    assert len(tokens) == len(set(tokens)), tokens
+    # Past `HITS` rows the last page read still offers the next one (`next_page` checks it).
+    last = searches[-1][1]
+    if last["completeness"]["total"] > HITS:
+        assert next_page(last) is not None, last
 
 
 def last_tool_return(messages: list[ModelMessage]) -> tuple[str, dict[str, Any]] | None:
@@ -380,11 +439,17 @@ async def test_the_envelope_walk_costs_at_most_1_3x_the_plain_walk(
     plain, history, listing = await walk(PLAIN_BIN, tree, tmp_path / "plain.log", envelope=False)
     # The plain walk is the reference: it paged exactly 100 hits, 20 at a time.
     assert len(plain.hits) == HITS, len(plain.hits)
-    assert plain.searches == HITS // PAGE, plain.searches
+    assert plain.searches == PAGES, plain.searches
     check_reads(plain, envelope=False)
     plain_weights = weigh("plain", plain, history, listing, tmp_path)
 
     envelope, history, listing = await walk(BIN, tree, tmp_path / "envelope.log", envelope=True)
+    # 5 pages of 20, every follow the shown action verbatim, 100 distinct rows.
+    assert envelope.searches == PAGES, envelope.searches
+    assert len(envelope.hits) == HITS, len(envelope.hits)
+    check_follows(history)
+    places = {(hit["path"], hit["line"], hit["column"]) for hit in envelope.hits}
+    assert len(places) == HITS, f"{HITS - len(places)} rows came twice"
     rows = [row(hit) for hit in envelope.hits]
     assert rows == [row(hit) for hit in plain.hits], (
         "the two walks saw different rows:\n"
@@ -395,7 +460,6 @@ async def test_the_envelope_walk_costs_at_most_1_3x_the_plain_walk(
         )
         + f"\n({len(rows)} envelope rows, {len(plain.hits)} plain)"
     )
-    assert envelope.searches == HITS // PAGE, envelope.searches
     check_reads(envelope, envelope=True)
     envelope_weights = weigh("envelope", envelope, history, listing, tmp_path)
 

@@ -56,8 +56,10 @@ from test_interop import (
     WORD,
     assert_refused,
     call_ok,
+    check_next_page,
     check_result,
     listing,
+    next_page_action,
     rows_of,
     unpaged,
     write_paged_tree,
@@ -320,7 +322,10 @@ async def test_a_continuation_is_bound_to_the_issuer_and_subject(
         async with oauth_session(auth_url, provider, "agent") as (session, storage):
             tools = await listing(session)
             page = await call_ok(session, tools, "search_text", SEARCH)
-            continuation = page["completeness"]["continuation"]
+            # The page's `next-page` action, the same search continued: followed verbatim below.
+            action = next_page_action(page)
+            assert action is not None, page
+            check_next_page(action, "search_text", SEARCH)
             whole = await unpaged(session, tools, "search_text", SEARCH)
             assert storage.tokens is not None
             first_token = storage.tokens.access_token
@@ -329,16 +334,12 @@ async def test_a_continuation_is_bound_to_the_issuer_and_subject(
             assert storage.tokens is not None
             assert storage.tokens.access_token != first_token
             assert claims(storage.tokens.access_token)["sub"] == claims(first_token)["sub"]
-            following = await call_ok(
-                session, tools, "search_text", {**SEARCH, "continuation": continuation}
-            )
+            following = await call_ok(session, tools, action["tool"], action["arguments"])
             assert rows_of("search_text", following) == whole[SEARCH["limit"] : 2 * SEARCH["limit"]]
         # Another subject of the same issuer, with the same scopes.
         for other in ("other-agent", "reader"):
             async with oauth_session(auth_url, provider, other) as (session, _storage):
-                result = await session.call_tool(
-                    "search_text", {**SEARCH, "continuation": continuation}
-                )
+                result = await session.call_tool(action["tool"], action["arguments"])
                 assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
 
 

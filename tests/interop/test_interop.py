@@ -15,14 +15,17 @@ JSON-RPC error; long tools report progress; and over HTTP the `X-Request-ID` hea
 valid ULID kept, anything else replaced) and becomes the envelope's `meta.request_id`.
 
 Every `next_actions` entry of every envelope the suite sees names a served tool and carries
-arguments that tool's input schema accepts. Paging: on a fixture tree, `search_text` and
-`list_files` pages followed through `completeness.continuation` (or the `next-page` action: its
-arguments, with the token under its `continuation_arg`) add up to exactly the unpaged result; a
-token replayed with another query, tool or session, after a file in scope changed, or with a
-character changed is refused with its code; and with a shared key file, a token sealed by one
-`call` process opens in another. Target refs: a `search_text` page's one `target_ref`, sealed by
-one server process, reads a hit (with the hit's path and line) in another sharing only the key,
-until its file changes; the stale answer's recovery action, followed verbatim, gives a fresh ref.
+arguments that tool's input schema accepts (and no `continuation_arg`: an action is called as
+given). Paging: on a fixture tree, `search_text` and `list_files` pages followed through the
+`next-page` action, its `tool` called with its `arguments` verbatim, add up to exactly the unpaged
+result; the action's arguments are the request's plus the token, `continuation` (its one place
+on the wire: `completeness` carries none); a token replayed with another query, tool or session,
+after a file in scope changed, or with a character changed is refused with its code, and one
+quoted, cut short or padded as an `invalid_argument` naming `continuation` and the `next-page`
+action; and with a shared key file, a token sealed by one `call` process opens in another.
+Target refs: a `search_text` page's one `target_ref`, sealed by one server process, reads a hit
+(with the hit's path and line) in another sharing only the key, until its file changes; the
+stale answer's recovery action, followed verbatim, gives a fresh ref.
 """
 
 from __future__ import annotations
@@ -183,6 +186,8 @@ MAX_PAGES = 100
 
 # Continuation error codes (envelope `error.code`).
 INVALID_CONTINUATION = "INVALID_CONTINUATION"
+# A token changed on its way back (quoted, cut short, padded) is a bad argument, not a token.
+INVALID_ARGUMENT = "invalid_argument"
 SCOPE_MISMATCH = "CONTINUATION_SCOPE_MISMATCH"
 STALE_CONTINUATION = "STALE_CONTINUATION"
 BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -325,6 +330,8 @@ def check_next_actions(envelope: dict[str, Any], input_schemas: dict[str, Any]) 
         tool = action.get("tool")
         assert tool in input_schemas, f"next action {action} names a tool not in the listing"
         assert isinstance(action.get("arguments"), dict), action
+        # An action is called as given: nothing tells a client to add anything to it.
+        assert "continuation_arg" not in action, action
         schema = input_schemas[tool]
         errors = [
             error.message
@@ -371,6 +378,9 @@ def check_result(
     assert json.loads(first.text) == envelope
     # Compact, not pretty-printed: JSON strings escape their newlines, so a raw one is layout.
     assert "\n" not in first.text
+
+    # The paging token rides in the `next-page` action's arguments alone.
+    assert "continuation" not in envelope.get("completeness", {}), envelope["completeness"]
 
     meta = envelope["meta"]
     assert ULID.match(meta["request_id"]), meta
@@ -740,14 +750,27 @@ def next_page_action(envelope: dict[str, Any]) -> dict[str, Any] | None:
     return actions[0] if actions else None
 
 
-def followed(action: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
-    """The arguments that follow `action` of `envelope`: its own, plus, for an action that
-    continues a page (`next-page`), the page's `completeness.continuation` under the action's
-    `continuation_arg`."""
-    arguments = dict(action["arguments"])
-    if "continuation_arg" in action:
-        arguments[action["continuation_arg"]] = envelope["completeness"]["continuation"]
-    return arguments
+def check_next_page(action: dict[str, Any], name: str, arguments: dict[str, Any]) -> str:
+    """`action`, the `next-page` action of a page of `name` called with `arguments` (no token
+    among them), is that request continued: the same tool, and the same arguments plus the
+    token under `continuation`, a non-empty string. Returns the token."""
+    assert action["tool"] == name, action
+    token = action["arguments"].get("continuation")
+    assert isinstance(token, str) and token, action
+    assert action["arguments"] == {**arguments, "continuation": token}, (arguments, action)
+    return token
+
+
+def next_page_token(envelope: dict[str, Any]) -> str:
+    """The token of `envelope`'s `next-page` action, for the tests that replay a token where it
+    does not belong (another query, tool, key or tree). A follow never reads it: it calls the
+    action's `tool` with its `arguments` as given."""
+    assert "continuation" not in envelope["completeness"], envelope["completeness"]
+    action = next_page_action(envelope)
+    assert action is not None, envelope
+    token = action["arguments"].get("continuation")
+    assert isinstance(token, str) and token, action
+    return token
 
 
 async def call_ok(
@@ -763,25 +786,26 @@ async def unpaged(
     session: ClientSession, tools: dict[str, Any], name: str, arguments: dict[str, Any]
 ) -> list[Any]:
     """Every row of a call with a limit past them all. The response budget may still end a
-    page first: then its continuation goes on from the row after the last one sent, with
-    `budget_limit` as the reason, until the last page."""
+    page first: then its `next-page` action, followed verbatim, goes on from the row after the
+    last one sent, with `budget_limit` as the reason, until the last page."""
     rows: list[Any] = []
-    call_arguments = {**arguments, "limit": UNPAGED}
+    first_arguments = {**arguments, "limit": UNPAGED}
+    call_name, call_arguments = name, first_arguments
     for _page in range(MAX_PAGES):
-        envelope = await call_ok(session, tools, name, call_arguments)
+        envelope = await call_ok(session, tools, call_name, call_arguments)
         page = rows_of(name, envelope)
         completeness = envelope["completeness"]
         assert completeness["returned"] == len(page), completeness
         assert completeness.get("offset", 0) == len(rows), completeness
-        token = completeness.get("continuation")
-        if token is None:
+        action = next_page_action(envelope)
+        if action is None:
             assert completeness["complete"] is True, completeness
             assert completeness["total"] == len(rows) + len(page), completeness
-            assert next_page_action(envelope) is None, envelope
             return rows + page
         assert completeness["truncation_reasons"] == ["budget_limit"], completeness
+        check_next_page(action, name, first_arguments)
         rows += page
-        call_arguments = {**arguments, "limit": UNPAGED, "continuation": token}
+        call_name, call_arguments = action["tool"], action["arguments"]
     raise AssertionError(f"{name} did not finish paging in {MAX_PAGES} pages")
 
 
@@ -790,12 +814,10 @@ async def follow_pages(
     tools: dict[str, Any],
     name: str,
     arguments: dict[str, Any],
-    via_action: bool,
 ) -> list[Any]:
-    """The rows of every page from `arguments` on: the next call is `arguments` with
-    `continuation` set to the last page's `completeness.continuation`, or, with `via_action`,
-    the last page's `next-page` action, followed as it says (its arguments, plus the token
-    under its `continuation_arg`). Checks each page's completeness."""
+    """The rows of every page from `arguments` on: the next call is the last page's `next-page`
+    action, its `tool` called with its `arguments` exactly as given (nothing added, nothing
+    taken from elsewhere). Checks each page's completeness and action."""
     rows: list[Any] = []
     tokens: set[str] = set()
     page_size = arguments["limit"]
@@ -804,19 +826,20 @@ async def follow_pages(
         envelope = await call_ok(session, tools, call_name, call_arguments)
         page = rows_of(name, envelope)
         completeness = envelope["completeness"]
-        token = completeness.get("continuation")
         action = next_page_action(envelope)
         assert completeness["returned"] == len(page), completeness
-        if token is None:
+        if action is None:
             # The last page: every remaining row, nothing more to fetch.
             assert completeness["complete"] is True, completeness
             assert completeness["truncated"] is False, completeness
             assert completeness["total"] == len(rows) + len(page), completeness
             assert completeness.get("offset", 0) == len(rows), completeness
             assert 0 < len(page) <= page_size, completeness
-            assert action is None, envelope
             return rows + page
-        assert isinstance(token, str) and token and token not in tokens, completeness
+        # The action is the same request, continued: its arguments are the request's, plus
+        # the token, whose one place on the wire they are.
+        token = check_next_page(action, name, arguments)
+        assert token not in tokens, (token, tokens)
         tokens.add(token)
         assert completeness["complete"] is False, completeness
         assert completeness["truncated"] is True, completeness
@@ -831,18 +854,9 @@ async def follow_pages(
         # `total` counts the whole result; `offset` is where the page starts.
         assert completeness["total"] > len(rows) + len(page), completeness
         assert completeness.get("offset", 0) == len(rows), completeness
-        # The action is the same request, continued: its arguments are the request without
-        # the token, which it takes from `completeness.continuation`, the token's one place.
-        assert action is not None, envelope
-        assert action["tool"] == name, action
-        assert action["arguments"] == arguments, action
-        assert action["continuation_arg"] == "continuation", action
         assert json.dumps(envelope).count(token) == 1, envelope
         rows += page
-        if via_action:
-            call_name, call_arguments = action["tool"], followed(action, envelope)
-        else:
-            call_name, call_arguments = name, {**arguments, "continuation": token}
+        call_name, call_arguments = action["tool"], action["arguments"]
     pytest.fail(f"{name} {arguments}: still a continuation after {MAX_PAGES} pages")
 
 
@@ -856,7 +870,6 @@ PAGED_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("via_action", [False, True], ids=["continuation", "next_action"])
 @pytest.mark.parametrize("name,arguments", PAGED_CALLS, ids=[name for name, _ in PAGED_CALLS])
 async def test_pages_add_up_to_the_unpaged_result(
     request: pytest.FixtureRequest,
@@ -865,7 +878,6 @@ async def test_pages_add_up_to_the_unpaged_result(
     paged_url: str | None,
     name: str,
     arguments: dict[str, Any],
-    via_action: bool,
 ) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect(request, transport, root=paged_root, url=paged_url) as session:
@@ -874,7 +886,7 @@ async def test_pages_add_up_to_the_unpaged_result(
             # The first page counts every row; each later one, the rows from its start on.
             first = await call_ok(session, tools, name, arguments)
             assert first["completeness"]["total"] == len(whole), first["completeness"]
-            paged = await follow_pages(session, tools, name, arguments, via_action)
+            paged = await follow_pages(session, tools, name, arguments)
     expected = PAGED_OCCURRENCES if name == "search_text" else PAGED_FILES
     assert len(whole) == expected, whole
     keys = [row_key(name, row) for row in paged]
@@ -905,7 +917,7 @@ async def test_pages_at_boundary_sizes(
                 for name, arguments in PAGED_CALLS
             }
             for name, arguments in BOUNDARY_CALLS:
-                paged = await follow_pages(session, tools, name, arguments, via_action=False)
+                paged = await follow_pages(session, tools, name, arguments)
                 assert paged == wholes[name], (name, arguments)
 
 
@@ -929,9 +941,7 @@ async def test_the_actions_of_an_empty_search_run_and_page(
                 assert action_id in actions, envelope
                 action = actions[action_id]
                 assert "continuation" not in action["arguments"], action
-                paged = await follow_pages(
-                    session, tools, action["tool"], action["arguments"], via_action=True
-                )
+                paged = await follow_pages(session, tools, action["tool"], action["arguments"])
                 assert paged == whole, (arguments, action)
 
 
@@ -944,17 +954,18 @@ async def test_continued_pages_keep_the_total_and_say_their_offset(
             tools = await listing(session)
             start = 0
             envelope = await call_ok(session, tools, "search_text", arguments)
-            while True:
+            for _page in range(MAX_PAGES):
                 completeness = envelope["completeness"]
                 assert completeness["total"] == PAGED_OCCURRENCES, (start, completeness)
                 assert completeness.get("offset", 0) == start, (start, completeness)
-                token = completeness.get("continuation")
-                if token is None:
+                action = next_page_action(envelope)
+                if action is None:
                     break
                 start += completeness["returned"]
-                envelope = await call_ok(
-                    session, tools, "search_text", {**arguments, "continuation": token}
-                )
+                # Followed as given.
+                envelope = await call_ok(session, tools, action["tool"], action["arguments"])
+            else:
+                pytest.fail(f"still a next page after {MAX_PAGES} pages")
     assert start + completeness["returned"] == PAGED_OCCURRENCES
 
 
@@ -983,7 +994,7 @@ async def test_replayed_continuations_are_refused(
         async with connect(request, transport, root=paged_root, url=paged_url) as session:
             tools = await listing(session)
             first = await call_ok(session, tools, "search_text", search)
-            token = first["completeness"]["continuation"]
+            token = next_page_token(first)
             # Another query.
             result = await session.call_tool(
                 "search_text", {**search, "query": WORD[:-1], "continuation": token}
@@ -1002,7 +1013,7 @@ async def test_replayed_continuations_are_refused(
             # And the other way round.
             listed = await call_ok(session, tools, "list_files", {"limit": LIST_PAGE})
             result = await session.call_tool(
-                "search_text", {**search, "continuation": listed["completeness"]["continuation"]}
+                "search_text", {**search, "continuation": next_page_token(listed)}
             )
             assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
             # One character changed: the first, the fourth, the middle one, the last.
@@ -1012,9 +1023,16 @@ async def test_replayed_continuations_are_refused(
                     "search_text", {**search, "continuation": tampered}
                 )
                 assert_refused(result, tools, "search_text", INVALID_CONTINUATION)
-            # Not a token at all.
-            result = await session.call_tool("search_text", {**search, "continuation": "x"})
-            assert_refused(result, tools, "search_text", INVALID_CONTINUATION)
+            # Not a token as written: not one at all, or one quoted, cut short or padded on its
+            # way back. A bad copy, refused as such: the argument at fault, and the action to
+            # call as given instead.
+            for pasted in ("x", f'"{token}"', token[:-1], f" {token}", f"{token}\n"):
+                result = await session.call_tool(
+                    "search_text", {**search, "continuation": pasted}
+                )
+                assert_refused(result, tools, "search_text", INVALID_ARGUMENT)
+                error = result.structured_content["error"]
+                assert error["data"] == {"field": "continuation", "action": "next-page"}, error
             # The refusals spent nothing: the token still opens its next page, at any limit.
             second = await call_ok(
                 session, tools, "search_text", {**search, "limit": 3, "continuation": token}
@@ -1040,7 +1058,9 @@ async def test_a_continuation_survives_a_restart_whatever_header_is_sent(
             async with connect(request, "http", root=paged_root, url=url, headers=alice) as first:
                 tools = await listing(first)
                 page = await call_ok(first, tools, "search_text", search)
-                token = page["completeness"]["continuation"]
+                action = next_page_action(page)
+                assert action is not None, page
+                check_next_page(action, "search_text", search)
         # Another process, holding the same key (the one kept in this run's state directory).
         with http_server(paged_root) as url:
             for headers in (alice, {"Authorization": "Bearer mallory-token"}, {}):
@@ -1048,8 +1068,9 @@ async def test_a_continuation_survives_a_restart_whatever_header_is_sent(
                     request, "http", root=paged_root, url=url, headers=headers
                 ) as again:
                     tools = await listing(again)
+                    # The first process's action, followed verbatim.
                     following = await call_ok(
-                        again, tools, "search_text", {**search, "continuation": token}
+                        again, tools, action["tool"], action["arguments"]
                     )
                     whole = await unpaged(again, tools, "search_text", search)
                     assert rows_of("search_text", following) == (
@@ -1070,20 +1091,18 @@ async def test_a_changed_file_makes_the_continuation_stale(
                 tools = await listing(session)
                 for name, arguments in PAGED_CALLS:
                     first = await call_ok(session, tools, name, arguments)
-                    token = first["completeness"]["continuation"]
+                    action = next_page_action(first)
+                    assert action is not None, first
+                    check_next_page(action, name, arguments)
                     # Still good before the change.
-                    await call_ok(session, tools, name, {**arguments, "continuation": token})
+                    await call_ok(session, tools, action["tool"], action["arguments"])
                     stat = changed.stat()
                     with changed.open("a") as file:
                         file.write(f"{WORD} appended\n")
                     os.utime(changed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
                     assert changed.stat().st_size != stat.st_size
-                    result = await session.call_tool(name, {**arguments, "continuation": token})
-                    assert_refused(result, tools, name, STALE_CONTINUATION)
-                    # The next-page action of the old page is as stale as its token.
-                    action = next_page_action(first)
-                    assert action is not None, first
-                    result = await session.call_tool(action["tool"], followed(action, first))
+                    # The next-page action of the old page, followed as given, is stale now.
+                    result = await session.call_tool(action["tool"], action["arguments"])
                     assert_refused(result, tools, name, STALE_CONTINUATION)
                     # Starting over works, sees the change, and its token is good.
                     again = await call_ok(session, tools, name, arguments)
@@ -1091,8 +1110,10 @@ async def test_a_changed_file_makes_the_continuation_stale(
                         # The appended line holds one more occurrence.
                         grew = first["completeness"]["total"] + 1
                         assert again["completeness"]["total"] == grew, again["completeness"]
-                    fresh = again["completeness"]["continuation"]
-                    await call_ok(session, tools, name, {**arguments, "continuation": fresh})
+                    fresh = next_page_action(again)
+                    assert fresh is not None, again
+                    assert fresh["arguments"] != action["arguments"], (fresh, action)
+                    await call_ok(session, tools, fresh["tool"], fresh["arguments"])
 
 
 async def test_a_target_ref_is_read_by_another_process_until_its_file_changes(
@@ -1228,6 +1249,8 @@ def cli_call(
     if arguments.get("response_mode") == "full":
         assert envelope["meta"]["tool"] == tool, envelope["meta"]
     check_next_actions(envelope, schemas)
+    # The paging token rides in the `next-page` action's arguments alone.
+    assert "continuation" not in envelope.get("completeness", {}), envelope["completeness"]
     return done.returncode, envelope
 
 
@@ -1249,11 +1272,14 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
     code, first = cli_call(paged_root, "search_text", search, cli_schemas, key_file=key)
     assert code == 0, first
     assert rows_of("search_text", first) == occurrences[:2]
-    token = first["completeness"]["continuation"]
-    following = {**search, "continuation": token}
+    action = next_page_action(first)
+    assert action is not None, first
+    check_next_page(action, "search_text", search)
+    # The first process's action, followed verbatim by the others.
+    following = action["arguments"]
 
     # A second process with the same key file continues where the first stopped.
-    code, second = cli_call(paged_root, "search_text", following, cli_schemas, key_file=key)
+    code, second = cli_call(paged_root, action["tool"], following, cli_schemas, key_file=key)
     assert code == 0, second
     assert rows_of("search_text", second) == occurrences[2:4], second
     assert second["completeness"]["total"] == PAGED_OCCURRENCES, second["completeness"]
@@ -1263,7 +1289,7 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
     hex_key = key.read_text().strip()
     code, third = cli_call(
         paged_root,
-        "search_text",
+        action["tool"],
         following,
         cli_schemas,
         env={"WORKSPACE_SERVER_CONTINUATION_KEY": hex_key},
@@ -1273,13 +1299,13 @@ def test_cli_continuations_cross_processes_with_a_shared_key(
 
     # Another key cannot open it.
     other = write_key(tmp_path / "other.key")
-    code, refused = cli_call(paged_root, "search_text", following, cli_schemas, key_file=other)
+    code, refused = cli_call(paged_root, action["tool"], following, cli_schemas, key_file=other)
     assert code == 2, refused
     assert refused["ok"] is False and refused["error"]["code"] == INVALID_CONTINUATION, refused
     assert refused["error"]["category"] == "validation", refused
     assert refused["error"]["retryable"] is False, refused
     # Nor can a process with no key given, which uses the key kept for its user.
-    code, refused = cli_call(paged_root, "search_text", following, cli_schemas)
+    code, refused = cli_call(paged_root, action["tool"], following, cli_schemas)
     assert code == 2 and refused["error"]["code"] == INVALID_CONTINUATION, refused
 
 
@@ -1296,9 +1322,8 @@ def test_cli_next_page_works_pasted_into_the_next_call(
     assert code == 0, first
     action = next_page_action(first)
     assert action is not None, first
-    code, second = cli_call(
-        paged_root, action["tool"], followed(action, first), cli_schemas, env=env
-    )
+    check_next_page(action, "search_text", search)
+    code, second = cli_call(paged_root, action["tool"], action["arguments"], cli_schemas, env=env)
     assert code == 0 and second["ok"] is True, second
     assert rows_of("search_text", second) == occurrences[3:6], second
     # The kept key is the user's alone.

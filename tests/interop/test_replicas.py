@@ -97,7 +97,7 @@ async def test_paging_across_replicas_yields_every_row_once(cluster: Cluster) ->
             whole = await unpaged(session, tools, "search_text", {"query": WORD})
             tag[0] = "paging"
             arguments = {"query": WORD, "limit": 4}
-            paged = await follow_pages(session, tools, "search_text", arguments, via_action=True)
+            paged = await follow_pages(session, tools, "search_text", arguments)
     assert len(whole) == PAGED_OCCURRENCES
     keys = [row_key("search_text", row) for row in paged]
     assert len(keys) == len(set(keys)), "a row came twice"

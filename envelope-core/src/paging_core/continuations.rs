@@ -295,9 +295,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::paging_core::{INVALID_ARGUMENT, NEXT_PAGE};
     use crate::paging_core::fixtures::{args, binding, key};
     use crate::paging_core::token::{MAX_TOKEN_LEN, TOKEN_CHARS};
+    use crate::paging_core::{INVALID_ARGUMENT, NEXT_PAGE};
 
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

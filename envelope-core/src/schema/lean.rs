@@ -6,8 +6,8 @@
 //!   accepts (described once, by [`controls_instructions`], in the server's instructions) and
 //!   without the root's generator noise (`$schema`, `title`, the arguments type's own doc);
 //! - [`terse_output_schema`]: the envelope's fields at the depth an agent branches on (`ok`,
-//!   `verdict`, the error's `category` and `retryable`, each next action's `tool` and
-//!   `arguments`), `data` typed exactly as in the full output schema.
+//!   `verdict`, the error's `category` and `retryable`, that each next action has a `tool`
+//!   and `arguments`), `data` typed exactly as in the full output schema.
 //!
 //! Every response still validates against both: nothing is tighter than the full schemas, and
 //! `docs/envelope.schema.json` holds the envelope documented in full.
@@ -18,11 +18,9 @@ use schemars::Schema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::fields::completeness as completeness_field;
 use crate::fields::envelope as field;
 use crate::fields::error as error_field;
 use crate::fields::next_action as action_field;
-use crate::next_action::Role;
 use crate::runtime::controls_properties;
 use crate::tool_error::Category;
 use crate::verdict::Verdict;
@@ -87,8 +85,8 @@ pub fn lean_input_schema(input: &Schema) -> Schema {
 
 /// `output` (a tool's output schema as [`output_schema_for`](super::output_schema_for) writes
 /// it) with the envelope's own fields terse: `ok`, `verdict`, the error's `category` and
-/// `retryable`, and each next action's `tool` and `arguments` typed; `completeness`, `meta` and
-/// the notices as objects. `data` and the definitions it reaches stay exactly as they are.
+/// `retryable` typed, each next action an object with a `tool` and `arguments`, `completeness`
+/// and `meta` objects. `data` and the definitions it reaches stay exactly as they are.
 /// A schema that is not an envelope's output schema (no ok branch) is returned as it is.
 pub fn terse_output_schema(output: &Schema) -> Schema {
     let Some(root) = output.as_object() else {
@@ -124,7 +122,9 @@ pub fn terse_output_schema(output: &Schema) -> Schema {
     Schema::try_from(terse).unwrap_or_else(|_| output.clone())
 }
 
-/// The envelope's fields as the terse output schema types them.
+/// The envelope's fields as the terse output schema types them: those an agent branches on.
+/// The others (`summary_line`, `next_step`, `empty_reason`, `diagnosis`, the notices) are
+/// allowed, as every property is, and typed in the full schema.
 fn terse_properties() -> Value {
     fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
         values
@@ -132,13 +132,10 @@ fn terse_properties() -> Value {
             .filter_map(|value| serde_json::to_value(value).ok())
             .collect()
     }
-    let string = json!({ "type": "string" });
-    let objects = json!({ "type": "array", "items": { "type": "object" } });
+    let object = json!({ "type": "object" });
     json!({
         (field::OK): { "type": "boolean" },
         (field::VERDICT): { "enum": names(Verdict::ALL) },
-        (field::SUMMARY_LINE): string,
-        (field::NEXT_STEP): string,
         (field::DATA): {},
         (field::ERROR): {
             "type": "object",
@@ -148,38 +145,15 @@ fn terse_properties() -> Value {
                 (error_field::RETRYABLE): { "type": "boolean" },
             },
         },
-        (field::COMPLETENESS): {
-            "type": "object",
-            "required": [
-                completeness_field::UNIT,
-                completeness_field::RETURNED,
-                completeness_field::COMPLETE,
-                completeness_field::TRUNCATED,
-            ],
-        },
-        (field::EMPTY_REASON): string,
-        (field::DIAGNOSIS): string,
+        (field::COMPLETENESS): object,
         (field::NEXT_ACTIONS): {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": [
-                    action_field::ID,
-                    action_field::ROLE,
-                    action_field::TOOL,
-                    action_field::ARGUMENTS,
-                    action_field::REASON,
-                ],
-                "properties": {
-                    (action_field::ROLE): { "enum": names(Role::ALL) },
-                    (action_field::TOOL): string,
-                    (action_field::ARGUMENTS): { "type": "object" },
-                },
+                "required": [action_field::TOOL, action_field::ARGUMENTS],
             },
         },
-        (field::WARNINGS): objects,
-        (field::DIAGNOSTICS): objects,
-        (field::META): { "type": "object" },
+        (field::META): object,
     })
 }
 

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use envelope_budget::BudgetPolicy;
 use envelope_core::paging::Continuations;
+use envelope_core::schema::controls_instructions;
 use envelope_core::stage::States;
 use envelope_core::{Capability, IndexStatus};
 use serde_json::{Value, json};
 
+use super::listing::Listing;
 use crate::McpError;
 
 /// The default `_meta` key prefix, on results, tool listings and the `initialize` result: a
@@ -98,6 +100,7 @@ pub struct EnvelopeConfig {
     pub(super) name: String,
     pub(super) version: String,
     pub(super) instructions: Option<String>,
+    pub(super) listing: Listing,
     pub(super) budget: BudgetPolicy,
     pub(super) disabled_modules: BTreeSet<String>,
     pub(super) capabilities: Capabilities,
@@ -129,6 +132,7 @@ impl std::fmt::Debug for EnvelopeConfig {
         f.debug_struct("EnvelopeConfig")
             .field("name", &self.name)
             .field("version", &self.version)
+            .field("listing", &self.listing)
             .field("budget", &self.budget)
             .field("disabled_modules", &self.disabled_modules)
             // wire: a field of this Debug output, not of an envelope
@@ -152,6 +156,7 @@ impl EnvelopeConfig {
             name: name.into(),
             version: version.into(),
             instructions: None,
+            listing: Listing::Lean,
             budget: BudgetPolicy::default(),
             disabled_modules: BTreeSet::new(),
             capabilities: Capabilities::Derived,
@@ -279,6 +284,26 @@ impl EnvelopeConfig {
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
         self
+    }
+
+    /// How much of each tool `tools/list` spells out: [`Listing::Lean`] (the default) or
+    /// [`Listing::Full`].
+    #[must_use]
+    pub fn with_listing(mut self, listing: Listing) -> Self {
+        self.listing = listing;
+        self
+    }
+
+    /// The instructions `initialize` gives: the author's (else `composed`, a composed
+    /// handler's), followed under [`Listing::Lean`] by the shaping controls the listing leaves
+    /// out of every tool.
+    pub(super) fn listed_instructions(&self, composed: Option<String>) -> Option<String> {
+        let own = self.instructions.clone().or(composed);
+        match (self.listing, own) {
+            (Listing::Full, own) => own,
+            (Listing::Lean, None) => Some(controls_instructions()),
+            (Listing::Lean, Some(own)) => Some(format!("{own}\n\n{}", controls_instructions())),
+        }
     }
 
     /// The budget policy (per-server budget, graph ceiling, estimator, or opt-out).

@@ -1,9 +1,10 @@
-//! The tools as MCP lists them: each tool's schemas made portable, its hints and `_meta`.
+//! The tools as MCP lists them: each tool's schemas made portable, lean or in full (see
+//! [`Listing`]), its hints and `_meta`.
 
 use std::sync::Arc;
 
 use envelope_core::Tool;
-use envelope_core::schema::Portable;
+use envelope_core::schema::{Portable, lean_input_schema, terse_output_schema};
 use rmcp::model::{MetaObject, ToolAnnotations};
 use schemars::Schema;
 use schemars::transform::Transform;
@@ -27,10 +28,35 @@ fn listed_schema(mut schema: Schema) -> Map<String, Value> {
     object(schema.to_value())
 }
 
-pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys) -> rmcp::model::Tool {
+/// How much of each tool `tools/list` spells out. A model is shown the listing on every turn of
+/// every conversation, so the default lists what is particular to each tool and says what they
+/// all share once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Listing {
+    /// Each input schema holds the tool's own arguments; the shaping controls every tool
+    /// accepts (`response_mode`, `output_format`, `compact_only`) are described once, in the
+    /// server's instructions. Each output schema types `data` in full and the envelope's own
+    /// fields at the depth an agent branches on (`ok`, `verdict`, the error's `category` and
+    /// `retryable`, that each next action has a `tool` and `arguments`).
+    #[default]
+    Lean,
+    /// Every input schema also lists the controls, and every output schema holds the
+    /// envelope's whole schema (as `docs/envelope.schema.json` does, less its prose).
+    Full,
+}
+
+pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys, detail: Listing) -> rmcp::model::Tool {
     let spec = tool.spec();
-    let input = listed_schema(tool.input_schema());
-    let output = listed_schema(tool.output_schema());
+    let (input, output) = match detail {
+        Listing::Lean => (
+            lean_input_schema(&tool.input_schema()),
+            terse_output_schema(&tool.output_schema()),
+        ),
+        Listing::Full => (tool.input_schema(), tool.output_schema()),
+    };
+    let input = listed_schema(input);
+    let output = listed_schema(output);
     let mut meta = MetaObject::new();
     meta.insert(keys.tier.clone(), json!(spec.tier));
     if let Some(layer) = spec.layer {

@@ -156,11 +156,11 @@ impl ServerHandler for EnvelopeServer {
             config.name.clone(),
             config.version.clone(),
         ));
-        let instructions = config.instructions.clone().or_else(|| {
+        let instructions = config.listed_instructions(
             self.handler
                 .as_ref()
-                .and_then(|handler| handler.info().instructions)
-        });
+                .and_then(|handler| handler.info().instructions),
+        );
         if let Some(instructions) = instructions {
             info = info.with_instructions(instructions);
         }

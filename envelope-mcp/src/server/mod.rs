@@ -27,6 +27,7 @@ pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
 };
+pub use listing::Listing;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
 pub(crate) use scopes::{CallableOnly, may_call};
 pub use stop::DEADLINE_EXCEEDED;
@@ -92,7 +93,10 @@ impl EnvelopeServer {
     /// A server for `tools`, configured by `config`.
     pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
         let keys = MetaKeys::new(&config.meta_prefix);
-        let listing = tools.iter().map(|tool| listing(tool, &keys)).collect();
+        let listing = tools
+            .iter()
+            .map(|tool| listing(tool, &keys, config.listing))
+            .collect();
         let capabilities = Advertised::new(config.capabilities());
         let disabled = Arc::new(config.disabled_modules.clone());
         let inputs = tools

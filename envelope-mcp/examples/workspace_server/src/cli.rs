@@ -82,6 +82,12 @@ struct Options {
     #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: usize,
 
+    /// List every tool in full: the shaping controls in each input schema and the envelope's
+    /// whole schema in each output schema (by default they are said once, in the instructions,
+    /// and the output schemas type `data` with the envelope terse).
+    #[arg(long)]
+    full_listing: bool,
+
     #[command(flatten)]
     http: HttpOptions,
 
@@ -518,6 +524,11 @@ async fn run(options: Options) -> ExitCode {
     let limits = crate::server::Limits {
         call_timeout: Some(Duration::from_secs(options.call_timeout)).filter(|d| !d.is_zero()),
         max_request_bytes: options.max_request_bytes,
+        listing: if options.full_listing {
+            envelope_mcp::Listing::Full
+        } else {
+            envelope_mcp::Listing::Lean
+        },
     };
     let server = crate::server::server_with(workspace, continuations, &options.disabled, limits);
 

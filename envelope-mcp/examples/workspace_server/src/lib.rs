@@ -32,11 +32,13 @@ pub mod cli;
 mod errors;
 mod imports;
 mod paths;
+mod plain_listing;
 mod progress;
 mod server;
 pub mod tools;
 mod walk;
 mod workspace;
 
+pub use plain_listing::plain_listing;
 pub use server::{Limits, server, server_with};
 pub use workspace::Workspace;

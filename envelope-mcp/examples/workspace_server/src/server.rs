@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use envelope_core::paging::Continuations;
 use envelope_core::toolset;
-use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
+use envelope_mcp::{EnvelopeConfig, EnvelopeServer, Listing};
 
 use crate::tools::{
     change_impact, graph_export, list_files, read_file, search_text, workspace_stats,
@@ -19,13 +19,15 @@ overview. Every answer is an envelope: branch on `ok`, `verdict`, `completeness`
 `empty_reason` and `next_actions` rather than on prose.";
 
 /// The limits a server is run with (the command line's `--call-timeout` and
-/// `--max-request-bytes`).
+/// `--max-request-bytes`), and how much of each tool it lists (`--full-listing`).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// How long a call may run before it answers `deadline_exceeded`; `None` for no limit.
     pub call_timeout: Option<std::time::Duration>,
     /// The largest request read, in bytes.
     pub max_request_bytes: usize,
+    /// How much of each tool `tools/list` spells out.
+    pub listing: Listing,
 }
 
 impl Default for Limits {
@@ -33,6 +35,7 @@ impl Default for Limits {
         Limits {
             call_timeout: Some(envelope_mcp::DEFAULT_CALL_TIMEOUT),
             max_request_bytes: envelope_mcp::DEFAULT_MAX_REQUEST_BYTES,
+            listing: Listing::Lean,
         }
     }
 }
@@ -63,7 +66,8 @@ pub fn server_with(
         .with_continuations(continuations)
         .with_state(Arc::new(workspace))
         .with_call_timeout(limits.call_timeout)
-        .with_max_request_bytes(limits.max_request_bytes);
+        .with_max_request_bytes(limits.max_request_bytes)
+        .with_listing(limits.listing);
     let config = disabled.iter().fold(config, |config, module| {
         config.disable_module(module.clone())
     });

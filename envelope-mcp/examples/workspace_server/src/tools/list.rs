@@ -24,8 +24,7 @@ pub struct ListFilesArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// The next page: `completeness.continuation` of the previous page, with the request
-    /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
+    /// Where the next page starts: set by the `next-page` action, which is called as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     continuation: Option<String>,
 }

@@ -32,6 +32,11 @@ const MAX_REGEX_BYTES: usize = 1 << 20;
 /// A matched line longer than this is shown as a window around the match.
 const MAX_LINE_CHARS: usize = 400;
 
+/// In a compact form (`compact_only`, `output_format: toon`), a matched line longer than this
+/// is shown as a window around the match, enough to recognize the hit. `completeness.shortened`
+/// says so, and the page's `full-rows` action shows it whole.
+const COMPACT_LINE_CHARS: usize = 48;
+
 /// The arguments of `search_text`; also what its retry actions are built from.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct SearchTextArgs {
@@ -46,13 +51,11 @@ pub struct SearchTextArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path_glob: Option<String>,
     /// Return at most this many occurrences (default 50, from 1 to 1000); the total counts
-    /// all. A page may hold fewer when the response budget fills first
-    /// (`truncation_reasons: ["budget_limit"]`); its continuation goes on from there.
+    /// all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// The next page: `completeness.continuation` of the previous page, with the request
-    /// otherwise unchanged (`limit` may change). Stale once a file in scope changes.
+    /// Where the next page starts: set by the `next-page` action, which is called as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     continuation: Option<String>,
 }
@@ -68,7 +71,9 @@ pub struct Occurrence {
     line: usize,
     /// 1-based, in characters (Unicode scalar values) from the start of the line.
     column: usize,
-    /// The line, or a window of it around the match when the line is very long.
+    /// The line, or a window of it around the match (`…` marks each cut end) when it is over
+    /// 400 characters, or over 48 in a compact form (`compact_only`, `output_format: toon`;
+    /// `completeness.shortened` names `text`).
     text: String,
 }
 
@@ -85,8 +90,7 @@ pub struct SearchHits {
 
 /// Search the workspace's text files for a literal string (or, with `regex: true`, a regular
 /// expression) and return each occurrence with its path, 1-based line and column, and line
-/// text. `completeness.total` is the exact number of occurrences, even when only the first
-/// `limit` are returned. An empty result says why in `empty_reason`.
+/// text. `completeness.total` counts every occurrence, past `limit` too.
 #[tool(
     tier = lite,
     read_only,
@@ -185,6 +189,13 @@ fn search(
     // context, every matching line of it, in bytes.
     let grep_bytes: usize = scans.iter().map(|scan| scan.grep_bytes).sum();
     let page = paging.page();
+    // In a compact form a long line is shown as a short window of it: a declared cut.
+    let window = if ctx.controls().compacts_rows() {
+        COMPACT_LINE_CHARS
+    } else {
+        MAX_LINE_CHARS
+    };
+    let mut shortened = false;
     for (file, scan) in in_scope.iter().zip(&scans) {
         let first = total;
         total += scan.occurrences;
@@ -216,8 +227,9 @@ fn search(
                     path: file.rel.clone(),
                     line: line_no,
                     column: column_no,
-                    text: excerpt(line, found.start()),
+                    text: excerpt(line, found.start(), window),
                 };
+                shortened |= window < MAX_LINE_CHARS && occurrence.text != line;
                 // Measured as the budget stage will measure it: escapes and the token
                 // estimate (punctuation and accented text weigh more than a byte each).
                 built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
@@ -260,6 +272,9 @@ fn search(
     // About four bytes a token: `meta.tokens_saved` compares this page with it.
     let reply = reply.baseline("grep_recursive", grep_bytes.div_ceil(4) as u64);
     let mut count = PageCount::new(returned, total);
+    if shortened {
+        count = count.shortened("text");
+    }
     if budget_full {
         count = count.ended_by(TruncationReason::BudgetLimit);
     }
@@ -682,24 +697,24 @@ impl Column {
     }
 }
 
-/// The line as an occurrence shows it: whole when short, else a window of [`MAX_LINE_CHARS`]
-/// starting a little before the match, so that one minified file cannot flood the answer.
-/// Costs the window, not the line: a 2 MiB line with a match on every character is read once
-/// by the search, not once per match.
-fn excerpt(line: &str, match_start: usize) -> String {
-    if line.chars().nth(MAX_LINE_CHARS).is_none() {
+/// The line as an occurrence shows it: whole when it has at most `window` characters, else a
+/// window of that many starting a little before the match, so that one minified file cannot
+/// flood the answer. Costs the window, not the line: a 2 MiB line with a match on every
+/// character is read once by the search, not once per match.
+fn excerpt(line: &str, match_start: usize, window: usize) -> String {
+    if line.chars().nth(window).is_none() {
         return line.to_owned();
     }
     // Up to a quarter of the window before the match, then the window from there.
     let start = line[..match_start]
         .char_indices()
         .rev()
-        .take(MAX_LINE_CHARS / 4)
+        .take(window / 4)
         .last()
         .map_or(match_start, |(index, _)| index);
     let end = line[start..]
         .char_indices()
-        .nth(MAX_LINE_CHARS)
+        .nth(window)
         .map(|(index, _)| start + index);
     let mut text = String::new();
     if start > 0 {

@@ -44,8 +44,8 @@ pub struct Skipped {
     unreadable: usize,
 }
 
-/// Count the workspace's text files and their bytes, in total and by extension. Walks the
-/// whole tree, reporting progress as it goes; stops early when the call is cancelled.
+/// Count the workspace's text files and their bytes, in total and by extension, reporting
+/// progress as it walks.
 #[tool(
     tier = standard,
     read_only,
