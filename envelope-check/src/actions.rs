@@ -156,7 +156,7 @@ fn rows_digest(envelope: &Value) -> Option<u64> {
 
 /// The arguments an action is followed with: its own, exactly as given, as a model copies
 /// them. `None` for an action without an arguments object.
-pub(super) fn follow(action: &Value) -> Option<Map<String, Value>> {
+fn follow(action: &Value) -> Option<Map<String, Value>> {
     action[action_field::ARGUMENTS].as_object().cloned()
 }
 

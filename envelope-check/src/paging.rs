@@ -12,7 +12,6 @@ use rmcp::model::Tool;
 use rmcp::service::Service;
 use serde_json::{Map, Value};
 
-use super::actions::follow;
 use super::tokens::Tokens;
 use super::{Check, OUT_OF_TIME, Outcome, Session, ToolReport, digest, excerpt, inputs};
 
@@ -227,7 +226,8 @@ fn next_page(
         .filter(|action| {
             action["id"] == NEXT_PAGE && action[action_field::TOOL] == tool.name.as_ref()
         })
-        .find_map(follow);
+        // Exactly as given, as a model copies it.
+        .find_map(|action| action[action_field::ARGUMENTS].as_object().cloned());
     match (suggested, written) {
         (Some(next), written) => {
             let token = written

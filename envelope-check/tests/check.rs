@@ -76,6 +76,9 @@ enum Fault {
     TamperAccepted,
     /// An image follows the text mirror that `meta.attachments` does not note.
     UnnotedMedia,
+    /// The next-page action leaves its token out (under `completeness.continuation`, named by a
+    /// `continuation_arg`): called as given, it answers the first page again.
+    LoopingNextPage,
 }
 
 /// The healthy server, with `fault` put into what it answers.
@@ -106,6 +109,23 @@ impl Faulty {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         match self.fault {
             Fault::None | Fault::TamperAccepted | Fault::UnnotedMedia => {}
+            Fault::LoopingNextPage => {
+                // `get_mut`, not indexing: indexing would give every answer `next_actions`.
+                let next_page = envelope
+                    .get_mut("next_actions")
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                    .find(|action| action["id"] == "next-page");
+                if let Some(action) = next_page
+                    && let Some(token) = action["arguments"]
+                        .as_object_mut()
+                        .and_then(|arguments| arguments.remove("continuation"))
+                {
+                    action["continuation_arg"] = json!("continuation");
+                    envelope["completeness"]["continuation"] = token;
+                }
+            }
             Fault::WrongIsError => result.is_error = Some(envelope["ok"] == true),
             Fault::LyingCompleteness => {
                 if let Some(total) = envelope["completeness"]["total"].as_u64() {
@@ -139,9 +159,14 @@ impl Faulty {
                     .and_then(|page| page.last().cloned());
             }
         }
-        if let Some(token) = envelope["completeness"]["continuation"].as_str() {
-            given.0.push(token.to_owned());
-        }
+        let tokens = envelope["next_actions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|action| &action["arguments"]["continuation"])
+            .chain([&envelope["completeness"]["continuation"]])
+            .filter_map(Value::as_str);
+        given.0.extend(tokens.map(str::to_owned));
         // The text mirror follows, so that only the fault's own check can see it.
         result.content = vec![ContentBlock::text(envelope.to_string())];
         if self.fault == Fault::UnnotedMedia {
@@ -238,33 +263,36 @@ async fn a_healthy_envelope_server_passes_every_check() {
 
 #[tokio::test]
 async fn each_fault_fails_the_check_of_its_id() {
-    for (fault, check_id) in [
-        (Fault::WrongIsError, Check::IsError),
-        (Fault::LyingCompleteness, Check::Completeness),
-        (Fault::MissingTool, Check::NextActionTools),
-        (Fault::DuplicateRows, Check::PagingFollow),
-        (Fault::TamperAccepted, Check::PagingTampered),
-        (Fault::UnnotedMedia, Check::Attachments),
+    for (fault, check_ids) in [
+        (Fault::WrongIsError, &[Check::IsError][..]),
+        (Fault::LyingCompleteness, &[Check::Completeness]),
+        (Fault::MissingTool, &[Check::NextActionTools]),
+        (Fault::DuplicateRows, &[Check::PagingFollow]),
+        (Fault::TamperAccepted, &[Check::PagingTampered]),
+        (Fault::UnnotedMedia, &[Check::Attachments]),
+        // Regression test for #36: a model that copies the next-page action pages on the spot.
+        // Followed as given, the pages repeat their rows too.
+        (
+            Fault::LoopingNextPage,
+            &[Check::PagingFollow, Check::NextActionVerbatim],
+        ),
     ] {
         let report = check(Faulty::new(fault), &config()).await;
-        assert!(
-            report.failures_of(check_id) > 0,
-            "{fault:?} did not fail {check_id}:\n{}",
-            report.render()
-        );
-        // Only that check: the fault is found where it is, and nowhere else.
+        // Only those checks: the fault is found where it is, and nowhere else.
         let failing: Vec<Check> = Check::ALL
             .into_iter()
             .filter(|check| report.failures_of(*check) > 0)
             .collect();
-        assert_eq!(failing, [check_id], "{fault:?}:\n{}", report.render());
+        assert_eq!(failing, check_ids, "{fault:?}:\n{}", report.render());
         assert!(!report.is_clean());
-        let failure = report.tools[0]
-            .failures
-            .iter()
-            .find(|failure| failure.check == check_id.as_str())
-            .expect("the failure is kept");
-        assert!(!failure.detail.is_empty());
+        for check_id in check_ids {
+            let failure = report.tools[0]
+                .failures
+                .iter()
+                .find(|failure| failure.check == check_id.as_str())
+                .expect("the failure is kept");
+            assert!(!failure.detail.is_empty());
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use crate::caller::{Caller, Principal};
 use crate::client::{
@@ -557,6 +558,39 @@ fn not_configured<T>() -> ToolError {
     ))
     .with_code(NOT_CONFIGURED)
     .with_retryable(false)
+}
+
+/// The shaping controls' property schemas, in the compact form every tool's input schema
+/// carries: self-contained (no `$ref` into definitions the tool's schema may not have), one
+/// line of description each, wire values from the enums themselves.
+///
+/// `continuation` is not among them: a tool that pages declares it in its own arguments, and a
+/// tool that does not page must not advertise it.
+pub(crate) fn controls_properties() -> Map<String, Value> {
+    fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
+        values
+            .iter()
+            .filter_map(|value| serde_json::to_value(value).ok())
+            .collect()
+    }
+    let properties = json!({
+        "response_mode": {
+            "description": "`compact` (default) leaves observability fields out of `meta`; `full` keeps them.",
+            "enum": names(&ResponseMode::ALL),
+        },
+        "output_format": {
+            "description": "How the text content mirrors the result: `json` (default) or `toon` (a compact form: long row fields may be shown in part, as `completeness.shortened` says).",
+            "enum": names(&OutputFormat::ALL),
+        },
+        "compact_only": {
+            "description": "Keep only the fields an agent branches on (a compact form: long row fields may be shown in part, as `completeness.shortened` says).",
+            "type": "boolean",
+        },
+    });
+    match properties {
+        Value::Object(properties) => properties,
+        _ => Map::new(),
+    }
 }
 
 #[cfg(test)]

@@ -505,8 +505,8 @@ fn invalid_limit(field: &str, max: usize) -> ToolError {
     ToolError::validation(format!("`{field}` must be {range}"))
         .with_code(INVALID_LIMIT)
         .with_hint(format!(
-            "omit `{field}` for the default page size, and page through the rest with \
-             `completeness.continuation`"
+            "omit `{field}` for the default page size, and page through the rest with the \
+             `{NEXT_PAGE}` action"
         ))
         .with_data(json!({ "field": field }))
 }

@@ -18,14 +18,14 @@ mod token;
 pub use binding::{Binding, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, Snapshot};
 pub use codes::{
     CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, INVALID_CONTINUATION, INVALID_LIMIT,
-    MIXED_CONTINUATION_FORMS, STALE_CONTINUATION,
+    MIXED_CONTINUATION_FORMS, NEXT_PAGE, STALE_CONTINUATION,
 };
 pub use continuations::{Continuations, DEFAULT_TTL};
 pub use keys::{ContinuationKey, KeyError, KeyRing};
 pub use page::{Page, PageArgs};
 pub(crate) use pasted::misplaced;
 pub use pasted::{INVALID_ARGUMENT, Sealed};
-pub use resume::{NEXT_PAGE, Resume};
+pub use resume::Resume;
 pub use target::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,
     MAX_TARGETS_PER_REF, OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND,

@@ -334,10 +334,17 @@ async fn run_job(client: &Client, job: Job) -> Result<Vec<Answered>, String> {
         request_id: answer.request_id,
     }];
     if job.kind == Kind::Paged {
-        let Some(token) = envelope["completeness"]["continuation"].as_str() else {
-            return Err(wrong("the first page has no continuation"));
+        // The next page is the `next-page` action, called exactly as given.
+        let next = envelope["next_actions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|action| action["id"] == "next-page")
+            .map(|action| action["arguments"].clone())
+            .filter(|arguments| arguments["continuation"].is_string());
+        let Some(next) = next else {
+            return Err(wrong("the first page has no next-page action"));
         };
-        let next = json!({"query": "needle", "limit": 5, "continuation": token});
         let page = client.call(tool, next.clone()).await?;
         let rows = page.envelope["data"]["occurrences"]
             .as_array()

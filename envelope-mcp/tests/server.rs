@@ -139,7 +139,15 @@ async fn server_info_and_sorted_listing() {
     let server = info.server_info.clone().expect("server info");
     assert_eq!(server.name, "test-server");
     assert_eq!(server.version, "1.2.3");
-    assert_eq!(info.instructions.as_deref(), Some("test instructions"));
+    // The author's instructions, then the shaping controls the lean listing lists once.
+    let instructions = info.instructions.as_deref().expect("instructions");
+    assert!(
+        instructions.starts_with("test instructions\n\nEvery tool also accepts"),
+        "{instructions}"
+    );
+    for control in ["response_mode", "output_format", "compact_only"] {
+        assert_eq!(instructions.matches(&format!("`{control}`")).count(), 1);
+    }
     let tools = client.list_tools(None).await.expect("lists").tools;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(

@@ -632,8 +632,19 @@ test('a continuation resumes with a fresh token of the same client, not with ano
         assert.equal(result.structuredContent.ok, true, JSON.stringify(result));
         return result.structuredContent;
     });
-    const continuation = page.completeness.continuation;
-    assert.equal(typeof continuation, 'string');
+    // The page's `next-page` action is the same search continued, the token among its
+    // arguments (its one place: `completeness` has none); every call below follows it as given.
+    assert.ok(!('continuation' in page.completeness), JSON.stringify(page.completeness));
+    const nextPage = (page.next_actions ?? []).filter((action) => action.id === 'next-page');
+    assert.equal(nextPage.length, 1, JSON.stringify(page.next_actions));
+    const [action] = nextPage;
+    assert.ok(!('continuation_arg' in action), JSON.stringify(action));
+    const { continuation } = action.arguments;
+    assert.equal(typeof continuation, 'string', JSON.stringify(action));
+    assert.ok(continuation.length > 0, JSON.stringify(action));
+    assert.equal(action.tool, 'search_text');
+    assert.deepEqual(action.arguments, { ...SEARCH, continuation });
+    const follow = { name: action.tool, arguments: action.arguments };
     const whole = await restCall(MAIN, 'search_text', { ...SEARCH, limit: 4 }, first);
     const expected = occurrences(whole.json).slice(2, 4);
 
@@ -645,25 +656,25 @@ test('a continuation resumes with a fresh token of the same client, not with ano
         'same caller',
     );
     await withToken(MAIN, again, async (client) => {
-        const result = await client.callTool({ name: 'search_text', arguments: { ...SEARCH, continuation } });
+        const result = await client.callTool(follow);
         const envelope = result.structuredContent;
         assert.equal(envelope.ok, true, JSON.stringify(envelope));
         assert.deepEqual(occurrences(envelope), expected, 'the next page');
         assert.equal(envelope.completeness.offset, 2);
     });
     // Over REST too.
-    const rest = await restCall(MAIN, 'search_text', { ...SEARCH, continuation }, again);
+    const rest = await restCall(MAIN, action.tool, action.arguments, again);
     assert.equal(rest.status, 200, rest.text);
     assert.deepEqual(occurrences(rest.json), expected);
 
     for (const other of ['other-agent', 'reader']) {
         const token = await tokenFor(other);
         await withToken(MAIN, token, async (client) => {
-            const result = await client.callTool({ name: 'search_text', arguments: { ...SEARCH, continuation } });
+            const result = await client.callTool(follow);
             assert.equal(result.isError, true, `${other}: ${JSON.stringify(result)}`);
             assert.equal(result.structuredContent.error.code, 'CONTINUATION_SCOPE_MISMATCH', other);
         });
-        const refused = await restCall(MAIN, 'search_text', { ...SEARCH, continuation }, token);
+        const refused = await restCall(MAIN, action.tool, action.arguments, token);
         assert.equal(refused.status, 422, refused.text);
         assert.equal(refused.json.envelope.error.code, 'CONTINUATION_SCOPE_MISMATCH', other);
     }

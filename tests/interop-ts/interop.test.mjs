@@ -15,10 +15,29 @@
 // `isError` results with a `validation` or `not_found` envelope, while an unknown tool is a
 // JSON-RPC error; `workspace_stats` reports progress to an `onprogress` callback.
 //
+// Last, an agent's walk over stdio, on a tree of real source (a copy of every `*.rs` file under
+// this repository's `envelope-core/src/`, as tests/interop/test_agent_walk.py serves): the
+// commonest identifier there (counted, not hard-coded; it must occur at least 100 times) is
+// searched with `limit: 20`, and the `next-page` action of each page is followed 4 times by
+// calling its `tool` with its `arguments` exactly as `structuredContent.next_actions` holds them
+// (the token is among them; the client adds nothing and reads no `completeness.continuation`,
+// which no longer exists): 5 pages of 20, 100 distinct rows, each page starting where the last
+// ended, and each page's text content the same JSON as its `structuredContent`.
+//
 // Run: `npm ci --prefix tests/interop-ts && node --test tests/interop-ts/`.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+    copyFileSync,
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    readdirSync,
+    readFileSync,
+    realpathSync,
+    rmSync,
+    statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -491,14 +510,25 @@ for (const transport of ['stdio', 'http']) {
             }));
 
         test('the input schemas agree with the good and the bad arguments', { timeout: TIMEOUT_MS }, () =>
-            session(async (_client, listing) => {
+            session(async (client, listing) => {
                 for (const { tool, arguments: args } of GOOD_CALLS) {
                     const { input } = listing[tool];
                     assert.ok(input(args), `${tool} ${show(args)}: ${describeErrors(input.errors)}`);
                     const controlled = { ...args, ...CONTROLS };
                     assert.ok(input(controlled), `${tool} ${show(controlled)}: ${describeErrors(input.errors)}`);
                 }
-                for (const { tool, arguments: args } of [...BAD_CALLS, ...MISSING_ARGUMENTS]) {
+                // The lean listing (the default) leaves the per-call controls out of every input
+                // schema and names them once, in the instructions; the server still refuses a
+                // bad one (the next test but one).
+                const instructions = client.getInstructions() ?? '';
+                for (const control of Object.keys(CONTROLS)) {
+                    assert.ok(instructions.includes(`\`${control}\``), `${control} is not in the instructions: ${instructions}`);
+                    for (const [name, { tool }] of Object.entries(listing)) {
+                        assert.ok(!(control in (tool.inputSchema.properties ?? {})), `${name} lists ${control}`);
+                    }
+                }
+                for (const { tool, arguments: args, field } of [...BAD_CALLS, ...MISSING_ARGUMENTS]) {
+                    if (field in CONTROLS) continue;
                     assert.equal(listing[tool].input(args), false, `${tool}'s inputSchema accepts ${show(args)}`);
                 }
             }));
@@ -659,6 +689,131 @@ for (const transport of ['stdio', 'http']) {
             }));
     });
 }
+
+// --- an agent walk: paging by the next-page action, copied verbatim ---------------------------
+
+/** The walk's sources: every `*.rs` file under this directory, recursively. */
+const WALK_SOURCES = join(REPO, 'envelope-core', 'src');
+/** The page size the first search asks for; the `next-page` actions carry it on. */
+const WALK_PAGE = 20;
+/** Pages read: the first search, then this many follows plus one. */
+const WALK_PAGES = 5;
+const WALK_HITS = WALK_PAGE * WALK_PAGES;
+
+/**
+ * A copy of every `*.rs` file under `WALK_SOURCES`, at its path relative to the repository
+ * (`envelope-core/src/…`), byte for byte, in a fresh temporary directory: `{ root, texts }`,
+ * `texts` the files' contents.
+ */
+function makeWalkTree() {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'envelope-interop-ts-walk-')));
+    const texts = [];
+    for (const rel of readdirSync(WALK_SOURCES, { recursive: true }).sort()) {
+        const source = join(WALK_SOURCES, rel);
+        if (!rel.endsWith('.rs') || !statSync(source).isFile()) continue;
+        const target = join(root, 'envelope-core', 'src', rel);
+        mkdirSync(dirname(target), { recursive: true });
+        copyFileSync(source, target);
+        texts.push(readFileSync(source, 'utf8'));
+    }
+    assert.ok(texts.length > 0, `no *.rs file under ${WALK_SOURCES}`);
+    return { root, texts };
+}
+
+/**
+ * The word the walk searches, `{ word, occurrences }`: the identifier of at least five
+ * characters that occurs most often in `texts` as a whole word (ties: the first in code-unit
+ * order), and how many occurrences `search_text` finds of it: as a literal, case-sensitive
+ * substring, line by line, left to right without overlap.
+ */
+function commonestWord(texts) {
+    const counts = new Map();
+    for (const text of texts) {
+        for (const [word] of text.matchAll(/[A-Za-z_][A-Za-z0-9_]{4,}/g)) {
+            counts.set(word, (counts.get(word) ?? 0) + 1);
+        }
+    }
+    const [[word]] = [...counts].sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0));
+    let occurrences = 0;
+    for (const text of texts) {
+        for (const line of text.split('\n')) occurrences += line.split(word).length - 1;
+    }
+    return { word, occurrences };
+}
+
+describe('an agent walk over stdio: search_text paged by its next-page action, copied verbatim', () => {
+    let tree;
+
+    before(() => {
+        tree = makeWalkTree();
+    });
+
+    after(() => {
+        if (tree) removeFixture(tree.root);
+    });
+
+    test(`${WALK_PAGES} pages of ${WALK_PAGE}, ${WALK_HITS} distinct rows, every follow the shown next-page action verbatim`, { timeout: TIMEOUT_MS }, () =>
+        withSession('stdio', tree.root, undefined, async (client, listing) => {
+            const { word, occurrences } = commonestWord(tree.texts);
+            assert.ok(
+                occurrences >= WALK_HITS,
+                `the commonest identifier, \`${word}\`, occurs ${occurrences} times: the walk reads ${WALK_HITS}`,
+            );
+            const first = { query: word, limit: WALK_PAGE };
+            let request = { name: 'search_text', arguments: first };
+            const rows = [];
+            const tokens = new Set();
+            // Each follow: the action as the page showed it, and the request made from it.
+            const follows = [];
+            let pages = 0;
+            for (;;) {
+                const result = await call(client, request.name, request.arguments);
+                const where = `page ${pages + 1} (${show(request)})`;
+                const envelope = checkResult(result, listing[request.name], request.arguments);
+                pages += 1;
+                // The text a client without structured output reads is the same answer.
+                assert.equal(result.content[0].type, 'text', where);
+                assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent, where);
+                assert.equal(envelope.ok, true, `${where}: ${show(envelope)}`);
+                const { completeness } = envelope;
+                assert.equal(completeness.total, occurrences, `${where}: ${show(completeness)}`);
+                // Each page starts where the last one ended.
+                assert.equal(completeness.offset ?? 0, rows.length, `${where}: ${show(completeness)}`);
+                assert.equal(envelope.data.occurrences.length, WALK_PAGE, `${where}: ${show(completeness)}`);
+                assert.equal(completeness.returned, WALK_PAGE, `${where}: ${show(completeness)}`);
+                // The token's one place is the next-page action's arguments.
+                assert.ok(!('continuation' in completeness), `${where}: ${show(completeness)}`);
+                rows.push(...envelope.data.occurrences);
+
+                const actions = envelope.next_actions ?? [];
+                assert.ok(actions.every((action) => !('continuation_arg' in action)), `${where}: ${show(actions)}`);
+                const nextPages = actions.filter((action) => action.id === 'next-page');
+                assert.equal(nextPages.length, rows.length < occurrences ? 1 : 0, `${where}: ${show(actions)}`);
+                if (pages === WALK_PAGES) break;
+                const [action] = nextPages;
+                const token = action.arguments.continuation;
+                assert.equal(typeof token, 'string', `${where}: ${show(action)}`);
+                assert.ok(token.length > 0 && !tokens.has(token), `${where}: ${show(action)}`);
+                tokens.add(token);
+                // The same search, continued: its arguments are the first call's plus the token.
+                assert.equal(action.tool, 'search_text', `${where}: ${show(action)}`);
+                assert.deepEqual(action.arguments, { ...first, continuation: token }, `${where}: ${show(action)}`);
+                // Followed as given: the action's own `tool` and `arguments`, nothing added.
+                request = { name: action.tool, arguments: action.arguments };
+                follows.push({ shown: structuredClone(action), request: structuredClone(request) });
+            }
+
+            assert.equal(pages, WALK_PAGES);
+            assert.equal(follows.length, WALK_PAGES - 1);
+            for (const { shown, request: made } of follows) {
+                assert.deepEqual(made, { name: shown.tool, arguments: shown.arguments });
+            }
+            assert.equal(rows.length, WALK_HITS);
+            const places = new Set(rows.map((hit) => show([hit.path, hit.line, hit.column])));
+            assert.equal(places.size, WALK_HITS, `${WALK_HITS - places.size} rows came twice`);
+            assert.ok(rows.every((hit) => hit.text.includes(word)), 'a row without the word');
+        }));
+});
 
 // Last, after both transports: the SDK and Ajv printed no warning at all (the servers' own
 // logs are collected per test, not printed).

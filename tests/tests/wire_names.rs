@@ -37,7 +37,6 @@ fn wire_names() -> BTreeSet<&'static str> {
         fields::next_action::DEPENDENCIES,
         fields::next_action::TOOL,
         fields::next_action::ARGUMENTS,
-        fields::next_action::CONTINUATION_ARG,
     ]);
     names
 }

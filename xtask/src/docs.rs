@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use envelope_core::Delivery;
 use envelope_core::limits::MAX_NEXT_ACTIONS;
-use envelope_core::paging::{CONTINUATION_CODES, TARGET_CODES};
+use envelope_core::paging::{CONTINUATION_CODES, FULL_ROWS, NEXT_PAGE, TARGET_CODES};
 use envelope_core::schema::envelope_schema;
 use envelope_core::stage::Controls;
 use envelope_core::{
@@ -278,17 +278,20 @@ fn budget_section(out: &mut String) {
 
 fn paging_section(out: &mut String) {
     use envelope_core::paging::{
-        DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, MAX_TARGET_BYTES,
-        MAX_TARGETS_PER_REF, MAX_TOKEN_CHARS, MAX_TOKEN_LEN, TARGET_REF_LAYOUT,
-        TARGET_REF_MIN_CHARS, TOKEN_CHARS, TOKEN_LAYOUT,
+        DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, INVALID_ARGUMENT,
+        MAX_TARGET_BYTES, MAX_TARGETS_PER_REF, MAX_TOKEN_CHARS, MAX_TOKEN_LEN, NEXT_PAGE,
+        TARGET_REF_LAYOUT, TARGET_REF_MIN_CHARS, TOKEN_CHARS, TOKEN_LAYOUT,
     };
     let _ = writeln!(out, "## Continuations and target refs\n");
     let _ = writeln!(
         out,
-        "A truncated page carries `completeness.continuation`: an opaque token of \
-         {TOKEN_CHARS} to {MAX_TOKEN_LEN} characters (base64url, no padding; {TOKEN_CHARS} for a \
-         position below 128; anything longer than {MAX_TOKEN_CHARS} is refused unread), once per \
-         response (the `next-page` action names the argument that takes it). A model copies it \
+        "A truncated page offers the `{NEXT_PAGE}` action: the same call with \
+         `{DEFAULT_CONTINUATION_FIELD}` set to an opaque token of {TOKEN_CHARS} to \
+         {MAX_TOKEN_LEN} characters (base64url, no padding; {TOKEN_CHARS} for a position below \
+         128; anything longer than {MAX_TOKEN_CHARS} is refused unread). The token appears once \
+         per response, in that action's arguments (`completeness` does not repeat it): calling \
+         the action's `tool` with its `arguments` exactly as given is the next page. A model \
+         copies it \
          character by character, so it carries only what the server cannot recompute: the \
          position, an expiry ({} s by default), which key sealed it, and HMAC-SHA256 tags under \
          a server key. What it is bound to is recomputed from the call that sends it back: the \
@@ -299,7 +302,8 @@ fn paging_section(out: &mut String) {
          between pages), the scope and a snapshot of what is paged. Nothing is stored and no \
          transport session is bound: a token survives a restart, a new session and a move to any \
          server holding the key, and another subject's token cannot use it; without \
-         authentication it is a bearer capability for that one query. Send it back as \
+         authentication it is a bearer capability for that one query. A server that writes it in \
+         `completeness.continuation` instead (the recovery contract) is read too: send it back as \
          `{DEFAULT_CONTINUATION_FIELD}` with the request otherwise unchanged.\n",
         DEFAULT_TTL.as_secs(),
     );
@@ -312,8 +316,14 @@ fn paging_section(out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "The seal says the token is this server's and unedited: any other text, one bit flipped, \
-         or a key this server does not (or no longer) hold is `INVALID_CONTINUATION`. Then the \
+        "A token pasted wrongly is refused, never read as a fresh request (which would restart \
+         from the first page): text that is no token as the server writes them (quoted twice, \
+         cut short, padded with whitespace), a target ref under `{DEFAULT_CONTINUATION_FIELD}`, \
+         or a token under an argument the tool does not declare (`cursor`, say) is \
+         `{INVALID_ARGUMENT}`, with `data.field` naming the argument and `data.action` the \
+         `{NEXT_PAGE}` action to call as given instead. The seal says the token is this \
+         server's and unedited: one bit flipped, or a key this server does not (or no longer) \
+         hold, is `INVALID_CONTINUATION`. Then the \
          binding tag tells another call's token (`CONTINUATION_SCOPE_MISMATCH`) from a moved \
          snapshot (`STALE_CONTINUATION`, as is an expired token). A genuine token presented \
          under another tool, caller, request or scope passes only if both 32-bit tags match by \
@@ -344,7 +354,9 @@ fn paging_section(out: &mut String) {
          the ref covers). Any server holding the key resolves it, and nothing is stored. It is \
          never authorization: the tool still checks rights on every use. Each code has one \
          fixed message; a stale ref comes with a recovery action that runs the search again \
-         (the ref's payload carries the search when it is short).\n"
+         (the ref's payload carries the search when it is short). A ref pasted wrongly (changed \
+         on the way back, a continuation under `target_ref`, or a ref under an argument the tool \
+         does not declare) is `{INVALID_ARGUMENT}` naming the argument in `data.field`.\n"
     );
     table(
         out,
@@ -380,9 +392,20 @@ fn mcp_section(out: &mut String) {
          result's `_meta` carries, under the server's reverse-DNS prefix (`{prefix}` by \
          default), `request_id` and `tier` on every result, `client_request_id` when the client \
          sent a correlation id, and `capabilities` when the server advertises any. Only a call \
-         to a tool the server does not serve is a JSON-RPC error (`-32602`). Each tool's input \
-         schema includes the per-call controls; its output schema is the envelope with the \
-         tool's payload under `data`.\n"
+         to a tool the server does not serve is a JSON-RPC error (`-32602`).\n"
+    );
+    let _ = writeln!(
+        out,
+        "What `tools/list` spells out of each tool is the server's `Listing` setting. A model is \
+         shown the listing on every turn, so by default (`Listing::Lean`) each input schema holds \
+         the tool's own arguments only (no `$schema`, `title` or root description) and the \
+         per-call controls are described once, at the end of the `initialize` instructions; each \
+         output schema types `data` exactly and the envelope's own fields at the depth an agent \
+         branches on (`ok`, `verdict`, the error's `category` and `retryable`, each next action \
+         an object with `tool` and `arguments`, `completeness` and `meta` objects). \
+         `Listing::Full` lists the controls in every input schema and the envelope's whole \
+         schema (less its prose) in every output schema. Either way every answer validates \
+         against the listed output schema, and the controls are accepted by every tool.\n"
     );
     let _ = writeln!(
         out,
@@ -673,12 +696,17 @@ fn contract_markdown() -> String {
     let _ = writeln!(
         out,
         "`completeness = {{unit, returned, offset?, total?, complete, truncated, \
-         truncation_reasons[], incomplete_reasons[], continuation?}}`. `returned` counts rows in \
+         truncation_reasons[], incomplete_reasons[], shortened[]}}`. `returned` counts rows in \
          this response; `offset` counts the rows before it, returned by earlier pages (omitted \
          on a first page); `total` counts every row of the whole result, the same on every \
          page, and a missing `total` means unknown, never a lower bound. A page holds rows \
          `offset + 1` to `offset + returned`, and `next_step` says so (\"showing 201–250 of 733 \
-         files\"); the page that reaches `total` is `complete`.\n"
+         files\"); the page that reaches `total` is `complete`. `shortened` names the row fields \
+         a compact form (`compact_only`, `output_format: toon`) showed in part (a long line as \
+         a window of it, say): every row is there, not each in full, and the page's \
+         `{FULL_ROWS}` action sends them whole. The next page is not here but in the \
+         `{NEXT_PAGE}` action's arguments; a `continuation` written here by a server of the \
+         recovery contract is read, and held to the invariants below.\n"
     );
     let _ = writeln!(out, "### Units\n");
     table(
@@ -740,13 +768,14 @@ fn contract_markdown() -> String {
     let _ = writeln!(out, "## Next-action roles\n");
     let _ = writeln!(
         out,
-        "`{{id, role, order, dependencies[{{mode: all|any, action_ids}}], tool, arguments, \
-         continuation_arg?, reason}}`. Normalized: sorted by `order`, role priority, then `id`; \
-         ids seen twice, duplicate targets and dependencies not on a strictly lower `order` are \
-         dropped; at most {MAX_NEXT_ACTIONS} actions; repeated until nothing changes. An action \
-         with `continuation_arg` (the `next-page` call) continues this response: follow it by \
-         calling `tool` with `arguments` plus that argument set to `completeness.continuation`. \
-         Its arguments leave the token out, so that a response carries it once.\n"
+        "`{{id, role, order?, dependencies[{{mode: all|any, action_ids}}], tool, arguments, \
+         reason}}`; `order` 0 is omitted. Normalized: sorted by `order`, role priority, then \
+         `id`; ids seen twice, duplicate targets and dependencies not on a strictly lower \
+         `order` are dropped; at most {MAX_NEXT_ACTIONS} actions; repeated until nothing changes. \
+         Every action is followable verbatim: calling its `tool` with its `arguments` exactly as \
+         given does what its `reason` says. The `{NEXT_PAGE}` action's arguments carry the \
+         page's continuation, a read action's the target ref it reads, and `{FULL_ROWS}` (offered \
+         by a page whose rows a compact form shortened) is the same page with every row whole.\n"
     );
     table(
         &mut out,

@@ -1,6 +1,10 @@
 //! The error codes of continuations and page sizes, and the [`CONTINUATION_CODES`] table the
 //! contract docs are generated from.
 
+/// The id of the next-page action a [`Pager`](crate::paging::Pager) adds: the call that
+/// carries the page's continuation, to be made exactly as given.
+pub const NEXT_PAGE: &str = "next-page";
+
 /// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
 /// or sealed by a key this server does not (or no longer) accept.
 pub const INVALID_CONTINUATION: &str = "INVALID_CONTINUATION";

@@ -4,16 +4,14 @@
 //! and what to copy instead, never read as a fresh request (which would silently restart paging
 //! from the first page).
 //!
-//! [`Continuations::recognize`] tells what a text sealed by this server's keys is, whatever
-//! argument it arrived in: only the seal is checked, so an unknown argument holding a genuine
-//! token of another call is still recognized as misplaced.
+//! [`Continuations::recognize`](super::Continuations::recognize) tells what a text sealed by
+//! this server's keys is, whatever argument it arrived in: only the seal is checked, so an
+//! unknown argument holding a genuine token of another call is still recognized as misplaced.
+//! Nothing here knows a token's layout; this module only words the errors.
 
 use serde_json::{Map, Value, json};
 
-use super::seal::{self, decode_canonical};
-use super::target::{MAX_TARGET_REF_CHARS, SEAL_LEN, TARGET_SEAL_LABEL, TARGET_VERSION};
-use super::token::{MAX_TOKEN_CHARS, SEAL_LABEL, TAG_LEN, VERSION};
-use super::{Continuations, NEXT_PAGE};
+use super::codes::NEXT_PAGE;
 use crate::tool_error::ToolError;
 
 /// Code of a token changed on its way back (quoted, cut short, padded) or passed under the
@@ -50,32 +48,6 @@ impl Sealed {
                  row's own location"
                 .to_owned(),
         }
-    }
-}
-
-impl Continuations {
-    /// What `text` is when this server's keys sealed it (a current key, or a retired one within
-    /// its grace window): a continuation token or a target ref. `None` for any other text.
-    /// Only the seal is checked, not what the token is bound to.
-    pub fn recognize(&self, text: &str) -> Option<Sealed> {
-        if text.len() > MAX_TOKEN_CHARS.max(MAX_TARGET_REF_CHARS) {
-            return None;
-        }
-        let mut buffer = vec![0u8; text.len() / 4 * 3 + 3];
-        let written = decode_canonical(text, &mut buffer)?;
-        let bytes = buffer.get(..written)?;
-        let (version, nibble) = seal::split_lead(*bytes.first()?);
-        let (kind, seal_len, label) = match version {
-            VERSION => (Sealed::Continuation, TAG_LEN, SEAL_LABEL),
-            TARGET_VERSION => (Sealed::TargetRef, SEAL_LEN, TARGET_SEAL_LABEL),
-            _ => return None,
-        };
-        let (signed, sealed) = bytes.split_at(bytes.len().checked_sub(seal_len)?);
-        let now = (self.clock)();
-        self.keys
-            .opening_keys(nibble, now)
-            .any(|key| key.verify(label, &[signed], sealed))
-            .then_some(kind)
     }
 }
 

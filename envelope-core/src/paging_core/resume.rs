@@ -5,12 +5,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::codes::NEXT_PAGE;
 use super::{Binding, Continuations};
 use crate::next_action::{NextAction, Role};
 use crate::tool_error::ToolError;
-
-/// The id of the next-page action a [`Pager`](crate::paging::Pager) adds.
-pub const NEXT_PAGE: &str = "next-page";
 
 /// How to re-seal a page's continuation after the budget stage cuts the page's rows: the page's
 /// binding and where it started. The [`Pager`](crate::paging::Pager) attaches one to the reply

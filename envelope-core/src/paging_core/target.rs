@@ -21,6 +21,7 @@ use std::time::SystemTime;
 
 use super::pasted::{Sealed, mispasted};
 use super::seal::{self, Reader, decode_canonical, unix_seconds};
+use super::token::{MAX_TOKEN_CHARS, SEAL_LABEL, TAG_LEN, VERSION};
 use super::{ContinuationKey, Continuations, Snapshot};
 use crate::tool_error::{Category, ToolError};
 
@@ -108,16 +109,16 @@ pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
 ];
 
 // Layout: lead ‖ expiry ‖ count ‖ entries ‖ payload length ‖ payload ‖ binding tag ‖ seal.
-pub(super) const TARGET_VERSION: u8 = 3;
+const TARGET_VERSION: u8 = 3;
 const ENTRY_LEN: usize = 3;
 // 48 bits: a ref is never authorization, and each guess at another binding's tag is a call.
 const BIND_LEN: usize = 6;
-pub(super) const SEAL_LEN: usize = 4;
+const SEAL_LEN: usize = 4;
 const FIXED_LEN: usize = 1 + 4 + BIND_LEN + SEAL_LEN;
 const MAX_REF_BYTES: usize = FIXED_LEN + 2 + ENTRY_LEN * MAX_TARGETS_PER_REF + 2 + MAX_TARGET_BYTES;
 const ENTRY_LABEL: &str = "envelope/target/v3/entry";
 const BIND_LABEL: &str = "envelope/target/v3/bind";
-pub(super) const TARGET_SEAL_LABEL: &str = "envelope/target/v3/seal";
+const TARGET_SEAL_LABEL: &str = "envelope/target/v3/seal";
 
 /// What a target ref is bound to, besides the snapshots of its targets' data.
 ///
@@ -374,6 +375,32 @@ impl Continuations {
             expired: unix_seconds(now) >= u64::from(expires_at),
             field: String::new(),
         })
+    }
+}
+
+impl Continuations {
+    /// What `text` is when this server's keys sealed it (a current key, or a retired one within
+    /// its grace window): a continuation token or a target ref. `None` for any other text.
+    /// Only the seal is checked, not what the token is bound to.
+    pub fn recognize(&self, text: &str) -> Option<Sealed> {
+        if text.len() > MAX_TOKEN_CHARS.max(MAX_TARGET_REF_CHARS) {
+            return None;
+        }
+        let mut buffer = vec![0u8; text.len() / 4 * 3 + 3];
+        let written = decode_canonical(text, &mut buffer)?;
+        let bytes = buffer.get(..written)?;
+        let (version, nibble) = seal::split_lead(*bytes.first()?);
+        let (kind, seal_len, label) = match version {
+            VERSION => (Sealed::Continuation, TAG_LEN, SEAL_LABEL),
+            TARGET_VERSION => (Sealed::TargetRef, SEAL_LEN, TARGET_SEAL_LABEL),
+            _ => return None,
+        };
+        let (signed, sealed) = bytes.split_at(bytes.len().checked_sub(seal_len)?);
+        let now = (self.clock)();
+        self.keys
+            .opening_keys(nibble, now)
+            .any(|key| key.verify(label, &[signed], sealed))
+            .then_some(kind)
     }
 }
 

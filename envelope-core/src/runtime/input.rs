@@ -4,11 +4,10 @@
 use std::sync::OnceLock;
 
 use schemars::{JsonSchema, Schema};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::typing::ToolArgs;
-use crate::context::{OutputFormat, ResponseMode};
+use crate::context::controls_properties;
 
 /// The argument names one tool accepts, computed once per tool.
 #[derive(Debug)]
@@ -73,39 +72,6 @@ pub(super) fn declared_properties(schema: &Value) -> Option<Vec<String>> {
         out.dedup();
         out
     })
-}
-
-/// The shaping controls' property schemas, in the compact form every tool's input schema
-/// carries: self-contained (no `$ref` into definitions the tool's schema may not have), one
-/// line of description each, wire values from the enums themselves.
-///
-/// `continuation` is not among them: a tool that pages declares it in its own arguments, and a
-/// tool that does not page must not advertise it.
-pub(crate) fn controls_properties() -> Map<String, Value> {
-    fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
-        values
-            .iter()
-            .filter_map(|value| serde_json::to_value(value).ok())
-            .collect()
-    }
-    let properties = json!({
-        "response_mode": {
-            "description": "`compact` (default) leaves observability fields out of `meta`; `full` keeps them.",
-            "enum": names(&ResponseMode::ALL),
-        },
-        "output_format": {
-            "description": "How the text content mirrors the result: `json` (default) or `toon`.",
-            "enum": names(&OutputFormat::ALL),
-        },
-        "compact_only": {
-            "description": "Keep only the fields an agent branches on.",
-            "type": "boolean",
-        },
-    });
-    match properties {
-        Value::Object(properties) => properties,
-        _ => Map::new(),
-    }
 }
 
 /// The input schema of a tool taking `A`: `A`'s schema with the per-call controls added.

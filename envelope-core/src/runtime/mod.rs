@@ -14,7 +14,6 @@ mod invocation;
 mod names;
 mod typing;
 
-pub(crate) use input::controls_properties;
 pub use input::{KeyCache, empty_input_schema, input_schema};
 pub use invocation::{
     ArgsFns, Invocation, MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED, Stopped, args_fns, no_args_fns,

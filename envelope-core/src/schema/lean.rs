@@ -18,10 +18,10 @@ use schemars::Schema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::context::controls_properties;
 use crate::fields::envelope as field;
 use crate::fields::error as error_field;
 use crate::fields::next_action as action_field;
-use crate::runtime::controls_properties;
 use crate::tool_error::Category;
 use crate::verdict::Verdict;
 
@@ -186,20 +186,15 @@ fn reached_definitions<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> B
 /// instructions: the shaping controls, with the values each takes, from the same table the
 /// full listing lists them from.
 pub fn controls_instructions() -> String {
-    let described: Vec<String> = controls_properties()
-        .iter()
-        .map(|(name, property)| {
-            let description = property
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            format!("`{name}`: {description}")
-        })
-        .collect();
-    format!(
-        "Every tool also accepts {}.",
-        described.join("; ").trim_end_matches('.')
-    )
+    let mut said = String::from("Every tool also accepts these arguments:");
+    for (name, property) in controls_properties() {
+        let description = property
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        said.push_str(&format!("\n- `{name}`: {description}"));
+    }
+    said
 }
 
 #[cfg(test)]

@@ -67,8 +67,12 @@ async fn listing_declares_tiers_and_read_only_idempotent_tools() {
     let properties = search.input_schema["properties"]
         .as_object()
         .expect("properties");
-    for key in ["query", "regex", "path_glob", "limit", "output_format"] {
+    for key in ["query", "regex", "path_glob", "limit", "continuation"] {
         assert!(properties.contains_key(key), "{key}");
+    }
+    // The lean listing says the shaping controls once, in the instructions, not per tool.
+    for key in ["response_mode", "output_format", "compact_only"] {
+        assert!(!properties.contains_key(key), "{key}");
     }
 }
 

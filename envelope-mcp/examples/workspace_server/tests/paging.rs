@@ -11,7 +11,7 @@ use envelope_core::{Caller, Principal, Scopes, Tool, ToolContext};
 use serde_json::{Value, json};
 
 use common::calls::{call, error_of};
-use common::pages::{first_token, next_page, page_through};
+use common::pages::{first_token, next_page, page_through, token_of};
 use common::tree::{Tree, test_key};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,9 +54,7 @@ async fn paging_search_text_yields_exactly_the_rows_of_one_unlimited_call() {
         json!({"query": "needle", "limit": 2}),
     )
     .await;
-    let token = first["completeness"]["continuation"]
-        .as_str()
-        .expect("a token");
+    let token = token_of(&first).expect("a token");
     let wider = call(
         &server,
         "search_text",
@@ -142,10 +140,7 @@ async fn replayed_tokens_are_scope_mismatches() {
         }
     };
     let minted = by("a", "s1", json!({"query": "needle", "limit": 2})).await;
-    let token = minted["completeness"]["continuation"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let token = token_of(&minted).expect("a token").to_owned();
     let next = json!({"query": "needle", "limit": 2, "continuation": token});
     let same = by("a", "s2", next.clone()).await;
     assert_eq!(same["ok"], true, "{same:#}");

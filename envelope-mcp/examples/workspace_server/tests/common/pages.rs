@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::calls::call;
 
-/// Follows `completeness.continuation` from `first` until the last page; every page's rows
-/// under `rows`, in order, and the last page's envelope.
+/// Follows the `next-page` action from `first`, calling it exactly as given, until the last
+/// page; every page's rows under `rows`, in order, and the last page's envelope.
 pub(crate) async fn page_through(
     server: &EnvelopeServer,
     tool: &str,
@@ -27,24 +27,35 @@ pub(crate) async fn page_through(
                 .iter()
                 .cloned(),
         );
-        let Some(token) = envelope["completeness"]["continuation"].as_str() else {
+        let Some(token) = token_of(&envelope) else {
             return (all, envelope, pages);
         };
-        // The next-page action is the same call, taking `completeness.continuation`: the
-        // token appears once in the answer.
+        // The next-page action is the same call with the token in its arguments: the token
+        // appears once in the answer, where a model copies it, and nowhere else.
         let action = &envelope["next_actions"][0];
         assert_eq!(action["id"], "next-page", "{envelope:#}");
         assert_eq!(action["tool"], tool);
-        assert_eq!(action["continuation_arg"], "continuation", "{envelope:#}");
+        assert!(
+            envelope["completeness"].get("continuation").is_none(),
+            "{envelope:#}"
+        );
         assert_eq!(
             envelope.to_string().matches(token).count(),
             1,
             "{envelope:#}"
         );
         arguments = action["arguments"].clone();
-        arguments["continuation"] = json!(token);
         assert!(pages < 100, "paging does not end");
     }
+}
+
+/// The token of an answer's `next-page` action: its `continuation` argument.
+pub(crate) fn token_of(envelope: &Value) -> Option<&str> {
+    envelope["next_actions"]
+        .as_array()?
+        .iter()
+        .find(|action| action["id"] == "next-page")?["arguments"]["continuation"]
+        .as_str()
 }
 
 /// The first page's token of a two-per-page `needle` search.
@@ -55,10 +66,7 @@ pub(crate) async fn first_token(server: &EnvelopeServer) -> String {
         json!({"query": "needle", "limit": 2}),
     )
     .await;
-    first["completeness"]["continuation"]
-        .as_str()
-        .expect("a token")
-        .to_owned()
+    token_of(&first).expect("a token").to_owned()
 }
 
 /// The page after `token` of the two-per-page `needle` search.
