@@ -16,6 +16,7 @@
 mod fixtures;
 mod handler;
 mod input_required;
+mod paged;
 mod prompts;
 mod resources;
 mod tools;
@@ -24,6 +25,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_mcp::{CancellationToken, EnvelopeConfig, EnvelopeServer, HttpConfig};
 // rmcp's macros write `rmcp::…` paths; the modules that use them import this.
 use envelope_mcp::rmcp;
@@ -76,13 +78,17 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Transport, Usage> {
 }
 
 /// The envelope server of the fixture tools, composed with the handler of the rest.
-fn server() -> EnvelopeServer {
-    EnvelopeServer::new(
+fn server() -> Result<EnvelopeServer, String> {
+    // A key of this process's own: its tokens are for its own calls.
+    let key = ContinuationKey::generate(1)
+        .map_err(|error| format!("cannot draw a continuation key: {error}"))?;
+    Ok(EnvelopeServer::new(
         tools::toolset(),
         EnvelopeConfig::new("envelope-conformance", env!("CARGO_PKG_VERSION"))
-            .with_instructions("The fixtures of the MCP conformance suite, served by envelope."),
+            .with_instructions("The fixtures of the MCP conformance suite, served by envelope.")
+            .with_continuations(Continuations::new(key)),
     )
-    .with_handler(handler::Fixtures::new())
+    .with_handler(handler::Fixtures::new()))
 }
 
 /// Cancels `shutdown` on SIGTERM or Ctrl-C.
@@ -120,6 +126,13 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let server = match server() {
+        Ok(server) => server,
+        Err(why) => {
+            eprintln!("conformance-server: {why}");
+            return ExitCode::FAILURE;
+        }
+    };
     let served = match transport {
         Transport::Http(addr) => {
             let shutdown = CancellationToken::new();
@@ -131,9 +144,9 @@ async fn main() -> ExitCode {
                 .with_shutdown(shutdown)
                 .with_drain_timeout(Duration::from_secs(2));
             eprintln!("conformance-server: serving http://{addr}/mcp");
-            server().serve_http_with(addr, config).await
+            server.serve_http_with(addr, config).await
         }
-        Transport::Stdio => server().serve_stdio().await,
+        Transport::Stdio => server.serve_stdio().await,
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
@@ -179,12 +192,13 @@ mod tests {
 
     #[test]
     fn every_fixture_tool_is_served() {
-        let server = server();
+        let server = server().expect("a key");
         let names: Vec<&str> = server.tools().iter().map(|tool| &*tool.name).collect();
         for name in [
             "test_simple_text",
             "test_error_handling",
             "json_schema_2020_12_tool",
+            "envelope_count",
         ] {
             assert!(names.contains(&name), "{name} in {names:?}");
         }

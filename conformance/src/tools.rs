@@ -38,6 +38,7 @@ pub(crate) fn toolset() -> Toolset {
         json_schema_2020_12_tool,
         test_logging_tool,
         test_custom_header,
+        crate::paged::envelope_count,
     ]
 }
 

@@ -119,7 +119,7 @@ pub struct Controls {
     /// Reduce the response to its control surface.
     #[serde(default)]
     pub compact_only: bool,
-    /// Opaque token from a previous page's `completeness.continuation`.
+    /// The next page's token, as the `next-page` action's arguments carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<String>,
 }

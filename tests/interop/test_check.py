@@ -48,6 +48,8 @@ def assert_clean(report: dict) -> None:
     search = next(tool for tool in report["tools"] if tool["tool"] == "search_text")
     assert search["checks"]["paging.follow"]["passed"] == 1, search
     assert search["checks"]["paging.tampered"]["passed"] == 1, search
+    # Every next action of the read-only tools was followed exactly as given, and made progress.
+    assert search["checks"]["next_actions.verbatim"]["passed"] >= 1, search
 
 
 def test_the_example_over_stdio_passes_every_check(tree: Path) -> None:
@@ -126,6 +128,20 @@ def test_a_server_written_with_the_python_sdk_is_told_what_it_lacks(tmp_path: Pa
 
 
 MEDIA_TOOLS = "test_image_content,test_audio_content,test_embedded_resource,test_multiple_content_types"
+
+
+def test_the_conformance_servers_paged_tool_is_followed_as_given() -> None:
+    """The conformance server's paged tool (`envelope_count`): its `next-page` action, called
+    exactly as given, pages on (`next_actions.verbatim`) through every row once
+    (`paging.follow`)."""
+    server = Path(os.environ.get("CONFORMANCE_SERVER", REPO / "target/debug/conformance-server"))
+    if not server.is_file():
+        pytest.fail(f"{server} is missing: cargo build -p envelope-conformance --bin conformance-server")
+    report = envelope_check("--tool", "envelope_count", "--", str(server), "--stdio")
+    assert report["failed_count"] == 0, json.dumps(report, indent=1)
+    [count] = report["tools"]
+    for check in ["next_actions.verbatim", "paging.follow", "paging.tampered"]:
+        assert count["checks"][check]["passed"] >= 1, count
 
 
 def test_the_conformance_servers_media_are_the_ones_its_envelopes_note() -> None:
