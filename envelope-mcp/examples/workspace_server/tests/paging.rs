@@ -220,3 +220,90 @@ async fn tokens_work_across_servers_sharing_the_key_and_nowhere_else() {
     .await;
     assert_eq!(error_code(&refused), "INVALID_CONTINUATION");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_pasted_wrongly_is_refused_naming_the_argument_and_the_action() {
+    // Regression test for #36: a model's bad copy of a token never restarts paging silently.
+    let tree = Tree::new("pasted");
+    let server = tree.server();
+    let first = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 2}),
+    )
+    .await;
+    let token = token_of(&first).expect("a token").to_owned();
+    let target_ref = first["data"]["target_ref"]
+        .as_str()
+        .expect("a target ref")
+        .to_owned();
+    let search = |extra: Value| {
+        let mut arguments = json!({"query": "needle", "limit": 2});
+        if let (Some(arguments), Value::Object(extra)) = (arguments.as_object_mut(), extra) {
+            arguments.extend(extra);
+        }
+        arguments
+    };
+    let cases = [
+        (
+            "quoted twice",
+            search(json!({"continuation": format!("\"{token}\"")})),
+            "continuation",
+        ),
+        (
+            "cut short",
+            search(json!({"continuation": &token[..token.len() - 3]})),
+            "continuation",
+        ),
+        (
+            "padded",
+            search(json!({"continuation": format!("{token}\n")})),
+            "continuation",
+        ),
+        (
+            "under another argument",
+            search(json!({"cursor": &token})),
+            "cursor",
+        ),
+        (
+            "a target ref instead",
+            search(json!({"continuation": &target_ref})),
+            "continuation",
+        ),
+    ];
+    for (what, arguments, field) in cases {
+        let envelope = call(&server, "search_text", arguments).await;
+        let (category, named) = error_of(&envelope);
+        assert_eq!(category, "validation", "{what}: {envelope:#}");
+        assert_eq!(envelope["error"]["code"], "invalid_argument", "{what}");
+        assert_eq!(named, field, "{what}: {envelope:#}");
+        assert!(envelope.get("data").is_none(), "{what}: no first page");
+        // The action to copy instead is named where the token is a continuation.
+        if what != "a target ref instead" {
+            assert_eq!(envelope["error"]["data"]["action"], "next-page", "{what}");
+        }
+    }
+    // A continuation where `read_file` takes a target ref.
+    let envelope = call(
+        &server,
+        "read_file",
+        json!({"target_ref": token, "path": "a.txt", "line": 1}),
+    )
+    .await;
+    let (category, named) = error_of(&envelope);
+    assert_eq!(
+        (category, named),
+        ("validation", &json!("target_ref")),
+        "{envelope:#}"
+    );
+    assert_eq!(envelope["error"]["code"], "invalid_argument");
+    assert_eq!(envelope["error"]["data"]["action"], "next-page");
+    // The token as given still pages on.
+    let next = call(
+        &server,
+        "search_text",
+        first["next_actions"][0]["arguments"].clone(),
+    )
+    .await;
+    assert_eq!(next["completeness"]["offset"], 2, "{next:#}");
+}

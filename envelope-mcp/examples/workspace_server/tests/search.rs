@@ -3,7 +3,7 @@
 
 mod common;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use common::calls::{call, error_of};
 use common::pages::{page_through, token_of};
@@ -321,4 +321,62 @@ async fn matches_on_long_lines_have_true_columns_and_bounded_excerpts() {
     )
     .await;
     assert_eq!(next["data"]["occurrences"][0]["column"], 11, "{next:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_form_shows_long_lines_in_part_and_says_so() {
+    // Regression test for #36: compact forms shorten rows only as a declared cut.
+    let tree = Tree::new("search-compact");
+    let server = tree.server();
+    let long = format!("{}needle{}", "a".repeat(70), "b".repeat(70));
+    tree.write(
+        "compact/long.txt",
+        &format!("{long}\nshort needle\n{long}\n"),
+    );
+    let asked = json!({"query": "needle", "path_glob": "compact/*", "limit": 2});
+    for form in [
+        json!({"compact_only": true}),
+        json!({"output_format": "toon"}),
+    ] {
+        let mut arguments = asked.clone();
+        if let (Some(arguments), Value::Object(form)) = (arguments.as_object_mut(), form.clone()) {
+            arguments.extend(form);
+        }
+        let page = call(&server, "search_text", arguments).await;
+        assert_eq!(
+            page["completeness"]["shortened"],
+            json!(["text"]),
+            "{form}: {page:#}"
+        );
+        let rows = page["data"]["occurrences"].as_array().expect("rows");
+        assert_eq!(rows.len(), 2, "every row is here");
+        let cut = rows[0]["text"].as_str().expect("text");
+        assert!(
+            cut.contains("needle") && cut.starts_with('…') && cut.ends_with('…'),
+            "{cut}"
+        );
+        assert_eq!(cut.chars().count(), 48 + 2, "{cut}");
+        assert_eq!(rows[1]["text"], "short needle", "a short line stays whole");
+        // The page whole is one action away, called exactly as given: the same call without
+        // the compact form.
+        let whole = page["next_actions"]
+            .as_array()
+            .and_then(|actions| actions.iter().find(|action| action["id"] == "full-rows"))
+            .expect("a full-rows action");
+        assert_eq!(whole["arguments"], asked, "{form}");
+        let full = call(&server, "search_text", whole["arguments"].clone()).await;
+        assert!(full["completeness"].get("shortened").is_none(), "{full:#}");
+        assert_eq!(full["data"]["occurrences"][0]["text"], long.as_str());
+        assert_eq!(full["data"]["occurrences"][1], rows[1]);
+    }
+    // The default answer cuts nothing and offers no such action.
+    let page = call(&server, "search_text", asked).await;
+    assert!(page["completeness"].get("shortened").is_none(), "{page:#}");
+    let ids: Vec<&Value> = page["next_actions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|action| &action["id"])
+        .collect();
+    assert_eq!(ids, [&json!("next-page")], "{page:#}");
 }
