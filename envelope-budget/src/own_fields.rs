@@ -5,12 +5,12 @@
 //! a 1 MB string in the wrong place once made a 2 MB error answer. When the own fields alone
 //! are over their share of the budget, they are cut in this order until they fit:
 //!
-//! 1. the longest strings, outside `meta` and `completeness` (ids, stamps, the continuation
-//!    token) and outside the arguments and ids of next actions (which must stay runnable), all cut to a
-//!    common length that falls until they fit, each kept to at least [`KEPT_CHARS`] characters
-//!    and ending in [`TRUNCATION_SUFFIX`];
+//! 1. the longest strings, outside `meta` and `completeness` (ids, stamps, counts) and outside
+//!    the arguments and ids of next actions (which must stay runnable as given: the next-page
+//!    call carries the continuation token), all cut to a common length that falls until they
+//!    fit, each kept to at least [`KEPT_CHARS`] characters and ending in [`TRUNCATION_SUFFIX`];
 //! 2. the next actions but the next-page call (a suggestion is optional; a wrong one is not),
-//!    which is kept like the continuation it carries.
+//!    which is kept: it is how an agent that copies actions pages on.
 //!
 //! Whatever was cut sets `meta.truncated`; when even that is not enough, so does
 //! `meta.envelope_unshrinkable`.
@@ -26,7 +26,7 @@ use crate::tokens::{Counts, Estimator};
 /// A cut string keeps at least this many characters, so it still says what it is about.
 pub(crate) const KEPT_CHARS: usize = 256;
 
-/// Top-level members whose strings are never cut: ids, stamps, enums, the continuation.
+/// Top-level members whose strings are never cut: ids, stamps, enums, counts.
 const UNCUT: &[&str] = &[
     field::META,
     field::COMPLETENESS,
@@ -218,6 +218,28 @@ mod tests {
                 .map(str::len),
             Some(2_000)
         );
+    }
+
+    #[test]
+    fn over_budget_only_the_next_page_call_is_kept() {
+        let mut rest = object(json!({
+            "ok": true,
+            "next_actions": [
+                {"id": "inspect", "tool": "t", "reason": "r".repeat(4_000), "arguments": {"q": "a".repeat(3_000)}},
+                {"id": "next-page", "tool": "t", "reason": "next page", "arguments": {"q": "a".repeat(3_000), "continuation": "tok"}},
+            ],
+            "meta": {"request_id": "01ABC"}
+        }));
+        let fitted = fit(&mut rest, 1_000, Estimator::default(), bytes);
+        assert!(fitted.cut_any);
+        let ids: Vec<&Value> = rest["next_actions"]
+            .as_array()
+            .expect("kept")
+            .iter()
+            .map(|action| &action["id"])
+            .collect();
+        assert_eq!(ids, [&json!("next-page")]);
+        assert_eq!(rest["next_actions"][0]["arguments"]["continuation"], "tok");
     }
 
     #[test]

@@ -11,7 +11,9 @@ use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY};
 use crate::encode::{Encoded, MeasuredLists};
 use crate::own_fields;
 use crate::prepared::{Outcome, Prepared, with_mirror};
-use crate::reconcile::{Continue, Described, completeness_reserve, reconcile_completeness};
+use crate::reconcile::{
+    Continue, Described, completeness_reserve, keep_orphan_token, reconcile_completeness,
+};
 use crate::shape::shape;
 use crate::size::rest_counts;
 use crate::stamps::{
@@ -61,6 +63,12 @@ pub(crate) fn prepare_within(
         _ => Map::new(),
     };
     shape(&mut rest, controls);
+    keep_orphan_token(
+        &mut rest,
+        described
+            .completeness
+            .and_then(|completeness| completeness.continuation()),
+    );
     let estimator = policy.estimator;
     let budget = data
         .as_ref()

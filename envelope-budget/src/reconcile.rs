@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 
+use envelope_core::fields::completeness as completeness_field;
 use envelope_core::fields::envelope as field;
 use envelope_core::fields::next_action as action_field;
 use envelope_core::paging::Resume;
@@ -175,6 +176,32 @@ pub(crate) fn reconcile_completeness(
         return;
     };
     describe(rest, &updated, advice);
+    keep_orphan_token(rest, updated.continuation());
+}
+
+/// Writes `completeness.continuation` when no next action carries the page's token in its
+/// arguments: a page finished without a next-page action (by hand, not by the `Pager`) still
+/// says how to resume, once. A token an action carries is written nowhere else.
+pub(crate) fn keep_orphan_token(rest: &mut Map<String, Value>, token: Option<&str>) {
+    let Some(token) = token else {
+        return;
+    };
+    let carried = rest
+        .get(field::NEXT_ACTIONS)
+        .and_then(Value::as_array)
+        .is_some_and(|actions| {
+            actions.iter().any(|action| {
+                action[action_field::ARGUMENTS]
+                    .as_object()
+                    .is_some_and(|arguments| arguments.values().any(|value| value == token))
+            })
+        });
+    if !carried && let Some(Value::Object(completeness)) = rest.get_mut(field::COMPLETENESS) {
+        completeness.insert(
+            completeness_field::CONTINUATION.to_owned(),
+            Value::String(token.to_owned()),
+        );
+    }
 }
 
 /// The `completeness` and `next_step` of a payload that is a bare list the budget cut: `to` of

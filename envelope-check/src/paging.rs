@@ -230,9 +230,17 @@ fn next_page(
         .find_map(|action| action[action_field::ARGUMENTS].as_object().cloned());
     match (suggested, written) {
         (Some(next), written) => {
+            // The token: the page's written one, the usual argument, or else the one string
+            // argument the action changed (a tool may name its token otherwise).
+            let changed = || {
+                next.iter()
+                    .find(|(key, value)| value.is_string() && arguments.get(*key) != Some(value))
+                    .and_then(|(_, value)| value.as_str())
+            };
             let token = written
                 .filter(|token| next.values().any(|value| value == token))
                 .or_else(|| next.get(DEFAULT_CONTINUATION_FIELD).and_then(Value::as_str))
+                .or_else(changed)
                 .map(str::to_owned);
             Some((token, next))
         }

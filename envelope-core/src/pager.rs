@@ -22,11 +22,12 @@ use crate::paging_core::{
     NEXT_PAGE, Page, PageArgs, Resume, Snapshot,
 };
 
-/// The id of the action a page whose rows a compact form shortened offers: the same page, every
-/// row whole.
-pub const FULL_ROWS: &str = "full-rows";
 use crate::reply::Reply;
 use crate::tool_error::ToolError;
+
+/// The id of the action a page whose rows a compact form shortened offers: the same page, as
+/// the default form shows it.
+pub const FULL_ROWS: &str = "full-rows";
 
 /// The arguments of a paged tool: where a call says its page size and where it resumes.
 ///
@@ -433,7 +434,7 @@ where
                 0,
                 T::NAME,
                 args,
-                "this page, every row whole",
+                "this page as the default form shows it, no row shortened",
             )
             .map_err(ToolError::internal)?;
             reply = reply.next_actions([whole]);

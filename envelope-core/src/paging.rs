@@ -33,7 +33,7 @@ pub use crate::paging_core::{
 };
 pub use crate::paging_core::{ContinuationKey, KeyError, KeyRing};
 pub use crate::paging_core::{Continuations, DEFAULT_TTL};
-pub use crate::paging_core::{INVALID_ARGUMENT, Sealed};
+pub use crate::paging_core::{INVALID_ARGUMENT, Sealed, TARGET_REF_FIELD};
 pub use crate::paging_core::{MAX_TOKEN_CHARS, MAX_TOKEN_LEN, TOKEN_CHARS, TOKEN_LAYOUT};
 pub use crate::paging_core::{NEXT_PAGE, Resume};
 pub use crate::paging_core::{Page, PageArgs};

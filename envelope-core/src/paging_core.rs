@@ -24,7 +24,7 @@ pub use continuations::{Continuations, DEFAULT_TTL};
 pub use keys::{ContinuationKey, KeyError, KeyRing};
 pub use page::{Page, PageArgs};
 pub(crate) use pasted::misplaced;
-pub use pasted::{INVALID_ARGUMENT, Sealed};
+pub use pasted::{INVALID_ARGUMENT, Sealed, TARGET_REF_FIELD};
 pub use resume::Resume;
 pub use target::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,

@@ -222,8 +222,10 @@ fn budget_section(out: &mut String) {
         out,
         "When a cut list is the one `completeness` describes (the payload itself when it is an \
          array, else the list whose length equals `returned`), `returned` drops to the rows sent, \
-         `budget_limit` joins the truncation reasons, the continuation is dropped (it pointed \
-         past rows never sent), and `next_step` is re-rendered with the sent numbers.\n"
+         `budget_limit` joins the truncation reasons, the continuation (which pointed past rows \
+         never sent) is sealed again to resume right after the last row sent and put in the \
+         `next-page` action's arguments (or dropped with the actions carrying it, when nothing \
+         can seal it), and `next_step` is re-rendered with the sent numbers.\n"
     );
     let _ = writeln!(out, "### Response shaping\n");
     let _ = writeln!(
@@ -320,10 +322,10 @@ fn paging_section(out: &mut String) {
          from the first page): text that is no token as the server writes them (quoted twice, \
          cut short, padded with whitespace), a target ref under `{DEFAULT_CONTINUATION_FIELD}`, \
          or a token under an argument the tool does not declare (`cursor`, say) is \
-         `{INVALID_ARGUMENT}`, with `data.field` naming the argument and `data.action` the \
-         `{NEXT_PAGE}` action to call as given instead. The seal says the token is this \
-         server's and unedited: one bit flipped, or a key this server does not (or no longer) \
-         hold, is `INVALID_CONTINUATION`. Then the \
+         `{INVALID_ARGUMENT}`, with `data.field` naming the argument (and, when the text is a \
+         continuation, `data.action` the `{NEXT_PAGE}` action to call as given instead). A \
+         token laid out as the server writes them but edited in place, or sealed by a key this \
+         server does not (or no longer) hold, is `INVALID_CONTINUATION`. Then the \
          binding tag tells another call's token (`CONTINUATION_SCOPE_MISMATCH`) from a moved \
          snapshot (`STALE_CONTINUATION`, as is an expired token). A genuine token presented \
          under another tool, caller, request or scope passes only if both 32-bit tags match by \

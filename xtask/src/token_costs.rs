@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use envelope_budget::ExactCounter;
 use envelope_core::paging::{ContinuationKey, Continuations, NEXT_PAGE};
+use envelope_core::schema::controls_instructions;
 use envelope_mcp::{EnvelopeServer, Listing};
 use serde_json::{Value, json};
 use workspace_server::Workspace;
@@ -285,7 +286,8 @@ fn dump(form: &str, text: &str) {
 struct ListingCosts {
     tools: usize,
     /// What an agent framework turns into the model's tool definitions: each tool's name,
-    /// description and input schema.
+    /// description and input schema; for the lean listing, with the controls it describes
+    /// once in the instructions instead.
     visible: Tokens,
     /// The whole listing as `tools/list` sends it (output schemas, annotations, `_meta`).
     whole: Tokens,
@@ -317,7 +319,9 @@ fn listing(root: &Path, counter: &Counter) -> Result<ListingCosts, String> {
     let plain = workspace_server::plain_listing()?;
     Ok(ListingCosts {
         tools: lean.tools().len(),
-        visible: counter.count(&visible(lean.tools())),
+        // What the lean listing leaves out of every tool it says once, in the instructions:
+        // counted with it.
+        visible: counter.count(&(visible(lean.tools()) + &controls_instructions())),
         whole: counter.count(&compact(&lean.tools())),
         full_visible: counter.count(&visible(full.tools())),
         full_whole: counter.count(&compact(&full.tools())),
@@ -563,7 +567,8 @@ fn render(
     let _ = writeln!(
         out,
         "\nThe tool listing, paid on every turn ({} tools; what a model is shown is each tool's \
-         name, description and input schema):\n",
+         name, description and input schema, and, for the lean listing, the controls it says \
+         once in the instructions):\n",
         listing.tools
     );
     let _ = writeln!(out, "| listing | shown to the model | whole `tools/list` |");

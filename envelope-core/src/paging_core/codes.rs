@@ -5,8 +5,11 @@
 /// carries the page's continuation, to be made exactly as given.
 pub const NEXT_PAGE: &str = "next-page";
 
-/// Code of a token that is malformed, of the wrong length, not canonical base64, tampered with,
-/// or sealed by a key this server does not (or no longer) accept.
+/// Code of a token laid out as this server writes them but edited in place (its seal fails), or
+/// sealed by a key this server does not (or no longer) accept. Text that is no token as written
+/// (quoted, cut short, padded) is `invalid_argument` (see [`INVALID_ARGUMENT`]).
+///
+/// [`INVALID_ARGUMENT`]: super::INVALID_ARGUMENT
 pub const INVALID_CONTINUATION: &str = "INVALID_CONTINUATION";
 /// Code of a genuine token presented with another tool, caller, request or scope.
 pub const CONTINUATION_SCOPE_MISMATCH: &str = "CONTINUATION_SCOPE_MISMATCH";
@@ -23,7 +26,7 @@ pub const INVALID_LIMIT: &str = "INVALID_LIMIT";
 pub const CONTINUATION_CODES: [(&str, &str, &str); 5] = [
     (
         INVALID_CONTINUATION,
-        "The token is malformed, tampered with, or sealed by a key this server does not accept.",
+        "The token was edited in place, or sealed by a key this server does not accept.",
         "Do not edit tokens; start again from the first page.",
     ),
     (

@@ -14,6 +14,9 @@ use serde_json::{Map, Value, json};
 use super::codes::NEXT_PAGE;
 use crate::tool_error::ToolError;
 
+/// The usual name of the argument that takes a target ref.
+pub const TARGET_REF_FIELD: &str = "target_ref";
+
 /// Code of a token changed on its way back (quoted, cut short, padded) or passed under the
 /// wrong argument; the same code argument decoding gives a value of the wrong shape, with
 /// `data.field` naming the argument.
@@ -74,15 +77,22 @@ pub(crate) fn mispasted(field: &str, expected: Sealed, found: Option<Sealed>) ->
 }
 
 /// The error of an argument the tool does not declare, `field`, holding a token of this
-/// server's that the tool takes as `takes`.
-pub(crate) fn misplaced(field: &str, found: Sealed, takes: &str) -> ToolError {
-    with_field(
-        ToolError::validation(format!(
+/// server's that the tool takes as `takes` (when known).
+pub(crate) fn misplaced(field: &str, found: Sealed, takes: Option<&str>) -> ToolError {
+    let message = match takes {
+        Some(takes) => format!(
             "`{field}` holds {}; this tool takes it as `{takes}`",
             found.noun()
-        ))
-        .with_code(INVALID_ARGUMENT)
-        .with_hint(found.source()),
+        ),
+        None => format!(
+            "`{field}` holds {}, which this tool does not take as `{field}`",
+            found.noun()
+        ),
+    };
+    with_field(
+        ToolError::validation(message)
+            .with_code(INVALID_ARGUMENT)
+            .with_hint(found.source()),
         field,
         found,
     )

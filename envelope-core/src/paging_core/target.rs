@@ -25,8 +25,9 @@ use super::token::{MAX_TOKEN_CHARS, SEAL_LABEL, TAG_LEN, VERSION};
 use super::{ContinuationKey, Continuations, Snapshot};
 use crate::tool_error::{Category, ToolError};
 
-/// Code of a ref that is malformed, too long, tampered with, or sealed by a key this server
-/// does not accept.
+/// Code of a ref laid out as this server writes them but edited in place (its seal fails), or
+/// sealed by a key this server does not accept. Text that is no ref as written (quoted, cut
+/// short, padded, a count that no longer adds up) is `invalid_argument`.
 pub const INVALID_TARGET_REF: &str = "INVALID_TARGET_REF";
 /// Code of a genuine ref presented to another tool family, by another caller or in another
 /// scope.
@@ -45,7 +46,7 @@ pub const TARGET_CODES: [(&str, Category, &str, &str); 5] = [
     (
         INVALID_TARGET_REF,
         Category::Validation,
-        "The ref is malformed, tampered with, or sealed by a key this server does not accept.",
+        "The ref was edited in place, or sealed by a key this server does not accept.",
         "Pass refs back exactly as received; run the search again for fresh ones.",
     ),
     (

@@ -13,7 +13,10 @@ use crate::context::{Controls, ToolContext};
 use crate::envelope::Envelope;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
-use crate::paging_core::{Continuations, DEFAULT_CONTINUATION_FIELD, Sealed, misplaced};
+use crate::paging_core::{
+    Continuations, DEFAULT_CONTINUATION_FIELD, INVALID_ARGUMENT, Sealed, TARGET_REF_FIELD,
+    misplaced,
+};
 use crate::panic_capture::{Panicked, catch_unwind_sync, install_panic_hook, log_internal};
 use crate::payload::Payload;
 use crate::stage::ToolOutput;
@@ -325,8 +328,8 @@ impl From<Panicked> for Stopped {
 
 /// Refuses a call that passes one of this server's tokens under an argument the tool does not
 /// declare (`cursor`, `page_token`, …): ignored with a warning, it would silently restart
-/// paging from the first page, or read nothing. Refused only when the tool takes that kind of
-/// token under its own name; the check is the token's seal, so no other text is mistaken for one.
+/// paging from the first page, or read nothing. The check is the token's seal, so no other
+/// text is mistaken for one; it runs only for a call that has unknown arguments.
 fn refuse_misplaced_tokens(
     ctx: &ToolContext,
     object: &Map<String, Value>,
@@ -340,19 +343,17 @@ fn refuse_misplaced_tokens(
         let Some(Value::String(text)) = object.get(key) else {
             continue;
         };
-        // wire: the arguments that take each kind of token
-        let takes = match continuations.recognize(text) {
-            Some(found @ Sealed::Continuation) => (found, DEFAULT_CONTINUATION_FIELD),
-            Some(found @ Sealed::TargetRef) => (found, "target_ref"),
-            _ => continue,
+        let Some(found) = continuations.recognize(text) else {
+            continue;
         };
-        if declares(takes.1) {
-            return Err(misplaced(
-                &shorten(key, MAX_ECHOED_KEY_CHARS),
-                takes.0,
-                takes.1,
-            ));
-        }
+        // The argument the tool takes it as, when it has the usual name; a tool that names it
+        // otherwise is told of by the action that carries it.
+        let usual = match found {
+            Sealed::Continuation => DEFAULT_CONTINUATION_FIELD,
+            _ => TARGET_REF_FIELD,
+        };
+        let takes = declares(usual).then_some(usual);
+        return Err(misplaced(&shorten(key, MAX_ECHOED_KEY_CHARS), found, takes));
     }
     Ok(())
 }
@@ -378,7 +379,7 @@ fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
                 .with_code("invalid_arguments")
         } else {
             ToolError::validation(format!("invalid argument `{field}`: {inner}"))
-                .with_code("invalid_argument")
+                .with_code(INVALID_ARGUMENT)
                 .with_data(json!({ "field": field }))
         }
     })

@@ -27,9 +27,10 @@ use crate::verdict::Verdict;
 
 /// `input` (a tool's input schema as `#[tool]` writes it, the shaping controls added) as the
 /// lean listing lists it: without the controls the runtime added (a tool that declares an
-/// argument of a control's name keeps its own), and without the root's `$schema`, `title` and
-/// `description` (the tool's description is what a model reads about the tool). Unchanged but
-/// for that; a schema that is no object is returned as it is.
+/// argument of a control's name keeps its own, and a schema that refuses unnamed properties,
+/// `additionalProperties: false`, keeps them all), and without the root's `$schema`, `title`
+/// and `description` (the tool's description is what a model reads about the tool). Unchanged
+/// but for that; a schema that is no object is returned as it is.
 ///
 /// ```
 /// use envelope_core::schema::lean_input_schema;
@@ -65,6 +66,23 @@ pub fn lean_input_schema(input: &Schema) -> Schema {
     };
     for key in ["$schema", "title", "description"] {
         root.remove(key);
+    }
+    // A schema that refuses properties it does not name would refuse the controls every tool
+    // accepts: it keeps them.
+    let closed = |schema: &Map<String, Value>| {
+        ["additionalProperties", "unevaluatedProperties"]
+            .iter()
+            .any(|key| schema.get(*key) == Some(&Value::Bool(false)))
+    };
+    let closed_member = root
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .any(closed);
+    if closed(root) || closed_member {
+        return schema;
     }
     let controls = controls_properties();
     if let Some(Value::Object(properties)) = root.get_mut("properties") {
@@ -250,6 +268,21 @@ mod tests {
             properties["response_mode"]["description"],
             "The tool's own meaning."
         );
+    }
+
+    #[test]
+    fn a_closed_schema_keeps_the_controls_it_would_refuse() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        struct Args {
+            #[allow(dead_code)] // Read only through the schema.
+            query: String,
+        }
+        let listed = lean_input_schema(&crate::runtime::input_schema::<Args>()).to_value();
+        assert_eq!(listed["additionalProperties"], false, "{listed}");
+        for name in controls_properties().keys() {
+            assert!(listed["properties"].get(name).is_some(), "{name}: {listed}");
+        }
     }
 
     #[test]

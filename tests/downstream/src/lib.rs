@@ -47,7 +47,7 @@ pub struct ListArgs {
     /// Notes per page: 10 unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
-    /// The previous page's `completeness.continuation`, for the next page.
+    /// Where the next page starts: set by the `next-page` action, which is called as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<String>,
 }

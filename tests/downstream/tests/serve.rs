@@ -26,7 +26,7 @@ async fn the_downstream_server_answers_and_pages() {
 
     // Two per page: three pages, every note once, in order, each page true to the contract:
     // `total` counts every note on every page, `offset` is where the page starts, and the
-    // next-page action takes `completeness.continuation`.
+    // next-page action, called exactly as given, is the next page.
     let mut seen = Vec::new();
     let mut arguments = json!({"limit": 2});
     for page_number in 0..3 {

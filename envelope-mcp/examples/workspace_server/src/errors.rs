@@ -1,5 +1,6 @@
 //! The errors several tools answer with.
 
+use envelope_core::paging::INVALID_ARGUMENT;
 use envelope_core::{ToolError, ToolResult};
 use serde_json::json;
 
@@ -11,7 +12,7 @@ pub(crate) const MAX_PATTERN_BYTES: usize = 4_096;
 /// produces (`data.field`).
 pub(crate) fn invalid(field: &str, message: impl Into<String>) -> ToolError {
     ToolError::validation(message)
-        .with_code("invalid_argument")
+        .with_code(INVALID_ARGUMENT)
         .with_data(json!({ "field": field }))
 }
 

@@ -229,7 +229,7 @@ fn search(
                     column: column_no,
                     text: excerpt(line, found.start(), window),
                 };
-                shortened |= window < MAX_LINE_CHARS && occurrence.text != line;
+                let cut_by_window = window < MAX_LINE_CHARS && occurrence.text != line;
                 // Measured as the budget stage will measure it: escapes and the token
                 // estimate (punctuation and accented text weigh more than a byte each).
                 built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
@@ -241,6 +241,7 @@ fn search(
                 if !budget_full {
                     targets.cover(file);
                     occurrences.push(occurrence);
+                    shortened |= cut_by_window;
                 }
             }
             if index_in_file >= total {
