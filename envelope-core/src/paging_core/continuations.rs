@@ -315,6 +315,24 @@ mod tests {
         *now += by;
     }
 
+    /// The code a changed token of `bytes` gets: laid out as a token (the position's length
+    /// adds up), it fails the seal; else it is no token as written, a copy gone wrong.
+    fn expected_code(bytes: &[u8]) -> &'static str {
+        let Some(head) = bytes.get(1..bytes.len().saturating_sub(3 * TAG_LEN)) else {
+            return INVALID_ARGUMENT;
+        };
+        let mut layout = Reader(head);
+        let laid_out = (MIN_TOKEN_BYTES..=MAX_TOKEN_BYTES).contains(&bytes.len())
+            && layout.varint().is_some()
+            && layout.take::<4>().is_some()
+            && layout.rest().is_empty();
+        if laid_out {
+            INVALID_CONTINUATION
+        } else {
+            INVALID_ARGUMENT
+        }
+    }
+
     fn code(result: Result<u64, ToolError>) -> Option<String> {
         result.err().and_then(|e| e.code().map(str::to_owned))
     }
@@ -369,7 +387,7 @@ mod tests {
     }
 
     #[test]
-    fn every_single_bit_flip_is_invalid() {
+    fn every_single_bit_flip_is_refused() {
         let c = Continuations::new(key(1));
         let request = args();
         let token = c.seal(&binding(&request), 7).expect("seal");
@@ -383,7 +401,7 @@ mod tests {
                 let result = c.open(&text, &binding(&request));
                 assert_eq!(
                     code(result).as_deref(),
-                    Some(INVALID_CONTINUATION),
+                    Some(expected_code(&flipped)),
                     "byte {index} bit {bit}"
                 );
             }
@@ -405,9 +423,12 @@ mod tests {
                 changed[index] = replacement;
                 let text = String::from_utf8(changed).expect("ascii");
                 let result = c.open(&text, &binding(&request));
+                let expected = URL_SAFE_NO_PAD
+                    .decode(&text)
+                    .map_or(INVALID_ARGUMENT, |bytes| expected_code(&bytes));
                 assert_eq!(
                     code(result).as_deref(),
-                    Some(INVALID_CONTINUATION),
+                    Some(expected),
                     "char {index} -> {}",
                     replacement as char
                 );
@@ -446,6 +467,22 @@ mod tests {
             let data = error.data().expect("data");
             assert_eq!(data["field"], "continuation");
             assert_eq!(data["action"], NEXT_PAGE);
+        }
+    }
+
+    #[test]
+    fn a_long_token_cut_short_is_a_copy_gone_wrong() {
+        // Past position 127 the position takes two bytes: a token cut by a few characters can
+        // still decode to a token's length, but its layout no longer adds up.
+        let c = Continuations::new(key(1));
+        let request = args();
+        let token = c.seal(&binding(&request), 50_000).expect("seal");
+        assert!(token.len() > TOKEN_CHARS, "{token}");
+        for cut in 1..=token.len() - 8 {
+            let error = c
+                .open(&token[..token.len() - cut], &binding(&request))
+                .expect_err("refused");
+            assert_eq!(error.code(), Some(INVALID_ARGUMENT), "cut {cut}");
         }
     }
 
@@ -757,14 +794,7 @@ mod tests {
             bytes[0] = seal::lead_byte(VERSION, 1);
             let text = URL_SAFE_NO_PAD.encode(&bytes);
             let error = c.open(&text, &binding(&request)).expect_err("refused");
-            // Laid out as a token (the position's length adds up), it fails the seal; else it
-            // is no token as written.
-            let mut layout = Reader(&bytes[1..bytes.len() - 3 * TAG_LEN]);
-            let laid_out = layout.varint().is_some()
-                && layout.take::<4>().is_some()
-                && layout.rest().is_empty();
-            let expected = if laid_out { INVALID_CONTINUATION } else { INVALID_ARGUMENT };
-            prop_assert_eq!(error.code(), Some(expected));
+            prop_assert_eq!(error.code(), Some(expected_code(&bytes)));
         }
     }
 }
