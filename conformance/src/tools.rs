@@ -326,8 +326,10 @@ impl JsonSchema for Contact {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        // `$schema` is written by the generator (draft 2020-12), the rest as the suite has it.
+        // As the suite has it, `$schema` included: `#[tool]` writes none (MCP reads a schema
+        // without one as draft 2020-12), and the suite checks that the listing keeps it.
         schemars::json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "$defs": {
                 "address": {

@@ -456,7 +456,11 @@ fn collect_refs(node: &Value, out: &mut BTreeSet<String>) {
 /// A generator of draft 2020-12 schemas made [`Portable`], for the deserialize contract (what a
 /// tool accepts).
 pub(crate) fn input_generator() -> SchemaGenerator {
-    settings().into_generator()
+    let mut settings = settings();
+    // MCP reads an input schema without `$schema` as draft 2020-12, the dialect it is written
+    // in; the line would cost every tool's listing, on every turn a model reads it.
+    settings.meta_schema = None;
+    settings.into_generator()
 }
 
 #[cfg(test)]

@@ -400,7 +400,8 @@ fn mcp_section(out: &mut String) {
         out,
         "What `tools/list` spells out of each tool is the server's `Listing` setting. A model is \
          shown the listing on every turn, so by default (`Listing::Lean`) each input schema holds \
-         the tool's own arguments only (no `$schema`, `title` or root description) and the \
+         the tool's own arguments only (no `title` or root description; `#[tool]` writes no \
+         `$schema`, a hand-written one is kept) and the \
          per-call controls are described once, at the end of the `initialize` instructions; each \
          output schema types `data` exactly and the envelope's own fields at the depth an agent \
          branches on (`ok`, `verdict`, the error's `category` and `retryable`, each next action \

@@ -4,7 +4,7 @@
 //!
 //! - [`lean_input_schema`]: the tool's own arguments, without the shaping controls every tool
 //!   accepts (described once, by [`controls_instructions`], in the server's instructions) and
-//!   without the root's generator noise (`$schema`, `title`, the arguments type's own doc);
+//!   without the root's `title` and the arguments type's own doc;
 //! - [`terse_output_schema`]: the envelope's fields at the depth an agent branches on (`ok`,
 //!   `verdict`, the error's `category` and `retryable`, that each next action has a `tool`
 //!   and `arguments`), `data` typed exactly as in the full output schema.
@@ -28,9 +28,9 @@ use crate::verdict::Verdict;
 /// `input` (a tool's input schema as `#[tool]` writes it, the shaping controls added) as the
 /// lean listing lists it: without the controls the runtime added (a tool that declares an
 /// argument of a control's name keeps its own, and a schema that refuses unnamed properties,
-/// `additionalProperties: false`, keeps them all), and without the root's `$schema`, `title`
-/// and `description` (the tool's description is what a model reads about the tool). Unchanged
-/// but for that; a schema that is no object is returned as it is.
+/// `additionalProperties: false`, keeps them all), and without the root's `title` and
+/// `description` (the tool's description is what a model reads about the tool). Unchanged but
+/// for that; a schema that is no object is returned as it is.
 ///
 /// ```
 /// use envelope_core::schema::lean_input_schema;
@@ -64,7 +64,9 @@ pub fn lean_input_schema(input: &Schema) -> Schema {
     let Some(root) = schema.as_object_mut() else {
         return schema;
     };
-    for key in ["$schema", "title", "description"] {
+    // A `$schema` stays: it is the author's (`#[tool]` writes none), and MCP asks a server to
+    // list it as written.
+    for key in ["title", "description"] {
         root.remove(key);
     }
     // A schema that refuses properties it does not name would refuse the controls every tool
@@ -130,7 +132,7 @@ pub fn terse_output_schema(output: &Schema) -> Schema {
         let reached = reached_definitions(data, defs);
         let kept: Map<String, Value> = defs
             .iter()
-            .filter(|(name, _)| reached.contains(name.as_str()))
+            .filter(|(name, _)| reached.contains(*name))
             .map(|(name, def)| (name.clone(), def.clone()))
             .collect();
         if !kept.is_empty() {
@@ -176,25 +178,16 @@ fn terse_properties() -> Value {
 }
 
 /// The names of the definitions `schema` reaches through local `$ref`s, transitively.
-fn reached_definitions<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> BTreeSet<&'a str> {
+fn reached_definitions(schema: &Value, defs: &Map<String, Value>) -> BTreeSet<String> {
     let mut reached = BTreeSet::new();
-    let mut stack = vec![schema];
-    while let Some(node) = stack.pop() {
-        match node {
-            Value::Object(map) => {
-                if let Some(name) = map
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|pointer| pointer.strip_prefix("#/$defs/"))
-                    && let Some((name, def)) = defs.get_key_value(name)
-                    && reached.insert(name.as_str())
-                {
-                    stack.push(def);
-                }
-                stack.extend(map.values());
-            }
-            Value::Array(items) => stack.extend(items),
-            _ => {}
+    let mut pending = BTreeSet::new();
+    super::collect_refs(schema, &mut pending);
+    while let Some(name) = pending.pop_first() {
+        if !reached.contains(&name)
+            && let Some(def) = defs.get(&name)
+        {
+            super::collect_refs(def, &mut pending);
+            reached.insert(name);
         }
     }
     reached
