@@ -219,7 +219,7 @@ impl PageCount {
 
     /// The page's rows show the field `field` (its wire name) in part: a compact form asked
     /// for less of each row. `completeness.shortened` says so, and the page offers the
-    /// `full-rows` action, the same page with every row whole.
+    /// `full-rows` action, the same page as the default form shows it.
     #[must_use]
     pub fn shortened(mut self, field: &'static str) -> Self {
         if !self.shortened.contains(&field) {
