@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use common::raw_http::{header, http_exchange};
 use common::tools::nap;
-use envelope_core::{ToolError, ToolResult, tool, toolset};
+use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
+use envelope_core::{ToolContext, ToolError, ToolResult, Unit, tool, toolset};
 use envelope_mcp::rest::{CATEGORY_STATUS, PROBLEM_JSON, PROBLEM_TYPE_PREFIX, category_status};
 use envelope_mcp::{BudgetPolicy, EnvelopeConfig, EnvelopeServer, HttpConfig, RestConfig};
 use serde_json::{Value, json};
@@ -26,6 +27,29 @@ async fn rows(args: RowsArgs) -> ToolResult<Vec<String>> {
     Ok((0..args.rows)
         .map(|row| format!("row {row:05} of a long answer"))
         .collect())
+}
+
+#[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct PagesArgs {
+    /// How many numbers there are.
+    count: usize,
+    /// Numbers per page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    limit: Option<usize>,
+    /// The next page's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    continuation: Option<String>,
+}
+
+envelope_core::paged_args!(PagesArgs);
+
+/// Answers the numbers below `count`, ten a page.
+#[tool(tier = lite, read_only)]
+fn pages(ctx: &ToolContext, args: PagesArgs) -> ToolResult<envelope_core::Reply<Vec<usize>>> {
+    let pager = Pager::<pages>::open(ctx, &args, Paging::new(Unit::ITEM, 10))?;
+    let page: Vec<usize> = (0..args.count).filter(|index| pager.takes(*index)).collect();
+    let count = PageCount::new(page.len(), args.count);
+    pager.finish(ctx, &args, envelope_core::Reply::new(page), count)
 }
 
 /// Fails as a flaky downstream does, naming when to retry.
@@ -77,10 +101,11 @@ fn server() -> EnvelopeServer {
     let config = EnvelopeConfig::new("gateway", "1")
         .with_budget(BudgetPolicy::default().with_agent_chars(Some(2_000)))
         .with_max_request_bytes(4_096)
+        .with_continuations(Continuations::new(ContinuationKey::new(1, [9; 32])))
         .disable_module("extra");
     EnvelopeServer::new(
         toolset![
-            rows, flaky, offline, forbidden, missing, broken, gated, nap, screenshot
+            rows, pages, flaky, offline, forbidden, missing, broken, gated, nap, screenshot
         ],
         config,
     )
@@ -556,7 +581,7 @@ async fn the_listing_and_the_document_describe_every_tool() {
     let (status, _, listing) = exchange(addr, get("/tools")).await;
     assert_eq!(status, 200);
     let tools = listing["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), 10);
     let gated = tools
         .iter()
         .find(|tool| tool["name"] == "gated")
@@ -656,4 +681,48 @@ async fn origins_are_checked_as_the_mcp_endpoint_checks_them() {
     // A request without an `Origin` (not from a browser) passes, as over MCP.
     let (status, _, _) = call(addr, "rows", json!({ "rows": 1 })).await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_continuation_given_twice_with_two_values_is_refused_on_every_surface() {
+    let addr = serve(HttpConfig::default()).await;
+    // Two real tokens: the first page's and the second's, each from the `next-page` action.
+    let next = |answer: &Value| {
+        let actions = answer["next_actions"].as_array().cloned().unwrap_or_default();
+        let action = actions.into_iter().find(|action| action["id"] == "next-page");
+        action
+            .map(|action| action["arguments"].clone())
+            .unwrap_or_else(|| panic!("no next-page in {answer}"))
+    };
+    let (status, _, first) = call(addr, "pages", json!({ "count": 100 })).await;
+    assert_eq!(status, 200, "{first}");
+    let to_second = next(&first);
+    let (_, _, second) = call(addr, "pages", to_second.clone()).await;
+    let to_third = next(&second);
+    let (a, b) = (
+        to_second["continuation"].as_str().expect("a token"),
+        to_third["continuation"].as_str().expect("a token"),
+    );
+    assert_ne!(a, b);
+    let body = to_second.to_string();
+    let query = |token: &str| format!("/tools/pages?continuation={token}");
+    let header = |token: &str| format!("envelope-continuation: {token}\r\n");
+    let bare = json!({ "count": 100 }).to_string();
+    for (target, extra, body) in [
+        (query(b), String::new(), body.clone()),
+        ("/tools/pages".to_owned(), header(b), body.clone()),
+        (query(a), header(b), bare.clone()),
+        (format!("{}&continuation={b}", query(a)), String::new(), bare.clone()),
+    ] {
+        let (status, head, problem) =
+            exchange(addr, request(addr, "POST", &target, &extra, &body)).await;
+        assert_eq!(status, 400, "{target} {extra}: {problem}");
+        assert_problem(status, &head, &problem);
+        assert_eq!(problem["envelope"]["error"]["code"], "invalid_control");
+    }
+    // The same token in two places agrees, and is followed.
+    let (status, _, agreed) =
+        exchange(addr, request(addr, "POST", &query(a), "", &body)).await;
+    assert_eq!(status, 200, "{agreed}");
+    assert_eq!(agreed["data"], second["data"]);
 }
