@@ -30,6 +30,16 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// from the end of its head. Past it the request is answered `408` and its connection closed.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a connection may leave written output unread, unless configured otherwise: a
+/// connection whose socket takes no byte for that long while the server has bytes to send is
+/// closed, and an answer (an HTTP/2 stream, or an HTTP/1.1 answer) the client takes nothing of
+/// for that long is dropped, freeing its place under the concurrency limit.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many requests one HTTP/2 connection may have in flight at once, unless configured
+/// otherwise (its `SETTINGS_MAX_CONCURRENT_STREAMS`).
+pub const DEFAULT_MAX_STREAMS_PER_CONNECTION: u32 = 100;
+
 /// How the streamable HTTP endpoint is served ([`EnvelopeServer::http_router_with`],
 /// [`EnvelopeServer::serve_http_with`]).
 ///
@@ -75,6 +85,9 @@ pub struct HttpConfig {
     pub(crate) header_timeout: Option<Duration>,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) body_timeout: Option<Duration>,
+    pub(crate) write_timeout: Option<Duration>,
+    pub(crate) http2: bool,
+    pub(crate) max_streams_per_connection: u32,
     /// `None`: from the file limit alone.
     pub(crate) max_connections: Option<usize>,
     /// The plain HTTP gateway mounted beside the MCP endpoint; `None` mounts none.
@@ -107,6 +120,9 @@ impl Default for HttpConfig {
             header_timeout: Some(DEFAULT_HEADER_TIMEOUT),
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             body_timeout: Some(DEFAULT_BODY_TIMEOUT),
+            write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
+            http2: true,
+            max_streams_per_connection: DEFAULT_MAX_STREAMS_PER_CONNECTION,
             max_connections: None,
             #[cfg(feature = "rest")]
             rest: Some(RestConfig::default()),
@@ -290,6 +306,43 @@ impl HttpConfig {
     #[must_use]
     pub fn with_body_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.body_timeout = timeout;
+        self
+    }
+
+    /// How long the server's output may stay unread ([`DEFAULT_WRITE_TIMEOUT`] unless set;
+    /// `None` for no limit). A connection whose socket takes no byte for that long while the
+    /// server has bytes for it is closed; an answer the client takes nothing of for that long
+    /// (one HTTP/2 stream whose flow-control window stays shut while the connection lives on,
+    /// an event stream, a large answer) is dropped, and with it its place under the
+    /// concurrency limit and its request's count on the connection. What a connection holds
+    /// unsent is bounded besides: hyper's write buffer for HTTP/1.1, and for HTTP/2
+    /// [`MAX_UNSENT_BYTES_PER_STREAM`](crate::MAX_UNSENT_BYTES_PER_STREAM) a stream. Only
+    /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) holds connections to it.
+    #[must_use]
+    pub fn with_write_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
+    /// Whether HTTP/2 is served beside HTTP/1.1 on the same listener (default `true`): a
+    /// connection opening with HTTP/2's preface (prior knowledge, as proxies and meshes speak
+    /// to their upstreams: h2c) is served as HTTP/2, any other as HTTP/1.1, each held to the
+    /// same deadlines, caps, host checks and authorization. `false` closes a connection that
+    /// opens with the preface. Only
+    /// [`serve_http_with`](crate::EnvelopeServer::serve_http_with) serves HTTP/2.
+    #[must_use]
+    pub fn with_http2(mut self, http2: bool) -> Self {
+        self.http2 = http2;
+        self
+    }
+
+    /// How many requests one HTTP/2 connection may have in flight at once
+    /// ([`DEFAULT_MAX_STREAMS_PER_CONNECTION`] unless set; at least one): the
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` the server announces. A stream past it is refused
+    /// (`REFUSED_STREAM`), which a client retries.
+    #[must_use]
+    pub fn with_max_streams_per_connection(mut self, limit: u32) -> Self {
+        self.max_streams_per_connection = limit.max(1);
         self
     }
 

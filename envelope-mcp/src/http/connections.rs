@@ -1,6 +1,7 @@
 //! The connections a server holds open: counted, capped below the process's file limit, each
-//! with a count of its requests in flight and the time it last read or wrote a byte, and each
-//! closable from outside its own task (to make room for a new one, or for idleness).
+//! with a count of its requests in flight, the time it last read or wrote a byte and since when
+//! its client has left output unread, and each closable from outside its own task (to make room
+//! for a new one, or for idleness).
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
@@ -68,6 +69,9 @@ pub(crate) struct Connection {
     /// Milliseconds from [`Connections::epoch`] to the last byte read or written, or to the
     /// end of the last answer.
     last_active: AtomicU64,
+    /// Milliseconds from [`Connections::epoch`] (plus one, so that `0` means none) to the
+    /// moment a write found the socket full, while it still is: the client is not reading.
+    write_blocked: AtomicU64,
     epoch: Instant,
     /// Cancelled once the connection is evicted: its task then shuts it down.
     close: CancellationToken,
@@ -115,6 +119,7 @@ impl Connections {
             in_flight: AtomicUsize::new(0),
             requested: AtomicBool::new(false),
             last_active: AtomicU64::new(0),
+            write_blocked: AtomicU64::new(0),
             epoch: self.epoch,
             close: CancellationToken::new(),
         });
@@ -186,8 +191,46 @@ impl Connection {
 
     /// Marks this connection active now.
     fn touch(&self) {
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_active.fetch_max(now, Ordering::Relaxed);
+        self.last_active.fetch_max(self.now(), Ordering::Relaxed);
+    }
+
+    /// Milliseconds from the epoch to now.
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Records a write that found the socket full (`blocked`), or one that went through.
+    fn wrote(&self, blocked: bool) {
+        if blocked {
+            // The first refusal starts the clock; later ones while still full do not.
+            let _ = self.write_blocked.compare_exchange(
+                0,
+                self.now().saturating_add(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        } else {
+            self.write_blocked.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits until this connection's socket has taken no byte for `limit` while the server
+    /// had bytes for it: the client has stopped reading. Checked every half `limit` at most,
+    /// so it ends within one and a half `limit` of the first refused write.
+    pub(crate) async fn write_stalled_for(&self, limit: Duration) {
+        loop {
+            let blocked = self.write_blocked.load(Ordering::Relaxed);
+            let wake = if blocked == 0 {
+                Instant::now() + limit / 2
+            } else {
+                let since = self.epoch + Duration::from_millis(blocked - 1);
+                if since.elapsed() >= limit {
+                    return;
+                }
+                since + limit
+            };
+            tokio::time::sleep_until(wake).await;
+        }
     }
 
     /// Waits until this connection has been idle for `idle`: no request in flight, and no byte
@@ -239,6 +282,21 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
     }
 }
 
+impl<T> Watched<T> {
+    /// Marks the connection active when a write went through, and notes when one found the
+    /// socket full (for the write deadline).
+    fn wrote(&self, polled: &Poll<std::io::Result<usize>>) {
+        match polled {
+            Poll::Pending => self.connection.wrote(true),
+            Poll::Ready(Ok(written)) if *written > 0 => {
+                self.connection.wrote(false);
+                self.connection.touch();
+            }
+            Poll::Ready(_) => {}
+        }
+    }
+}
+
 impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
@@ -246,9 +304,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(written)) if written > 0) {
-            self.connection.touch();
-        }
+        self.wrote(&polled);
         polled
     }
 
@@ -258,9 +314,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        if matches!(polled, Poll::Ready(Ok(written)) if written > 0) {
-            self.connection.touch();
-        }
+        self.wrote(&polled);
         polled
     }
 

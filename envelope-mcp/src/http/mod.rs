@@ -15,6 +15,7 @@ mod holding;
 #[cfg(feature = "rest")]
 pub mod rest;
 mod serve;
+mod unread;
 
 pub(crate) use admission::{Admission, Admitted, Refusal};
 #[cfg(feature = "rest")]
@@ -22,11 +23,12 @@ pub(crate) use guard::HostRefusal;
 
 pub use config::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MCP_PATH, HttpConfig,
+    DEFAULT_MAX_STREAMS_PER_CONNECTION, DEFAULT_MCP_PATH, DEFAULT_WRITE_TIMEOUT, HttpConfig,
 };
 pub use connections::{CONNECTION_DESCRIPTOR_HEADROOM, UNLIMITED_FILES_MAX_CONNECTIONS};
 use health::Readiness;
 pub use health::{HEALTH_PATH, READY_PATH};
+pub use serve::{MAX_HEADER_LIST_BYTES, MAX_UNSENT_BYTES_PER_STREAM};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -498,7 +500,12 @@ impl EnvelopeServer {
     /// accepted, `/readyz` answers `503`, calls in flight finish (for up to the drain
     /// timeout), open event streams close, and this returns `Ok`.
     ///
-    /// Connections speak HTTP/1.1 (and 1.0); one opening with HTTP/2's preface is closed.
+    /// Connections speak HTTP/1.1 (and 1.0) and, on the same listener, HTTP/2 over cleartext
+    /// (h2c with prior knowledge, as proxies, meshes and load balancers speak to upstreams;
+    /// [`HttpConfig::with_http2`]): a connection opening with HTTP/2's preface is served as
+    /// HTTP/2, with at most [`HttpConfig::with_max_streams_per_connection`] streams in flight,
+    /// headers of at most [`MAX_HEADER_LIST_BYTES`], and h2's guards against reset, SETTINGS
+    /// and CONTINUATION floods. TLS (and so ALPN) is the proxy's: this server speaks cleartext.
     /// Beside what [`http_router_with`](Self::http_router_with) holds every request to, every
     /// connection is held to deadlines, so that none can be held open for nothing:
     /// - a request head must arrive whole within the header timeout
@@ -515,7 +522,15 @@ impl EnvelopeServer {
     ///   what it was writing (at most a second later); a request whose head arrives on it just
     ///   then is answered `503` with `Retry-After: 1` and `Connection: close`. When every one
     ///   has a request in flight, the new one is answered `503` with `Retry-After` and
-    ///   `Connection: close`, and closed.
+    ///   `Connection: close`, and closed;
+    /// - output the client leaves unread for the write timeout ([`DEFAULT_WRITE_TIMEOUT`]) is
+    ///   given up: a connection whose socket takes no byte for that long is closed, and an
+    ///   answer (an HTTP/2 stream, an event stream) the client takes nothing of for that long
+    ///   is dropped, freeing its place under the concurrency limit.
+    ///
+    /// The first bytes of a connection tell HTTP/2's preface from an HTTP/1.1 request; they
+    /// are read within the header timeout too, so a connection trickling them is closed (its
+    /// first head then has at most twice the header timeout in all).
     pub async fn serve_http_with(
         self,
         addr: SocketAddr,
@@ -543,6 +558,8 @@ impl EnvelopeServer {
         let deadlines = serve::Deadlines {
             header: config.header_timeout,
             idle: config.idle_timeout,
+            write: config.write_timeout,
+            http2: config.http2.then_some(config.max_streams_per_connection),
         };
         let (shutdown, drain) = (config.shutdown.clone(), config.drain_timeout);
         serve::accept_loop(

@@ -1,27 +1,54 @@
-//! The accept loop: every connection served as HTTP/1.1 by hyper with a timer (so that its
-//! request heads have a deadline, from the first byte on), counted under the connection cap,
-//! closed when idle, and shut down gracefully with the server.
+//! The accept loop: every connection served by hyper with a timer (so that its request heads
+//! have a deadline, from the first byte on) as HTTP/1.1, or as HTTP/2 when it opens with
+//! HTTP/2's preface; counted under the connection cap, closed when idle or when its client stops
+//! reading, and shut down gracefully with the server.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use super::connections::{Connection, Connections, Place, Watched};
 use crate::drain::Calls;
 
+/// The most bytes of headers an HTTP/2 request may carry, decoded (its
+/// `SETTINGS_MAX_HEADER_LIST_SIZE`): room for a large access token and the controls' headers. A
+/// request past it is answered `431` or its stream reset, and costs no more than this to read.
+pub const MAX_HEADER_LIST_BYTES: u32 = 64 * 1024;
+
+/// The most bytes an HTTP/2 stream holds written but not yet sent (its client's flow-control
+/// window shut): past it the answer waits for the client to read, and the write deadline
+/// ([`HttpConfig::with_write_timeout`](crate::HttpConfig::with_write_timeout)) drops it if it
+/// never does.
+pub const MAX_UNSENT_BYTES_PER_STREAM: usize = 256 * 1024;
+
+/// Streams an HTTP/2 client may open and reset before the server reads them (the rapid-reset
+/// pattern, CVE-2023-44487) before the connection is told to go away: h2's own default, named.
+const MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
+
+/// Streams the server may reset for a client's protocol errors on one connection before it
+/// is told to go away: hyper's own default, named.
+const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
+
+/// The preface an HTTP/2 connection opens with, prior knowledge (RFC 9113 §3.4).
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
 /// What every connection is held to.
 #[derive(Clone)]
 pub(crate) struct Deadlines {
     pub(crate) header: Option<Duration>,
     pub(crate) idle: Option<Duration>,
+    pub(crate) write: Option<Duration>,
+    /// The streams an HTTP/2 connection may have in flight; `None` serves no HTTP/2.
+    pub(crate) http2: Option<u32>,
 }
 
 /// Connections answered `503` at the cap at once, at most: past it, a new connection is
@@ -105,11 +132,10 @@ pub(crate) async fn accept_loop(
 /// answering; closed to make room, it is shut down, and given up to [`EVICTION_GRACE`] to
 /// finish writing once it has had a request.
 ///
-/// Only HTTP/1 is served (a client sending HTTP/2's preface is closed): hyper-util's automatic
-/// builder first reads the bytes that tell the versions apart with no deadline, so that a
-/// connection sending nothing, or trickling the preface, would be held to the idle timeout
-/// alone. hyper's own HTTP/1 connection starts the header deadline as it waits for the first
-/// byte.
+/// Its first bytes tell the protocol: HTTP/2's preface, or an HTTP/1.1 request. They are read
+/// here, within the header deadline (hyper-util's automatic builder reads them with no deadline
+/// at all), then handed back to hyper, whose HTTP/1 connection starts the header deadline anew
+/// as it waits for the rest of the head.
 async fn serve_connection(
     stream: TcpStream,
     router: axum::Router,
@@ -118,22 +144,185 @@ async fn serve_connection(
     shutdown: &CancellationToken,
 ) {
     let connection = Arc::clone(&place.connection);
-    let io = TokioIo::new(Watched {
+    let mut io = Watched {
         io: stream,
         connection: Arc::clone(&connection),
-    });
+    };
+    let opened = tokio::select! {
+        opened = opening(&mut io, deadlines.header) => opened,
+        () = connection.closing().cancelled() => return,
+        () = shutdown.cancelled() => return,
+        () = idle(&connection, deadlines.idle) => return,
+    };
+    let (protocol, read) = match opened {
+        Ok(Some(opened)) => opened,
+        Ok(None) => {
+            tracing::debug!("a connection closed or timed out before its first request");
+            return;
+        }
+        Err(error) => {
+            tracing::debug!(%error, "a connection failed before its first request");
+            return;
+        }
+    };
+    let io = TokioIo::new(Rewind { read, at: 0, io });
     let answerer = Answerer {
         router,
         connection: Arc::clone(&connection),
+        write: deadlines.write,
     };
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(deadlines.header);
-    let serving = builder.serve_connection(io, answerer);
-    tokio::pin!(serving);
-    let idle = idle(&connection, deadlines.idle);
+    match (protocol, deadlines.http2) {
+        (Protocol::Http1, _) => {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(deadlines.header);
+            let serving = builder.serve_connection(io, answerer);
+            tokio::pin!(serving);
+            drive(
+                serving,
+                |serving| serving.graceful_shutdown(),
+                &connection,
+                deadlines,
+                shutdown,
+            )
+            .await;
+        }
+        (Protocol::Http2, Some(streams)) => {
+            let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+            builder
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(streams)
+                .max_header_list_size(MAX_HEADER_LIST_BYTES)
+                .max_send_buf_size(MAX_UNSENT_BYTES_PER_STREAM)
+                .max_pending_accept_reset_streams(MAX_PENDING_ACCEPT_RESET_STREAMS)
+                .max_local_error_reset_streams(MAX_LOCAL_ERROR_RESET_STREAMS);
+            let serving = builder.serve_connection(io, answerer);
+            tokio::pin!(serving);
+            drive(
+                serving,
+                |serving| serving.graceful_shutdown(),
+                &connection,
+                deadlines,
+                shutdown,
+            )
+            .await;
+        }
+        (Protocol::Http2, None) => {
+            tracing::debug!("an HTTP/2 connection is closed: this server serves HTTP/1.1 only");
+        }
+    }
+}
+
+/// The protocol a connection opens with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// Reads a connection's first bytes, up to HTTP/2's preface or the first byte that differs
+/// from it, within `within`: the protocol and the bytes read, or `None` when the connection
+/// closed or ran out of time first.
+async fn opening<R: AsyncRead + Unpin>(
+    io: &mut R,
+    within: Option<Duration>,
+) -> std::io::Result<Option<(Protocol, Vec<u8>)>> {
+    let read = async {
+        let mut seen = Vec::with_capacity(PREFACE.len());
+        let mut chunk = [0u8; PREFACE.len()];
+        while seen.len() < PREFACE.len() && PREFACE.starts_with(&seen) {
+            let wanted = PREFACE.len() - seen.len();
+            let got = io.read(&mut chunk[..wanted]).await?;
+            if got == 0 {
+                return Ok(None);
+            }
+            seen.extend_from_slice(&chunk[..got]);
+        }
+        let protocol = if seen == PREFACE {
+            Protocol::Http2
+        } else {
+            Protocol::Http1
+        };
+        Ok(Some((protocol, seen)))
+    };
+    match within {
+        Some(limit) => tokio::time::timeout(limit, read).await.unwrap_or(Ok(None)),
+        None => read.await,
+    }
+}
+
+/// A connection's socket with the bytes read to tell its protocol put back in front.
+struct Rewind<T> {
+    read: Vec<u8>,
+    at: usize,
+    io: T,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Rewind<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if let Some(rest) = this.read.get(this.at..).filter(|rest| !rest.is_empty()) {
+            let taken = rest.len().min(buf.remaining());
+            buf.put_slice(&rest[..taken]);
+            this.at += taken;
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// Drives one served connection (either protocol's; `graceful` shuts it down gracefully)
+/// until it ends, goes idle, stops reading for the write deadline, or (on shutdown) has
+/// answered what it was answering; closed to make room, it is shut down, and given up to
+/// [`EVICTION_GRACE`] to finish writing once it has had a request.
+async fn drive<F>(
+    mut serving: Pin<&mut F>,
+    graceful: impl Fn(Pin<&mut F>),
+    connection: &Connection,
+    deadlines: &Deadlines,
+    shutdown: &CancellationToken,
+) where
+    F: Future<Output = Result<(), hyper::Error>>,
+{
+    let idle = idle(connection, deadlines.idle);
     tokio::pin!(idle);
+    let stalled = write_stalled(connection, deadlines.write);
+    tokio::pin!(stalled);
     let mut shutting_down = false;
     loop {
         tokio::select! {
@@ -148,9 +337,13 @@ async fn serve_connection(
                 tracing::debug!("an idle connection is closed");
                 return;
             }
+            () = &mut stalled => {
+                tracing::debug!("a connection whose client stopped reading is closed");
+                return;
+            }
             () = shutdown.cancelled(), if !shutting_down => {
                 shutting_down = true;
-                serving.as_mut().graceful_shutdown();
+                graceful(serving.as_mut());
             }
         }
     }
@@ -162,7 +355,7 @@ async fn serve_connection(
     // than the cap. Any other gets the grace, past which a client still trickling a head, or
     // not reading its answer, is cut off.
     tracing::debug!("a connection with no request in flight is closed to make room");
-    serving.as_mut().graceful_shutdown();
+    graceful(serving.as_mut());
     let ended = match tokio::time::timeout(Duration::ZERO, serving.as_mut()).await {
         Err(_) if connection.has_had_a_request() => {
             tokio::time::timeout(EVICTION_GRACE, serving).await
@@ -175,6 +368,14 @@ async fn serve_connection(
             tracing::debug!(%error, "a connection closed for room ended with an error");
         }
         Err(_) => tracing::debug!("a connection closed for room is cut off"),
+    }
+}
+
+/// Ends once `connection`'s client has left its output unread for `limit`; never without one.
+async fn write_stalled(connection: &Connection, limit: Option<Duration>) {
+    match limit {
+        Some(limit) => connection.write_stalled_for(limit).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -217,6 +418,8 @@ fn refuse(mut stream: TcpStream, refusing: &Arc<AtomicUsize>) {
 struct Answerer {
     router: axum::Router,
     connection: Arc<Connection>,
+    /// How long an answer may go unread before it is dropped.
+    write: Option<Duration>,
 }
 
 impl<B> hyper::service::Service<http::Request<B>> for Answerer
@@ -236,6 +439,7 @@ where
             return Box::pin(std::future::ready(Ok(closed_for_room())));
         };
         let mut router = self.router.clone();
+        let write = self.write;
         Box::pin(async move {
             use tower_service::Service;
             let request = request.map(axum::body::Body::new);
@@ -245,8 +449,13 @@ where
             })
             .await?;
             let response = router.call(request).await?;
-            // The request counts on its connection until its answer is sent.
-            Ok(super::holding::holding(response, busy))
+            // The request counts on its connection until its answer is sent, or given up
+            // as unread.
+            let response = super::holding::holding(response, busy);
+            Ok(match write {
+                Some(limit) => super::unread::given_up_after(response, limit),
+                None => response,
+            })
         })
     }
 }
@@ -285,6 +494,7 @@ mod tests {
         let answerer = Answerer {
             router: axum::Router::new().route("/", axum::routing::get(|| async { "ok" })),
             connection: Arc::clone(&place.connection),
+            write: None,
         };
         let request = || http::Request::new(axum::body::Body::empty());
         let answered = answerer.call(request()).await.expect("infallible");

@@ -1,0 +1,206 @@
+//! An answer its client leaves unread is given up: a body that hyper has taken a frame of and
+//! not come back to for the write deadline (its client's HTTP/2 window shut, or its socket
+//! full) is dropped, and with it what it holds (its place under the concurrency limit, its
+//! request's count on the connection, the drain's count), whether or not hyper ever polls it
+//! again. A later poll then fails, which resets the stream (HTTP/2) or closes the connection
+//! (HTTP/1.1).
+//!
+//! Waiting on the server (a stream between events, a tool still running) is not waiting on the
+//! client: only the time from a frame handed over to hyper's next poll counts.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use tokio::time::Instant;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+/// `response`, its body given up once its client has taken nothing of it for `limit`.
+pub(crate) fn given_up_after(response: Response, limit: Duration) -> Response {
+    response.map(|body| {
+        Body::new(Unread {
+            shared: Arc::new(Shared {
+                body: Mutex::new(Some(body)),
+                handed_over: AtomicU64::new(0),
+                epoch: Instant::now(),
+            }),
+            limit,
+            watchdog: None,
+        })
+    })
+}
+
+/// The body, shared with its watchdog, which may drop it.
+struct Shared {
+    /// `None` once given up.
+    body: Mutex<Option<Body>>,
+    /// Milliseconds from `epoch` (plus one, so that `0` means none) to the frame handed to
+    /// hyper that it has not come back after.
+    handed_over: AtomicU64,
+    epoch: Instant,
+}
+
+/// A response body watched for a client that stops reading it.
+struct Unread {
+    shared: Arc<Shared>,
+    limit: Duration,
+    /// Stops the watchdog when the body is done with; started at the first frame.
+    watchdog: Option<DropGuard>,
+}
+
+/// What a later poll of a given-up body fails with.
+#[derive(Debug, thiserror::Error)]
+#[error("the client left this answer unread past the write deadline")]
+struct GivenUp;
+
+impl Shared {
+    fn body(&self) -> std::sync::MutexGuard<'_, Option<Body>> {
+        self.body.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// Drops `shared`'s body once a frame has been handed over and not followed by a poll for
+/// `limit`; ends when `done` is cancelled (the body dropped by hyper) or the body is given up.
+async fn watch(shared: Arc<Shared>, limit: Duration, done: CancellationToken) {
+    loop {
+        let handed_over = shared.handed_over.load(Ordering::Relaxed);
+        let wake = if handed_over == 0 {
+            Instant::now() + limit / 2
+        } else {
+            let since = shared.epoch + Duration::from_millis(handed_over - 1);
+            if since.elapsed() >= limit {
+                let given_up = shared.body().take();
+                if given_up.is_some() {
+                    tracing::debug!(
+                        limit_ms = limit.as_millis(),
+                        "an answer its client left unread is given up"
+                    );
+                }
+                return;
+            }
+            since + limit
+        };
+        tokio::select! {
+            () = tokio::time::sleep_until(wake) => {}
+            () = done.cancelled() => return,
+        }
+    }
+}
+
+impl Drop for Unread {
+    fn drop(&mut self) {
+        // Let go at once of what the body holds, not when the watchdog next wakes.
+        drop(self.shared.body().take());
+    }
+}
+
+impl http_body::Body for Unread {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let polled = {
+            let mut body = self.shared.body();
+            let Some(body) = body.as_mut() else {
+                return Poll::Ready(Some(Err(axum::Error::new(GivenUp))));
+            };
+            Pin::new(body).poll_frame(cx)
+        };
+        // hyper is back: whatever it was handed has been taken.
+        let handed_over = match &polled {
+            Poll::Ready(Some(Ok(_))) => self.shared.now().saturating_add(1),
+            _ => 0,
+        };
+        self.shared
+            .handed_over
+            .store(handed_over, Ordering::Relaxed);
+        if handed_over != 0 && self.watchdog.is_none() {
+            let done = CancellationToken::new();
+            tokio::spawn(watch(Arc::clone(&self.shared), self.limit, done.clone()));
+            self.watchdog = Some(done.drop_guard());
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.shared.body().as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.shared
+            .body()
+            .as_ref()
+            .map(Body::size_hint)
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+    use http_body_util::BodyExt;
+
+    /// A body of `frames` frames, then (when `then_waits`) a wait on the server that never
+    /// ends; the `Arc` it holds tells, by its count, whether it has been let go.
+    fn frames(frames: usize, then_waits: bool) -> (Response, Arc<()>) {
+        let held = Arc::new(());
+        let guard = Arc::clone(&held);
+        let sent = futures::stream::iter(
+            (0..frames).map(|_| Ok::<_, std::convert::Infallible>(Bytes::from_static(b"frame"))),
+        );
+        let waits = futures::stream::pending().take(usize::from(then_waits));
+        let stream = sent.chain(waits).map(move |frame| {
+            let _ = &guard;
+            frame
+        });
+        (Response::new(Body::from_stream(stream)), held)
+    }
+
+    const LIMIT: Duration = Duration::from_millis(40);
+
+    #[tokio::test]
+    async fn a_body_read_to_its_end_is_whole() {
+        let (response, held) = frames(3, false);
+        let body = given_up_after(response, LIMIT).into_body();
+        let bytes = body.collect().await.expect("whole").to_bytes();
+        assert_eq!(bytes.as_ref(), b"frameframeframe");
+        assert_eq!(Arc::strong_count(&held), 1, "let go once done");
+    }
+
+    #[tokio::test]
+    async fn a_body_its_reader_stops_taking_is_given_up() {
+        let (response, held) = frames(3, false);
+        let mut body = given_up_after(response, LIMIT).into_body();
+        let first = body.frame().await.expect("a frame").expect("ok");
+        assert_eq!(first.into_data().ok().as_deref(), Some(b"frame".as_slice()));
+        // Not polled again: the reader has stopped.
+        tokio::time::sleep(LIMIT * 4).await;
+        assert_eq!(Arc::strong_count(&held), 1, "what it held is let go");
+        let later = body.frame().await.expect("a frame");
+        assert!(later.is_err(), "a later poll fails");
+    }
+
+    #[tokio::test]
+    async fn a_body_waiting_on_the_server_is_kept() {
+        let (response, held) = frames(1, true);
+        let mut body = given_up_after(response, LIMIT).into_body();
+        body.frame().await.expect("a frame").expect("ok");
+        // Polled again, it waits on the server, not on its reader.
+        let waiting = tokio::time::timeout(LIMIT * 4, body.frame()).await;
+        assert!(waiting.is_err(), "still waiting");
+        tokio::time::sleep(LIMIT * 2).await;
+        assert_eq!(Arc::strong_count(&held), 2, "kept");
+    }
+}
