@@ -452,10 +452,7 @@ where
             // The request counts on its connection until its answer is sent, or given up
             // as unread.
             let response = super::holding::holding(response, busy);
-            Ok(match write {
-                Some(limit) => super::unread::given_up_after(response, limit),
-                None => response,
-            })
+            Ok(super::unread::given_up_after(response, write))
         })
     }
 }

@@ -19,8 +19,14 @@ use axum::response::Response;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-/// `response`, its body given up once its client has taken nothing of it for `limit`.
-pub(crate) fn given_up_after(response: Response, limit: Duration) -> Response {
+/// The most bytes handed to hyper at once: a large answer goes out a piece at a time, each
+/// handed over only once the one before is taken, so that what waits unsent for a slow client
+/// is bounded by hyper's buffers, not by the answer's size.
+const PIECE_BYTES: usize = 16 * 1024;
+
+/// `response`, its body handed to hyper [`PIECE_BYTES`] at a time and given up once its
+/// client has taken nothing of it for `limit` (never, without one).
+pub(crate) fn given_up_after(response: Response, limit: Option<Duration>) -> Response {
     response.map(|body| {
         Body::new(Unread {
             shared: Arc::new(Shared {
@@ -30,6 +36,7 @@ pub(crate) fn given_up_after(response: Response, limit: Duration) -> Response {
             }),
             limit,
             watchdog: None,
+            rest: Bytes::new(),
         })
     })
 }
@@ -47,9 +54,11 @@ struct Shared {
 /// A response body watched for a client that stops reading it.
 struct Unread {
     shared: Arc<Shared>,
-    limit: Duration,
+    limit: Option<Duration>,
     /// Stops the watchdog when the body is done with; started at the first frame.
     watchdog: Option<DropGuard>,
+    /// What is left of the last data frame, handed over a piece at a time.
+    rest: Bytes,
 }
 
 /// What a later poll of a given-up body fails with.
@@ -95,6 +104,11 @@ async fn watch(shared: Arc<Shared>, limit: Duration, done: CancellationToken) {
     }
 }
 
+/// The next piece of `rest`, at most [`PIECE_BYTES`] (a view, not a copy).
+fn next_piece(rest: &mut Bytes) -> Bytes {
+    rest.split_to(rest.len().min(PIECE_BYTES))
+}
+
 impl Drop for Unread {
     fn drop(&mut self) {
         // Let go at once of what the body holds, not when the watchdog next wakes.
@@ -110,12 +124,28 @@ impl http_body::Body for Unread {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
         let polled = {
-            let mut body = self.shared.body();
+            let mut body = this.shared.body();
             let Some(body) = body.as_mut() else {
                 return Poll::Ready(Some(Err(axum::Error::new(GivenUp))));
             };
-            Pin::new(body).poll_frame(cx)
+            if this.rest.is_empty() {
+                match Pin::new(body).poll_frame(cx) {
+                    Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                        Ok(data) => {
+                            this.rest = data;
+                            Poll::Ready(Some(Ok(http_body::Frame::data(next_piece(
+                                &mut this.rest,
+                            )))))
+                        }
+                        Err(frame) => Poll::Ready(Some(Ok(frame))),
+                    },
+                    other => other,
+                }
+            } else {
+                Poll::Ready(Some(Ok(http_body::Frame::data(next_piece(&mut this.rest)))))
+            }
         };
         // hyper is back: whatever it was handed has been taken.
         let handed_over = match &polled {
@@ -125,24 +155,35 @@ impl http_body::Body for Unread {
         self.shared
             .handed_over
             .store(handed_over, Ordering::Relaxed);
-        if handed_over != 0 && self.watchdog.is_none() {
+        if let Some(limit) = self.limit
+            && handed_over != 0
+            && self.watchdog.is_none()
+        {
             let done = CancellationToken::new();
-            tokio::spawn(watch(Arc::clone(&self.shared), self.limit, done.clone()));
+            tokio::spawn(watch(Arc::clone(&self.shared), limit, done.clone()));
             self.watchdog = Some(done.drop_guard());
         }
         polled
     }
 
     fn is_end_stream(&self) -> bool {
-        self.shared.body().as_ref().is_none_or(Body::is_end_stream)
+        self.rest.is_empty() && self.shared.body().as_ref().is_none_or(Body::is_end_stream)
     }
 
     fn size_hint(&self) -> http_body::SizeHint {
-        self.shared
+        let body = self
+            .shared
             .body()
             .as_ref()
             .map(Body::size_hint)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let rest = self.rest.len() as u64;
+        let mut hint = http_body::SizeHint::new();
+        hint.set_lower(body.lower().saturating_add(rest));
+        if let Some(upper) = body.upper() {
+            hint.set_upper(upper.saturating_add(rest));
+        }
+        hint
     }
 }
 
@@ -173,16 +214,33 @@ mod tests {
     #[tokio::test]
     async fn a_body_read_to_its_end_is_whole() {
         let (response, held) = frames(3, false);
-        let body = given_up_after(response, LIMIT).into_body();
+        let body = given_up_after(response, Some(LIMIT)).into_body();
         let bytes = body.collect().await.expect("whole").to_bytes();
         assert_eq!(bytes.as_ref(), b"frameframeframe");
         assert_eq!(Arc::strong_count(&held), 1, "let go once done");
     }
 
     #[tokio::test]
+    async fn a_large_frame_is_handed_over_in_pieces_and_keeps_its_length() {
+        let large = Bytes::from(vec![b'x'; PIECE_BYTES * 5 / 2]);
+        let response = given_up_after(Response::new(Body::from(large.clone())), Some(LIMIT));
+        let mut body = response.into_body();
+        assert_eq!(
+            http_body::Body::size_hint(&body).exact(),
+            Some(large.len() as u64)
+        );
+        let mut pieces = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let data = frame.expect("ok").into_data().expect("data");
+            pieces.push(data.len());
+        }
+        assert_eq!(pieces, [PIECE_BYTES, PIECE_BYTES, PIECE_BYTES / 2]);
+    }
+
+    #[tokio::test]
     async fn a_body_its_reader_stops_taking_is_given_up() {
         let (response, held) = frames(3, false);
-        let mut body = given_up_after(response, LIMIT).into_body();
+        let mut body = given_up_after(response, Some(LIMIT)).into_body();
         let first = body.frame().await.expect("a frame").expect("ok");
         assert_eq!(first.into_data().ok().as_deref(), Some(b"frame".as_slice()));
         // Not polled again: the reader has stopped.
@@ -195,7 +253,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_waiting_on_the_server_is_kept() {
         let (response, held) = frames(1, true);
-        let mut body = given_up_after(response, LIMIT).into_body();
+        let mut body = given_up_after(response, Some(LIMIT)).into_body();
         body.frame().await.expect("a frame").expect("ok");
         // Polled again, it waits on the server, not on its reader.
         let waiting = tokio::time::timeout(LIMIT * 4, body.frame()).await;

@@ -1,0 +1,574 @@
+//! HTTP/2 cleartext (prior knowledge) on the same listener as HTTP/1.1, read with clients
+//! nobody here wrote: curl (`--http2-prior-knowledge`) and hyperium's `h2`. `/mcp`, its event
+//! streams and the REST gateway answer over it; one connection carries many calls at once, up to
+//! the announced stream limit; and what a hostile HTTP/2 client sends (rapid resets, SETTINGS
+//! and CONTINUATION floods, oversized headers, a stream it never reads) gets a clear refusal at
+//! a bounded cost while other callers are answered.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::tools::nap;
+use envelope_core::{ToolResult, tool, toolset};
+use envelope_mcp::{
+    BudgetPolicy, EnvelopeConfig, EnvelopeServer, HttpConfig, MAX_HEADER_LIST_BYTES,
+    MAX_UNSENT_BYTES_PER_STREAM, RestConfig,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Calls of `crowd` running now, and the most seen at once.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static MOST: AtomicUsize = AtomicUsize::new(0);
+
+/// Holds its place for a moment, counting how many calls of it run at once.
+#[tool(tier = lite, read_only)]
+async fn crowd() -> ToolResult<usize> {
+    let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+    MOST.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    RUNNING.fetch_sub(1, Ordering::SeqCst);
+    Ok(now)
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct RowsArgs {
+    /// How many rows to answer.
+    rows: u32,
+}
+
+/// Answers `rows` rows of text: as large an answer as a test needs.
+#[tool(tier = lite, read_only)]
+async fn rows(args: RowsArgs) -> ToolResult<Vec<String>> {
+    Ok((0..args.rows)
+        .map(|row| format!("row {row:07} of a long answer that a slow reader leaves unread"))
+        .collect())
+}
+
+fn server() -> EnvelopeServer {
+    EnvelopeServer::new(
+        toolset![nap, crowd, rows],
+        EnvelopeConfig::new("h2", "1")
+            .with_budget(BudgetPolicy::default().with_agent_chars(Some(100_000_000))),
+    )
+}
+
+/// `server()` served as `config` says (stateless), on a free loopback port.
+async fn serve(config: HttpConfig) -> SocketAddr {
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let rest = RestConfig::default().with_unbudgeted_ceiling(100_000_000);
+    let config = config.with_stateless(true).with_rest(Some(rest));
+    tokio::spawn(server().serve_http_with(addr, config));
+    for _ in 0..100 {
+        if TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    addr
+}
+
+/// An `h2` client connection to `addr`, with a connection window large enough that one stream
+/// left unread does not hold up the others.
+async fn h2_client(addr: SocketAddr) -> h2::client::SendRequest<Bytes> {
+    let tcp = TcpStream::connect(addr).await.expect("connects");
+    let (client, connection) = h2::client::Builder::new()
+        .initial_connection_window_size(64 << 20)
+        .handshake(tcp)
+        .await
+        .expect("an HTTP/2 handshake");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+/// A request to `path` on `addr`: a POST of `body` as JSON, or a GET without one.
+fn request(addr: SocketAddr, path: &str, body: Option<&Value>) -> http::Request<()> {
+    let builder = http::Request::builder()
+        .uri(format!("http://{addr}{path}"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    match body {
+        Some(_) => builder
+            .method("POST")
+            .header("content-type", "application/json"),
+        None => builder.method("GET"),
+    }
+    .body(())
+    .expect("a request")
+}
+
+/// Sends one request on `client` and reads its answer whole: the status, the content type
+/// and the body.
+async fn exchange(
+    client: &mut h2::client::SendRequest<Bytes>,
+    addr: SocketAddr,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, String, String) {
+    let ready = client.clone().ready().await.expect("room for a stream");
+    *client = ready;
+    let end = body.is_none();
+    let (answer, mut send) = client
+        .send_request(request(addr, path, body.as_ref()), end)
+        .expect("sent");
+    if let Some(body) = body {
+        send.send_data(Bytes::from(body.to_string()), true)
+            .expect("body sent");
+    }
+    let answer = answer.await.expect("an answer");
+    let status = answer.status().as_u16();
+    let content_type = answer
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let mut body = answer.into_body();
+    let mut read = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.expect("a chunk");
+        body.flow_control()
+            .release_capacity(chunk.len())
+            .expect("released");
+        read.extend_from_slice(&chunk);
+    }
+    (
+        status,
+        content_type,
+        String::from_utf8_lossy(&read).into_owned(),
+    )
+}
+
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": tool, "arguments": arguments },
+    })
+}
+
+/// The envelope of an MCP answer, plain JSON or one event.
+fn envelope(content_type: &str, body: &str) -> Value {
+    let json = if content_type.starts_with("text/event-stream") {
+        body.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(str::trim)
+            .find(|data| data.contains("\"result\""))
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        body.to_owned()
+    };
+    let message: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+    message["result"]["structuredContent"].clone()
+}
+
+/// The body of one `curl --http2-prior-knowledge` exchange, its head first.
+async fn curl(args: &[&str]) -> String {
+    let output = tokio::process::Command::new("curl")
+        .args(["--http2-prior-knowledge", "-sS", "-i", "--max-time", "20"])
+        .args(args)
+        .output()
+        .await
+        .expect("curl runs (the tests need curl with HTTP/2 on PATH)");
+    assert!(
+        output.status.success(),
+        "curl failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn curl_speaks_http2_to_mcp_its_event_streams_and_the_gateway() {
+    // Event streams: the MCP answer comes as server-sent events.
+    let addr = serve(HttpConfig::default()).await;
+    let mcp = format!("http://{addr}/mcp");
+    let body = call("rows", json!({ "rows": 3 })).to_string();
+    let answered = curl(&[
+        "-X",
+        "POST",
+        &mcp,
+        "-H",
+        "content-type: application/json",
+        "-H",
+        "accept: application/json, text/event-stream",
+        "-H",
+        "mcp-protocol-version: 2025-06-18",
+        "--data-binary",
+        &body,
+    ])
+    .await;
+    let (head, rest) = answered.split_once("\r\n\r\n").expect("a head");
+    assert!(head.starts_with("HTTP/2 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert_eq!(
+        envelope("text/event-stream", rest)["data"][2],
+        "row 0000002 of a long answer that a slow reader leaves unread"
+    );
+    // The REST gateway.
+    let answered = curl(&[
+        "-X",
+        "POST",
+        &format!("http://{addr}/tools/rows"),
+        "-H",
+        "content-type: application/json",
+        "--data-binary",
+        r#"{"rows":2}"#,
+    ])
+    .await;
+    let (head, rest) = answered.split_once("\r\n\r\n").expect("a head");
+    assert!(head.starts_with("HTTP/2 200"), "{head}");
+    let envelope: Value = serde_json::from_str(rest).expect("JSON");
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    // HTTP/1.1 on the same listener, as before.
+    let output = tokio::process::Command::new("curl")
+        .args(["-sS", "-i", "--http1.1", &format!("http://{addr}/healthz")])
+        .output()
+        .await
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+}
+
+#[tokio::test]
+async fn one_connection_carries_many_calls_at_once_up_to_its_stream_limit() {
+    let addr = serve(
+        HttpConfig::default()
+            .with_json_response(true)
+            .with_max_streams_per_connection(4),
+    )
+    .await;
+    let mut client = h2_client(addr).await;
+    // The server's SETTINGS have arrived once it has answered.
+    let (status, _, _) = exchange(&mut client, addr, "/healthz", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        client.current_max_send_streams(),
+        4,
+        "the limit is announced"
+    );
+    MOST.store(0, Ordering::SeqCst);
+    let calls = (0..12).map(|_| {
+        let mut client = client.clone();
+        async move {
+            let (status, content_type, body) =
+                exchange(&mut client, addr, "/mcp", Some(call("crowd", json!({})))).await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(envelope(&content_type, &body)["ok"], true, "{body}");
+        }
+    });
+    futures::future::join_all(calls).await;
+    let most = MOST.load(Ordering::SeqCst);
+    assert!(
+        (2..=4).contains(&most),
+        "{most} calls at once on one connection of four streams"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_never_read_is_given_up_and_frees_its_slot() {
+    // One call at a time: the unread answer holds the only place until the write deadline.
+    let addr = serve(
+        HttpConfig::default()
+            .with_json_response(true)
+            .with_max_concurrent_requests(Some(1))
+            .with_write_timeout(Some(Duration::from_millis(500))),
+    )
+    .await;
+    let mut client = h2_client(addr).await;
+    // An answer far larger than a stream's window and its unsent buffer together.
+    let large = 20 * MAX_UNSENT_BYTES_PER_STREAM as u32 / 64;
+    let stalled = {
+        let ready = client.clone().ready().await.expect("ready");
+        let (answer, mut send) = ready
+            .clone()
+            .send_request(
+                request(addr, "/tools/rows?apply_budget=false", Some(&json!({}))),
+                false,
+            )
+            .expect("sent");
+        send.send_data(Bytes::from(json!({ "rows": large }).to_string()), true)
+            .expect("body sent");
+        let answer = answer.await.expect("an answer");
+        assert_eq!(answer.status(), 200);
+        // Never read: its window stays shut.
+        answer
+    };
+    // A fresh call, on the same connection and on another, is answered once the unread one
+    // is given up.
+    let fresh = async {
+        loop {
+            let (status, _, _) =
+                exchange(&mut client, addr, "/tools/nap", Some(json!({ "ms": 1 }))).await;
+            if status == 200 {
+                break;
+            }
+            assert_eq!(status, 503, "refused only for room");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut other = h2_client(addr).await;
+        let (status, _, _) =
+            exchange(&mut other, addr, "/tools/nap", Some(json!({ "ms": 1 }))).await;
+        assert_eq!(status, 200);
+    };
+    tokio::time::timeout(Duration::from_secs(20), fresh)
+        .await
+        .expect("fresh calls are answered while a stream stays unread");
+    drop(stalled);
+}
+
+/// A raw HTTP/2 frame: its 9-byte header, then `payload`.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let length = u32::try_from(payload.len()).expect("a frame's length");
+    let mut frame = length.to_be_bytes()[1..].to_vec();
+    frame.extend([kind, flags]);
+    frame.extend(stream.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const SETTINGS: u8 = 0x4;
+const GOAWAY: u8 = 0x7;
+const CONTINUATION: u8 = 0x9;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+
+/// A raw HTTP/2 connection: the preface and an empty SETTINGS sent.
+async fn raw_h2(addr: SocketAddr) -> TcpStream {
+    let mut tcp = TcpStream::connect(addr).await.expect("connects");
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .expect("preface");
+    tcp.write_all(&frame(SETTINGS, 0, 0, &[]))
+        .await
+        .expect("settings");
+    tcp
+}
+
+/// An HPACK literal header field without indexing, new name (RFC 7541 §6.2.2), its lengths
+/// as 7-bit prefixed integers.
+fn literal(name: &[u8], value: &[u8]) -> Vec<u8> {
+    fn integer(out: &mut Vec<u8>, mut value: usize) {
+        if value < 127 {
+            out.push(u8::try_from(value).expect("small"));
+            return;
+        }
+        out.push(127);
+        value -= 127;
+        while value >= 128 {
+            out.push(u8::try_from(value % 128).expect("small") | 0x80);
+            value /= 128;
+        }
+        out.push(u8::try_from(value).expect("small"));
+    }
+    let mut out = vec![0x00];
+    integer(&mut out, name.len());
+    out.extend_from_slice(name);
+    integer(&mut out, value.len());
+    out.extend_from_slice(value);
+    out
+}
+
+/// A GET of `/healthz` as an HPACK block (`:method GET`, `:scheme http`, `:path /healthz`,
+/// `:authority`), and `extra` fields after it.
+fn get_block(addr: SocketAddr, extra: &[u8]) -> Vec<u8> {
+    let mut block = vec![0x82, 0x86]; // :method GET, :scheme http (static table)
+    block.extend(literal(b":path", b"/healthz"));
+    block.extend(literal(b":authority", addr.to_string().as_bytes()));
+    block.extend_from_slice(extra);
+    block
+}
+
+/// Reads frames until the connection ends or `within` passes: the GOAWAY error codes seen,
+/// the HEADERS frames seen, and whether it ended.
+async fn frames_until_end(tcp: &mut TcpStream, within: Duration) -> (Vec<u32>, usize, bool) {
+    let (mut goaways, mut headers) = (Vec::new(), 0);
+    let mut buffer = Vec::new();
+    let read = async {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            while buffer.len() >= 9 {
+                let length = usize::from(buffer[0]) << 16
+                    | usize::from(buffer[1]) << 8
+                    | usize::from(buffer[2]);
+                if buffer.len() < 9 + length {
+                    break;
+                }
+                let kind = buffer[3];
+                let payload = buffer[9..9 + length].to_vec();
+                buffer.drain(..9 + length);
+                match kind {
+                    GOAWAY if payload.len() >= 8 => goaways.push(u32::from_be_bytes([
+                        payload[4], payload[5], payload[6], payload[7],
+                    ])),
+                    HEADERS => headers += 1,
+                    _ => {}
+                }
+            }
+            match tcp.read(&mut chunk).await {
+                Ok(0) | Err(_) => return true,
+                Ok(read) => buffer.extend_from_slice(&chunk[..read]),
+            }
+        }
+    };
+    let ended = tokio::time::timeout(within, read).await.unwrap_or(false);
+    (goaways, headers, ended)
+}
+
+/// `ENHANCE_YOUR_CALM`, the error code a server tells an abusive peer to go away with.
+const ENHANCE_YOUR_CALM: u32 = 0xb;
+
+/// Whether `addr` still answers a plain call on a connection of its own.
+async fn still_answers(addr: SocketAddr) {
+    let mut client = h2_client(addr).await;
+    let (status, _, body) = tokio::time::timeout(
+        Duration::from_secs(10),
+        exchange(&mut client, addr, "/tools/nap", Some(json!({ "ms": 1 }))),
+    )
+    .await
+    .expect("answered in time");
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn rapid_resets_cost_little_and_others_are_answered() {
+    let addr = serve(HttpConfig::default().with_json_response(true)).await;
+    // CVE-2023-44487: open a stream, reset it at once, thousands of times.
+    let client = h2_client(addr).await;
+    let mut sent = 0;
+    for _ in 0..5_000 {
+        let Ok(ready) = client.clone().ready().await else {
+            break; // told to go away
+        };
+        let Ok((_, mut stream)) = ready
+            .clone()
+            .send_request(request(addr, "/tools/nap", Some(&json!({}))), false)
+        else {
+            break;
+        };
+        stream.send_reset(h2::Reason::CANCEL);
+        sent += 1;
+    }
+    assert!(sent > 0);
+    // Others are answered, during and after.
+    still_answers(addr).await;
+}
+
+#[tokio::test]
+async fn a_settings_flood_from_a_client_that_never_reads_is_cut_off() {
+    let addr = serve(
+        HttpConfig::default()
+            .with_json_response(true)
+            .with_write_timeout(Some(Duration::from_millis(500))),
+    )
+    .await;
+    let mut tcp = raw_h2(addr).await;
+    // Each SETTINGS wants an ACK, which a client that never reads never takes.
+    let one = frame(SETTINGS, 0, 0, &[0x00, 0x03, 0, 0, 0, 100]);
+    let flood: Vec<u8> = one
+        .iter()
+        .copied()
+        .cycle()
+        .take(one.len() * 10_000)
+        .collect();
+    let mut written = 0usize;
+    let writing = async {
+        for _ in 0..1_000 {
+            if tcp.write_all(&flood).await.is_err() {
+                break;
+            }
+            written += flood.len();
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(15), writing).await;
+    // Cut off before it could send more than a few megabytes' worth.
+    assert!(
+        written < 1_000 * flood.len(),
+        "{written} bytes of SETTINGS taken without an end"
+    );
+    still_answers(addr).await;
+}
+
+#[tokio::test]
+async fn a_continuation_flood_is_told_to_go_away() {
+    let addr = serve(HttpConfig::default()).await;
+    let mut tcp = raw_h2(addr).await;
+    // A header block that never ends: HEADERS without END_HEADERS, then CONTINUATION after
+    // CONTINUATION, each a small piece of one more header.
+    tcp.write_all(&frame(HEADERS, END_STREAM, 1, &get_block(addr, &[])))
+        .await
+        .expect("headers");
+    let piece = literal(b"x-flood", &[b'a'; 64]);
+    let mut sent = 0;
+    for _ in 0..100_000 {
+        if tcp
+            .write_all(&frame(CONTINUATION, 0, 1, &piece))
+            .await
+            .is_err()
+        {
+            break;
+        }
+        sent += 1;
+    }
+    let (goaways, headers, ended) = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
+    assert!(
+        goaways.contains(&ENHANCE_YOUR_CALM) || ended,
+        "after {sent} CONTINUATION frames: GOAWAY {goaways:?}, ended {ended}"
+    );
+    assert_eq!(headers, 0, "no answer to a header block that never ended");
+    still_answers(addr).await;
+}
+
+#[tokio::test]
+async fn oversized_headers_are_refused_without_reading_them_all() {
+    let addr = serve(HttpConfig::default()).await;
+    let mut tcp = raw_h2(addr).await;
+    // One header of a megabyte, in frames of 16 KiB (the largest a server must take).
+    let block = get_block(addr, &literal(b"x-large", &vec![b'a'; 1 << 20]));
+    let pieces: Vec<&[u8]> = block.chunks(16 * 1024).collect();
+    let last = pieces.len() - 1;
+    let mut written = 0;
+    for (index, piece) in pieces.iter().enumerate() {
+        let (kind, flags) = match index {
+            0 => (HEADERS, END_STREAM),
+            _ => (CONTINUATION, 0),
+        };
+        let flags = if index == last {
+            flags | END_HEADERS
+        } else {
+            flags
+        };
+        if tcp.write_all(&frame(kind, flags, 1, piece)).await.is_err() {
+            break;
+        }
+        written += piece.len();
+    }
+    let (goaways, headers, ended) = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
+    // Refused: the stream answered `431` (a HEADERS frame), reset, or the connection told to
+    // go away; never a `200` for a request past the limit.
+    assert!(
+        headers > 0 || !goaways.is_empty() || ended,
+        "{written} bytes of headers sent past a limit of {MAX_HEADER_LIST_BYTES}: no refusal"
+    );
+    still_answers(addr).await;
+    // A request within the limit is answered.
+    let mut tcp = raw_h2(addr).await;
+    let block = get_block(addr, &literal(b"x-small", &[b'a'; 1024]));
+    tcp.write_all(&frame(HEADERS, END_STREAM | END_HEADERS, 1, &block))
+        .await
+        .expect("headers");
+    let (_, headers, _) = frames_until_end(&mut tcp, Duration::from_secs(2)).await;
+    assert_eq!(headers, 1, "answered");
+    let _ = DATA;
+}
