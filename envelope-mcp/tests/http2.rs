@@ -3,7 +3,8 @@
 //! streams and the REST gateway answer over it; one connection carries many calls at once, up to
 //! the announced stream limit; and what a hostile HTTP/2 client sends (rapid resets, SETTINGS
 //! and CONTINUATION floods, oversized headers, a stream it never reads) gets a clear refusal at
-//! a bounded cost while other callers are answered.
+//! a bounded cost while other callers are answered. The write deadline holds over HTTP/1.1
+//! too: a reader that stops mid-answer or mid-stream loses its connection and its slot.
 
 mod common;
 
@@ -571,4 +572,105 @@ async fn oversized_headers_are_refused_without_reading_them_all() {
     let (_, headers, _) = frames_until_end(&mut tcp, Duration::from_secs(2)).await;
     assert_eq!(headers, 1, "answered");
     let _ = DATA;
+}
+
+/// Sends `request` over HTTP/1.1 on a socket with a small receive buffer, reads `keep` bytes
+/// of the answer, then stops reading: the socket it returns is held open, unread.
+async fn stop_reading_after(addr: SocketAddr, request: String, keep: usize) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.set_recv_buffer_size(4096).expect("a small buffer");
+    let mut tcp = socket.connect(addr).await.expect("connects");
+    tcp.write_all(request.as_bytes()).await.expect("sent");
+    let mut read = vec![0u8; keep];
+    tcp.read_exact(&mut read).await.expect("the start of an answer");
+    assert!(read.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&read));
+    tcp
+}
+
+/// Whether `tcp` is closed by the server: its buffered bytes read, then the end.
+async fn closed_by_server(tcp: &mut TcpStream) -> bool {
+    let drained = async {
+        let mut sink = vec![0u8; 64 * 1024];
+        loop {
+            match tcp.read(&mut sink).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), drained)
+        .await
+        .is_ok()
+}
+
+/// A fresh call over HTTP/1.1, retried while it is refused for room, is answered within 20s.
+async fn fresh_call_answered(addr: SocketAddr) {
+    let fresh = async {
+        loop {
+            let (head, _) = common::raw_http::http_exchange(
+                addr,
+                format!(
+                    "POST /tools/nap HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+                     connection: close\r\ncontent-length: 8\r\n\r\n{{\"ms\":1}}"
+                ),
+                |body| body.ends_with('}'),
+            )
+            .await;
+            if head.starts_with("HTTP/1.1 200") {
+                return;
+            }
+            assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), fresh)
+        .await
+        .expect("a fresh call is answered while a reader has stopped");
+}
+
+#[tokio::test]
+async fn a_reader_that_stops_mid_answer_loses_its_connection_and_slot() {
+    let addr = serve(
+        HttpConfig::default()
+            .with_json_response(true)
+            .with_max_concurrent_requests(Some(1))
+            .with_write_timeout(Some(Duration::from_millis(500))),
+    )
+    .await;
+    let body = json!({ "rows": 100_000 }).to_string();
+    let request = format!(
+        "POST /tools/rows?apply_budget=false HTTP/1.1\r\nhost: {addr}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stalled = stop_reading_after(addr, request, 1024).await;
+    fresh_call_answered(addr).await;
+    assert!(
+        closed_by_server(&mut stalled).await,
+        "the stalled connection is closed"
+    );
+}
+
+#[tokio::test]
+async fn a_reader_that_stops_mid_stream_loses_its_connection_and_slot() {
+    // Event streams: the answer is an SSE event, a large one.
+    let addr = serve(
+        HttpConfig::default()
+            .with_max_concurrent_requests(Some(1))
+            .with_write_timeout(Some(Duration::from_millis(500))),
+    )
+    .await;
+    let body = call("rows", json!({ "rows": 100_000 })).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stalled = stop_reading_after(addr, request, 1024).await;
+    fresh_call_answered(addr).await;
+    assert!(
+        closed_by_server(&mut stalled).await,
+        "the stalled connection is closed"
+    );
 }
