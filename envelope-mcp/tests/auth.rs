@@ -617,9 +617,25 @@ async fn a_missing_scope_is_a_permission_envelope_naming_it() {
         ),
     )
     .await;
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert_eq!(answer["result"]["isError"], true);
-    let error = &answer["result"]["structuredContent"]["error"];
+    // The specification's step-up: `403` and the scopes in the challenge, for the client's
+    // OAuth layer to ask for them and retry; the envelope in the body, for a client that reads.
+    assert!(head.starts_with("HTTP/1.1 403"), "{head}");
+    let challenge = header(&head, "www-authenticate").unwrap_or_default();
+    assert!(
+        challenge
+            .starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:read notes:write\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("resource_metadata=\"http://"),
+        "{challenge}"
+    );
+    assert_eq!(answer["id"], 1);
+    assert_eq!(
+        answer["error"]["code"],
+        envelope_mcp::INSUFFICIENT_SCOPE_ERROR
+    );
+    let error = &answer["error"]["data"]["error"];
     assert_eq!(error["category"], "permission");
     assert_eq!(error["code"], envelope_core::INSUFFICIENT_SCOPE);
     assert_eq!(error["retryable"], false);

@@ -582,8 +582,14 @@ async fn stop_reading_after(addr: SocketAddr, request: String, keep: usize) -> T
     let mut tcp = socket.connect(addr).await.expect("connects");
     tcp.write_all(request.as_bytes()).await.expect("sent");
     let mut read = vec![0u8; keep];
-    tcp.read_exact(&mut read).await.expect("the start of an answer");
-    assert!(read.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&read));
+    tcp.read_exact(&mut read)
+        .await
+        .expect("the start of an answer");
+    assert!(
+        read.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&read)
+    );
     tcp
 }
 

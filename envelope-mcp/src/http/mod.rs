@@ -102,6 +102,10 @@ struct Limits {
     in_flight: Arc<InFlight<(String, String)>>,
     /// Who opened each session, by session id, when the resource server named a caller.
     owners: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    /// With authentication on: the server whose tools' scopes a call is held to, and the
+    /// challenge a call refused for its scopes is answered with (the specification's step-up).
+    #[cfg(feature = "auth")]
+    step_up: Option<(crate::EnvelopeServer, Arc<auth::Challenge>)>,
 }
 
 impl Limits {
@@ -206,6 +210,10 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
         if opens_session && limits.sessions.sessions.read().await.len() >= limits.max_sessions {
             return sessions_full(limits.max_sessions);
         }
+        #[cfg(feature = "auth")]
+        if let Some(refused) = step_up(&limits, &parts, &message, caller.as_ref()).await {
+            return refused;
+        }
         if let Some((key, id)) = request_key(&parts, &message) {
             let Some(flight) = Flight::begin(&limits.in_flight, key) else {
                 let answer = serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default();
@@ -240,6 +248,75 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
             refused
         }
     }
+}
+
+/// The answer to a `tools/call` whose caller's token lacks a scope the tool declares, as the
+/// specification's step-up flow has it: `403` with `WWW-Authenticate: Bearer
+/// error="insufficient_scope", scope="…", resource_metadata="…"`, so that the client's OAuth
+/// layer asks for the wider scope and retries, and in the body the JSON-RPC error
+/// [`INSUFFICIENT_SCOPE_ERROR`] whose `data` is the `permission` envelope (code
+/// `insufficient_scope`, naming the scopes required and missing): an error, as a client reads
+/// a non-`2xx` answer's body. `None` for any other message, an unknown tool, a caller the tool's scopes
+/// cover, or a listing filtered to what the caller may call (a tool it may not call is then
+/// hidden, and the call answered as the server answers an unknown tool).
+#[cfg(feature = "auth")]
+async fn step_up(
+    limits: &Limits,
+    parts: &http::request::Parts,
+    message: &RxJsonRpcMessage<RoleServer>,
+    caller: Option<&envelope_core::Caller>,
+) -> Option<Response> {
+    let (server, challenge) = limits.step_up.as_ref()?;
+    let caller = caller?;
+    if parts
+        .extensions
+        .get::<crate::server::CallableOnly>()
+        .is_some()
+    {
+        return None;
+    }
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let ClientRequest::CallToolRequest(call) = &request.request else {
+        return None;
+    };
+    let client_request_id = parts
+        .headers
+        .get(REQUEST_ID_HEADER)
+        .and_then(|value| value.to_str().ok());
+    let (scopes, result) = server
+        .refuse_for_scope(
+            &call.params.name,
+            call.params.arguments.clone(),
+            caller,
+            client_request_id,
+        )
+        .await?;
+    tracing::info!(
+        tool = %call.params.name,
+        "a call lacking a scope is answered 403 for the client to step up"
+    );
+    let envelope = result.structured_content.unwrap_or_default();
+    let message = envelope["error"]["message"]
+        .as_str()
+        .unwrap_or("the access token lacks a scope this tool requires")
+        .to_owned();
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": request.id,
+        // wire: JSON-RPC's error member, not an envelope's
+        "error": { "code": INSUFFICIENT_SCOPE_ERROR, "message": message, "data": envelope },
+    });
+    let mut refused = json_answer(
+        http::StatusCode::FORBIDDEN,
+        serde_json::to_vec(&answer).unwrap_or_default(),
+    );
+    refused.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        challenge.insufficient_scope(scopes),
+    );
+    Some(refused)
 }
 
 /// A refusal as the MCP endpoint answers it: plain text, or a JSON-RPC error for an overload.
@@ -394,12 +471,25 @@ impl EnvelopeServer {
             body_timeout: config.body_timeout,
             request_timeout: config.request_timeout,
         };
+        // The resource server, when authentication is on: every scope a tool declares is one a
+        // client may ask for.
+        #[cfg(feature = "auth")]
+        let gate = config.auth.clone().map(|auth| {
+            Arc::new(auth::Gate::new(
+                auth,
+                &auth::declared_scopes(server.toolset()),
+            ))
+        });
         let limits = Limits {
             admission: admission.clone(),
             max_sessions: server.max_sessions(),
             sessions: Arc::new(sessions),
             in_flight: Arc::default(),
             owners: Arc::default(),
+            #[cfg(feature = "auth")]
+            step_up: gate
+                .as_ref()
+                .map(|gate| (server.clone(), Arc::clone(&gate.challenge))),
         };
         let rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
@@ -412,15 +502,6 @@ impl EnvelopeServer {
             .disable_allowed_origins()
             .with_cancellation_token(streams);
         let checks = guard::Checks::new(&config);
-        // The resource server, when authentication is on: every scope a tool declares is one a
-        // client may ask for.
-        #[cfg(feature = "auth")]
-        let gate = config.auth.clone().map(|auth| {
-            Arc::new(auth::Gate::new(
-                auth,
-                &auth::declared_scopes(server.toolset()),
-            ))
-        });
         let ready = Readiness {
             tools: server.tool_count(),
             continuations: server.seals_continuations(),
@@ -608,6 +689,11 @@ fn drain_then_close(posts: Arc<Calls>, config: &HttpConfig) -> CancellationToken
 /// The JSON-RPC error code of a request refused because the server is at its concurrency
 /// limit (in the implementation-defined server-error range).
 pub const OVERLOADED: i64 = -32005;
+
+/// The JSON-RPC error code of a `tools/call` over HTTP refused `403` because the caller's
+/// token lacks a scope the tool declares (in the implementation-defined server-error range):
+/// its `data` is the `permission` envelope, code `insufficient_scope`. (Feature `auth`.)
+pub const INSUFFICIENT_SCOPE_ERROR: i64 = -32006;
 
 /// The answer to a call refused by the concurrency limit: `503`, `Retry-After`, and the
 /// JSON-RPC error [`OVERLOADED`].

@@ -68,7 +68,7 @@ impl EnvelopeServer {
     /// The MCP result: the envelope as `structuredContent`, its mirror as text, `isError`, and
     /// in `_meta` the request id, the tier (whatever `compact_only` left in `meta`), the
     /// client's correlation id and the capability tags.
-    fn result(&self, answer: Answer) -> CallToolResult {
+    pub(super) fn result(&self, answer: Answer) -> CallToolResult {
         let Answer {
             prepared,
             tier,
