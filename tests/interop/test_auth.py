@@ -43,6 +43,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.exceptions import MCPError
 
 import servers
 # `anyio_backend` is a fixture: pytest finds it by name in this module.
@@ -87,6 +88,8 @@ pytestmark = [
 
 READ = "workspace:read"
 HEAVY = "workspace:heavy"
+# The JSON-RPC error of a call refused `403` for a scope (envelope_mcp::INSUFFICIENT_SCOPE_ERROR).
+INSUFFICIENT_SCOPE_ERROR = -32006
 TOOLS = {"change_impact", "graph_export", "list_files", "read_file", "search_text", "workspace_stats"}
 SCOPES = {name: [READ, HEAVY] if name == "graph_export" else [READ] for name in TOOLS}
 SEARCH = {"query": WORD, "limit": 7}
@@ -192,12 +195,17 @@ class Exchange:
 
 @asynccontextmanager
 async def oauth_session(
-    url: str, provider: Provider, client_id: str, exchanges: list[Exchange] | None = None
+    url: str,
+    provider: Provider,
+    client_id: str,
+    exchanges: list[Exchange] | None = None,
+    stored: OAuthToken | None = None,
 ) -> AsyncIterator[tuple[ClientSession, MemoryStorage]]:
     """An initialized session with `url` through the SDK's client-credentials OAuth client for
-    `client_id` (secret `<client_id>-secret`), trusting only `provider`'s issuer. Every HTTP
-    exchange, the auth flow's own included, is appended to `exchanges`."""
-    storage = MemoryStorage()
+    `client_id` (secret `<client_id>-secret`), trusting only `provider`'s issuer, starting from
+    the `stored` token if any (as after a restart). Every HTTP exchange, the auth flow's own
+    included, is appended to `exchanges`."""
+    storage = MemoryStorage(tokens=stored)
     auth = ClientCredentialsOAuthProvider(
         server_url=url,
         storage=storage,
@@ -298,21 +306,75 @@ async def test_the_sdk_oauth_client_discovers_the_server_and_calls_a_tool(
 async def test_a_token_without_the_heavy_scope_gets_insufficient_scope(
     auth_url: str, provider: Provider
 ) -> None:
+    exchanges: list[Exchange] = []
     with anyio.fail_after(TIMEOUT):
-        async with oauth_session(auth_url, provider, "reader") as (session, storage):
+        async with oauth_session(auth_url, provider, "reader", exchanges) as (session, storage):
             assert storage.tokens is not None and claims(storage.tokens.access_token)["scope"] == READ
             tools = await listing(session)
             # Without --auth-filter-listing every tool is listed.
             assert set(tools) == TOOLS
             await call_ok(session, tools, "search_text", SEARCH)
-            result = await session.call_tool("graph_export", {})
-            envelope = check_result(result, tools, "graph_export")
-            assert result.is_error is True, envelope
-            error = envelope["error"]
-            assert error["category"] == "permission", envelope
-            assert error["code"] == "insufficient_scope", envelope
-            assert error["data"] == {"required": [READ, HEAVY], "missing": [HEAVY]}, envelope
-            assert f"`{READ} {HEAVY}`" in error["hint"], envelope
+            # The specification's step-up: `403` with the scopes in the challenge. The SDK asks
+            # its provider for them, which grants a reader none wider, and retries: still `403`,
+            # and the SDK surfaces the JSON-RPC error whose data is the `permission` envelope.
+            with pytest.raises(MCPError) as refused:
+                await session.call_tool("graph_export", {})
+    walk = "\n".join(f"{e.method} {e.url} {e.status} {e.form.get('scope')}" for e in exchanges)
+    forbidden = [e for e in exchanges if e.url == auth_url and e.status == 403]
+    assert len(forbidden) == 2, walk
+    asked = [e for e in exchanges if e.url == provider.token_endpoint and HEAVY in e.form.get("scope", "")]
+    assert asked, f"the SDK never asked for {HEAVY}:\n{walk}"
+    assert refused.value.error.code == INSUFFICIENT_SCOPE_ERROR, refused.value.error
+    envelope = refused.value.error.data
+    assert envelope["ok"] is False, envelope
+    error = envelope["error"]
+    assert error["category"] == "permission", envelope
+    assert error["code"] == "insufficient_scope", envelope
+    assert error["data"] == {"required": [READ, HEAVY], "missing": [HEAVY]}, envelope
+    assert f"`{READ} {HEAVY}`" in error["hint"], envelope
+
+
+async def test_the_sdk_steps_up_to_the_scope_a_call_needs_and_the_call_succeeds(
+    auth_url: str, provider: Provider
+) -> None:
+    # An agent that may hold both scopes holds a token of the narrower one (the server's first
+    # challenge names every scope its tools declare, so a fresh SDK client asks for them all:
+    # step-up is for a token granted, or kept from before, narrower than a call needs).
+    async with httpx2.AsyncClient(timeout=30) as http:
+        granted = await http.post(
+            provider.token_endpoint,
+            auth=("agent", "agent-secret"),
+            data={"grant_type": "client_credentials", "scope": READ, "resource": auth_url},
+        )
+    assert granted.status_code == 200, granted.text
+    narrow = OAuthToken.model_validate(granted.json())
+    assert narrow.scope == READ, narrow
+    exchanges: list[Exchange] = []
+    with anyio.fail_after(TIMEOUT):
+        async with oauth_session(auth_url, provider, "agent", exchanges, stored=narrow) as (session, storage):
+            tools = await listing(session)
+            envelope = await call_ok(session, tools, "graph_export", {})
+            assert storage.tokens is not None
+            assert set(claims(storage.tokens.access_token)["scope"].split()) == {READ, HEAVY}
+    walk = "\n".join(f"{e.method} {e.url} {e.status} {e.form.get('scope')}" for e in exchanges)
+    challenged = next(
+        (i for i, e in enumerate(exchanges) if e.url == auth_url and e.status == 403), -1
+    )
+    assert challenged >= 0, f"no step-up challenge:\n{walk}"
+    wider = next(
+        (
+            i
+            for i, e in enumerate(exchanges)
+            if i > challenged and e.url == provider.token_endpoint and HEAVY in e.form.get("scope", "")
+        ),
+        -1,
+    )
+    assert wider > challenged, f"the SDK never asked for {HEAVY} after the challenge:\n{walk}"
+    retried = next(
+        (i for i, e in enumerate(exchanges) if i > wider and e.url == auth_url and e.status == 200), -1
+    )
+    assert retried > wider, f"the call was not retried with the wider token:\n{walk}"
+    assert envelope["ok"] is True
 
 
 async def test_a_continuation_is_bound_to_the_issuer_and_subject(
