@@ -164,6 +164,31 @@ struct HttpOptions {
     )]
     idle_timeout: u64,
 
+    /// Close a connection whose client leaves the server's output unread this long, and give up
+    /// an answer (an HTTP/2 stream, an event stream) it takes nothing of for this long, freeing
+    /// its place; 0: no limit.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = envelope_mcp::DEFAULT_WRITE_TIMEOUT.as_secs(),
+        requires = "http"
+    )]
+    write_timeout: u64,
+
+    /// At most this many requests in flight on one HTTP/2 connection (its announced
+    /// SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(
+        long,
+        value_name = "STREAMS",
+        default_value_t = envelope_mcp::DEFAULT_MAX_STREAMS_PER_CONNECTION,
+        requires = "http"
+    )]
+    max_streams_per_connection: u32,
+
+    /// Serve HTTP/1.1 only: close a connection that opens with HTTP/2's preface.
+    #[arg(long, requires = "http")]
+    no_http2: bool,
+
     /// Answer 408 and close the connection when a request's body has not arrived whole this
     /// long after its head; 0: no limit.
     #[arg(
@@ -342,6 +367,9 @@ impl HttpOptions {
                 .with_max_concurrent_requests(self.max_concurrent_requests)
                 .with_header_timeout(some_seconds(self.header_timeout))
                 .with_idle_timeout(some_seconds(self.idle_timeout))
+                .with_write_timeout(some_seconds(self.write_timeout))
+                .with_http2(!self.no_http2)
+                .with_max_streams_per_connection(self.max_streams_per_connection)
                 .with_body_timeout(some_seconds(self.body_timeout))
                 .with_max_connections(self.max_connections)
                 .with_cors_origins(self.cors_origins.clone())
