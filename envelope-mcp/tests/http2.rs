@@ -337,7 +337,6 @@ fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     frame
 }
 
-const DATA: u8 = 0x0;
 const HEADERS: u8 = 0x1;
 const SETTINGS: u8 = 0x4;
 const GOAWAY: u8 = 0x7;
@@ -391,10 +390,18 @@ fn get_block(addr: SocketAddr, extra: &[u8]) -> Vec<u8> {
     block
 }
 
-/// Reads frames until the connection ends or `within` passes: the GOAWAY error codes seen,
-/// the HEADERS frames seen, and whether it ended.
-async fn frames_until_end(tcp: &mut TcpStream, within: Duration) -> (Vec<u32>, usize, bool) {
-    let (mut goaways, mut headers) = (Vec::new(), 0);
+/// What a raw connection read: the GOAWAY error codes, the answers' statuses (`200`, as
+/// HPACK's static index 8, or another), and whether the connection ended.
+struct Read {
+    goaways: Vec<u32>,
+    ok: usize,
+    refused: usize,
+    ended: bool,
+}
+
+/// Reads frames until the connection ends or `within` passes.
+async fn frames_until_end(tcp: &mut TcpStream, within: Duration) -> Read {
+    let (mut goaways, mut ok, mut refused) = (Vec::new(), 0, 0);
     let mut buffer = Vec::new();
     let read = async {
         let mut chunk = [0u8; 16 * 1024];
@@ -413,7 +420,9 @@ async fn frames_until_end(tcp: &mut TcpStream, within: Duration) -> (Vec<u32>, u
                     GOAWAY if payload.len() >= 8 => goaways.push(u32::from_be_bytes([
                         payload[4], payload[5], payload[6], payload[7],
                     ])),
-                    HEADERS => headers += 1,
+                    // `:status: 200` is the static table's entry 8 (RFC 7541, appendix A).
+                    HEADERS if payload.first() == Some(&0x88) => ok += 1,
+                    HEADERS => refused += 1,
                     _ => {}
                 }
             }
@@ -424,7 +433,12 @@ async fn frames_until_end(tcp: &mut TcpStream, within: Duration) -> (Vec<u32>, u
         }
     };
     let ended = tokio::time::timeout(within, read).await.unwrap_or(false);
-    (goaways, headers, ended)
+    Read {
+        goaways,
+        ok,
+        refused,
+        ended,
+    }
 }
 
 /// `ENHANCE_YOUR_CALM`, the error code a server tells an abusive peer to go away with.
@@ -522,12 +536,14 @@ async fn a_continuation_flood_is_told_to_go_away() {
         }
         sent += 1;
     }
-    let (goaways, headers, ended) = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
+    let read = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
     assert!(
-        goaways.contains(&ENHANCE_YOUR_CALM) || ended,
-        "after {sent} CONTINUATION frames: GOAWAY {goaways:?}, ended {ended}"
+        read.goaways.contains(&ENHANCE_YOUR_CALM) || read.ended,
+        "after {sent} CONTINUATION frames: GOAWAY {:?}, ended {}",
+        read.goaways,
+        read.ended
     );
-    assert_eq!(headers, 0, "no answer to a header block that never ended");
+    assert_eq!(read.ok, 0, "no answer to a header block that never ended");
     still_answers(addr).await;
 }
 
@@ -555,11 +571,12 @@ async fn oversized_headers_are_refused_without_reading_them_all() {
         }
         written += piece.len();
     }
-    let (goaways, headers, ended) = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
-    // Refused: the stream answered `431` (a HEADERS frame), reset, or the connection told to
-    // go away; never a `200` for a request past the limit.
+    let read = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
+    // Refused: the stream answered `431`, reset, or the connection told to go away; never a
+    // `200` for a request past the limit.
+    assert_eq!(read.ok, 0, "a request past the limit was answered");
     assert!(
-        headers > 0 || !goaways.is_empty() || ended,
+        read.refused > 0 || !read.goaways.is_empty() || read.ended,
         "{written} bytes of headers sent past a limit of {MAX_HEADER_LIST_BYTES}: no refusal"
     );
     still_answers(addr).await;
@@ -569,9 +586,8 @@ async fn oversized_headers_are_refused_without_reading_them_all() {
     tcp.write_all(&frame(HEADERS, END_STREAM | END_HEADERS, 1, &block))
         .await
         .expect("headers");
-    let (_, headers, _) = frames_until_end(&mut tcp, Duration::from_secs(2)).await;
-    assert_eq!(headers, 1, "answered");
-    let _ = DATA;
+    let read = frames_until_end(&mut tcp, Duration::from_secs(2)).await;
+    assert_eq!(read.ok, 1, "answered");
 }
 
 /// Sends `request` over HTTP/1.1 on a socket with a small receive buffer, reads `keep` bytes
@@ -679,4 +695,49 @@ async fn a_reader_that_stops_mid_stream_loses_its_connection_and_slot() {
         closed_by_server(&mut stalled).await,
         "the stalled connection is closed"
     );
+}
+
+#[tokio::test]
+async fn a_megabyte_bearer_token_is_refused_before_it_is_read_whole() {
+    // A token whose scope list runs to a megabyte: HTTP/1.1 refuses the head past hyper's
+    // buffer (`431`, or the connection closed), HTTP/2 past its header list limit.
+    let addr = serve(HttpConfig::default().with_json_response(true)).await;
+    let token = format!("Bearer {}", "a".repeat(1 << 20));
+    let request = format!(
+        "POST /tools/nap HTTP/1.1\r\nhost: {addr}\r\nauthorization: {token}\r\n\
+         content-type: application/json\r\nconnection: close\r\ncontent-length: 8\r\n\r\n{{\"ms\":1}}"
+    );
+    let mut tcp = TcpStream::connect(addr).await.expect("connects");
+    // The server may stop reading, and close, before the whole head is written.
+    let _ = tcp.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 431"),
+        "{}",
+        &answer[..answer.len().min(200)]
+    );
+    // Over HTTP/2 the header list limit refuses it.
+    let mut tcp = raw_h2(addr).await;
+    let block = get_block(addr, &literal(b"authorization", token.as_bytes()));
+    for (index, piece) in block.chunks(16 * 1024).enumerate() {
+        let (kind, flags) = if index == 0 {
+            (HEADERS, END_STREAM)
+        } else {
+            (CONTINUATION, 0)
+        };
+        let last = (index + 1) * 16 * 1024 >= block.len();
+        let flags = if last { flags | END_HEADERS } else { flags };
+        if tcp.write_all(&frame(kind, flags, 1, piece)).await.is_err() {
+            break;
+        }
+    }
+    let read = frames_until_end(&mut tcp, Duration::from_secs(10)).await;
+    assert_eq!(read.ok, 0, "a megabyte of headers was answered");
+    assert!(
+        read.refused > 0 || !read.goaways.is_empty() || read.ended,
+        "no refusal"
+    );
+    still_answers(addr).await;
 }

@@ -731,6 +731,13 @@ async fn a_continuation_given_twice_with_two_values_is_refused_on_every_surface(
         assert_problem(status, &head, &problem);
         assert_eq!(problem["envelope"]["error"]["code"], "invalid_control");
     }
+    // Twice in one body: a parser would keep one of them without a word.
+    let twice = format!(r#"{{"count":100,"continuation":"{a}","continuation":"{b}"}}"#);
+    let (status, head, problem) =
+        exchange(addr, request(addr, "POST", "/tools/pages", "", &twice)).await;
+    assert_eq!(status, 400, "{problem}");
+    assert_problem(status, &head, &problem);
+    assert_eq!(problem["envelope"]["error"]["code"], "invalid_control");
     // The same token in two places agrees, and is followed.
     let (status, _, agreed) = exchange(addr, request(addr, "POST", &query(a), "", &body)).await;
     assert_eq!(status, 200, "{agreed}");

@@ -359,6 +359,10 @@ async fn call(
             }
         }
     };
+    if let Some(control) = controls::control_given_twice(&bytes) {
+        let message = format!("the control `{control}` is given twice in the body");
+        return problem::refusal(INVALID_CONTROL, message, None, id);
+    }
     let controls = match controls::merge(&mut arguments, parts.uri.query(), &parts.headers) {
         Ok(controls) => controls,
         Err(message) => return problem::refusal(INVALID_CONTROL, message, None, id),
