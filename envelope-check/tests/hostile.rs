@@ -566,6 +566,8 @@ async fn check_http(hostile: HostileHttp, time_budget: u64) -> (Report, Duration
     let _alone = ONE_AT_A_TIME.lock().await;
     let addr = hostile_http(hostile).await;
     let url = format!("http://{addr}/mcp");
+    // rmcp's reqwest client needs a rustls provider when the workspace gives reqwest TLS.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
     let client = ().serve(transport).await.expect("connects");
     let started = Instant::now();

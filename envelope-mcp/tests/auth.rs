@@ -788,6 +788,7 @@ async fn opaque_tokens_are_introspected_at_a_real_provider() {
         .expect("an endpoint")
         .to_owned();
     let resource = "http://127.0.0.1:9/opaque";
+    envelope_mcp::auth::install_crypto_provider();
     let client = reqwest::Client::new();
     let token = |id: &'static str| {
         let request = client

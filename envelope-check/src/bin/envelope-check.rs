@@ -175,6 +175,8 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
 }
 
 fn main() -> ExitCode {
+    // Before rmcp builds its reqwest client: reqwest may have TLS without a provider of its own.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let options = Options::parse();
     let seed = options.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()

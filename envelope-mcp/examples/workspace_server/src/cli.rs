@@ -485,6 +485,9 @@ pub fn main() -> ExitCode {
         Ok(options) => options,
         Err(code) => return code,
     };
+    // ring as rustls's process default before any reqwest client is built (the OTLP
+    // exporter's among them): envelope-mcp's `auth` builds reqwest without a provider.
+    envelope_mcp::auth::install_crypto_provider();
     // Before the runtime: the OTLP exporter's blocking client must not be made inside it.
     let logging = match init_logging(&options) {
         Ok(logging) => logging,

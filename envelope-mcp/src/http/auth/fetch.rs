@@ -54,10 +54,42 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// The client every verifier fetches with: reqwest's rustls, the platform's roots, no
+/// Makes ring the process's default rustls crypto provider, unless one is installed already
+/// (that one, the caller's choice, stays).
+///
+/// With feature `auth`, reqwest is built without a provider of its own (its default, aws-lc-rs,
+/// is a C library of its own beside the RustCrypto crates JOSE uses): envelope-mcp's fetches
+/// carry their own configuration on ring, but any other reqwest client in the process (rmcp's
+/// streamable HTTP client, an OpenTelemetry exporter) reads the process default, and reqwest
+/// panics building one when there is none. envelope-mcp calls this when it builds its own
+/// client; a binary that builds other reqwest clients first calls it at start.
+///
+/// ```
+/// envelope_mcp::auth::install_crypto_provider();
+/// let client = reqwest::Client::new(); // no panic: a provider is installed
+/// # drop(client);
+/// ```
+pub fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // An error means another was installed meanwhile: the caller's choice, kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// The client every verifier fetches with: rustls on ring, the platform's roots, HTTP/1.1, no
 /// redirects (an authorization server's endpoints are where its metadata says).
 pub(crate) fn client() -> Result<reqwest::Client, AuthConfigError> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    install_crypto_provider();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|builder| builder.with_platform_verifier())
+        .map_err(|error| AuthConfigError::Client(error.to_string()))?
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
         .timeout(FETCH_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -54,6 +54,7 @@ mod resource;
 mod verifier;
 
 pub(crate) use challenge::Challenge;
+pub use fetch::install_crypto_provider;
 pub(crate) use gate::{Gate, declared_scopes};
 pub use introspect::IntrospectionVerifier;
 pub use jsonwebtoken::Algorithm;
