@@ -275,7 +275,12 @@ async fn only_at_jwt_is_an_access_token_unless_plain_jwts_are_allowed() {
         .with_plain_jwt_typ(true);
     let token = |typ: Option<&str>| signer.sign_typed(&claims("agent", "notes:read"), typ);
     // Both take RFC 9068's types, in any case.
-    for typ in ["at+jwt", "application/at+jwt", "AT+JWT", "Application/AT+JWT"] {
+    for typ in [
+        "at+jwt",
+        "application/at+jwt",
+        "AT+JWT",
+        "Application/AT+JWT",
+    ] {
         for verifier in [&strict, &plain] {
             let caller = verifier
                 .verify(&token(Some(typ)))
@@ -291,7 +296,10 @@ async fn only_at_jwt_is_an_access_token_unless_plain_jwts_are_allowed() {
         (None, "no `typ`"),
     ] {
         let why = refused(strict.verify(&token(typ)).await);
-        assert!(why.contains(said) && why.contains("`at+jwt`"), "{typ:?}: {why}");
+        assert!(
+            why.contains(said) && why.contains("`at+jwt`"),
+            "{typ:?}: {why}"
+        );
         assert!(plain.verify(&token(typ)).await.is_ok(), "{typ:?}");
     }
     // The opt-in takes no other kind of token.
@@ -818,7 +826,10 @@ async fn shown_to(addr: std::net::SocketAddr, token: &str) -> Vec<(&'static str,
         ("GET /openapi.json", operations),
         (
             "next actions over MCP",
-            names_in(&pinged["result"]["structuredContent"]["next_actions"], "tool"),
+            names_in(
+                &pinged["result"]["structuredContent"]["next_actions"],
+                "tool",
+            ),
         ),
         (
             "next actions over REST",
@@ -856,7 +867,10 @@ async fn a_filtered_listing_holds_what_the_caller_may_call_everywhere() {
     )
     .await;
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert_eq!(answer["error"]["message"], "unknown tool `erase`", "{answer}");
+    assert_eq!(
+        answer["error"]["message"], "unknown tool `erase`",
+        "{answer}"
+    );
     assert_eq!(
         answer["error"]["data"],
         json!({"tool": "erase", "available": ["ping", "whoami"]})
@@ -882,7 +896,11 @@ async fn an_unfiltered_listing_names_every_tool_everywhere() {
     for scope in ["notes:read", ""] {
         let token = signer.sign(&claims("agent", scope));
         for (surface, shown) in shown_to(addr, &token).await {
-            assert_eq!(shown, ["erase", "ping", "whoami"], "{surface} with `{scope}`");
+            assert_eq!(
+                shown,
+                ["erase", "ping", "whoami"],
+                "{surface} with `{scope}`"
+            );
         }
     }
 }

@@ -94,7 +94,10 @@ mod tests {
     }
 
     fn caller(scopes: &str) -> Caller {
-        Caller::new(Principal::new("https://issuer", "agent"), Scopes::parse(scopes))
+        Caller::new(
+            Principal::new("https://issuer", "agent"),
+            Scopes::parse(scopes),
+        )
     }
 
     #[test]
@@ -102,7 +105,10 @@ mod tests {
         let reader = caller("notes:read");
         assert!(may_call(Some(&reader), &spec(&[])));
         assert!(may_call(Some(&reader), &spec(&["notes:read"])));
-        assert!(!may_call(Some(&reader), &spec(&["notes:read", "notes:write"])));
+        assert!(!may_call(
+            Some(&reader),
+            &spec(&["notes:read", "notes:write"])
+        ));
         // No one authenticated: scopes are listed, not enforced.
         assert!(may_call(None, &spec(&["notes:write"])));
     }

@@ -327,13 +327,21 @@ mod tests {
 
     #[test]
     fn only_an_access_tokens_typ_is_accepted_unless_plain_jwts_are() {
-        for typ in ["at+jwt", "AT+JWT", "application/at+jwt", "Application/At+JWT"] {
+        for typ in [
+            "at+jwt",
+            "AT+JWT",
+            "application/at+jwt",
+            "Application/At+JWT",
+        ] {
             assert_eq!(typ_refusal(Some(typ), false), None, "{typ}");
             assert_eq!(typ_refusal(Some(typ), true), None, "{typ}");
         }
         for typ in ["JWT", "jwt", "application/jwt"] {
             let why = typ_refusal(Some(typ), false).expect("strict refuses it");
-            assert!(why.contains("`JWT`") && why.contains("`at+jwt`"), "{typ}: {why}");
+            assert!(
+                why.contains("`JWT`") && why.contains("`at+jwt`"),
+                "{typ}: {why}"
+            );
             assert_eq!(typ_refusal(Some(typ), true), None, "{typ}");
         }
         let why = typ_refusal(None, false).expect("strict refuses no typ");

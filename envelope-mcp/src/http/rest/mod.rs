@@ -203,7 +203,12 @@ async fn no_tool(State(gateway): State<Gateway>, request: Request) -> Response {
 }
 
 /// `404` for a tool that is not served, or not `shown` to the caller, naming those that are.
-fn unknown_tool(gateway: &Gateway, message: String, id: Option<&str>, shown: Shown<'_>) -> Response {
+fn unknown_tool(
+    gateway: &Gateway,
+    message: String,
+    id: Option<&str>,
+    shown: Shown<'_>,
+) -> Response {
     let available: Vec<&str> = gateway
         .server
         .toolset()
@@ -341,7 +346,8 @@ async fn call(
     let callable_only = matches!(shown, Shown::Callable(_));
     // A tool hidden from the caller (a filtered listing) is answered as one not served: `404`,
     // not the `403` of a scope it lacks, which would say the tool is there.
-    let Some(tool) = (gateway.server.toolset().get(&name)).filter(|tool| shown.includes(tool.spec()))
+    let Some(tool) =
+        (gateway.server.toolset().get(&name)).filter(|tool| shown.includes(tool.spec()))
     else {
         let message = format!("no tool is named `{}`", cut(&name));
         return unknown_tool(&gateway, message, id, shown);
