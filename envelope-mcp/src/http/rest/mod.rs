@@ -13,6 +13,9 @@
 //! | `GET /tools` | every tool with its input and output schemas and flags |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document of the routes |
 //!
+//! Under a filtered listing (`ResourceServer::with_filtered_listing`, feature `auth`), "every
+//! tool" is every tool the caller may call: the others are answered as unknown (`404`).
+//!
 //! **Calls.** The body is the tool's arguments as a JSON object (empty means `{}`), sent as
 //! `Content-Type: application/json`: a page can post a form or text to any origin without
 //! asking, never JSON, so another site cannot run a tool from a visitor's browser. The
