@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::raw_http::{header, http_exchange};
-use envelope_core::{Caller, ToolContext, ToolResult, tool, toolset};
+use envelope_core::{Caller, NextAction, Reply, Role, ToolContext, ToolResult, tool, toolset};
 use envelope_mcp::auth::{
     IntrospectionVerifier, JwksSource, JwtVerifier, ResourceServer, TokenError, TokenVerifier,
 };
@@ -51,9 +51,16 @@ impl Signer {
         jwk
     }
 
+    /// An access token of `claims`, typed `at+jwt` as RFC 9068 has it.
     fn sign(&self, claims: &Value) -> String {
+        self.sign_typed(claims, Some("at+jwt"))
+    }
+
+    /// A JWT of `claims` whose header's `typ` is `typ` (none for `None`).
+    fn sign_typed(&self, claims: &Value, typ: Option<&str>) -> String {
         let mut header = Header::new(Algorithm::RS256);
         header.kid = Some(self.kid.clone());
+        header.typ = typ.map(str::to_owned);
         jsonwebtoken::encode(&header, claims, &self.key).expect("signed")
     }
 }
@@ -177,6 +184,7 @@ async fn every_way_a_token_can_be_wrong_is_refused_and_said() {
     let symmetric = {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some("k1".to_owned());
+        header.typ = Some("at+jwt".to_owned());
         jsonwebtoken::encode(
             &header,
             &claims("agent", "notes:read"),
@@ -228,14 +236,18 @@ async fn every_way_a_token_can_be_wrong_is_refused_and_said() {
         ("alg none", unsigned, "`alg: none`"),
         (
             "a logout token",
-            {
-                let mut header = Header::new(Algorithm::RS256);
-                header.kid = Some("k1".to_owned());
-                header.typ = Some("logout+jwt".to_owned());
-                jsonwebtoken::encode(&header, &claims("agent", "notes:read"), &signer.key)
-                    .expect("signed")
-            },
+            signer.sign_typed(&claims("agent", "notes:read"), Some("logout+jwt")),
             "`typ`",
+        ),
+        (
+            "a generic JWT",
+            signer.sign_typed(&claims("agent", "notes:read"), Some("JWT")),
+            "`typ` is `JWT`",
+        ),
+        (
+            "no typ",
+            signer.sign_typed(&claims("agent", "notes:read"), None),
+            "no `typ`",
         ),
         ("HS256 with a guessed secret", symmetric, "does not accept"),
         ("garbage", "not-a-jwt".to_owned(), "`alg: none`"),
@@ -251,6 +263,61 @@ async fn every_way_a_token_can_be_wrong_is_refused_and_said() {
         );
     }
     assert!(verifier.verify(&good).await.is_ok());
+}
+
+#[tokio::test]
+async fn only_at_jwt_is_an_access_token_unless_plain_jwts_are_allowed() {
+    let signer = Signer::new("issuer-1.pem", "k1");
+    let keys = || JwksSource::File(jwks_file("typ", &[&signer]));
+    let strict = JwtVerifier::new(ISSUER, AUDIENCE, keys()).expect("a verifier");
+    let plain = JwtVerifier::new(ISSUER, AUDIENCE, keys())
+        .expect("a verifier")
+        .with_plain_jwt_typ(true);
+    let token = |typ: Option<&str>| signer.sign_typed(&claims("agent", "notes:read"), typ);
+    // Both take RFC 9068's types, in any case.
+    for typ in [
+        "at+jwt",
+        "application/at+jwt",
+        "AT+JWT",
+        "Application/AT+JWT",
+    ] {
+        for verifier in [&strict, &plain] {
+            let caller = verifier
+                .verify(&token(Some(typ)))
+                .await
+                .unwrap_or_else(|error| panic!("`{typ}`: {error:?}"));
+            assert_eq!(caller.principal().subject(), "agent");
+        }
+    }
+    // Strict by default: a generic `JWT`, or none, says why it is refused.
+    for (typ, said) in [
+        (Some("JWT"), "`typ` is `JWT`"),
+        (Some("application/jwt"), "`typ` is `JWT`"),
+        (None, "no `typ`"),
+    ] {
+        let why = refused(strict.verify(&token(typ)).await);
+        assert!(
+            why.contains(said) && why.contains("`at+jwt`"),
+            "{typ:?}: {why}"
+        );
+        assert!(plain.verify(&token(typ)).await.is_ok(), "{typ:?}");
+    }
+    // The opt-in takes no other kind of token.
+    assert!(refused(plain.verify(&token(Some("logout+jwt"))).await).contains("`typ`"));
+
+    // Over HTTP, the refusal is an `invalid_token` challenge saying why.
+    let addr = serve(resource_server("typ-http", &signer)).await;
+    let (head, _) = exchange(
+        addr,
+        mcp(addr, &bearer(&token(Some("JWT"))), "tools/list", json!({})),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let challenge = header(&head, "www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.contains("error=\"invalid_token\"") && challenge.contains("`typ` is `JWT`"),
+        "{challenge}"
+    );
 }
 
 /// Base64url without padding, as JOSE writes it.
@@ -408,10 +475,13 @@ fn erase() -> ToolResult<&'static str> {
     Ok("erased")
 }
 
-/// Answer anyone.
+/// Answer anyone, suggesting the other tools.
 #[tool(tier = lite, read_only)]
-fn ping() -> ToolResult<&'static str> {
-    Ok("pong")
+fn ping() -> ToolResult<Reply<&'static str>> {
+    let who = NextAction::call::<whoami>("who", Role::Inspect, 0, (), "see who is calling")?;
+    let erase = NextAction::call::<erase>("erase", Role::Inspect, 0, (), "start afresh")?;
+    let again = NextAction::call::<ping>("again", Role::Retry, 0, (), "answer again")?;
+    Ok(Reply::new("pong").next_actions([who, erase, again]))
 }
 
 /// The three tools served on loopback with `auth`, stateless JSON answers.
@@ -687,44 +757,167 @@ async fn a_missing_scope_is_a_permission_envelope_naming_it() {
     assert_eq!(answer["result"]["structuredContent"]["data"], "pong");
 }
 
-#[tokio::test]
-async fn a_filtered_listing_holds_what_the_caller_may_call() {
-    let signer = Signer::new("issuer-1.pem", "k1");
-    let addr = serve(resource_server("filtered", &signer).with_filtered_listing(true)).await;
-    let names = |listed: &Value, key: &str| -> Vec<String> {
-        listed[key]["tools"]
+/// A REST request of `method` at `path` with `token`; a `POST` sends `{}`.
+fn rest(addr: std::net::SocketAddr, method: &str, path: &str, token: &str) -> String {
+    let body = if method == "POST" { "{}" } else { "" };
+    format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\n{}content-type: application/json\r\n\
+         connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        bearer(token),
+        body.len()
+    )
+}
+
+/// The names at `key` of each item of `items`, sorted.
+fn names_in(items: &Value, key: &str) -> Vec<String> {
+    let mut names: Vec<String> = items
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item[key].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The tools `token` is shown, on every surface that names tools: the MCP listing, the
+/// unknown-tool error over MCP and REST, the REST listing, the OpenAPI document's operations,
+/// and the next actions `ping` suggests over MCP and REST.
+async fn shown_to(addr: std::net::SocketAddr, token: &str) -> Vec<(&'static str, Vec<String>)> {
+    let (_, listed) = exchange(addr, mcp(addr, &bearer(token), "tools/list", json!({}))).await;
+    let (_, unknown) = exchange(
+        addr,
+        mcp(
+            addr,
+            &bearer(token),
+            "tools/call",
+            json!({"name": "nope", "arguments": {}}),
+        ),
+    )
+    .await;
+    let (head, rest_unknown) = exchange(addr, rest(addr, "POST", "/tools/nope", token)).await;
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    let (_, rest_listed) = exchange(addr, rest(addr, "GET", "/tools", token)).await;
+    let (_, document) = exchange(addr, rest(addr, "GET", "/openapi.json", token)).await;
+    let mut operations: Vec<String> = document["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.keys())
+        .filter_map(|path| path.strip_prefix("/tools/").map(str::to_owned))
+        .collect();
+    operations.sort();
+    let (_, pinged) = exchange(
+        addr,
+        mcp(
+            addr,
+            &bearer(token),
+            "tools/call",
+            json!({"name": "ping", "arguments": {}}),
+        ),
+    )
+    .await;
+    let (_, rest_pinged) = exchange(addr, rest(addr, "POST", "/tools/ping", token)).await;
+    let available = |list: &Value| {
+        let mut names: Vec<String> = list
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
-            .collect()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect();
+        names.sort();
+        names
     };
+    vec![
+        ("tools/list", names_in(&listed["result"]["tools"], "name")),
+        (
+            "the MCP unknown-tool error",
+            available(&unknown["error"]["data"]["available"]),
+        ),
+        (
+            "the REST unknown-tool problem",
+            available(&rest_unknown["envelope"]["error"]["data"]["available"]),
+        ),
+        ("GET /tools", names_in(&rest_listed["tools"], "name")),
+        ("GET /openapi.json", operations),
+        (
+            "next actions over MCP",
+            names_in(
+                &pinged["result"]["structuredContent"]["next_actions"],
+                "tool",
+            ),
+        ),
+        (
+            "next actions over REST",
+            names_in(&rest_pinged["next_actions"], "tool"),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_filtered_listing_holds_what_the_caller_may_call_everywhere() {
+    let signer = Signer::new("issuer-1.pem", "k1");
+    let addr = serve(resource_server("filtered", &signer).with_filtered_listing(true)).await;
     for (scope, expected) in [
         ("notes:read", vec!["ping", "whoami"]),
         ("notes:read notes:write", vec!["erase", "ping", "whoami"]),
         ("", vec!["ping"]),
     ] {
         let token = signer.sign(&claims("agent", scope));
-        let (_, listed) = exchange(addr, mcp(addr, &bearer(&token), "tools/list", json!({}))).await;
-        let mut listed = names(&listed, "result");
-        listed.sort();
-        assert_eq!(listed, expected, "over MCP with `{scope}`");
-        let (_, rest) = exchange(
+        for (surface, shown) in shown_to(addr, &token).await {
+            assert_eq!(shown, expected, "{surface} with `{scope}`");
+        }
+    }
+
+    // Filtered means hidden: a reader calling `erase` is told no such tool is there, not
+    // that it lacks a scope (which would say the tool exists).
+    let reader = signer.sign(&claims("reader", "notes:read"));
+    let (head, answer) = exchange(
+        addr,
+        mcp(
             addr,
-            format!(
-                "GET /tools HTTP/1.1\r\nhost: {addr}\r\n{}connection: close\r\n\r\n",
-                bearer(&token)
-            ),
-        )
-        .await;
-        let mut rest: Vec<String> = rest["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
-            .collect();
-        rest.sort();
-        assert_eq!(rest, expected, "over REST with `{scope}`");
+            &bearer(&reader),
+            "tools/call",
+            json!({"name": "erase", "arguments": {}}),
+        ),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(
+        answer["error"]["message"], "unknown tool `erase`",
+        "{answer}"
+    );
+    assert_eq!(
+        answer["error"]["data"],
+        json!({"tool": "erase", "available": ["ping", "whoami"]})
+    );
+    let (head, problem) = exchange(addr, rest(addr, "POST", "/tools/erase", &reader)).await;
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    assert!(header(&head, "www-authenticate").is_none(), "{head}");
+    assert_eq!(problem["envelope"]["error"]["code"], "unknown_tool");
+    assert_eq!(
+        problem["envelope"]["error"]["data"]["available"],
+        json!(["ping", "whoami"])
+    );
+    // The reader's OpenAPI document holds nothing of `erase`, its schemas included.
+    let (_, document) = exchange(addr, rest(addr, "GET", "/openapi.json", &reader)).await;
+    assert!(document["paths"]["/tools/whoami"].is_object(), "{document}");
+    assert!(!document.to_string().contains("erase"), "{document}");
+}
+
+#[tokio::test]
+async fn an_unfiltered_listing_names_every_tool_everywhere() {
+    let signer = Signer::new("issuer-1.pem", "k1");
+    let addr = serve(resource_server("unfiltered", &signer)).await;
+    for scope in ["notes:read", ""] {
+        let token = signer.sign(&claims("agent", scope));
+        for (surface, shown) in shown_to(addr, &token).await {
+            assert_eq!(
+                shown,
+                ["erase", "ping", "whoami"],
+                "{surface} with `{scope}`"
+            );
+        }
     }
 }
 

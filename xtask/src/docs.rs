@@ -556,8 +556,10 @@ fn auth_section(out: &mut String) {
          resource server, as the MCP authorization specification has it. Every request but \
          `/healthz`, `/readyz` and the metadata at `{METADATA_PATH}` (and the same followed by \
          the resource's path, RFC 9728) carries `Authorization: Bearer <token>`, checked before \
-         its body is read, on `/mcp` and the REST gateway alike. A JWT is accepted when an \
-         allowed asymmetric algorithm (never `none`, never `HS*`) and a key of the issuer's JWKS \
+         its body is read, on `/mcp` and the REST gateway alike. A JWT is accepted when its \
+         `typ` says it is an access token, `at+jwt` or `application/at+jwt` (RFC 9068; a generic \
+         `JWT` or none only with `JwtVerifier::with_plain_jwt_typ`), when an allowed asymmetric \
+         algorithm (never `none`, never `HS*`) and a key of the issuer's JWKS \
          verify it (the JWKS is fetched again, at most once per {} s, for a key it lacks: a \
          rotation), `iss` is the issuer, `aud` names the resource (RFC 8707) and `exp` and `nbf` \
          hold within {} s; an opaque token when the issuer's introspection (RFC 7662) says it is \
@@ -577,7 +579,11 @@ fn auth_section(out: &mut String) {
          the tool runs: over MCP with a `permission` envelope of code `{INSUFFICIENT_SCOPE}` \
          whose `error.data` is `{{\"required\": [...], \"missing\": [...]}}` and whose hint says \
          which scopes to ask the authorization server for; over REST with `403` and \
-         `WWW-Authenticate: Bearer error=\"{INSUFFICIENT_SCOPE}\", scope=\"...\"`. Without \
+         `WWW-Authenticate: Bearer error=\"{INSUFFICIENT_SCOPE}\", scope=\"...\"`. With \
+         `ResourceServer::with_filtered_listing`, a caller is shown only the tools its scopes \
+         cover (the MCP and REST listings, the OpenAPI document, the unknown-tool error's \
+         `available`, next actions), and a tool hidden from it answers as unknown (over REST \
+         `404` `unknown_tool`), not `{INSUFFICIENT_SCOPE}`. Without \
          authentication, scopes are listed and not enforced. The resource server's own \
          refusals:\n"
     );

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::EnvelopeServer;
+use super::scopes::Shown;
 use super::stop::{Stop, past_deadline};
 
 /// What one call needs from the transport around it.
@@ -22,6 +23,9 @@ pub(crate) struct CallExtras {
     /// The caller the transport authenticated (over HTTP, by its access token): the scope
     /// gate holds the call to it, and continuations are bound to its principal.
     pub(crate) caller: Option<Caller>,
+    /// Whether the caller is shown only the tools it may call (a filtered listing): next
+    /// actions suggesting any other are dropped too.
+    pub(crate) callable_only: bool,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
     /// The client the tool may ask for input, a completion, or send logs to.
@@ -52,6 +56,7 @@ impl Default for CallExtras {
             client_request_id: None,
             session: None,
             caller: None,
+            callable_only: false,
             progress: None,
             cancelled: None,
             client: None,
@@ -93,6 +98,8 @@ impl EnvelopeServer {
         if !extras.carries_media {
             budget = budget.without_media();
         }
+        // Who the answer's next actions are for, when the caller is shown only what it may call.
+        let shown_to = extras.callable_only.then(|| extras.caller.clone());
         let (ctx, stop) = self.context_for(extras, &budget);
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
         // HTTP layer replaced with a ULID is the request id, not a client's id.
@@ -109,7 +116,11 @@ impl EnvelopeServer {
             }
         };
         let latency_ms = output.envelope.meta().latency_ms();
-        let answer = span.in_scope(|| self.answer(spec, output, &budget));
+        let shown = match &shown_to {
+            Some(caller) => Shown::Callable(caller.as_ref()),
+            None => Shown::All,
+        };
+        let answer = span.in_scope(|| self.answer(spec, output, &budget, shown));
         crate::observe::record_outcome(
             &span,
             &answer.prepared.structured,
@@ -179,9 +190,17 @@ impl EnvelopeServer {
         }
     }
 
-    /// The response to `output`: actions this server cannot run dropped, the capability tags
-    /// stamped when the controls keep them, then the budget stage.
-    fn answer(&self, spec: &ToolSpec, mut output: ToolOutput, budget: &CallBudget) -> Answer {
+    /// The response to `output`: actions this server cannot run, or that suggest a tool not
+    /// `shown` to the caller, dropped; the capability tags stamped when the controls keep
+    /// them; then the budget stage.
+    fn answer(
+        &self,
+        spec: &ToolSpec,
+        mut output: ToolOutput,
+        budget: &CallBudget,
+        shown: Shown<'_>,
+    ) -> Answer {
+        self.drop_hidden_actions(&mut output.envelope, shown);
         self.drop_unrunnable_actions(&mut output.envelope, spec.name);
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
         if output.controls.keeps_full_meta() {
@@ -198,6 +217,22 @@ impl EnvelopeServer {
             tier: spec.tier,
             client_request_id,
         }
+    }
+
+    /// Drops suggested calls to a tool the caller is not `shown`: filtered means hidden, in an
+    /// answer's next actions as in the listing. Not logged: a tool that suggests a write to a
+    /// caller that may only read is doing nothing wrong.
+    fn drop_hidden_actions<P>(&self, envelope: &mut Envelope<P>, shown: Shown<'_>) {
+        if matches!(shown, Shown::All) || envelope.next_actions().is_empty() {
+            return;
+        }
+        let tools = &self.inner.tools;
+        // A tool not served is left to the next pass, which says so.
+        retain_next_actions(envelope, |action| {
+            tools
+                .get(&action.tool)
+                .is_none_or(|tool| shown.includes(tool.spec()))
+        });
     }
 
     /// Drops suggested calls this server cannot run: to a tool it does not serve, or with

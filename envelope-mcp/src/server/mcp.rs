@@ -32,6 +32,7 @@ use super::client::{PeerClient, Wanted, log_level_of};
 use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
 use super::rounds::{Round, RoundOf};
+use super::scopes::Shown;
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
 use envelope_core::ClientChannel;
@@ -182,19 +183,17 @@ impl ServerHandler for EnvelopeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let parts = context.extensions.get::<http::request::Parts>();
-        let caller = parts.and_then(|parts| parts.extensions.get::<envelope_core::Caller>());
-        let mut tools = match parts.and_then(|parts| parts.extensions.get::<super::CallableOnly>())
-        {
-            // Only what the caller's scopes cover: the toolset's tools and the listing agree.
-            Some(_) => self
+        let mut tools = match Shown::of(parts.map(|parts| &parts.extensions)) {
+            Shown::All => self.inner.listing.clone(),
+            // Only what the caller may call: the toolset's tools and the listing agree.
+            shown => self
                 .inner
                 .tools
                 .iter()
                 .zip(&self.inner.listing)
-                .filter(|(tool, _)| super::may_call(caller, tool.spec()))
+                .filter(|(tool, _)| shown.includes(tool.spec()))
                 .map(|(_, listed)| listed.clone())
                 .collect(),
-            None => self.inner.listing.clone(),
         };
         // The composed handler's own tools follow, those an envelope tool shadows left out. A
         // handler without tools answers `method not found`: the toolset's are the listing then.
@@ -217,18 +216,17 @@ impl ServerHandler for EnvelopeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.inner.tools.get(&request.name) else {
-            if let Some(handler) = &self.handler {
-                return handler.call_tool(request, context).await;
-            }
-            let available: Vec<&str> = self.inner.tools.names().collect();
-            // The name is the client's, of any length: only its start is echoed.
-            let echoed: String = request.name.chars().take(ECHOED_NAME_CHARS).collect();
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{echoed}`"),
-                // wire: an MCP error's data, not an envelope
-                Some(json!({ "tool": echoed, "available": available })),
-            ));
+        let parts = context.extensions.get::<http::request::Parts>();
+        let shown = Shown::of(parts.map(|parts| &parts.extensions));
+        let tool = match self.inner.tools.get(&request.name) {
+            Some(tool) if shown.includes(tool.spec()) => tool,
+            // Hidden from this caller (a filtered listing): answered as a name no tool has, and
+            // not handed to the composed handler, whose tool of that name this one shadows.
+            Some(_) => return Err(self.unknown_tool(&request.name, shown)),
+            None => match &self.handler {
+                Some(handler) => return handler.call_tool(request, context).await,
+                None => return Err(self.unknown_tool(&request.name, shown)),
+            },
         };
         let asked = Asked {
             input_responses: request.input_responses,
@@ -356,6 +354,26 @@ impl ServerHandler for EnvelopeServer {
 }
 
 impl EnvelopeServer {
+    /// The error of a call to `name`, which names no tool `shown` to the caller: `available`
+    /// lists those that are.
+    fn unknown_tool(&self, name: &str, shown: Shown<'_>) -> ErrorData {
+        let available: Vec<&str> = self
+            .inner
+            .tools
+            .iter()
+            .map(|tool| tool.spec())
+            .filter(|spec| shown.includes(spec))
+            .map(|spec| spec.name)
+            .collect();
+        // The name is the client's, of any length: only its start is echoed.
+        let echoed: String = name.chars().take(ECHOED_NAME_CHARS).collect();
+        ErrorData::invalid_params(
+            format!("unknown tool `{echoed}`"),
+            // wire: an MCP error's data, not an envelope
+            Some(json!({ "tool": echoed, "available": available })),
+        )
+    }
+
     /// One MCP call of `tool`: the transport's facts read off the request (correlation id,
     /// session, principal, progress token, cancellation), the call, and its MCP result.
     pub(crate) async fn answer_call(
@@ -377,6 +395,10 @@ impl EnvelopeServer {
         // Who the HTTP layer's resource server let in, if it is on: never the token itself.
         let caller =
             parts.and_then(|parts| parts.extensions.get::<envelope_core::Caller>().cloned());
+        let callable_only = matches!(
+            Shown::of(parts.map(|parts| &parts.extensions)),
+            Shown::Callable(_)
+        );
         // A round's sealed state is the caller's alone, as its continuations are.
         let caller_key = caller
             .as_ref()
@@ -428,6 +450,7 @@ impl EnvelopeServer {
             client_request_id,
             session,
             caller,
+            callable_only,
             progress: progress
                 .clone()
                 .map(|progress| progress as Arc<dyn ProgressSink>),

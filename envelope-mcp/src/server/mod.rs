@@ -29,7 +29,7 @@ pub use config::{
 };
 pub use listing::Listing;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
-pub(crate) use scopes::{CallableOnly, may_call};
+pub(crate) use scopes::{CallableOnly, Shown};
 pub use stop::DEADLINE_EXCEEDED;
 #[cfg(feature = "rest")]
 pub(crate) use stop::TokenCancellation;

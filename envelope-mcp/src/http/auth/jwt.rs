@@ -31,9 +31,13 @@ pub const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
 /// How far the clocks of issuer and server may disagree on `exp` and `nbf`.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 
-/// The `typ` headers an access token may carry (RFC 9068 §2.1, and the plain `JWT` many
-/// issuers write); no `typ` at all is accepted too.
-const ACCESS_TOKEN_TYPES: [&str; 3] = ["at+jwt", "application/at+jwt", "JWT"];
+/// The `typ` an access token carries (RFC 9068 §2.1), with and without the `application/`
+/// that RFC 7515 §4.1.9 lets a media type drop; compared ignoring case.
+const ACCESS_TOKEN_TYPES: [&str; 2] = ["at+jwt", "application/at+jwt"];
+
+/// The `typ` of a JWT of any kind (RFC 7519 §5.1), which some issuers write on access tokens:
+/// accepted only under [`JwtVerifier::with_plain_jwt_typ`].
+const PLAIN_JWT_TYPES: [&str; 2] = ["JWT", "application/jwt"];
 
 /// The longest token looked at; anything longer is refused unread.
 pub(super) const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -45,6 +49,13 @@ pub(super) const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// rotated its keys), its signature verifies with that key, `iss` is the issuer, `aud` holds
 /// the audience, `exp` has not passed and `nbf` (if any) has. The caller is `sub` of the
 /// issuer (required, RFC 9068); the scopes are `scope` (space-delimited) or `scp`.
+///
+/// The header's `typ` must say the token is an access token: `at+jwt` (or
+/// `application/at+jwt`, in any case), as RFC 9068 §4 requires of a resource server. A `JWT`,
+/// or no `typ`, is refused unless [`with_plain_jwt_typ`](JwtVerifier::with_plain_jwt_typ)
+/// allows it; any other `typ` (a logout token's `logout+jwt`) always is. The type is what
+/// tells an access token from another JWT its issuer signs whose claims would pass too
+/// (explicit typing, RFC 8725 §3.11).
 pub struct JwtVerifier {
     /// The issuer identifier, without a trailing slash: what `iss` is compared with and the
     /// principal names.
@@ -54,6 +65,8 @@ pub struct JwtVerifier {
     audience: String,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
+    /// Whether a `typ` of `JWT`, or none, is taken for an access token's.
+    plain_jwt_typ: bool,
     keys: KeySet,
 }
 
@@ -78,6 +91,7 @@ impl JwtVerifier {
             audience: audience.into(),
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: DEFAULT_LEEWAY,
+            plain_jwt_typ: false,
             keys,
         })
     }
@@ -111,6 +125,22 @@ impl JwtVerifier {
     #[must_use]
     pub fn with_leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
+        self
+    }
+
+    /// Whether a token typed `JWT` (or `application/jwt`), or not typed at all, is accepted
+    /// as an access token (off unless set: only `at+jwt` is).
+    ///
+    /// For an issuer that predates RFC 9068 and writes no `at+jwt` on its access tokens, as
+    /// Microsoft Entra ID writes `JWT`. `typ` is optional in a JWT (RFC 7519 §5.1), and the
+    /// generic `JWT` says no more than its absence does: "a JWT, of no particular kind". So the
+    /// one switch allows both, whichever such an issuer writes. The header then cannot tell
+    /// its access tokens from its other JWTs (an ID token), and the claims have to: this
+    /// resource as `aud`, `exp`, `sub`. Turn it on only for an issuer that needs it. A `typ`
+    /// naming another kind of token (`logout+jwt`) is refused all the same.
+    #[must_use]
+    pub fn with_plain_jwt_typ(mut self, accept: bool) -> Self {
+        self.plain_jwt_typ = accept;
         self
     }
 
@@ -152,16 +182,8 @@ impl JwtVerifier {
                 "it is not a well-formed signed JWT (an unsigned one, `alg: none`, is refused)",
             )
         })?;
-        // RFC 9068 §4 names access tokens `at+jwt`; many issuers write plain `JWT`. Any other
-        // type is some other token (a logout token, a request object), not an access token.
-        if let Some(typ) = &header.typ
-            && !ACCESS_TOKEN_TYPES
-                .iter()
-                .any(|accepted| typ.eq_ignore_ascii_case(accepted))
-        {
-            return Err(TokenError::invalid(
-                "its `typ` says it is not an access token (`at+jwt`)",
-            ));
+        if let Some(why) = typ_refusal(header.typ.as_deref(), self.plain_jwt_typ) {
+            return Err(TokenError::invalid(why));
         }
         if !self.algorithms.contains(&header.alg) {
             return Err(TokenError::invalid(format!(
@@ -220,7 +242,25 @@ impl std::fmt::Debug for JwtVerifier {
             .field("audience", &self.audience)
             .field("algorithms", &self.algorithms)
             .field("leeway", &self.leeway)
+            .field("plain_jwt_typ", &self.plain_jwt_typ)
             .finish_non_exhaustive()
+    }
+}
+
+/// Why a token of header type `typ` is no access token, `None` when it is one: `at+jwt` (RFC
+/// 9068 §2.1), or with `plain` also a generic `JWT` or none. Types compare ignoring case (RFC
+/// 7515 §4.1.9).
+fn typ_refusal(typ: Option<&str>, plain: bool) -> Option<&'static str> {
+    let is = |types: &[&str], typ: &str| types.iter().any(|t| typ.eq_ignore_ascii_case(t));
+    match typ {
+        Some(typ) if is(&ACCESS_TOKEN_TYPES, typ) => None,
+        Some(typ) if is(&PLAIN_JWT_TYPES, typ) => (!plain).then_some(
+            "its `typ` is `JWT`, which any JWT may carry; an access token is typed `at+jwt` \
+             (RFC 9068)",
+        ),
+        None => (!plain).then_some("it has no `typ`; an access token is typed `at+jwt` (RFC 9068)"),
+        // Some other token: a logout token, a request object, an ID token typed as such.
+        Some(_) => Some("its `typ` says it is not an access token (`at+jwt`)"),
     }
 }
 
@@ -283,6 +323,35 @@ mod tests {
         let error = JwtVerifier::new("http://auth.example.com", "aud", JwksSource::Discover)
             .expect_err("plain http");
         assert!(error.to_string().contains("loopback"), "{error}");
+    }
+
+    #[test]
+    fn only_an_access_tokens_typ_is_accepted_unless_plain_jwts_are() {
+        for typ in [
+            "at+jwt",
+            "AT+JWT",
+            "application/at+jwt",
+            "Application/At+JWT",
+        ] {
+            assert_eq!(typ_refusal(Some(typ), false), None, "{typ}");
+            assert_eq!(typ_refusal(Some(typ), true), None, "{typ}");
+        }
+        for typ in ["JWT", "jwt", "application/jwt"] {
+            let why = typ_refusal(Some(typ), false).expect("strict refuses it");
+            assert!(
+                why.contains("`JWT`") && why.contains("`at+jwt`"),
+                "{typ}: {why}"
+            );
+            assert_eq!(typ_refusal(Some(typ), true), None, "{typ}");
+        }
+        let why = typ_refusal(None, false).expect("strict refuses no typ");
+        assert!(why.contains("no `typ`"), "{why}");
+        assert_eq!(typ_refusal(None, true), None);
+        for typ in ["logout+jwt", "oauth-authz-req+jwt", "at+jwt+x", ""] {
+            for plain in [false, true] {
+                assert!(typ_refusal(Some(typ), plain).is_some(), "{typ} {plain}");
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //!   one of them: over MCP a `permission` envelope of code
 //!   [`INSUFFICIENT_SCOPE`](envelope_core::INSUFFICIENT_SCOPE) naming the missing scopes, over
 //!   the REST gateway `403` with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`;
+//! - with [`ResourceServer::with_filtered_listing`], a caller is shown only the tools its
+//!   scopes cover, wherever tools are named (listings, the OpenAPI document, the unknown-tool
+//!   error's `available`, next actions), and a hidden tool called by name answers as an
+//!   unknown one;
 //! - the caller's principal (issuer and subject) is what continuations and target refs are
 //!   bound to, so a refreshed token resumes a page and another subject's token cannot.
 //!
@@ -25,6 +29,13 @@
 //! through its metadata, at a URL, or in a file; refreshed when a token names an unknown key)
 //! and [`IntrospectionVerifier`] (RFC 7662, for opaque tokens). Another is a
 //! [`TokenVerifier`] of your own.
+//!
+//! A JWT access token must be typed as one: its header's `typ` is `at+jwt` (or
+//! `application/at+jwt`), as RFC 9068 §4 requires, so no other JWT its issuer signs (an ID
+//! token, a logout token) passes for it. A token typed `JWT`, or not typed, is refused
+//! (`invalid_token`, saying why) unless the verifier is built
+//! [`with_plain_jwt_typ(true)`](JwtVerifier::with_plain_jwt_typ), for an issuer that writes
+//! no `at+jwt`.
 //!
 //! ```no_run
 //! # async fn run(server: envelope_mcp::EnvelopeServer) -> Result<(), Box<dyn std::error::Error>> {

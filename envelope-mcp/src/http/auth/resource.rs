@@ -62,9 +62,20 @@ impl ResourceServer {
         })
     }
 
-    /// Whether `tools/list` (and the REST gateway's `GET /tools`) holds only the tools the
-    /// caller's scopes cover (off unless set: a caller then sees every tool, with the scopes
-    /// each needs, and learns what to ask for).
+    /// Whether each caller is shown only the tools its token's scopes cover (a tool that
+    /// declares no scopes is everyone's). Off unless set: a caller then sees every tool, with
+    /// the scopes each needs, and learns what to ask for; a call lacking one is refused as
+    /// `insufficient_scope` (`403` on the REST gateway).
+    ///
+    /// On, filtered means hidden, everywhere a tool is named: `tools/list`, the REST gateway's
+    /// `GET /tools` and `GET /openapi.json` (whose components hold only the shown tools'
+    /// schemas), the `available` list of the unknown-tool error (over MCP and REST), and the
+    /// next actions of every answer (an action calling a hidden tool is dropped). A hidden tool
+    /// called by name answers as a name no tool has: over MCP the unknown-tool error
+    /// (`invalid params`), over REST `404` `unknown_tool`, never the `insufficient_scope`
+    /// refusal, which would say the tool is there. A caller then cannot tell a hidden tool
+    /// from a missing one; the metadata's `scopes_supported` still lists every scope. The
+    /// tools of a composed rmcp handler declare no scopes: they are listed to everyone.
     #[must_use]
     pub fn with_filtered_listing(mut self, filtered: bool) -> Self {
         self.filter_listing = filtered;

@@ -13,6 +13,9 @@
 //! | `GET /tools` | every tool with its input and output schemas and flags |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document of the routes |
 //!
+//! Under a filtered listing (`ResourceServer::with_filtered_listing`, feature `auth`), "every
+//! tool" is every tool the caller may call: the others are answered as unknown (`404`).
+//!
 //! **Calls.** The body is the tool's arguments as a JSON object (empty means `{}`), sent as
 //! `Content-Type: application/json`: a page can post a form or text to any origin without
 //! asking, never JSON, so another site cannot run a tool from a visitor's browser. The
@@ -85,7 +88,7 @@ use serde_json::{Value, json};
 
 pub use super::config::{DEFAULT_UNBUDGETED_CEILING, RestConfig};
 use super::{Admission, Admitted, HostRefusal, HttpConfig, Refusal};
-use crate::server::{CallExtras, CallableOnly, TokenCancellation, may_call};
+use crate::server::{CallExtras, Shown, TokenCancellation};
 use crate::{EnvelopeServer, REQUEST_ID_HEADER};
 
 /// The path of the tool listing; a tool is called at `/tools/{name}`.
@@ -113,15 +116,15 @@ pub(crate) type Challenges = ();
 struct Gateway {
     server: EnvelopeServer,
     ceiling: usize,
-    /// `GET /tools`, written once: the toolset does not change while serving.
+    /// `GET /tools`, written once: the toolset does not change while serving. A caller shown
+    /// only what it may call gets its own, written for it.
     listing: axum::body::Bytes,
-    /// The same, as a value, for a caller whose listing holds only what it may call.
-    listing_value: Arc<Value>,
     /// The challenge a call refused for its scopes answers with, when authentication is on.
     #[cfg(feature = "auth")]
     challenge: Option<Arc<crate::http::auth::Challenge>>,
-    /// `GET /openapi.json`, written once.
+    /// `GET /openapi.json`, written once; and what a caller's own is written from.
     document: axum::body::Bytes,
+    http: Arc<HttpConfig>,
 }
 
 /// The gateway's routes, held to `admission` (the router holds them to its `Host` and `Origin`
@@ -136,16 +139,16 @@ pub(crate) fn routes(
 ) -> axum::Router {
     #[cfg(not(feature = "auth"))]
     let () = challenge;
-    let document = openapi::document(&server, http).to_string();
-    let listing_value = openapi::listing(&server);
+    let document = openapi::document(&server, http, Shown::All).to_string();
+    let listing = openapi::listing(&server, Shown::All).to_string();
     let gateway = Gateway {
         server,
         ceiling: config.unbudgeted_ceiling(),
-        listing: listing_value.to_string().into(),
-        listing_value: Arc::new(listing_value),
+        listing: listing.into(),
         #[cfg(feature = "auth")]
         challenge,
         document: document.into(),
+        http: Arc::new(http.clone()),
     };
     axum::Router::new()
         .route(TOOLS_PATH, reading(get(list)))
@@ -198,12 +201,25 @@ async fn only_post(request: Request) -> Response {
 /// A path under `/tools/` that is no tool's: `404`, naming the tools there are.
 async fn no_tool(State(gateway): State<Gateway>, request: Request) -> Response {
     let message = format!("no tool is at `{}`", cut(request.uri().path()));
-    unknown_tool(&gateway, message, request_id(&request))
+    let shown = Shown::of(Some(request.extensions()));
+    unknown_tool(&gateway, message, request_id(&request), shown)
 }
 
-/// `404` for a tool that is not served, naming the tools that are.
-fn unknown_tool(gateway: &Gateway, message: String, id: Option<&str>) -> Response {
-    let available: Vec<&str> = gateway.server.toolset().names().collect();
+/// `404` for a tool that is not served, or not `shown` to the caller, naming those that are.
+fn unknown_tool(
+    gateway: &Gateway,
+    message: String,
+    id: Option<&str>,
+    shown: Shown<'_>,
+) -> Response {
+    let available: Vec<&str> = gateway
+        .server
+        .toolset()
+        .iter()
+        .map(|tool| tool.spec())
+        .filter(|spec| shown.includes(spec))
+        .map(|spec| spec.name)
+        .collect();
     let data = json!({ "available": available });
     problem::refusal(UNKNOWN_TOOL, message, Some(data), id)
 }
@@ -294,27 +310,22 @@ async fn admit(admission: Admission, request: Request, next: Next) -> Response {
 }
 
 async fn list(State(gateway): State<Gateway>, request: Request) -> Response {
-    let extensions = request.extensions();
-    if extensions.get::<CallableOnly>().is_none() {
-        return json_body(gateway.listing);
+    match Shown::of(Some(request.extensions())) {
+        Shown::All => json_body(gateway.listing),
+        // Only the tools the caller may call.
+        shown => json_body(openapi::listing(&gateway.server, shown).to_string().into()),
     }
-    // Only the tools the caller's scopes cover.
-    let caller = extensions.get::<envelope_core::Caller>();
-    let toolset = gateway.server.toolset();
-    let mut listing = (*gateway.listing_value).clone();
-    if let Some(tools) = listing["tools"].as_array_mut() {
-        tools.retain(|entry| {
-            entry["name"]
-                .as_str()
-                .and_then(|name| toolset.get(name))
-                .is_some_and(|tool| may_call(caller, tool.spec()))
-        });
-    }
-    json_body(listing.to_string().into())
 }
 
-async fn openapi(State(gateway): State<Gateway>) -> Response {
-    json_body(gateway.document)
+async fn openapi(State(gateway): State<Gateway>, request: Request) -> Response {
+    match Shown::of(Some(request.extensions())) {
+        Shown::All => json_body(gateway.document),
+        // Only the operations of the tools the caller may call, and only their schemas.
+        shown => {
+            let document = openapi::document(&gateway.server, &gateway.http, shown);
+            json_body(document.to_string().into())
+        }
+    }
 }
 
 fn json_body(body: axum::body::Bytes) -> Response {
@@ -334,8 +345,15 @@ async fn call(
         Ok(axum::extract::Path(name)) => name,
         Err(rejection) => return problem::refusal(UNKNOWN_TOOL, rejection.body_text(), None, id),
     };
-    let Some(tool) = gateway.server.toolset().get(&name) else {
-        return unknown_tool(&gateway, format!("no tool is named `{}`", cut(&name)), id);
+    let shown = Shown::of(Some(request.extensions()));
+    let callable_only = matches!(shown, Shown::Callable(_));
+    // A tool hidden from the caller (a filtered listing) is answered as one not served: `404`,
+    // not the `403` of a scope it lacks, which would say the tool is there.
+    let Some(tool) =
+        (gateway.server.toolset().get(&name)).filter(|tool| shown.includes(tool.spec()))
+    else {
+        let message = format!("no tool is named `{}`", cut(&name));
+        return unknown_tool(&gateway, message, id, shown);
     };
     if !declares_json(request.headers()) {
         let message = "a call's body is its arguments as JSON: send it with \
@@ -376,6 +394,7 @@ async fn call(
         session: None,
         // Who the resource server let in, if it is on: never the token itself.
         caller: parts.extensions.get::<envelope_core::Caller>().cloned(),
+        callable_only,
         progress: None,
         cancelled: Some(Arc::new(TokenCancellation(hung_up))),
         // Plain HTTP has no channel back to the caller: asking it answers `unavailable`.

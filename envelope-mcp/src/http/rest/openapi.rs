@@ -17,15 +17,17 @@ use super::controls::{APPLY_BUDGET, APPLY_BUDGET_HEADER, control_header};
 use super::status::{CATEGORY_STATUS, GATEWAY_STATUS, OK_STATUS, error_statuses};
 use super::{OPENAPI_PATH, TOOLS_PATH};
 use crate::EnvelopeServer;
+use crate::server::Shown;
 
 /// The OpenAPI version the document is written in.
 const OPENAPI_VERSION: &str = "3.1.0";
 
-/// `GET /tools`: every tool with its schemas and flags, sorted by name.
-pub(super) fn listing(server: &EnvelopeServer) -> Value {
+/// `GET /tools`: every tool `shown` with its schemas and flags, sorted by name.
+pub(super) fn listing(server: &EnvelopeServer, shown: Shown<'_>) -> Value {
     let tools: Vec<Value> = server
         .toolset()
         .iter()
+        .filter(|tool| shown.includes(tool.spec()))
         .map(|tool| {
             let spec = tool.spec();
             let mut entry = json!({
@@ -87,8 +89,9 @@ fn output_schema(server: &EnvelopeServer, name: &str) -> Value {
         )
 }
 
-/// The whole document.
-pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
+/// The whole document, of the tools `shown`: a tool hidden from the caller has no operation,
+/// and its schemas no components.
+pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig, shown: Shown<'_>) -> Value {
     let (name, version, instructions) = server.identity();
     let mut components = Components::default();
     let envelope = components.hoist(
@@ -119,7 +122,11 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig) -> Value {
             "properties": { "openapi": { "type": "string" } },
         }),
     );
-    for tool in server.toolset().iter() {
+    for tool in server
+        .toolset()
+        .iter()
+        .filter(|tool| shown.includes(tool.spec()))
+    {
         #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
         let mut operation = operation(server, tool, &mut components);
         #[cfg(feature = "auth")]

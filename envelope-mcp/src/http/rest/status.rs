@@ -90,13 +90,14 @@ pub const INVALID_CONTROL: GatewayStatus = GatewayStatus {
            parameter that is no control, or an `apply_budget` that is not `true` or `false`.",
 };
 
-/// No tool has the name in the path.
+/// No tool has the name in the path (or none the caller is shown, under a filtered listing).
 pub const UNKNOWN_TOOL: GatewayStatus = GatewayStatus {
     status: 404,
     category: Category::NotFound,
     code: "unknown_tool",
-    when: "No tool has the name in the path (or the path under `/tools/` is no tool's); \
-           `error.data.available` lists the tools.",
+    when: "No tool has the name in the path (or the path under `/tools/` is no tool's; with a \
+           filtered listing, no tool the token's scopes cover has it); `error.data.available` \
+           lists the tools there are (the caller may call, when filtered).",
 };
 
 /// The route exists, but not for this method.
