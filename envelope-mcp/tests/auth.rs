@@ -970,7 +970,9 @@ async fn an_introspected_token_is_asked_about_once_until_max_age_or_exp() {
         })
     })
     .await;
-    let verifier = issuer.verifier().with_cache_max_age(Duration::from_millis(400));
+    let verifier = issuer
+        .verifier()
+        .with_cache_max_age(Duration::from_millis(400));
 
     for _ in 0..5 {
         let caller = verifier.verify("long-lived").await.expect("active");
@@ -986,7 +988,9 @@ async fn an_introspected_token_is_asked_about_once_until_max_age_or_exp() {
     assert_eq!(issuer.hits_for("long-lived"), 2);
 
     // A token expiring before the maximum age is believed until its `exp` only.
-    let verifier = issuer.verifier().with_cache_max_age(Duration::from_secs(60));
+    let verifier = issuer
+        .verifier()
+        .with_cache_max_age(Duration::from_secs(60));
     for _ in 0..3 {
         verifier.verify("short-lived").await.expect("active");
     }
@@ -1007,7 +1011,10 @@ async fn an_introspected_token_is_asked_about_once_until_max_age_or_exp() {
         verifier.verify("flaky").await,
         Err(TokenError::Unverifiable(_))
     ));
-    verifier.verify("flaky").await.expect("answered the second time");
+    verifier
+        .verify("flaky")
+        .await
+        .expect("answered the second time");
     verifier.verify("flaky").await.expect("cached");
     assert_eq!(issuer.hits_for("flaky"), 2);
 
@@ -1077,10 +1084,7 @@ async fn a_waiter_whose_asking_call_went_away_asks_itself() {
         .await
         .expect("the waiter is not left hanging")
         .expect("no panic");
-    assert_eq!(
-        answered.expect("active").principal().subject(),
-        "abandoned"
-    );
+    assert_eq!(answered.expect("active").principal().subject(), "abandoned");
     assert_eq!(issuer.hits(), 2);
 }
 
@@ -1163,7 +1167,10 @@ async fn a_stalled_issuer_is_answered_503_within_the_deadline_while_cached_token
         );
     }
     // The whole deadline is the margin: the cached calls did not wait for the stalled one.
-    assert!(!stalled.is_finished(), "cached tokens are answered meanwhile");
+    assert!(
+        !stalled.is_finished(),
+        "cached tokens are answered meanwhile"
+    );
     assert_eq!(issuer.hits_for("cached"), 1);
 
     let within = Duration::from_secs(30);

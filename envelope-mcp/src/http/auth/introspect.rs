@@ -194,7 +194,10 @@ impl IntrospectionVerifier {
     /// then the oldest. `0` keeps nothing.
     #[must_use]
     pub fn with_cache_capacity(mut self, capacity: usize) -> Self {
-        self.state.get_mut().unwrap_or_else(PoisonError::into_inner).cache = Cache::new(capacity);
+        self.state
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .cache = Cache::new(capacity);
         self
     }
 
