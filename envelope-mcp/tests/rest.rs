@@ -47,7 +47,9 @@ envelope_core::paged_args!(PagesArgs);
 #[tool(tier = lite, read_only)]
 fn pages(ctx: &ToolContext, args: PagesArgs) -> ToolResult<envelope_core::Reply<Vec<usize>>> {
     let pager = Pager::<pages>::open(ctx, &args, Paging::new(Unit::ITEM, 10))?;
-    let page: Vec<usize> = (0..args.count).filter(|index| pager.takes(*index)).collect();
+    let page: Vec<usize> = (0..args.count)
+        .filter(|index| pager.takes(*index))
+        .collect();
     let count = PageCount::new(page.len(), args.count);
     pager.finish(ctx, &args, envelope_core::Reply::new(page), count)
 }
@@ -688,8 +690,13 @@ async fn a_continuation_given_twice_with_two_values_is_refused_on_every_surface(
     let addr = serve(HttpConfig::default()).await;
     // Two real tokens: the first page's and the second's, each from the `next-page` action.
     let next = |answer: &Value| {
-        let actions = answer["next_actions"].as_array().cloned().unwrap_or_default();
-        let action = actions.into_iter().find(|action| action["id"] == "next-page");
+        let actions = answer["next_actions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let action = actions
+            .into_iter()
+            .find(|action| action["id"] == "next-page");
         action
             .map(|action| action["arguments"].clone())
             .unwrap_or_else(|| panic!("no next-page in {answer}"))
@@ -712,7 +719,11 @@ async fn a_continuation_given_twice_with_two_values_is_refused_on_every_surface(
         (query(b), String::new(), body.clone()),
         ("/tools/pages".to_owned(), header(b), body.clone()),
         (query(a), header(b), bare.clone()),
-        (format!("{}&continuation={b}", query(a)), String::new(), bare.clone()),
+        (
+            format!("{}&continuation={b}", query(a)),
+            String::new(),
+            bare.clone(),
+        ),
     ] {
         let (status, head, problem) =
             exchange(addr, request(addr, "POST", &target, &extra, &body)).await;
@@ -721,8 +732,7 @@ async fn a_continuation_given_twice_with_two_values_is_refused_on_every_surface(
         assert_eq!(problem["envelope"]["error"]["code"], "invalid_control");
     }
     // The same token in two places agrees, and is followed.
-    let (status, _, agreed) =
-        exchange(addr, request(addr, "POST", &query(a), "", &body)).await;
+    let (status, _, agreed) = exchange(addr, request(addr, "POST", &query(a), "", &body)).await;
     assert_eq!(status, 200, "{agreed}");
     assert_eq!(agreed["data"], second["data"]);
 }
