@@ -1,8 +1,10 @@
 //! The server as an OAuth resource server (feature `auth`): the JWT verifier against a JWKS
 //! file, a URL and an issuer's metadata (rotation, its rate limit, every way a token can be
 //! wrong); the HTTP layer's refusals, metadata and open paths, the token checked before the
-//! body is read; the scope gate over MCP; and RFC 7662 introspection against a real OpenID
-//! provider (oidc-provider, `tests/auth`), when it is installed.
+//! body is read; the scope gate over MCP; RFC 7662 introspection against a fake issuer that
+//! counts its requests (the cache, one question per token, the bound on questions at once, the
+//! deadline, the size of an answer); and introspection against a real OpenID provider
+//! (oidc-provider, `tests/auth`), when it is installed.
 
 mod common;
 
@@ -1032,4 +1034,412 @@ async fn opaque_tokens_are_introspected_at_a_real_provider() {
         locked_out.verify(&opaque).await,
         Err(TokenError::Unverifiable(_))
     ));
+}
+
+/// What a fake issuer answers to one introspection request: its status and body, given the
+/// request's number among those about its token (from 0) and the token; a future that never ends never answers.
+type IntrospectionAnswer = Arc<
+    dyn Fn(usize, String) -> std::pin::Pin<Box<dyn Future<Output = (u16, String)> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// An RFC 7662 introspection endpoint on loopback, counting the requests it gets, by token
+/// too, and the most it ever had at once.
+struct FakeIssuer {
+    base: String,
+    endpoint: String,
+    hits: Arc<AtomicUsize>,
+    by_token: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    peak: Arc<AtomicUsize>,
+}
+
+impl FakeIssuer {
+    fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+
+    fn hits_for(&self, token: &str) -> usize {
+        self.by_token
+            .lock()
+            .expect("unpoisoned")
+            .get(token)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn verifier(&self) -> IntrospectionVerifier {
+        IntrospectionVerifier::new(&self.base, &self.endpoint, AUDIENCE, "rs", "rs-secret")
+            .expect("a verifier")
+    }
+}
+
+/// The answer of `issuer` that `token` is active for the tests' audience until `exp`, its
+/// subject the token itself.
+fn active(issuer: &str, token: &str, exp: u64) -> String {
+    json!({
+        "active": true, "iss": issuer, "aud": AUDIENCE, "sub": token,
+        "scope": "notes:read", "exp": exp,
+    })
+    .to_string()
+}
+
+/// Counts a request in flight while it lives.
+struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn fake_issuer(answer: impl Fn(&FakeIssuer) -> IntrospectionAnswer) -> Arc<FakeIssuer> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let base = format!("http://{}", listener.local_addr().expect("an address"));
+    let issuer = FakeIssuer {
+        endpoint: format!("{base}/introspect"),
+        base,
+        hits: Arc::new(AtomicUsize::new(0)),
+        by_token: Arc::default(),
+        peak: Arc::new(AtomicUsize::new(0)),
+    };
+    let answer = answer(&issuer);
+    let (hits, by_token, peak) = (
+        Arc::clone(&issuer.hits),
+        Arc::clone(&issuer.by_token),
+        Arc::clone(&issuer.peak),
+    );
+    let now_in_flight = Arc::new(AtomicUsize::new(0));
+    let router = axum::Router::new().route(
+        "/introspect",
+        axum::routing::post(move |body: String| {
+            hits.fetch_add(1, Ordering::SeqCst);
+            // The tests' tokens need no percent-decoding.
+            let token = body
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("token="))
+                .unwrap_or_default()
+                .to_owned();
+            let hit = {
+                let mut by_token = by_token.lock().expect("unpoisoned");
+                let count = by_token.entry(token.clone()).or_default();
+                *count += 1;
+                *count - 1
+            };
+            let now = now_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            let in_flight = InFlight(Arc::clone(&now_in_flight));
+            let answer = answer(hit, token);
+            async move {
+                let (status, body) = answer.await;
+                drop(in_flight);
+                (
+                    http::StatusCode::from_u16(status).expect("a status"),
+                    [(http::header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Arc::new(issuer)
+}
+
+/// Answers every token active, after `delay`, until `exp`.
+fn answering_after(delay: Duration, exp: u64) -> impl Fn(&FakeIssuer) -> IntrospectionAnswer {
+    move |issuer| {
+        let base = issuer.base.clone();
+        Arc::new(move |_, token| {
+            let body = active(&base, &token, exp);
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                (200, body)
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_introspected_token_is_asked_about_once_until_max_age_or_exp() {
+    let start = now();
+    let issuer = fake_issuer(|issuer| {
+        let base = issuer.base.clone();
+        Arc::new(move |hit, token| {
+            let active = |exp: u64| active(&base, &token, exp);
+            let answer = match token.as_str() {
+                // Expires within two seconds.
+                "short-lived" => (200, active(start + 2)),
+                "never-issued" => (200, json!({"active": false}).to_string()),
+                // The issuer fails once, then answers.
+                "flaky" if hit == 0 => (500, String::new()),
+                _ => (200, active(start + 600)),
+            };
+            Box::pin(async move { answer })
+        })
+    })
+    .await;
+    let verifier = issuer
+        .verifier()
+        .with_cache_max_age(Duration::from_millis(400));
+
+    for _ in 0..5 {
+        let caller = verifier.verify("long-lived").await.expect("active");
+        assert_eq!(caller.principal().subject(), "long-lived");
+        assert!(caller.may(&["notes:read"]));
+    }
+    assert_eq!(issuer.hits_for("long-lived"), 1, "asked once, then cached");
+    // Past the maximum age, the issuer is asked again, and once.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..3 {
+        verifier.verify("long-lived").await.expect("active");
+    }
+    assert_eq!(issuer.hits_for("long-lived"), 2);
+
+    // A token expiring before the maximum age is believed until its `exp` only.
+    let verifier = issuer
+        .verifier()
+        .with_cache_max_age(Duration::from_secs(60));
+    for _ in 0..3 {
+        verifier.verify("short-lived").await.expect("active");
+    }
+    assert_eq!(issuer.hits_for("short-lived"), 1);
+    while now() <= start + 2 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(refused(verifier.verify("short-lived").await).contains("expired"));
+    assert_eq!(issuer.hits_for("short-lived"), 2, "asked again past `exp`");
+
+    // A refusal is not kept: each call asks.
+    for _ in 0..3 {
+        assert!(refused(verifier.verify("never-issued").await).contains("not active"));
+    }
+    assert_eq!(issuer.hits_for("never-issued"), 3);
+    // Nor is a failure to ask: the next call asks again, and is answered.
+    assert!(matches!(
+        verifier.verify("flaky").await,
+        Err(TokenError::Unverifiable(_))
+    ));
+    verifier
+        .verify("flaky")
+        .await
+        .expect("answered the second time");
+    verifier.verify("flaky").await.expect("cached");
+    assert_eq!(issuer.hits_for("flaky"), 2);
+
+    // A maximum age of zero keeps nothing.
+    let uncached = issuer.verifier().with_cache_max_age(Duration::ZERO);
+    for _ in 0..3 {
+        uncached.verify("uncached").await.expect("active");
+    }
+    assert_eq!(issuer.hits_for("uncached"), 3);
+}
+
+#[tokio::test]
+async fn concurrent_first_calls_with_one_token_ask_the_issuer_once() {
+    let issuer = fake_issuer(answering_after(Duration::from_millis(300), now() + 600)).await;
+    let verifier = Arc::new(issuer.verifier());
+    let calls: Vec<_> = (0..20)
+        .map(|_| {
+            let verifier = Arc::clone(&verifier);
+            tokio::spawn(async move { verifier.verify("fresh").await })
+        })
+        .collect();
+    for call in calls {
+        let caller = call.await.expect("no panic").expect("active");
+        assert_eq!(caller.principal().subject(), "fresh");
+    }
+    assert_eq!(issuer.hits(), 1);
+}
+
+#[tokio::test]
+async fn a_waiter_whose_asking_call_went_away_asks_itself() {
+    // The first request about a token is never answered; later ones are.
+    let issuer = fake_issuer(|issuer| {
+        let base = issuer.base.clone();
+        Arc::new(move |hit, token| {
+            let body = active(&base, &token, now() + 600);
+            Box::pin(async move {
+                if hit == 0 {
+                    std::future::pending::<()>().await;
+                }
+                (200, body)
+            })
+        })
+    })
+    .await;
+    // A deadline far beyond the test's own: the waiter is answered because it asked again,
+    // not because its deadline passed.
+    let verifier = Arc::new(
+        issuer
+            .verifier()
+            .with_introspection_deadline(Duration::from_secs(120)),
+    );
+    let leader = {
+        let verifier = Arc::clone(&verifier);
+        tokio::spawn(async move { verifier.verify("abandoned").await })
+    };
+    while issuer.hits() == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let waiter = {
+        let verifier = Arc::clone(&verifier);
+        tokio::spawn(async move { verifier.verify("abandoned").await })
+    };
+    // Let the waiter find the question in flight, then take its asker away.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    leader.abort();
+    let answered = tokio::time::timeout(Duration::from_secs(30), waiter)
+        .await
+        .expect("the waiter is not left hanging")
+        .expect("no panic");
+    assert_eq!(answered.expect("active").principal().subject(), "abandoned");
+    assert_eq!(issuer.hits(), 2);
+}
+
+#[tokio::test]
+async fn the_issuer_never_has_more_questions_at_once_than_the_limit() {
+    let issuer = fake_issuer(answering_after(Duration::from_millis(150), now() + 600)).await;
+    let verifier = Arc::new(
+        issuer
+            .verifier()
+            .with_max_concurrent_introspections(2)
+            .with_introspection_deadline(Duration::from_secs(60)),
+    );
+    let calls: Vec<_> = (0..10)
+        .map(|i| {
+            let verifier = Arc::clone(&verifier);
+            tokio::spawn(async move { verifier.verify(&format!("token-{i}")).await })
+        })
+        .collect();
+    for call in calls {
+        call.await.expect("no panic").expect("active");
+    }
+    assert_eq!(issuer.hits(), 10);
+    let peak = issuer.peak.load(Ordering::SeqCst);
+    assert!((1..=2).contains(&peak), "{peak} at once");
+}
+
+#[tokio::test]
+async fn a_stalled_issuer_is_answered_503_within_the_deadline_while_cached_tokens_go_on() {
+    // Tokens starting `stalled` are never answered.
+    let issuer = fake_issuer(|issuer| {
+        let base = issuer.base.clone();
+        Arc::new(move |_, token| {
+            let stalls = token.starts_with("stalled");
+            let body = active(&base, &token, now() + 600);
+            Box::pin(async move {
+                if stalls {
+                    std::future::pending::<()>().await;
+                }
+                (200, body)
+            })
+        })
+    })
+    .await;
+    // One question at a time: while the stalled one holds it, another uncached token waits for
+    // its turn, and is refused at its deadline too (should it get the turn as the first gives
+    // it up, it stalls as well).
+    let verifier = issuer
+        .verifier()
+        .with_max_concurrent_introspections(1)
+        .with_introspection_deadline(Duration::from_secs(3));
+    let addr = serve(ResourceServer::new(AUDIENCE, verifier).expect("a resource server")).await;
+    let call = |token: &str| {
+        mcp(
+            addr,
+            &bearer(token),
+            "tools/call",
+            json!({"name": "whoami", "arguments": {}}),
+        )
+    };
+    let (head, _) = exchange(addr, call("cached")).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+
+    let stalled = tokio::spawn(exchange(addr, call("stalled-mcp")));
+    while issuer.hits_for("stalled-mcp") == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let waiting = tokio::spawn(exchange(
+        addr,
+        format!(
+            "GET /tools HTTP/1.1\r\nhost: {addr}\r\n{}connection: close\r\n\r\n",
+            bearer("stalled-waiting")
+        ),
+    ));
+    for _ in 0..5 {
+        let (head, answer) = exchange(addr, call("cached")).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["data"]["subject"],
+            "cached"
+        );
+    }
+    // The whole deadline is the margin: the cached calls did not wait for the stalled one.
+    assert!(
+        !stalled.is_finished(),
+        "cached tokens are answered meanwhile"
+    );
+    assert_eq!(issuer.hits_for("cached"), 1);
+
+    let within = Duration::from_secs(30);
+    let (head, _) = tokio::time::timeout(within, stalled)
+        .await
+        .expect("the stalled call is answered")
+        .expect("no panic");
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert!(header(&head, "retry-after").is_some(), "{head}");
+    let (head, problem) = tokio::time::timeout(within, waiting)
+        .await
+        .expect("the waiting call is answered")
+        .expect("no panic");
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert!(header(&head, "retry-after").is_some(), "{head}");
+    assert_eq!(problem["envelope"]["error"]["code"], "token_unverifiable");
+    // The issuer stalls the REST gateway's calls the same way.
+    let (head, problem) = tokio::time::timeout(
+        within,
+        exchange(
+            addr,
+            format!(
+                "GET /tools HTTP/1.1\r\nhost: {addr}\r\n{}connection: close\r\n\r\n",
+                bearer("stalled-rest")
+            ),
+        ),
+    )
+    .await
+    .expect("the stalled REST call is answered");
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert!(header(&head, "retry-after").is_some(), "{head}");
+    assert_eq!(problem["envelope"]["error"]["code"], "token_unverifiable");
+}
+
+#[tokio::test]
+async fn a_huge_introspection_answer_is_refused_unread_and_not_kept() {
+    let issuer = fake_issuer(|issuer| {
+        let base = issuer.base.clone();
+        Arc::new(move |_, token| {
+            // A megabyte of scopes.
+            let scope = "notes:read ".repeat(100_000);
+            let body = json!({
+                "active": true, "iss": base, "aud": AUDIENCE, "sub": token,
+                "scope": scope, "exp": now() + 600,
+            })
+            .to_string();
+            Box::pin(async move { (200, body) })
+        })
+    })
+    .await;
+    let verifier = issuer.verifier();
+    for _ in 0..2 {
+        match verifier.verify("wordy").await {
+            Err(TokenError::Unverifiable(why)) => {
+                assert!(why.contains("answered more than"), "{why}");
+                assert!(!why.contains("wordy"), "{why}");
+            }
+            other => panic!("expected an unverifiable token, got {other:?}"),
+        }
+    }
+    assert_eq!(issuer.hits(), 2, "a failure is not kept");
 }

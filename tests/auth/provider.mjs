@@ -305,6 +305,10 @@ function sendJson(res, status, body) {
   res.end(text);
 }
 
+// Introspection requests received (POSTs to the introspection endpoint, answered
+// or not), so a test can tell how often a resource server asked.
+let introspections = 0;
+
 function keyState() {
   return { kid: keys[0].kid, kids: keys.map((key) => key.kid) };
 }
@@ -327,8 +331,13 @@ function admin(req, res, pathname) {
       return sendJson(res, 200, keyState());
     case 'GET /admin/keys':
       return sendJson(res, 200, keys[0]);
+    case 'GET /admin/introspections':
+      return sendJson(res, 200, { introspections });
     default:
-      return sendJson(res, 404, { error: 'not_found', routes: ['GET /admin', 'POST /admin/rotate', 'POST /admin/retire', 'GET /admin/keys'] });
+      return sendJson(res, 404, {
+        error: 'not_found',
+        routes: ['GET /admin', 'POST /admin/rotate', 'POST /admin/retire', 'GET /admin/keys', 'GET /admin/introspections'],
+      });
   }
 }
 
@@ -339,6 +348,7 @@ const server = http.createServer((req, res) => {
   if (pathname === '/admin' || pathname.startsWith('/admin/')) {
     admin(req, res, pathname);
   } else if (handler) {
+    if (req.method === 'POST' && pathname === '/token/introspection') introspections += 1;
     handler(req, res);
   } else {
     sendJson(res, 503, { error: 'temporarily_unavailable' });

@@ -297,6 +297,13 @@ describe('provider', () => {
     }
   });
 
+  test('the admin API counts introspection requests', async () => {
+    const before = (await getJson(`${op.admin}/introspections`)).introspections;
+    await introspect(op, 'counted-1');
+    await introspect(op, 'counted-2');
+    assert.equal((await getJson(`${op.admin}/introspections`)).introspections, before + 2);
+  });
+
   test('an unknown token introspects as inactive', async () => {
     const { status, body } = await introspect(op, 'not-a-token-this-provider-issued');
     assert.equal(status, 200);

@@ -16,6 +16,10 @@ subject: a fresh token of the same client resumes it, another client's is refuse
 `CONTINUATION_SCOPE_MISMATCH` (without auth no header is an identity, see
 `test_interop.py::test_a_continuation_survives_a_restart_whatever_header_is_sent`).
 
+With `--auth-introspection-endpoint` the example takes opaque tokens instead, asking the
+provider about each (RFC 7662) and keeping the answer: many requests with one token ask once, as
+the provider's admin API counts.
+
 Without `tests/auth/node_modules` (or `node`) the module is skipped, unless
 `ENVELOPE_REQUIRE_AUTH` is set (CI sets it): then it fails.
 """
@@ -99,6 +103,8 @@ SEARCH = {"query": WORD, "limit": 7}
 class Provider:
     issuer: str
     token_endpoint: str
+    introspection_endpoint: str
+    admin: str
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +134,12 @@ def provider() -> Iterator[Provider]:
             log.seek(0)
             pytest.fail(f"the test OpenID provider did not start; its log:\n{log.read()}")
         ready = json.loads(line)
-        yield Provider(issuer=ready["issuer"], token_endpoint=ready["token_endpoint"])
+        yield Provider(
+            issuer=ready["issuer"],
+            token_endpoint=ready["token_endpoint"],
+            introspection_endpoint=ready["introspection_endpoint"],
+            admin=ready["admin"],
+        )
     finally:
         servers.stop(process)
         log.close()
@@ -162,6 +173,39 @@ def auth_url(provider: Provider, auth_root: Path) -> Iterator[str]:
 
     with servers.http_server(command, REPO, "workspace_server-auth-") as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def opaque_url(provider: Provider, auth_root: Path) -> Iterator[str]:
+    """The example over `auth_root` taking opaque tokens, each asked about at `provider`'s
+    introspection endpoint as the client `reader`. Its MCP endpoint is `/opaque`, a path the
+    provider issues opaque tokens for."""
+    if not BIN.is_file():
+        pytest.fail(
+            f"{BIN} is missing: run `cargo build -p envelope-mcp --example workspace_server` first"
+        )
+
+    def command(port: int) -> list[str]:
+        return [
+            str(BIN),
+            "--root",
+            str(auth_root),
+            "--path",
+            "/opaque",
+            "--auth-issuer",
+            provider.issuer,
+            "--auth-audience",
+            f"http://127.0.0.1:{port}/opaque",
+            "--auth-introspection-endpoint",
+            provider.introspection_endpoint,
+            "--auth-client-id",
+            "reader",
+            "--auth-client-secret",
+            "reader-secret",
+        ]
+
+    with servers.http_server(command, REPO, "workspace_server-opaque-") as url:
+        yield url.removesuffix("/mcp") + "/opaque"
 
 
 @dataclass
@@ -403,6 +447,61 @@ async def test_a_continuation_is_bound_to_the_issuer_and_subject(
             async with oauth_session(auth_url, provider, other) as (session, _storage):
                 result = await session.call_tool(action["tool"], action["arguments"])
                 assert_refused(result, tools, "search_text", SCOPE_MISMATCH)
+
+
+def introspections(provider: Provider) -> int:
+    """How many introspection requests `provider` has had."""
+    return httpx2.get(f"{provider.admin}/introspections", timeout=10).json()["introspections"]
+
+
+def opaque_token(provider: Provider, client_id: str, resource: str) -> str:
+    """An opaque access token of `client_id` for `resource`, from `provider`."""
+    answer = httpx2.post(
+        provider.token_endpoint,
+        auth=(client_id, f"{client_id}-secret"),
+        data={"grant_type": "client_credentials", "scope": READ, "resource": resource},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    token = answer.json()["access_token"]
+    assert "." not in token, "an opaque token, not a JWT"
+    return token
+
+
+async def test_an_opaque_token_is_introspected_once_for_many_requests(
+    opaque_url: str, provider: Provider
+) -> None:
+    """The example keeps what introspection said of a token (issue #37): a session's requests
+    and the REST gateway's, all with one token, ask the provider about it once."""
+    token = opaque_token(provider, "agent", opaque_url)
+    bearer = {"authorization": f"Bearer {token}"}
+    before = introspections(provider)
+    with anyio.fail_after(TIMEOUT):
+        async with httpx2.AsyncClient(
+            headers=bearer, timeout=httpx2.Timeout(30, read=TIMEOUT)
+        ) as http:
+            async with servers.http_session(opaque_url, http) as session:
+                tools = await listing(session)
+                assert set(tools) == TOOLS
+                for _ in range(3):
+                    envelope = await call_ok(session, tools, "search_text", SEARCH)
+                    assert envelope["completeness"]["total"] == PAGED_OCCURRENCES, envelope
+            listed = await http.get(opaque_url.removesuffix("/opaque") + "/tools")
+            assert listed.status_code == 200, listed.text
+    assert introspections(provider) == before + 1
+
+    # A token the provider never issued is refused, and asked about each time: refusals are
+    # not kept.
+    before = introspections(provider)
+    for _ in range(2):
+        refused = httpx2.get(
+            opaque_url.removesuffix("/opaque") + "/tools",
+            headers={"authorization": "Bearer never-issued"},
+            timeout=10,
+        )
+        assert refused.status_code == 401, refused.text
+        assert 'error="invalid_token"' in refused.headers["www-authenticate"]
+    assert introspections(provider) == before + 2
 
 
 def test_serving_beyond_loopback_without_auth_says_so_at_start_up() -> None:

@@ -543,7 +543,11 @@ fn refusal_table(out: &mut String, refusals: &[envelope_mcp::rest::GatewayStatus
 /// Who may call what: the resource server's refusals and the scope gate, from their constants.
 fn auth_section(out: &mut String) {
     use envelope_core::INSUFFICIENT_SCOPE;
-    use envelope_mcp::auth::{DEFAULT_JWKS_REFRESH_INTERVAL, DEFAULT_LEEWAY, METADATA_PATH};
+    use envelope_mcp::auth::{
+        DEFAULT_INTROSPECTION_CACHE_CAPACITY, DEFAULT_INTROSPECTION_CACHE_MAX_AGE,
+        DEFAULT_INTROSPECTION_DEADLINE, DEFAULT_JWKS_REFRESH_INTERVAL, DEFAULT_LEEWAY,
+        DEFAULT_MAX_CONCURRENT_INTROSPECTIONS, METADATA_PATH,
+    };
     use envelope_mcp::rest::AUTH_STATUS;
     let _ = writeln!(
         out,
@@ -569,6 +573,21 @@ fn auth_section(out: &mut String) {
          and subject with its scopes; continuations and target refs are bound to them.\n",
         DEFAULT_JWKS_REFRESH_INTERVAL.as_secs(),
         DEFAULT_LEEWAY.as_secs(),
+    );
+    let _ = writeln!(
+        out,
+        "Introspection is not asked on every call. An accepted token's caller is kept, under the \
+         token's SHA-256, until the earlier of its `exp` and {} s (so a revoked token may be \
+         accepted that long), at most {} of them, the expired dropped first, then the oldest; \
+         refusals and failures to ask are not kept. Calls bringing the same new token at once \
+         share one request; at most {} requests are at the issuer at once; a check not done \
+         within {} s (the wait for a turn included), or an answer over 64 KiB, is answered `503` \
+         with `Retry-After` while calls with cached tokens go on. Each is configurable on \
+         `IntrospectionVerifier`.\n",
+        DEFAULT_INTROSPECTION_CACHE_MAX_AGE.as_secs(),
+        DEFAULT_INTROSPECTION_CACHE_CAPACITY,
+        DEFAULT_MAX_CONCURRENT_INTROSPECTIONS,
+        DEFAULT_INTROSPECTION_DEADLINE.as_secs(),
     );
     let _ = writeln!(
         out,

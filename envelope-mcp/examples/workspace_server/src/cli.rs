@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use envelope_core::paging::{ContinuationKey, Continuations};
-use envelope_mcp::auth::{JwksSource, JwtVerifier, ResourceServer};
+use envelope_mcp::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, ResourceServer};
 use envelope_mcp::{CancellationToken, HttpConfig, RestConfig};
 use serde_json::Value;
 
@@ -256,8 +256,47 @@ struct AuthOptions {
 
     /// Read the issuer's keys from this JWKS file (read again when a token names a key it
     /// lacks) instead of fetching them from the issuer's metadata.
-    #[arg(long, value_name = "PATH", requires = "auth_issuer")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "auth_issuer",
+        conflicts_with = "auth_introspection_endpoint"
+    )]
     auth_jwks_file: Option<PathBuf>,
+
+    /// Tokens are opaque: ask the issuer about each at this introspection endpoint (RFC 7662),
+    /// as the client `--auth-client-id`, instead of verifying JWTs with its keys.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires_all = ["auth_issuer", "auth_client_id", "auth_client_secret"]
+    )]
+    auth_introspection_endpoint: Option<String>,
+
+    /// This server's client id at the issuer, for introspection.
+    #[arg(long, value_name = "ID", requires = "auth_introspection_endpoint")]
+    auth_client_id: Option<String>,
+
+    /// This server's client secret at the issuer, for introspection (best from the
+    /// environment, which a process listing does not show).
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "WORKSPACE_SERVER_AUTH_CLIENT_SECRET",
+        hide_env_values = true,
+        requires = "auth_introspection_endpoint"
+    )]
+    auth_client_secret: Option<String>,
+
+    /// How long an introspected token is believed without asking the issuer again (never past
+    /// its `exp`): also how long a revoked one may still be accepted. 0 asks on every request.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = envelope_mcp::auth::DEFAULT_INTROSPECTION_CACHE_MAX_AGE.as_secs(),
+        requires = "auth_introspection_endpoint"
+    )]
+    auth_introspection_cache_max_age: u64,
 
     /// The least time between two fetches of the issuer's keys forced by tokens naming a key
     /// not held (after a rotation).
@@ -280,14 +319,37 @@ impl AuthOptions {
         let (Some(issuer), Some(audience)) = (&self.auth_issuer, &self.auth_audience) else {
             return Ok(None);
         };
-        let keys = match &self.auth_jwks_file {
-            Some(path) => JwksSource::File(path.clone()),
-            None => JwksSource::Discover,
+        let server = match (
+            &self.auth_introspection_endpoint,
+            &self.auth_client_id,
+            &self.auth_client_secret,
+        ) {
+            (Some(endpoint), Some(client_id), Some(secret)) => {
+                let verifier = IntrospectionVerifier::new(
+                    issuer,
+                    endpoint,
+                    audience.as_str(),
+                    client_id.as_str(),
+                    secret.as_str(),
+                )
+                .map_err(|error| error.to_string())?
+                .with_cache_max_age(Duration::from_secs(self.auth_introspection_cache_max_age));
+                ResourceServer::new(audience, verifier)
+            }
+            _ => {
+                let keys = match &self.auth_jwks_file {
+                    Some(path) => JwksSource::File(path.clone()),
+                    None => JwksSource::Discover,
+                };
+                let verifier = JwtVerifier::new(issuer, audience.as_str(), keys)
+                    .map_err(|error| error.to_string())?
+                    .with_jwks_refresh_interval(Duration::from_secs(
+                        self.auth_jwks_refresh_interval,
+                    ));
+                ResourceServer::new(audience, verifier)
+            }
         };
-        let verifier = JwtVerifier::new(issuer, audience.as_str(), keys)
-            .map_err(|error| error.to_string())?
-            .with_jwks_refresh_interval(Duration::from_secs(self.auth_jwks_refresh_interval));
-        let server = ResourceServer::new(audience, verifier)
+        let server = server
             .map_err(|error| error.to_string())?
             .with_resource_name("workspace_server")
             .with_filtered_listing(self.auth_filter_listing);
@@ -880,6 +942,33 @@ mod tests {
         let refused =
             config("http://issuer.example.com", &[]).expect_err("plain http off loopback");
         assert!(refused.contains("loopback"), "{refused}");
+        // Opaque tokens, asked about at the issuer as a client of it.
+        let introspection = [
+            "--auth-introspection-endpoint",
+            "http://127.0.0.1:9/token/introspection",
+            "--auth-client-id",
+            "rs",
+            "--auth-client-secret",
+            "rs-secret",
+        ];
+        let on = config("http://127.0.0.1:9", &introspection).expect("a configuration");
+        let auth = on.auth().expect("auth on");
+        assert_eq!(auth.resource(), "http://127.0.0.1:1/mcp");
+        assert!(!format!("{on:?}").contains("rs-secret"));
+        // Introspection needs a client, and is no JWKS file's.
+        for more in [
+            &introspection[..4],
+            &[&introspection[..], &["--auth-jwks-file", &jwks]].concat(),
+        ] {
+            let args: Vec<String> = ["w", "--http", "127.0.0.1:1"]
+                .into_iter()
+                .chain(["--auth-issuer", "http://127.0.0.1:9"])
+                .chain(["--auth-audience", "http://127.0.0.1:1/mcp"])
+                .chain(more.iter().copied())
+                .map(str::to_owned)
+                .collect();
+            assert!(Options::parse_checked(args).is_err(), "{more:?}");
+        }
         // The audience needs the issuer, and the issuer the audience.
         for args in [
             &[

@@ -106,6 +106,16 @@ pub(crate) async fn json<T: DeserializeOwned>(
     url: &Url,
     request: reqwest::RequestBuilder,
 ) -> Result<T, String> {
+    json_within(url, request, MAX_ANSWER_BYTES).await
+}
+
+/// The JSON document `request` answers with `200`, read up to `limit` bytes: a longer answer
+/// is a failure, found before more than `limit` bytes are held.
+pub(crate) async fn json_within<T: DeserializeOwned>(
+    url: &Url,
+    request: reqwest::RequestBuilder,
+    limit: usize,
+) -> Result<T, String> {
     let mut response = request
         .header(http::header::ACCEPT, "application/json")
         .send()
@@ -121,11 +131,8 @@ pub(crate) async fn json<T: DeserializeOwned>(
         .await
         .map_err(|error| failed(url, error.without_url()))?
     {
-        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(failed(
-                url,
-                format!("answered more than {MAX_ANSWER_BYTES} bytes"),
-            ));
+        if body.len() + chunk.len() > limit {
+            return Err(failed(url, format!("answered more than {limit} bytes")));
         }
         body.extend_from_slice(&chunk);
     }

@@ -37,6 +37,18 @@
 //! [`with_plain_jwt_typ(true)`](JwtVerifier::with_plain_jwt_typ), for an issuer that writes
 //! no `at+jwt`.
 //!
+//! Neither asks the issuer on every call. The JWT verifier keeps the issuer's keys. The
+//! introspection verifier keeps the caller of each accepted token (under the token's SHA-256,
+//! never the token) until the earlier of its `exp` and a maximum age, so a revoked token may
+//! be accepted for that long ([`DEFAULT_INTROSPECTION_CACHE_MAX_AGE`] unless set), at most
+//! [`DEFAULT_INTROSPECTION_CACHE_CAPACITY`] of them; asks once about a token however many
+//! calls bring it at the same moment; has at most [`DEFAULT_MAX_CONCURRENT_INTROSPECTIONS`]
+//! questions at the issuer at once; and gives up on a check after
+//! [`DEFAULT_INTROSPECTION_DEADLINE`]. A token that could not be checked (a deadline passed,
+//! an issuer down, an answer too large to read) is answered `503` with `Retry-After`, on `/mcp`
+//! and the REST gateway alike, while calls with cached tokens go on being answered; such a
+//! failure is never kept, and the next call asks again. Refusals are not kept either.
+//!
 //! ```no_run
 //! # async fn run(server: envelope_mcp::EnvelopeServer) -> Result<(), Box<dyn std::error::Error>> {
 //! use envelope_mcp::HttpConfig;
@@ -55,6 +67,7 @@
 //! # Ok(()) }
 //! ```
 
+mod cache;
 mod challenge;
 mod fetch;
 mod gate;
@@ -67,7 +80,10 @@ mod verifier;
 pub(crate) use challenge::Challenge;
 pub use fetch::install_crypto_provider;
 pub(crate) use gate::{Gate, declared_scopes};
-pub use introspect::IntrospectionVerifier;
+pub use introspect::{
+    DEFAULT_INTROSPECTION_CACHE_CAPACITY, DEFAULT_INTROSPECTION_CACHE_MAX_AGE,
+    DEFAULT_INTROSPECTION_DEADLINE, DEFAULT_MAX_CONCURRENT_INTROSPECTIONS, IntrospectionVerifier,
+};
 pub use jsonwebtoken::Algorithm;
 pub use jwks::{DEFAULT_JWKS_MAX_AGE, DEFAULT_JWKS_REFRESH_INTERVAL, JwksSource};
 pub use jwt::{DEFAULT_ALGORITHMS, DEFAULT_LEEWAY, JwtVerifier};
