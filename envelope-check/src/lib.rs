@@ -48,18 +48,22 @@
 
 mod actions;
 mod clock;
+mod error;
 mod idempotent;
 mod ids;
 mod inputs;
 mod listing;
+pub mod login;
 mod paging;
 mod report;
 mod responses;
 mod tokens;
 mod transport;
 
+pub use error::{LoginError, error_chain};
 pub use ids::{Check, UnknownCheck};
 pub use listing::{MAX_LISTING_BYTES, MAX_LISTING_PAGES, MAX_TOOLS};
+pub use login::{Login, Secret, TokenSource};
 pub use report::{Failure, Permissions, Report, Tally, ToolReport, Withheld};
 pub use transport::{DEFAULT_MAX_ANSWER_BYTES, Faults, SendError, stdio_transport};
 
