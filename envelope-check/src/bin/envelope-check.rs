@@ -34,6 +34,7 @@ use envelope_check::{
 };
 use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
 use rmcp::ServiceExt as _;
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
@@ -317,8 +318,12 @@ fn login(options: &Options, url: &str) -> Result<Option<Login>, LoginError> {
 }
 
 /// Why `initialize` failed, in words: a refusal for want of a login says which flags give one.
-fn not_connected(url: &str, error: &(dyn std::error::Error + 'static), logged_in: bool) -> String {
-    let mut source = Some(error);
+fn not_connected(url: &str, error: &ClientInitializeError, logged_in: bool) -> String {
+    // rmcp keeps the transport's error beside its message, not as its source.
+    let mut source: Option<&(dyn std::error::Error + 'static)> = match error {
+        ClientInitializeError::TransportError { error, .. } => Some(error),
+        _ => None,
+    };
     while let Some(cause) = source {
         if let Some(refusal) = cause.downcast_ref::<AuthRequiredError>() {
             let challenge = &refusal.www_authenticate_header;
