@@ -35,6 +35,17 @@
 //! envelope-check [OPTIONS] --url URL               a streamable HTTP server
 //! ```
 //!
+//! **It logs in to a protected server**, over HTTP ([`login`]): with a bearer token read from a
+//! file, or with the OAuth client-credentials grant, the token asked for the checked URL as
+//! its resource (RFC 8707) and renewed before it expires. No secret is ever printed: each is a
+//! [`Secret`], redacted in `Debug` and `Display` and wiped when dropped.
+//!
+//! ```text
+//! envelope-check --url http://127.0.0.1:8765/mcp --oauth-token-url http://127.0.0.1:9000/token \
+//!     --client-id agent --client-secret-file agent.secret --scope workspace:read
+//! envelope-check --url http://127.0.0.1:8765/mcp --bearer-token-file token.txt
+//! ```
+//!
 //! In a program or a test, [`run`] checks any connected client:
 //!
 //! ```no_run
