@@ -126,7 +126,9 @@ pub enum LoginError {
         url: String,
     },
     /// The token endpoint's `access_token` is no bearer token an HTTP header can carry.
-    #[error("the token endpoint {url} answered an `access_token` that is not one line of visible ASCII")]
+    #[error(
+        "the token endpoint {url} answered an `access_token` that is not one line of visible ASCII"
+    )]
     BadAccessToken {
         /// The token endpoint.
         url: String,

@@ -153,7 +153,11 @@ async fn token_endpoint(
         .get(AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Basic "))
-        .and_then(|encoded| base64::engine::general_purpose::STANDARD.decode(encoded).ok())
+        .and_then(|encoded| {
+            base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()
+        })
         .and_then(|decoded| String::from_utf8(decoded).ok())
         .and_then(|pair| {
             let (id, secret) = pair.split_once(':')?;
@@ -202,7 +206,12 @@ async fn token_endpoint(
             "access_token": authority.issue(), "token_type": "mac", "expires_in": lifetime,
         }),
     };
-    (StatusCode::OK, [(CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        StatusCode::OK,
+        [(CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// In front of the envelope server: a request passes with a token the endpoint issued and
@@ -231,7 +240,9 @@ async fn require_bearer(
     } else {
         &authority.refused
     };
-    *count.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
+    *count
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
     if !valid {
         let challenge = format!(
             "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
@@ -536,9 +547,15 @@ async fn every_kind_of_bad_secret_file_is_told_clearly() {
 #[tokio::test]
 async fn a_token_endpoint_that_answers_wrong_is_told_clearly() {
     let cases = [
-        (Answer::NotJson, "answered HTTP 200 with a body that is not JSON"),
+        (
+            Answer::NotJson,
+            "answered HTTP 200 with a body that is not JSON",
+        ),
         (Answer::NoAccessToken, "answered no `access_token`"),
-        (Answer::NotBearer, "issued a `mac` token, not a `Bearer` one"),
+        (
+            Answer::NotBearer,
+            "issued a `mac` token, not a `Bearer` one",
+        ),
     ];
     for (answer, message) in cases {
         let world = world(Setup {

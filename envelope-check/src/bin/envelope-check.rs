@@ -32,11 +32,11 @@ use envelope_check::{
     Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Login, LoginError, Report, Secret, TokenSource,
     error_chain, run, run_watching, stdio_transport,
 };
-use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
 use rmcp::ServiceExt as _;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
 
 /// Check whether an MCP server's tool responses are agent-grade: envelopes that say whether
 /// the call worked, whether a retry can help, how complete and how large the answer is, and

@@ -62,7 +62,11 @@ impl LoggedInClient {
         match self.tokens.bearer().await {
             Ok(token) => Ok(Some(token.expose().to_owned())),
             Err(error) => Err(StreamableHttpError::UnexpectedServerResponse(
-                format!("cannot renew the access token: {}", crate::error_chain(&error)).into(),
+                format!(
+                    "cannot renew the access token: {}",
+                    crate::error_chain(&error)
+                )
+                .into(),
             )),
         }
     }

@@ -128,6 +128,9 @@ mod tests {
             expires_at: None,
             lifetime: None,
         };
-        assert!(!about_to_expire(&unknown, now + Duration::from_secs(1 << 30)));
+        assert!(!about_to_expire(
+            &unknown,
+            now + Duration::from_secs(1 << 30)
+        ));
     }
 }

@@ -143,7 +143,10 @@ mod tests {
         let secret = Secret::new("hunter2");
         assert_eq!(format!("{secret}"), "[redacted]");
         assert_eq!(format!("{secret:?}"), "Secret([redacted])");
-        assert_eq!(format!("{:?}", Some(secret.clone())), "Some(Secret([redacted]))");
+        assert_eq!(
+            format!("{:?}", Some(secret.clone())),
+            "Some(Secret([redacted]))"
+        );
         assert_eq!(secret.expose(), "hunter2");
     }
 
@@ -151,9 +154,18 @@ mod tests {
     fn one_trailing_line_ending_is_dropped() {
         let read = |name, bytes| Secret::read_file(&file_of(name, bytes), "client secret");
         assert_eq!(read("lf", b"s3cret\n").expect("read").expose(), "s3cret");
-        assert_eq!(read("crlf", b"s3cret\r\n").expect("read").expose(), "s3cret");
-        assert_eq!(read("two", b"s3cret\n\n").expect("read").expose(), "s3cret\n");
-        assert_eq!(read("none", b" s3cret ").expect("read").expose(), " s3cret ");
+        assert_eq!(
+            read("crlf", b"s3cret\r\n").expect("read").expose(),
+            "s3cret"
+        );
+        assert_eq!(
+            read("two", b"s3cret\n\n").expect("read").expose(),
+            "s3cret\n"
+        );
+        assert_eq!(
+            read("none", b" s3cret ").expect("read").expose(),
+            " s3cret "
+        );
     }
 
     #[test]
