@@ -35,6 +35,17 @@
 //! envelope-check [OPTIONS] --url URL               a streamable HTTP server
 //! ```
 //!
+//! **It logs in to a protected server**, over HTTP ([`login`]): with a bearer token read from a
+//! file, or with the OAuth client-credentials grant, the token asked for the checked URL as
+//! its resource (RFC 8707) and renewed before it expires. No secret is ever printed: each is a
+//! [`Secret`], redacted in `Debug` and `Display` and wiped when dropped.
+//!
+//! ```text
+//! envelope-check --url http://127.0.0.1:8765/mcp --oauth-token-url http://127.0.0.1:9000/token \
+//!     --client-id agent --client-secret-file agent.secret --scope workspace:read
+//! envelope-check --url http://127.0.0.1:8765/mcp --bearer-token-file token.txt
+//! ```
+//!
 //! In a program or a test, [`run`] checks any connected client:
 //!
 //! ```no_run
@@ -48,18 +59,22 @@
 
 mod actions;
 mod clock;
+mod error;
 mod idempotent;
 mod ids;
 mod inputs;
 mod listing;
+pub mod login;
 mod paging;
 mod report;
 mod responses;
 mod tokens;
 mod transport;
 
+pub use error::{LoginError, error_chain};
 pub use ids::{Check, UnknownCheck};
 pub use listing::{MAX_LISTING_BYTES, MAX_LISTING_PAGES, MAX_TOOLS};
+pub use login::{Login, Secret, TokenSource};
 pub use report::{Failure, Permissions, Report, Tally, ToolReport, Withheld};
 pub use transport::{DEFAULT_MAX_ANSWER_BYTES, Faults, SendError, stdio_transport};
 

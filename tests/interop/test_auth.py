@@ -20,6 +20,11 @@ With `--auth-introspection-endpoint` the example takes opaque tokens instead, as
 provider about each (RFC 7662) and keeping the answer: many requests with one token ask once, as
 the provider's admin API counts.
 
+`envelope-check` logs in to the same example with the client-credentials grant
+(`--oauth-token-url`, `--client-id`, `--client-secret-file`, `--scope`) and finds nothing wrong,
+without printing the secret; without a login it is told that the server needs one, and with a
+wrong secret it is told the provider's refusal.
+
 Without `tests/auth/node_modules` (or `node`) the module is skipped, unless
 `ENVELOPE_REQUIRE_AUTH` is set (CI sets it): then it fails.
 """
@@ -50,6 +55,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.shared.exceptions import MCPError
 
 import servers
+from test_check import CHECK_BIN, SEED
 # `anyio_backend` is a fixture: pytest finds it by name in this module.
 from servers import anyio_backend  # noqa: F401
 from test_interop import (
@@ -530,3 +536,81 @@ def test_serving_beyond_loopback_without_auth_says_so_at_start_up() -> None:
             _, said = process.communicate(timeout=20)
         assert "serving" in said, said
         assert ("no authentication is on" in said) == warns, said
+
+
+def test_envelope_check_logs_in_with_client_credentials_and_finds_nothing_wrong(
+    auth_url: str, provider: Provider, tmp_path: Path
+) -> None:
+    """`envelope-check` gets its token from the provider's token endpoint for the example's own
+    `/mcp` (RFC 8707) and checks every tool: zero failures. Its output, `RUST_LOG=trace` set,
+    holds no secret. (Renewal is tested in `envelope-check/tests/login.rs`: a run here is over
+    before even a `short-lived` token is half gone, and the verifier allows leeway.)"""
+    if not CHECK_BIN.is_file():
+        pytest.fail(f"{CHECK_BIN} is missing: cargo build -p envelope-check")
+    client_id = "agent"
+    secret = f"{client_id}-secret"
+    secret_file = tmp_path / "client.secret"
+    secret_file.write_text(f"{secret}\n")
+    run = subprocess.run(
+        [
+            str(CHECK_BIN),
+            "--seed",
+            SEED,
+            "--json",
+            "--url",
+            auth_url,
+            "--oauth-token-url",
+            provider.token_endpoint,
+            "--client-id",
+            client_id,
+            "--client-secret-file",
+            str(secret_file),
+            "--scope",
+            f"{READ} {HEAVY}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "RUST_LOG": "trace"},
+    )
+    assert secret not in run.stdout and secret not in run.stderr, "the client secret was printed"
+    assert run.returncode == 0, f"envelope-check exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+    report = json.loads(run.stdout)
+    assert report["failed_count"] == 0, json.dumps(report, indent=1)
+    # Every tool was checked, graph_export (which needs workspace:heavy) included.
+    checked = {tool["tool"] for tool in report["tools"]}
+    assert checked >= {"search_text", "read_file", "list_files", "graph_export"}, report
+    search = next(tool for tool in report["tools"] if tool["tool"] == "search_text")
+    assert search["checks"]["paging.follow"]["passed"] == 1, search
+
+
+def test_envelope_check_without_a_login_is_told_the_server_needs_one(
+    auth_url: str, provider: Provider, tmp_path: Path
+) -> None:
+    run = subprocess.run(
+        [str(CHECK_BIN), "--url", auth_url], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 2, f"{run.stdout}\n{run.stderr}"
+    assert "requires a login (HTTP 401" in run.stderr, run.stderr
+    # A wrong secret: the provider's refusal, by its status and error code, and not the secret.
+    wrong = tmp_path / "wrong.secret"
+    wrong.write_text("not-the-agent-secret")
+    run = subprocess.run(
+        [
+            str(CHECK_BIN),
+            "--url",
+            auth_url,
+            "--oauth-token-url",
+            provider.token_endpoint,
+            "--client-id",
+            "agent",
+            "--client-secret-file",
+            str(wrong),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2, f"{run.stdout}\n{run.stderr}"
+    assert "refused the login: HTTP 401 (invalid_client" in run.stderr, run.stderr
+    assert "not-the-agent-secret" not in run.stdout + run.stderr

@@ -619,7 +619,9 @@ fn checks_markdown() -> String {
         out,
         "`envelope-check` (the crate of that name) connects to any MCP server, over \
          stdio (`envelope-check -- COMMAND [ARGS...]`) or streamable HTTP (`envelope-check --url \
-         URL`), lists its tools and calls each one it may: by default only the tools listed \
+         URL`; logged in to an OAuth-protected one with `--bearer-token-file PATH`, or with \
+         the client-credentials grant: `--oauth-token-url URL --client-id ID \
+         --client-secret-file PATH --scope SCOPE`), lists its tools and calls each one it may: by default only the tools listed \
          `readOnlyHint: true` (an unannotated tool is not read-only); `--allow-tool NAME` or \
          `--allow-writes` calls others, and every tool and next action left alone is reported \
          as withheld, with its annotations and the arguments it would have been sent. The \

@@ -6,6 +6,11 @@
 //! envelope-check [OPTIONS] --url URL               a streamable HTTP server
 //! ```
 //!
+//! A server that is an OAuth 2.1 resource server is checked logged in: with a token from a file
+//! (`--bearer-token-file PATH`), or with one the client-credentials grant gets and renews
+//! (`--oauth-token-url URL --client-id ID --client-secret-file PATH [--scope SCOPE]...`).
+//! Neither secret is ever printed.
+//!
 //! By default only tools the server lists as `readOnlyHint: true` are called, and next actions
 //! naming any other tool are reported, not run: `--allow-tool NAME` calls one more, and
 //! `--allow-writes` every tool.
@@ -16,16 +21,22 @@
 //! connected to, or the command line is wrong.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use envelope_check::login::{ClientAuth, ClientCredentials, LoggedInClient};
 use envelope_check::{
-    Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Report, run, run_watching, stdio_transport,
+    Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Login, LoginError, Report, Secret, TokenSource,
+    error_chain, run, run_watching, stdio_transport,
 };
 use rmcp::ServiceExt as _;
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
 
 /// Check whether an MCP server's tool responses are agent-grade: envelopes that say whether
 /// the call worked, whether a retry can help, how complete and how large the answer is, and
@@ -94,9 +105,90 @@ struct Options {
     #[arg(long)]
     server_stderr: bool,
 
+    /// Log in with the bearer token in this file (one line; a final line ending is dropped),
+    /// sent as `Authorization: Bearer …` on every request. Only with `--url`; never printed.
+    #[arg(
+        long,
+        value_name = "PATH",
+        help_heading = "Logging in (HTTP only)",
+        requires = "url",
+        conflicts_with_all = ["command", "oauth_token_url", "client_id", "client_secret_file", "scopes", "client_auth"],
+    )]
+    bearer_token_file: Option<PathBuf>,
+
+    /// Log in with the OAuth client-credentials grant at this token endpoint (http://…),
+    /// asking for a token for the `--url` resource (RFC 8707), and send it as
+    /// `Authorization: Bearer …` on every request; renewed when it is about to expire. Needs
+    /// `--client-id` and `--client-secret-file`. Example: `--url http://127.0.0.1:8765/mcp
+    /// --oauth-token-url http://127.0.0.1:9000/token --client-id agent --client-secret-file
+    /// agent.secret --scope workspace:read`.
+    #[arg(
+        long,
+        value_name = "URL",
+        help_heading = "Logging in (HTTP only)",
+        value_parser = http_url,
+        requires_all = ["url", "client_id", "client_secret_file"],
+        conflicts_with = "command",
+    )]
+    oauth_token_url: Option<String>,
+
+    /// The OAuth client's id (with `--oauth-token-url`).
+    #[arg(
+        long,
+        value_name = "ID",
+        help_heading = "Logging in (HTTP only)",
+        requires = "oauth_token_url"
+    )]
+    client_id: Option<String>,
+
+    /// The file holding the OAuth client's secret (with `--oauth-token-url`; one line, a
+    /// final line ending is dropped). Never printed.
+    #[arg(
+        long,
+        value_name = "PATH",
+        help_heading = "Logging in (HTTP only)",
+        requires = "oauth_token_url"
+    )]
+    client_secret_file: Option<PathBuf>,
+
+    /// A scope to ask the token endpoint for (with `--oauth-token-url`). Repeatable, or several
+    /// in one value separated by spaces: `--scope "a b"` is `--scope a --scope b`. None asks
+    /// for the client's default scopes.
+    // wire: the flag's name
+    #[arg(
+        long = "scope",
+        value_name = "SCOPE",
+        help_heading = "Logging in (HTTP only)",
+        value_delimiter = ' ',
+        requires = "oauth_token_url"
+    )]
+    scopes: Vec<String>,
+
+    /// How the client authenticates to the token endpoint: `basic` (client_secret_basic, HTTP
+    /// Basic with the id and secret form-urlencoded) or `post` (client_secret_post, both in
+    /// the form).
+    #[arg(
+        long,
+        value_name = "METHOD",
+        help_heading = "Logging in (HTTP only)",
+        value_enum,
+        default_value_t = ClientAuthMethod::Basic,
+        requires = "oauth_token_url"
+    )]
+    client_auth: ClientAuthMethod,
+
     /// The command that runs a server on stdio, and its arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+/// `--client-auth`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ClientAuthMethod {
+    /// client_secret_basic.
+    Basic,
+    /// client_secret_post.
+    Post,
 }
 
 /// A URL the HTTP client can reach: `http://`. (This build speaks no TLS: check an `https`
@@ -133,11 +225,32 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
         // One limit on an answer, whichever way it comes: an event or a JSON body.
         http.max_sse_event_size = options.max_answer_bytes.max(1);
         http.max_json_response_size = options.max_answer_bytes.max(1);
-        let connecting = ().serve(StreamableHttpClientTransport::from_config(http));
-        let client = tokio::time::timeout(config.call_timeout, connecting)
-            .await
+        let login = login(options, url).map_err(|error| error_chain(&error))?;
+        let logged_in = login.is_some();
+        let connecting = match login {
+            Some(login) => {
+                let tokens = Arc::new(
+                    TokenSource::new(login, config.call_timeout)
+                        .map_err(|error| error_chain(&error))?,
+                );
+                // The first token before the first request: a login that fails says so, not
+                // the server's 401.
+                tokens
+                    .bearer()
+                    .await
+                    .map_err(|error| format!("cannot log in: {}", error_chain(&error)))?;
+                let client = LoggedInClient::new(tokens).map_err(|error| error_chain(&error))?;
+                let transport = StreamableHttpClientTransport::with_client(client, http);
+                tokio::time::timeout(config.call_timeout, ().serve(transport)).await
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::from_config(http);
+                tokio::time::timeout(config.call_timeout, ().serve(transport)).await
+            }
+        };
+        let client = connecting
             .map_err(|_| format!("cannot connect to {url}: no answer to `initialize`"))?
-            .map_err(|error| format!("cannot connect to {url}: {error}"))?;
+            .map_err(|error| not_connected(url, &error, logged_in))?;
         let report = run(&client, config).await;
         let _ = client.cancel().await;
         return Ok(report);
@@ -172,6 +285,71 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
     let _ = client.cancel().await;
     let _ = child.kill().await;
     Ok(report)
+}
+
+/// The login the command line asks for, if any; its secrets read from their files.
+fn login(options: &Options, url: &str) -> Result<Option<Login>, LoginError> {
+    if let Some(path) = &options.bearer_token_file {
+        return Ok(Some(Login::Bearer(Secret::read_token_file(path)?)));
+    }
+    let (Some(token_url), Some(client_id), Some(secret_file)) = (
+        &options.oauth_token_url,
+        &options.client_id,
+        &options.client_secret_file,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(Login::ClientCredentials(ClientCredentials {
+        token_url: token_url.clone(),
+        client_id: client_id.clone(),
+        client_secret: Secret::read_file(secret_file, "client secret")?,
+        scopes: options
+            .scopes
+            .iter()
+            .filter(|scope| !scope.is_empty())
+            .cloned()
+            .collect(),
+        resource: url.to_owned(),
+        auth: match options.client_auth {
+            ClientAuthMethod::Basic => ClientAuth::Basic,
+            ClientAuthMethod::Post => ClientAuth::Post,
+        },
+    })))
+}
+
+/// Why `initialize` failed, in words: a refusal for want of a login says which flags give one.
+fn not_connected(url: &str, error: &ClientInitializeError, logged_in: bool) -> String {
+    // rmcp keeps the transport's error beside its message, not as its source.
+    let mut source: Option<&(dyn std::error::Error + 'static)> = match error {
+        ClientInitializeError::TransportError { error, .. } => Some(error),
+        _ => None,
+    };
+    while let Some(cause) = source {
+        if let Some(refusal) = cause.downcast_ref::<AuthRequiredError>() {
+            let challenge = &refusal.www_authenticate_header;
+            return if logged_in {
+                format!(
+                    "cannot connect to {url}: the server refused the access token (HTTP 401, \
+                     `WWW-Authenticate: {challenge}`)"
+                )
+            } else {
+                format!(
+                    "cannot connect to {url}: the server requires a login (HTTP 401, \
+                     `WWW-Authenticate: {challenge}`); give `--bearer-token-file PATH`, or \
+                     `--oauth-token-url URL --client-id ID --client-secret-file PATH`"
+                )
+            };
+        }
+        if let Some(refusal) = cause.downcast_ref::<InsufficientScopeError>() {
+            return format!(
+                "cannot connect to {url}: the token lacks a scope the server requires (HTTP \
+                 403, `WWW-Authenticate: {}`); ask for it with `--scope`",
+                refusal.www_authenticate_header
+            );
+        }
+        source = cause.source();
+    }
+    format!("cannot connect to {url}: {}", error_chain(error))
 }
 
 fn main() -> ExitCode {
