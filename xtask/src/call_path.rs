@@ -43,8 +43,10 @@ const HOPS: &[Hop] = &[
         does: "the one door into the budget: `BudgetPolicy::for_call` gives the call's \
                `CallBudget` once; `context_for` builds the tool's context with its sizer and the \
                caller the HTTP layer's resource server let in; the scope gate refuses a caller \
-               without the tool's scopes (`insufficient_scope`) before it runs; `run` runs the \
-               tool under the call deadline",
+               without the tool's scopes (`insufficient_scope`) before it runs (on `/mcp` the \
+               HTTP layer asks this same door first, through `refuse_for_scope`, and answers \
+               such a call `403` for the client to step up, before rmcp sees it); `run` runs \
+               the tool under the call deadline",
     },
     Hop {
         krate: "envelope-core",
