@@ -678,22 +678,21 @@ async fn fresh_call_answered(addr: SocketAddr) {
         .expect("a fresh call is answered while a reader has stopped");
 }
 
-#[tokio::test]
-async fn a_reader_that_stops_mid_answer_loses_its_connection_and_slot() {
+/// Serves one call at a time with a write deadline of half a second (answers as SSE unless
+/// `json`), sends the request `request(addr)` makes, reads the start of its answer and stops:
+/// fresh calls are answered, and the stalled connection is closed.
+async fn a_stopped_reader_loses_its_connection_and_slot(
+    json: bool,
+    request: impl FnOnce(SocketAddr) -> String,
+) {
     let addr = serve(
         HttpConfig::default()
-            .with_json_response(true)
+            .with_json_response(json)
             .with_max_concurrent_requests(Some(1))
             .with_write_timeout(Some(Duration::from_millis(500))),
     )
     .await;
-    let body = json!({ "rows": 100_000 }).to_string();
-    let request = format!(
-        "POST /tools/rows?apply_budget=false HTTP/1.1\r\nhost: {addr}\r\n\
-         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let mut stalled = stop_reading_after(addr, request, 1024).await;
+    let mut stalled = stop_reading_after(addr, request(addr), 1024).await;
     fresh_call_answered(addr).await;
     assert!(
         closed_by_server(&mut stalled).await,
@@ -702,27 +701,31 @@ async fn a_reader_that_stops_mid_answer_loses_its_connection_and_slot() {
 }
 
 #[tokio::test]
+async fn a_reader_that_stops_mid_answer_loses_its_connection_and_slot() {
+    let body = json!({ "rows": 100_000 }).to_string();
+    a_stopped_reader_loses_its_connection_and_slot(true, |addr| {
+        format!(
+            "POST /tools/rows?apply_budget=false HTTP/1.1\r\nhost: {addr}\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_reader_that_stops_mid_stream_loses_its_connection_and_slot() {
     // Event streams: the answer is an SSE event, a large one.
-    let addr = serve(
-        HttpConfig::default()
-            .with_max_concurrent_requests(Some(1))
-            .with_write_timeout(Some(Duration::from_millis(500))),
-    )
-    .await;
     let body = call("rows", json!({ "rows": 100_000 })).to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
-         content-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let mut stalled = stop_reading_after(addr, request, 1024).await;
-    fresh_call_answered(addr).await;
-    assert!(
-        closed_by_server(&mut stalled).await,
-        "the stalled connection is closed"
-    );
+    a_stopped_reader_loses_its_connection_and_slot(false, |addr| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    })
+    .await;
 }
 
 #[tokio::test]
