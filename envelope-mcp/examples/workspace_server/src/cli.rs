@@ -784,6 +784,8 @@ pub fn otlp_provider(
     endpoint: &str,
 ) -> Result<opentelemetry_sdk::trace::SdkTracerProvider, String> {
     use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+    // Its reqwest client reads rustls's process default: reqwest has no provider of its own.
+    envelope_mcp::auth::install_crypto_provider();
     let exporter = SpanExporter::builder()
         .with_http()
         .with_endpoint(endpoint)
