@@ -336,7 +336,8 @@ async function withSession(server, options, body) {
     const start = server.output.length;
     try {
         await client.connect(transport);
-        const result = await body(client, transport);
+        // `errors` is the body's too: one that expects the SDK to report an error takes it.
+        const result = await body(client, transport, errors);
         assert.deepEqual(errors, [], 'the SDK reported errors');
         return result;
     } catch (error) {
@@ -508,16 +509,29 @@ test('no token: 401 with a challenge naming the metadata, on /mcp and on REST', 
 test('a token without workspace:heavy: graph_export is refused over MCP and REST', async () => {
     const token = await tokenFor('reader');
     assert.equal(decodeJwt(token).payload.scope, READ);
-    await withToken(MAIN, token, async (client) => {
+    await withToken(MAIN, token, async (client, _transport, errors) => {
         // Without --auth-filter-listing, the listing shows every tool and what it needs.
         const { tools } = await client.listTools();
         assert.deepEqual(names(tools), TOOLS);
         const allowed = await client.callTool({ name: 'search_text', arguments: SEARCH });
         assert.equal(allowed.structuredContent.ok, true, JSON.stringify(allowed));
 
-        const result = await client.callTool({ name: 'graph_export', arguments: {} });
-        assert.equal(result.isError, true, JSON.stringify(result));
-        const envelope = result.structuredContent;
+        // The specification's step-up answer: `403`, the scopes in the challenge (the REST
+        // call below reads it), and the JSON-RPC error -32006 whose data is the envelope. This
+        // client has a static token and no OAuth provider to step up with: the SDK rejects
+        // the call with the answer's body.
+        let envelope;
+        await assert.rejects(client.callTool({ name: 'graph_export', arguments: {} }), (error) => {
+            assert.equal(error.code, 403, String(error));
+            const body = JSON.parse(error.message.slice(error.message.indexOf('{')));
+            assert.equal(body.error.code, -32006, JSON.stringify(body));
+            envelope = body.error.data;
+            return true;
+        });
+        // The transport reported the same refusal: taken, being expected.
+        assert.equal(errors.length, 1, errors.join('\n'));
+        assert.match(errors[0], /-32006/);
+        errors.length = 0;
         assert.equal(envelope.ok, false);
         assert.equal(envelope.verdict, 'ERROR');
         assert.equal(envelope.error.category, 'permission');
@@ -525,7 +539,6 @@ test('a token without workspace:heavy: graph_export is refused over MCP and REST
         assert.equal(envelope.error.retryable, false);
         assert.deepEqual(envelope.error.data, { required: [READ, HEAVY], missing: [HEAVY] });
         assert.match(envelope.error.hint, /new token with scope `workspace:read workspace:heavy`/);
-        assert.deepEqual(JSON.parse(result.content[0].text), envelope, 'the text mirrors the envelope');
     });
 
     const rest = await restCall(MAIN, 'graph_export', {}, token);
@@ -693,8 +706,13 @@ test('--auth-filter-listing: each caller sees the tools its scopes cover', async
         assert.equal(rest.status, 200, rest.text);
         assert.deepEqual(rest.json.tools.map((tool) => tool.name).sort(), expected);
     }
-    // Unlisted is still refused when called, with the scope to ask for.
-    assertProblem(await restCall(FILTERED, 'graph_export', {}, reader), 403, 'insufficient_scope');
+    // Hidden is hidden when called too: an unknown tool (`404`, no challenge), whose
+    // `available` names only what the caller may call.
+    const hidden = await restCall(FILTERED, 'graph_export', {}, reader);
+    assert.equal(hidden.status, 404, hidden.text);
+    assert.equal(hidden.headers.get('www-authenticate'), null);
+    assert.equal(hidden.json.envelope.error.code, 'unknown_tool', hidden.text);
+    assert.deepEqual([...hidden.json.envelope.error.data.available].sort(), readable);
     // A token for the main server is not one for this one.
     await assertInvalidToken(FILTERED, await tokenFor('agent'), "the other server's audience");
 });
