@@ -118,7 +118,7 @@ impl ClientCredentials {
             return Err(LoginError::Refused {
                 url: url.clone(),
                 status,
-                error: field("error"),
+                error: field("error"), // wire: RFC 6749's error code
                 description: field("error_description"),
             });
         }

@@ -298,7 +298,8 @@ async fn step_up(
         "a call lacking a scope is answered 403 for the client to step up"
     );
     let envelope = result.structured_content.unwrap_or_default();
-    let message = envelope["error"]["message"]
+    let message = envelope[envelope_core::fields::envelope::ERROR]
+        [envelope_core::fields::error::MESSAGE]
         .as_str()
         .unwrap_or("the access token lacks a scope this tool requires")
         .to_owned();

@@ -70,35 +70,6 @@ impl<'a> Shown<'a> {
     }
 }
 
-impl super::EnvelopeServer {
-    /// A call of `name` refused for its scopes, as the scope gate refuses it (the `permission`
-    /// envelope, code `insufficient_scope`, naming what is missing), with the scopes the tool
-    /// declares: what an HTTP answer's step-up challenge asks for. `None` when no tool has that
-    /// name or `caller` may call it. The tool does not run.
-    #[cfg(feature = "auth")]
-    pub(crate) async fn refuse_for_scope(
-        &self,
-        name: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
-        caller: &envelope_core::Caller,
-        client_request_id: Option<&str>,
-    ) -> Option<(&'static [&'static str], rmcp::model::CallToolResult)> {
-        let tool = self.inner.tools.get(name)?;
-        let scopes = tool.spec().scopes;
-        if caller.may(scopes) {
-            return None;
-        }
-        let extras = super::call::CallExtras {
-            client_request_id: client_request_id.map(str::to_owned),
-            caller: Some(caller.clone()),
-            ..super::call::CallExtras::default()
-        };
-        let arguments = Value::Object(arguments.unwrap_or_default());
-        let answer = self.call_with(tool, arguments, extras).await;
-        Some((scopes, self.result(answer)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
