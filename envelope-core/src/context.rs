@@ -122,15 +122,19 @@ pub struct Controls {
     /// The next page's token, as the `next-page` action's arguments carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<String>,
+    /// The wire this one answer is written in; absent means the server's own choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<crate::dialect::Dialect>,
 }
 
 impl Controls {
     /// The argument names the controls take, accepted by every tool.
-    pub const KEYS: [&'static str; 4] = [
+    pub const KEYS: [&'static str; 5] = [
         "response_mode",
         "output_format",
         "compact_only",
         "continuation", // wire: the paging argument
+        crate::dialect::DIALECT_CONTROL,
     ];
 
     /// Whether the response keeps everything `meta` holds: `response_mode: full` without
@@ -166,6 +170,7 @@ impl Controls {
             compact_only: read(arguments, "compact_only"),
             // wire: the paging argument
             continuation: read(arguments, "continuation"),
+            dialect: read(arguments, crate::dialect::DIALECT_CONTROL),
         }
     }
 }
@@ -201,6 +206,8 @@ pub struct ToolContext {
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
+    // The server's dialect; a call's `dialect` control overrides it.
+    dialect: crate::dialect::Dialect,
     states: Arc<States>,
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
@@ -222,6 +229,7 @@ impl fmt::Debug for ToolContext {
             .field("caller", &self.caller)
             .field("disabled_modules", &self.disabled_modules)
             .field("controls", &self.controls)
+            .field("dialect", &self.dialect)
             .field("states", &self.states.len())
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
@@ -456,6 +464,7 @@ impl ToolContext {
             self.caller_binding(),
             request,
         )
+        .with_dialect(self.dialect())
     }
 
     pub(crate) fn set_tool(&mut self, tool: &'static str) {
@@ -545,6 +554,20 @@ impl ToolContext {
             .is_some_and(|modules| modules.contains(module))
     }
 
+    /// Answers in `dialect` unless the call's `dialect` control asks for another: what a
+    /// server sets from its configuration.
+    #[must_use]
+    pub fn with_dialect(mut self, dialect: crate::dialect::Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The dialect this call answers in: its `dialect` control, else the server's. A
+    /// continuation is bound to it, so that a page resumes in the dialect it started in.
+    pub fn dialect(&self) -> crate::dialect::Dialect {
+        self.controls.dialect.unwrap_or(self.dialect)
+    }
+
     pub(crate) fn set_controls(&mut self, controls: Controls) {
         self.controls = controls;
     }
@@ -585,6 +608,10 @@ pub(crate) fn controls_properties() -> Map<String, Value> {
         "compact_only": {
             "description": "Keep only the fields an agent branches on (a compact form: long row fields may be shown in part, as `completeness.shortened` says).",
             "type": "boolean",
+        },
+        crate::dialect::DIALECT_CONTROL: {
+            "description": "The contract the answer is written in; the server's own when absent.",
+            "enum": names(&crate::dialect::Dialect::ALL),
         },
     });
     match properties {

@@ -72,6 +72,7 @@ mod client;
 mod completeness;
 mod context;
 mod deep;
+mod dialect;
 mod empty_reason;
 mod envelope;
 mod error;
@@ -110,6 +111,7 @@ pub use client::{
 };
 pub use completeness::{Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit};
 pub use context::{NOT_CONFIGURED, ToolContext};
+pub use dialect::{ControlSupport, DIALECT_CONTROL, Dialect};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::Envelope;
 pub use error::{CoreError, Violation};

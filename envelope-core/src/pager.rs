@@ -477,6 +477,7 @@ where
             request: self.request.clone(),
             scope: self.paging.scope.clone(),
             snapshot: self.paging.snapshot.clone(),
+            dialect: ctx.dialect(),
             continuation_field: <T::Args as PagedArgs>::CONTINUATION_FIELD,
             limit_field: <T::Args as PagedArgs>::LIMIT_FIELD,
             start: self.page.start,

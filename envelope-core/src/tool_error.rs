@@ -12,6 +12,11 @@ use serde_json::Value;
 use crate::error::CoreError;
 use crate::request_id::RequestId;
 
+/// Code of an argument refused for its value: a token changed on its way back (quoted, cut
+/// short, padded) or passed under the wrong argument, a value of the wrong shape, a dialect that
+/// does not exist or cannot express a control; `data.field` names the argument.
+pub const INVALID_ARGUMENT: &str = "invalid_argument";
+
 /// The message every `internal` error carries before the library stamps a request id on it.
 pub const INTERNAL_MESSAGE: &str = "internal error";
 

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use envelope_core::fields;
 
 /// The crates whose production code handles envelopes, by their source directories.
+///
+/// `envelope-dialect` is not among them: it writes the source contracts' own field names, many
+/// of which are the envelope's by design (the envelope took them from those contracts), and it
+/// reads an envelope only through its `Wire` reader, which names fields through the table.
 const SOURCES: &[&str] = &[
     "envelope-core/src",
     "envelope-budget/src",

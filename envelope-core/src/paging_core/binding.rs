@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::keys::ContinuationKey;
 use super::token::{BIND_LABEL, SNAPSHOT_LABEL, TAG_LEN};
 use crate::canonical::canonical_json;
+use crate::dialect::Dialect;
 
 /// The argument that carries the token, unless [`Binding::with_continuation_field`] renames it.
 // wire: an argument name
@@ -42,6 +43,7 @@ pub struct Binding<'a> {
     request: &'a Value,
     scope: &'a str,
     snapshot: &'a str,
+    pub(super) dialect: Dialect,
     pub(super) continuation_field: &'a str,
     pub(super) limit_field: &'a str,
 }
@@ -57,6 +59,7 @@ impl<'a> Binding<'a> {
             request,
             scope: "",
             snapshot: "",
+            dialect: Dialect::Envelope,
             continuation_field: DEFAULT_CONTINUATION_FIELD,
             limit_field: DEFAULT_LIMIT_FIELD,
         }
@@ -73,6 +76,15 @@ impl<'a> Binding<'a> {
     #[must_use]
     pub fn with_snapshot(mut self, snapshot: &'a str) -> Self {
         self.snapshot = snapshot;
+        self
+    }
+
+    /// The dialect the pages are answered in: a token is refused in any other, so that a page
+    /// resumes in the wire it started in. The envelope's own binds nothing extra, so its tokens
+    /// are what they were before dialects existed.
+    #[must_use]
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
         self
     }
 
@@ -121,22 +133,40 @@ impl<'a> Binding<'a> {
         )
     }
 
-    /// What the two tags are computed over: the token's leading bytes and the binding, and
-    /// for the snapshot tag the snapshot too.
+    /// The dialect, among the others, whose binding the token's binding tag is: what a token
+    /// refused as another call's was really issued in, if that is all that differs.
+    pub(super) fn issued_in(
+        &self,
+        key: &ContinuationKey,
+        head: &[u8],
+        tags: &[u8],
+    ) -> Option<Dialect> {
+        Dialect::ALL
+            .into_iter()
+            .filter(|dialect| *dialect != self.dialect)
+            .find(|dialect| self.with_dialect(*dialect).check_tags(key, head, tags).0)
+    }
+
+    /// What the two tags are computed over: the token's leading bytes and the binding (with
+    /// the dialect unless it is the envelope's), and for the snapshot tag the snapshot too.
     fn tag_inputs<'b>(
         &'b self,
         head: &'b [u8],
         request: &'b str,
-    ) -> ([&'b [u8]; 5], [&'b [u8]; 6]) {
-        let bound = [
+    ) -> (Vec<&'b [u8]>, Vec<&'b [u8]>) {
+        let mut bound = vec![
             head,
             self.tool.as_bytes(),
             self.session.as_bytes(),
             request.as_bytes(),
             self.scope.as_bytes(),
         ];
-        let [a, b, c, d, e] = bound;
-        (bound, [a, b, c, d, e, self.snapshot.as_bytes()])
+        if self.dialect != Dialect::Envelope {
+            bound.push(self.dialect.name().as_bytes());
+        }
+        let mut snapshot = bound.clone();
+        snapshot.push(self.snapshot.as_bytes());
+        (bound, snapshot)
     }
 
     /// The request as it is digested: without the fields that may change between pages.

@@ -29,6 +29,8 @@ pub(super) enum Reject {
     UnknownKey,
     Tampered,
     Scope,
+    /// The token is this call's but for the dialect: it was issued in this one.
+    Dialect(crate::dialect::Dialect),
     SnapshotMoved,
     Expired,
 }
@@ -43,6 +45,7 @@ impl Reject {
             Reject::UnknownKey => "unknown_key",
             Reject::Tampered => "tampered",
             Reject::Scope => "scope",
+            Reject::Dialect(_) => "dialect",
             Reject::SnapshotMoved => "snapshot_moved",
             Reject::Expired => "expired",
         }
@@ -65,6 +68,7 @@ impl Reject {
                          `{field}` to start from the first page"
                     ))
             }
+            Reject::Dialect(issued) => binding.dialect.continuation_from(issued, field),
             Reject::Scope => ToolError::validation(format!(
                 "`{field}` belongs to another call (tool, caller, arguments or scope)"
             ))
@@ -254,7 +258,10 @@ impl Continuations {
             .ok_or(Reject::Tampered)?;
         let (bound, snapshot) = binding.check_tags(key, head, tags);
         if !bound {
-            return Err(Reject::Scope);
+            return Err(match binding.issued_in(key, head, tags) {
+                Some(issued) => Reject::Dialect(issued),
+                None => Reject::Scope,
+            });
         }
         if !snapshot {
             return Err(Reject::SnapshotMoved);

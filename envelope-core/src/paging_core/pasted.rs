@@ -17,10 +17,7 @@ use crate::tool_error::ToolError;
 /// The usual name of the argument that takes a target ref.
 pub const TARGET_REF_FIELD: &str = "target_ref";
 
-/// Code of a token changed on its way back (quoted, cut short, padded) or passed under the
-/// wrong argument; the same code argument decoding gives a value of the wrong shape, with
-/// `data.field` naming the argument.
-pub const INVALID_ARGUMENT: &str = "invalid_argument";
+pub use crate::tool_error::INVALID_ARGUMENT;
 
 /// What a text sealed by this server is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

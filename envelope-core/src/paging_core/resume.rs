@@ -23,6 +23,7 @@ pub struct Resume {
     pub(crate) request: Value,
     pub(crate) scope: String,
     pub(crate) snapshot: String,
+    pub(crate) dialect: crate::dialect::Dialect,
     pub(crate) continuation_field: &'static str,
     pub(crate) limit_field: &'static str,
     pub(crate) start: usize,
@@ -40,7 +41,8 @@ impl Resume {
             .with_continuation_field(self.continuation_field)
             .with_limit_field(self.limit_field)
             .with_scope(&self.scope)
-            .with_snapshot(&self.snapshot);
+            .with_snapshot(&self.snapshot)
+            .with_dialect(self.dialect);
         let position =
             u64::try_from(self.start.saturating_add(sent)).map_err(ToolError::internal)?;
         self.continuations.seal(&binding, position).map(Some)

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use super::input::{KeyCache, declared_properties, empty_input_schema, input_schema, schema_for};
 use super::typing::{Outcome, Returns, ToolArgs};
 use crate::context::{Controls, ToolContext};
+use crate::dialect::{DIALECT_CONTROL, Dialect};
 use crate::envelope::Envelope;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
@@ -22,6 +23,7 @@ use crate::payload::Payload;
 use crate::stage::ToolOutput;
 use crate::tool::ToolSpec;
 use crate::tool_error::{Category, ToolError};
+use serde::Deserialize as _;
 
 /// What a tool needs of its arguments type `A`, as plain function pointers. `#[tool]` builds it
 /// once per tool, in a `const`, so a type lacking `Deserialize` or `JsonSchema` is reported once,
@@ -139,9 +141,23 @@ impl Invocation {
                 ),
             ));
         }
+        if let Some(given) = controls.get(DIALECT_CONTROL)
+            && Dialect::deserialize(given).is_err()
+        {
+            return Err(Dialect::unknown(given));
+        }
         if !controls.is_empty() {
-            let controls = decode_value::<Controls>(Value::Object(controls))?;
-            ctx.set_controls(controls);
+            let decoded = decode_value::<Controls>(Value::Object(controls.clone()))?;
+            ctx.set_controls(decoded);
+            // What the answer's dialect cannot write is refused before the tool runs, never
+            // dropped from the answer without a word.
+            let dialect = ctx.dialect();
+            if let Some((control, value)) = controls
+                .iter()
+                .find(|(control, value)| !dialect.expresses(control, value))
+            {
+                return Err(dialect.cannot_express(control, value));
+            }
         }
 
         let Some(declared) = declared else {

@@ -1,0 +1,343 @@
+//! [`Dialect`]: which wire an answer is written in, the envelope's own or one of the four source
+//! contracts it unifies, and which per-call controls each can express.
+//!
+//! The dialect is chosen once per server and may be overridden per call with the `dialect`
+//! control. Every dialect renders the same typed envelope; this module only names them and
+//! says what each can carry, so that a call asking for what its dialect cannot write is refused
+//! before the tool runs (`invalid_argument`), never answered in a form that drops it silently.
+//! The rendering itself is a stage of its own, after the budget stage (`envelope-dialect`).
+//!
+//! ```
+//! use envelope_core::Dialect;
+//!
+//! let dialect: Dialect = "frigg".parse()?;
+//! assert_eq!(dialect, Dialect::Frigg);
+//! assert!(dialect.expresses("response_mode", &serde_json::json!("full")));
+//! assert!(!dialect.expresses("output_format", &serde_json::json!("toon")));
+//! // A control at its default value is expressible everywhere.
+//! assert!(Dialect::Cos.expresses("compact_only", &serde_json::json!(false)));
+//! # Ok::<(), envelope_core::ToolError>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::tool_error::{INVALID_ARGUMENT, ToolError};
+
+/// The per-call control that selects the dialect of one answer.
+// wire: an argument name
+pub const DIALECT_CONTROL: &str = "dialect";
+
+/// `dialect`: the wire an answer is written in.
+///
+/// Wire names: `envelope` (the default), `pincher`, `cos`, `tsa`, `frigg`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// `envelope`: this library's own contract (the default).
+    #[default]
+    Envelope,
+    /// `pincher`: the payload under `result`, everything else in a `_meta` block.
+    Pincher,
+    /// `cos`: the `ok` / `data` / `error` envelope with a `data.meta` diagnostics block.
+    Cos,
+    /// `tsa`: tree-sitter-analyzer's agent envelope (`success`, `verdict`, honest truncation,
+    /// TOON in `toon_content`).
+    Tsa,
+    /// `frigg`: Frigg's separate completeness, recovery and identity fields.
+    Frigg,
+}
+
+/// A control a dialect may be unable to express, with the values that need it: every value but
+/// the control's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlSupport {
+    /// The control's argument name.
+    pub control: &'static str,
+    /// Its values other than the default, as the table in the docs names them.
+    pub values: &'static str,
+    /// The dialects that can express those values.
+    pub dialects: &'static [Dialect],
+}
+
+impl Dialect {
+    /// Every dialect, in wire order.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Envelope,
+        Dialect::Pincher,
+        Dialect::Cos,
+        Dialect::Tsa,
+        Dialect::Frigg,
+    ];
+
+    /// Which dialects express each control's non-default values. A control at its default
+    /// value (`response_mode: compact`, `output_format: json`, `compact_only: false`) is
+    /// accepted by every dialect, and every dialect pages (`continuation`).
+    ///
+    /// - `response_mode: full` adds the observability fields a dialect has a place for:
+    ///   envelope's `meta`, pincher's `_meta` (`latency_ms`, token savings), Frigg's full mode.
+    ///   cos and TSA have one fixed shape.
+    /// - `output_format: toon` needs a place for TOON: envelope's text mirror, TSA's
+    ///   `toon_content`.
+    /// - `compact_only` reduces to a control surface, which only envelope and TSA define.
+    pub const SUPPORT: [ControlSupport; 4] = [
+        ControlSupport {
+            control: "response_mode",
+            values: "full",
+            dialects: &[Dialect::Envelope, Dialect::Pincher, Dialect::Frigg],
+        },
+        ControlSupport {
+            control: "output_format",
+            values: "toon",
+            dialects: &[Dialect::Envelope, Dialect::Tsa],
+        },
+        ControlSupport {
+            control: "compact_only",
+            values: "true",
+            dialects: &[Dialect::Envelope, Dialect::Tsa],
+        },
+        ControlSupport {
+            // wire: the paging argument
+            control: "continuation",
+            values: "a token",
+            dialects: &Dialect::ALL,
+        },
+    ];
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Envelope => "envelope",
+            Dialect::Pincher => "pincher",
+            Dialect::Cos => "cos",
+            Dialect::Tsa => "tsa",
+            Dialect::Frigg => "frigg",
+        }
+    }
+
+    /// The source contract a dialect speaks, in a few words.
+    pub fn contract(self) -> &'static str {
+        match self {
+            Dialect::Envelope => "this library's envelope",
+            Dialect::Pincher => "pincher's `_meta` envelope",
+            Dialect::Cos => "the `cos_*` error envelope",
+            Dialect::Tsa => "tree-sitter-analyzer's agent envelope",
+            Dialect::Frigg => "Frigg's result and recovery contracts",
+        }
+    }
+
+    /// Whether this dialect can express `control` set to `value`. Controls it does not know
+    /// (a tool's own arguments) are not its business: true.
+    pub fn expresses(self, control: &str, value: &Value) -> bool {
+        let at_default = match control {
+            "response_mode" => value.as_str() == Some("compact"),
+            "output_format" => value.as_str() == Some("json"),
+            "compact_only" => value.as_bool() == Some(false),
+            _ => false,
+        };
+        at_default
+            || Self::SUPPORT
+                .iter()
+                .find(|support| support.control == control)
+                .is_none_or(|support| support.dialects.contains(&self))
+    }
+
+    /// The controls' values this dialect can express, for the listing in an error.
+    fn supported(self) -> Vec<String> {
+        Self::SUPPORT
+            .iter()
+            .filter(|support| support.dialects.contains(&self))
+            .map(|support| format!("{}: {}", support.control, support.values))
+            .collect()
+    }
+
+    /// Every dialect with what it supports: the `data` of each refusal, so that the agent
+    /// reading it can pick again without another round trip.
+    pub fn table() -> Value {
+        Value::Array(
+            Self::ALL
+                .iter()
+                .map(|dialect| {
+                    json!({
+                        "name": dialect.name(),
+                        "contract": dialect.contract(),
+                        "supports": dialect.supported(),
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The names of every dialect, comma-separated, for messages.
+    pub fn names() -> String {
+        Self::ALL
+            .iter()
+            .map(|dialect| format!("`{}`", dialect.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The refusal of a `dialect` value that names no dialect.
+    pub fn unknown(given: &Value) -> ToolError {
+        let shown = match given {
+            // What a client sent is echoed bounded.
+            Value::String(name) if name.chars().count() <= 40 => format!("`{name}`"),
+            Value::String(name) => format!("`{}…`", name.chars().take(40).collect::<String>()),
+            Value::Null => "null".to_owned(),
+            Value::Bool(_) | Value::Number(_) => format!("`{given}`"),
+            Value::Array(_) => "an array".to_owned(),
+            Value::Object(_) => "an object".to_owned(),
+        };
+        ToolError::validation(format!(
+            "`{DIALECT_CONTROL}` is {shown}, which names no dialect; the dialects are {}",
+            Self::names()
+        ))
+        .with_code(INVALID_ARGUMENT)
+        .with_hint(format!(
+            "pass one of {} as `{DIALECT_CONTROL}`, or leave it out for the server's default",
+            Self::names()
+        ))
+        .with_data(json!({ "field": DIALECT_CONTROL, "dialects": Self::table() }))
+    }
+
+    /// The refusal of `control` set to `value`, which this dialect cannot express.
+    pub fn cannot_express(self, control: &str, value: &Value) -> ToolError {
+        let able: Vec<&str> = Self::SUPPORT
+            .iter()
+            .find(|support| support.control == control)
+            .map(|support| support.dialects.iter().map(|d| d.name()).collect())
+            .unwrap_or_default();
+        ToolError::validation(format!(
+            "the `{}` dialect cannot express `{control}: {value}`; only {} can",
+            self.name(),
+            able.iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .with_code(INVALID_ARGUMENT)
+        .with_hint(format!(
+            "leave `{control}` out, or ask for one of those with `{DIALECT_CONTROL}`"
+        ))
+        .with_data(json!({
+            "field": control,
+            "dialect": self.name(),
+            "dialects": Self::table(),
+        }))
+    }
+
+    /// The refusal of a continuation issued in `issued`, presented in a call answered in this
+    /// dialect: following the `next-page` action as given resumes in the dialect it started in.
+    pub fn continuation_from(self, issued: Dialect, field: &str) -> ToolError {
+        ToolError::validation(format!(
+            "`{field}` was issued in the `{}` dialect; this call answers in `{}`",
+            issued.name(),
+            self.name()
+        ))
+        .with_code(INVALID_ARGUMENT)
+        .with_hint(format!(
+            "follow the `next-page` action exactly as given (with `{DIALECT_CONTROL}: {}`), or \
+             call again without `{field}` to start over in `{}`",
+            issued.name(),
+            self.name()
+        ))
+        .with_data(json!({
+            "field": field,
+            "issued_in": issued.name(),
+            "dialect": self.name(),
+            "dialects": Self::table(),
+        }))
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dialect {
+    type Err = ToolError;
+
+    /// Reads a wire name; anything else is the `invalid_argument` refusal naming the dialects.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|dialect| dialect.name() == name)
+            .ok_or_else(|| Self::unknown(&Value::String(name.to_owned())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_serde_and_from_str() {
+        for dialect in Dialect::ALL {
+            let wire = serde_json::to_value(dialect).expect("serializes");
+            assert_eq!(wire, json!(dialect.name()));
+            assert_eq!(dialect.name().parse::<Dialect>().expect("parses"), dialect);
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_is_refused_with_every_dialect_listed() {
+        let error = "yaml".parse::<Dialect>().expect_err("no such dialect");
+        let wire = serde_json::to_value(&error).expect("serializes");
+        assert_eq!(wire["code"], INVALID_ARGUMENT);
+        assert_eq!(wire["category"], "validation");
+        let listed: Vec<&str> = wire["data"]["dialects"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|entry| entry["name"].as_str())
+            .collect();
+        assert_eq!(listed, ["envelope", "pincher", "cos", "tsa", "frigg"]);
+        assert!(
+            wire["message"]
+                .as_str()
+                .expect("a message")
+                .contains("`yaml`")
+        );
+    }
+
+    #[test]
+    fn defaults_pass_everywhere_and_other_values_only_where_supported() {
+        for dialect in Dialect::ALL {
+            assert!(dialect.expresses("response_mode", &json!("compact")));
+            assert!(dialect.expresses("output_format", &json!("json")));
+            assert!(dialect.expresses("compact_only", &json!(false)));
+            assert!(dialect.expresses("continuation", &json!("tok")));
+        }
+        assert!(!Dialect::Cos.expresses("response_mode", &json!("full")));
+        assert!(!Dialect::Pincher.expresses("output_format", &json!("toon")));
+        assert!(Dialect::Tsa.expresses("compact_only", &json!(true)));
+        assert!(!Dialect::Frigg.expresses("compact_only", &json!(true)));
+        let error = Dialect::Cos.cannot_express("output_format", &json!("toon"));
+        let wire = serde_json::to_value(&error).expect("serializes");
+        assert!(
+            wire["message"]
+                .as_str()
+                .expect("a message")
+                .contains("only `envelope`, `tsa` can")
+        );
+    }
+}

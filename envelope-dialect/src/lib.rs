@@ -1,0 +1,168 @@
+//! The envelope in the wire of the contracts it unifies: one stage after the budget stage that
+//! renders the same typed envelope in pincher's `_meta` envelope, the `cos_*` error envelope,
+//! tree-sitter-analyzer's agent envelope or Frigg's result and recovery contracts.
+//!
+//! A server picks its dialect ([`Dialect`], `envelope` by default) and a call may ask for
+//! another with the `dialect` control. Each dialect writes its own field names, value
+//! taxonomy and placement; what a dialect has no place for is dropped by a documented rule
+//! ([`dropped`]), never invented, and what a source contract has that an envelope cannot say is
+//! listed ([`unexpressed`]). `docs/DIALECTS.md` is generated from those tables, and each
+//! dialect's JSON Schema ([`schema`]) into `docs/dialects/`.
+//!
+//! ```
+//! use envelope_core::{Dialect, Envelope, ToolError};
+//! use envelope_dialect::{Rendering, render};
+//!
+//! let failed: Envelope<()> = Envelope::err(ToolError::not_found("no task named T-1"));
+//! let wire = serde_json::to_value(&failed)?;
+//! let cos = render(Dialect::Cos, &wire, &Rendering::default());
+//! assert_eq!(cos["ok"], false);
+//! assert_eq!(cos["error"]["category"], "not_found");
+//! assert_eq!(cos["error"]["retryable"], false);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod cos;
+mod frigg;
+mod pincher;
+mod read;
+mod tsa;
+
+use envelope_budget::{Estimator, Prepared};
+use envelope_core::Dialect;
+use envelope_core::stage::Controls;
+use serde_json::Value;
+
+pub use read::Wire;
+
+/// How one answer is rendered: the controls the call asked for (before the budget stage
+/// shaped the envelope) and the estimator the server counts tokens with.
+#[derive(Debug, Clone, Default)]
+pub struct Rendering {
+    /// The call's controls as it sent them.
+    pub controls: Controls,
+    /// How the dialect's token fields are counted.
+    pub estimator: Estimator,
+}
+
+/// One line of a dialect's gap tables: a field, and why it is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// The field or feature, as its contract names it.
+    pub field: &'static str,
+    /// Why the other side cannot carry it.
+    pub why: &'static str,
+}
+
+/// `envelope` as it came from the budget stage, written in `dialect`. The envelope's own
+/// dialect returns it unchanged.
+pub fn render(dialect: Dialect, envelope: &Value, how: &Rendering) -> Value {
+    let wire = Wire::new(envelope);
+    match dialect {
+        Dialect::Envelope => envelope.clone(),
+        Dialect::Pincher => pincher::render(&wire, how),
+        Dialect::Cos => cos::render(&wire, how),
+        Dialect::Tsa => tsa::render(&wire, how),
+        Dialect::Frigg => frigg::render(&wire, how),
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of `dialect`'s responses, with `data` the payload's schema
+/// (`true` for any payload) and `defs` the definitions it refers to (`#/$defs/…`).
+pub fn schema(dialect: Dialect, data: &Value, defs: Option<&Value>) -> Value {
+    let mut schema = match dialect {
+        Dialect::Envelope => return envelope_schema(data, defs),
+        Dialect::Pincher => pincher::schema(data),
+        Dialect::Cos => cos::schema(data),
+        Dialect::Tsa => tsa::schema(data),
+        Dialect::Frigg => frigg::schema(data),
+    };
+    if let Value::Object(object) = &mut schema {
+        object.insert(
+            "$schema".to_owned(),
+            Value::String("https://json-schema.org/draft/2020-12/schema".to_owned()),
+        );
+        if let Some(defs) = defs.filter(|defs| defs.as_object().is_some_and(|d| !d.is_empty())) {
+            object.insert("$defs".to_owned(), defs.clone());
+        }
+    }
+    schema
+}
+
+/// The schema of a tool's answers in `dialect`, from the tool's envelope output schema (whose
+/// ok branch types `data`).
+pub fn output_schema(dialect: Dialect, envelope_output: &Value) -> Value {
+    if dialect == Dialect::Envelope {
+        return envelope_output.clone();
+    }
+    let data = envelope_output
+        .pointer("/oneOf/0/properties/data")
+        .cloned()
+        .unwrap_or(Value::Bool(true));
+    schema(dialect, &data, envelope_output.get("$defs"))
+}
+
+fn envelope_schema(data: &Value, defs: Option<&Value>) -> Value {
+    let _ = (data, defs);
+    envelope_core::schema::envelope_schema().to_value()
+}
+
+/// What a source contract has that an envelope cannot express, with why.
+pub fn unexpressed(dialect: Dialect) -> &'static [Gap] {
+    match dialect {
+        Dialect::Envelope => &[],
+        Dialect::Pincher => pincher::UNEXPRESSED,
+        Dialect::Cos => cos::UNEXPRESSED,
+        Dialect::Tsa => tsa::UNEXPRESSED,
+        Dialect::Frigg => frigg::UNEXPRESSED,
+    }
+}
+
+/// What an envelope has that `dialect` cannot carry, with the rule that drops it.
+pub fn dropped(dialect: Dialect) -> &'static [Gap] {
+    match dialect {
+        Dialect::Envelope => &[],
+        Dialect::Pincher => pincher::DROPPED,
+        Dialect::Cos => cos::DROPPED,
+        Dialect::Tsa => tsa::DROPPED,
+        Dialect::Frigg => frigg::DROPPED,
+    }
+}
+
+/// The budget stage's response, rendered in `dialect`: the structured content, its compact
+/// JSON mirror (the text channel; a TOON form travels inside the dialects that have a place
+/// for it), and the token estimate of that JSON.
+pub fn apply(dialect: Dialect, prepared: Prepared, how: &Rendering) -> Prepared {
+    if dialect == Dialect::Envelope {
+        return prepared;
+    }
+    let structured = render(dialect, &prepared.structured, how);
+    let json = serde_json::to_string(&structured).unwrap_or_default();
+    Prepared {
+        tokens_estimated: Some(how.estimator.estimate(&json)),
+        structured,
+        json,
+        toon: None,
+        ..prepared
+    }
+}
+
+/// Writes at `pointer` (an existing object member's path) the estimated tokens of `value`'s
+/// compact JSON, that count included: repeated until the count no longer changes its own
+/// length (at most a few rounds; the larger count is kept if it oscillates).
+pub fn stamp_tokens(value: &mut Value, pointer: &str, estimator: Estimator) {
+    let mut count = 0u64;
+    for _ in 0..4 {
+        if let Some(slot) = value.pointer_mut(pointer) {
+            *slot = Value::from(count);
+        }
+        let next = estimator.estimate(&serde_json::to_string(value).unwrap_or_default());
+        if next <= count {
+            return;
+        }
+        count = next;
+    }
+    if let Some(slot) = value.pointer_mut(pointer) {
+        *slot = Value::from(count);
+    }
+}

@@ -1,0 +1,153 @@
+//! [`Wire`]: an envelope as the budget stage wrote it, read through the field table.
+
+use envelope_core::fields::{envelope as field, meta as meta_field, next_action as action};
+use envelope_core::paging::NEXT_PAGE;
+use serde_json::{Map, Value};
+
+/// An envelope's JSON (what `structuredContent` holds in the envelope's own dialect), read
+/// field by field. Every accessor names its field through `envelope_core::fields`, so a
+/// renamed envelope field is a compile error here, not a dialect that silently lost it.
+///
+/// Absent fields read as `None` (absent means "not applicable", never zero or empty).
+#[derive(Debug, Clone, Copy)]
+pub struct Wire<'a> {
+    envelope: &'a Value,
+}
+
+impl<'a> Wire<'a> {
+    /// Reads `envelope`.
+    pub fn new(envelope: &'a Value) -> Self {
+        Wire { envelope }
+    }
+
+    /// The whole envelope.
+    pub fn envelope(&self) -> &'a Value {
+        self.envelope
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.envelope.get(key)
+    }
+
+    /// `ok`: whether the call worked (false when absent: only an error lacks it).
+    pub fn ok(&self) -> bool {
+        self.get(field::OK)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// `verdict`, one of the alphabet.
+    pub fn verdict(&self) -> Option<&'a str> {
+        self.get(field::VERDICT).and_then(Value::as_str)
+    }
+
+    /// `summary_line`.
+    pub fn summary_line(&self) -> Option<&'a str> {
+        self.get(field::SUMMARY_LINE).and_then(Value::as_str)
+    }
+
+    /// `next_step`.
+    pub fn next_step(&self) -> Option<&'a str> {
+        self.get(field::NEXT_STEP).and_then(Value::as_str)
+    }
+
+    /// `data`: the payload, on success.
+    pub fn data(&self) -> Option<&'a Value> {
+        self.get(field::DATA)
+    }
+
+    /// `error`: the failure's object.
+    pub fn error(&self) -> Option<&'a Map<String, Value>> {
+        self.get(field::ERROR).and_then(Value::as_object)
+    }
+
+    /// A member of `error` (`category`, `code`, `message`, `retryable`, `hint`,
+    /// `retry_after_ms`, `data`; see `envelope_core::fields::error`).
+    pub fn error_field(&self, key: &str) -> Option<&'a Value> {
+        self.error().and_then(|error| error.get(key))
+    }
+
+    /// `completeness`.
+    pub fn completeness(&self) -> Option<&'a Map<String, Value>> {
+        self.get(field::COMPLETENESS).and_then(Value::as_object)
+    }
+
+    /// A member of `completeness` (see `envelope_core::fields::completeness`).
+    pub fn completeness_field(&self, key: &str) -> Option<&'a Value> {
+        self.completeness()
+            .and_then(|completeness| completeness.get(key))
+    }
+
+    /// `empty_reason`.
+    pub fn empty_reason(&self) -> Option<&'a str> {
+        self.get(field::EMPTY_REASON).and_then(Value::as_str)
+    }
+
+    /// `diagnosis`.
+    pub fn diagnosis(&self) -> Option<&'a str> {
+        self.get(field::DIAGNOSIS).and_then(Value::as_str)
+    }
+
+    /// `next_actions`, in order (empty when absent).
+    pub fn next_actions(&self) -> &'a [Value] {
+        self.get(field::NEXT_ACTIONS)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// `warnings`: `{code, severity, message, data?}` each (empty when absent).
+    pub fn warnings(&self) -> &'a [Value] {
+        self.get(field::WARNINGS)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// `diagnostics`: `{code, severity, message, data?}` each (empty when absent).
+    pub fn diagnostics(&self) -> &'a [Value] {
+        self.get(field::DIAGNOSTICS)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// `meta`.
+    pub fn meta(&self) -> Option<&'a Map<String, Value>> {
+        self.get(field::META).and_then(Value::as_object)
+    }
+
+    /// A member of `meta` (see `envelope_core::fields::meta`).
+    pub fn meta_field(&self, key: &str) -> Option<&'a Value> {
+        self.meta().and_then(|meta| meta.get(key))
+    }
+
+    /// The budget trimmer's markers in `meta`: every `truncated_*` member but `truncated`
+    /// itself, in `meta`'s order.
+    pub fn trim_markers(&self) -> impl Iterator<Item = (&'a String, &'a Value)> {
+        self.meta().into_iter().flatten().filter(|(key, _)| {
+            key.starts_with(meta_field::MARKER_PREFIX) && key.as_str() != meta_field::TRUNCATED
+        })
+    }
+
+    /// Whether the budget trimmer cut anything: `meta.truncated`.
+    pub fn budget_cut(&self) -> bool {
+        self.meta_field(meta_field::TRUNCATED)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// The `next-page` action, when the page continues.
+    pub fn next_page(&self) -> Option<&'a Value> {
+        self.next_actions()
+            .iter()
+            .find(|next| next.get(action::ID).and_then(Value::as_str) == Some(NEXT_PAGE))
+    }
+
+    /// The continuation token the `next-page` action carries in its arguments (under the
+    /// tool's continuation argument: the argument whose value is the only sealed token there,
+    /// `continuation` unless the tool renamed it).
+    pub fn continuation(&self) -> Option<&'a str> {
+        let arguments = self.next_page()?.get(action::ARGUMENTS)?.as_object()?;
+        arguments
+            .get(envelope_core::paging::DEFAULT_CONTINUATION_FIELD)
+            .and_then(Value::as_str)
+    }
+}
