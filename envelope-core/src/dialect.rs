@@ -91,9 +91,9 @@ impl Dialect {
     /// value (`response_mode: compact`, `output_format: json`, `compact_only: false`) is
     /// accepted by every dialect, and every dialect pages (`continuation`).
     ///
-    /// - `response_mode: full` adds the observability fields a dialect has a place for:
-    ///   envelope's `meta`, pincher's `_meta` (`latency_ms`, token savings), Frigg's full mode.
-    ///   cos and TSA have one fixed shape.
+    /// - `response_mode: full` is a level of detail only envelope (observability fields in
+    ///   `meta`) and Frigg (its `full` mode) define; pincher, cos and TSA write what their
+    ///   contracts stamp on every call.
     /// - `output_format: toon` needs a place for TOON: envelope's text mirror, TSA's
     ///   `toon_content`.
     /// - `compact_only` reduces to a control surface, which only envelope and TSA define.
@@ -101,7 +101,7 @@ impl Dialect {
         ControlSupport {
             control: "response_mode",
             values: "full",
-            dialects: &[Dialect::Envelope, Dialect::Pincher, Dialect::Frigg],
+            dialects: &[Dialect::Envelope, Dialect::Frigg],
         },
         ControlSupport {
             control: "output_format",
@@ -328,6 +328,7 @@ mod tests {
             assert!(dialect.expresses("continuation", &json!("tok")));
         }
         assert!(!Dialect::Cos.expresses("response_mode", &json!("full")));
+        assert!(!Dialect::Pincher.expresses("response_mode", &json!("full")));
         assert!(!Dialect::Pincher.expresses("output_format", &json!("toon")));
         assert!(Dialect::Tsa.expresses("compact_only", &json!(true)));
         assert!(!Dialect::Frigg.expresses("compact_only", &json!(true)));
