@@ -209,6 +209,10 @@ impl<T> Envelope<T> {
         self
     }
 
+    pub(crate) fn next_actions_mut(&mut self) -> &mut [NextAction] {
+        &mut self.next_actions
+    }
+
     pub(crate) fn retain_next_actions(
         &mut self,
         mut keep: impl FnMut(&NextAction) -> bool,

@@ -478,6 +478,7 @@ where
             scope: self.paging.scope.clone(),
             snapshot: self.paging.snapshot.clone(),
             dialect: ctx.dialect(),
+            dialect_asked: ctx.controls().dialect,
             continuation_field: <T::Args as PagedArgs>::CONTINUATION_FIELD,
             limit_field: <T::Args as PagedArgs>::LIMIT_FIELD,
             start: self.page.start,

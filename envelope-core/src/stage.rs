@@ -168,6 +168,22 @@ pub fn retain_next_actions<T>(
     envelope.retain_next_actions(keep)
 }
 
+/// Adds the argument `key: value` to every next action `to` accepts that does not set `key`
+/// already: how the transport keeps a call's `dialect` control on the calls it suggests, so
+/// that following one answers in the same wire.
+pub fn carry_argument<T>(
+    envelope: &mut Envelope<T>,
+    key: &str,
+    value: &Value,
+    mut to: impl FnMut(&crate::NextAction) -> bool,
+) {
+    for action in envelope.next_actions_mut() {
+        if to(action) && !action.arguments.contains_key(key) {
+            action.arguments.insert(key.to_owned(), value.clone());
+        }
+    }
+}
+
 /// Moves the payload out: the budget stage sends it separately from the rest.
 pub fn take_data<T>(envelope: &mut Envelope<T>) -> Option<T> {
     envelope.take_data()

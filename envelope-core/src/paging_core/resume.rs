@@ -24,6 +24,8 @@ pub struct Resume {
     pub(crate) scope: String,
     pub(crate) snapshot: String,
     pub(crate) dialect: crate::dialect::Dialect,
+    // The call's own `dialect` control, when it set one: the next page asks for it again.
+    pub(crate) dialect_asked: Option<crate::dialect::Dialect>,
     pub(crate) continuation_field: &'static str,
     pub(crate) limit_field: &'static str,
     pub(crate) start: usize,
@@ -60,6 +62,12 @@ impl Resume {
             self.continuation_field.to_owned(),
             Value::String(token.to_owned()),
         );
+        if let Some(dialect) = self.dialect_asked {
+            arguments.insert(
+                crate::dialect::DIALECT_CONTROL.to_owned(),
+                Value::String(dialect.name().to_owned()),
+            );
+        }
         NextAction::new(
             NEXT_PAGE,
             Role::BroadenScope,
@@ -90,6 +98,7 @@ impl PartialEq for Resume {
                 &self.request,
                 &self.scope,
                 &self.snapshot,
+                (self.dialect, self.dialect_asked),
                 self.start,
             ) == (
                 &other.tool,
@@ -97,6 +106,7 @@ impl PartialEq for Resume {
                 &other.request,
                 &other.scope,
                 &other.snapshot,
+                (other.dialect, other.dialect_asked),
                 other.start,
             )
     }

@@ -5,9 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use envelope_budget::{CallBudget, Prepared, prepare};
-use envelope_core::stage::{Cancellation, Controls, ProgressSink};
-use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
-use envelope_core::{Caller, ClientChannel, Envelope, Tier, Tool, ToolContext, ToolSpec};
+use envelope_core::stage::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode};
+use envelope_core::stage::{ToolOutput, carry_argument, meta_stamp, retain_next_actions};
+use envelope_core::{
+    Caller, ClientChannel, DIALECT_CONTROL, Dialect, Envelope, Tier, Tool, ToolContext, ToolSpec,
+};
+use envelope_dialect::Rendering;
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -36,6 +39,9 @@ pub(crate) struct CallExtras {
     /// Whether the transport sends attachments beside the envelope (MCP does; the REST
     /// gateway's JSON body does not, so its answers note each attachment `dropped`).
     pub(crate) carries_media: bool,
+    /// The dialect the call answers in unless it asks for another, when it is not the server's:
+    /// the HTTP API's is always the envelope's.
+    pub(crate) dialect: Option<Dialect>,
     /// A call opted out of trimming (the REST gateway's `apply_budget=false`): its response is
     /// cut only to this ceiling.
     pub(crate) unbudgeted_ceiling: Option<usize>,
@@ -64,6 +70,7 @@ impl Default for CallExtras {
             trace: crate::otel::TraceContext::default(),
             carries_media: true,
             unbudgeted_ceiling: None,
+            dialect: None,
         }
     }
 }
@@ -100,6 +107,7 @@ impl EnvelopeServer {
         }
         // Who the answer's next actions are for, when the caller is shown only what it may call.
         let shown_to = extras.callable_only.then(|| extras.caller.clone());
+        let dialect = extras.dialect.unwrap_or(self.inner.config.dialect);
         let (ctx, stop) = self.context_for(extras, &budget);
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
         // HTTP layer replaced with a ULID is the request id, not a client's id.
@@ -120,7 +128,7 @@ impl EnvelopeServer {
             Some(caller) => Shown::Callable(caller.as_ref()),
             None => Shown::All,
         };
-        let answer = span.in_scope(|| self.answer(spec, output, &budget, shown));
+        let answer = span.in_scope(|| self.answer(spec, output, &budget, shown, dialect));
         crate::observe::record_outcome(
             &span,
             &answer.prepared.structured,
@@ -134,6 +142,7 @@ impl EnvelopeServer {
     fn context_for(&self, extras: CallExtras, budget: &CallBudget) -> (ToolContext, Arc<Stop>) {
         let config = &self.inner.config;
         let mut ctx = ToolContext::new()
+            .with_dialect(extras.dialect.unwrap_or(config.dialect))
             .with_client_request_id(extras.client_request_id.as_deref())
             .with_disabled_modules(Arc::clone(&self.inner.disabled))
             .with_states(Arc::clone(&config.states));
@@ -199,9 +208,33 @@ impl EnvelopeServer {
         mut output: ToolOutput,
         budget: &CallBudget,
         shown: Shown<'_>,
+        server_dialect: Dialect,
     ) -> Answer {
         self.drop_hidden_actions(&mut output.envelope, shown);
         self.drop_unrunnable_actions(&mut output.envelope, spec.name);
+        // A call that chose its dialect keeps it on the calls it is offered: following one
+        // answers in the same wire (and a continuation, bound to its dialect, resumes).
+        if let Some(asked) = output.controls.dialect {
+            let tools = &self.inner.tools;
+            carry_argument(
+                &mut output.envelope,
+                DIALECT_CONTROL,
+                &Value::String(asked.name().to_owned()),
+                |action| tools.get(&action.tool).is_some(),
+            );
+        }
+        let dialect = output.controls.dialect.unwrap_or(server_dialect);
+        // Another contract's wire is rendered from the whole envelope: it decides itself what
+        // of `meta` it stamps, and shapes it by the controls the call asked for.
+        let asked = output.controls.clone();
+        if dialect != Dialect::Envelope {
+            output.controls = Controls {
+                response_mode: ResponseMode::Full,
+                output_format: OutputFormat::Json,
+                compact_only: false,
+                ..asked.clone()
+            };
+        }
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
         if output.controls.keeps_full_meta() {
             meta_stamp(&mut output.envelope).capabilities(self.capabilities.tags.clone());
@@ -212,8 +245,12 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
+        let rendering = Rendering {
+            controls: asked,
+            estimator: budget.policy().estimator,
+        };
         Answer {
-            prepared: prepare(output, budget),
+            prepared: envelope_dialect::apply(dialect, prepare(output, budget), &rendering),
             tier: spec.tier,
             client_request_id,
         }

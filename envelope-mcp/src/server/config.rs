@@ -10,7 +10,7 @@ use envelope_budget::BudgetPolicy;
 use envelope_core::paging::Continuations;
 use envelope_core::schema::controls_instructions;
 use envelope_core::stage::States;
-use envelope_core::{Capability, IndexStatus};
+use envelope_core::{Capability, Dialect, IndexStatus};
 use serde_json::{Value, json};
 
 use super::listing::Listing;
@@ -101,6 +101,7 @@ pub struct EnvelopeConfig {
     pub(super) version: String,
     pub(super) instructions: Option<String>,
     pub(super) listing: Listing,
+    pub(super) dialect: Dialect,
     pub(super) budget: BudgetPolicy,
     pub(super) disabled_modules: BTreeSet<String>,
     pub(super) capabilities: Capabilities,
@@ -133,6 +134,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("name", &self.name)
             .field("version", &self.version)
             .field("listing", &self.listing)
+            .field("dialect", &self.dialect)
             .field("budget", &self.budget)
             .field("disabled_modules", &self.disabled_modules)
             // wire: a field of this Debug output, not of an envelope
@@ -157,6 +159,7 @@ impl EnvelopeConfig {
             version: version.into(),
             instructions: None,
             listing: Listing::Lean,
+            dialect: Dialect::Envelope,
             budget: BudgetPolicy::default(),
             disabled_modules: BTreeSet::new(),
             capabilities: Capabilities::Derived,
@@ -292,6 +295,29 @@ impl EnvelopeConfig {
     pub fn with_listing(mut self, listing: Listing) -> Self {
         self.listing = listing;
         self
+    }
+
+    /// The wire every answer is written in unless a call's `dialect` control asks for another:
+    /// [`Dialect::Envelope`] (the default), or one of the source contracts' (pincher's `_meta`
+    /// envelope, the `cos_*` error envelope, tree-sitter-analyzer's, Frigg's). The listing's
+    /// output schemas follow it. See `docs/DIALECTS.md` for what each carries.
+    ///
+    /// ```
+    /// use envelope_core::Dialect;
+    /// use envelope_mcp::EnvelopeConfig;
+    ///
+    /// let config = EnvelopeConfig::new("search", "1.0.0").with_dialect(Dialect::Frigg);
+    /// assert_eq!(config.dialect(), Dialect::Frigg);
+    /// ```
+    #[must_use]
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The server's dialect (see [`with_dialect`](Self::with_dialect)).
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// The instructions `initialize` gives: the author's (else `composed`, a composed

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use envelope_core::Tool;
 use envelope_core::schema::{Portable, lean_input_schema, terse_output_schema};
+use envelope_core::{Dialect, Tool};
 use rmcp::model::{MetaObject, ToolAnnotations};
 use schemars::Schema;
 use schemars::transform::Transform;
@@ -46,7 +46,12 @@ pub enum Listing {
     Full,
 }
 
-pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys, detail: Listing) -> rmcp::model::Tool {
+pub(super) fn listing(
+    tool: &dyn Tool,
+    keys: &MetaKeys,
+    detail: Listing,
+    dialect: Dialect,
+) -> rmcp::model::Tool {
     let spec = tool.spec();
     let (input, output) = match detail {
         Listing::Lean => (
@@ -56,7 +61,15 @@ pub(super) fn listing(tool: &dyn Tool, keys: &MetaKeys, detail: Listing) -> rmcp
         Listing::Full => (tool.input_schema(), tool.output_schema()),
     };
     let input = listed_schema(input);
-    let output = listed_schema(output);
+    // A server answering in another contract's wire lists that wire's schema, `data` typed
+    // from the tool's result as in the envelope's.
+    let output = match dialect {
+        Dialect::Envelope => listed_schema(output),
+        dialect => object(envelope_dialect::output_schema(
+            dialect,
+            &listed_schema(tool.output_schema()).into(),
+        )),
+    };
     let mut meta = MetaObject::new();
     meta.insert(keys.tier.clone(), json!(spec.tier));
     if let Some(layer) = spec.layer {

@@ -460,6 +460,7 @@ impl EnvelopeServer {
             trace: crate::otel::TraceContext::of(parts.map(|parts| &parts.headers), &context.meta),
             carries_media: true,
             unbudgeted_ceiling: None,
+            dialect: None,
         };
         let call = self.call_with(tool, Value::Object(arguments.clone()), extras);
         let answer = match &round {

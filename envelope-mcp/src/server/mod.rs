@@ -95,7 +95,7 @@ impl EnvelopeServer {
         let keys = MetaKeys::new(&config.meta_prefix);
         let listing = tools
             .iter()
-            .map(|tool| listing(tool, &keys, config.listing))
+            .map(|tool| listing(tool, &keys, config.listing, config.dialect))
             .collect();
         let capabilities = Advertised::new(config.capabilities());
         let disabled = Arc::new(config.disabled_modules.clone());

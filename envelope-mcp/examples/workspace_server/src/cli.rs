@@ -32,6 +32,16 @@ use envelope_mcp::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, Resourc
 use envelope_mcp::{CancellationToken, HttpConfig, RestConfig};
 use serde_json::Value;
 
+/// Reads `--dialect`: a wire name, or the message naming every dialect.
+fn parse_dialect(name: &str) -> Result<envelope_core::Dialect, String> {
+    name.parse().map_err(|_| {
+        format!(
+            "`{name}` names no dialect; the dialects are {}",
+            envelope_core::Dialect::names()
+        )
+    })
+}
+
 /// The environment variable holding the continuation key, as hex.
 const KEY_VAR: &str = "WORKSPACE_SERVER_CONTINUATION_KEY";
 
@@ -87,6 +97,12 @@ struct Options {
     /// and the output schemas type `data` with the envelope terse).
     #[arg(long)]
     full_listing: bool,
+
+    /// The wire every answer is written in, unless a call asks for another with its `dialect`
+    /// argument: `envelope` (the default), or a source contract's: `pincher`, `cos`, `tsa`,
+    /// `frigg`. The listing's output schemas follow it.
+    #[arg(long, value_name = "NAME", default_value = "envelope", value_parser = parse_dialect)]
+    dialect: envelope_core::Dialect,
 
     #[command(flatten)]
     http: HttpOptions,
@@ -622,6 +638,7 @@ async fn run(options: Options) -> ExitCode {
         } else {
             envelope_mcp::Listing::Lean
         },
+        dialect: options.dialect,
     };
     let server = crate::server::server_with(workspace, continuations, &options.disabled, limits);
 

@@ -28,6 +28,8 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// How much of each tool `tools/list` spells out.
     pub listing: Listing,
+    /// The wire the answers are written in (`--dialect`), unless a call asks for another.
+    pub dialect: envelope_core::Dialect,
 }
 
 impl Default for Limits {
@@ -36,6 +38,7 @@ impl Default for Limits {
             call_timeout: Some(envelope_mcp::DEFAULT_CALL_TIMEOUT),
             max_request_bytes: envelope_mcp::DEFAULT_MAX_REQUEST_BYTES,
             listing: Listing::Lean,
+            dialect: envelope_core::Dialect::Envelope,
         }
     }
 }
@@ -67,7 +70,8 @@ pub fn server_with(
         .with_state(Arc::new(workspace))
         .with_call_timeout(limits.call_timeout)
         .with_max_request_bytes(limits.max_request_bytes)
-        .with_listing(limits.listing);
+        .with_listing(limits.listing)
+        .with_dialect(limits.dialect);
     let config = disabled.iter().fold(config, |config, module| {
         config.disable_module(module.clone())
     });

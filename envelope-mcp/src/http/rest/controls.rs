@@ -2,6 +2,7 @@
 //! the budget opt-out that only the gateway takes.
 
 use envelope_core::stage::Controls;
+use envelope_core::{DIALECT_CONTROL, Dialect};
 use serde_json::Value;
 
 /// The query parameter that opts a call out of budget trimming: `apply_budget=false`. The
@@ -148,6 +149,22 @@ pub(crate) fn control_given_twice(body: &[u8]) -> Option<&'static str> {
     serde::Deserializer::deserialize_any(&mut json, FirstTwice)
         .ok()
         .flatten()
+}
+
+/// Why the call cannot be answered here, when it asks for a dialect other than the envelope's:
+/// the gateway's statuses and RFC 9457 problems are the envelope's own fields, mapped, so it
+/// speaks no other contract's wire (MCP answers in every dialect).
+pub(crate) fn other_dialect(arguments: &Value) -> Option<String> {
+    let asked = arguments.get(DIALECT_CONTROL)?;
+    if asked.as_str() == Some(Dialect::Envelope.name()) {
+        return None;
+    }
+    Some(format!(
+        "the control `{DIALECT_CONTROL}` may only be `{}` here: the HTTP API answers in the \
+         envelope's wire, with RFC 9457 problems; the other dialects ({}) are served over MCP",
+        Dialect::Envelope.name(),
+        Dialect::names()
+    ))
 }
 
 /// A control's value as the body would carry it: `compact_only` as a boolean when it spells

@@ -385,6 +385,9 @@ async fn call(
         Ok(controls) => controls,
         Err(message) => return problem::refusal(INVALID_CONTROL, message, None, id),
     };
+    if let Some(message) = controls::other_dialect(&arguments) {
+        return problem::refusal(INVALID_CONTROL, message, None, id);
+    }
     // A caller that hangs up drops this future, and with it the guard: the tool's work is
     // told to stop, as MCP's cancellation tells it.
     let hung_up = tokio_util::sync::CancellationToken::new();
@@ -403,6 +406,8 @@ async fn call(
         trace: crate::otel::TraceContext::of(Some(&parts.headers), &serde_json::Map::new()),
         carries_media: false,
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
+        // Its statuses and problem documents are read off the envelope's own fields.
+        dialect: Some(envelope_core::Dialect::Envelope),
     };
     // The request timeout is the admission middleware's: it bounds the upload and this alike.
     let prepared = gateway

@@ -239,8 +239,10 @@ fn operation(server: &EnvelopeServer, tool: &dyn Tool, components: &mut Componen
     let input = input_schema(server, spec.name);
     let output = output_schema(server, spec.name);
     // The controls this tool's schema takes, each as a query parameter and a header.
+    // The dialect is MCP's: the HTTP API answers in the envelope's wire.
     let controls: Vec<&str> = Controls::KEYS
         .into_iter()
+        .filter(|key| *key != envelope_core::DIALECT_CONTROL)
         .filter(|key| input["properties"].get(*key).is_some())
         .collect();
     let required = input["required"]
@@ -353,7 +355,10 @@ fn parameters() -> Map<String, Value> {
         _ => json!({ "type": "string" }),
     };
     let mut parameters = Map::new();
-    for key in Controls::KEYS {
+    for key in Controls::KEYS
+        .into_iter()
+        .filter(|key| *key != envelope_core::DIALECT_CONTROL)
+    {
         let description =
             format!("The per-call control `{key}`, as in the body; it must agree with the body's.");
         parameters.insert(
