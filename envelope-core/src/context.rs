@@ -610,7 +610,7 @@ pub(crate) fn controls_properties() -> Map<String, Value> {
             "type": "boolean",
         },
         crate::dialect::DIALECT_CONTROL: {
-            "description": "The contract the answer is written in; the server's own when absent.",
+            "description": "The contract the answer is written in: `envelope`, `pincher`, `cos`, `tsa` or `frigg`; the server's own when absent.",
             "enum": names(&crate::dialect::Dialect::ALL),
         },
     });

@@ -107,6 +107,18 @@ fn envelope_schema(data: &Value, defs: Option<&Value>) -> Value {
     envelope_core::schema::envelope_schema().to_value()
 }
 
+/// How `dialect` places the envelope's parts, in a paragraph: what `docs/DIALECTS.md` opens
+/// each dialect's section with.
+pub fn placement(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Envelope => "The envelope as `docs/CONTRACT.md` describes it.",
+        Dialect::Pincher => "",
+        Dialect::Cos => "",
+        Dialect::Tsa => "",
+        Dialect::Frigg => "",
+    }
+}
+
 /// What a source contract has that an envelope cannot express, with why.
 pub fn unexpressed(dialect: Dialect) -> &'static [Gap] {
     match dialect {

@@ -7,11 +7,16 @@ use std::fmt::Write as _;
 
 use crate::codegen::workspace_root;
 
-/// The most hops a call may take.
-const MAX_HOPS: usize = 8;
+/// The most hops a call may take: eight stages and the dialect stage after them.
+const MAX_HOPS: usize = 9;
 
 /// The crates a call passes through, lowest first: a crossing may only go down this list.
-const STACK: &[&str] = &["envelope-core", "envelope-budget", "envelope-mcp"];
+const STACK: &[&str] = &[
+    "envelope-core",
+    "envelope-budget",
+    "envelope-dialect",
+    "envelope-mcp",
+];
 
 /// One hop: the function a call passes through, where it is, and what it does there.
 struct Hop {
@@ -67,8 +72,11 @@ const HOPS: &[Hop] = &[
         krate: "envelope-mcp",
         file: "src/server/call.rs",
         function: "EnvelopeServer::answer",
-        does: "next actions the served tools cannot run are dropped, the capability tags \
-               stamped when the controls keep them; the output goes to the budget stage",
+        does: "next actions the served tools cannot run are dropped, a call's own `dialect` \
+               control carried onto those left, the capability tags stamped when the controls \
+               keep them; the output goes to the budget stage (whole `meta`, no control-surface \
+               or TOON shaping, when the answer is in another contract's wire), then the \
+               dialect stage",
     },
     Hop {
         krate: "envelope-budget",
@@ -87,6 +95,15 @@ const HOPS: &[Hop] = &[
                envelope), the token count stamped into the bytes it counts",
     },
     Hop {
+        krate: "envelope-dialect",
+        file: "src/lib.rs",
+        function: "apply",
+        does: "in the envelope's own dialect, nothing; in another (pincher, cos, TSA, Frigg), \
+               the budgeted envelope read through the field table and written in that \
+               contract's names and placement, shaped by the controls the call asked for, its \
+               token counts made of the bytes it sends",
+    },
+    Hop {
         krate: "envelope-mcp",
         file: "src/server/mcp.rs",
         function: "EnvelopeServer::result",
@@ -99,6 +116,9 @@ const HOPS: &[Hop] = &[
 const CROSSINGS: &[(&str, &str)] = &[
     ("envelope-mcp", "envelope-core"),
     ("envelope-mcp", "envelope-budget"),
+    ("envelope-mcp", "envelope-dialect"),
+    ("envelope-dialect", "envelope-budget"),
+    ("envelope-dialect", "envelope-core"),
     ("envelope-budget", "envelope-core"),
 ];
 
@@ -109,8 +129,9 @@ pub(crate) fn markdown(header: &str) -> String {
     out.push_str("\n\n# The path of one call\n\n");
     out.push_str(
         "What one `tools/call` passes through, from the transport to the bytes sent. Each \
-         crate is entered from above only: the server calls into the runtime (the tool) and \
-         into the budget stage, and the budget stage into core's types; nothing in core calls \
+         crate is entered from above only: the server calls into the runtime (the tool), into \
+         the budget stage and into the dialect stage, and those into core's types (the \
+         dialect stage into the budget stage's TOON and token estimate too); nothing in core calls \
          budget code but a tool's own sizing (`ToolContext::response_size`), through the sizer \
          the server installed.\n\n",
     );

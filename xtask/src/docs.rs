@@ -1,5 +1,5 @@
-//! Generation of `docs/CONTRACT.md`, `docs/CHECKS.md`, `docs/CALL_PATH.md` and
-//! `docs/envelope.schema.json`.
+//! Generation of `docs/CONTRACT.md`, `docs/CHECKS.md`, `docs/CALL_PATH.md`,
+//! `docs/DIALECTS.md`, `docs/envelope.schema.json` and `docs/dialects/*.schema.json`.
 
 use std::fmt::Write as _;
 
@@ -31,7 +31,12 @@ pub(crate) fn generate(mode: Mode) -> Result<(), String> {
         ("CHECKS.md", checks_markdown()),
         ("CALL_PATH.md", crate::call_path::markdown(HEADER)),
         ("envelope.schema.json", schema + "\n"),
-    ] {
+        ("DIALECTS.md", crate::dialects::markdown(HEADER)),
+    ]
+    .map(|(name, contents)| (name.to_owned(), contents))
+    .into_iter()
+    .chain(crate::dialects::schema_files()?)
+    {
         if let Err(problem) =
             ensure_file_contents(&docs.join(name), contents.as_bytes(), mode, COMMAND)
         {

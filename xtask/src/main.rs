@@ -27,6 +27,7 @@ mod call_path;
 mod cjk_costs;
 mod codegen;
 mod corpora;
+mod dialects;
 mod docs;
 #[cfg(feature = "exact")]
 mod fit;
