@@ -119,6 +119,9 @@ pub struct CheckConfig {
     pub call_timeout: Duration,
     /// The most pages followed (and next actions run) per tool.
     pub max_pages: usize,
+    /// The wire the server answers in (`--dialect`): each answer is validated against that
+    /// dialect's schema, then read back as the envelope it carries.
+    pub dialect: envelope_core::Dialect,
 }
 
 impl Default for CheckConfig {
@@ -134,6 +137,7 @@ impl Default for CheckConfig {
             time_budget: Some(DEFAULT_TIME_BUDGET),
             call_timeout: Duration::from_secs(30),
             max_pages: 50,
+            dialect: envelope_core::Dialect::Envelope,
         }
     }
 }
@@ -208,7 +212,7 @@ pub async fn run_watching<S: Service<RoleClient>>(
         config,
         clock,
         faults,
-        judge: Judge::new(&tools, enabled),
+        judge: Judge::new(&tools, enabled, config.dialect),
     };
     let permissions = config.permissions();
     for tool in &tools {

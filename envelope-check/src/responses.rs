@@ -6,7 +6,9 @@ use envelope_core::fields::next_action as action_field;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use envelope_core::{AttachmentKind, AttachmentNote, Completeness, Delivery, RequestId};
+use envelope_core::{
+    AttachmentKind, AttachmentNote, Completeness, Delivery, Dialect, RequestId,
+};
 use jsonschema::Validator;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
@@ -18,6 +20,9 @@ use super::{Check, ToolReport};
 /// when first needed: a server may list thousands), and the request ids seen so far.
 pub(super) struct Judge {
     envelope: Validator,
+    /// The wire the server answers in: what `envelope` validates, and how an answer is read
+    /// back as an envelope.
+    dialect: Dialect,
     tools: BTreeMap<String, Arc<Tool>>,
     inputs: BTreeMap<String, Compiled>,
     /// `None` for a tool listed without an output schema.
@@ -34,12 +39,13 @@ fn compile(schema: &Map<String, Value>) -> Compiled {
 }
 
 impl Judge {
-    pub(super) fn new(tools: &[Arc<Tool>], enabled: BTreeSet<Check>) -> Judge {
-        let envelope = envelope_core::schema::envelope_schema().to_value();
+    pub(super) fn new(tools: &[Arc<Tool>], enabled: BTreeSet<Check>, dialect: Dialect) -> Judge {
+        let envelope = envelope_dialect::schema(dialect, &Value::Bool(true), None);
         let envelope = jsonschema::validator_for(&envelope)
-            .expect("the envelope's own schema compiles (a unit test says so)");
+            .expect("every dialect's schema compiles (a unit test says so)");
         Judge {
             envelope,
+            dialect,
             tools: tools
                 .iter()
                 .map(|tool| (tool.name.to_string(), Arc::clone(tool)))
@@ -120,31 +126,37 @@ impl Judge {
             )),
             None => Err(String::new()),
         };
-        let (known, valid) = self.next_actions(structured);
+        // The wire as sent is validated and mirrored; everything else is read off the envelope
+        // it carries (the answer itself, in the envelope's own dialect).
+        let schema = first_error(&self.envelope, structured);
+        let mirror = text_mirror(text, structured);
+        let envelope = envelope_dialect::view(self.dialect, structured);
+        let (known, valid) = self.next_actions(&envelope);
+        let shown = structured;
         let mut verdict = |check: Check, outcome: Result<(), String>| match outcome {
             Ok(()) => report.pass(check),
             Err(detail) if detail.is_empty() => report.skip(check),
-            Err(detail) => report.fail(check, arguments, &detail, Some(structured)),
+            Err(detail) => report.fail(check, arguments, &detail, Some(shown)),
         };
-        verdict(
-            Check::EnvelopeSchema,
-            first_error(&self.envelope, structured),
-        );
+        verdict(Check::EnvelopeSchema, schema);
         verdict(Check::OutputSchema, output);
-        verdict(Check::IsError, is_error(result, structured));
-        verdict(Check::TextMirror, text_mirror(text, structured));
-        verdict(Check::Completeness, completeness(structured));
-        verdict(Check::Attachments, attachments(result, structured));
+        verdict(Check::IsError, is_error(result, &envelope));
+        verdict(Check::TextMirror, mirror);
+        verdict(Check::Completeness, completeness(&envelope));
+        verdict(Check::Attachments, attachments(result, &envelope));
         verdict(Check::NextActionTools, known);
         verdict(Check::NextActionArguments, valid);
-        let id = structured[field::META][meta_field::REQUEST_ID].as_str();
+        let id = envelope[field::META][meta_field::REQUEST_ID].as_str();
+        // A dialect with no place for a request id (cos, TSA) carries none: nothing to check.
+        let carries_id = self.dialect == Dialect::Envelope || id.is_some();
         verdict(
             Check::RequestId,
             match id {
                 Some(id) => RequestId::parse(id)
                     .map(|_| ())
                     .map_err(|error| error.to_string()),
-                None => Err("`meta.request_id` is missing".to_owned()),
+                None if carries_id => Err("`meta.request_id` is missing".to_owned()),
+                None => Err(String::new()),
             },
         );
         verdict(
@@ -157,8 +169,8 @@ impl Judge {
                 None => Err(String::new()),
             },
         );
-        verdict(Check::TokensPlausible, tokens(structured));
-        Some(structured.clone())
+        verdict(Check::TokensPlausible, tokens(&envelope));
+        Some(envelope)
     }
 
     /// Judges what `intent` asked of the call's envelope.

@@ -27,6 +27,7 @@ mod frigg;
 mod pincher;
 mod read;
 mod tsa;
+mod view;
 
 use envelope_budget::{Estimator, Prepared};
 use envelope_core::Dialect;
@@ -64,6 +65,20 @@ pub fn render(dialect: Dialect, envelope: &Value, how: &Rendering) -> Value {
         Dialect::Cos => cos::render(&wire, how),
         Dialect::Tsa => tsa::render(&wire, how),
         Dialect::Frigg => frigg::render(&wire, how),
+    }
+}
+
+/// `answer`, written in `dialect`, read back as the envelope it carries: every envelope field
+/// the dialect has a place for, under the envelope's names, and none it has not (a dialect
+/// without a request id yields an envelope without `meta.request_id`). What a checker or an
+/// agent kit written against the envelope reads a dialect's answers through.
+pub fn view(dialect: Dialect, answer: &Value) -> Value {
+    match dialect {
+        Dialect::Envelope => answer.clone(),
+        Dialect::Pincher => view::pincher(answer),
+        Dialect::Cos => view::cos(answer),
+        Dialect::Tsa => view::tsa(answer),
+        Dialect::Frigg => view::frigg(answer),
     }
 }
 

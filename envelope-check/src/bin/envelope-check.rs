@@ -97,6 +97,13 @@ struct Options {
     #[arg(long, value_name = "N", default_value_t = 50)]
     max_pages: usize,
 
+    /// The wire the server answers in: `envelope` (the default), or a source contract's
+    /// (`pincher`, `cos`, `tsa`, `frigg`). Each answer is validated against that dialect's
+    /// schema and read back as the envelope it carries; a check of a field the dialect has no
+    /// place for is skipped.
+    #[arg(long, value_name = "NAME", default_value = "envelope", value_parser = parse_dialect)]
+    dialect: envelope_core::Dialect,
+
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -215,7 +222,18 @@ fn config(options: &Options, seed: u64) -> CheckConfig {
         time_budget: Some(Duration::from_secs(options.time_budget)),
         call_timeout: Duration::from_secs(options.call_timeout.max(1)),
         max_pages: options.max_pages.max(1),
+        dialect: options.dialect,
     }
+}
+
+/// Reads `--dialect`: a wire name, or the message naming every dialect.
+fn parse_dialect(name: &str) -> Result<envelope_core::Dialect, String> {
+    name.parse().map_err(|_| {
+        format!(
+            "`{name}` names no dialect; the dialects are {}",
+            envelope_core::Dialect::names()
+        )
+    })
 }
 
 /// Connects as `options` say, checks, and disconnects.
