@@ -123,8 +123,8 @@ pub(crate) const DROPPED: &[Gap] = &[
     },
     Gap {
         field: "diagnosis beside a failure (compact)",
-        why: "`message` holds the error's message then, so an empty result's diagnosis beside \
-              a failure is written only under full mode's `notes` (alone, it is the \
+        why: "Beside a failure, `message` holds the error's message, so an empty result's \
+              diagnosis there is written only under full mode's `notes` (alone, it is the \
               `message`).",
     },
     Gap {
