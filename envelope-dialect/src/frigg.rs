@@ -1,23 +1,93 @@
-//! The `frigg` dialect. (Being written: see the crate's task notes.)
+//! The `frigg` dialect: Frigg's result and recovery contracts, which keep size, coverage,
+//! trust, identity and recovery in separate fields an agent reads directly.
+//!
+//! Placement, in brief:
+//! - **Rows**: an object payload's members sit at the top level, beside `completeness`. When
+//!   one of them is named like a field this dialect writes ([`RESERVED`]), the whole payload
+//!   goes under `data` instead, unflattened, as a list, string or number payload always does
+//!   (a null payload has nothing to carry and is left out).
+//! - **Size and coverage**: `completeness` in Frigg's shape, with the next page's token in
+//!   `completeness.continuation`; the `next-page` action stays in `next_actions` unchanged.
+//! - **Recovery**: a failure is the flattened grammar `error_code`, `message`,
+//!   `correction_hint`, `retryable` (with `related_tools` and the error's own `data`); an empty
+//!   result is `zero_hit_reason` (with `message` and `correction_hint`).
+//! - **Trust and freshness**: what has no field of its own in Frigg but must not be lost (a
+//!   verdict other than the default, a budget cut, the envelope's warnings and diagnostics,
+//!   index drift, attachments not sent) is one entry each in `diagnostics`, which compact keeps.
+//! - **Detail**: `response_mode: full` adds `notes` (the envelope's prose) and `runtime` (the
+//!   envelope's `meta` observability, its token count restamped for this wire).
 
-use serde_json::Value;
+mod diagnostics;
+mod gaps;
+mod paging;
+mod recovery;
+mod runtime;
+mod schema;
 
-use crate::{Gap, Rendering, Wire};
+use envelope_core::stage::ResponseMode;
+use serde_json::{Map, Value};
 
-/// What the source contract has that an envelope cannot express.
-pub(crate) const UNEXPRESSED: &[Gap] = &[];
+use crate::{Rendering, Wire};
 
-/// What an envelope has that this dialect cannot carry, and the rule that drops it.
-pub(crate) const DROPPED: &[Gap] = &[];
+pub(crate) use gaps::{DROPPED, UNEXPRESSED};
+pub(crate) use schema::schema;
 
-/// The envelope read by `wire`, written in this dialect.
+/// The top-level fields this dialect writes. An object payload with a member of one of these
+/// names is not flattened (it goes whole under `data`), so that no row field is overwritten and
+/// a client finds every page of one tool in the same place.
+pub(crate) const RESERVED: [&str; 12] = [
+    "completeness",
+    "next_actions",
+    "error_code",
+    "message",
+    "correction_hint",
+    "retryable",
+    "related_tools",
+    "zero_hit_reason",
+    "diagnostics",
+    "notes",
+    "runtime",
+    "data",
+];
+
+/// The envelope read by `wire`, written in Frigg's fields. Never panics: a field of an odd
+/// shape is left out rather than guessed.
 pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
-    let _ = how;
-    wire.envelope().clone()
+    let mut out = Map::new();
+    place_payload(wire, &mut out);
+    paging::write(wire, &mut out);
+    recovery::write(wire, &mut out);
+    diagnostics::write(wire, &mut out);
+    let full = how.controls.response_mode == ResponseMode::Full;
+    if full {
+        runtime::write_notes(wire, &mut out);
+    }
+    let mut value = Value::Object(out);
+    if full {
+        runtime::write_runtime(wire, &mut value, how.estimator);
+    }
+    value
 }
 
-/// The schema of this dialect's responses, with `data` the payload's schema.
-pub(crate) fn schema(data: &Value) -> Value {
-    let _ = data;
-    Value::Bool(true)
+/// Writes the payload: flattened when it is an object none of whose members is reserved, else
+/// whole under `data` (a null payload, or none, writes nothing).
+fn place_payload(wire: &Wire<'_>, out: &mut Map<String, Value>) {
+    // An error's `data` is the error's, not a payload: the recovery writes it.
+    if recovery::failed(wire) {
+        return;
+    }
+    match wire.data() {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(rows)) if !rows.keys().any(|key| is_reserved(key)) => {
+            out.extend(rows.iter().map(|(key, value)| (key.clone(), value.clone())));
+        }
+        Some(payload) => {
+            out.insert("data".to_owned(), payload.clone());
+        }
+    }
+}
+
+/// Whether `key` names a field this dialect writes.
+fn is_reserved(key: &str) -> bool {
+    RESERVED.contains(&key)
 }

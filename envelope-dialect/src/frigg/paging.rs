@@ -1,0 +1,86 @@
+//! Size and paging: `completeness` in Frigg's shape, carrying the next page's token, and
+//! `next_actions` in Frigg's explicit action shape.
+
+use envelope_core::fields::{completeness as field, envelope, next_action as action};
+use envelope_core::limits::MAX_NEXT_ACTIONS;
+use serde_json::{Map, Value};
+
+use crate::Wire;
+
+/// Writes `completeness` and `next_actions`.
+pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
+    if let Some(completeness) = completeness(wire) {
+        out.insert(envelope::COMPLETENESS.to_owned(), completeness);
+    }
+    let actions = actions(wire);
+    if !actions.is_empty() {
+        out.insert(envelope::NEXT_ACTIONS.to_owned(), Value::Array(actions));
+    }
+}
+
+/// Frigg's `completeness`: `{unit, returned, total?, complete, truncated, truncation_reasons,
+/// incomplete_reasons, continuation?}`, the reason arrays always written (Frigg asks a client to
+/// read both), plus the envelope's `offset` (where a later page starts, so the rows still to
+/// come are `total - offset - returned`) and `shortened` when it has them.
+fn completeness(wire: &Wire<'_>) -> Option<Value> {
+    let source = wire.completeness()?;
+    let mut out = Map::new();
+    for key in [
+        field::UNIT,
+        field::RETURNED,
+        field::OFFSET,
+        field::TOTAL,
+        field::COMPLETE,
+        field::TRUNCATED,
+    ] {
+        if let Some(value) = source.get(key) {
+            out.insert(key.to_owned(), value.clone());
+        }
+    }
+    for key in [field::TRUNCATION_REASONS, field::INCOMPLETE_REASONS] {
+        let reasons = source
+            .get(key)
+            .filter(|reasons| reasons.is_array())
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new()));
+        out.insert(key.to_owned(), reasons);
+    }
+    if let Some(shortened) = source.get(field::SHORTENED) {
+        out.insert(field::SHORTENED.to_owned(), shortened.clone());
+    }
+    // Frigg's clients store only this token; it is the one the `next-page` action carries.
+    if let Some(token) = wire.continuation() {
+        out.insert(
+            field::CONTINUATION.to_owned(),
+            Value::String(token.to_owned()),
+        );
+    }
+    Some(Value::Object(out))
+}
+
+/// The envelope's next actions, at most eight, each written in full: `order` (0 when the
+/// envelope left it out) and `dependencies` (`[]`) included, `arguments` exactly as given.
+fn actions(wire: &Wire<'_>) -> Vec<Value> {
+    wire.next_actions()
+        .iter()
+        .filter_map(Value::as_object)
+        .take(MAX_NEXT_ACTIONS)
+        .map(explicit)
+        .collect()
+}
+
+/// One action in Frigg's closed shape and order of fields, with the envelope's omitted
+/// defaults spelt out (members Frigg does not define are not written).
+fn explicit(source: &Map<String, Value>) -> Value {
+    let mut out = Map::new();
+    for key in action::ALL {
+        let value = match (source.get(key), key) {
+            (Some(value), _) => value.clone(),
+            (None, action::ORDER) => Value::from(0),
+            (None, action::DEPENDENCIES) => Value::Array(Vec::new()),
+            (None, _) => continue,
+        };
+        out.insert(key.to_owned(), value);
+    }
+    Value::Object(out)
+}

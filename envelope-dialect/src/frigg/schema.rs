@@ -1,0 +1,192 @@
+//! The JSON Schema (draft 2020-12) of a Frigg response: Frigg's own fields closed and typed,
+//! the payload's members open beside them (typed where the payload's schema lists them inline).
+
+use envelope_core::fields::{completeness as field, envelope, next_action as action};
+use envelope_core::limits::MAX_NEXT_ACTIONS;
+use envelope_core::{Role, Severity, TruncationReason};
+use serde_json::{Map, Value, json};
+
+use super::RESERVED;
+
+/// Frigg's zero-hit reasons as its contract lists them (the list is open).
+pub(super) const ZERO_HIT_REASONS: [&str; 11] = [
+    "indexed_search_complete",
+    "wrong_repository_possible",
+    "path_class_not_indexed",
+    "scope_excluded_all_candidates",
+    "index_stale_possible",
+    "query_looks_like_regex",
+    "tool_unavailable",
+    "precise_graph_unavailable",
+    "no_index_coverage",
+    "index_not_ready",
+    "query_miss",
+];
+
+/// The schema of this dialect's responses, with `data` the payload's schema.
+pub(crate) fn schema(data: &Value) -> Value {
+    let mut properties = payload_members(data);
+    for (key, schema) in own_fields() {
+        properties.insert(key.to_owned(), schema);
+    }
+    json!({
+        "title": "Frigg result and recovery response",
+        "description": "An object payload's members sit at the top level beside Frigg's fields; \
+                        a payload that is not an object, or has a member named like one of \
+                        Frigg's fields, is under `data`. A failure is `error_code` with \
+                        `retryable`, its structured detail under `data`.",
+        "type": "object",
+        "properties": properties,
+        "dependentRequired": { "error_code": ["retryable"], "retryable": ["error_code"] },
+        // On success `data` is the payload; on a failure it is the error's own detail.
+        "if": { "required": ["error_code"] },
+        "then": {},
+        "else": { "properties": { "data": data } },
+    })
+}
+
+/// The payload's members a flattened payload puts at the top level, typed by the payload's
+/// schema when it lists them inline (reserved names never are: such a payload is under `data`).
+fn payload_members(data: &Value) -> Map<String, Value> {
+    data.get("properties")
+        .and_then(Value::as_object)
+        .map(|members| {
+            members
+                .iter()
+                .filter(|(key, _)| !RESERVED.contains(&key.as_str()))
+                .map(|(key, schema)| (key.clone(), schema.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every field this dialect writes, with its schema.
+fn own_fields() -> [(&'static str, Value); 12] {
+    let text = json!({ "type": "string", "minLength": 1 });
+    [
+        (envelope::COMPLETENESS, completeness()),
+        (
+            envelope::NEXT_ACTIONS,
+            json!({ "type": "array", "maxItems": MAX_NEXT_ACTIONS, "items": next_action() }),
+        ),
+        ("error_code", text.clone()),
+        ("message", json!({ "type": "string" })),
+        ("correction_hint", text.clone()),
+        ("retryable", json!({ "type": "boolean" })),
+        (
+            "related_tools",
+            json!({ "type": "array", "uniqueItems": true, "items": text.clone() }),
+        ),
+        (
+            "zero_hit_reason",
+            json!({ "type": "string", "minLength": 1, "examples": ZERO_HIT_REASONS }),
+        ),
+        (
+            "diagnostics",
+            json!({ "type": "array", "items": diagnostic() }),
+        ),
+        (
+            "notes",
+            json!({ "type": "array", "items": { "type": "string" } }),
+        ),
+        ("runtime", json!({ "type": "object" })),
+        (envelope::DATA, Value::Bool(true)),
+    ]
+}
+
+/// `completeness`, with Frigg's invariants: a complete result has a total and is neither
+/// truncated nor continued; a truncated one says why, and an untruncated one has no reason.
+fn completeness() -> Value {
+    let count = json!({ "type": "integer", "minimum": 0 });
+    let truncation: Vec<&str> = TruncationReason::ALL.iter().map(|r| r.as_str()).collect();
+    json!({
+        "type": "object",
+        "required": [
+            field::UNIT, field::RETURNED, field::COMPLETE, field::TRUNCATED,
+            field::TRUNCATION_REASONS, field::INCOMPLETE_REASONS,
+        ],
+        "additionalProperties": false,
+        "properties": {
+            (field::UNIT): { "type": "string", "pattern": "^[a-z][a-z0-9_]{0,63}$" },
+            (field::RETURNED): count,
+            (field::OFFSET): count,
+            (field::TOTAL): count,
+            (field::COMPLETE): { "type": "boolean" },
+            (field::TRUNCATED): { "type": "boolean" },
+            (field::TRUNCATION_REASONS): {
+                "type": "array", "uniqueItems": true, "items": { "enum": truncation },
+            },
+            (field::INCOMPLETE_REASONS): {
+                "type": "array", "uniqueItems": true, "items": { "type": "string", "minLength": 1 },
+            },
+            (field::SHORTENED): { "type": "array", "items": { "type": "string" } },
+            (field::CONTINUATION): { "type": "string", "minLength": 1 },
+        },
+        "allOf": [
+            {
+                "if": { "properties": { (field::COMPLETE): { "const": true } } },
+                "then": {
+                    "required": [field::TOTAL],
+                    "properties": { (field::TRUNCATED): { "const": false } },
+                    "not": { "required": [field::CONTINUATION] },
+                },
+            },
+            {
+                "if": { "properties": { (field::TRUNCATED): { "const": true } } },
+                "then": { "properties": { (field::TRUNCATION_REASONS): { "minItems": 1 } } },
+                "else": {
+                    "properties": { (field::TRUNCATION_REASONS): { "maxItems": 0 } },
+                    "not": { "required": [field::CONTINUATION] },
+                },
+            },
+        ],
+    })
+}
+
+/// One of `next_actions`, in Frigg's closed shape.
+fn next_action() -> Value {
+    let roles: Vec<&str> = Role::ALL.iter().map(|role| role.as_str()).collect();
+    let text = json!({ "type": "string", "minLength": 1 });
+    json!({
+        "type": "object",
+        "required": action::ALL,
+        "additionalProperties": false,
+        "properties": {
+            (action::ID): text,
+            (action::ROLE): { "enum": roles },
+            (action::ORDER): { "type": "integer", "minimum": 0, "maximum": u16::MAX },
+            (action::DEPENDENCIES): {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["mode", "action_ids"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "mode": { "enum": ["all", "any"] },
+                        "action_ids": {
+                            "type": "array", "minItems": 1, "uniqueItems": true, "items": text,
+                        },
+                    },
+                },
+            },
+            (action::TOOL): text,
+            (action::ARGUMENTS): { "type": "object" },
+            (action::REASON): text,
+        },
+    })
+}
+
+/// One entry of `diagnostics`: `{code, severity, message, data?}`.
+fn diagnostic() -> Value {
+    let severities: Vec<&str> = Severity::ALL.iter().map(|s| s.as_str()).collect();
+    json!({
+        "type": "object",
+        "required": ["code", "severity", "message"],
+        "properties": {
+            "code": { "type": "string", "minLength": 1 },
+            "severity": { "enum": severities },
+            "message": { "type": "string" },
+            "data": true,
+        },
+    })
+}
