@@ -1,0 +1,132 @@
+//! The `tsa` dialect: tree-sitter-analyzer's agent envelope.
+//!
+//! Every response is one flat JSON object, written in this order of concerns:
+//!
+//! - `success` (the envelope's `ok`) and `verdict`, always: the alphabet is the envelope's, a
+//!   success without a verdict gets `INFO` (the contract's safety net) and a failure is always
+//!   `ERROR`.
+//! - the triage fields: `summary_line` and `next_step` at the top level, and `agent_summary`
+//!   `{summary_line, verdict, next_step}` when there is a summary line (as the contract's
+//!   examples have it: a truncated listing with only a `next_step` has no `agent_summary`).
+//! - on failure, `error` (the message), `error_type` (the code, else the category), `hint`, and
+//!   the retry advice as the open keys `retryable` / `retry_after_ms`.
+//! - `warnings`: `"<code>: <message>"` lines for everything the envelope flags.
+//! - honest truncation: `truncated`, `<unit>_count`, `<unit plural>_listed`, `listed_cap` when
+//!   the page size was the cap, `<unit plural>_offset` on later pages, the budget trimmer's
+//!   `truncated_*` markers as they are, and a `next_step` with the real numbers.
+//! - `next_actions`, unchanged (an open key): the `next-page` action's `tool` and `arguments`
+//!   fetch the next page as given.
+//! - the payload: an object's members at the top level; anything else, or an object with a
+//!   member that would overwrite or pass for a dialect field, whole under `data`.
+//!
+//! With `output_format: toon` (or `compact_only`, whose control surface is defined over TOON
+//! responses) the whole response goes TOON-encoded into `toon_content`, marked `format: "toon"`
+//! and echoing `output_format`; `compact_only` then keeps only the control surface.
+
+mod failure;
+mod gaps;
+mod keys;
+mod notices;
+mod payload;
+mod schema;
+mod toon;
+mod truncation;
+
+use envelope_core::Verdict;
+use envelope_core::fields::next_action as action_field;
+use serde_json::{Map, Value};
+
+use crate::{Rendering, Wire};
+
+pub(crate) use gaps::{DROPPED, UNEXPRESSED};
+
+/// The envelope read by `wire`, written in this dialect.
+pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
+    let mut full = fields(wire);
+    let placed = if wire.ok() {
+        payload::place(wire.data(), &full)
+    } else {
+        // A failed call's payload is never valid results (and an envelope has none).
+        payload::Placed::default()
+    };
+    full.extend(placed.members);
+    if toon::wanted(&how.controls) {
+        toon::form(full, &placed.keys, &how.controls)
+    } else {
+        Value::Object(full)
+    }
+}
+
+/// The schema of this dialect's responses, with `data` the payload's schema.
+pub(crate) fn schema(data: &Value) -> Value {
+    schema::schema(data)
+}
+
+/// Every field the dialect writes itself, before the payload is placed beside them.
+fn fields(wire: &Wire<'_>) -> Map<String, Value> {
+    let verdict = verdict(wire);
+    let mut out = Map::new();
+    out.insert(keys::SUCCESS.to_owned(), Value::Bool(wire.ok()));
+    out.insert(keys::VERDICT.to_owned(), Value::from(verdict.as_str()));
+    triage(wire, verdict, &mut out);
+    if !wire.ok() {
+        out.extend(failure::fields(wire));
+    }
+    let warnings = notices::lines(wire);
+    if !warnings.is_empty() {
+        out.insert(keys::WARNINGS.to_owned(), Value::from(warnings));
+    }
+    out.extend(truncation::fields(wire));
+    let actions: Vec<Value> = wire
+        .next_actions()
+        .iter()
+        .filter(|action| followable(action))
+        .cloned()
+        .collect();
+    if !actions.is_empty() {
+        out.insert(keys::NEXT_ACTIONS.to_owned(), Value::Array(actions));
+    }
+    out
+}
+
+/// Whether a next action can be called as given: an id, a tool and an object of arguments.
+/// Each one carried is the envelope's, unchanged; an entry that names no call is left out.
+fn followable(action: &Value) -> bool {
+    action.get(action_field::ID).is_some_and(Value::is_string)
+        && action.get(action_field::TOOL).is_some_and(Value::is_string)
+        && action
+            .get(action_field::ARGUMENTS)
+            .is_some_and(Value::is_object)
+}
+
+/// The verdict, read leniently (legacy spellings canonicalize, anything else is `INFO`) and
+/// kept consistent with `success`: `ERROR` exactly when the call failed.
+fn verdict(wire: &Wire<'_>) -> Verdict {
+    let read = wire.verdict().map(Verdict::canonicalize);
+    match (wire.ok(), read) {
+        (false, _) => Verdict::Error,
+        (true, None | Some(Verdict::Error)) => Verdict::Info,
+        (true, Some(verdict)) => verdict,
+    }
+}
+
+/// `summary_line`, `next_step` and, when there is a summary line, `agent_summary`.
+fn triage(wire: &Wire<'_>, verdict: Verdict, out: &mut Map<String, Value>) {
+    let next_step = wire
+        .next_step()
+        .map(str::to_owned)
+        .or_else(|| truncation::next_step(wire));
+    if let Some(line) = wire.summary_line() {
+        let mut summary = Map::new();
+        summary.insert(keys::SUMMARY_LINE.to_owned(), Value::from(line));
+        summary.insert(keys::VERDICT.to_owned(), Value::from(verdict.as_str()));
+        if let Some(step) = &next_step {
+            summary.insert(keys::NEXT_STEP.to_owned(), Value::from(step.as_str()));
+        }
+        out.insert(keys::AGENT_SUMMARY.to_owned(), Value::Object(summary));
+        out.insert(keys::SUMMARY_LINE.to_owned(), Value::from(line));
+    }
+    if let Some(step) = next_step {
+        out.insert(keys::NEXT_STEP.to_owned(), Value::String(step));
+    }
+}
