@@ -154,15 +154,15 @@ fn marker(name: &str, value: &Value, shape: Shape) -> (String, Value) {
 }
 
 /// JSON pointers into the payload, moved under `under` (`/3/text` becomes
-/// `/results/3/text`); anything but a string is kept as it is.
+/// `/results/3/text`); an item that is no string points nowhere and is left out.
 fn pointers_under(value: &Value, under: &str) -> Value {
     let Value::Array(pointers) = value else {
         return value.clone();
     };
-    let moved = pointers.iter().map(|pointer| match pointer {
-        Value::String(pointer) => Value::String(format!("/{under}{pointer}")),
-        other => other.clone(),
-    });
+    let moved = pointers
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|pointer| Value::String(format!("/{under}{pointer}")));
     Value::Array(moved.collect())
 }
 
