@@ -39,7 +39,7 @@ use crate::{Rendering, Wire};
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
 
-/// The contract's own top-level keys.
+/// The contract's own keys (top level, `data.meta` stamps, the error object).
 mod key {
     /// `ok`: success or failure.
     pub(super) const OK: &str = "ok";

@@ -797,6 +797,16 @@ fn a_payloads_own_meta_is_kept_but_cannot_spoof_the_librarys() {
         assert!(!meta.contains_key(spoofed), "{spoofed}");
     }
     assert_eq!(rendered["data"]["node"], "code:fn:f");
+
+    // `ok(data, meta={"layer": ...})`: a caller's layer stands unless the tool declares one.
+    let own_layer = json!({"hits": 1, "meta": {"layer": "memory"}});
+    assert_eq!(
+        block(&cos(&wire(&Envelope::ok(own_layer.clone()))))["layer"],
+        "memory"
+    );
+    let mut declared = Envelope::ok(own_layer);
+    meta_stamp(&mut declared).layer(Some("docs"));
+    assert_eq!(block(&cos(&wire(&declared)))["layer"], "docs");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,12 +44,12 @@ fn in_meta(name: &str) -> bool {
     name == meta_keys::BINARY_DRIFT_WARNING || name == meta_keys::ATTACHMENTS
 }
 
-/// Whether `name` is a key the library writes in the block (on this call or another): a
-/// payload's own `meta` member of that name is not kept.
+/// Whether `name` is a key only the library writes in the block (on this call or another): a
+/// payload's own `meta` member of that name is not kept. `layer` is not one: the contract lets
+/// a caller supply it, so a payload's own layer stands when the tool declares none.
 pub(super) fn is_library_key(name: &str) -> bool {
     name.starts_with(meta_keys::MARKER_PREFIX)
         || [
-            key::LAYER,
             key::TOKENS_ESTIMATED,
             key::TRUNCATED,
             meta_keys::ENVELOPE_UNSHRINKABLE,
@@ -71,7 +71,10 @@ pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Map<String, V
         let (name, value) = marker(name, value, shape);
         block.insert(name, value);
     }
-    if let Some(unshrinkable) = wire.meta_field(meta_keys::ENVELOPE_UNSHRINKABLE) {
+    if let Some(unshrinkable) = wire
+        .meta_field(meta_keys::ENVELOPE_UNSHRINKABLE)
+        .filter(|flag| flag.is_boolean())
+    {
         block.insert(
             meta_keys::ENVELOPE_UNSHRINKABLE.to_owned(),
             unshrinkable.clone(),

@@ -63,7 +63,7 @@ pub(crate) const DROPPED: &[Gap] = &[
     },
     Gap {
         field: "meta.request_id, meta.client_request_id",
-        why: "The diagnostics block has no correlation ids, so they are dropped from the body; the server log keeps them.",
+        why: "The diagnostics block has no correlation ids, so they are dropped from the body, while the server's tracing spans of the call keep them.",
     },
     Gap {
         field: "meta.tool, meta.complexity_tier, meta.idempotent",
@@ -83,7 +83,7 @@ pub(crate) const DROPPED: &[Gap] = &[
     },
     Gap {
         field: "a payload's own meta members named like the library's keys",
-        why: "The contract lets callers add keys to `data.meta` but never set the library's (layer, tokens_estimated, truncated, every truncated_* marker, envelope_unshrinkable and the carried envelope fields), so a payload's own member of such a name is dropped.",
+        why: "The contract lets callers add keys to `data.meta` but never set the library's (tokens_estimated, truncated, every truncated_* marker, envelope_unshrinkable and the carried envelope fields), so a payload's own member of such a name is dropped, and its own `layer` stands only when the tool declares none.",
     },
     Gap {
         field: "a bare list, scalar or null payload",

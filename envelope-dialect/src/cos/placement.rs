@@ -45,12 +45,16 @@ pub(super) fn place(data: Option<&Value>, shape: Shape, block: Map<String, Value
 }
 
 /// `payload` with `block` as its `meta`: the payload's own `meta` members are kept after the
-/// library's, except those named like a key the library writes (a caller may add keys, never
-/// spoof the library's, even one the library left out on this call).
+/// library's, except those named like a key only the library writes (a caller may add keys,
+/// never spoof the library's, even one the library left out on this call), and a `layer` that
+/// is no name.
 fn with_meta(payload: &Map<String, Value>, mut block: Map<String, Value>) -> Value {
     if let Some(Value::Object(own)) = payload.get(key::META) {
         for (name, value) in own {
-            if !super::block::is_library_key(name) && !block.contains_key(name) {
+            let kept = !super::block::is_library_key(name)
+                && !block.contains_key(name)
+                && (name != key::LAYER || value.is_string());
+            if kept {
                 block.insert(name.clone(), value.clone());
             }
         }
