@@ -1,0 +1,65 @@
+//! Where the payload goes in `data`, and the diagnostics block beside it.
+//!
+//! The contract puts `meta` inside `data`, which only an object can hold: an object payload
+//! gets it as a member, a list is sent under `results` and a scalar or null under `value`, each
+//! beside `meta`. A payload's own `meta` object is kept, the library's keys winning.
+
+use serde_json::{Map, Value};
+
+use super::key;
+
+/// How a payload sits in `data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// An object: `meta` becomes one of its members.
+    Object,
+    /// Anything else: wrapped under this key, beside `meta`.
+    Wrapped(&'static str),
+}
+
+impl Shape {
+    /// The shape `data` is sent in (an absent payload reads as null).
+    pub(super) fn of(data: Option<&Value>) -> Shape {
+        match data {
+            Some(Value::Object(_)) => Shape::Object,
+            Some(Value::Array(_)) => Shape::Wrapped(key::RESULTS),
+            _ => Shape::Wrapped(key::VALUE),
+        }
+    }
+}
+
+/// `data` as the contract sends it: the payload placed in `shape` (its [`Shape::of`]), with
+/// `block` as its `meta`.
+pub(super) fn place(data: Option<&Value>, shape: Shape, block: Map<String, Value>) -> Value {
+    match (shape, data) {
+        (Shape::Object, Some(Value::Object(payload))) => with_meta(payload, block),
+        (Shape::Wrapped(under), payload) => {
+            let mut wrapped = Map::new();
+            wrapped.insert(under.to_owned(), payload.cloned().unwrap_or(Value::Null));
+            wrapped.insert(key::META.to_owned(), Value::Object(block));
+            Value::Object(wrapped)
+        }
+        // Only an object payload is `Object`; an empty object keeps this total.
+        (Shape::Object, _) => with_meta(&Map::new(), block),
+    }
+}
+
+/// `payload` with `block` as its `meta`: the payload's own `meta` members are kept after the
+/// library's, except those named like a key only the library writes (a caller may add keys,
+/// never spoof the library's, even one the library left out on this call), and a `layer` that
+/// is no name.
+fn with_meta(payload: &Map<String, Value>, mut block: Map<String, Value>) -> Value {
+    if let Some(Value::Object(own)) = payload.get(key::META) {
+        for (name, value) in own {
+            let kept = !super::block::is_library_key(name)
+                && !block.contains_key(name)
+                && (name != key::LAYER || value.is_string());
+            if kept {
+                block.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    let mut data = payload.clone();
+    data.insert(key::META.to_owned(), Value::Object(block));
+    Value::Object(data)
+}
