@@ -848,7 +848,7 @@ fn an_incomplete_result_is_flagged_apart_from_a_cut() {
     assert_eq!(entry["severity"], "warning");
     assert_eq!(
         entry["message"],
-        "returned 3 (file); the result was incomplete"
+        "returned 3 files; the result was incomplete"
     );
     assert_eq!(
         entry["data"]["completeness"]["incomplete_reasons"],
@@ -1348,5 +1348,19 @@ fn the_host_loop_surfaces_a_drift() {
         meta(&server_answer)
             .get("binary_drift_warning")
             .is_some_and(|warning| !warning.is_null())
+    );
+}
+
+#[test]
+fn a_cut_without_next_step_is_stated_from_its_counts() {
+    let mut envelope = loaded_envelope();
+    if let Some(object) = envelope.as_object_mut() {
+        object.remove("next_step");
+    }
+    let rendered = pincher(&envelope);
+    let cut = warning(&rendered, "truncated").expect("flagged");
+    assert_eq!(
+        cut["message"],
+        "returned 2 of 9 symbols; the result was cut"
     );
 }

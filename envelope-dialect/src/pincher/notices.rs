@@ -6,7 +6,7 @@
 //! pincher's contract, and their `data` is per-code.
 
 use envelope_core::fields::{completeness as counted, error as failure};
-use envelope_core::{Notice, Verdict, meta_keys};
+use envelope_core::{Notice, Unit, Verdict, meta_keys};
 use serde_json::{Map, Value};
 
 use crate::Wire;
@@ -187,25 +187,33 @@ impl<'a> Cut<'a> {
                 .and_then(|completeness| completeness.get(key))
                 .and_then(Value::as_u64)
         };
-        let unit = self
-            .completeness
-            .and_then(|completeness| completeness.get(counted::UNIT))
-            .and_then(Value::as_str)
-            .unwrap_or("items");
         let partial = if code == TRUNCATED {
             "cut"
         } else {
             "incomplete"
         };
         match (number(counted::RETURNED), number(counted::TOTAL)) {
-            (Some(returned), Some(total)) => {
-                format!("returned {returned} of {total} ({unit}); the result was {partial}")
-            }
-            (Some(returned), None) => {
-                format!("returned {returned} ({unit}); the result was {partial}")
-            }
+            (Some(returned), Some(total)) => format!(
+                "returned {returned} of {total} {}; the result was {partial}",
+                self.noun(total)
+            ),
+            (Some(returned), None) => format!(
+                "returned {returned} {}; the result was {partial}",
+                self.noun(returned)
+            ),
             _ => "the response budget cut part of the payload".to_owned(),
         }
+    }
+
+    /// The collection's unit for `count` rows ("1 file", "3 files"), as the envelope's own
+    /// prose names it; `items` when the unit is unreadable.
+    fn noun(&self, count: u64) -> String {
+        let unit = self
+            .completeness
+            .and_then(|completeness| completeness.get(counted::UNIT))
+            .and_then(|unit| serde_json::from_value::<Unit>(unit.clone()).ok())
+            .unwrap_or(Unit::ITEM);
+        unit.noun(usize::try_from(count).unwrap_or(usize::MAX))
     }
 }
 
