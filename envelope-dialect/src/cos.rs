@@ -31,12 +31,14 @@ mod failure;
 mod gaps;
 mod placement;
 mod schema;
+mod view;
 
 use serde_json::{Map, Value};
 
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
+pub(crate) use view::view;
 pub(crate) use schema::schema;
 
 /// The contract's own keys (top level, `data.meta` stamps, the error object).

@@ -23,6 +23,7 @@ mod paging;
 mod recovery;
 mod runtime;
 mod schema;
+mod view;
 
 use envelope_core::stage::ResponseMode;
 use serde_json::{Map, Value};
@@ -30,6 +31,7 @@ use serde_json::{Map, Value};
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
+pub(crate) use view::view;
 pub(crate) use schema::schema;
 
 /// The top-level fields this dialect writes. An object payload with a member of one of these

@@ -27,7 +27,6 @@ mod frigg;
 mod pincher;
 mod read;
 mod tsa;
-mod view;
 
 use envelope_budget::{Estimator, Prepared};
 use envelope_core::Dialect;
@@ -75,10 +74,10 @@ pub fn render(dialect: Dialect, envelope: &Value, how: &Rendering) -> Value {
 pub fn view(dialect: Dialect, answer: &Value) -> Value {
     match dialect {
         Dialect::Envelope => answer.clone(),
-        Dialect::Pincher => view::pincher(answer),
-        Dialect::Cos => view::cos(answer),
-        Dialect::Tsa => view::tsa(answer),
-        Dialect::Frigg => view::frigg(answer),
+        Dialect::Pincher => pincher::view(answer),
+        Dialect::Cos => cos::view(answer),
+        Dialect::Tsa => tsa::view(answer),
+        Dialect::Frigg => frigg::view(answer),
     }
 }
 
@@ -127,10 +126,54 @@ fn envelope_schema(data: &Value, defs: Option<&Value>) -> Value {
 pub fn placement(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Envelope => "The envelope as `docs/CONTRACT.md` describes it.",
-        Dialect::Pincher => "",
-        Dialect::Cos => "",
-        Dialect::Tsa => "",
-        Dialect::Frigg => "",
+        Dialect::Pincher => {
+            "Success is `{\"result\": data, \"_meta\": {…}}`; a failure has no `result`, its \
+             message is `_meta.diagnosis` and the error itself the first `_meta.diagnosis_v2` \
+             entry (`{code, severity: \"error\", message, data: {category, retryable, …}}`). \
+             `_meta` holds `request_id`, `tokens_used` (of `result`) and the savings against the \
+             baseline, `complexity_tier`, `latency_ms`, `empty_reason` (in pincher's names where \
+             they differ), `diagnosis`, `diagnosis_v2`, `next_steps` (`{tool, args, why}` from \
+             the next actions, `args` exactly as given, so the `next-page` step pages), \
+             `warnings_v2`, `capabilities` and the drift fields. pincher has no verdict, \
+             `next_step` or completeness field: a cut travels as a `warnings_v2` entry code \
+             `truncated` (its data the completeness and the trimmer's markers), a verdict that \
+             obliges the agent as one code `verdict`."
+        }
+        Dialect::Cos => {
+            "A failure is exactly `{\"ok\": false, \"error\": {\"category\", \"retryable\", \
+             \"message\"}}` (the categories and retryable defaults are the envelope's own). A \
+             success is `{\"ok\": true, \"data\": …}` with the diagnostics block `data.meta`: \
+             `layer`, `tokens_estimated` (of the whole response, itself included), `truncated` \
+             and the trimmer's markers under their names (the envelope took them from this \
+             contract). The contract lets tools add keys to `data.meta`: the agent-facing \
+             signals it has no field for travel there under the envelope's names \
+             (`completeness`, `next_actions` with the `next-page` action's arguments as given, \
+             `next_step`, `summary_line`, a verdict other than `INFO`, `empty_reason` and \
+             `diagnosis`, `warnings`, `diagnostics`). A list payload is sent as `{\"results\": \
+             [...], \"meta\"}`, a scalar or null one as `{\"value\", \"meta\"}`."
+        }
+        Dialect::Tsa => {
+            "One flat object: `success` and `verdict` always (a failure is `ERROR`); \
+             `summary_line`, `next_step` and `agent_summary` `{summary_line, verdict, next_step}`; \
+             on failure `error` (the message), `error_type` (the code, else the category), \
+             `hint`; `warnings` as `\"<code>: <message>\"` lines; honest truncation as \
+             `truncated`, `<unit>_count`, `<units>_listed`, `listed_cap` (when the page size was \
+             the cap) and a `next_step` with the real numbers; `next_actions` unchanged; the \
+             payload's members at the top level (whole under `data` when one would collide). With \
+             `output_format: toon` the whole response is TOON in `toon_content` (`format: \
+             \"toon\"`), and `compact_only` keeps only the contract's control surface."
+        }
+        Dialect::Frigg => {
+            "Size, coverage, trust, identity and recovery in separate fields: the rows (an \
+             object payload's members) at the top level beside `completeness` in Frigg's shape, \
+             with the next page's token in `completeness.continuation` and the `next-page` \
+             action in `next_actions` unchanged; a failure as the recovery grammar `error_code`, \
+             `message`, `correction_hint`, `retryable` (with `related_tools`); an empty result \
+             as `zero_hit_reason` in Frigg's names; a verdict other than the default, a budget \
+             cut, warnings and diagnostics as `diagnostics` entries. `response_mode: full` adds \
+             `notes` (the envelope's prose) and `runtime` (its `meta`, the token count made of \
+             this wire)."
+        }
     }
 }
 

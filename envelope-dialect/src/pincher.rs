@@ -28,12 +28,14 @@ mod gaps;
 mod meta;
 mod notices;
 mod schema;
+mod view;
 
 use serde_json::{Map, Value};
 
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
+pub(crate) use view::view;
 pub(crate) use schema::schema;
 
 /// The member holding the payload on success.

@@ -31,6 +31,7 @@ mod payload;
 mod schema;
 mod toon;
 mod truncation;
+mod view;
 
 use envelope_core::Verdict;
 use envelope_core::fields::next_action as action_field;
@@ -39,6 +40,7 @@ use serde_json::{Map, Value};
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
+pub(crate) use view::view;
 
 /// The envelope read by `wire`, written in this dialect.
 pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {

@@ -1,0 +1,232 @@
+//! Wire dialects end to end: the example served in each source contract's wire, by the server
+//! setting and by a call's `dialect` control. Every dialect pages by what it carries (an agent
+//! copies the `next-page` call it is offered, exactly as given), shows a budget cut, lists its
+//! schema, and refuses what it cannot say with `invalid_argument`.
+
+mod common;
+
+use envelope_core::Dialect;
+use envelope_core::paging::{Continuations, NEXT_PAGE};
+use envelope_mcp::EnvelopeServer;
+use serde_json::{Map, Value, json};
+use workspace_server::{Limits, Workspace};
+
+use common::calls::call;
+use common::tree::{Tree, test_key};
+
+/// The example over `tree`, answering in `dialect`.
+fn server_in(tree: &Tree, dialect: Dialect) -> EnvelopeServer {
+    workspace_server::server_with(
+        Workspace::open(&tree.root).expect("the fixture is a directory"),
+        Continuations::new(test_key()),
+        &[],
+        Limits {
+            dialect,
+            ..Limits::default()
+        },
+    )
+}
+
+/// The call a model would copy to get the next page, read off the answer as its dialect
+/// carries it: `(tool, arguments)`.
+fn next_page_call(dialect: Dialect, answer: &Value) -> Option<(String, Map<String, Value>)> {
+    let envelope = envelope_dialect::view(dialect, answer);
+    let action = envelope["next_actions"]
+        .as_array()?
+        .iter()
+        .find(|action| action["id"] == NEXT_PAGE)?;
+    Some((
+        action["tool"].as_str()?.to_owned(),
+        action["arguments"].as_object()?.clone(),
+    ))
+}
+
+/// The rows of a page of `search_text`, read back through the dialect.
+fn occurrences(dialect: Dialect, answer: &Value) -> Vec<Value> {
+    let envelope = envelope_dialect::view(dialect, answer);
+    envelope["data"]["occurrences"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("no rows in the {dialect} answer:\n{answer:#}"))
+}
+
+/// Validates `answer` against `dialect`'s schema.
+fn assert_valid(dialect: Dialect, answer: &Value) {
+    let schema = envelope_dialect::schema(dialect, &json!(true), None);
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator.iter_errors(answer).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{dialect}: {errors:?}\n{answer:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dialect_pages_to_the_end_by_copying_the_call_it_offers() {
+    let tree = Tree::new("dialect-pages");
+    let whole = call(
+        &tree.server(),
+        "search_text",
+        json!({"query": "needle", "limit": 1_000}),
+    )
+    .await;
+    let expected = whole["data"]["occurrences"].as_array().expect("rows").clone();
+    assert_eq!(expected.len(), 9);
+    for dialect in Dialect::ALL {
+        let server = server_in(&tree, dialect);
+        let mut arguments = json!({"query": "needle", "limit": 2})
+            .as_object()
+            .cloned()
+            .expect("an object");
+        let mut tool = "search_text".to_owned();
+        let mut rows = Vec::new();
+        for page in 1..=10 {
+            let answer = call(&server, &tool, Value::Object(arguments.clone())).await;
+            assert_valid(dialect, &answer);
+            rows.extend(occurrences(dialect, &answer));
+            match next_page_call(dialect, &answer) {
+                Some((next_tool, next_arguments)) => {
+                    assert!(page < 10, "{dialect} pages forever");
+                    (tool, arguments) = (next_tool, next_arguments);
+                }
+                None => break,
+            }
+        }
+        assert_eq!(rows, expected, "{dialect}: every row once, in order");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_dialect_rides_on_its_next_page_and_its_continuation_is_bound_to_it() {
+    let tree = Tree::new("dialect-control");
+    let server = tree.server();
+    for dialect in [Dialect::Pincher, Dialect::Cos, Dialect::Tsa, Dialect::Frigg] {
+        let first = call(
+            &server,
+            "search_text",
+            json!({"query": "needle", "limit": 2, "dialect": dialect.name()}),
+        )
+        .await;
+        assert_valid(dialect, &first);
+        assert!(first.get("verdict").is_none() || dialect == Dialect::Tsa, "{first:#}");
+        let (tool, arguments) = next_page_call(dialect, &first).expect("a next page");
+        assert_eq!(arguments["dialect"], dialect.name(), "{first:#}");
+        let second = call(&server, &tool, Value::Object(arguments.clone())).await;
+        assert_valid(dialect, &second);
+        let (one, two) = (occurrences(dialect, &first), occurrences(dialect, &second));
+        assert_ne!(one, two, "{dialect}: the next page is not the first again");
+
+        // The same token in another dialect: refused, naming where it was issued.
+        let other = if dialect == Dialect::Cos { Dialect::Tsa } else { Dialect::Cos };
+        let mut elsewhere = arguments.clone();
+        elsewhere.insert("dialect".into(), json!(other.name()));
+        let refused = call(&server, &tool, Value::Object(elsewhere)).await;
+        let refused = envelope_dialect::view(other, &refused);
+        assert_eq!(refused["ok"], false, "{refused:#}");
+        let message = refused["error"]["message"].as_str().expect("a message");
+        assert!(message.contains(&format!("`{dialect}` dialect")), "{message}");
+        // And without any dialect: the server's own, not the token's.
+        let mut plain = arguments.clone();
+        plain.remove("dialect");
+        let refused = call(&server, &tool, Value::Object(plain)).await;
+        assert_eq!(refused["error"]["code"], "invalid_argument", "{refused:#}");
+        assert_eq!(refused["error"]["data"]["issued_in"], dialect.name());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_dialects_and_inexpressible_controls_are_invalid_arguments_naming_every_dialect() {
+    let tree = Tree::new("dialect-refusals");
+    let server = tree.server();
+    let unknown = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "dialect": "yaml"}),
+    )
+    .await;
+    assert_eq!(unknown["error"]["category"], "validation", "{unknown:#}");
+    assert_eq!(unknown["error"]["code"], "invalid_argument");
+    assert_eq!(unknown["error"]["data"]["field"], "dialect");
+    let named: Vec<&str> = unknown["error"]["data"]["dialects"]
+        .as_array()
+        .expect("the dialects")
+        .iter()
+        .filter_map(|dialect| dialect["name"].as_str())
+        .collect();
+    assert_eq!(named, ["envelope", "pincher", "cos", "tsa", "frigg"]);
+    for (dialect, control, value) in [
+        ("cos", "output_format", json!("toon")),
+        ("pincher", "compact_only", json!(true)),
+        ("tsa", "response_mode", json!("full")),
+        ("frigg", "output_format", json!("toon")),
+    ] {
+        let refused = call(
+            &server,
+            "search_text",
+            json!({"query": "needle", "dialect": dialect, control: value}),
+        )
+        .await;
+        let refused = envelope_dialect::view(dialect.parse().expect("a dialect"), &refused);
+        assert_eq!(refused["ok"], false, "{dialect} {control}: {refused:#}");
+        let message = refused["error"]["message"].as_str().expect("a message");
+        assert!(message.contains(control), "{message}");
+    }
+    // What a dialect can say, it is asked for without complaint.
+    let toon = call(
+        &server,
+        "search_text",
+        json!({"query": "needle", "limit": 2, "dialect": "tsa", "compact_only": true}),
+    )
+    .await;
+    assert_eq!(toon["format"], "toon", "{toon:#}");
+    assert!(toon["toon_content"].as_str().is_some_and(|toon| toon.contains("needle")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_cut_is_stated_in_every_dialect() {
+    let tree = Tree::new("dialect-budget");
+    for dialect in Dialect::ALL {
+        let server = server_in(&tree, dialect);
+        // `long.txt` is one 60,000-character line: its row cannot fit the 32,000-char budget.
+        let answer = call(
+            &server,
+            "read_file",
+            json!({"path": "long.txt"}),
+        )
+        .await;
+        assert_valid(dialect, &answer);
+        let envelope = envelope_dialect::view(dialect, &answer);
+        let text = answer.to_string();
+        assert!(text.len() < 40_000, "{dialect}: {} chars sent", text.len());
+        let cut = envelope["meta"]["truncated"] == true
+            || envelope["completeness"]["truncated"] == true
+            || answer.to_string().contains("truncated");
+        assert!(cut, "{dialect} does not say it was cut:\n{}", &text[..text.len().min(2_000)]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listing_follows_the_servers_dialect() {
+    let tree = Tree::new("dialect-listing");
+    for dialect in Dialect::ALL {
+        let server = server_in(&tree, dialect);
+        let listed = server.tools();
+        let search = listed
+            .iter()
+            .find(|tool| tool.name == "search_text")
+            .expect("search_text is listed");
+        let output = Value::Object(
+            search
+                .output_schema
+                .as_deref()
+                .cloned()
+                .expect("an output schema"),
+        );
+        let validator = jsonschema::validator_for(&output).expect("the schema compiles");
+        let answer = call(&server, "search_text", json!({"query": "needle", "limit": 2})).await;
+        let errors: Vec<String> = validator.iter_errors(&answer).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{dialect}: {errors:?}\n{answer:#}");
+        if dialect != Dialect::Envelope {
+            // The envelope's own output schema does not describe another wire.
+            let envelope = call(&tree.server(), "search_text", json!({"query": "needle", "limit": 2})).await;
+            assert!(!validator.is_valid(&envelope) || dialect == Dialect::Frigg, "{dialect}");
+        }
+    }
+}
