@@ -180,10 +180,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
         match self.call(tool, &arguments).await {
             Outcome::Result(result) => {
                 match self.judge.response(report, tool, &arguments, &result) {
-                    Some(answer)
-                        if answer[field::OK] == false
-                            && answer[field::ERROR]["category"] == "validation" =>
-                    {
+                    Some(answer) if self.judge.refuses_as_validation(&answer) => {
                         report.pass(check);
                     }
                     answer => report.fail(
