@@ -6,9 +6,7 @@ use envelope_core::fields::next_action as action_field;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use envelope_core::{
-    AttachmentKind, AttachmentNote, Completeness, Delivery, Dialect, RequestId,
-};
+use envelope_core::{AttachmentKind, AttachmentNote, Completeness, Delivery, Dialect, RequestId};
 use jsonschema::Validator;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};

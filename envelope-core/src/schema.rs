@@ -162,7 +162,9 @@ fn compact_envelope(schema: &mut Schema, keep: &BTreeSet<String>) {
 /// - `"default": null` is removed;
 /// - an optional property (one not in `required`) loses its `null` alternative: absent and
 ///   `null` mean the same to serde, and single-`type` dialects refuse `["string", "null"]`;
-/// - any other `type` array becomes an `anyOf` of single types.
+/// - any other `type` array becomes an `anyOf` of single types;
+/// - a boolean subschema becomes its object form (`true` as `{}`, `false` as `{"not": {}}`),
+///   which validators built on an object-only schema type (the TypeScript SDK's) accept.
 ///
 /// Every schema this crate generates goes through it, and a transport applies it to every
 /// schema it lists, hand-written tools' included. Applying it twice changes nothing.
@@ -211,6 +213,13 @@ pub const STANDARD_FORMATS: &[&str] = &[
 
 impl Transform for Portable {
     fn transform(&mut self, schema: &mut Schema) {
+        if let Some(accepts) = schema.as_bool() {
+            *schema = if accepts {
+                Schema::default()
+            } else {
+                schemars::json_schema!({ "not": {} })
+            };
+        }
         if let Some(map) = schema.as_object_mut() {
             if map
                 .get("format")

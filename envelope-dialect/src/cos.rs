@@ -38,8 +38,8 @@ use serde_json::{Map, Value};
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
-pub(crate) use view::view;
 pub(crate) use schema::schema;
+pub(crate) use view::view;
 
 /// The contract's own keys (top level, `data.meta` stamps, the error object).
 mod key {

@@ -31,8 +31,8 @@ use serde_json::{Map, Value};
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
-pub(crate) use view::view;
 pub(crate) use schema::schema;
+pub(crate) use view::view;
 
 /// The top-level fields this dialect writes. An object payload with a member of one of these
 /// names is not flattened (it goes whole under `data`), so that no row field is overwritten and

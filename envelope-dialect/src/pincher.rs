@@ -35,8 +35,8 @@ use serde_json::{Map, Value};
 use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
-pub(crate) use view::view;
 pub(crate) use schema::schema;
+pub(crate) use view::view;
 
 /// The member holding the payload on success.
 const RESULT: &str = "result";

@@ -12,7 +12,7 @@
 //     the suite no longer runs, is stale and fails too, and each entry must be named in the
 //     README's conformance section, so what we do not conform to is said where users read;
 // - against the workspace_server example, which has no fixture tools, resources or prompts:
-//   the 0.1.16 scenarios that need none, one by one.
+//   the 0.1.16 scenarios that need none, one by one, in each wire dialect it speaks.
 //
 // A scenario passes when none of its checks is a FAILURE: the CLI's own exit code counts the
 // same way (a WARNING is printed here, and fails nothing). Results are read per scenario from
@@ -263,19 +263,23 @@ test('the README names every scenario not-applicable.json excuses', () => {
 
 // --- the example -------------------------------------------------------------------------------
 
-describe('the workspace_server example', () => {
+/** The wires the example answers in (`--dialect`): its own, and the four source contracts'. The
+ * listing's output schemas follow the dialect, so `tools-list` checks each of them. */
+const DIALECTS = ['envelope', 'pincher', 'cos', 'tsa', 'frigg'];
+
+for (const dialect of DIALECTS) describe(`the workspace_server example, in the ${dialect} dialect`, () => {
     let server;
     before(async () => {
         server = await startServer(
             WORKSPACE_SERVER,
-            ['--root', REPO],
+            ['--root', REPO, '--dialect', dialect],
             'cargo build -p envelope-mcp --example workspace_server',
         );
     });
     after(() => server?.stop());
 
     for (const scenario of EXAMPLE_SCENARIOS) {
-        test(`passes ${scenario} (conformance 0.1.16)`, { timeout: SCENARIO_TIMEOUT_MS }, async () => {
+        test(`passes ${scenario} (conformance 0.1.16, ${dialect})`, { timeout: SCENARIO_TIMEOUT_MS }, async () => {
             const { code, output, dir } = await runSuite('0.1.16', server.url, ['--scenario', scenario], SCENARIO_TIMEOUT_MS);
             const failures = report('0.1.16', scenario, readResults(dir));
             assert.deepEqual(failures, [], `${scenario} failed; the CLI said:\n${output}\n--- server log ---\n${server.log.text}`);

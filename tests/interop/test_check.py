@@ -56,6 +56,15 @@ def test_the_example_over_stdio_passes_every_check(tree: Path) -> None:
     assert_clean(envelope_check("--", str(BIN), "--root", str(tree)))
 
 
+@pytest.mark.parametrize("dialect", ["pincher", "cos", "tsa", "frigg"])
+def test_the_example_in_each_dialect_passes_every_check(tree: Path, dialect: str) -> None:
+    """Served in a source contract's wire (`--dialect`), checked as that wire: every answer
+    validates against the dialect's schema and is read back as the envelope it carries. Pages
+    are followed through whatever the dialect offers to copy."""
+    report = envelope_check("--dialect", dialect, "--", str(BIN), "--root", str(tree), "--dialect", dialect)
+    assert_clean(report)
+
+
 def test_the_example_over_http_passes_every_check(tree: Path, tmp_path: Path) -> None:
     process, port = start_server(tree, tmp_path / "server.log")
     try:

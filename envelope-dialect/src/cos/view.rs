@@ -24,7 +24,10 @@ const TOP_LEVEL: [&str; 9] = [
 /// own `truncated_data_*`).
 pub(crate) fn view(answer: &Value) -> Value {
     let mut out = Map::new();
-    let ok = answer.get(key::OK).and_then(Value::as_bool).unwrap_or(false);
+    let ok = answer
+        .get(key::OK)
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     out.insert(field::OK.to_owned(), Value::Bool(ok));
     if !ok {
         if let Some(error) = answer.get(key::ERROR) {
@@ -37,9 +40,7 @@ pub(crate) fn view(answer: &Value) -> Value {
         return Value::Object(out);
     };
     let mut data = data.clone();
-    let block = data
-        .as_object_mut()
-        .and_then(|data| data.remove(key::META));
+    let block = data.as_object_mut().and_then(|data| data.remove(key::META));
     let (payload, wrapped) = unwrap(data);
     out.insert(field::DATA.to_owned(), payload);
     let Some(Value::Object(block)) = block else {
@@ -49,9 +50,14 @@ pub(crate) fn view(answer: &Value) -> Value {
     for (name, value) in block {
         if TOP_LEVEL.contains(&name.as_str()) {
             out.insert(name, value);
-        } else if wrapped && name.starts_with(&format!("{}{}_", meta_field::MARKER_PREFIX, key::RESULTS)) {
+        } else if wrapped
+            && name.starts_with(&format!("{}{}_", meta_field::MARKER_PREFIX, key::RESULTS))
+        {
             let rest = &name[meta_field::MARKER_PREFIX.len() + key::RESULTS.len()..];
-            meta.insert(format!("{}{}{rest}", meta_field::MARKER_PREFIX, field::DATA), value);
+            meta.insert(
+                format!("{}{}{rest}", meta_field::MARKER_PREFIX, field::DATA),
+                value,
+            );
         } else {
             meta.insert(name, value);
         }

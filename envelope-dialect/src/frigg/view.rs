@@ -39,7 +39,10 @@ pub(crate) fn view(answer: &Value) -> Value {
         }
     }
     if let Some(reason) = top.get("zero_hit_reason").and_then(Value::as_str) {
-        out.insert(field::EMPTY_REASON.to_owned(), Value::from(empty_reason(reason)));
+        out.insert(
+            field::EMPTY_REASON.to_owned(),
+            Value::from(empty_reason(reason)),
+        );
         if let Some(message) = top.get("message") {
             out.insert(field::DIAGNOSIS.to_owned(), message.clone());
         }
@@ -55,7 +58,9 @@ fn failure(top: &Map<String, Value>) -> Value {
             .iter()
             .find(|category| category.as_str().to_ascii_uppercase() == code);
         match category {
-            Some(category) => out.insert(error::CATEGORY.to_owned(), Value::from(category.as_str())),
+            Some(category) => {
+                out.insert(error::CATEGORY.to_owned(), Value::from(category.as_str()))
+            }
             None => out.insert(error::CODE.to_owned(), Value::from(code)),
         };
     }

@@ -76,7 +76,10 @@ pub(crate) fn view(answer: &Value) -> Value {
         out.insert(field::NEXT_ACTIONS.to_owned(), Value::Array(actions));
     }
     if let Some(reason) = meta.get("empty_reason").and_then(Value::as_str) {
-        out.insert(field::EMPTY_REASON.to_owned(), Value::from(empty_reason(reason)));
+        out.insert(
+            field::EMPTY_REASON.to_owned(),
+            Value::from(empty_reason(reason)),
+        );
         if failure.is_none()
             && let Some(diagnosis) = meta.get("diagnosis")
         {
@@ -108,7 +111,10 @@ fn is_error_entry(entry: &Value) -> bool {
 fn error_of(entry: &Value) -> Value {
     let mut out = Map::new();
     if let Some(Value::Object(data)) = entry.get("data") {
-        out.extend(data.iter().map(|(name, value)| (name.clone(), value.clone())));
+        out.extend(
+            data.iter()
+                .map(|(name, value)| (name.clone(), value.clone())),
+        );
     }
     if let Some(message) = entry.get("message") {
         out.insert(error::MESSAGE.to_owned(), message.clone());
@@ -141,7 +147,10 @@ fn next_actions(meta: &Map<String, Value>) -> Vec<Value> {
             action_out.insert(action::ID.to_owned(), Value::from(id));
             action_out.insert(action::ROLE.to_owned(), Value::from(role));
             action_out.insert(action::TOOL.to_owned(), Value::from(tool));
-            action_out.insert(action::ARGUMENTS.to_owned(), Value::Object(arguments.clone()));
+            action_out.insert(
+                action::ARGUMENTS.to_owned(),
+                Value::Object(arguments.clone()),
+            );
             let why = step.get("why").and_then(Value::as_str).unwrap_or(tool);
             action_out.insert(action::REASON.to_owned(), Value::from(why));
             Some(Value::Object(action_out))
@@ -154,6 +163,8 @@ fn empty_reason(reason: &str) -> String {
     RENAMED_EMPTY_REASONS
         .iter()
         .find(|(_, pincher)| *pincher == reason)
-        .map_or_else(|| reason.to_owned(), |(envelope, _)| envelope.as_str().to_owned())
+        .map_or_else(
+            || reason.to_owned(),
+            |(envelope, _)| envelope.as_str().to_owned(),
+        )
 }
-

@@ -1,6 +1,8 @@
 //! A TSA answer read back as the envelope it carries.
 
-use envelope_core::fields::{completeness as counted, envelope as field, error, meta as meta_field};
+use envelope_core::fields::{
+    completeness as counted, envelope as field, error, meta as meta_field,
+};
 use envelope_core::{Category, TruncationReason};
 use serde_json::{Map, Value, json};
 
@@ -16,7 +18,10 @@ pub(crate) fn view(answer: &Value) -> Value {
     let Some(top) = answer.as_object() else {
         return Value::Object(Map::from_iter([(field::OK.to_owned(), Value::Bool(false))]));
     };
-    let ok = top.get(keys::SUCCESS).and_then(Value::as_bool).unwrap_or(false);
+    let ok = top
+        .get(keys::SUCCESS)
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let mut out = Map::new();
     out.insert(field::OK.to_owned(), Value::Bool(ok));
     for (from, to) in [
@@ -74,8 +79,14 @@ fn is_marker(name: &str) -> bool {
 fn failure(top: &Map<String, Value>) -> Value {
     let mut out = Map::new();
     if let Some(kind) = top.get(keys::ERROR_TYPE).and_then(Value::as_str) {
-        let is_category = Category::ALL.iter().any(|category| category.as_str() == kind);
-        let name = if is_category { error::CATEGORY } else { error::CODE };
+        let is_category = Category::ALL
+            .iter()
+            .any(|category| category.as_str() == kind);
+        let name = if is_category {
+            error::CATEGORY
+        } else {
+            error::CODE
+        };
         out.insert(name.to_owned(), Value::from(kind));
     }
     for (from, to) in [
@@ -124,7 +135,9 @@ impl Counts {
         let found = top.iter().find_map(|(name, value)| {
             let unit = name.strip_suffix(keys::COUNT_SUFFIX)?;
             let total = value.as_u64()?;
-            listed_key.starts_with(unit).then(|| (name.clone(), unit.to_owned(), total))
+            listed_key
+                .starts_with(unit)
+                .then(|| (name.clone(), unit.to_owned(), total))
         });
         let plural = listed_key.trim_end_matches(keys::LISTED_SUFFIX);
         let (count_key, unit, total) = match found {
@@ -167,7 +180,10 @@ impl Counts {
                     json!([TruncationReason::PageLimit.as_str()]),
                 );
             }
-            (false, _) if self.total == Some(self.returned + offset.unwrap_or(0)) || self.total.is_some_and(|total| total <= self.returned) => {
+            (false, _)
+                if self.total == Some(self.returned + offset.unwrap_or(0))
+                    || self.total.is_some_and(|total| total <= self.returned) =>
+            {
                 out.insert(counted::COMPLETE.to_owned(), Value::Bool(true));
                 out.insert(counted::TRUNCATED.to_owned(), Value::Bool(false));
             }

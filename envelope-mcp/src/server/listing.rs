@@ -65,10 +65,16 @@ pub(super) fn listing(
     // from the tool's result as in the envelope's.
     let output = match dialect {
         Dialect::Envelope => listed_schema(output),
-        dialect => object(envelope_dialect::output_schema(
-            dialect,
-            &listed_schema(tool.output_schema()).into(),
-        )),
+        dialect => {
+            let schema = envelope_dialect::output_schema(
+                dialect,
+                &listed_schema(tool.output_schema()).into(),
+            );
+            match Schema::try_from(schema) {
+                Ok(schema) => listed_schema(schema),
+                Err(_) => Map::new(),
+            }
+        }
     };
     let mut meta = MetaObject::new();
     meta.insert(keys.tier.clone(), json!(spec.tier));

@@ -54,7 +54,10 @@ fn occurrences(dialect: Dialect, answer: &Value) -> Vec<Value> {
 fn assert_valid(dialect: Dialect, answer: &Value) {
     let schema = envelope_dialect::schema(dialect, &json!(true), None);
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator.iter_errors(answer).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(answer)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{dialect}: {errors:?}\n{answer:#}");
 }
 
@@ -67,7 +70,10 @@ async fn every_dialect_pages_to_the_end_by_copying_the_call_it_offers() {
         json!({"query": "needle", "limit": 1_000}),
     )
     .await;
-    let expected = whole["data"]["occurrences"].as_array().expect("rows").clone();
+    let expected = whole["data"]["occurrences"]
+        .as_array()
+        .expect("rows")
+        .clone();
     assert_eq!(expected.len(), 9);
     for dialect in Dialect::ALL {
         let server = server_in(&tree, dialect);
@@ -105,7 +111,10 @@ async fn a_calls_dialect_rides_on_its_next_page_and_its_continuation_is_bound_to
         )
         .await;
         assert_valid(dialect, &first);
-        assert!(first.get("verdict").is_none() || dialect == Dialect::Tsa, "{first:#}");
+        assert!(
+            first.get("verdict").is_none() || dialect == Dialect::Tsa,
+            "{first:#}"
+        );
         let (tool, arguments) = next_page_call(dialect, &first).expect("a next page");
         assert_eq!(arguments["dialect"], dialect.name(), "{first:#}");
         let second = call(&server, &tool, Value::Object(arguments.clone())).await;
@@ -114,14 +123,21 @@ async fn a_calls_dialect_rides_on_its_next_page_and_its_continuation_is_bound_to
         assert_ne!(one, two, "{dialect}: the next page is not the first again");
 
         // The same token in another dialect: refused, naming where it was issued.
-        let other = if dialect == Dialect::Cos { Dialect::Tsa } else { Dialect::Cos };
+        let other = if dialect == Dialect::Cos {
+            Dialect::Tsa
+        } else {
+            Dialect::Cos
+        };
         let mut elsewhere = arguments.clone();
         elsewhere.insert("dialect".into(), json!(other.name()));
         let refused = call(&server, &tool, Value::Object(elsewhere)).await;
         let refused = envelope_dialect::view(other, &refused);
         assert_eq!(refused["ok"], false, "{refused:#}");
         let message = refused["error"]["message"].as_str().expect("a message");
-        assert!(message.contains(&format!("`{dialect}` dialect")), "{message}");
+        assert!(
+            message.contains(&format!("`{dialect}` dialect")),
+            "{message}"
+        );
         // And without any dialect: the server's own, not the token's.
         let mut plain = arguments.clone();
         plain.remove("dialect");
@@ -176,7 +192,11 @@ async fn bad_dialects_and_inexpressible_controls_are_invalid_arguments_naming_ev
     )
     .await;
     assert_eq!(toon["format"], "toon", "{toon:#}");
-    assert!(toon["toon_content"].as_str().is_some_and(|toon| toon.contains("needle")));
+    assert!(
+        toon["toon_content"]
+            .as_str()
+            .is_some_and(|toon| toon.contains("needle"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,12 +205,7 @@ async fn a_budget_cut_is_stated_in_every_dialect() {
     for dialect in Dialect::ALL {
         let server = server_in(&tree, dialect);
         // `long.txt` is one 60,000-character line: its row cannot fit the 32,000-char budget.
-        let answer = call(
-            &server,
-            "read_file",
-            json!({"path": "long.txt"}),
-        )
-        .await;
+        let answer = call(&server, "read_file", json!({"path": "long.txt"})).await;
         assert_valid(dialect, &answer);
         let envelope = envelope_dialect::view(dialect, &answer);
         let text = answer.to_string();
@@ -198,7 +213,11 @@ async fn a_budget_cut_is_stated_in_every_dialect() {
         let cut = envelope["meta"]["truncated"] == true
             || envelope["completeness"]["truncated"] == true
             || answer.to_string().contains("truncated");
-        assert!(cut, "{dialect} does not say it was cut:\n{}", &text[..text.len().min(2_000)]);
+        assert!(
+            cut,
+            "{dialect} does not say it was cut:\n{}",
+            &text[..text.len().min(2_000)]
+        );
     }
 }
 
@@ -220,13 +239,29 @@ async fn the_listing_follows_the_servers_dialect() {
                 .expect("an output schema"),
         );
         let validator = jsonschema::validator_for(&output).expect("the schema compiles");
-        let answer = call(&server, "search_text", json!({"query": "needle", "limit": 2})).await;
-        let errors: Vec<String> = validator.iter_errors(&answer).map(|e| e.to_string()).collect();
+        let answer = call(
+            &server,
+            "search_text",
+            json!({"query": "needle", "limit": 2}),
+        )
+        .await;
+        let errors: Vec<String> = validator
+            .iter_errors(&answer)
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{dialect}: {errors:?}\n{answer:#}");
         if dialect != Dialect::Envelope {
             // The envelope's own output schema does not describe another wire.
-            let envelope = call(&tree.server(), "search_text", json!({"query": "needle", "limit": 2})).await;
-            assert!(!validator.is_valid(&envelope) || dialect == Dialect::Frigg, "{dialect}");
+            let envelope = call(
+                &tree.server(),
+                "search_text",
+                json!({"query": "needle", "limit": 2}),
+            )
+            .await;
+            assert!(
+                !validator.is_valid(&envelope) || dialect == Dialect::Frigg,
+                "{dialect}"
+            );
         }
     }
 }
