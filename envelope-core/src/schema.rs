@@ -163,8 +163,9 @@ fn compact_envelope(schema: &mut Schema, keep: &BTreeSet<String>) {
 /// - an optional property (one not in `required`) loses its `null` alternative: absent and
 ///   `null` mean the same to serde, and single-`type` dialects refuse `["string", "null"]`;
 /// - any other `type` array becomes an `anyOf` of single types;
-/// - a boolean subschema becomes its object form (`true` as `{}`, `false` as `{"not": {}}`),
-///   which validators built on an object-only schema type (the TypeScript SDK's) accept.
+/// - a `true` subschema becomes `{}`, which validators built on an object-only schema type
+///   (the TypeScript SDK's, which refuses `"data": true`) accept; `false` stays, as
+///   `additionalProperties: false` is read everywhere.
 ///
 /// Every schema this crate generates goes through it, and a transport applies it to every
 /// schema it lists, hand-written tools' included. Applying it twice changes nothing.
@@ -213,12 +214,8 @@ pub const STANDARD_FORMATS: &[&str] = &[
 
 impl Transform for Portable {
     fn transform(&mut self, schema: &mut Schema) {
-        if let Some(accepts) = schema.as_bool() {
-            *schema = if accepts {
-                Schema::default()
-            } else {
-                schemars::json_schema!({ "not": {} })
-            };
+        if schema.as_bool() == Some(true) {
+            *schema = Schema::default();
         }
         if let Some(map) = schema.as_object_mut() {
             if map

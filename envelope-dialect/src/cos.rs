@@ -31,6 +31,7 @@ mod failure;
 mod gaps;
 mod placement;
 mod schema;
+mod shape;
 mod view;
 
 use serde_json::{Map, Value};
@@ -74,7 +75,7 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
     if !wire.ok() {
         return failure::render(wire);
     }
-    let shape = placement::Shape::of(wire.data());
+    let shape = shape::Shape::of(wire.data());
     let block = block::diagnostics(wire, shape);
     let data = placement::place(wire.data(), shape, block);
     let mut response = Map::new();

@@ -8,7 +8,7 @@ use envelope_core::meta_keys;
 use serde_json::{Map, Value};
 
 use super::key;
-use super::placement::Shape;
+use super::shape::Shape;
 
 /// The JSON type a carried field must have to be carried (an odd envelope's ill-typed field
 /// is left out rather than sent in a shape the contract's schema refuses).
