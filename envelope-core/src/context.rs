@@ -206,8 +206,9 @@ pub struct ToolContext {
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
-    // The server's dialect; a call's `dialect` control overrides it.
+    // The server's dialect; a call's `dialect` control overrides it, naming one of `offered`.
     dialect: crate::dialect::Dialect,
+    offered: crate::dialect::DialectSet,
     states: Arc<States>,
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
@@ -230,6 +231,7 @@ impl fmt::Debug for ToolContext {
             .field("disabled_modules", &self.disabled_modules)
             .field("controls", &self.controls)
             .field("dialect", &self.dialect)
+            .field("offered", &self.offered)
             .field("states", &self.states.len())
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
@@ -560,6 +562,19 @@ impl ToolContext {
     pub fn with_dialect(mut self, dialect: crate::dialect::Dialect) -> Self {
         self.dialect = dialect;
         self
+    }
+
+    /// The dialects a call may ask for with its `dialect` control (every one unless set): a
+    /// server offers its own and those its listing describes.
+    #[must_use]
+    pub fn with_offered_dialects(mut self, offered: crate::dialect::DialectSet) -> Self {
+        self.offered = offered;
+        self
+    }
+
+    /// The dialects a call may ask for.
+    pub fn offered_dialects(&self) -> crate::dialect::DialectSet {
+        self.offered
     }
 
     /// The dialect this call answers in: its `dialect` control, else the server's. A

@@ -217,6 +217,30 @@ impl Dialect {
         .with_data(json!({ "field": DIALECT_CONTROL, "dialects": Self::table() }))
     }
 
+    /// The refusal of a call asking for this dialect from a server that does not offer it:
+    /// MCP clients validate an answer against the listed output schema, which describes only
+    /// the `offered` dialects.
+    pub fn not_offered(self, offered: DialectSet) -> ToolError {
+        let names = offered
+            .iter()
+            .map(|dialect| format!("`{dialect}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        ToolError::validation(format!(
+            "this server does not answer in the `{}` dialect: its listing describes {names} only",
+            self.name()
+        ))
+        .with_code(INVALID_ARGUMENT)
+        .with_hint(format!(
+            "leave `{DIALECT_CONTROL}` out, or pass one of {names}"
+        ))
+        .with_data(json!({
+            "field": DIALECT_CONTROL,
+            "offered": offered.iter().map(Dialect::name).collect::<Vec<_>>(),
+            "dialects": Self::table(),
+        }))
+    }
+
     /// The refusal of `control` set to `value`, which this dialect cannot express.
     pub fn cannot_express(self, control: &str, value: &Value) -> ToolError {
         let able: Vec<&str> = Self::SUPPORT
@@ -264,6 +288,62 @@ impl Dialect {
             "dialect": self.name(),
             "dialects": Self::table(),
         }))
+    }
+}
+
+/// A set of dialects: the ones a server answers in (its own, and those a call may ask for),
+/// which a call's `dialect` control must name one of. `Copy`, a bit per dialect.
+///
+/// ```
+/// use envelope_core::{Dialect, DialectSet};
+///
+/// let offered = DialectSet::only(Dialect::Envelope).with(Dialect::Cos);
+/// assert!(offered.contains(Dialect::Cos));
+/// assert!(!offered.contains(Dialect::Tsa));
+/// assert_eq!(offered.iter().collect::<Vec<_>>(), [Dialect::Envelope, Dialect::Cos]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DialectSet(u8);
+
+impl DialectSet {
+    /// Every dialect.
+    pub const ALL: DialectSet = DialectSet((1 << Dialect::ALL.len()) - 1);
+
+    /// The set of `dialect` alone.
+    pub const fn only(dialect: Dialect) -> DialectSet {
+        DialectSet(1 << dialect as u8)
+    }
+
+    /// This set with `dialect` too.
+    #[must_use]
+    pub const fn with(self, dialect: Dialect) -> DialectSet {
+        DialectSet(self.0 | 1 << dialect as u8)
+    }
+
+    /// Whether `dialect` is in the set.
+    pub const fn contains(self, dialect: Dialect) -> bool {
+        self.0 & (1 << dialect as u8) != 0
+    }
+
+    /// The dialects in the set, in wire order.
+    pub fn iter(self) -> impl Iterator<Item = Dialect> {
+        Dialect::ALL
+            .into_iter()
+            .filter(move |dialect| self.contains(*dialect))
+    }
+}
+
+impl Default for DialectSet {
+    fn default() -> Self {
+        DialectSet::ALL
+    }
+}
+
+impl FromIterator<Dialect> for DialectSet {
+    fn from_iter<I: IntoIterator<Item = Dialect>>(dialects: I) -> Self {
+        dialects
+            .into_iter()
+            .fold(DialectSet(0), |set, dialect| set.with(dialect))
     }
 }
 

@@ -111,7 +111,7 @@ pub use client::{
 };
 pub use completeness::{Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit};
 pub use context::{NOT_CONFIGURED, ToolContext};
-pub use dialect::{ControlSupport, DIALECT_CONTROL, Dialect};
+pub use dialect::{ControlSupport, DIALECT_CONTROL, Dialect, DialectSet};
 pub use empty_reason::{EmptyReason, UnknownEmptyReason};
 pub use envelope::Envelope;
 pub use error::{CoreError, Violation};

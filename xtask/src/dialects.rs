@@ -64,8 +64,12 @@ pub(crate) fn markdown(header: &str) -> String {
         "An envelope server can answer in the wire of one of the four contracts the envelope \
          unifies, so that agents and host UIs written against one of them work unchanged. The \
          server picks its dialect (`EnvelopeConfig::with_dialect`; the example's `--dialect`), \
-         `envelope` by default, and the listing's output schemas follow it; a call may ask for \
-         another with the `{DIALECT_CONTROL}` argument, which every tool accepts. Every dialect \
+         `envelope` by default, and the listing's output schemas follow it. A call may ask for \
+         another with the `{DIALECT_CONTROL}` argument among those the server offers \
+         (`EnvelopeConfig::with_call_dialects`; the example's `--call-dialects`; none by \
+         default): MCP clients check an answer against the tool's listed output schema, and the \
+         official SDKs refuse one that does not match, so each dialect offered is an \
+         alternative (`anyOf`) of every output schema, paid for in the listing. Every dialect \
          renders the same typed envelope after the budget stage has trimmed it: trimming, \
          continuations, target refs and next actions work in each. A call that chose its \
          dialect finds `{DIALECT_CONTROL}` in the arguments of every next action it is offered, \
@@ -106,6 +110,8 @@ pub(crate) fn markdown(header: &str) -> String {
     }
     out.push_str(
         "\n## Bad input\n\n\
+         - A `dialect` the server does not offer: `validation`, code `invalid_argument`, \
+         `data.offered` naming the dialects it does.\n\
          - A `dialect` that names no dialect: `validation`, code `invalid_argument`, `data.field` \
          `dialect`, `data.dialects` listing every dialect with its contract and what it \
          supports.\n\

@@ -148,6 +148,11 @@ impl Invocation {
         }
         if !controls.is_empty() {
             let decoded = decode_value::<Controls>(Value::Object(controls.clone()))?;
+            if let Some(asked) = decoded.dialect
+                && !ctx.offered_dialects().contains(asked)
+            {
+                return Err(asked.not_offered(ctx.offered_dialects()));
+            }
             ctx.set_controls(decoded);
             // What the answer's dialect cannot write is refused before the tool runs, never
             // dropped from the answer without a word.

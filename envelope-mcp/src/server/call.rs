@@ -8,7 +8,8 @@ use envelope_budget::{CallBudget, Prepared, prepare};
 use envelope_core::stage::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode};
 use envelope_core::stage::{ToolOutput, carry_argument, meta_stamp, retain_next_actions};
 use envelope_core::{
-    Caller, ClientChannel, DIALECT_CONTROL, Dialect, Envelope, Tier, Tool, ToolContext, ToolSpec,
+    Caller, ClientChannel, DIALECT_CONTROL, Dialect, DialectSet, Envelope, Tier, Tool, ToolContext,
+    ToolSpec,
 };
 use envelope_dialect::Rendering;
 use serde_json::Value;
@@ -141,8 +142,14 @@ impl EnvelopeServer {
     /// The context a call runs in under `budget`, and the signal that stops its work.
     fn context_for(&self, extras: CallExtras, budget: &CallBudget) -> (ToolContext, Arc<Stop>) {
         let config = &self.inner.config;
+        // A transport that fixes the dialect (the HTTP API) offers that one alone.
+        let offered = match extras.dialect {
+            Some(fixed) => DialectSet::only(fixed),
+            None => config.offered_dialects(),
+        };
         let mut ctx = ToolContext::new()
             .with_dialect(extras.dialect.unwrap_or(config.dialect))
+            .with_offered_dialects(offered)
             .with_client_request_id(extras.client_request_id.as_deref())
             .with_disabled_modules(Arc::clone(&self.inner.disabled))
             .with_states(Arc::clone(&config.states));

@@ -10,7 +10,7 @@ use envelope_budget::BudgetPolicy;
 use envelope_core::paging::Continuations;
 use envelope_core::schema::controls_instructions;
 use envelope_core::stage::States;
-use envelope_core::{Capability, Dialect, IndexStatus};
+use envelope_core::{Capability, Dialect, DialectSet, IndexStatus};
 use serde_json::{Value, json};
 
 use super::listing::Listing;
@@ -102,6 +102,7 @@ pub struct EnvelopeConfig {
     pub(super) instructions: Option<String>,
     pub(super) listing: Listing,
     pub(super) dialect: Dialect,
+    pub(super) call_dialects: DialectSet,
     pub(super) budget: BudgetPolicy,
     pub(super) disabled_modules: BTreeSet<String>,
     pub(super) capabilities: Capabilities,
@@ -135,6 +136,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("version", &self.version)
             .field("listing", &self.listing)
             .field("dialect", &self.dialect)
+            .field("call_dialects", &self.call_dialects)
             .field("budget", &self.budget)
             .field("disabled_modules", &self.disabled_modules)
             // wire: a field of this Debug output, not of an envelope
@@ -160,6 +162,7 @@ impl EnvelopeConfig {
             instructions: None,
             listing: Listing::Lean,
             dialect: Dialect::Envelope,
+            call_dialects: DialectSet::from_iter([]),
             budget: BudgetPolicy::default(),
             disabled_modules: BTreeSet::new(),
             capabilities: Capabilities::Derived,
@@ -318,6 +321,32 @@ impl EnvelopeConfig {
     /// The server's dialect (see [`with_dialect`](Self::with_dialect)).
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// The dialects a call may ask for with its `dialect` argument besides the server's own.
+    /// None by default: MCP clients check an answer against the tool's listed output schema
+    /// (the official SDKs refuse one that does not match), so every dialect offered is added
+    /// to each output schema as an alternative, which every model pays for on every turn.
+    ///
+    /// ```
+    /// use envelope_core::Dialect;
+    /// use envelope_mcp::EnvelopeConfig;
+    ///
+    /// let config = EnvelopeConfig::new("search", "1.0.0").with_call_dialects(Dialect::ALL);
+    /// assert!(config.offered_dialects().contains(Dialect::Tsa));
+    /// let plain = EnvelopeConfig::new("search", "1.0.0");
+    /// assert_eq!(plain.offered_dialects().iter().collect::<Vec<_>>(), [Dialect::Envelope]);
+    /// ```
+    #[must_use]
+    pub fn with_call_dialects(mut self, dialects: impl IntoIterator<Item = Dialect>) -> Self {
+        self.call_dialects = dialects.into_iter().collect();
+        self
+    }
+
+    /// The dialects a call may ask for: the server's own and those
+    /// [`with_call_dialects`](Self::with_call_dialects) offers.
+    pub fn offered_dialects(&self) -> DialectSet {
+        self.call_dialects.with(self.dialect)
     }
 
     /// The instructions `initialize` gives: the author's (else `composed`, a composed

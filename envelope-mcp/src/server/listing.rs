@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use envelope_core::schema::{Portable, lean_input_schema, terse_output_schema};
-use envelope_core::{Dialect, Tool};
+use envelope_core::{Dialect, DialectSet, Tool};
 use rmcp::model::{MetaObject, ToolAnnotations};
 use schemars::Schema;
 use schemars::transform::Transform;
@@ -26,6 +26,32 @@ fn object(value: Value) -> Map<String, Value> {
 fn listed_schema(mut schema: Schema) -> Map<String, Value> {
     Portable.transform(&mut schema);
     object(schema.to_value())
+}
+
+/// One schema admitting what any of `schemas` admits: their `anyOf`, their `$defs` (the same
+/// payload's, and the envelope's) hoisted to the root once.
+fn any_of(schemas: impl Iterator<Item = Map<String, Value>>) -> Map<String, Value> {
+    let mut defs = Map::new();
+    let mut alternatives = Vec::new();
+    for mut schema in schemas {
+        if let Some(Value::Object(own)) = schema.remove("$defs") {
+            for (name, def) in own {
+                defs.entry(name).or_insert(def);
+            }
+        }
+        schema.remove("$schema");
+        alternatives.push(Value::Object(schema));
+    }
+    let mut root = Map::new();
+    root.insert(
+        "$schema".to_owned(),
+        Value::from("https://json-schema.org/draft/2020-12/schema"),
+    );
+    root.insert("anyOf".to_owned(), Value::Array(alternatives));
+    if !defs.is_empty() {
+        root.insert("$defs".to_owned(), Value::Object(defs));
+    }
+    root
 }
 
 /// How much of each tool `tools/list` spells out. A model is shown the listing on every turn of
@@ -50,6 +76,7 @@ pub(super) fn listing(
     tool: &dyn Tool,
     keys: &MetaKeys,
     detail: Listing,
+    offered: DialectSet,
     dialect: Dialect,
 ) -> rmcp::model::Tool {
     let spec = tool.spec();
@@ -62,19 +89,25 @@ pub(super) fn listing(
     };
     let input = listed_schema(input);
     // A server answering in another contract's wire lists that wire's schema, `data` typed
-    // from the tool's result as in the envelope's.
-    let output = match dialect {
-        Dialect::Envelope => listed_schema(output),
-        dialect => {
-            let schema = envelope_dialect::output_schema(
-                dialect,
-                &listed_schema(tool.output_schema()).into(),
-            );
-            match Schema::try_from(schema) {
-                Ok(schema) => listed_schema(schema),
-                Err(_) => Map::new(),
-            }
-        }
+    // from the tool's result as in the envelope's; a call may ask for any offered dialect, so
+    // each is an alternative.
+    let envelope = listed_schema(output);
+    let whole = listed_schema(tool.output_schema()).into();
+    let in_dialect = |dialect: Dialect| match dialect {
+        Dialect::Envelope => envelope.clone(),
+        dialect => match Schema::try_from(envelope_dialect::output_schema(dialect, &whole)) {
+            Ok(schema) => listed_schema(schema),
+            Err(_) => Map::new(),
+        },
+    };
+    let output = if offered == DialectSet::only(dialect) {
+        in_dialect(dialect)
+    } else {
+        any_of(
+            std::iter::once(dialect)
+                .chain(offered.iter().filter(|other| *other != dialect))
+                .map(in_dialect),
+        )
     };
     let mut meta = MetaObject::new();
     meta.insert(keys.tier.clone(), json!(spec.tier));

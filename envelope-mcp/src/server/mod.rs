@@ -29,7 +29,10 @@ pub use config::{
 };
 pub use listing::Listing;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
-pub(crate) use scopes::{CallableOnly, Shown};
+#[cfg(feature = "auth")]
+pub(crate) use scopes::CallableOnly;
+#[cfg(feature = "rest")]
+pub(crate) use scopes::Shown;
 pub use stop::DEADLINE_EXCEEDED;
 #[cfg(feature = "rest")]
 pub(crate) use stop::TokenCancellation;
@@ -95,7 +98,15 @@ impl EnvelopeServer {
         let keys = MetaKeys::new(&config.meta_prefix);
         let listing = tools
             .iter()
-            .map(|tool| listing(tool, &keys, config.listing, config.dialect))
+            .map(|tool| {
+                listing(
+                    tool,
+                    &keys,
+                    config.listing,
+                    config.offered_dialects(),
+                    config.dialect,
+                )
+            })
             .collect();
         let capabilities = Advertised::new(config.capabilities());
         let disabled = Arc::new(config.disabled_modules.clone());
@@ -221,7 +232,7 @@ impl EnvelopeServer {
     }
 
     /// The tools this server serves.
-    #[cfg(feature = "rest")]
+    #[cfg(any(feature = "rest", feature = "auth"))]
     pub(crate) fn toolset(&self) -> &Toolset {
         &self.inner.tools
     }

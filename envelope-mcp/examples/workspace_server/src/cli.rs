@@ -42,6 +42,14 @@ fn parse_dialect(name: &str) -> Result<envelope_core::Dialect, String> {
     })
 }
 
+/// Reads one name of `--call-dialects`: a dialect, or `all`.
+fn parse_call_dialects(name: &str) -> Result<envelope_core::DialectSet, String> {
+    if name == "all" {
+        return Ok(envelope_core::DialectSet::ALL);
+    }
+    parse_dialect(name).map(envelope_core::DialectSet::only)
+}
+
 /// The environment variable holding the continuation key, as hex.
 const KEY_VAR: &str = "WORKSPACE_SERVER_CONTINUATION_KEY";
 
@@ -103,6 +111,12 @@ struct Options {
     /// `frigg`. The listing's output schemas follow it.
     #[arg(long, value_name = "NAME", default_value = "envelope", value_parser = parse_dialect)]
     dialect: envelope_core::Dialect,
+
+    /// The dialects a call may ask for with its `dialect` argument besides `--dialect`,
+    /// comma-separated, or `all`. Each is added to every tool's output schema, since clients
+    /// check an answer against it; none by default.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = parse_call_dialects)]
+    call_dialects: Vec<envelope_core::DialectSet>,
 
     #[command(flatten)]
     http: HttpOptions,
@@ -639,6 +653,11 @@ async fn run(options: Options) -> ExitCode {
             envelope_mcp::Listing::Lean
         },
         dialect: options.dialect,
+        call_dialects: options
+            .call_dialects
+            .iter()
+            .flat_map(|set| set.iter())
+            .collect(),
     };
     let server = crate::server::server_with(workspace, continuations, &options.disabled, limits);
 

@@ -30,6 +30,9 @@ pub struct Limits {
     pub listing: Listing,
     /// The wire the answers are written in (`--dialect`), unless a call asks for another.
     pub dialect: envelope_core::Dialect,
+    /// The dialects a call may ask for besides it (`--call-dialects`), each listed in the
+    /// output schemas.
+    pub call_dialects: envelope_core::DialectSet,
 }
 
 impl Default for Limits {
@@ -39,6 +42,7 @@ impl Default for Limits {
             max_request_bytes: envelope_mcp::DEFAULT_MAX_REQUEST_BYTES,
             listing: Listing::Lean,
             dialect: envelope_core::Dialect::Envelope,
+            call_dialects: envelope_core::DialectSet::from_iter([]),
         }
     }
 }
@@ -71,7 +75,8 @@ pub fn server_with(
         .with_call_timeout(limits.call_timeout)
         .with_max_request_bytes(limits.max_request_bytes)
         .with_listing(limits.listing)
-        .with_dialect(limits.dialect);
+        .with_dialect(limits.dialect)
+        .with_call_dialects(limits.call_dialects.iter());
     let config = disabled.iter().fold(config, |config, module| {
         config.disable_module(module.clone())
     });

@@ -5,8 +5,8 @@
 
 mod common;
 
-use envelope_core::Dialect;
 use envelope_core::paging::{Continuations, NEXT_PAGE};
+use envelope_core::{Dialect, DialectSet};
 use envelope_mcp::EnvelopeServer;
 use serde_json::{Map, Value, json};
 use workspace_server::{Limits, Workspace};
@@ -16,12 +16,18 @@ use common::tree::{Tree, test_key};
 
 /// The example over `tree`, answering in `dialect`.
 fn server_in(tree: &Tree, dialect: Dialect) -> EnvelopeServer {
+    server_offering(tree, dialect, DialectSet::only(dialect))
+}
+
+/// The example over `tree`, answering in `dialect`, a call free to ask for any of `offered`.
+fn server_offering(tree: &Tree, dialect: Dialect, offered: DialectSet) -> EnvelopeServer {
     workspace_server::server_with(
         Workspace::open(&tree.root).expect("the fixture is a directory"),
         Continuations::new(test_key()),
         &[],
         Limits {
             dialect,
+            call_dialects: offered,
             ..Limits::default()
         },
     )
@@ -102,7 +108,7 @@ async fn every_dialect_pages_to_the_end_by_copying_the_call_it_offers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_calls_dialect_rides_on_its_next_page_and_its_continuation_is_bound_to_it() {
     let tree = Tree::new("dialect-control");
-    let server = tree.server();
+    let server = server_offering(&tree, Dialect::Envelope, DialectSet::ALL);
     for dialect in [Dialect::Pincher, Dialect::Cos, Dialect::Tsa, Dialect::Frigg] {
         let first = call(
             &server,
@@ -150,7 +156,16 @@ async fn a_calls_dialect_rides_on_its_next_page_and_its_continuation_is_bound_to
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_dialects_and_inexpressible_controls_are_invalid_arguments_naming_every_dialect() {
     let tree = Tree::new("dialect-refusals");
-    let server = tree.server();
+    // A server that offers no other dialect refuses one, naming what it offers.
+    let refused = call(
+        &tree.server(),
+        "search_text",
+        json!({"query": "needle", "dialect": "cos"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "invalid_argument", "{refused:#}");
+    assert_eq!(refused["error"]["data"]["offered"], json!(["envelope"]));
+    let server = server_offering(&tree, Dialect::Envelope, DialectSet::ALL);
     let unknown = call(
         &server,
         "search_text",
@@ -222,6 +237,39 @@ async fn a_budget_cut_is_stated_in_every_dialect() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_offering_dialects_admits_an_answer_in_each() {
+    let tree = Tree::new("dialect-offered");
+    let server = server_offering(&tree, Dialect::Frigg, DialectSet::ALL);
+    let listed = server.tools();
+    for tool in listed.iter() {
+        let output = Value::Object(tool.output_schema.as_deref().cloned().expect("a schema"));
+        let validator = jsonschema::validator_for(&output).expect("the schema compiles");
+        assert_eq!(
+            output["anyOf"].as_array().map(Vec::len),
+            Some(5),
+            "{}",
+            tool.name
+        );
+        if tool.name != "search_text" {
+            continue;
+        }
+        for dialect in Dialect::ALL {
+            let answer = call(
+                &server,
+                "search_text",
+                json!({"query": "needle", "limit": 2, "dialect": dialect.name()}),
+            )
+            .await;
+            let errors: Vec<String> = validator
+                .iter_errors(&answer)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{dialect}: {errors:?}\n{answer:#}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listing_follows_the_servers_dialect() {
     let tree = Tree::new("dialect-listing");
     for dialect in Dialect::ALL {
@@ -263,5 +311,35 @@ async fn the_listing_follows_the_servers_dialect() {
                 "{dialect}"
             );
         }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_ref_read_off_any_dialect_opens_in_it() {
+    let tree = Tree::new("dialect-target");
+    for dialect in Dialect::ALL {
+        let server = server_in(&tree, dialect);
+        let page = call(
+            &server,
+            "search_text",
+            json!({"query": "needle", "limit": 2}),
+        )
+        .await;
+        let envelope = envelope_dialect::view(dialect, &page);
+        let target = envelope["data"]["target_ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{dialect}: no target ref in\n{page:#}"));
+        let hit = &envelope["data"]["occurrences"][0];
+        let read = call(
+            &server,
+            "read_file",
+            json!({"path": hit["path"], "line": hit["line"], "target_ref": target}),
+        )
+        .await;
+        assert_valid(dialect, &read);
+        let read = envelope_dialect::view(dialect, &read);
+        assert_eq!(read["ok"], true, "{dialect}: {read:#}");
+        let content = read["data"]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("needle"), "{dialect}: {read:#}");
     }
 }
