@@ -16,7 +16,7 @@ pub(crate) fn schema_files() -> Result<Vec<(String, String)>, String> {
         .filter(|dialect| *dialect != Dialect::Envelope)
         .map(|dialect| {
             let mut schema = envelope_dialect::schema(dialect, &json!(true), None);
-            crate::docs::titled(
+            crate::codegen::titled(
                 &mut schema,
                 format!(
                     "envelope in the `{dialect}` dialect: {}",
