@@ -124,6 +124,11 @@ class _LoopGuard:
             raise PageLimitExceeded(self.tool, self.max_pages)
         self.seen.add(key)
 
+    def replaced(self, envelope: Envelope) -> None:
+        """The last page, asked again for fewer rows."""
+        if envelope.completeness is not None:
+            self.last_end = (envelope.completeness.offset or 0) + envelope.completeness.returned
+
     def received(self, envelope: Envelope) -> None:
         self.pages += 1
         completeness = envelope.completeness
@@ -398,13 +403,21 @@ class EnvelopeClient:
             return args
 
         current_tool = tool
+        base_limit = page_size if page_size is not None else (arguments or {}).get("limit")
         arguments = sized_args(dict(arguments or {}), max_rows)
         guard.sending(current_tool, arguments)
         first = await self.call(current_tool, arguments)
-        guard.received(first)
         key = rows_key(first, tool)
-        pages = [first]
         rows = rows_of(first, key)
+        if max_tokens is not None and sized:
+            fit = self._fit(rows, 0, max_tokens)
+            if 1 <= fit < len(rows):
+                # Ask again for the rows that fit, so the page ends where the combined one does.
+                first = await self.call(current_tool, {**arguments, "limit": fit})
+                arguments = {**arguments, "limit": fit}
+                rows = rows_of(first, key)
+        guard.received(first)
+        pages = [first]
         count, tokens = len(rows), estimate_tokens(rows)
         keep: int | None = None
         reason: str | None = None
@@ -439,6 +452,7 @@ class EnvelopeClient:
                 new_tokens = estimate_tokens(new)
                 fit = len(new) if max_tokens is None else self._fit(new, tokens, max_tokens)
                 if fit < len(new):
+                    reason = "budget_limit"
                     if fit == 0:
                         # Nothing of it fits: stop before it; its own call continues here.
                         continue_with = action.model_copy(update={"arguments": next_args})
@@ -448,6 +462,7 @@ class EnvelopeClient:
                         # Ask for the rows that fit, so the page ends where the combined one does.
                         smaller = {**next_args, "limit": fit}
                         page = await self.call(next_tool, smaller, action_id=action.id)
+                        guard.replaced(page)
                         new = rows_of(page, key)
                         if len(new) > fit:
                             keep, reason = count + fit, "budget_limit"
@@ -471,6 +486,15 @@ class EnvelopeClient:
                     break
         if keep is not None:
             continue_with = None
+        if continue_with is not None and sized and continue_with.tool == tool:
+            # The walk shrank pages to end on the combined page's last row; the page after it
+            # is asked at the size the caller asked (the server's default when none).
+            resumed = dict(continue_with.arguments)
+            if base_limit is None:
+                resumed.pop("limit", None)
+            else:
+                resumed["limit"] = base_limit
+            continue_with = continue_with.model_copy(update={"arguments": resumed})
         return combine(tool, pages, keep_rows=keep, limit_reason=reason, next_page=continue_with)
 
     @staticmethod
