@@ -1,0 +1,81 @@
+"""envelope-client: paging, retry and follow for MCP servers that answer envelopes.
+
+The envelope is typed in `envelope_client.envelope` (against `docs/envelope.schema.json`), the
+retry policy in `envelope_client.retry`, pages merged in `envelope_client.paging`, and the MCP
+session wrapper is `EnvelopeClient`. The pydantic-ai toolset is `envelope_client.pydantic_ai`
+(an optional extra, imported only from there).
+"""
+
+from .client import EnvelopeClient, is_stale_target, relocate_hit
+from .envelope import (
+    SCHEMA_VERSION,
+    AttachmentNote,
+    BinaryDrift,
+    Completeness,
+    Dependency,
+    Envelope,
+    Meta,
+    NextAction,
+    Notice,
+    ToolError,
+    parse_envelope,
+)
+from .errors import (
+    ActionNotFound,
+    CursorLoop,
+    DeadlineExceeded,
+    EnvelopeClientError,
+    EnvelopeSchemaError,
+    NotPageable,
+    NotRetriedUnsafe,
+    PageLimitExceeded,
+    ProtocolError,
+    RetriesExhausted,
+    RetryAfterTooLong,
+    StaleTarget,
+    ToolFailed,
+    ToolNotListed,
+)
+from .paging import CombinedPage, combine, rows_key, rows_of
+from .retry import NOTHING_RAN_CODES, RETRYABLE_CATEGORIES, RetryPolicy, nothing_ran
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "NOTHING_RAN_CODES",
+    "RETRYABLE_CATEGORIES",
+    "ActionNotFound",
+    "AttachmentNote",
+    "BinaryDrift",
+    "CombinedPage",
+    "Completeness",
+    "CursorLoop",
+    "DeadlineExceeded",
+    "Dependency",
+    "Envelope",
+    "EnvelopeClient",
+    "EnvelopeClientError",
+    "EnvelopeSchemaError",
+    "Meta",
+    "NextAction",
+    "NotPageable",
+    "NotRetriedUnsafe",
+    "Notice",
+    "PageLimitExceeded",
+    "ProtocolError",
+    "RetriesExhausted",
+    "RetryAfterTooLong",
+    "RetryPolicy",
+    "StaleTarget",
+    "ToolError",
+    "ToolFailed",
+    "ToolNotListed",
+    "combine",
+    "is_stale_target",
+    "nothing_ran",
+    "parse_envelope",
+    "relocate_hit",
+    "rows_key",
+    "rows_of",
+]

@@ -1,0 +1,569 @@
+"""`EnvelopeClient`: an MCP `ClientSession` wrapped with the envelope's paging, retry and follow.
+
+```python
+async with ClientSession(read, write) as session:
+    await session.initialize()
+    client = EnvelopeClient(session)
+    page = await client.call("search_text", {"query": "Envelope"})     # retried per the policy
+    async for page in client.pages("search_text", {"query": "Envelope"}):  # every page
+        ...
+    combined = await client.collect("search_text", {"query": "Envelope"}, max_rows=500)
+    nxt = await client.follow(page, "next-page")                      # an action, by id
+    hit = await client.read("read_file", {"target_ref": ref, "path": p, "line": n})
+```
+
+Nothing is called that the server's listing does not name (`ToolNotListed`, raised before any
+request): a next action, a recovery or a page of another tool included. Every answer is checked
+against the envelope's schema and invariants (`EnvelopeSchemaError`). The retry policy is
+`retry.RetryPolicy`'s; paging stops with `CursorLoop` on a continuation it sent before and with
+`PageLimitExceeded` past `max_pages`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent, Tool
+
+from .envelope import Envelope, NextAction, Notice, parse_envelope
+from .errors import (
+    ActionNotFound,
+    CursorLoop,
+    DeadlineExceeded,
+    EnvelopeSchemaError,
+    NotRetriedUnsafe,
+    PageLimitExceeded,
+    ProtocolError,
+    RetriesExhausted,
+    RetryAfterTooLong,
+    StaleTarget,
+    ToolFailed,
+    ToolNotListed,
+)
+from .paging import CombinedPage, combine, estimate_tokens, rows_key, rows_of
+from .retry import RetryPolicy
+
+# The argument a paging tool declares for its token, and a stale target ref's codes.
+CONTINUATION = "continuation"
+STALE_TARGET = "STALE_TARGET_SNAPSHOT"
+TARGET_PREFIX = "TARGET_"
+# The roles of an action that recovers a stale ref.
+RECOVERY_ROLES = ("resolve_target", "retry")
+# More listing pages than this is a server looping on its cursor.
+MAX_LISTING_PAGES = 100
+
+
+def is_stale_target(envelope: Envelope) -> bool:
+    """Whether the envelope refuses a target ref as stale or unresolvable."""
+    code = envelope.error.code if envelope.error is not None else None
+    return code is not None and (code == STALE_TARGET or code.startswith(TARGET_PREFIX))
+
+
+Relocate = Callable[[dict[str, Any], Envelope, str], "dict[str, Any] | None"]
+
+
+def relocate_hit(arguments: dict[str, Any], recovered: Envelope, ref_arg: str) -> dict[str, Any] | None:
+    """The read's arguments with the fresh ref of `recovered` (a search run again) in place of the
+    stale one, and the hit's `line` moved to where the fresh page has a hit in the same `path`:
+    the same line when one is still there, else the nearest (the later on a tie). None when the
+    recovered page holds no fresh ref."""
+    data = recovered.data if isinstance(recovered.data, dict) else {}
+    fresh = data.get(ref_arg)
+    if not isinstance(fresh, str) or not fresh:
+        return None
+    moved = {**arguments, ref_arg: fresh}
+    path, line = arguments.get("path"), arguments.get("line")
+    if isinstance(path, str) and isinstance(line, int) and recovered.completeness is not None:
+        try:
+            rows = rows_of(recovered, rows_key(recovered))
+        except Exception:
+            rows = []
+        lines = sorted(
+            {
+                row["line"]
+                for row in rows
+                if isinstance(row, dict) and row.get("path") == path and isinstance(row.get("line"), int)
+            }
+        )
+        if lines and line not in lines:
+            moved["line"] = min(lines, key=lambda candidate: (abs(candidate - line), -candidate))
+    return moved
+
+
+class _LoopGuard:
+    """What a paging walk has sent: a continuation (or, without one, a whole call) seen twice is
+    a loop, and `max_pages` bounds the walk."""
+
+    def __init__(self, tool: str, max_pages: int) -> None:
+        self.tool = tool
+        self.max_pages = max_pages
+        self.seen: set[str] = set()
+        self.pages = 0
+        self.last_end: int | None = None
+
+    def sending(self, tool: str, arguments: dict[str, Any]) -> None:
+        token = arguments.get(CONTINUATION)
+        key = f"token:{token}" if isinstance(token, str) else "call:" + json.dumps(
+            [tool, arguments], sort_keys=True, default=str
+        )
+        if key in self.seen:
+            raise CursorLoop(
+                self.tool,
+                self.pages + 1,
+                token if isinstance(token, str) else None,
+                "the server offered a continuation it had already been sent"
+                if isinstance(token, str)
+                else "the server offered the same next-page call again",
+            )
+        if self.pages >= self.max_pages:
+            raise PageLimitExceeded(self.tool, self.max_pages)
+        self.seen.add(key)
+
+    def replaced(self, envelope: Envelope) -> None:
+        """The last page, asked again for fewer rows."""
+        if envelope.completeness is not None:
+            self.last_end = (envelope.completeness.offset or 0) + envelope.completeness.returned
+
+    def received(self, envelope: Envelope) -> None:
+        self.pages += 1
+        completeness = envelope.completeness
+        if completeness is None:
+            return
+        offset = completeness.offset or 0
+        if self.last_end is not None and self.pages > 1 and offset < self.last_end:
+            raise CursorLoop(
+                self.tool,
+                self.pages,
+                None,
+                f"page {self.pages} starts at row {offset + 1}, before the end of the rows "
+                f"already returned ({self.last_end})",
+            )
+        self.last_end = offset + completeness.returned
+
+
+class EnvelopeClient:
+    """A `ClientSession` with the envelope's paging, retry and follow; see the module's doc.
+
+    `policy`: the retry policy (`RetryPolicy()` by default). `max_pages`: the most pages one
+    walk reads. `text_fallback`: read the envelope from the first text content when a result
+    has no `structuredContent` (the contract's mirror), instead of refusing it.
+    """
+
+    def __init__(
+        self,
+        session: ClientSession,
+        *,
+        policy: RetryPolicy | None = None,
+        max_pages: int = 1000,
+        text_fallback: bool = True,
+    ) -> None:
+        self.session = session
+        self.policy = policy or RetryPolicy()
+        self.max_pages = max_pages
+        self.text_fallback = text_fallback
+        self._tools: dict[str, Tool] | None = None
+
+    # --- the listing ---------------------------------------------------------------------
+
+    async def list_tools(self, *, refresh: bool = False) -> dict[str, Tool]:
+        """The server's tools by name (every listing page), cached until `refresh`."""
+        if self._tools is not None and not refresh:
+            return self._tools
+        from mcp_types import PaginatedRequestParams
+
+        tools: dict[str, Tool] = {}
+        cursor: str | None = None
+        cursors: set[str] = set()
+        for _ in range(MAX_LISTING_PAGES):
+            params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+            try:
+                result = await self.session.list_tools(params=params)
+            except MCPError as error:
+                raise ProtocolError("tools/list", error.message, error.code) from error
+            for tool in result.tools:
+                tools[tool.name] = tool
+            cursor = result.next_cursor
+            if cursor is None:
+                break
+            if cursor in cursors:
+                raise CursorLoop("tools/list", len(cursors) + 1, cursor, "the listing repeats a cursor")
+            cursors.add(cursor)
+        else:
+            raise PageLimitExceeded("tools/list", MAX_LISTING_PAGES)
+        self._tools = tools
+        return tools
+
+    async def _listed(self, tool: str, action_id: str | None = None) -> Tool:
+        tools = await self.list_tools()
+        if tool not in tools:
+            raise ToolNotListed(tool, list(tools), action_id)
+        return tools[tool]
+
+    def idempotent(self, tool: Tool) -> bool:
+        """Whether the listing annotates the tool `idempotentHint: true` or `readOnlyHint: true`."""
+        annotations = tool.annotations
+        if annotations is None:
+            return False
+        return annotations.idempotent_hint is True or annotations.read_only_hint is True
+
+    @staticmethod
+    def accepts(tool: Tool, argument: str) -> bool:
+        """Whether the tool's input schema declares `argument`."""
+        properties = tool.input_schema.get("properties") if isinstance(tool.input_schema, dict) else None
+        return isinstance(properties, dict) and argument in properties
+
+    @staticmethod
+    def _limit_maximum(tool: Tool) -> int | None:
+        properties = tool.input_schema.get("properties") or {}
+        spec = properties.get("limit") if isinstance(properties, dict) else None
+        maximum = spec.get("maximum") if isinstance(spec, dict) else None
+        return maximum if isinstance(maximum, int) else None
+
+    # --- one call, retried ---------------------------------------------------------------
+
+    def _envelope_of(self, tool: str, result: CallToolResult) -> Envelope:
+        raw = result.structured_content
+        if raw is None and self.text_fallback:
+            texts = [block for block in result.content if isinstance(block, TextContent)]
+            if texts:
+                try:
+                    raw = json.loads(texts[0].text)
+                except ValueError:
+                    raw = None
+        if raw is None:
+            raise EnvelopeSchemaError(tool, ["the result carries no envelope (no structuredContent)"], None)
+        envelope = parse_envelope(raw, tool=tool)
+        if bool(result.is_error) != (not envelope.ok):
+            raise EnvelopeSchemaError(
+                tool, [f"isError is {bool(result.is_error)} but the envelope's ok is {envelope.ok}"], raw
+            )
+        return envelope
+
+    async def _call_once(self, tool: str, arguments: dict[str, Any], remaining_s: float, deadline_s: float) -> Envelope:
+        try:
+            with anyio.fail_after(remaining_s):
+                result = await self.session.call_tool(tool, arguments)
+        except TimeoutError:
+            raise DeadlineExceeded(tool, deadline_s) from None
+        except MCPError as error:
+            raise ProtocolError(tool, error.message, error.code) from error
+        except RuntimeError as error:
+            # The SDK checks structured content against the listed output schema itself.
+            if "structured content" in str(error):
+                raise EnvelopeSchemaError(tool, [str(error)], None) from error
+            raise ProtocolError(tool, str(error)) from error
+        if not isinstance(result, CallToolResult):
+            raise ProtocolError(tool, f"answered a {type(result).__name__}, not a tool result")
+        return self._envelope_of(tool, result)
+
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        check: bool = True,
+        action_id: str | None = None,
+    ) -> Envelope:
+        """Call `tool` with `arguments` as given, retried per the policy, and return its envelope.
+
+        With `check` (the default) a failure the kit gives up on raises `ToolFailed`
+        (`RetriesExhausted`, `NotRetriedUnsafe`); without, its envelope is returned. A wait
+        past the deadline raises `RetryAfterTooLong` or `DeadlineExceeded` either way."""
+        listed = await self._listed(tool, action_id)
+        arguments = dict(arguments or {})
+        policy = self.policy
+        idempotent = self.idempotent(listed)
+        deadline = policy.clock() + policy.deadline_s
+        attempt = 0
+        while True:
+            attempt += 1
+            remaining = deadline - policy.clock()
+            if remaining <= 0:
+                raise DeadlineExceeded(tool, policy.deadline_s)
+            envelope = await self._call_once(tool, arguments, remaining, policy.deadline_s)
+            if envelope.ok:
+                return envelope
+            error = envelope.error
+            assert error is not None  # parse_envelope checked it
+            failure: ToolFailed | None = None
+            if not policy.retryable(error):
+                why = (
+                    "its error is not retryable"
+                    if not error.retryable
+                    else f"a `{error.category}` error is not retried"
+                )
+                failure = ToolFailed(tool, envelope, attempt, why)
+            elif not policy.safe_to_repeat(error, idempotent):
+                failure = NotRetriedUnsafe(
+                    tool,
+                    envelope,
+                    attempt,
+                    "the tool is not annotated idempotent or read-only, and its error does not "
+                    "say nothing ran",
+                )
+            elif attempt >= policy.max_attempts:
+                failure = RetriesExhausted(tool, envelope, attempt, f"{attempt} attempts made")
+            if failure is not None:
+                if check:
+                    raise failure
+                return envelope
+            remaining = deadline - policy.clock()
+            if error.retry_after_ms is not None and error.retry_after_ms / 1000 > remaining:
+                raise RetryAfterTooLong(tool, envelope, error.retry_after_ms / 1000, remaining)
+            wait = policy.wait_s(error, attempt)
+            if wait >= remaining:
+                raise DeadlineExceeded(tool, policy.deadline_s, envelope)
+            await policy.sleep(wait)
+
+    # --- next actions --------------------------------------------------------------------
+
+    async def follow(self, envelope: Envelope, action_id: str, *, check: bool = True) -> Envelope:
+        """Run the envelope's next action `action_id`: its tool with its arguments exactly as
+        given. `ActionNotFound` when it offers none by that id; `ToolNotListed`, without a call,
+        when the action names a tool the listing does not."""
+        action = envelope.action(action_id)
+        if action is None:
+            raise ActionNotFound(action_id, [a.id for a in envelope.next_actions or []])
+        return await self.call(action.tool, action.arguments, check=check, action_id=action.id)
+
+    # --- pages ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _next_call(
+        envelope: Envelope, tool: str, arguments: dict[str, Any]
+    ) -> tuple[NextAction, str, dict[str, Any]] | None:
+        """The call for the page after `envelope` (answered to `tool(arguments)`): its `next-page`
+        action as given, else a recovery-contract `completeness.continuation` sent back with the
+        request otherwise unchanged; None on the last page."""
+        action = envelope.next_page()
+        if action is not None:
+            return action, action.tool, dict(action.arguments)
+        token = envelope.completeness.continuation if envelope.completeness else None
+        if token:
+            again = {**arguments, CONTINUATION: token}
+            made = NextAction.model_validate(
+                {"id": "next-page", "role": "broaden_scope", "tool": tool, "arguments": again, "reason": "next page"}
+            )
+            return made, tool, again
+        return None
+
+    async def pages(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, max_pages: int | None = None
+    ) -> AsyncIterator[Envelope]:
+        """Every page of `tool(arguments)`, the first included, each the previous page's
+        `next-page` action followed as given (each call retried per the policy)."""
+        guard = _LoopGuard(tool, max_pages or self.max_pages)
+        arguments = dict(arguments or {})
+        current_tool = tool
+        while True:
+            guard.sending(current_tool, arguments)
+            envelope = await self.call(current_tool, arguments, action_id=None if guard.pages == 0 else "next-page")
+            guard.received(envelope)
+            yield envelope
+            following = self._next_call(envelope, current_tool, arguments)
+            if following is None:
+                return
+            _, current_tool, arguments = following
+
+    async def collect(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        max_rows: int | None = None,
+        max_tokens: int | None = None,
+        page_size: int | None = None,
+        max_pages: int | None = None,
+    ) -> CombinedPage:
+        """Every page of `tool(arguments)` merged into one page (`paging.combine`), up to
+        `max_rows` rows and `max_tokens` tokens of rows (characters over 4).
+
+        When the tool declares `limit`, the walk asks each page for no more rows than are left
+        (and `page_size` when given), so the combined page ends on a page boundary and its
+        `next-page` action continues exactly after its last row; a cut the walk cannot line up
+        so is reported truncated with no `next-page` action."""
+        guard = _LoopGuard(tool, max_pages or self.max_pages)
+        listed = await self._listed(tool)
+        sized = self.accepts(listed, "limit")
+        maximum = self._limit_maximum(listed)
+
+        def sized_args(args: dict[str, Any], left: int | None) -> dict[str, Any]:
+            if not sized:
+                return args
+            wanted = [n for n in (args.get("limit"), page_size, left, maximum) if isinstance(n, int)]
+            if page_size is not None or left is not None:
+                limit = min(wanted)
+                if limit >= 1 and limit != args.get("limit"):
+                    return {**args, "limit": limit}
+            return args
+
+        current_tool = tool
+        base_limit = page_size if page_size is not None else (arguments or {}).get("limit")
+        arguments = sized_args(dict(arguments or {}), max_rows)
+        guard.sending(current_tool, arguments)
+        first = await self.call(current_tool, arguments)
+        key = rows_key(first, tool)
+        rows = rows_of(first, key)
+        if max_tokens is not None and sized:
+            fit = self._fit(rows, 0, max_tokens)
+            if 1 <= fit < len(rows):
+                # Ask again for the rows that fit, so the page ends where the combined one does.
+                first = await self.call(current_tool, {**arguments, "limit": fit})
+                arguments = {**arguments, "limit": fit}
+                rows = rows_of(first, key)
+        guard.received(first)
+        pages = [first]
+        count, tokens = len(rows), estimate_tokens(rows)
+        keep: int | None = None
+        reason: str | None = None
+        continue_with: NextAction | None = None
+        if max_rows is not None and count > max_rows:
+            keep, reason = max_rows, "page_limit"
+        elif max_tokens is not None and tokens > max_tokens:
+            keep, reason = self._fit(rows, 0, max_tokens), "budget_limit"
+        else:
+            page = first
+            while True:
+                following = self._next_call(page, current_tool, arguments)
+                if following is None:
+                    break
+                action, next_tool, next_args = following
+                if max_rows is not None and count >= max_rows:
+                    continue_with, reason = action, "page_limit"
+                    break
+                if max_tokens is not None and tokens >= max_tokens:
+                    continue_with, reason = action, "budget_limit"
+                    break
+                if next_tool != current_tool:
+                    # A page of another tool is no page of this result: offered, not walked.
+                    continue_with = action
+                    break
+                await self._listed(next_tool, action.id)
+                next_args = sized_args(next_args, None if max_rows is None else max_rows - count)
+                guard.sending(next_tool, next_args)
+                page = await self.call(next_tool, next_args, action_id=action.id)
+                guard.received(page)
+                new = rows_of(page, key)
+                new_tokens = estimate_tokens(new)
+                fit = len(new) if max_tokens is None else self._fit(new, tokens, max_tokens)
+                if fit < len(new):
+                    reason = "budget_limit"
+                    if fit == 0:
+                        # Nothing of it fits: stop before it; its own call continues here.
+                        continue_with = action.model_copy(update={"arguments": next_args})
+                        reason = "budget_limit"
+                        break
+                    if sized and fit < len(new):
+                        # Ask for the rows that fit, so the page ends where the combined one does.
+                        smaller = {**next_args, "limit": fit}
+                        page = await self.call(next_tool, smaller, action_id=action.id)
+                        guard.replaced(page)
+                        new = rows_of(page, key)
+                        if len(new) > fit:
+                            keep, reason = count + fit, "budget_limit"
+                    else:
+                        keep, reason = count + fit, "budget_limit"
+                    pages.append(page)
+                    count += len(new)
+                    tokens += estimate_tokens(new)
+                    if keep is None:
+                        following = self._next_call(page, next_tool, next_args)
+                        continue_with = following[0] if following else None
+                        if continue_with is None:
+                            reason = None
+                    break
+                pages.append(page)
+                count += len(new)
+                tokens += new_tokens
+                arguments = next_args
+                if max_rows is not None and count > max_rows:
+                    keep, reason = max_rows, "page_limit"
+                    break
+        if keep is not None:
+            continue_with = None
+        if continue_with is not None and sized and continue_with.tool == tool:
+            # The walk shrank pages to end on the combined page's last row; the page after it
+            # is asked at the size the caller asked (the server's default when none).
+            resumed = dict(continue_with.arguments)
+            if base_limit is None:
+                resumed.pop("limit", None)
+            else:
+                resumed["limit"] = base_limit
+            continue_with = continue_with.model_copy(update={"arguments": resumed})
+        return combine(tool, pages, keep_rows=keep, limit_reason=reason, next_page=continue_with)
+
+    @staticmethod
+    def _fit(rows: list[Any], used: int, max_tokens: int) -> int:
+        """How many of `rows` fit in what is left of `max_tokens` after `used`."""
+        fit = 0
+        for row in rows:
+            cost = estimate_tokens(row) + 1
+            if used + cost > max_tokens:
+                break
+            used += cost
+            fit += 1
+        return fit
+
+    # --- target refs ---------------------------------------------------------------------
+
+    async def read(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        ref_arg: str = "target_ref",
+        relocate: Relocate = relocate_hit,
+        check: bool = True,
+    ) -> Envelope:
+        """Call `tool(arguments)` (a read by target ref). On a stale ref (`STALE_TARGET_SNAPSHOT`
+        or a `TARGET_*` code) it re-resolves once, by the recovery the answer names (its
+        `resolve_target` or `retry` action, followed as given): a recovery that reads by itself
+        is the answer; a search run again gives a fresh ref, with which the read is made again
+        (`relocate` moves the hit's line; the answer then carries a `target_relocated` warning
+        saying so). Still stale, or no recovery offered: `StaleTarget`."""
+        envelope = await self.call(tool, arguments, check=False)
+        if envelope.ok or not is_stale_target(envelope) or ref_arg not in arguments:
+            if check and not envelope.ok:
+                raise ToolFailed(tool, envelope, 1, "its error is not retryable")
+            return envelope
+        recovery = next(
+            (
+                action
+                for role in RECOVERY_ROLES
+                for action in envelope.next_actions or []
+                if action.role == role
+            ),
+            None,
+        )
+        if recovery is None:
+            raise StaleTarget(tool, envelope, "its answer offers no recovery action")
+        recovered = await self.call(recovery.tool, recovery.arguments, action_id=recovery.id)
+        if recovery.tool == tool and ref_arg not in recovery.arguments:
+            # The recovery is itself a read (of the file, say): its answer is the read.
+            return recovered
+        again_args = relocate(dict(arguments), recovered, ref_arg)
+        if again_args is None:
+            raise StaleTarget(tool, recovered, f"its recovery `{recovery.id}` gave no fresh `{ref_arg}`")
+        again = await self.call(tool, again_args, check=False)
+        if not again.ok:
+            if is_stale_target(again):
+                raise StaleTarget(tool, again, "it stayed stale after one re-resolution")
+            if check:
+                raise ToolFailed(tool, again, 1, "its error is not retryable")
+            return again
+        moved = {k: again_args[k] for k in again_args if k != ref_arg and again_args[k] != arguments.get(k)}
+        note = Notice.model_validate(
+            {
+                "code": "target_relocated",
+                "severity": "info",
+                "message": f"the target ref was stale; re-resolved by `{recovery.id}`"
+                + (f", the hit now at {moved}" if moved else ""),
+                "data": {"recovery": recovery.id, "arguments": again_args},
+            }
+        )
+        return again.model_copy(update={"warnings": [*(again.warnings or []), note]})

@@ -1,0 +1,156 @@
+"""A pydantic-ai toolset over an `EnvelopeClient`: the model sees one combined page.
+
+```python
+from pydantic_ai import Agent
+from envelope_client.pydantic_ai import EnvelopeToolset
+
+toolset = EnvelopeToolset(client, max_rows=500, max_tokens=8000)
+agent = Agent(model, toolsets=[toolset])
+```
+
+Every tool of the server's listing is offered as listed (its name, description and input schema).
+A call of a paged tool (one that declares `continuation`) is answered with every page merged into
+one (`EnvelopeClient.collect`, up to `max_rows` rows and `max_tokens` tokens of rows), its
+`completeness` rewritten for what the model is shown: `returned` the rows given, `truncated`
+when a limit cut them, and a `next-page` action continuing exactly after them when the walk could
+line one up. A `limit` the model passes is the most rows it wants (at most `max_rows`). Other tools
+are called once (retried per the policy). The model is shown the envelope, `ok: false` ones
+included (their `error` and `hint` say what to change); the kit's own refusals (a tool not listed,
+a cursor loop, a wait past the deadline, a schema-violating answer) reach the model as a failed
+tool call (pydantic-ai's `ToolFailed`) naming them, or are raised with `kit_errors="raise"`.
+
+pydantic-ai is an optional dependency: `pip install envelope-client[pydantic-ai]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed as ModelToolFailed
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from .client import CONTINUATION, EnvelopeClient
+from .errors import EnvelopeClientError, NotPageable
+
+ARGS_VALIDATOR = SchemaValidator(
+    schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
+)
+
+COMBINED_NOTE = (
+    "\n\nPages are combined: one call returns every row up to {max_rows}; "
+    "follow `next-page` only when the answer is truncated."
+)
+
+
+class EnvelopeToolset(AbstractToolset[Any]):
+    """The server's tools for a pydantic-ai agent, paged tools answering one combined page.
+
+    `client`: an `EnvelopeClient` over an initialized session (the caller owns the session).
+    `max_rows`, `max_tokens`, `page_size`: the combined page's bounds and the page size asked
+    of the server (its default when None). `tools`: offer only these. `max_retries`: what
+    pydantic-ai allows the model per tool. `kit_errors`: `"tool_failed"` shows the model the
+    kit's refusals as a failed call, `"raise"` ends the run with them."""
+
+    def __init__(
+        self,
+        client: EnvelopeClient,
+        *,
+        max_rows: int = 500,
+        max_tokens: int | None = None,
+        page_size: int | None = None,
+        tools: list[str] | None = None,
+        max_retries: int = 1,
+        kit_errors: Literal["tool_failed", "raise"] = "tool_failed",
+        id: str | None = None,
+    ) -> None:
+        if max_rows < 1:
+            raise ValueError("max_rows is at least 1")
+        self.client = client
+        self.max_rows = max_rows
+        self.max_tokens = max_tokens
+        self.page_size = page_size
+        self.only = set(tools) if tools is not None else None
+        self.max_retries = max_retries
+        self.kit_errors = kit_errors
+        self._id = id
+        self.shown: list[dict[str, Any]] = []
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        listing = await self.client.list_tools()
+        tools: dict[str, ToolsetTool[Any]] = {}
+        for name, tool in listing.items():
+            if self.only is not None and name not in self.only:
+                continue
+            description = tool.description or ""
+            if self.client.accepts(tool, CONTINUATION):
+                description += COMBINED_NOTE.format(max_rows=self.max_rows)
+            annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+            tools[name] = ToolsetTool(
+                toolset=self,
+                tool_def=ToolDefinition(
+                    name=name,
+                    description=description,
+                    parameters_json_schema=tool.input_schema,
+                    metadata={"annotations": annotations},
+                ),
+                max_retries=self.max_retries,
+                args_validator=ARGS_VALIDATOR,
+            )
+        return tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        try:
+            shown = await self._answer(name, dict(tool_args))
+        except EnvelopeClientError as error:
+            if self.kit_errors == "raise":
+                raise
+            raise ModelToolFailed(f"{type(error).__name__}: {error}") from error
+        self.shown.append({"tool": name, "arguments": tool_args, "answer": shown})
+        return shown
+
+    async def _answer(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        listing = await self.client.list_tools()
+        listed = listing.get(name)
+        if listed is None or (self.only is not None and name not in self.only):
+            from .errors import ToolNotListed
+
+            raise ToolNotListed(name, [n for n in listing if self.only is None or n in self.only])
+        if not self.client.accepts(listed, CONTINUATION):
+            envelope = await self.client.call(name, arguments, check=False)
+            return envelope.wire()
+        wanted = arguments.pop("limit", None)
+        max_rows = self.max_rows
+        if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted >= 1:
+            max_rows = min(max_rows, wanted)
+        elif wanted is not None:
+            arguments["limit"] = wanted  # not a count: the server says what is wrong with it
+        try:
+            combined = await self.client.collect(
+                name,
+                arguments,
+                max_rows=max_rows,
+                max_tokens=self.max_tokens,
+                page_size=self.page_size,
+            )
+        except NotPageable as error:
+            # A page with no rows to combine (an empty answer, say) is shown as it came.
+            if error.envelope is None:
+                raise
+            return error.envelope.wire()
+        except EnvelopeClientError as error:
+            from .errors import ToolFailed
+
+            if isinstance(error, ToolFailed):
+                return error.envelope.wire()
+            raise
+        return combined.envelope.wire()

@@ -1,0 +1,71 @@
+"""Fixtures: a fault server over stdio wrapped in an `EnvelopeClient` whose retry policy runs
+on a fake clock (waits are recorded, never slept)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from envelope_client import EnvelopeClient, RetryPolicy
+
+FAULT_SERVER = Path(__file__).with_name("fault_server.py")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FakeClock:
+    """A monotonic clock that only `sleep` moves; every wait is kept in `waits`."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def fake_policy(clock: FakeClock, **overrides: Any) -> RetryPolicy:
+    settings: dict[str, Any] = {"sleep": clock.sleep, "clock": clock, "random": lambda: 0.5}
+    settings.update(overrides)
+    return RetryPolicy(**settings)
+
+
+@asynccontextmanager
+async def fault_session() -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=[str(FAULT_SERVER)])
+    with tempfile.TemporaryFile(mode="w+") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+@pytest.fixture
+def faults(clock: FakeClock) -> Callable[..., Any]:
+    """`async with faults(**policy) as client`: a fresh fault server, and a client on it."""
+
+    @asynccontextmanager
+    async def open_client(**policy: Any) -> AsyncIterator[EnvelopeClient]:
+        async with fault_session() as session:
+            yield EnvelopeClient(session, policy=fake_policy(clock, **policy))
+
+    return open_client
