@@ -198,8 +198,10 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
     async fn page(&mut self, next: Next) -> Result<Envelope<T>, ClientError> {
         let raw = match &next {
             Next::First(tool, arguments) => {
-                let Value::Object(arguments) = arguments.clone() else {
-                    return Err(ClientError::ArgumentsNotObject { tool: tool.clone() });
+                let arguments = match arguments {
+                    Value::Object(arguments) => arguments.clone(),
+                    Value::Null => Map::new(),
+                    _ => return Err(ClientError::ArgumentsNotObject { tool: tool.clone() }),
                 };
                 self.remember(tool, &arguments);
                 self.client.call_raw_retrying(tool, &arguments).await?

@@ -47,7 +47,7 @@ pub fn structured(result: &CallToolResult) -> Result<&Value, ReadError> {
 ///
 /// let wire = json!({"ok": true, "verdict": "INFO", "data": {"hits": "three"},
 ///                   "meta": {"request_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "schema_version": 3}});
-/// #[derive(serde::Deserialize)]
+/// #[derive(Debug, serde::Deserialize)]
 /// struct Hits {
 ///     #[allow(dead_code)]
 ///     hits: u32,

@@ -47,11 +47,6 @@ impl Faults {
         *count += 1;
         *count
     }
-
-    fn calls(&self, tool: &str) -> usize {
-        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        calls.get(tool).copied().unwrap_or(0)
-    }
 }
 
 /// Fails with a `transient` error the first `fail_times` times, then answers.
