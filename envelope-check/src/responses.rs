@@ -104,17 +104,18 @@ impl Judge {
         let structured = match envelope_client::read::structured(result) {
             Ok(structured) => structured,
             Err(error) => {
-                let shown = text.map(|text| Value::from(text.chars().take(300).collect::<String>()));
+                let shown =
+                    text.map(|text| Value::from(text.chars().take(300).collect::<String>()));
                 report.fail(
                     Check::CallAnswered,
                     arguments,
                     &error.to_string(),
                     shown.as_ref(),
                 );
-            for check in Check::ALL
-                .into_iter()
-                .filter(|check| check.is_per_response())
-            {
+                for check in Check::ALL
+                    .into_iter()
+                    .filter(|check| check.is_per_response())
+                {
                     report.skip(check);
                 }
                 return None;

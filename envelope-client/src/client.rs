@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use envelope_core::paging::{STALE_TARGET_SNAPSHOT, TARGET_REF_FIELD};
 use envelope_core::{Envelope, NextAction, Role, ToolError};
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::{Peer, RunningService, Service};
-use rmcp::RoleClient;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -207,12 +207,14 @@ impl Client {
             why: why.to_owned(),
             last: Box::new(last.clone()),
         };
-        let recovery = [Role::ResolveTarget, Role::Retry].into_iter().find_map(|role| {
-            first
-                .next_actions()
-                .iter()
-                .find(|action| action.role == role)
-        });
+        let recovery = [Role::ResolveTarget, Role::Retry]
+            .into_iter()
+            .find_map(|role| {
+                first
+                    .next_actions()
+                    .iter()
+                    .find(|action| action.role == role)
+            });
         let Some(recovery) = recovery else {
             return Err(give_up("the envelope names no recovery", &error));
         };
@@ -232,7 +234,10 @@ impl Client {
         let raw = self.call_raw_retrying(tool, &arguments).await?;
         let again: Envelope<Value> = decoded(tool, &raw)?;
         if let Some((_, error)) = stale(&again) {
-            return Err(give_up("it was stale again after re-resolving once", &error));
+            return Err(give_up(
+                "it was stale again after re-resolving once",
+                &error,
+            ));
         }
         decoded(tool, &raw)
     }
@@ -316,12 +321,13 @@ impl Client {
         let policy = &self.policy;
         let idempotent = self.is_idempotent(tool);
         let deadline = Instant::now() + policy.deadline;
-        let past_deadline = |attempts: u32, last: Option<&ToolError>| ClientError::DeadlineExceeded {
-            tool: tool.to_owned(),
-            deadline: policy.deadline,
-            attempts,
-            last: last.map(|error| Box::new(error.clone())),
-        };
+        let past_deadline =
+            |attempts: u32, last: Option<&ToolError>| ClientError::DeadlineExceeded {
+                tool: tool.to_owned(),
+                deadline: policy.deadline,
+                attempts,
+                last: last.map(|error| Box::new(error.clone())),
+            };
         let mut attempts = 0;
         let mut last: Option<ToolError> = None;
         loop {

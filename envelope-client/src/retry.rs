@@ -79,11 +79,7 @@ impl RetryPolicy {
             .base_delay
             .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)))
             .min(self.max_delay);
-        if self.jitter {
-            full_jitter(step)
-        } else {
-            step
-        }
+        if self.jitter { full_jitter(step) } else { step }
     }
 
     /// The wait `error` asks for, or the backoff after `attempt` failed attempts; clamped to
@@ -158,7 +154,10 @@ mod tests {
         assert!(policy.may_retry(&said, false), "the body never ran");
         assert!(!policy.may_retry(&ToolError::validation("bad"), true));
         let odd = ToolError::validation("bad").with_retryable(true);
-        assert!(!policy.may_retry(&odd, true), "the same arguments fail again");
+        assert!(
+            !policy.may_retry(&odd, true),
+            "the same arguments fail again"
+        );
         let no = ToolError::transient("gave up").with_retryable(false);
         assert!(!policy.may_retry(&no, true));
     }

@@ -51,7 +51,12 @@ async fn paging_search_text_to_the_end_matches_one_big_page() {
     while let Some(page) = pages.next().await {
         let page = page.expect("a page");
         assert!(page.is_ok(), "{page:?}");
-        paged.extend(page.data().expect("ok")["occurrences"].as_array().expect("rows").clone());
+        paged.extend(
+            page.data().expect("ok")["occurrences"]
+                .as_array()
+                .expect("rows")
+                .clone(),
+        );
     }
     assert_eq!(pages.end(), Some(PagesEnd::Last));
     assert_eq!(paged, expected);

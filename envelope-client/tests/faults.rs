@@ -64,7 +64,9 @@ async fn flaky(ctx: &ToolContext) -> ToolResult<Value> {
 #[tool(tier = lite)]
 async fn append(ctx: &ToolContext) -> ToolResult<Value> {
     ctx.state::<Faults>()?.count("append");
-    Err(ToolError::transient("the write timed out; it may have landed"))
+    Err(ToolError::transient(
+        "the write timed out; it may have landed",
+    ))
 }
 
 /// Enqueues (not idempotent); refused before it ran, `data.ran: false`, the first
@@ -117,9 +119,11 @@ async fn open(ctx: &ToolContext, args: OpenArgs) -> ToolResult<Value> {
     if number < faults.fresh_from {
         let again = NextAction::call::<find>("find-again", Role::Retry, 0, (), "find it again")
             .map_err(ToolError::internal)?;
-        return Err(ToolError::validation("the target changed since it was found")
-            .with_code(STALE_TARGET_SNAPSHOT)
-            .with_recovery(again));
+        return Err(
+            ToolError::validation("the target changed since it was found")
+                .with_code(STALE_TARGET_SNAPSHOT)
+                .with_recovery(again),
+        );
     }
     Ok(json!({ "read": args.target_ref }))
 }
@@ -174,7 +178,10 @@ impl Faulty {
         Faulty::spoiled(faults, |_, _| {})
     }
 
-    fn spoiled(faults: Faults, spoil: impl Fn(&str, &mut CallToolResult) + Send + Sync + 'static) -> Self {
+    fn spoiled(
+        faults: Faults,
+        spoil: impl Fn(&str, &mut CallToolResult) + Send + Sync + 'static,
+    ) -> Self {
         let key = ContinuationKey::new(1, [5; 32]);
         let config = EnvelopeConfig::new("faulty", "1")
             .with_continuations(Continuations::new(key))
@@ -295,7 +302,11 @@ async fn the_jittered_backoff_waits_no_longer_than_the_steps() {
         .expect("answers");
     assert!(envelope.is_ok());
     assert_eq!(server.received().len(), 4);
-    assert!(started.elapsed() < Duration::from_millis(750), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(750),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -321,7 +332,10 @@ async fn retries_end_at_max_attempts_with_the_last_error() {
 async fn a_plain_call_is_never_retried() {
     let server = Faulty::new(faults(1));
     let client = connect(server.clone()).await.with_policy(steady());
-    let envelope = client.call::<Value>("flaky", Value::Null).await.expect("reads");
+    let envelope = client
+        .call::<Value>("flaky", Value::Null)
+        .await
+        .expect("reads");
     let error = envelope.error().expect("failed");
     assert!(error.retryable());
     assert_eq!(server.received().len(), 1);
@@ -338,7 +352,11 @@ async fn a_tool_that_is_not_idempotent_is_not_retried() {
         .expect("reads");
     let error = envelope.error().expect("the failure, as read");
     assert!(error.retryable(), "the server says a retry may help");
-    assert_eq!(server.received(), ["append"], "but it may have run: one call");
+    assert_eq!(
+        server.received(),
+        ["append"],
+        "but it may have run: one call"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -407,7 +425,11 @@ async fn a_retry_after_of_a_year_is_refused_without_waiting() {
         .call_retrying::<Value>("limited", Value::Null)
         .await
         .expect_err("refused");
-    assert!(started.elapsed() < Duration::from_millis(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(10),
+        "{:?}",
+        started.elapsed()
+    );
     let ClientError::RetryAfterPastDeadline { retry_after, .. } = error else {
         panic!("{error:?}");
     };
@@ -444,7 +466,10 @@ async fn a_stale_ref_is_re_resolved_once() {
         ..Faults::default()
     });
     let client = connect(server.clone()).await;
-    let found = client.call::<Value>("find", Value::Null).await.expect("finds");
+    let found = client
+        .call::<Value>("find", Value::Null)
+        .await
+        .expect("finds");
     let stale_ref = found.data().expect("data")["target_ref"].clone();
     assert_eq!(stale_ref, "ref-1");
     let envelope = client
@@ -470,7 +495,11 @@ async fn a_ref_stale_again_gives_up_with_a_typed_error() {
         panic!("{error:?}");
     };
     assert_eq!(code, STALE_TARGET_SNAPSHOT);
-    assert_eq!(server.received(), ["open", "find", "open"], "once, not forever");
+    assert_eq!(
+        server.received(),
+        ["open", "find", "open"],
+        "once, not forever"
+    );
 }
 
 /// Every next-page token after the first replaced by the first.
@@ -508,7 +537,11 @@ async fn a_repeated_cursor_stops_paging_with_a_typed_error() {
     );
     assert!(pages.next().await.is_none());
     assert_eq!(pages.end(), Some(PagesEnd::Error));
-    assert_eq!(server.received().len(), 2, "the repeated page is not called");
+    assert_eq!(
+        server.received().len(),
+        2,
+        "the repeated page is not called"
+    );
 }
 
 #[tokio::test]
@@ -581,7 +614,11 @@ async fn paging_stops_at_the_callers_limits() {
     while let Some(page) = pages.next().await {
         rows.extend(page.expect("ok").data().expect("rows").rows.clone());
     }
-    assert_eq!(rows.len(), 20, "the page that reaches the limit is kept whole");
+    assert_eq!(
+        rows.len(),
+        20,
+        "the page that reaches the limit is kept whole"
+    );
     assert_eq!(pages.end(), Some(PagesEnd::MaxRows));
     let limits = PageLimits {
         max_pages: 1,
@@ -644,8 +681,10 @@ async fn an_envelope_that_breaks_its_schema_names_the_field() {
         };
         match tool {
             "rows" => envelope["data"]["rows"][3] = json!(7),
-            "find" => envelope["completeness"] = json!({"unit": "items", "returned": 9, "total": 2,
-                "complete": false, "truncated": false, "incomplete_reasons": ["walk_failure"]}),
+            "find" => {
+                envelope["completeness"] = json!({"unit": "items", "returned": 9, "total": 2,
+                "complete": false, "truncated": false, "incomplete_reasons": ["walk_failure"]})
+            }
             "flaky" => envelope["verdict"] = json!("ERROR"),
             _ => {}
         }
@@ -685,7 +724,10 @@ async fn a_next_action_to_an_unlisted_tool_is_refused_without_a_call() {
         ]);
     });
     let client = connect(server.clone()).await;
-    let envelope = client.call::<Value>("find", Value::Null).await.expect("reads");
+    let envelope = client
+        .call::<Value>("find", Value::Null)
+        .await
+        .expect("reads");
     let error = client
         .follow::<Value, _>(&envelope, "vanished")
         .await
@@ -706,7 +748,10 @@ async fn a_next_action_to_an_unlisted_tool_is_refused_without_a_call() {
         .follow::<Value, _>(&envelope, "absent")
         .await
         .expect_err("no such action");
-    assert!(matches!(error, ClientError::NoSuchAction { .. }), "{error:?}");
+    assert!(
+        matches!(error, ClientError::NoSuchAction { .. }),
+        "{error:?}"
+    );
     let error = client
         .call::<Value>("no_such_tool", Value::Null)
         .await

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use envelope_client::Client;
 use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
-use envelope_core::{NOT_RUN_CODES, Reply, Tool as _, ToolContext, ToolResult, Unit, tool, toolset};
+use envelope_core::{
+    NOT_RUN_CODES, Reply, Tool as _, ToolContext, ToolResult, Unit, tool, toolset,
+};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use rmcp::ServiceExt as _;
 use serde::{Deserialize, Serialize};
@@ -118,14 +120,19 @@ async fn every_refusal_before_the_body_carries_a_not_run_code() {
         ("paged", json!({"limit": 0})),
         ("paged", json!({"prefix": "b", "continuation": token})),
         ("paged", json!({"prefix": "a", "continuation": tampered})),
-        ("paged", json!({"prefix": "a", "continuation": "not a token"})),
+        (
+            "paged",
+            json!({"prefix": "a", "continuation": "not a token"}),
+        ),
         ("paged", json!({"cursor": token})),
     ] {
         let envelope = client
             .call::<Value>(tool, arguments.clone())
             .await
             .expect("reads");
-        let error = envelope.error().unwrap_or_else(|| panic!("{tool} {arguments}: ok"));
+        let error = envelope
+            .error()
+            .unwrap_or_else(|| panic!("{tool} {arguments}: ok"));
         let code = error.code().unwrap_or_default().to_owned();
         assert!(
             NOT_RUN_CODES.contains(&code.as_str()),
@@ -134,7 +141,11 @@ async fn every_refusal_before_the_body_carries_a_not_run_code() {
         assert!(error.did_not_run());
         codes.push(code);
     }
-    assert_eq!(ran.0.load(Ordering::SeqCst), before, "no body ran: {codes:?}");
+    assert_eq!(
+        ran.0.load(Ordering::SeqCst),
+        before,
+        "no body ran: {codes:?}"
+    );
     for code in [
         "MODULE_DISABLED",
         "unknown_arg",

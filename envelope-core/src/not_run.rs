@@ -51,7 +51,9 @@ impl ToolError {
             .and_then(serde_json::Value::as_bool)
         {
             Some(ran) => !ran,
-            None => self.code().is_some_and(|code| NOT_RUN_CODES.contains(&code)),
+            None => self
+                .code()
+                .is_some_and(|code| NOT_RUN_CODES.contains(&code)),
         }
     }
 }
