@@ -102,6 +102,7 @@ pub struct Pages<'c, T> {
 impl<T> std::fmt::Debug for Pages<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pages")
+            // wire: not the wire, a field of this debug output
             .field("tool", &self.tool)
             .field("pages", &self.pages)
             .field("rows", &self.rows)
