@@ -100,21 +100,26 @@ impl Judge {
             .iter()
             .find_map(|block| block.as_text())
             .map(|text| text.text.as_str());
-        let Some(structured) = &result.structured_content else {
-            let shown = text.map(|text| Value::from(text.chars().take(300).collect::<String>()));
-            report.fail(
-                Check::CallAnswered,
-                arguments,
-                "the result carries no `structuredContent`: no envelope",
-                shown.as_ref(),
-            );
-            for check in Check::ALL
-                .into_iter()
-                .filter(|check| check.is_per_response())
-            {
-                report.skip(check);
+        // Read as any client of the kit reads it: one reader of the wire.
+        let structured = match envelope_client::read::structured(result) {
+            Ok(structured) => structured,
+            Err(error) => {
+                let shown =
+                    text.map(|text| Value::from(text.chars().take(300).collect::<String>()));
+                report.fail(
+                    Check::CallAnswered,
+                    arguments,
+                    &error.to_string(),
+                    shown.as_ref(),
+                );
+                for check in Check::ALL
+                    .into_iter()
+                    .filter(|check| check.is_per_response())
+                {
+                    report.skip(check);
+                }
+                return None;
             }
-            return None;
         };
         report.pass(Check::CallAnswered);
         let output = match self.output(&tool.name) {

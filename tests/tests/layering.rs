@@ -7,7 +7,7 @@
 //! fixtures under `tests/tests/ui` name it on purpose, to show that user code cannot.
 //!
 //! The crates stand in a stack, lowest first: envelope-derive, envelope-core, envelope-budget,
-//! envelope-dialect, envelope-mcp, envelope-check, and on top what uses them (xtask, these tests, the example
+//! envelope-dialect, envelope-mcp, envelope-client, envelope-check, and on top what uses them (xtask, these tests, the example
 //! server, the downstream crate). A crate depends only on crates below it.
 //!
 //! Inside a crate, no modules import each other in a circle. Circles are looked for among
@@ -46,6 +46,7 @@ const STACK: &[&[&str]] = &[
     &["envelope-budget"],
     &["envelope-dialect"],
     &["envelope-mcp"],
+    &["envelope-client"],
     &["envelope-check"],
     &[
         "xtask",

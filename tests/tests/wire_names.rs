@@ -21,6 +21,7 @@ const SOURCES: &[&str] = &[
     "envelope-core/src",
     "envelope-budget/src",
     "envelope-mcp/src",
+    "envelope-client/src",
     "envelope-check/src",
 ];
 

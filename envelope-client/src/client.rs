@@ -1,0 +1,414 @@
+//! The client: the server's listing, typed calls, retries, next actions followed by id, and
+//! target refs read with one re-resolve.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use envelope_core::paging::{STALE_TARGET_SNAPSHOT, TARGET_REF_FIELD};
+use envelope_core::{Envelope, NextAction, Role, ToolError};
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{Peer, RunningService, Service};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use crate::error::ClientError;
+use crate::read::{decode, structured};
+use crate::retry::RetryPolicy;
+
+/// The error codes of a target ref that was genuine but has gone stale: what
+/// [`Client::read`] re-resolves once.
+pub const STALE_REF_CODES: [&str; 1] = [STALE_TARGET_SNAPSHOT];
+
+/// A listed tool's input schema, compiled when first needed.
+type Compiled = Result<Arc<jsonschema::Validator>, String>;
+
+/// A client of one MCP server that answers in envelopes.
+///
+/// Built over rmcp's client ([`Client::new`] keeps the running service alive; [`Client::from_peer`]
+/// borrows a peer whose service the caller keeps), it lists the server's tools once, and calls
+/// only what the listing names: a call to any other tool is refused before anything is sent.
+/// [`Client::refresh`] lists again (after a `tools/list_changed`, say).
+pub struct Client {
+    peer: Peer<RoleClient>,
+    tools: BTreeMap<String, Arc<Tool>>,
+    inputs: Mutex<BTreeMap<String, Compiled>>,
+    policy: RetryPolicy,
+    /// The running service, kept alive as long as the client is.
+    _service: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client of the server `service` is connected to, which it keeps running; lists the
+    /// server's tools (every page).
+    pub async fn new<S>(service: RunningService<RoleClient, S>) -> Result<Client, ClientError>
+    where
+        S: Service<RoleClient>,
+        RunningService<RoleClient, S>: Send + Sync + 'static,
+    {
+        let mut client = Client::from_peer(service.peer().clone()).await?;
+        client._service = Some(Box::new(service));
+        Ok(client)
+    }
+
+    /// A client over `peer`, whose running service the caller keeps alive; lists the server's
+    /// tools (every page).
+    pub async fn from_peer(peer: Peer<RoleClient>) -> Result<Client, ClientError> {
+        let mut client = Client {
+            peer,
+            tools: BTreeMap::new(),
+            inputs: Mutex::new(BTreeMap::new()),
+            policy: RetryPolicy::default(),
+            _service: None,
+        };
+        client.refresh().await?;
+        Ok(client)
+    }
+
+    /// Lists the server's tools again: what may be called from now on.
+    pub async fn refresh(&mut self) -> Result<(), ClientError> {
+        let listed = self
+            .peer
+            .list_all_tools()
+            .await
+            .map_err(|source| ClientError::Service {
+                tool: "tools/list".to_owned(),
+                source: Box::new(source),
+            })?;
+        self.tools = listed
+            .into_iter()
+            .map(|tool| (tool.name.to_string(), Arc::new(tool)))
+            .collect();
+        self.inputs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        Ok(())
+    }
+
+    /// The same client, retrying by `policy` (the default is [`RetryPolicy::default`]).
+    #[must_use]
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// How [`Client::call_retrying`] retries.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// rmcp's peer, for what this client does not wrap.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// The tools the server listed, by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.values().map(AsRef::as_ref)
+    }
+
+    /// The listed tool `name`.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name).map(AsRef::as_ref)
+    }
+
+    /// Whether the listing says `name` may run twice: annotated `idempotentHint: true` or
+    /// `readOnlyHint: true`. A tool listed without annotations may not.
+    pub fn is_idempotent(&self, name: &str) -> bool {
+        self.tool(name)
+            .and_then(|tool| tool.annotations.as_ref())
+            .is_some_and(|hints| {
+                hints.idempotent_hint == Some(true) || hints.read_only_hint == Some(true)
+            })
+    }
+
+    /// Calls `tool` with `arguments` (a JSON object, or `null` for none) once, and decodes its
+    /// envelope. An `ok: false` envelope is returned as read: its
+    /// [`error`](Envelope::error) says what failed. A tool the listing does not name is refused
+    /// before anything is sent.
+    pub async fn call<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Envelope<T>, ClientError> {
+        let arguments = object(tool, arguments)?;
+        let raw = self.call_raw(tool, &arguments).await?;
+        decoded(tool, &raw)
+    }
+
+    /// Calls `tool` as [`Client::call`] does, and calls it again while the envelope's error
+    /// asks for it and the [`RetryPolicy`] allows it (see there). Returns the first envelope
+    /// that is not retried: a success, or a failure no retry can help (or that the tool's
+    /// annotations do not allow to retry). Gives up with
+    /// [`ClientError::RetriesExhausted`], [`ClientError::RetryAfterPastDeadline`] or
+    /// [`ClientError::DeadlineExceeded`].
+    pub async fn call_retrying<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Envelope<T>, ClientError> {
+        let arguments = object(tool, arguments)?;
+        let raw = self.call_raw_retrying(tool, &arguments).await?;
+        decoded(tool, &raw)
+    }
+
+    /// Calls the next action `action_id` of `envelope` exactly as given: its tool with its
+    /// arguments. Refused before anything is sent when the envelope offers no such action,
+    /// when its tool is not listed, or when its arguments fail the tool's listed input schema.
+    pub async fn follow<T: DeserializeOwned, U>(
+        &self,
+        envelope: &Envelope<U>,
+        action_id: &str,
+    ) -> Result<Envelope<T>, ClientError> {
+        let action = envelope
+            .next_actions()
+            .iter()
+            .find(|action| action.id == action_id)
+            .ok_or_else(|| ClientError::NoSuchAction {
+                id: action_id.to_owned(),
+            })?;
+        let raw = self.run_action(action).await?;
+        decoded(&action.tool, &raw)
+    }
+
+    /// Reads through a target ref: calls `tool` with `arguments`, which carry the ref under
+    /// `target_ref`. When the answer says the ref went stale (an error code of
+    /// [`STALE_REF_CODES`]), the ref is re-resolved once, by the recovery the envelope names:
+    /// its first next action of role `resolve_target`, else `retry`, is followed. If that
+    /// action calls `tool` itself, its answer is the read. Otherwise the fresh ref is taken from
+    /// its answer (`data.target_ref`, or a next action's `target_ref` argument) and the read is
+    /// made again with it. Stale again, or no recovery to follow: [`ClientError::StaleRef`].
+    pub async fn read<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Envelope<T>, ClientError> {
+        let mut arguments = object(tool, arguments)?;
+        let raw = self.call_raw_retrying(tool, &arguments).await?;
+        let first: Envelope<Value> = decoded(tool, &raw)?;
+        let Some((code, error)) = stale(&first) else {
+            return decoded(tool, &raw);
+        };
+        let give_up = |why: &str, last: &ToolError| ClientError::StaleRef {
+            tool: tool.to_owned(),
+            code: code.clone(),
+            why: why.to_owned(),
+            last: Box::new(last.clone()),
+        };
+        let recovery = [Role::ResolveTarget, Role::Retry]
+            .into_iter()
+            .find_map(|role| {
+                first
+                    .next_actions()
+                    .iter()
+                    .find(|action| action.role == role)
+            });
+        let Some(recovery) = recovery else {
+            return Err(give_up("the envelope names no recovery", &error));
+        };
+        let recovered_raw = self.run_action(recovery).await?;
+        if recovery.tool == tool {
+            // The recovery reads the target another way: its answer is the read.
+            return decoded(tool, &recovered_raw);
+        }
+        let recovered: Envelope<Value> = decoded(&recovery.tool, &recovered_raw)?;
+        if let Some(failed) = recovered.error() {
+            return Err(give_up("the recovery failed", failed));
+        }
+        let Some(fresh) = fresh_ref(&recovered) else {
+            return Err(give_up("the recovery answered no fresh ref", &error));
+        };
+        arguments.insert(TARGET_REF_FIELD.to_owned(), Value::String(fresh));
+        let raw = self.call_raw_retrying(tool, &arguments).await?;
+        let again: Envelope<Value> = decoded(tool, &raw)?;
+        if let Some((_, error)) = stale(&again) {
+            return Err(give_up(
+                "it was stale again after re-resolving once",
+                &error,
+            ));
+        }
+        decoded(tool, &raw)
+    }
+
+    /// Calls `action` as given, once its tool is listed and its arguments pass the tool's
+    /// input schema; the structured result.
+    pub(crate) async fn run_action(&self, action: &NextAction) -> Result<Value, ClientError> {
+        self.listed(&action.tool)?;
+        self.check_arguments(action)?;
+        self.call_raw_retrying(&action.tool, &action.arguments)
+            .await
+    }
+
+    /// Whether `action`'s arguments pass its tool's listed input schema.
+    fn check_arguments(&self, action: &NextAction) -> Result<(), ClientError> {
+        let refuse = |detail: String| ClientError::ActionArguments {
+            action: action.id.clone(),
+            tool: action.tool.clone(),
+            detail,
+        };
+        let validator = {
+            let mut inputs = self.inputs.lock().unwrap_or_else(PoisonError::into_inner);
+            let compiled = inputs.entry(action.tool.clone()).or_insert_with(|| {
+                let schema = self
+                    .tools
+                    .get(&action.tool)
+                    .map(|tool| Value::Object((*tool.input_schema).clone()))
+                    .unwrap_or(Value::Bool(true));
+                jsonschema::validator_for(&schema)
+                    .map(Arc::new)
+                    .map_err(|error| format!("the input schema does not compile: {error}"))
+            });
+            compiled.clone().map_err(refuse)?
+        };
+        let arguments = Value::Object(action.arguments.clone());
+        match validator.iter_errors(&arguments).next() {
+            Some(error) => Err(refuse(format!("{}: {error}", error.instance_path()))),
+            None => Ok(()),
+        }
+    }
+
+    /// The listed tool `name`, or the refusal to call it.
+    fn listed(&self, name: &str) -> Result<&Tool, ClientError> {
+        self.tool(name).ok_or_else(|| ClientError::NotListed {
+            tool: name.to_owned(),
+        })
+    }
+
+    /// One `tools/call` of a listed tool; its structured content.
+    pub(crate) async fn call_raw(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<Value, ClientError> {
+        let listed = self.listed(tool)?;
+        let params =
+            CallToolRequestParams::new(listed.name.clone()).with_arguments(arguments.clone());
+        let result = self
+            .peer
+            .call_tool(params)
+            .await
+            .map_err(|source| ClientError::Service {
+                tool: tool.to_owned(),
+                source: Box::new(source),
+            })?;
+        structured(&result)
+            .cloned()
+            .map_err(|source| ClientError::Read {
+                tool: tool.to_owned(),
+                source,
+            })
+    }
+
+    /// [`Client::call_raw`] under the retry policy.
+    pub(crate) async fn call_raw_retrying(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<Value, ClientError> {
+        self.listed(tool)?;
+        let policy = &self.policy;
+        let idempotent = self.is_idempotent(tool);
+        let deadline = Instant::now() + policy.deadline;
+        let past_deadline =
+            |attempts: u32, last: Option<&ToolError>| ClientError::DeadlineExceeded {
+                tool: tool.to_owned(),
+                deadline: policy.deadline,
+                attempts,
+                last: last.map(|error| Box::new(error.clone())),
+            };
+        let mut attempts = 0;
+        let mut last: Option<ToolError> = None;
+        loop {
+            attempts += 1;
+            let raw = tokio::time::timeout_at(deadline, self.call_raw(tool, arguments))
+                .await
+                .map_err(|_| past_deadline(attempts, last.as_ref()))??;
+            let envelope: Envelope<serde::de::IgnoredAny> = decoded(tool, &raw)?;
+            let Some(error) = envelope.error() else {
+                return Ok(raw);
+            };
+            if !policy.may_retry(error, idempotent) {
+                return Ok(raw);
+            }
+            if attempts >= policy.max_attempts {
+                return Err(ClientError::RetriesExhausted {
+                    tool: tool.to_owned(),
+                    attempts,
+                    last: Box::new(error.clone()),
+                });
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if let Some(asked) = error.retry_after()
+                && asked >= remaining
+            {
+                return Err(ClientError::RetryAfterPastDeadline {
+                    tool: tool.to_owned(),
+                    retry_after: asked,
+                    remaining,
+                    last: Box::new(error.clone()),
+                });
+            }
+            let wait = policy.wait(error, attempts);
+            if wait >= remaining {
+                return Err(past_deadline(attempts, Some(error)));
+            }
+            last = Some(error.clone());
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// `arguments` as the object a call sends; `null` is none.
+fn object(tool: &str, arguments: Value) -> Result<Map<String, Value>, ClientError> {
+    match arguments {
+        Value::Object(object) => Ok(object),
+        Value::Null => Ok(Map::new()),
+        _ => Err(ClientError::ArgumentsNotObject {
+            tool: tool.to_owned(),
+        }),
+    }
+}
+
+/// `raw` decoded as `tool`'s envelope around a `T`.
+pub(crate) fn decoded<T: DeserializeOwned>(
+    tool: &str,
+    raw: &Value,
+) -> Result<Envelope<T>, ClientError> {
+    decode(raw).map_err(|source| ClientError::Decode {
+        tool: tool.to_owned(),
+        source,
+    })
+}
+
+/// The stale-ref code of `envelope`'s error, and the error, if it says the ref went stale.
+fn stale(envelope: &Envelope<Value>) -> Option<(String, ToolError)> {
+    let error = envelope.error()?;
+    let code = error.code()?;
+    STALE_REF_CODES
+        .contains(&code)
+        .then(|| (code.to_owned(), error.clone()))
+}
+
+/// The fresh target ref a recovery answered: its `data.target_ref`, else the `target_ref`
+/// argument of one of its next actions.
+fn fresh_ref(recovered: &Envelope<Value>) -> Option<String> {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    text(recovered.data().and_then(|data| data.get(TARGET_REF_FIELD))).or_else(|| {
+        recovered
+            .next_actions()
+            .iter()
+            .find_map(|action| text(action.arguments.get(TARGET_REF_FIELD)))
+    })
+}

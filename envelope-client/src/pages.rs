@@ -1,0 +1,325 @@
+//! Paging to the end: the `next-page` action followed exactly as given, the pages checked
+//! against their completeness, a repeated cursor caught.
+
+use std::collections::{BTreeMap, HashSet};
+use std::marker::PhantomData;
+
+use envelope_core::fields::completeness::CONTINUATION;
+use envelope_core::paging::NEXT_PAGE;
+use envelope_core::{Envelope, NextAction};
+use futures_core::Stream;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::client::{Client, decoded};
+use crate::error::ClientError;
+
+/// How far [`Client::pages`] follows: it stops before the page that would pass a limit is
+/// asked for, never in the middle of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageLimits {
+    /// Stop once this many rows (`completeness.returned`, summed) have come. `None`: no limit.
+    pub max_rows: Option<usize>,
+    /// Stop once the pages have cost this many tokens (`meta.tokens_estimated`, summed, where
+    /// the server states it). `None`: no limit.
+    pub max_tokens: Option<u64>,
+    /// Stop after this many pages.
+    pub max_pages: usize,
+}
+
+impl Default for PageLimits {
+    /// No row or token limit; at most 1,000 pages.
+    fn default() -> Self {
+        PageLimits {
+            max_rows: None,
+            max_tokens: None,
+            max_pages: 1_000,
+        }
+    }
+}
+
+impl PageLimits {
+    /// Every page to the end, at most 1,000.
+    pub fn to_the_end() -> Self {
+        PageLimits::default()
+    }
+
+    /// Pages until `rows` rows have come.
+    pub fn rows(rows: usize) -> Self {
+        PageLimits {
+            max_rows: Some(rows),
+            ..PageLimits::default()
+        }
+    }
+}
+
+/// Why paging stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PagesEnd {
+    /// The last page came: it offers no next page.
+    Last,
+    /// A page answered `ok: false` (yielded as read); there is no next page to follow.
+    Failed,
+    /// [`PageLimits::max_rows`] was reached.
+    MaxRows,
+    /// [`PageLimits::max_tokens`] was reached.
+    MaxTokens,
+    /// [`PageLimits::max_pages`] was reached.
+    MaxPages,
+    /// A [`ClientError`] was yielded.
+    Error,
+}
+
+/// The next call paging makes.
+enum Next {
+    /// The caller's first call.
+    First(String, Value),
+    /// A page's next-page action, as given.
+    Action(NextAction),
+}
+
+/// The pages of one paged call, in order: see [`Client::pages`]. Read them with
+/// [`Pages::next`], or as a [`Stream`] with [`Pages::into_stream`].
+pub struct Pages<'c, T> {
+    client: &'c Client,
+    tool: String,
+    limits: PageLimits,
+    next: Option<Next>,
+    /// An error to yield after the page that revealed it.
+    pending: Option<ClientError>,
+    /// The calls made, canonical (tool and arguments), and the continuations sent.
+    called: HashSet<String>,
+    tokens_sent: HashSet<String>,
+    total: Option<usize>,
+    rows: usize,
+    tokens: u64,
+    pages: usize,
+    end: Option<PagesEnd>,
+    _data: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Pages<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pages")
+            // wire: not the wire, a field of this debug output
+            .field("tool", &self.tool)
+            .field("pages", &self.pages)
+            .field("rows", &self.rows)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// The pages of `tool` called with `arguments`: the first page, then each page's
+    /// `next-page` action called exactly as given, until a page offers none or a limit of
+    /// `limits` is reached. Each call is made as by [`Client::call_retrying`].
+    ///
+    /// Checked on the way: `completeness.total` is the same on every page that states it, and
+    /// the rows returned never add up past it ([`ClientError::TotalChanged`],
+    /// [`ClientError::RowsPastTotal`]); a next-page action that repeats a call already made, or
+    /// sends a continuation already sent, stops paging with [`ClientError::CursorRepeated`]
+    /// (after the page that offered it); a next-page action naming a tool the listing does not
+    /// have, or failing its input schema, is refused without calling it. A page that fails
+    /// (`ok: false`) is yielded as read and ends the paging. After an error, nothing more is
+    /// yielded.
+    pub fn pages<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+        limits: PageLimits,
+    ) -> Pages<'_, T> {
+        Pages {
+            client: self,
+            tool: tool.to_owned(),
+            limits,
+            next: Some(Next::First(tool.to_owned(), arguments)),
+            pending: None,
+            called: HashSet::new(),
+            tokens_sent: HashSet::new(),
+            total: None,
+            rows: 0,
+            tokens: 0,
+            pages: 0,
+            end: None,
+            _data: PhantomData,
+        }
+    }
+}
+
+impl<'c, T: DeserializeOwned> Pages<'c, T> {
+    /// The next page, `None` once paging has ended ([`Pages::end`] says why).
+    pub async fn next(&mut self) -> Option<Result<Envelope<T>, ClientError>> {
+        if let Some(error) = self.pending.take() {
+            self.end = Some(PagesEnd::Error);
+            return Some(Err(error));
+        }
+        let next = self.next.take()?;
+        let outcome = self.page(next).await;
+        if outcome.is_err() {
+            self.next = None;
+            self.end = Some(PagesEnd::Error);
+        }
+        Some(outcome)
+    }
+
+    /// Why paging ended; `None` while it goes on.
+    pub fn end(&self) -> Option<PagesEnd> {
+        if self.next.is_some() || self.pending.is_some() {
+            return None;
+        }
+        self.end
+    }
+
+    /// The pages yielded so far.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// The rows they returned (`completeness.returned`, summed).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The whole result's cardinality, as the pages state it.
+    pub fn total(&self) -> Option<usize> {
+        self.total
+    }
+
+    /// The pages as a [`Stream`].
+    pub fn into_stream(self) -> impl Stream<Item = Result<Envelope<T>, ClientError>> {
+        futures_util::stream::unfold(self, |mut pages| async move {
+            let item = pages.next().await?;
+            Some((item, pages))
+        })
+    }
+
+    /// Makes the call `next`, checks its page, and lines up the page after it.
+    async fn page(&mut self, next: Next) -> Result<Envelope<T>, ClientError> {
+        let raw = match &next {
+            Next::First(tool, arguments) => {
+                let arguments = match arguments {
+                    Value::Object(arguments) => arguments.clone(),
+                    Value::Null => Map::new(),
+                    _ => return Err(ClientError::ArgumentsNotObject { tool: tool.clone() }),
+                };
+                self.remember(tool, &arguments);
+                self.client.call_raw_retrying(tool, &arguments).await?
+            }
+            Next::Action(action) => {
+                self.tool.clone_from(&action.tool);
+                self.client.run_action(action).await?
+            }
+        };
+        self.pages += 1;
+        let envelope: Envelope<T> = decoded(&self.tool, &raw)?;
+        if envelope.error().is_some() {
+            self.end = Some(PagesEnd::Failed);
+            return Ok(envelope);
+        }
+        if let Some(completeness) = envelope.completeness() {
+            if let Some(total) = completeness.total() {
+                match self.total {
+                    Some(first) if first != total => {
+                        return Err(ClientError::TotalChanged {
+                            tool: self.tool.clone(),
+                            first,
+                            now: total,
+                            page: self.pages,
+                        });
+                    }
+                    _ => self.total = Some(total),
+                }
+            }
+            self.rows = self.rows.saturating_add(completeness.returned());
+            if let Some(total) = self.total
+                && self.rows > total
+            {
+                return Err(ClientError::RowsPastTotal {
+                    tool: self.tool.clone(),
+                    returned: self.rows,
+                    total,
+                    page: self.pages,
+                });
+            }
+        }
+        let tokens = envelope.meta().tokens_estimated().unwrap_or(0);
+        self.tokens = self.tokens.saturating_add(tokens);
+        self.line_up(&envelope);
+        Ok(envelope)
+    }
+
+    /// Lines up the call after `envelope`: its next-page action, unless a limit is reached or
+    /// the action repeats a call already made.
+    fn line_up(&mut self, envelope: &Envelope<T>) {
+        let Some(action) = envelope
+            .next_actions()
+            .iter()
+            .find(|action| action.id == NEXT_PAGE)
+        else {
+            self.end = Some(PagesEnd::Last);
+            return;
+        };
+        let limits = &self.limits;
+        let reached = if self.pages >= limits.max_pages {
+            Some(PagesEnd::MaxPages)
+        } else if limits.max_rows.is_some_and(|max| self.rows >= max) {
+            Some(PagesEnd::MaxRows)
+        } else if limits.max_tokens.is_some_and(|max| self.tokens >= max) {
+            Some(PagesEnd::MaxTokens)
+        } else {
+            None
+        };
+        if let Some(reached) = reached {
+            self.end = Some(reached);
+            return;
+        }
+        if self.remember(&action.tool, &action.arguments) {
+            self.next = Some(Next::Action(action.clone()));
+        } else {
+            self.pending = Some(ClientError::CursorRepeated {
+                tool: self.tool.clone(),
+                page: self.pages,
+            });
+        }
+    }
+
+    /// Notes the call of `tool` with `arguments`; false when it, or its continuation, was made
+    /// before.
+    fn remember(&mut self, tool: &str, arguments: &Map<String, Value>) -> bool {
+        let call = canonical(&Value::Array(vec![
+            Value::from(tool),
+            Value::Object(arguments.clone()),
+        ]));
+        let fresh_call = self.called.insert(call);
+        let fresh_token = match arguments.get(CONTINUATION).and_then(Value::as_str) {
+            Some(token) => self.tokens_sent.insert(token.to_owned()),
+            None => true,
+        };
+        fresh_call && fresh_token
+    }
+}
+
+/// `value` as text with every object's keys sorted, so equal calls compare equal.
+fn canonical(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(members) => {
+                let ordered: BTreeMap<&String, Value> = members
+                    .iter()
+                    .map(|(key, member)| (key, sorted(member)))
+                    .collect();
+                Value::Object(
+                    ordered
+                        .into_iter()
+                        .map(|(key, member)| (key.clone(), member))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
