@@ -9,8 +9,9 @@ use envelope_core::paging::{CONTINUATION_CODES, FULL_ROWS, NEXT_PAGE, TARGET_COD
 use envelope_core::schema::envelope_schema;
 use envelope_core::stage::Controls;
 use envelope_core::{
-    Capability, Category, ENVELOPE_FIELDS, EmptyReason, IncompleteReason, Role, SCHEMA_VERSION,
-    Severity, Tier, TruncationReason, Unit, Verdict, Violation,
+    Capability, Category, ENVELOPE_FIELDS, EmptyReason, IncompleteReason, NOT_RUN_CODES,
+    NOT_RUN_FIELD, Role, SCHEMA_VERSION, Severity, Tier, TruncationReason, Unit, Verdict,
+    Violation,
 };
 
 use crate::codegen::{Mode, ensure_file_contents, workspace_root};
@@ -704,6 +705,15 @@ fn contract_markdown() -> String {
                 c.when().into(),
             ]
         }),
+    );
+    let codes: Vec<String> = NOT_RUN_CODES.iter().map(|c| code(c)).collect();
+    let _ = writeln!(
+        out,
+        "An error with one of these codes says the tool body did nothing (the call was refused \
+         before it ran, or by the pager as it opened), so a client may send the call again, \
+         once what the error names is fixed, even to a tool that is not idempotent: {}. A \
+         server says the same of any other error with `error.data.{NOT_RUN_FIELD}: false`.\n",
+        codes.join(", ")
     );
 
     let _ = writeln!(out, "## Verdicts\n");

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from envelope_client import NOTHING_RAN_CODES, RetryPolicy, ToolError, nothing_ran
@@ -28,11 +31,11 @@ def test_only_idempotent_tools_or_errors_that_ran_nothing_repeat() -> None:
     assert policy.safe_to_repeat(error(data={"ran": False}), idempotent=False)
     for code in NOTHING_RAN_CODES:
         assert nothing_ran(error(code=code)), code
-    assert NOTHING_RAN_CODES == {
-        "arguments_not_object", "invalid_argument", "invalid_arguments", "unknown_arg",
-        "module_disabled", "insufficient_scope", "INVALID_CONTINUATION",
-        "CONTINUATION_SCOPE_MISMATCH", "STALE_CONTINUATION", "MIXED_CONTINUATION_FORMS",
-    }  # fmt: skip
+    # The same list `docs/CONTRACT.md` generates from `envelope_core::NOT_RUN_CODES`.
+    contract = (Path(__file__).resolve().parents[3] / "docs" / "CONTRACT.md").read_text()
+    line = next(line for line in contract.splitlines() if "says the tool body did nothing" in line)
+    listed = line.split("not idempotent:", 1)[1].split(". A server", 1)[0]
+    assert NOTHING_RAN_CODES == set(re.findall(r"`([^`]+)`", listed))
 
 
 @pytest.mark.parametrize("draw", [0.0, 0.3, 0.999])

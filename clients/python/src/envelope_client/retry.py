@@ -32,18 +32,20 @@ from .envelope import ToolError
 
 # `error.code`s the library emits only before a tool body runs: nothing ran, so a retry is safe
 # even for a tool that is not idempotent.
+# `envelope_core::NOT_RUN_CODES`, as `docs/CONTRACT.md` lists them (a test holds the two equal).
 NOTHING_RAN_CODES = frozenset(
     {
+        "MODULE_DISABLED",
         "arguments_not_object",
-        "invalid_argument",
-        "invalid_arguments",
         "unknown_arg",
-        "module_disabled",
+        "invalid_arguments",
+        "invalid_argument",
         "insufficient_scope",
         "INVALID_CONTINUATION",
         "CONTINUATION_SCOPE_MISMATCH",
         "STALE_CONTINUATION",
         "MIXED_CONTINUATION_FORMS",
+        "INVALID_LIMIT",
     }
 )
 
