@@ -109,10 +109,10 @@ impl<'a> Binding<'a> {
         head: &[u8],
     ) -> ([u8; TAG_LEN], [u8; TAG_LEN]) {
         let request = self.canonical_request();
-        let (bound, snapshot) = self.tag_inputs(head, &request);
+        let inputs = self.tag_inputs(head, &request);
         (
-            key.tag(BIND_LABEL, &bound),
-            key.tag(SNAPSHOT_LABEL, &snapshot),
+            key.tag(BIND_LABEL, inputs.bound()),
+            key.tag(SNAPSHOT_LABEL, inputs.snapshot()),
         )
     }
 
@@ -125,11 +125,11 @@ impl<'a> Binding<'a> {
         tags: &[u8],
     ) -> (bool, bool) {
         let request = self.canonical_request();
-        let (bound, snapshot) = self.tag_inputs(head, &request);
+        let inputs = self.tag_inputs(head, &request);
         let (bound_tag, snapshot_tag) = tags.split_at(TAG_LEN.min(tags.len()));
         (
-            key.verify(BIND_LABEL, &bound, bound_tag),
-            key.verify(SNAPSHOT_LABEL, &snapshot, snapshot_tag),
+            key.verify(BIND_LABEL, inputs.bound(), bound_tag),
+            key.verify(SNAPSHOT_LABEL, inputs.snapshot(), snapshot_tag),
         )
     }
 
@@ -149,24 +149,24 @@ impl<'a> Binding<'a> {
 
     /// What the two tags are computed over: the token's leading bytes and the binding (with
     /// the dialect unless it is the envelope's), and for the snapshot tag the snapshot too.
-    fn tag_inputs<'b>(
-        &'b self,
-        head: &'b [u8],
-        request: &'b str,
-    ) -> (Vec<&'b [u8]>, Vec<&'b [u8]>) {
-        let mut bound = vec![
+    /// Both are prefixes of one array: the binding's parts, then the snapshot.
+    fn tag_inputs<'b>(&'b self, head: &'b [u8], request: &'b str) -> TagInputs<'b> {
+        let mut parts: [&[u8]; 7] = [
             head,
             self.tool.as_bytes(),
             self.session.as_bytes(),
             request.as_bytes(),
             self.scope.as_bytes(),
+            &[],
+            &[],
         ];
+        let mut bound = 5;
         if self.dialect != Dialect::Envelope {
-            bound.push(self.dialect.name().as_bytes());
+            parts[bound] = self.dialect.name().as_bytes();
+            bound += 1;
         }
-        let mut snapshot = bound.clone();
-        snapshot.push(self.snapshot.as_bytes());
-        (bound, snapshot)
+        parts[bound] = self.snapshot.as_bytes();
+        TagInputs { parts, bound }
     }
 
     /// The request as it is digested: without the fields that may change between pages.
@@ -181,6 +181,25 @@ impl<'a> Binding<'a> {
             map.remove(field);
         }
         canonical_json(&Value::Object(map))
+    }
+}
+
+/// The parts a token's tags are computed over, without allocating: the binding's first
+/// `bound` parts, then the snapshot.
+struct TagInputs<'b> {
+    parts: [&'b [u8]; 7],
+    bound: usize,
+}
+
+impl TagInputs<'_> {
+    /// What the binding tag is computed over.
+    fn bound(&self) -> &[&[u8]] {
+        &self.parts[..self.bound]
+    }
+
+    /// What the snapshot tag is computed over: the binding's parts and the snapshot.
+    fn snapshot(&self) -> &[&[u8]] {
+        &self.parts[..=self.bound]
     }
 }
 

@@ -232,16 +232,20 @@ impl EnvelopeServer {
         }
         let dialect = output.controls.dialect.unwrap_or(server_dialect);
         // Another contract's wire is rendered from the whole envelope: it decides itself what
-        // of `meta` it stamps, and shapes it by the controls the call asked for.
-        let asked = output.controls.clone();
-        if dialect != Dialect::Envelope {
-            output.controls = Controls {
+        // of `meta` it stamps, and shapes it by the controls the call asked for. The envelope's
+        // own wire, the common case, takes nothing of this.
+        let rendering = (dialect != Dialect::Envelope).then(|| {
+            let whole = Controls {
                 response_mode: ResponseMode::Full,
                 output_format: OutputFormat::Json,
                 compact_only: false,
-                ..asked.clone()
+                ..output.controls.clone()
             };
-        }
+            Rendering {
+                controls: std::mem::replace(&mut output.controls, whole),
+                estimator: budget.policy().estimator,
+            }
+        });
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
         if output.controls.keeps_full_meta() {
             meta_stamp(&mut output.envelope).capabilities(self.capabilities.tags.clone());
@@ -252,12 +256,12 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
-        let rendering = Rendering {
-            controls: asked,
-            estimator: budget.policy().estimator,
-        };
+        let prepared = prepare(output, budget);
         Answer {
-            prepared: envelope_dialect::apply(dialect, prepare(output, budget), &rendering),
+            prepared: match &rendering {
+                Some(rendering) => envelope_dialect::apply(dialect, prepared, rendering),
+                None => prepared,
+            },
             tier: spec.tier,
             client_request_id,
         }

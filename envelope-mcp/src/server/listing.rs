@@ -92,10 +92,11 @@ pub(super) fn listing(
     // from the tool's result as in the envelope's; a call may ask for any offered dialect, so
     // each is an alternative.
     let envelope = listed_schema(output);
-    let whole = listed_schema(tool.output_schema()).into();
+    // The dialects are written from the envelope's whole schema, whatever the listing's detail.
+    let whole = || listed_schema(tool.output_schema()).into();
     let in_dialect = |dialect: Dialect| match dialect {
         Dialect::Envelope => envelope.clone(),
-        dialect => match Schema::try_from(envelope_dialect::output_schema(dialect, &whole)) {
+        dialect => match Schema::try_from(envelope_dialect::output_schema(dialect, &whole())) {
             Ok(schema) => listed_schema(schema),
             Err(_) => Map::new(),
         },
