@@ -5,6 +5,7 @@ use envelope_core::{Category, EmptyReason};
 use serde_json::{Map, Value};
 
 use super::RESERVED;
+use super::diagnostics::RESPONSE_BUDGET;
 use super::recovery::zero_hit_reason;
 
 /// Frigg's flat fields as an envelope: a failure (`error_code` present) as the envelope's
@@ -12,7 +13,8 @@ use super::recovery::zero_hit_reason;
 /// (`data`, else the members no Frigg field claims) as `data`; `completeness` without the
 /// token, which the `next-page` action carries; `next_actions` as they are; `zero_hit_reason`
 /// back to the empty reason it was mapped from, with `message` as its diagnosis;
-/// `diagnostics` as they are; `runtime` (full mode) as `meta`.
+/// `diagnostics` as they are; `runtime` (full mode) as `meta`, with a budget cut's markers
+/// (its `response_budget` entry) in it.
 pub(crate) fn view(answer: &Value) -> Value {
     let empty = Map::new();
     let top = answer.as_object().unwrap_or(&empty);
@@ -36,6 +38,25 @@ pub(crate) fn view(answer: &Value) -> Value {
     ] {
         if let Some(value) = top.get(from) {
             out.insert(to.to_owned(), value.clone());
+        }
+    }
+    // A budget cut's `response_budget` entry holds `meta`'s cut markers, which compact leaves
+    // nowhere else.
+    let cut = top
+        .get("diagnostics")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry.get("code").and_then(Value::as_str) == Some(RESPONSE_BUDGET))
+        .find_map(|entry| entry.get("data").and_then(Value::as_object));
+    if let Some(markers) = cut {
+        let meta = out
+            .entry(field::META.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            for (name, value) in markers {
+                meta.entry(name.clone()).or_insert_with(|| value.clone());
+            }
         }
     }
     if let Some(reason) = top.get("zero_hit_reason").and_then(Value::as_str) {
