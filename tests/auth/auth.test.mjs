@@ -375,7 +375,7 @@ let MAIN; // --auth-jwks-refresh-interval 1
 let FILTERED; // --auth-filter-listing
 
 before(async () => {
-    assert.ok(existsSync(BIN), `${BIN} is missing: build it with \`cargo build -p envelope-mcp --example workspace_server\``);
+    assert.ok(existsSync(BIN), `${BIN} is missing: build it with \`cargo build --workspace --all-features --tests --bins --examples\``);
     ROOT = mkdtempSync(join(tmpdir(), 'envelope-auth-root-'));
     STATE = mkdtempSync(join(tmpdir(), 'envelope-auth-state-'));
     for (let i = 0; i < FILES; i++) {

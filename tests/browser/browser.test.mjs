@@ -119,7 +119,7 @@ describe('the gateway from headless Chromium', { skip: !existsSync(CHROMIUM) && 
 
     before(async () => {
         assert.ok(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium`);
-        assert.ok(existsSync(BIN), `${BIN} is missing: cargo build -p envelope-mcp --example workspace_server`);
+        assert.ok(existsSync(BIN), `${BIN} is missing: cargo build --workspace --all-features --tests --bins --examples`);
         const [serverPort, pagePort, foreignPort] = [await freePort(), await freePort(), await freePort()];
         gateway = `http://127.0.0.1:${serverPort}`;
         allowedOrigin = `http://127.0.0.1:${pagePort}`;

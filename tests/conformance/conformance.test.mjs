@@ -21,8 +21,8 @@
 //
 // Both releases import `fs.globSync` (Node 22), so each runs under `node20-globsync.mjs`,
 // which does nothing on Node 22 and later. Run after
-//     cargo build -p envelope-conformance --bin conformance-server
-//     cargo build -p envelope-mcp --example workspace_server
+//     cargo build --workspace --all-features --tests --bins --examples
+//     cargo build --workspace --all-features --tests --bins --examples
 //     npm ci --prefix tests/conformance
 // with `node --test tests/conformance/conformance.test.mjs`. CONFORMANCE_SERVER and
 // WORKSPACE_SERVER (or WORKSPACE_SERVER_BIN, as the other suites read it) point at other
@@ -209,7 +209,7 @@ describe('the conformance server', () => {
         server = await startServer(
             CONFORMANCE_SERVER,
             [],
-            'cargo build -p envelope-conformance --bin conformance-server',
+            'cargo build --workspace --all-features --tests --bins --examples',
         );
     });
     after(() => server?.stop());
@@ -273,7 +273,7 @@ for (const dialect of DIALECTS) describe(`the workspace_server example, in the $
         server = await startServer(
             WORKSPACE_SERVER,
             ['--root', REPO, '--dialect', dialect],
-            'cargo build -p envelope-mcp --example workspace_server',
+            'cargo build --workspace --all-features --tests --bins --examples',
         );
     });
     after(() => server?.stop());

@@ -4,7 +4,7 @@
 // output schema with Ajv, which warns about any keyword or format it does not know, so a
 // listing that is not portable shows up here. Regression test for #11.
 //
-// Run after `cargo build -p envelope-mcp --example workspace_server` and `npm ci` here:
+// Run after `cargo build --workspace --all-features --tests --bins --examples` and `npm ci` here:
 //     node --test tests/inspector/inspector.test.mjs
 
 import assert from 'node:assert/strict';
@@ -48,7 +48,7 @@ let state;
 before(() => {
     assert.ok(
         existsSync(BIN),
-        `${BIN} is missing: run \`cargo build -p envelope-mcp --example workspace_server\` first`,
+        `${BIN} is missing: run \`cargo build --workspace --all-features --tests --bins --examples\` first`,
     );
     assert.ok(existsSync(INSPECTOR), `${INSPECTOR} is missing: run \`npm ci\` in ${HERE}`);
     root = makeFixture();

@@ -3,7 +3,7 @@
 // Every test runs over both transports the server offers: stdio (the SDK spawns the binary) and
 // streamable HTTP (one server process on a free loopback port per transport block). The binary
 // is `target/debug/conformance-server` (override with `CONFORMANCE_SERVER`); build it first with
-// `cargo build -p envelope-conformance --bin conformance-server`.
+// `cargo build --workspace --all-features --tests --bins --examples`.
 //
 // What is checked, from the client's side:
 // - media (`docs/CONTRACT.md`, "Media beside the envelope"): the result parses under the SDK's
@@ -45,7 +45,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = process.env.CONFORMANCE_SERVER
     ? resolve(process.env.CONFORMANCE_SERVER)
     : resolve(REPO, 'target/debug/conformance-server');
-const BUILD = 'cargo build -p envelope-conformance --bin conformance-server';
+const BUILD = 'cargo build --workspace --all-features --tests --bins --examples';
 
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 /** Per test: a session and a few calls take well under a second; this is a hang. */

@@ -3,7 +3,7 @@
 // Every test runs over both transports the server offers: stdio (the SDK spawns the binary) and
 // streamable HTTP (one server process on a free loopback port per transport block). The binary
 // is `target/debug/examples/workspace_server` (override with `WORKSPACE_SERVER_BIN`); build it
-// first with `cargo build -p envelope-mcp --example workspace_server`. The served root is a
+// first with `cargo build --workspace --all-features --tests --bins --examples`. The served root is a
 // fixture tree made fresh in a temporary directory (see `fixture.mjs`).
 //
 // What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing has all six tools and
@@ -454,7 +454,7 @@ let root;
 before(() => {
     assert.ok(
         existsSync(BIN),
-        `${BIN} is missing: run \`cargo build -p envelope-mcp --example workspace_server\` first`,
+        `${BIN} is missing: run \`cargo build --workspace --all-features --tests --bins --examples\` first`,
     );
     root = makeFixture();
 });

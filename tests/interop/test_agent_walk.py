@@ -12,7 +12,7 @@ envelope-mcp --example workspace_server`) the model follows the `next-page` acti
 page it was shown, calling the action's `tool` with its `arguments` copied verbatim (the paging
 token is among them, as `continuation`; the model adds nothing), and reads a hit by its page's
 `data.target_ref`. Over the plain server (`target/debug/plain_workspace_server`, override with
-`PLAIN_WORKSPACE_SERVER_BIN`; `cargo build -p workspace-server --bin plain_workspace_server`),
+`PLAIN_WORKSPACE_SERVER_BIN`; `cargo build --workspace --all-features --tests --bins --examples`),
 which answers plain JSON, it pages by `offset` (the last offset plus the page's length, as its
 answer says) and reads a hit by path and line range.
 
@@ -25,7 +25,7 @@ action; each read returns its hit's line; and the tool returns the model was sho
 whole walk (every `ToolReturnPart` of the final message history, as `model_response_str()`
 renders it, the text OpenAI's chat API is sent) cost the envelope server at most `MAX_RATIO`
 times the plain server's, in `cl100k_base` and in `o200k_base`, counted exactly by `target/debug/xtask
-count-tokens` (override with `XTASK_BIN`; `cargo build -p xtask --features exact`). Both totals
+count-tokens` (override with `XTASK_BIN`; `cargo build --workspace --all-features --tests --bins --examples`). Both totals
 and their ratio are printed (`pytest -s` shows them), with the tool listings' cost beside them
 for information.
 
@@ -66,9 +66,9 @@ PLAIN_BIN = Path(
 )
 XTASK_BIN = Path(os.environ.get("XTASK_BIN", REPO / "target/debug/xtask"))
 BUILDS = {
-    BIN: "cargo build -p envelope-mcp --example workspace_server",
-    PLAIN_BIN: "cargo build -p workspace-server --bin plain_workspace_server",
-    XTASK_BIN: "cargo build -p xtask --features exact",
+    BIN: "cargo build --workspace --all-features --tests --bins --examples",
+    PLAIN_BIN: "cargo build --workspace --all-features --tests --bins --examples",
+    XTASK_BIN: "cargo build --workspace --all-features --tests --bins --examples",
 }
 
 # The source files copied into the served tree, and the identifier searched in them.

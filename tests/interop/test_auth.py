@@ -163,7 +163,7 @@ def auth_url(provider: Provider, auth_root: Path) -> Iterator[str]:
     """The example over `auth_root` with OAuth on for `provider`, its audience its own `/mcp`."""
     if not BIN.is_file():
         pytest.fail(
-            f"{BIN} is missing: run `cargo build -p envelope-mcp --example workspace_server` first"
+            f"{BIN} is missing: run `cargo build --workspace --all-features --tests --bins --examples` first"
         )
 
     def command(port: int) -> list[str]:
@@ -188,7 +188,7 @@ def opaque_url(provider: Provider, auth_root: Path) -> Iterator[str]:
     provider issues opaque tokens for."""
     if not BIN.is_file():
         pytest.fail(
-            f"{BIN} is missing: run `cargo build -p envelope-mcp --example workspace_server` first"
+            f"{BIN} is missing: run `cargo build --workspace --all-features --tests --bins --examples` first"
         )
 
     def command(port: int) -> list[str]:
@@ -546,7 +546,7 @@ def test_envelope_check_logs_in_with_client_credentials_and_finds_nothing_wrong(
     holds no secret. (Renewal is tested in `envelope-check/tests/login.rs`: a run here is over
     before even a `short-lived` token is half gone, and the verifier allows leeway.)"""
     if not CHECK_BIN.is_file():
-        pytest.fail(f"{CHECK_BIN} is missing: cargo build -p envelope-check")
+        pytest.fail(f"{CHECK_BIN} is missing: cargo build --workspace --all-features --tests --bins --examples")
     client_id = "agent"
     secret = f"{client_id}-secret"
     secret_file = tmp_path / "client.secret"

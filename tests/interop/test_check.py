@@ -1,6 +1,6 @@
 """`envelope-check` run on this project's own example, as CI requires: over stdio and over
 streamable HTTP, zero failures. The checker is `target/debug/envelope-check` (override with
-`ENVELOPE_CHECK_BIN`); build it with `cargo build -p envelope-check`. The seed is fixed so a failure replays; `ENVELOPE_CHECK_SEED` explores others.
+`ENVELOPE_CHECK_BIN`); build it with `cargo build --workspace --all-features --tests --bins --examples`. The seed is fixed so a failure replays; `ENVELOPE_CHECK_SEED` explores others.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def envelope_check(*args: str) -> dict:
     if not CHECK_BIN.is_file():
-        pytest.fail(f"{CHECK_BIN} is missing: cargo build -p envelope-check")
+        pytest.fail(f"{CHECK_BIN} is missing: cargo build --workspace --all-features --tests --bins --examples")
     run = subprocess.run(
         [str(CHECK_BIN), "--seed", SEED, "--json", *args],
         capture_output=True,
@@ -145,7 +145,7 @@ def test_the_conformance_servers_paged_tool_is_followed_as_given() -> None:
     (`paging.follow`)."""
     server = Path(os.environ.get("CONFORMANCE_SERVER", REPO / "target/debug/conformance-server"))
     if not server.is_file():
-        pytest.fail(f"{server} is missing: cargo build -p envelope-conformance --bin conformance-server")
+        pytest.fail(f"{server} is missing: cargo build --workspace --all-features --tests --bins --examples")
     report = envelope_check("--tool", "envelope_count", "--", str(server), "--stdio")
     assert report["failed_count"] == 0, json.dumps(report, indent=1)
     [count] = report["tools"]
@@ -159,7 +159,7 @@ def test_the_conformance_servers_media_are_the_ones_its_envelopes_note() -> None
     blocks after the mirror are the ones `meta.attachments` says were sent."""
     server = Path(os.environ.get("CONFORMANCE_SERVER", REPO / "target/debug/conformance-server"))
     if not server.is_file():
-        pytest.fail(f"{server} is missing: cargo build -p envelope-conformance --bin conformance-server")
+        pytest.fail(f"{server} is missing: cargo build --workspace --all-features --tests --bins --examples")
     # Not annotated read-only (the suite's fixtures are not): allowed by name.
     report = envelope_check(
         "--tool", MEDIA_TOOLS, "--allow-tool", MEDIA_TOOLS, "--", str(server), "--stdio"

@@ -1,6 +1,6 @@
 """The Python client kit (`clients/python`, package `envelope-client`) against the example
 `workspace_server` over stdio (`target/debug/examples/workspace_server`, override with
-`WORKSPACE_SERVER_BIN`; `cargo build -p envelope-mcp --example workspace_server`).
+`WORKSPACE_SERVER_BIN`; `cargo build --workspace --all-features --tests --bins --examples`).
 
 Checked on the paging fixture of `test_interop.py`: every page of `search_text` and `list_files`,
 each the previous page's `next-page` action followed as given, adds up to exactly the one big
@@ -46,7 +46,7 @@ LIST_PAGE = 4
 @pytest.fixture(scope="module")
 def server_bin() -> Path:
     if not BIN.is_file():
-        pytest.fail(f"{BIN} is missing: run `cargo build -p envelope-mcp --example workspace_server`")
+        pytest.fail(f"{BIN} is missing: run `cargo build --workspace --all-features --tests --bins --examples`")
     return BIN
 
 

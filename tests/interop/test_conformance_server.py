@@ -3,7 +3,7 @@
 Every test runs over both transports the server offers: stdio (the SDK spawns the binary) and
 streamable HTTP (one server process on a loopback port for the whole session). The binary is
 `target/debug/conformance-server` (override with `CONFORMANCE_SERVER`); build it first with
-`cargo build -p envelope-conformance --bin conformance-server`.
+`cargo build --workspace --all-features --tests --bins --examples`.
 
 What is checked is what an envelope tool sends beside its envelope and what it asks of the
 client, read through the SDK's own types:
@@ -48,7 +48,7 @@ from servers import anyio_backend, http_server, http_session, stdio_session, tra
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("CONFORMANCE_SERVER", REPO / "target/debug/conformance-server"))
-BUILD = "cargo build -p envelope-conformance --bin conformance-server"
+BUILD = "cargo build --workspace --all-features --tests --bins --examples"
 
 ULID = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
 TIMEOUT = 120

@@ -3,7 +3,7 @@
 Every test runs over both transports the server offers: stdio (the SDK spawns the binary) and
 streamable HTTP (one server process on a loopback port for the whole session). The binary is
 `target/debug/examples/workspace_server` (override with `WORKSPACE_SERVER_BIN`); build it first
-with `cargo build -p envelope-mcp --example workspace_server`.
+with `cargo build --workspace --all-features --tests --bins --examples`.
 
 What is checked is the MCP mapping of `docs/CONTRACT.md`, from the client's side: the listing's schemas are valid JSON Schema
 2020-12; every call result carries the envelope as `structuredContent`, valid against the tool's
@@ -199,7 +199,7 @@ pytestmark = pytest.mark.anyio
 def server_bin() -> Path:
     if not BIN.is_file():
         pytest.fail(
-            f"{BIN} is missing: run `cargo build -p envelope-mcp --example workspace_server` first"
+            f"{BIN} is missing: run `cargo build --workspace --all-features --tests --bins --examples` first"
         )
     return BIN
 

@@ -72,6 +72,36 @@ pub(crate) fn ensure_file_contents(
     }
 }
 
+/// Writes `contents` between the `begin` and `end` marker lines of a hand-written file (a
+/// generated table inside a README), leaving the rest of the file as it is; in check mode,
+/// fails when the block differs. Both markers must be in the file, `begin` before `end`.
+pub(crate) fn ensure_block(
+    path: &Path,
+    begin: &str,
+    end: &str,
+    contents: &str,
+    mode: Mode,
+    command: &str,
+) -> Result<(), String> {
+    let display = path
+        .strip_prefix(workspace_root())
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let text = fs::read_to_string(path).map_err(|error| format!("{display}: {error}"))?;
+    let start = text.find(begin);
+    let stop = start.and_then(|start| text[start..].find(end).map(|stop| start + stop));
+    let (Some(start), Some(stop)) = (start, stop) else {
+        return Err(format!("{display} has no `{begin}` … `{end}` block"));
+    };
+    let updated = format!(
+        "{}{begin}\n{contents}{end}{}",
+        &text[..start],
+        &text[stop + end.len()..]
+    );
+    ensure_file_contents(path, updated.as_bytes(), mode, command)
+}
+
 /// Gives a generated schema its `title` and the generated-file note, as `$comment`.
 pub(crate) fn titled(schema: &mut serde_json::Value, title: String) {
     if let Some(map) = schema.as_object_mut() {

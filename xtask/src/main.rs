@@ -20,9 +20,13 @@
 //! what the contract costs against plain answers, with its targets (`--check` fails when one
 //! is missed; `--write` also regenerates the README's table from it).
 //!
+//! `cargo xtask ci-times COLD WARM` writes `CONTRIBUTING.md`'s table of what each stage of
+//! `.ci/run` costs, from the stage times a cold and a warm run kept (`target/ci-stages.tsv`).
+//!
 //! Invariant: nothing these commands write is edited by hand; this program is its only writer.
 
 mod call_path;
+mod ci_times;
 #[cfg(feature = "exact")]
 mod cjk_costs;
 mod codegen;
@@ -42,7 +46,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
-     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask token-costs [--check | --write]";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -54,6 +58,20 @@ fn main() -> ExitCode {
     // The one command that takes files rather than `--check`.
     if *command == "count-tokens" {
         return match count_tokens(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // The one command whose table is made of times measured elsewhere.
+    if *command == "ci-times" {
+        let [cold, warm] = rest else {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        };
+        return match ci_times::generate(cold.as_ref(), warm.as_ref(), Mode::Overwrite) {
             Ok(()) => ExitCode::SUCCESS,
             Err(problem) => {
                 eprintln!("error: {problem}");

@@ -604,17 +604,13 @@ fn render(
 }
 
 fn write_readme(root: &Path, report: &str) -> Result<(), String> {
-    let path = root.join("README.md");
-    let text = std::fs::read_to_string(&path).map_err(|error| format!("README.md: {error}"))?;
-    let begin = text.find(BEGIN);
-    let end = begin.and_then(|begin| text[begin..].find(END).map(|end| begin + end));
-    let (Some(begin), Some(end)) = (begin, end) else {
-        return Err(format!("README.md has no `{BEGIN}` … `{END}` block"));
-    };
-    let updated = format!(
-        "{}{BEGIN}\n{report}{END}{}",
-        &text[..begin],
-        &text[end + END.len()..]
-    );
-    std::fs::write(&path, updated).map_err(|error| format!("README.md: {error}"))
+    let command = "cargo run -p xtask --features exact -- token-costs --write";
+    crate::codegen::ensure_block(
+        &root.join("README.md"),
+        BEGIN,
+        END,
+        report,
+        Mode::Overwrite,
+        command,
+    )
 }
