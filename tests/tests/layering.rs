@@ -4,7 +4,7 @@
 //! does for its derives: its items change without notice. A sibling crate that needs a stage of
 //! the pipeline uses the documented `envelope_core::stage` instead. Only the crate that defines
 //! the module and the macro crate that emits paths into it may name it; the compile-fail
-//! fixtures under `tests/tests/ui` name it on purpose, to show that user code cannot.
+//! fixtures under `tests/compile/tests/ui` name it on purpose, to show that user code cannot.
 //!
 //! The crates stand in a stack, lowest first: envelope-derive, envelope-core, envelope-budget,
 //! envelope-dialect, envelope-mcp, envelope-client, envelope-check, and on top what uses them (xtask, these tests, the example
@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 const MAY_NAME_PRIVATE: &[&str] = &[
     "envelope-core/src/",
     "envelope-derive/src/",
-    "tests/tests/ui/",
+    "tests/compile/tests/ui/",
     "tests/tests/layering.rs",
 ];
 
@@ -51,6 +51,7 @@ const STACK: &[&[&str]] = &[
     &[
         "xtask",
         "envelope-tests",
+        "envelope-compile-tests",
         "workspace-server",
         "envelope-downstream",
         "envelope-conformance",

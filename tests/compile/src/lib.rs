@@ -1,0 +1,2 @@
+//! The compile-fail and must-compile cases of `#[tool]` and `toolset!` live in `tests/`; this
+//! library is empty.
