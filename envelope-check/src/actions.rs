@@ -10,6 +10,8 @@ use std::collections::HashSet;
 use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::Service;
+
+use super::ListingWatch;
 use serde_json::{Map, Value};
 
 use super::paging::rows;
@@ -19,7 +21,7 @@ use super::{
     is_read_only,
 };
 
-impl<S: Service<RoleClient>> Session<'_, S> {
+impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
     /// `next_actions.run`: each distinct suggestion, once, when its tool may be called; the
     /// others go to `withheld`, with the arguments they would have been sent.
     pub(super) async fn next_actions(
@@ -58,6 +60,7 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                     annotations: annotations_of(&listed),
                     suggested_by: Some(tool.name.to_string()),
                     arguments: Some(excerpt(&Value::Object(arguments.clone()))),
+                    conflict: self.listed.conflicts.get(target).cloned(),
                 });
                 report.skip(runs);
                 report.skip(verbatim);

@@ -23,7 +23,8 @@ pub enum LoginError {
         what: &'static str,
         /// The file as named.
         path: PathBuf,
-        /// What it is instead: "a directory", "not a regular file".
+        /// What it is instead: "a directory", "a FIFO", "a socket", "a device", "something
+        /// else".
         kind: &'static str,
     },
     /// A secret's file could not be opened or read (permissions, I/O).

@@ -122,7 +122,7 @@ impl Check {
     pub const fn meaning(self) -> &'static str {
         match self {
             Check::ToolsListed => {
-                "`tools/list` answers within the call timeout and ends within 100 pages and 10,000 tools (past that, the first 10,000 are checked)."
+                "`tools/list` answers within the call timeout and ends within 100 pages and 10,000 tools (past that, the first 10,000 are checked), and lists each name once: a name listed twice with different annotations is judged not read-only, and called only when allowed by name or with writes."
             }
             Check::InputBounded => {
                 "A valid call of the tool's `inputSchema` fits in what the checker generates (100,000 values and 1 MiB of text): a schema that demands more (`minItems` within `minItems`, thousands of required fields) is one no agent can fill either, and its valid calls are not made."

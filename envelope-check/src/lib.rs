@@ -14,6 +14,11 @@
 //! [`Withheld`], with its annotations and the arguments it would have been sent.
 //! [`CheckConfig::allow_tools`] (`--allow-tool NAME`) opts one tool in, and
 //! [`CheckConfig::allow_writes`] (`--allow-writes`) every tool; the report's header says which.
+//! A tool is judged once, by name: a name listed twice (on one page or across pages) with
+//! different annotations is not read-only, whichever entry says it is, and the report names
+//! the conflict. When the server says its listing changed (`notifications/tools/list_changed`,
+//! heard by a client served with [`Watcher`]), nothing more is called until the tools are
+//! listed again, and the new listing is judged the same way.
 //!
 //! **It survives the server.** Each call waits at most the call timeout, and never past the
 //! run's time budget. An answer is read up to a size limit, 16 MiB unless configured. On stdio
@@ -49,7 +54,7 @@
 //! In a program or a test, [`run`] checks any connected client:
 //!
 //! ```no_run
-//! # async fn check(client: rmcp::service::RunningService<rmcp::RoleClient, ()>) {
+//! # async fn check(client: rmcp::service::RunningService<rmcp::RoleClient, envelope_check::Watcher>) {
 //! use envelope_check::{CheckConfig, run};
 //!
 //! let report = run(&client, &CheckConfig::default()).await;
@@ -70,15 +75,18 @@ mod report;
 mod responses;
 mod tokens;
 mod transport;
+mod watch;
 
 pub use error::{LoginError, error_chain};
 pub use ids::{Check, UnknownCheck};
 pub use listing::{MAX_LISTING_BYTES, MAX_LISTING_PAGES, MAX_TOOLS};
-pub use login::{Login, Secret, TokenSource};
+pub use login::{Login, MIN_TOKEN_USE, Secret, TokenSource};
 pub use report::{Failure, Permissions, Report, Tally, ToolReport, Withheld};
 pub use transport::{DEFAULT_MAX_ANSWER_BYTES, Faults, SendError, stdio_transport};
+pub use watch::{ListingWatch, Watcher};
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleClient;
@@ -89,6 +97,7 @@ use serde_json::{Map, Value};
 use actions::Actions;
 use clock::Clock;
 use inputs::{Intent, Plan, Rng};
+use listing::Listed;
 use responses::Judge;
 
 /// The run's time budget unless configured otherwise: ten minutes.
@@ -174,7 +183,7 @@ fn annotations_of(tool: &Tool) -> Value {
 }
 
 /// Checks every tool `client` lists (or those `config` names) and reports.
-pub async fn run<S: Service<RoleClient>>(
+pub async fn run<S: Service<RoleClient> + ListingWatch>(
     client: &RunningService<RoleClient, S>,
     config: &CheckConfig,
 ) -> Report {
@@ -183,7 +192,7 @@ pub async fn run<S: Service<RoleClient>>(
 
 /// [`run`], over a connection whose unreadable messages `faults` records (see
 /// [`stdio_transport`]): a call during which one arrives fails `call.answered` at once.
-pub async fn run_watching<S: Service<RoleClient>>(
+pub async fn run_watching<S: Service<RoleClient> + ListingWatch>(
     client: &RunningService<RoleClient, S>,
     config: &CheckConfig,
     faults: &Faults,
@@ -200,8 +209,9 @@ pub async fn run_watching<S: Service<RoleClient>>(
         let named = format!("{} {}", server.name, server.version);
         report.server = Some(named.trim().to_owned());
     }
-    let tools = match listing::list_tools(client, &clock, faults, &mut report.listing).await {
-        Ok(tools) => tools,
+    client.service().relisted();
+    let listed = match listing::list_tools(client, &clock, faults, &mut report.listing).await {
+        Ok(listed) => listed,
         Err(reason) => {
             report.stopped = Some(reason);
             return report;
@@ -212,33 +222,55 @@ pub async fn run_watching<S: Service<RoleClient>>(
         config,
         clock,
         faults,
-        judge: Judge::new(&tools, enabled, config.dialect),
+        judge: Judge::new(&listed.tools, enabled, config.dialect),
+        listed,
     };
     let permissions = config.permissions();
-    for tool in &tools {
-        if !config.tools.is_empty() && !config.tools.contains(tool.name.as_ref()) {
-            continue;
-        }
-        if !permissions.may_call(&tool.name, is_read_only(tool)) {
-            report.withheld.push(Withheld {
-                tool: tool.name.to_string(),
-                annotations: annotations_of(tool),
-                suggested_by: None,
-                arguments: None,
-            });
-            continue;
-        }
-        let (tool_report, withheld) = session.check_tool(tool).await;
-        let lost = tool_report.stopped.clone();
-        report.tools.push(tool_report);
-        report.withheld.extend(withheld);
-        if let Some(reason) = lost {
+    // Each name once, whichever listing it first appears in.
+    let mut visited: BTreeSet<String> = BTreeSet::new();
+    loop {
+        // A listing said to have changed is read again, and judged anew, before anything more
+        // is called.
+        if client.service().listing_changed()
+            && let Err(reason) = session.relist(&mut report.listing).await
+        {
             report.stopped = Some(reason);
             break;
         }
+        let next = session.listed.tools.iter().find(|tool| {
+            !visited.contains(tool.name.as_ref())
+                && (config.tools.is_empty() || config.tools.contains(tool.name.as_ref()))
+        });
+        let Some(tool) = next.map(Arc::clone) else {
+            break;
+        };
+        visited.insert(tool.name.to_string());
+        if !permissions.may_call(&tool.name, is_read_only(&tool)) {
+            report.withheld.push(Withheld {
+                tool: tool.name.to_string(),
+                annotations: annotations_of(&tool),
+                suggested_by: None,
+                arguments: None,
+                conflict: session.listed.conflicts.get(tool.name.as_ref()).cloned(),
+            });
+            continue;
+        }
+        let (tool_report, withheld) = session.check_tool(&tool).await;
+        let lost = tool_report.stopped.clone();
+        report.tools.push(tool_report);
+        report.withheld.extend(withheld);
+        match lost {
+            // The rest of the run follows the new listing.
+            Some(reason) if reason == LISTING_CHANGED => continue,
+            Some(reason) => {
+                report.stopped = Some(reason);
+                break;
+            }
+            None => {}
+        }
     }
     for name in &config.tools {
-        if !tools.iter().any(|tool| tool.name == name.as_str()) {
+        if session.listed.tool(name).is_none() {
             report.unknown_tools.push(name.clone());
         }
     }
@@ -248,6 +280,11 @@ pub async fn run_watching<S: Service<RoleClient>>(
 /// Why a run stopped when its time budget ran out.
 const OUT_OF_TIME: &str = "the time budget ran out";
 
+/// Why a tool's check stopped when the server said its listing changed: the run lists again
+/// and goes on with the new listing.
+const LISTING_CHANGED: &str =
+    "the server said its tool listing changed: nothing more is called before it is read again";
+
 /// One run's connection, clock and judge, once the tools are listed.
 struct Session<'a, S: Service<RoleClient>> {
     client: &'a RunningService<RoleClient, S>,
@@ -255,6 +292,8 @@ struct Session<'a, S: Service<RoleClient>> {
     clock: Clock,
     faults: &'a Faults,
     judge: Judge,
+    /// The listing the run follows: the last one read.
+    listed: Listed,
 }
 
 /// How a call went.
@@ -270,14 +309,27 @@ enum Outcome {
 /// What a tool's check gathered beside its report: the calls it did not make.
 type Gathered = (ToolReport, Vec<Withheld>);
 
-impl<S: Service<RoleClient>> Session<'_, S> {
+impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
     fn out_of_time(&self) -> bool {
         self.clock.out_of_time()
+    }
+
+    /// Lists the tools again and judges the new listing; `Err` when it cannot be read.
+    async fn relist(&mut self, report: &mut ToolReport) -> Result<(), String> {
+        self.client.service().relisted();
+        let listed = listing::list_tools(self.client, &self.clock, self.faults, report).await?;
+        self.judge.relist(&listed.tools);
+        self.listed = listed;
+        Ok(())
     }
 
     /// Calls `tool`, the one door every call goes through: a tool that may not be called is
     /// never sent anything (its callers report it withheld before they get here).
     async fn call(&self, tool: &Tool, arguments: &Map<String, Value>) -> Outcome {
+        // The listing a call is judged by must be the server's current one.
+        if self.client.service().listing_changed() {
+            return Outcome::Lost(LISTING_CHANGED.to_owned());
+        }
         if !self
             .config
             .permissions()
@@ -359,8 +411,9 @@ impl<S: Service<RoleClient>> Session<'_, S> {
                         Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
                         _ => Check::InvalidValidation,
                     };
-                    // A call the time budget cut short says nothing against the server.
-                    if reason != OUT_OF_TIME {
+                    // A call the time budget cut short, or one not made because the listing
+                    // changed, says nothing against the server.
+                    if reason != OUT_OF_TIME && reason != LISTING_CHANGED {
                         report.fail(check, &call.arguments, &reason, None);
                     }
                     report.stopped = Some(reason);

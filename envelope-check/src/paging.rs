@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, HashSet};
 use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::Service;
+
+use super::ListingWatch;
 use serde_json::{Map, Value};
 
 use super::tokens::Tokens;
@@ -19,7 +21,7 @@ use super::{Check, OUT_OF_TIME, Outcome, Session, ToolReport, digest, excerpt, i
 /// nothing), so that pages of millions of tiny rows cost a bounded memory.
 const MAX_ROWS_FOLLOWED: usize = 1_000_000;
 
-impl<S: Service<RoleClient>> Session<'_, S> {
+impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
     /// `paging.follow` and `paging.tampered`: a call with a small page, followed to its end,
     /// against one call with the largest page.
     pub(super) async fn paging(&mut self, report: &mut ToolReport, tool: &Tool, schema: &Value) {

@@ -53,6 +53,10 @@ pub struct Withheld {
     /// The arguments the call would have been sent, as JSON, for a next action.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<String>,
+    /// For a name the server listed more than once with different annotations, what they
+    /// were: such a tool is not read-only, whichever entry says it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<String>,
 }
 
 /// Which tools a run calls: those listed `readOnlyHint: true`, and beside them the ones
@@ -349,6 +353,9 @@ impl Report {
                 _ => {
                     let _ = writeln!(out, "  {} ({annotations}): not checked", withheld.tool);
                 }
+            }
+            if let Some(conflict) = &withheld.conflict {
+                let _ = writeln!(out, "    {conflict}");
             }
         }
         if self.nothing_checked() {

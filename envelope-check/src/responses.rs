@@ -55,6 +55,16 @@ impl Judge {
         }
     }
 
+    /// Judges by a new listing from now on (the request ids seen stay seen).
+    pub(super) fn relist(&mut self, tools: &[Arc<Tool>]) {
+        self.tools = tools
+            .iter()
+            .map(|tool| (tool.name.to_string(), Arc::clone(tool)))
+            .collect();
+        self.inputs.clear();
+        self.outputs.clear();
+    }
+
     /// The input schema of the listed tool `name`, compiled; `None` when none is listed.
     fn input(&mut self, name: &str) -> Option<&Compiled> {
         if !self.inputs.contains_key(name) {

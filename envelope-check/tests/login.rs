@@ -18,8 +18,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use envelope_check::login::MIN_REDACTED_PREFIX;
 use envelope_check::login::{ClientAuth, ClientCredentials};
-use envelope_check::{Login, LoginError, Secret, TokenSource};
+use envelope_check::{Login, LoginError, MIN_TOKEN_USE, Secret, TokenSource};
 use envelope_core::paging::{ContinuationKey, Continuations, PageCount, Pager, Paging};
 use envelope_core::{Reply, ToolContext, ToolResult, Unit, tool, toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
@@ -74,6 +75,9 @@ enum Answer {
     NoAccessToken,
     /// `200` with a `mac` token.
     NotBearer,
+    /// `400` whose `error_description` echoes the request (its `Authorization` header and
+    /// its form), cut inside the client's secret when `cut`.
+    Echo { cut: bool },
 }
 
 /// The fake authorization server and the protected server's shared state.
@@ -167,6 +171,25 @@ async fn token_endpoint(
         .get("client_id")
         .zip(form.get("client_secret"))
         .map(|(id, secret)| (id.clone(), secret.clone()));
+    if let Answer::Echo { cut } = authority.answer {
+        let authorization = headers
+            .get(AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        let mut echo = format!("you sent {authorization} and {body}");
+        if cut {
+            // Cut ten characters into the secret as sent: encoded in the form, or in base64.
+            let encoded: String =
+                form_urlencoded::byte_serialize(authority.secret.as_bytes()).collect();
+            let at = echo
+                .find(&encoded)
+                .map(|at| at + 10)
+                .or_else(|| echo.find("Basic ").map(|at| at + 6 + 20))
+                .unwrap_or(echo.len());
+            echo.truncate(at);
+        }
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &echo);
+    }
     let Some((id, secret)) = basic.or(posted) else {
         return oauth_error(
             StatusCode::UNAUTHORIZED,
@@ -205,6 +228,7 @@ async fn token_endpoint(
         Answer::NotBearer => json!({
             "access_token": authority.issue(), "token_type": "mac", "expires_in": lifetime,
         }),
+        Answer::Echo { .. } => unreachable!("answered above"),
     };
     (
         StatusCode::OK,
@@ -257,6 +281,8 @@ async fn require_bearer(
 struct Setup {
     answer: Answer,
     lifetime: Duration,
+    /// What the client's secret starts with (a random tail follows).
+    secret: &'static str,
 }
 
 impl Default for Setup {
@@ -264,6 +290,7 @@ impl Default for Setup {
         Setup {
             answer: Answer::Token,
             lifetime: Duration::from_secs(3600),
+            secret: "s3cret+",
         }
     }
 }
@@ -292,7 +319,7 @@ async fn world(setup: Setup) -> World {
     scopes.sort_unstable();
     let authority = Arc::new(Authority {
         client_id: "checker:ci".to_owned(),
-        secret: format!("s3cret+{}", random()),
+        secret: format!("{}{}", setup.secret, random()),
         scopes,
         resource: url.clone(),
         answer: setup.answer,
@@ -352,15 +379,60 @@ impl World {
         ]
     }
 
-    /// Asserts that no secret of this world, nor any token it issued, is in `output`.
+    /// Asserts that no secret of this world, nor any token it issued, is in `output`, in any
+    /// form (see [`assert_no_form_of`]).
     fn assert_no_secret(&self, output: &str) {
+        assert_no_form_of(output, "the client secret", &self.authority.secret);
+        let id: String =
+            form_urlencoded::byte_serialize(self.authority.client_id.as_bytes()).collect();
+        let secret: String =
+            form_urlencoded::byte_serialize(self.authority.secret.as_bytes()).collect();
+        let engine = base64::engine::general_purpose::STANDARD;
+        // The `Basic` header's base64: its first characters encode the id alone, so it is
+        // its part past the id that must not show.
+        let basic = engine.encode(format!("{id}:{secret}"));
+        let past_id = (id.len() + 1) * 4 / 3 + 4;
         assert!(
-            !output.contains(&self.authority.secret),
-            "the client secret was printed"
+            !output.contains(&basic[past_id..past_id + MIN_REDACTED_PREFIX]),
+            "the Basic credentials were printed: {output}"
         );
         for token in self.authority.tokens() {
-            assert!(!output.contains(&token), "an access token was printed");
+            assert_no_form_of(output, "an access token", &token);
         }
+    }
+}
+
+/// Asserts that `output` holds none of the printed forms of `secret`: as is, JSON-escaped,
+/// form-urlencoded (`+` or `%20` for a space, upper- or lower-case hex), nor the first
+/// [`MIN_REDACTED_PREFIX`] characters of any of them (what a cut echo leaves).
+fn assert_no_form_of(output: &str, what: &str, secret: &str) {
+    let json = Value::from(secret).to_string();
+    let form: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+    let lower = {
+        let mut lower = String::new();
+        let mut hex = 0;
+        for char in form.chars() {
+            lower.push(if hex > 0 {
+                char.to_ascii_lowercase()
+            } else {
+                char
+            });
+            hex = if char == '%' { 2 } else { hex.max(1) - 1 };
+        }
+        lower
+    };
+    for form in [
+        secret.to_owned(),
+        json[1..json.len() - 1].to_owned(),
+        form.clone(),
+        form.replace('+', "%20"),
+        lower,
+    ] {
+        let prefix: String = form.chars().take(MIN_REDACTED_PREFIX).collect();
+        assert!(
+            !output.contains(&prefix),
+            "{what} was printed, as `{form}` or its first characters: {output}"
+        );
     }
 }
 
@@ -371,12 +443,16 @@ fn path_arg(path: &Path) -> String {
 /// The command line with `args` and `RUST_LOG=trace`: its exit status, and its standard
 /// output and error.
 async fn envelope_check(args: &[String]) -> (i32, String, String) {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_envelope-check"))
+    let running = tokio::process::Command::new(env!("CARGO_BIN_EXE_envelope-check"))
         .args(["--seed", "3", "--variations", "1"])
         .args(args)
         .env("RUST_LOG", "trace")
-        .output()
+        .kill_on_drop(true)
+        .output();
+    // No run here takes long: one that waits (on a FIFO, say) fails instead of hanging.
+    let output = tokio::time::timeout(Duration::from_secs(120), running)
         .await
+        .unwrap_or_else(|_| panic!("envelope-check {args:?} ran past two minutes"))
         .expect("envelope-check runs");
     (
         output.status.code().unwrap_or(-1),
@@ -483,6 +559,135 @@ async fn a_wrong_secret_names_the_endpoints_refusal_and_not_the_secret() {
     world.assert_no_secret(&stderr);
 }
 
+/// A token endpoint that echoes the request (the `Basic` header, the posted form), whole or
+/// cut inside the secret: the secret, form-encoded (`+/=&:%` as base64 secrets hold), in base64,
+/// or a prefix of either, is printed nowhere.
+#[tokio::test]
+async fn an_echoing_token_endpoint_never_gets_a_secret_printed() {
+    for cut in [false, true] {
+        let world = world(Setup {
+            answer: Answer::Echo { cut },
+            secret: "Zk9+b/A=&c:d%e",
+            ..Setup::default()
+        })
+        .await;
+        for method in ["basic", "post"] {
+            let mut login = world.login_args(&world.authority.secret);
+            login.extend(args(&["--client-auth", method]));
+            let (status, stdout, stderr) = envelope_check(&login).await;
+            assert_eq!(status, 2, "{method}: {stdout}{stderr}");
+            assert!(stderr.contains("HTTP 400 (invalid_request"), "{stderr}");
+            // The echo was there, and what it held of the secret is gone.
+            assert!(
+                stderr.contains("[redacted]"),
+                "{method}, cut {cut}: {stderr}"
+            );
+            world.assert_no_secret(&format!("{stdout}{stderr}"));
+        }
+    }
+}
+
+/// How a server quotes back the bearer token it was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    /// Every request refused `400`, the body quoting the `Authorization` header.
+    InARefusal,
+    /// Every tool answer quoting it, in its text and its structured content.
+    InAnAnswer,
+}
+
+/// A streamable HTTP server with one read-only tool, quoting the token as `quoting` says.
+async fn quoting_server(quoting: Quoting) -> String {
+    use axum::body::Body;
+    async fn mcp(quoting: Quoting, headers: HeaderMap, body: String) -> Response<Body> {
+        let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let sent = headers
+            .get(AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if quoting == Quoting::InARefusal {
+            let body = json!({ "error": format!("bad credentials: {sent}") }).to_string();
+            return (
+                StatusCode::BAD_REQUEST,
+                [(CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response();
+        }
+        let json = |result: Value| {
+            let body = json!({ "jsonrpc": "2.0", "id": message["id"], "result": result });
+            ([(CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+        };
+        match message["method"].as_str() {
+            Some("initialize") => json(json!({
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": { "tools": {} },
+                "serverInfo": { "name": "quoting", "version": "1" },
+            })),
+            Some("tools/list") => json(json!({ "tools": [{
+                "name": "whoami",
+                "inputSchema": { "type": "object", "properties": {} },
+                "annotations": { "readOnlyHint": true },
+            }] })),
+            Some("tools/call") => json(json!({
+                "content": [{ "type": "text", "text": json!({ "you_sent": sent }).to_string() }],
+                "structuredContent": { "you_sent": sent },
+                "isError": false,
+            })),
+            Some(_) if message.get("id").is_some() => json(json!({})),
+            _ => StatusCode::ACCEPTED.into_response(),
+        }
+    }
+    let (listener, addr) = listener().await;
+    let router = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |headers, body| mcp(quoting, headers, body))
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{addr}/mcp")
+}
+
+/// A server that quotes the bearer token back, in a refusal (to stderr) or in a tool's answer
+/// (to the report's excerpts, as text and as JSON): the token, JSON-escaped once or twice (it
+/// holds a quote and a backslash), is printed nowhere.
+#[tokio::test]
+async fn a_server_quoting_the_bearer_token_gets_it_printed_nowhere() {
+    let token = format!("tok\"en\\{}", random());
+    let dir = std::env::temp_dir().join(format!("envelope-check-quoting-{}", random()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file = dir.join("token");
+    std::fs::write(&file, format!("{token}\n")).expect("the token file is written");
+    for quoting in [Quoting::InARefusal, Quoting::InAnAnswer] {
+        let url = quoting_server(quoting).await;
+        for format in [None, Some("--json")] {
+            let mut line = args(&["--url", &url, "--bearer-token-file", &path_arg(&file)]);
+            line.extend(format.map(str::to_owned));
+            let (status, stdout, stderr) = envelope_check(&line).await;
+            let printed = format!("{stdout}{stderr}");
+            match quoting {
+                Quoting::InARefusal => assert_eq!(status, 2, "{printed}"),
+                // Quoted in an answer that is no envelope: checks fail, with excerpts.
+                Quoting::InAnAnswer => {
+                    assert_eq!(status, 1, "{printed}");
+                    assert!(stdout.contains("you_sent"), "{printed}");
+                }
+            }
+            assert!(printed.contains("[redacted]"), "{quoting:?}: {printed}");
+            assert_no_form_of(&printed, "the bearer token", &token);
+            // Escaped twice: a text content that is JSON, excerpted.
+            let once = Value::from(token.as_str()).to_string();
+            let twice = Value::from(&once[1..once.len() - 1]).to_string();
+            let twice = &twice[1..twice.len() - 1];
+            assert!(
+                !printed.contains(&twice[..MIN_REDACTED_PREFIX]),
+                "{quoting:?}: {printed}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn every_kind_of_bad_secret_file_is_told_clearly() {
     let world = world(Setup::default()).await;
@@ -499,6 +704,20 @@ async fn every_kind_of_bad_secret_file_is_told_clearly() {
             "is larger than 65536 bytes",
         ),
     ];
+    // A FIFO nobody writes to: refused at once, never waited on (a blocking open would hang
+    // the run forever; `envelope_check` is bounded below).
+    #[cfg(unix)]
+    let cases = {
+        let mut cases = cases;
+        let fifo = world.dir.join("a-fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        cases.push((fifo, "is a FIFO, not a regular file"));
+        cases
+    };
     for (path, message) in &cases {
         let mut login = world.login_args(&world.authority.secret);
         let at = login
@@ -646,9 +865,40 @@ async fn the_login_flags_go_together_and_with_an_http_server_only() {
 }
 
 #[tokio::test]
+async fn a_token_said_to_expire_at_once_is_not_fetched_per_request() {
+    let world = world(Setup {
+        lifetime: Duration::ZERO,
+        ..Setup::default()
+    })
+    .await;
+    let tokens = TokenSource::new(
+        Login::ClientCredentials(ClientCredentials {
+            token_url: world.token_url.clone(),
+            client_id: world.authority.client_id.clone(),
+            client_secret: Secret::new(world.authority.secret.clone()),
+            scopes: vec!["mcp:read".to_owned(), "mcp:tools".to_owned()],
+            resource: world.url.clone(),
+            auth: ClientAuth::Basic,
+        }),
+        Duration::from_secs(10),
+    )
+    .expect("a token source");
+    // `expires_in: 0`, and fifty requests in a row: one token.
+    let first = tokens.bearer().await.expect("a token");
+    for _ in 0..50 {
+        assert_eq!(tokens.bearer().await.expect("a token"), first);
+    }
+    assert_eq!(tokens.tokens_issued(), 1);
+    // Once it has been used for the minimum, the next request gets a new one.
+    tokio::time::sleep(MIN_TOKEN_USE + Duration::from_millis(100)).await;
+    assert_ne!(tokens.bearer().await.expect("a token"), first);
+    assert_eq!(tokens.tokens_issued(), 2);
+}
+
+#[tokio::test]
 async fn a_token_about_to_expire_is_renewed() {
     let world = world(Setup {
-        lifetime: Duration::from_secs(1),
+        lifetime: Duration::from_secs(2),
         ..Setup::default()
     })
     .await;
@@ -668,8 +918,8 @@ async fn a_token_about_to_expire_is_renewed() {
     let again = tokens.bearer().await.expect("a token");
     assert_eq!(first, again, "a fresh token is kept");
     assert_eq!(tokens.tokens_issued(), 1);
-    // Half of its one second gone: renewed.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Half of its two seconds gone: renewed.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     let renewed = tokens.bearer().await.expect("a token");
     assert_ne!(first, renewed);
     assert_eq!(tokens.tokens_issued(), 2);

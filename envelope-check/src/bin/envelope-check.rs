@@ -27,10 +27,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use envelope_check::login::{ClientAuth, ClientCredentials, LoggedInClient};
+use envelope_check::login::{ClientAuth, ClientCredentials, LoggedInClient, Redactor};
 use envelope_check::{
     Check, CheckConfig, DEFAULT_MAX_ANSWER_BYTES, Login, LoginError, Report, Secret, TokenSource,
-    error_chain, run, run_watching, stdio_transport,
+    Watcher, error_chain, run, run_watching, stdio_transport,
 };
 use rmcp::ServiceExt as _;
 use rmcp::service::ClientInitializeError;
@@ -236,8 +236,13 @@ fn parse_dialect(name: &str) -> Result<envelope_core::Dialect, String> {
     })
 }
 
-/// Connects as `options` say, checks, and disconnects.
-async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String> {
+/// Connects as `options` say, checks, and disconnects; the login's secrets, and every token it
+/// is issued, go into `redactor`, which everything printed passes through.
+async fn check(
+    options: &Options,
+    config: &CheckConfig,
+    redactor: &Redactor,
+) -> Result<Report, String> {
     if let Some(url) = &options.url {
         let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
         // One limit on an answer, whichever way it comes: an event or a JSON body.
@@ -248,7 +253,7 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
         let connecting = match login {
             Some(login) => {
                 let tokens = Arc::new(
-                    TokenSource::new(login, config.call_timeout)
+                    TokenSource::with_redactor(login, config.call_timeout, redactor.clone())
                         .map_err(|error| error_chain(&error))?,
                 );
                 // The first token before the first request: a login that fails says so, not
@@ -259,11 +264,11 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
                     .map_err(|error| format!("cannot log in: {}", error_chain(&error)))?;
                 let client = LoggedInClient::new(tokens).map_err(|error| error_chain(&error))?;
                 let transport = StreamableHttpClientTransport::with_client(client, http);
-                tokio::time::timeout(config.call_timeout, ().serve(transport)).await
+                tokio::time::timeout(config.call_timeout, Watcher::new().serve(transport)).await
             }
             None => {
                 let transport = StreamableHttpClientTransport::from_config(http);
-                tokio::time::timeout(config.call_timeout, ().serve(transport)).await
+                tokio::time::timeout(config.call_timeout, Watcher::new().serve(transport)).await
             }
         };
         let client = connecting
@@ -295,7 +300,7 @@ async fn check(options: &Options, config: &CheckConfig) -> Result<Report, String
     };
     // The checker's own framing: bounded lines, and what cannot be read told to the call.
     let (transport, faults) = stdio_transport(output, input, options.max_answer_bytes.max(1));
-    let client = tokio::time::timeout(config.call_timeout, ().serve(transport))
+    let client = tokio::time::timeout(config.call_timeout, Watcher::new().serve(transport))
         .await
         .map_err(|_| format!("`{program}` did not answer `initialize`"))?
         .map_err(|error| format!("`{program}` did not start an MCP session: {error}"))?;
@@ -390,17 +395,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = match runtime.block_on(check(&options, &config)) {
+    // Whatever the checker prints passes through it: a server or a token endpoint may quote
+    // back what it was sent, in any encoding, whole or cut.
+    let redactor = Redactor::new();
+    let report = match runtime.block_on(check(&options, &config, &redactor)) {
         Ok(report) => report,
         Err(error) => {
-            eprintln!("envelope-check: {error}");
+            eprintln!("envelope-check: {}", redactor.redact(&error));
             return ExitCode::from(2);
         }
     };
     if options.json {
-        println!("{:#}", report.to_json());
+        let mut json = report.to_json();
+        redactor.redact_json(&mut json);
+        println!("{json:#}");
     } else {
-        print!("{}", report.render());
+        print!("{}", redactor.redact(&report.render()));
     }
     if report.is_clean() {
         ExitCode::SUCCESS

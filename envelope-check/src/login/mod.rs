@@ -7,10 +7,12 @@
 //! wiped when dropped; no error, report or log line holds one.
 
 mod client;
+mod redact;
 mod secret;
 mod token;
 
 pub use client::LoggedInClient;
+pub use redact::{MIN_REDACTED_PREFIX, REDACTED, Redactor};
 pub use secret::{MAX_SECRET_BYTES, Secret};
 pub use token::{ClientAuth, ClientCredentials, MAX_TOKEN_ANSWER_BYTES};
 
@@ -35,6 +37,12 @@ pub enum Login {
 /// time.
 const RENEW_BEFORE: Duration = Duration::from_secs(30);
 
+/// The least time a token is used before another is asked for, whatever lifetime the token
+/// endpoint gives it: a token endpoint answering `expires_in: 0` (or 1 ms) would otherwise be
+/// asked for a new token before every request. A token that truly lives shorter fails the
+/// requests made with it after it expires, and the report says they failed.
+pub const MIN_TOKEN_USE: Duration = Duration::from_secs(1);
+
 /// Where each request's bearer token comes from: the [`Login`], and the token it last got.
 #[derive(Debug)]
 pub struct TokenSource {
@@ -43,6 +51,8 @@ pub struct TokenSource {
     timeout: Duration,
     current: tokio::sync::Mutex<Option<AccessToken>>,
     issued: AtomicUsize,
+    /// Every secret of the login, and every token issued, in each printed form.
+    redactor: Redactor,
 }
 
 /// Makes ring rustls's process default unless a provider is installed: built in one workspace
@@ -57,6 +67,22 @@ pub(crate) fn ensure_crypto_provider() {
 impl TokenSource {
     /// A source of tokens for `login`, each token request waiting at most `timeout`.
     pub fn new(login: Login, timeout: Duration) -> Result<Self, LoginError> {
+        TokenSource::with_redactor(login, timeout, Redactor::new())
+    }
+
+    /// [`new`](TokenSource::new), holding the login's secrets and every token it is issued in
+    /// `redactor`, which the caller runs over everything it prints.
+    pub fn with_redactor(
+        login: Login,
+        timeout: Duration,
+        redactor: Redactor,
+    ) -> Result<Self, LoginError> {
+        match &login {
+            Login::Bearer(token) => redactor.hold_secret(token),
+            Login::ClientCredentials(credentials) => {
+                redactor.hold_client_credentials(&credentials.client_id, &credentials.client_secret)
+            }
+        }
         ensure_crypto_provider();
         // A token endpoint that redirects is answered as a refusal: the form, and the basic
         // credentials, go to the URL given and nowhere else.
@@ -70,6 +96,7 @@ impl TokenSource {
             timeout,
             current: tokio::sync::Mutex::new(None),
             issued: AtomicUsize::new(0),
+            redactor,
         })
     }
 
@@ -88,10 +115,16 @@ impl TokenSource {
             return Ok(token.token.clone());
         }
         let token = credentials.request_token(&self.http, self.timeout).await?;
+        self.redactor.hold_secret(&token.token);
         self.issued.fetch_add(1, Ordering::Relaxed);
         let bearer = token.token.clone();
         *current = Some(token);
         Ok(bearer)
+    }
+
+    /// The redactor holding the login's secrets and every token issued so far.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// How many tokens the token endpoint has issued so far (0 for a fixed token).
@@ -101,12 +134,17 @@ impl TokenSource {
 }
 
 /// Whether `token` expires within [`RENEW_BEFORE`] (or half its lifetime, when shorter) of
-/// `now`. A token whose lifetime is unknown is kept.
+/// `now`, and has been used for [`MIN_TOKEN_USE`]. A token whose lifetime is unknown is kept.
 fn about_to_expire(token: &AccessToken, now: Instant) -> bool {
     let (Some(expires_at), Some(lifetime)) = (token.expires_at, token.lifetime) else {
         return false;
     };
-    now + RENEW_BEFORE.min(lifetime / 2) >= expires_at
+    let issued = expires_at.checked_sub(lifetime).unwrap_or(now);
+    let renew_at = expires_at
+        .checked_sub(RENEW_BEFORE.min(lifetime / 2))
+        .unwrap_or(issued)
+        .max(issued + MIN_TOKEN_USE);
+    now >= renew_at
 }
 
 #[cfg(test)]
@@ -133,6 +171,17 @@ mod tests {
         let short = token(10, now);
         assert!(!about_to_expire(&short, now + Duration::from_secs(4)));
         assert!(about_to_expire(&short, now + Duration::from_secs(5)));
+        // A token said to expire at once (or within a millisecond) is still used for a while.
+        for lifetime in [Duration::ZERO, Duration::from_millis(1)] {
+            let instant = AccessToken {
+                token: Secret::new("t"),
+                expires_at: Some(now + lifetime),
+                lifetime: Some(lifetime),
+            };
+            assert!(!about_to_expire(&instant, now));
+            assert!(!about_to_expire(&instant, now + Duration::from_millis(999)));
+            assert!(about_to_expire(&instant, now + MIN_TOKEN_USE));
+        }
         let unknown = AccessToken {
             token: Secret::new("t"),
             expires_at: None,

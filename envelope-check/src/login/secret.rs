@@ -14,6 +14,46 @@ use crate::LoginError;
 /// The largest secret file read: 64 KiB, far past any client secret or bearer token.
 pub const MAX_SECRET_BYTES: usize = 64 << 10;
 
+/// Opens `path` for reading without waiting on it: a FIFO (or a device) named as a secret's
+/// file opens at once, with nobody writing to it, and is then refused as not a regular file;
+/// a blocking open would wait for a writer forever.
+#[cfg(unix)]
+fn open_without_waiting(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Opens `path` for reading (elsewhere than Unix an open does not wait on a pipe's writer).
+#[cfg(not(unix))]
+fn open_without_waiting(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
+/// What a file that is not a regular file is, for the error that refuses it.
+fn kind_of(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return "a device";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "something else"
+    }
+}
+
 /// A client secret or an access token. Only [`expose`](Secret::expose) shows it, for the one
 /// place that sends it; everything else sees `[redacted]`.
 #[derive(Clone, PartialEq, Eq)]
@@ -39,7 +79,7 @@ impl Secret {
             path: path.to_owned(),
             source,
         };
-        let file = File::open(path).map_err(|source| match source.kind() {
+        let file = open_without_waiting(path).map_err(|source| match source.kind() {
             ErrorKind::NotFound => LoginError::FileMissing {
                 what,
                 path: path.to_owned(),
@@ -51,11 +91,7 @@ impl Secret {
             return Err(LoginError::NotAFile {
                 what,
                 path: path.to_owned(),
-                kind: if metadata.is_dir() {
-                    "a directory"
-                } else {
-                    "something else"
-                },
+                kind: kind_of(&metadata.file_type()),
             });
         }
         // One byte past the limit tells a file at the limit from a longer one.
@@ -189,6 +225,48 @@ mod tests {
         );
         let missing = read(&dir.join("nothing-here")).expect_err("missing");
         assert!(missing.to_string().contains("does not exist"), "{missing}");
+    }
+
+    /// A FIFO with no writer, a device and a socket are refused at once: the read runs on a
+    /// thread of its own, and the test fails if it has not answered within ten seconds (a
+    /// blocking open would wait for a writer forever).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_a_device_or_a_socket_is_refused_without_waiting() {
+        let dir = file_of("fifo", b"x");
+        let dir = dir.parent().expect("in a directory");
+        let fifo = dir.join("pipe");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", fifo.display());
+        let socket_path = dir.join("socket");
+        let _ = std::fs::remove_file(&socket_path);
+        let _socket =
+            std::os::unix::net::UnixListener::bind(&socket_path).expect("a socket is bound");
+        for (path, kind) in [
+            (fifo.as_path(), "a FIFO"),
+            (Path::new("/dev/zero"), "a device"),
+            (socket_path.as_path(), ""),
+        ] {
+            let (sent, answer) = std::sync::mpsc::channel();
+            let owned = path.to_owned();
+            std::thread::spawn(move || {
+                let _ = sent.send(Secret::read_file(&owned, "client secret").map(|_| ()));
+            });
+            let refused = answer
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("reading {} waited", path.display()))
+                .expect_err("not a regular file");
+            // A socket cannot be opened at all: it is refused as unreadable, at once.
+            match refused {
+                LoginError::NotAFile { kind: found, .. } => assert_eq!(found, kind, "{path:?}"),
+                LoginError::FileUnreadable { .. } => assert_eq!(kind, "", "{path:?}"),
+                other => panic!("{}: {other}", path.display()),
+            }
+        }
     }
 
     #[test]

@@ -191,9 +191,12 @@ impl ClientCredentials {
         value
     }
 
-    /// The endpoint's text, at most 200 characters, with the secret taken out.
+    /// The endpoint's text, at most 200 characters, with the secret taken out in every form an
+    /// echo of the request could hold it (see [`Redactor`](super::Redactor)).
     fn quote(&self, text: &str) -> String {
-        let text = text.replace(self.client_secret.expose(), "[redacted]");
+        let redactor = super::Redactor::new();
+        redactor.hold_client_credentials(&self.client_id, &self.client_secret);
+        let text = redactor.redact(text);
         if text.chars().count() <= 200 {
             return text;
         }
@@ -240,5 +243,11 @@ mod tests {
             "client [redacted] is wrong"
         );
         assert_eq!(login.quote(&"x".repeat(300)).chars().count(), 201);
+        // An echo of the posted form holds the secret form-urlencoded.
+        let login = credentials("agent", "a+b/c=d&e");
+        assert_eq!(
+            login.quote("got client_secret=a%2Bb%2Fc%3Dd%26e"),
+            "got client_secret=[redacted]"
+        );
     }
 }
