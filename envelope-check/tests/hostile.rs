@@ -83,17 +83,6 @@ fn listing(hostile: Hostile, cursor: Option<&str>, listing: usize) -> Value {
     let read_only = json!({ "readOnlyHint": true });
     let empty = json!({ "type": "object", "properties": {} });
     let search = json!({ "name": "search", "inputSchema": empty, "annotations": read_only });
-    let delete = |annotations: Value| {
-        json!({
-            "name": "delete_everything",
-            "inputSchema": {
-                "type": "object",
-                "properties": { "confirm": { "type": "boolean" } },
-                "required": ["confirm"],
-            },
-            "annotations": annotations,
-        })
-    };
     let destructive = json!({ "destructiveHint": true, "readOnlyHint": false });
     match (hostile, cursor) {
         (Hostile::ListedTwice { destructive_first }, _) => {
@@ -116,6 +105,19 @@ fn listing(hostile: Hostile, cursor: Option<&str>, listing: usize) -> Value {
     }
 }
 
+/// `delete_everything`, annotated as given.
+fn delete(annotations: Value) -> Value {
+    json!({
+        "name": "delete_everything",
+        "inputSchema": {
+            "type": "object",
+            "properties": { "confirm": { "type": "boolean" } },
+            "required": ["confirm"],
+        },
+        "annotations": annotations,
+    })
+}
+
 /// The tools a hostile server lists.
 fn tools(hostile: Hostile) -> Vec<Value> {
     let read_only = json!({ "readOnlyHint": true });
@@ -123,15 +125,7 @@ fn tools(hostile: Hostile) -> Vec<Value> {
     match hostile {
         Hostile::Writes => vec![
             json!({ "name": "search", "inputSchema": empty, "annotations": read_only }),
-            json!({
-                "name": "delete_everything",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": { "confirm": { "type": "boolean" } },
-                    "required": ["confirm"],
-                },
-                "annotations": { "destructiveHint": true, "readOnlyHint": false },
-            }),
+            delete(json!({ "destructiveHint": true, "readOnlyHint": false })),
             json!({
                 "name": "send_email",
                 "inputSchema": {

@@ -379,6 +379,22 @@ impl World {
         ]
     }
 
+    /// A token source logging in to this world's endpoint with its client's credentials.
+    fn token_source(&self) -> TokenSource {
+        TokenSource::new(
+            Login::ClientCredentials(ClientCredentials {
+                token_url: self.token_url.clone(),
+                client_id: self.authority.client_id.clone(),
+                client_secret: Secret::new(self.authority.secret.clone()),
+                scopes: vec!["mcp:read".to_owned(), "mcp:tools".to_owned()],
+                resource: self.url.clone(),
+                auth: ClientAuth::Basic,
+            }),
+            Duration::from_secs(10),
+        )
+        .expect("a token source")
+    }
+
     /// Asserts that no secret of this world, nor any token it issued, is in `output`, in any
     /// form (see [`assert_no_form_of`]).
     fn assert_no_secret(&self, output: &str) {
@@ -871,18 +887,7 @@ async fn a_token_said_to_expire_at_once_is_not_fetched_per_request() {
         ..Setup::default()
     })
     .await;
-    let tokens = TokenSource::new(
-        Login::ClientCredentials(ClientCredentials {
-            token_url: world.token_url.clone(),
-            client_id: world.authority.client_id.clone(),
-            client_secret: Secret::new(world.authority.secret.clone()),
-            scopes: vec!["mcp:read".to_owned(), "mcp:tools".to_owned()],
-            resource: world.url.clone(),
-            auth: ClientAuth::Basic,
-        }),
-        Duration::from_secs(10),
-    )
-    .expect("a token source");
+    let tokens = world.token_source();
     // `expires_in: 0`, and fifty requests in a row: one token.
     let first = tokens.bearer().await.expect("a token");
     for _ in 0..50 {
@@ -902,18 +907,7 @@ async fn a_token_about_to_expire_is_renewed() {
         ..Setup::default()
     })
     .await;
-    let tokens = TokenSource::new(
-        Login::ClientCredentials(ClientCredentials {
-            token_url: world.token_url.clone(),
-            client_id: world.authority.client_id.clone(),
-            client_secret: Secret::new(world.authority.secret.clone()),
-            scopes: vec!["mcp:read".to_owned(), "mcp:tools".to_owned()],
-            resource: world.url.clone(),
-            auth: ClientAuth::Basic,
-        }),
-        Duration::from_secs(10),
-    )
-    .expect("a token source");
+    let tokens = world.token_source();
     let first = tokens.bearer().await.expect("a token");
     let again = tokens.bearer().await.expect("a token");
     assert_eq!(first, again, "a fresh token is kept");
