@@ -11,14 +11,13 @@ use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::Service;
 
-use super::ListingWatch;
 use serde_json::{Map, Value};
 
 use super::paging::rows;
 use super::tokens::Tokens;
 use super::{
-    Check, OUT_OF_TIME, Outcome, Session, ToolReport, Withheld, annotations_of, digest, excerpt,
-    is_read_only,
+    Check, ListingWatch, OUT_OF_TIME, Outcome, Session, ToolReport, Withheld, annotations_of,
+    digest, excerpt, is_read_only,
 };
 
 impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {

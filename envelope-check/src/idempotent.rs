@@ -6,12 +6,11 @@ use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::Service;
 
-use super::ListingWatch;
 use serde_json::{Map, Value};
 
 use super::paging::rows;
 use super::tokens::Tokens;
-use super::{Check, Outcome, Session, ToolReport, is_read_only};
+use super::{Check, ListingWatch, Outcome, Session, ToolReport, is_read_only};
 
 impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
     /// `annotations.read_only_idempotent`: the first valid call again, the same `ok` and

@@ -11,11 +11,12 @@ use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::Service;
 
-use super::ListingWatch;
 use serde_json::{Map, Value};
 
 use super::tokens::Tokens;
-use super::{Check, OUT_OF_TIME, Outcome, Session, ToolReport, digest, excerpt, inputs};
+use super::{
+    Check, ListingWatch, OUT_OF_TIME, Outcome, Session, ToolReport, digest, excerpt, inputs,
+};
 
 /// The most rows followed across a tool's pages: past it, following stops (and proves
 /// nothing), so that pages of millions of tiny rows cost a bounded memory.

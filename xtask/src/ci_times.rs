@@ -77,7 +77,7 @@ impl Run {
 }
 
 /// Reads both runs and writes the table between `CONTRIBUTING.md`'s markers.
-pub(crate) fn generate(cold: &Path, warm: &Path, mode: Mode) -> Result<(), String> {
+pub(crate) fn generate(cold: &Path, warm: &Path) -> Result<(), String> {
     let read = |path: &Path| {
         let text = std::fs::read_to_string(path)
             .map_err(|error| format!("{}: {error}", path.display()))?;
@@ -90,7 +90,7 @@ pub(crate) fn generate(cold: &Path, warm: &Path, mode: Mode) -> Result<(), Strin
         BEGIN,
         END,
         &table,
-        mode,
+        Mode::Overwrite,
         "cargo xtask ci-times COLD WARM",
     )
 }

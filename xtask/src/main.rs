@@ -71,7 +71,7 @@ fn main() -> ExitCode {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
         };
-        return match ci_times::generate(cold.as_ref(), warm.as_ref(), Mode::Overwrite) {
+        return match ci_times::generate(cold.as_ref(), warm.as_ref()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(problem) => {
                 eprintln!("error: {problem}");

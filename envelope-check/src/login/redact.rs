@@ -94,12 +94,7 @@ impl Redactor {
     pub fn redact_json(&self, value: &mut serde_json::Value) {
         use serde_json::Value;
         match value {
-            Value::String(text) => {
-                let redacted = self.redact(text);
-                if redacted != *text {
-                    *text = redacted;
-                }
-            }
+            Value::String(text) => *text = self.redact(text),
             Value::Array(items) => items.iter_mut().for_each(|item| self.redact_json(item)),
             Value::Object(map) => {
                 let entries = std::mem::take(map);
