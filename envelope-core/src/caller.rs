@@ -19,7 +19,7 @@ use crate::tool_error::ToolError;
 /// requires. `error.data` is `{"required": [...], "missing": [...]}` (wire: `required`,
 /// `missing`), each a list of scope names.
 // wire: the error code, RFC 6750's own name for it
-pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+pub const INSUFFICIENT_SCOPE: &str = crate::fields::code::INSUFFICIENT_SCOPE;
 
 /// The principal a verified access token names: its issuer (`iss`) and its subject (`sub`).
 ///

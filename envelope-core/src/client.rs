@@ -20,16 +20,16 @@ use crate::tool_error::ToolError;
 /// The `code` of the error a tool answers when it asked the user for input and the client
 /// cannot ask (it did not declare `elicitation`, or no client is connected): `unavailable`,
 /// not retryable.
-pub const ELICITATION_UNAVAILABLE: &str = "elicitation_unavailable";
+pub const ELICITATION_UNAVAILABLE: &str = crate::fields::code::ELICITATION_UNAVAILABLE;
 /// The `code` of the error a tool answers when it asked for sampling and the client does not
 /// offer it: `unavailable`, not retryable.
-pub const SAMPLING_UNAVAILABLE: &str = "sampling_unavailable";
+pub const SAMPLING_UNAVAILABLE: &str = crate::fields::code::SAMPLING_UNAVAILABLE;
 /// The `code` of the error a tool answers when the client's answer did not match what was
 /// asked (content that fails the requested schema, say): `validation`, not retryable.
-pub const CLIENT_RESPONSE_INVALID: &str = "client_response_invalid";
+pub const CLIENT_RESPONSE_INVALID: &str = crate::fields::code::CLIENT_RESPONSE_INVALID;
 /// The `code` of the error a tool answers when its request to the client failed (the client
 /// errored, timed out or went away): `transient`, retryable.
-pub const CLIENT_REQUEST_FAILED: &str = "client_request_failed";
+pub const CLIENT_REQUEST_FAILED: &str = crate::fields::code::CLIENT_REQUEST_FAILED;
 
 /// What the user did with an elicitation: each a distinct outcome, none an error.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use crate::tool_error::ToolError;
 /// The `code` of the error [`ToolContext::state`] answers when the server was not configured
 /// with the state a tool asks for: `unavailable`, not retryable (the server's configuration
 /// will not change between retries).
-pub const NOT_CONFIGURED: &str = "not_configured";
+pub const NOT_CONFIGURED: &str = crate::fields::code::NOT_CONFIGURED;
 
 /// What a server shares with its tools, one value per type: a workspace, a database pool, the
 /// continuation keys. Cheap to clone (the values are behind `Arc`s); a server builds it once

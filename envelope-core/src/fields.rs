@@ -150,6 +150,92 @@ pub mod error {
     ];
 }
 
+/// The `code`s of the errors and notices the library writes: each spelled here once, and
+/// named through these constants wherever it is written or read.
+///
+/// Two case conventions stand on the wire, and stay (a rename would break every agent that
+/// branches on a code): the paging and target-ref codes and the module gate's are upper
+/// case, as the paging contract they come from spells them (`STALE_CONTINUATION`,
+/// `MODULE_DISABLED`); every other code is lower snake case (`invalid_argument`,
+/// `unknown_arg`). A dialect's own codes (the ones another contract's wire spells otherwise)
+/// live with the dialect.
+pub mod code {
+    /// The module that gates the tool is switched off.
+    pub const MODULE_DISABLED: &str = "MODULE_DISABLED";
+    /// The arguments are no JSON object.
+    pub const ARGUMENTS_NOT_OBJECT: &str = "arguments_not_object";
+    /// An argument the tool does not declare: a refusal under `strict_args`, else a warning.
+    pub const UNKNOWN_ARG: &str = "unknown_arg";
+    /// The arguments as a whole do not decode.
+    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+    /// One argument does not decode, or a control's value is not one the call may ask for;
+    /// `data.field` names it.
+    pub const INVALID_ARGUMENT: &str = "invalid_argument";
+    /// A per-call control named twice in one call (or, on the REST gateway, given in two
+    /// places with two values).
+    pub const INVALID_CONTROL: &str = "invalid_control";
+    /// A warning: `continuation` given to a tool that does not page.
+    pub const CONTINUATION_IGNORED: &str = "continuation_ignored";
+    /// The caller's token lacks a scope the tool declares.
+    pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+    /// The tool needs server state that was not configured.
+    pub const NOT_CONFIGURED: &str = "not_configured";
+    /// The call ran past the server's call deadline.
+    pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
+    /// A continuation edited in place, or sealed by a key this server does not accept.
+    pub const INVALID_CONTINUATION: &str = "INVALID_CONTINUATION";
+    /// A continuation presented with another tool, caller, request or scope.
+    pub const CONTINUATION_SCOPE_MISMATCH: &str = "CONTINUATION_SCOPE_MISMATCH";
+    /// A continuation whose snapshot moved or whose expiry passed.
+    pub const STALE_CONTINUATION: &str = "STALE_CONTINUATION";
+    /// A continuation passed with a legacy `offset` or `resume_from`.
+    pub const MIXED_CONTINUATION_FORMS: &str = "MIXED_CONTINUATION_FORMS";
+    /// A page size of zero, or over the tool's maximum.
+    pub const INVALID_LIMIT: &str = "INVALID_LIMIT";
+    /// A target ref edited in place, or sealed by a key this server does not accept.
+    pub const INVALID_TARGET_REF: &str = "INVALID_TARGET_REF";
+    /// A target ref presented to another tool family, by another caller or in another scope.
+    pub const TARGET_SCOPE_MISMATCH: &str = "TARGET_SCOPE_MISMATCH";
+    /// A target ref whose target changed since it was issued, or which expired.
+    pub const STALE_TARGET_SNAPSHOT: &str = "STALE_TARGET_SNAPSHOT";
+    /// A fresh target ref whose target no longer exists.
+    pub const TARGET_NOT_FOUND: &str = "TARGET_NOT_FOUND";
+    /// A target ref passed with plain location arguments.
+    pub const CONFLICTING_TARGET_INPUT: &str = "CONFLICTING_TARGET_INPUT";
+    /// The REST gateway: a body that is no JSON.
+    pub const MALFORMED_JSON: &str = "malformed_json";
+    /// No tool (the caller is shown) has the name.
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    /// The REST gateway: a method the path does not take.
+    pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    /// The REST gateway: a body over the size limit.
+    pub const REQUEST_TOO_LARGE: &str = "request_too_large";
+    /// A `Host` or `Origin` this server does not answer to.
+    pub const HOST_NOT_ALLOWED: &str = "host_not_allowed";
+    /// A `Host` against RFC 9112 (or, over HTTP/2, naming another server than `:authority`).
+    pub const INVALID_HOST: &str = "invalid_host";
+    /// The REST gateway: a body that did not arrive in time.
+    pub const REQUEST_TIMEOUT: &str = "request_timeout";
+    /// The REST gateway: every call slot is taken.
+    pub const OVERLOADED: &str = "overloaded";
+    /// The REST gateway: a body not sent as JSON.
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
+    /// No access token, or one not accepted.
+    pub const UNAUTHENTICATED: &str = "unauthenticated";
+    /// An `Authorization` header that is no bearer token.
+    pub const INVALID_AUTHORIZATION: &str = "invalid_authorization";
+    /// A token the issuer could not be asked about in time.
+    pub const TOKEN_UNVERIFIABLE: &str = "token_unverifiable";
+    /// The client cannot ask its user for input.
+    pub const ELICITATION_UNAVAILABLE: &str = "elicitation_unavailable";
+    /// The client does not offer sampling.
+    pub const SAMPLING_UNAVAILABLE: &str = "sampling_unavailable";
+    /// The client's answer did not match what was asked.
+    pub const CLIENT_RESPONSE_INVALID: &str = "client_response_invalid";
+    /// The request to the client failed.
+    pub const CLIENT_REQUEST_FAILED: &str = "client_request_failed";
+}
+
 /// The wire names of `meta`'s fields and of the trimmer's markers (also `meta_keys`).
 pub mod meta {
 

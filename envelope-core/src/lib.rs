@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod arguments;
 mod attachment;
 mod bounded;
 mod caller;
@@ -100,6 +101,9 @@ mod wire;
 
 // What a tool author writes against. Everything else has a module of its own: `paging`,
 // `schema`, `stage` (the hand-offs a server makes), `meta_keys` and `limits`.
+pub use arguments::{
+    Arguments, control_given_twice, first_control_twice, first_control_twice_in_params,
+};
 pub use attachment::{
     Attachment, AttachmentKind, AttachmentNote, Delivery, ResourceContents, ResourceLink,
 };

@@ -1,6 +1,7 @@
 //! The errors that say the tool body did nothing, so that a client may retry even a call that
 //! is not idempotent.
 
+use crate::fields::code;
 use crate::tool_error::ToolError;
 
 /// The error codes the library emits only for a call whose tool body did nothing: it was
@@ -10,10 +11,10 @@ use crate::tool_error::ToolError;
 /// names is fixed) without doing anything twice.
 ///
 /// - `MODULE_DISABLED`: the generated module gate, before the arguments are read;
-/// - `arguments_not_object`, `unknown_arg` (under `strict_args`), `invalid_arguments` and
-///   [`INVALID_ARGUMENT`](crate::paging::INVALID_ARGUMENT): decoding the arguments and the
-///   per-call controls (an unknown or unoffered `dialect` among them), and a token passed under
-///   an argument the tool does not declare;
+/// - `arguments_not_object`, `unknown_arg` (under `strict_args`), `invalid_arguments`,
+///   [`INVALID_ARGUMENT`](crate::paging::INVALID_ARGUMENT) and `invalid_control`: decoding the
+///   arguments and the per-call controls (an unknown or unoffered `dialect` among them, a
+///   control named twice), and a token passed under an argument the tool does not declare;
 /// - [`INSUFFICIENT_SCOPE`](crate::INSUFFICIENT_SCOPE): the transport's scope check, before the
 ///   tool is called;
 /// - the paging codes ([`CONTINUATION_CODES`](crate::paging::CONTINUATION_CODES)): the pager
@@ -22,18 +23,19 @@ use crate::tool_error::ToolError;
 /// A tool that writes one of these codes itself makes the same promise. A server says it of
 /// any other error with `error.data.ran: false` ([`NOT_RUN_FIELD`]); both are read by
 /// [`ToolError::did_not_run`].
-pub const NOT_RUN_CODES: [&str; 11] = [
-    "MODULE_DISABLED",
-    "arguments_not_object",
-    "unknown_arg",
-    "invalid_arguments",
-    crate::tool_error::INVALID_ARGUMENT,
-    crate::caller::INSUFFICIENT_SCOPE,
-    crate::paging_core::INVALID_CONTINUATION,
-    crate::paging_core::CONTINUATION_SCOPE_MISMATCH,
-    crate::paging_core::STALE_CONTINUATION,
-    crate::paging_core::MIXED_CONTINUATION_FORMS,
-    crate::paging_core::INVALID_LIMIT,
+pub const NOT_RUN_CODES: [&str; 12] = [
+    code::MODULE_DISABLED,
+    code::ARGUMENTS_NOT_OBJECT,
+    code::UNKNOWN_ARG,
+    code::INVALID_ARGUMENTS,
+    code::INVALID_ARGUMENT,
+    code::INVALID_CONTROL,
+    code::INSUFFICIENT_SCOPE,
+    code::INVALID_CONTINUATION,
+    code::CONTINUATION_SCOPE_MISMATCH,
+    code::STALE_CONTINUATION,
+    code::MIXED_CONTINUATION_FORMS,
+    code::INVALID_LIMIT,
 ];
 
 /// The member of an error's `data` by which a server says whether the tool body ran:

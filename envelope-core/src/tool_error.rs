@@ -15,7 +15,7 @@ use crate::request_id::RequestId;
 /// Code of an argument refused for its value: a token changed on its way back (quoted, cut
 /// short, padded) or passed under the wrong argument, a value of the wrong shape, a dialect that
 /// does not exist or cannot express a control; `data.field` names the argument.
-pub const INVALID_ARGUMENT: &str = "invalid_argument";
+pub const INVALID_ARGUMENT: &str = crate::fields::code::INVALID_ARGUMENT;
 
 /// The message every `internal` error carries before the library stamps a request id on it.
 pub const INTERNAL_MESSAGE: &str = "internal error";
@@ -322,7 +322,7 @@ impl ToolError {
             Category::ModuleDisabled,
             format!("module `{module}` is disabled on this server"),
         )
-        .with_code("MODULE_DISABLED")
+        .with_code(crate::fields::code::MODULE_DISABLED)
         .with_hint(format!(
             "enable module `{module}` in the server's configuration, or use another tool"
         ))

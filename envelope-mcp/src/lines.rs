@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
-use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
+use crate::jsonrpc::{ControlGivenTwice, INVALID_REQUEST, PARSE_ERROR};
 use crate::{EnvelopeServer, McpError};
 
 /// The longest JSON-RPC request id, in bytes of its JSON, a server takes. Every answer echoes
@@ -117,7 +117,15 @@ pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServ
                 ),
             ))
         }
-        Ok(message) => Ok(message),
+        Ok(mut message) => {
+            // A control named twice is seen in the text only: noted for the server to refuse.
+            if let JsonRpcMessage::Request(request) = &mut message
+                && let Some(twice) = ControlGivenTwice::of(&request.request, line)
+            {
+                request.request.extensions_mut().insert(twice);
+            }
+            Ok(message)
+        }
         Err(_) => Err(match serde_json::from_slice::<Value>(line) {
             Err(error) => error_line(Value::Null, PARSE_ERROR, &format!("parse error: {error}")),
             Ok(value) => {

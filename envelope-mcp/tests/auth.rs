@@ -490,7 +490,10 @@ fn ping() -> ToolResult<Reply<&'static str>> {
 async fn serve(auth: ResourceServer) -> std::net::SocketAddr {
     let server = EnvelopeServer::new(
         toolset![whoami, erase, ping],
-        EnvelopeConfig::new("notes", "1"),
+        EnvelopeConfig::new("notes", "1").with_instructions(
+            "Notes, one per file. `whoami` says who is calling. Wipe every note with `erase`! \
+             `ping` answers anyone.",
+        ),
     );
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -785,7 +788,8 @@ fn names_in(items: &Value, key: &str) -> Vec<String> {
 
 /// The tools `token` is shown, on every surface that names tools: the MCP listing, the
 /// unknown-tool error over MCP and REST, the REST listing, the OpenAPI document's operations,
-/// and the next actions `ping` suggests over MCP and REST.
+/// the next actions `ping` suggests over MCP and REST, and the server's prose (initialize's
+/// instructions, the OpenAPI document's description).
 async fn shown_to(addr: std::net::SocketAddr, token: &str) -> Vec<(&'static str, Vec<String>)> {
     let (_, listed) = exchange(addr, mcp(addr, &bearer(token), "tools/list", json!({}))).await;
     let (_, unknown) = exchange(
@@ -820,6 +824,25 @@ async fn shown_to(addr: std::net::SocketAddr, token: &str) -> Vec<(&'static str,
     )
     .await;
     let (_, rest_pinged) = exchange(addr, rest(addr, "POST", "/tools/ping", token)).await;
+    let initialize = json!({
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "auth-test", "version": "0"}
+    });
+    let (_, initialized) =
+        exchange(addr, mcp(addr, &bearer(token), "initialize", initialize)).await;
+    // The tools the server's prose names, as words of their own.
+    let named = |prose: &Value| {
+        let prose = prose.as_str().unwrap_or_default();
+        ["erase", "ping", "whoami"]
+            .into_iter()
+            .filter(|name| {
+                prose
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|word| word == *name)
+            })
+            .map(str::to_owned)
+            .collect::<Vec<String>>()
+    };
     let available = |list: &Value| {
         let mut names: Vec<String> = list
             .as_array()
@@ -852,6 +875,14 @@ async fn shown_to(addr: std::net::SocketAddr, token: &str) -> Vec<(&'static str,
         (
             "next actions over REST",
             names_in(&rest_pinged["next_actions"], "tool"),
+        ),
+        (
+            "initialize's instructions",
+            named(&initialized["result"]["instructions"]),
+        ),
+        (
+            "the OpenAPI document's description",
+            named(&document["info"]["description"]),
         ),
     ]
 }

@@ -240,6 +240,45 @@ async fn curl_speaks_http2_to_mcp_its_event_streams_and_the_gateway() {
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
 }
 
+/// The status of a POST of `body` to `path` whose `host` header is `host`, beside the
+/// `:authority` the client names (`addr`).
+async fn status_with_host(addr: SocketAddr, path: &str, host: &str, body: &Value) -> u16 {
+    let mut client = h2_client(addr).await;
+    let mut request = request(addr, path, Some(body));
+    request.headers_mut().insert(
+        http::header::HOST,
+        http::HeaderValue::from_str(host).expect("a header value"),
+    );
+    let (answer, mut send) = client.send_request(request, false).expect("sent");
+    send.send_data(Bytes::from(body.to_string()), true)
+        .expect("body sent");
+    answer.await.expect("an answer").status().as_u16()
+}
+
+#[tokio::test]
+async fn a_host_naming_another_server_than_the_authority_is_malformed() {
+    // RFC 9113 §8.3.1: the one host judge refuses it on MCP and on the gateway alike.
+    let addr = serve(HttpConfig::default()).await;
+    let nap = json!({ "ms": 1 });
+    let mcp = call("nap", nap.clone());
+    for host in ["evil.example", "localhost:1", &format!("{}:1", addr.ip())] {
+        assert_eq!(
+            status_with_host(addr, "/tools/nap", host, &nap).await,
+            400,
+            "{host}"
+        );
+        assert_eq!(
+            status_with_host(addr, "/mcp", host, &mcp).await,
+            400,
+            "{host}"
+        );
+    }
+    // The same server, named as the authority names it: answered.
+    let same = addr.to_string();
+    assert_eq!(status_with_host(addr, "/tools/nap", &same, &nap).await, 200);
+    assert_eq!(status_with_host(addr, "/mcp", &same, &mcp).await, 200);
+}
+
 #[tokio::test]
 async fn one_connection_carries_many_calls_at_once_up_to_its_stream_limit() {
     let addr = serve(

@@ -6,9 +6,10 @@
 //! the module and the macro crate that emits paths into it may name it; the compile-fail
 //! fixtures under `tests/compile/tests/ui` name it on purpose, to show that user code cannot.
 //!
-//! The crates stand in a stack, lowest first: envelope-derive, envelope-core, envelope-budget,
-//! envelope-dialect, envelope-mcp, envelope-client, envelope-check, and on top what uses them (xtask, these tests, the example
-//! server, the downstream crate). A crate depends only on crates below it.
+//! Each crate names the workspace crates it may depend on ([`ALLOWED`], normal and build
+//! dependencies; dev dependencies aside): the real graph, not a line, so that the agent's kits
+//! (envelope-client, envelope-check) cannot come to depend on the server (envelope-mcp), and
+//! the dialect stage sees only core and the budget stage. The graph has no circle.
 //!
 //! Inside a crate, no modules import each other in a circle. Circles are looked for among
 //! siblings at every level: among a crate's top-level modules (a module's submodules counted as
@@ -38,24 +39,48 @@ const MAY_NAME_PRIVATE: &[&str] = &[
     "tests/tests/layering.rs",
 ];
 
-/// The crate stack, lowest layer first. A crate may depend on crates in lower layers (and, in
-/// the top layer, on a crate beside it); every workspace member must be placed here.
-const STACK: &[&[&str]] = &[
-    &["envelope-derive"],
-    &["envelope-core"],
-    &["envelope-budget"],
-    &["envelope-dialect"],
-    &["envelope-mcp"],
-    &["envelope-client"],
-    &["envelope-check"],
-    &[
+/// Each workspace crate, and the workspace crates it may depend on (normal and build
+/// dependencies). Every member must be listed; a dependency not listed for its crate fails.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("envelope-derive", &[]),
+    ("envelope-core", &["envelope-derive"]),
+    ("envelope-budget", &["envelope-core"]),
+    ("envelope-dialect", &["envelope-core", "envelope-budget"]),
+    (
+        "envelope-mcp",
+        &["envelope-core", "envelope-budget", "envelope-dialect"],
+    ),
+    // The agent's side: it reads envelopes and dialects, never the server's code.
+    (
+        "envelope-client",
+        &["envelope-core", "envelope-budget", "envelope-dialect"],
+    ),
+    (
+        "envelope-check",
+        &[
+            "envelope-core",
+            "envelope-budget",
+            "envelope-dialect",
+            "envelope-client",
+        ],
+    ),
+    // What uses them.
+    ("workspace-server", &["envelope-core", "envelope-mcp"]),
+    ("envelope-conformance", &["envelope-core", "envelope-mcp"]),
+    ("envelope-downstream", &["envelope-core", "envelope-mcp"]),
+    (
         "xtask",
-        "envelope-tests",
-        "envelope-compile-tests",
-        "workspace-server",
-        "envelope-downstream",
-        "envelope-conformance",
-    ],
+        &[
+            "envelope-core",
+            "envelope-budget",
+            "envelope-dialect",
+            "envelope-mcp",
+            "envelope-check",
+            "workspace-server",
+        ],
+    ),
+    ("envelope-tests", &[]),
+    ("envelope-compile-tests", &[]),
 ];
 
 /// The module circles that exist today, each as its crate (its label: the package, or
@@ -1086,31 +1111,31 @@ fn normal_dependencies(manifest: &str) -> BTreeSet<String> {
     found.into_values().collect()
 }
 
-/// The layer of `package` in [`STACK`].
-fn layer(package: &str) -> Option<usize> {
-    STACK.iter().position(|layer| layer.contains(&package))
+/// The workspace crates `package` may depend on, if it is listed in [`ALLOWED`].
+fn allowed(package: &str) -> Option<&'static [&'static str]> {
+    ALLOWED
+        .iter()
+        .find(|(name, _)| *name == package)
+        .map(|(_, allowed)| *allowed)
 }
 
-/// The crates whose layer `package` depends on from a layer below: `(crate, dependency)`.
-fn upward_dependencies(members: &[(String, String)]) -> Vec<String> {
+/// Each dependency of a member on a workspace crate that [`ALLOWED`] does not list for it, and
+/// each member it does not list at all.
+fn unlisted_dependencies(members: &[(String, String)]) -> Vec<String> {
     let names: BTreeSet<&str> = members.iter().map(|(name, _)| name.as_str()).collect();
-    let mut upward = Vec::new();
+    let mut unlisted = Vec::new();
     for (name, manifest) in members {
-        let Some(own) = layer(name) else {
-            upward.push(format!("{name} is in no layer of STACK"));
+        let Some(allowed) = allowed(name) else {
+            unlisted.push(format!("{name} is not in ALLOWED"));
             continue;
         };
         for dependency in normal_dependencies(manifest) {
-            if !names.contains(dependency.as_str()) {
-                continue;
-            }
-            match layer(&dependency) {
-                Some(theirs) if theirs <= own => {}
-                _ => upward.push(format!("{name} depends on {dependency}, above it")),
+            if names.contains(dependency.as_str()) && !allowed.contains(&dependency.as_str()) {
+                unlisted.push(format!("{name} depends on {dependency}, which it may not"));
             }
         }
     }
-    upward
+    unlisted
 }
 
 /// Every crate root of a member, each with a label: its library, its binary, and the
@@ -1281,15 +1306,15 @@ fn against_known(found: &[CircleKey], known: &[(&str, &str)]) -> (Vec<CircleKey>
 }
 
 #[test]
-fn no_crate_depends_on_one_above_it() {
+fn each_crate_depends_only_on_what_it_may() {
     let members: Vec<(String, String)> = workspace_members()
         .into_iter()
         .map(|member| (member.name, member.manifest))
         .collect();
-    let upward = upward_dependencies(&members);
+    let unlisted = unlisted_dependencies(&members);
     assert!(
-        upward.is_empty(),
-        "a crate depends only on crates below it in the stack: {upward:?}"
+        unlisted.is_empty(),
+        "a crate depends only on the crates ALLOWED lists for it: {unlisted:?}"
     );
     // The check reads the manifests: envelope-mcp does build on core and the budget.
     let mcp = members
@@ -1516,12 +1541,47 @@ fn the_layer_check_reads_dependencies() {
         ("surprise".to_owned(), "[package]\nname = \"surprise\"\n".to_owned()),
     ];
     assert_eq!(
-        upward_dependencies(&members),
+        unlisted_dependencies(&members),
         [
-            "envelope-core depends on envelope-budget, above it",
-            "envelope-budget depends on envelope-mcp, above it",
-            "surprise is in no layer of STACK",
+            "envelope-core depends on envelope-budget, which it may not",
+            "envelope-budget depends on envelope-mcp, which it may not",
+            "surprise is not in ALLOWED",
         ]
+    );
+}
+
+#[test]
+fn the_allowed_graph_has_no_circle_and_keeps_the_kits_off_the_server() {
+    // Kahn's algorithm: every crate is reached once its dependencies are.
+    let mut done: Vec<&str> = Vec::new();
+    while done.len() < ALLOWED.len() {
+        let next = ALLOWED
+            .iter()
+            .find(|(name, deps)| !done.contains(name) && deps.iter().all(|dep| done.contains(dep)));
+        let Some((name, _)) = next else {
+            panic!("ALLOWED has a circle among what is left of {done:?}");
+        };
+        done.push(name);
+    }
+    for kit in ["envelope-client", "envelope-check"] {
+        assert!(
+            !allowed(kit).unwrap_or_default().contains(&"envelope-mcp"),
+            "{kit}"
+        );
+    }
+    assert_eq!(
+        allowed("envelope-dialect"),
+        Some(&["envelope-core", "envelope-budget"][..])
+    );
+    // A kit that came to depend on the server is caught.
+    let members = [(
+        "envelope-client".to_owned(),
+        "[package]\nname = \"envelope-client\"\n[dependencies]\nenvelope-mcp.workspace = true\n"
+            .to_owned(),
+    ), ("envelope-mcp".to_owned(), "[package]\nname = \"envelope-mcp\"\n".to_owned())];
+    assert_eq!(
+        unlisted_dependencies(&members),
+        ["envelope-client depends on envelope-mcp, which it may not"]
     );
 }
 

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use crate::codegen::workspace_root;
 
-/// The most hops a call may take: eight stages and the dialect stage after them.
-const MAX_HOPS: usize = 9;
+/// The most hops a call may take.
+const MAX_HOPS: usize = 8;
 
 /// The crates a call passes through, lowest first: a crossing may only go down this list.
 const STACK: &[&str] = &[
@@ -82,17 +82,12 @@ const HOPS: &[Hop] = &[
         krate: "envelope-budget",
         file: "src/prepare.rs",
         function: "prepare",
-        does: "the payload encoded where it is trimmed, through core's \
-               `ToolOutput::encode_payload` (the runtime's panic capture around its \
-               `Serialize`), rows that could never be sent left unconverted",
-    },
-    Hop {
-        krate: "envelope-budget",
-        file: "src/pass.rs",
-        function: "prepare_within",
-        does: "shaped by the controls the output carries, trimmed to the budget, \
-               `completeness` and `next_step` reconciled with the rows kept (on the typed \
-               envelope), the token count stamped into the bytes it counts",
+        does: "the budget stage, entered once: the payload encoded where it is trimmed, \
+               through core's `ToolOutput::encode_payload` (the runtime's panic capture around \
+               its `Serialize`), rows that could never be sent left unconverted; then \
+               (`prepare_within`) shaped by the controls the output carries, trimmed to the \
+               budget, `completeness` and `next_step` reconciled with the rows kept (on the \
+               typed envelope), the token count stamped into the bytes it counts",
     },
     Hop {
         krate: "envelope-dialect",

@@ -10,16 +10,16 @@ pub const NEXT_PAGE: &str = "next-page";
 /// (quoted, cut short, padded) is `invalid_argument` (see [`INVALID_ARGUMENT`]).
 ///
 /// [`INVALID_ARGUMENT`]: super::INVALID_ARGUMENT
-pub const INVALID_CONTINUATION: &str = "INVALID_CONTINUATION";
+pub const INVALID_CONTINUATION: &str = crate::fields::code::INVALID_CONTINUATION;
 /// Code of a genuine token presented with another tool, caller, request or scope.
-pub const CONTINUATION_SCOPE_MISMATCH: &str = "CONTINUATION_SCOPE_MISMATCH";
+pub const CONTINUATION_SCOPE_MISMATCH: &str = crate::fields::code::CONTINUATION_SCOPE_MISMATCH;
 /// Code of a genuine token whose snapshot has moved or whose expiry has passed.
-pub const STALE_CONTINUATION: &str = "STALE_CONTINUATION";
+pub const STALE_CONTINUATION: &str = crate::fields::code::STALE_CONTINUATION;
 /// Code of a call that passes a continuation together with a legacy `offset` or `resume_from`.
-pub const MIXED_CONTINUATION_FORMS: &str = "MIXED_CONTINUATION_FORMS";
+pub const MIXED_CONTINUATION_FORMS: &str = crate::fields::code::MIXED_CONTINUATION_FORMS;
 /// Code of a page size of zero (which would let paging loop forever), or of more than the
 /// tool's maximum.
-pub const INVALID_LIMIT: &str = "INVALID_LIMIT";
+pub const INVALID_LIMIT: &str = crate::fields::code::INVALID_LIMIT;
 
 /// Every paging error code: `(code, when, what the agent does)`. All are `validation` errors,
 /// never retryable as they stand. The contract docs are generated from this table.

@@ -28,16 +28,16 @@ use crate::tool_error::{Category, ToolError};
 /// Code of a ref laid out as this server writes them but edited in place (its seal fails), or
 /// sealed by a key this server does not accept. Text that is no ref as written (quoted, cut
 /// short, padded, a count that no longer adds up) is `invalid_argument`.
-pub const INVALID_TARGET_REF: &str = "INVALID_TARGET_REF";
+pub const INVALID_TARGET_REF: &str = crate::fields::code::INVALID_TARGET_REF;
 /// Code of a genuine ref presented to another tool family, by another caller or in another
 /// scope.
-pub const TARGET_SCOPE_MISMATCH: &str = "TARGET_SCOPE_MISMATCH";
+pub const TARGET_SCOPE_MISMATCH: &str = crate::fields::code::TARGET_SCOPE_MISMATCH;
 /// Code of a genuine ref whose target's data changed since it was issued, or which expired.
-pub const STALE_TARGET_SNAPSHOT: &str = "STALE_TARGET_SNAPSHOT";
+pub const STALE_TARGET_SNAPSHOT: &str = crate::fields::code::STALE_TARGET_SNAPSHOT;
 /// Code of a genuine, fresh ref whose target no longer exists.
-pub const TARGET_NOT_FOUND: &str = "TARGET_NOT_FOUND";
+pub const TARGET_NOT_FOUND: &str = crate::fields::code::TARGET_NOT_FOUND;
 /// Code of a call that passes a ref together with plain location arguments.
-pub const CONFLICTING_TARGET_INPUT: &str = "CONFLICTING_TARGET_INPUT";
+pub const CONFLICTING_TARGET_INPUT: &str = crate::fields::code::CONFLICTING_TARGET_INPUT;
 
 /// Every target-ref error code: `(code, category, when, what the agent does)`. Each code has
 /// one fixed message; none is retryable as it stands. The contract docs are generated from

@@ -12,6 +12,7 @@ use super::typing::{Outcome, Returns, ToolArgs};
 use crate::context::{Controls, ToolContext};
 use crate::dialect::{DIALECT_CONTROL, Dialect};
 use crate::envelope::Envelope;
+use crate::fields::code;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
 use crate::paging_core::{
@@ -112,7 +113,7 @@ impl Invocation {
                     "arguments must be a JSON object, got {}",
                     json_kind(&other)
                 ))
-                .with_code("arguments_not_object"));
+                .with_code(code::ARGUMENTS_NOT_OBJECT));
             }
         };
         let declares = |key: &str| declared.is_some_and(|keys| keys.iter().any(|k| k == key));
@@ -134,7 +135,7 @@ impl Invocation {
         if controls.contains_key("continuation") && declared.is_some() && !declares("continuation")
         {
             self.warnings.push(Notice::warning(
-                "continuation_ignored",
+                code::CONTINUATION_IGNORED,
                 format!(
                     "`{}` does not page; `continuation` was ignored",
                     self.spec.name
@@ -199,7 +200,7 @@ impl Invocation {
                 listed.push_str(&format!(" and {more} more"));
             }
             return Err(ToolError::validation(format!("unknown argument {listed}"))
-                .with_code("unknown_arg")
+                .with_code(code::UNKNOWN_ARG)
                 .with_hint(format!("accepted arguments: {}", accepted.join(", ")))
                 .with_data(json!({ "unknown": named, "more": more, "accepted": accepted })));
         }
@@ -209,7 +210,7 @@ impl Invocation {
         for key in named {
             self.warnings.push(
                 Notice::warning(
-                    "unknown_arg",
+                    code::UNKNOWN_ARG,
                     format!("unknown argument `{key}` was ignored"),
                 )
                 .with_data(json!({ "argument": key, "accepted": accepted })),
@@ -218,7 +219,7 @@ impl Invocation {
         if more > 0 {
             self.warnings.push(
                 Notice::warning(
-                    "unknown_arg",
+                    code::UNKNOWN_ARG,
                     format!("{more} more unknown arguments were ignored"),
                 )
                 .with_data(json!({ "more": more, "accepted": accepted })),
@@ -397,7 +398,7 @@ fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
         let inner = error.into_inner();
         if field == "." {
             ToolError::validation(format!("invalid arguments: {inner}"))
-                .with_code("invalid_arguments")
+                .with_code(code::INVALID_ARGUMENTS)
         } else {
             ToolError::validation(format!("invalid argument `{field}`: {inner}"))
                 .with_code(INVALID_ARGUMENT)

@@ -96,7 +96,20 @@ fn authority_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
                 "an HTTP/1.1 request must name its `Host`".to_owned(),
             ));
         }
-        return host_and_port(target.as_str().as_bytes()).map(Some);
+        let authority = host_and_port(target.as_str().as_bytes())?;
+        // RFC 9113 §8.3.1: an HTTP/2 request whose `Host` names another entity than its
+        // `:authority` is malformed (HTTP/1.1's absolute form instead has the target win).
+        if request.version() >= http::Version::HTTP_2
+            && let Some(host) = host
+            && !same_entity(host, authority, request.uri().scheme_str())
+        {
+            return Err(HostRefusal::Malformed(format!(
+                "the `Host` `{}` names another server than the `:authority` `{}`",
+                cut(host),
+                cut(authority)
+            )));
+        }
+        return Ok(Some(authority));
     }
     if host.is_none() && request.version() >= http::Version::HTTP_11 {
         return Err(HostRefusal::Malformed(
@@ -104,6 +117,15 @@ fn authority_of(request: &Request) -> Result<Option<&str>, HostRefusal> {
         ));
     }
     Ok(host)
+}
+
+/// Whether two `host[:port]`s name one entity: the same host (as [`split_authority`] folds
+/// it) and the same port, a port left out being the `scheme`'s default.
+fn same_entity(one: &str, other: &str, scheme: Option<&str>) -> bool {
+    let default = scheme.and_then(default_port);
+    let (one_host, one_port) = split_authority(one);
+    let (other_host, other_port) = split_authority(other);
+    one_host == other_host && one_port.or(default) == other_port.or(default)
 }
 
 /// `raw` as text when it is a valid `host[:port]` (RFC 9112 §3.2, RFC 3986): a host, and a
@@ -451,6 +473,45 @@ mod tests {
             "http://user@localhost:8080/mcp",
             &[]
         )));
+    }
+
+    #[test]
+    fn http2_refuses_a_host_naming_another_server_than_its_authority() {
+        let h2 = http::Version::HTTP_2;
+        let host = |value| [value];
+        assert_eq!(
+            judge_target(h2, "http://localhost:8080/mcp", &host("localhost:8080")),
+            Ok(())
+        );
+        // The same entity, spelled otherwise: case, a trailing dot, the scheme's default port.
+        assert_eq!(
+            judge_target(h2, "http://localhost:8080/mcp", &host("LocalHost.:8080")),
+            Ok(())
+        );
+        assert_eq!(
+            judge_target(h2, "http://localhost/mcp", &host("localhost:80")),
+            Ok(())
+        );
+        for other in [
+            "evil.example",
+            "localhost:8081",
+            "localhost",
+            "127.0.0.1:8080",
+        ] {
+            assert!(
+                malformed(judge_target(h2, "http://localhost:8080/mcp", &host(other))),
+                "{other}"
+            );
+        }
+        // HTTP/1.1's absolute form: the target wins over the `Host` (RFC 9112 §3.2.2).
+        assert_eq!(
+            judge_target(
+                http::Version::HTTP_11,
+                "http://localhost:8080/mcp",
+                &host("localhost:9999")
+            ),
+            Ok(())
+        );
     }
 
     #[test]

@@ -44,13 +44,14 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientRequest, JsonRpcMessage};
+use rmcp::model::{ClientRequest, GetExtensions as _, JsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::drain::Calls;
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
+use crate::jsonrpc::ControlGivenTwice;
 use crate::lines::judge;
 use crate::{EnvelopeServer, McpError, REQUEST_ID_HEADER};
 
@@ -203,6 +204,13 @@ async fn limit(limits: Limits, request: Request, next: Next) -> Response {
             Ok(message) => message,
             Err(answer) => return json_answer(http::StatusCode::BAD_REQUEST, answer),
         };
+        // rmcp reads the body again, into a message of its own: what the judge noted of the
+        // text travels in the request's parts, which rmcp hands to the handler.
+        if let JsonRpcMessage::Request(request) = &message
+            && let Some(twice) = request.request.extensions().get::<ControlGivenTwice>()
+        {
+            parts.extensions.insert(*twice);
+        }
         // Only an `initialize` outside a session opens one; past the cap it is refused.
         let opens_session = !parts.headers.contains_key("mcp-session-id")
             && matches!(&message, JsonRpcMessage::Request(request)

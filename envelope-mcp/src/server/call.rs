@@ -8,14 +8,15 @@ use envelope_budget::{CallBudget, Prepared, prepare};
 use envelope_core::stage::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode};
 use envelope_core::stage::{ToolOutput, carry_argument, meta_stamp, retain_next_actions};
 use envelope_core::{
-    Caller, ClientChannel, DIALECT_CONTROL, Dialect, DialectSet, Envelope, Tier, Tool, ToolContext,
-    ToolSpec,
+    Arguments, Caller, ClientChannel, DIALECT_CONTROL, Dialect, DialectSet, Envelope, Tier, Tool,
+    ToolContext, ToolSpec, control_given_twice,
 };
 use envelope_dialect::Rendering;
 use serde_json::Value;
 use tracing::Instrument;
 
 use super::EnvelopeServer;
+use super::refused::refused;
 use super::scopes::Shown;
 use super::stop::{Stop, past_deadline};
 
@@ -46,6 +47,9 @@ pub(crate) struct CallExtras {
     /// A call opted out of trimming (the REST gateway's `apply_budget=false`): its response is
     /// cut only to this ceiling.
     pub(crate) unbudgeted_ceiling: Option<usize>,
+    /// The per-call control the request's text named twice, which the parsed arguments no
+    /// longer show: the call is refused before its tool runs.
+    pub(crate) given_twice: Option<&'static str>,
 }
 
 /// A call's response, with what the result's `_meta` carries besides it.
@@ -72,6 +76,7 @@ impl Default for CallExtras {
             carries_media: true,
             unbudgeted_ceiling: None,
             dialect: None,
+            given_twice: None,
         }
     }
 }
@@ -79,9 +84,17 @@ impl Default for CallExtras {
 impl EnvelopeServer {
     /// Calls a tool outside any MCP session, as the `call` command of a server binary does.
     /// `None` when no tool has that name.
-    pub async fn call(&self, name: &str, arguments: Value) -> Option<Prepared> {
+    ///
+    /// Arguments read from text ([`Arguments::from_json`]) are refused `invalid_control` when
+    /// the text names a per-call control twice, as every transport refuses them.
+    pub async fn call(&self, name: &str, arguments: impl Into<Arguments>) -> Option<Prepared> {
         let tool = self.inner.tools.get(name)?;
-        let answer = self.call_with(tool, arguments, CallExtras::default()).await;
+        let arguments = arguments.into();
+        let extras = CallExtras {
+            given_twice: arguments.given_twice(),
+            ..CallExtras::default()
+        };
+        let answer = self.call_with(tool, arguments.into_value(), extras).await;
         Some(answer.prepared)
     }
 
@@ -108,6 +121,7 @@ impl EnvelopeServer {
         }
         // Who the answer's next actions are for, when the caller is shown only what it may call.
         let shown_to = extras.callable_only.then(|| extras.caller.clone());
+        let given_twice = extras.given_twice;
         let dialect = extras.dialect.unwrap_or(self.inner.config.dialect);
         let (ctx, stop) = self.context_for(extras, &budget);
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
@@ -115,8 +129,13 @@ impl EnvelopeServer {
         let span = crate::observe::call_span(spec, ctx.request_id(), ctx.client_request_id());
         #[cfg(feature = "otel")]
         trace.adopt(&span);
-        // A caller without the tool's scopes is refused before it runs.
-        let output = match super::scopes::refusal(spec, &ctx, &arguments) {
+        // A control named twice, then a caller without the tool's scopes, is refused before the
+        // tool runs.
+        let refused = match given_twice {
+            Some(control) => Some(refused(spec, &ctx, control_given_twice(control))),
+            None => super::scopes::refusal(spec, &ctx, &arguments),
+        };
+        let output = match refused {
             Some(refused) => refused,
             None => {
                 self.run(tool, arguments, ctx, &stop)

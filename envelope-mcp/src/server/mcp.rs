@@ -15,12 +15,13 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod,
     CompleteRequestParams, CompleteResult, ContentBlock, CustomNotification, CustomRequest,
     CustomResult, GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse,
-    Implementation, JsonObject, ListPromptsRequestMethod, ListPromptsResult,
-    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestMethod, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
+    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestMethod,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -32,9 +33,10 @@ use super::client::{PeerClient, Wanted, log_level_of};
 use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
 use super::rounds::{Round, RoundOf};
-use super::scopes::Shown;
+use super::scopes::{Shown, prose_shown};
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
+use crate::jsonrpc::ControlGivenTwice;
 use envelope_core::ClientChannel;
 use rmcp::model::ProtocolVersion;
 
@@ -175,6 +177,27 @@ impl ServerHandler for EnvelopeServer {
             info.meta = Some(meta);
         }
         info
+    }
+
+    /// rmcp's own answer, with the instructions as this request's caller is shown them: under
+    /// a filtered listing, no sentence names a tool the caller may not call.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        let parts = context.extensions.get::<http::request::Parts>();
+        let shown = Shown::of(parts.map(|parts| &parts.extensions));
+        if let Some(instructions) = &mut result.instructions {
+            *instructions = prose_shown(
+                instructions,
+                shown,
+                self.inner.tools.iter().map(|tool| tool.spec()),
+            );
+        }
+        Ok(result)
     }
 
     async fn list_tools(
@@ -461,6 +484,13 @@ impl EnvelopeServer {
             carries_media: true,
             unbudgeted_ceiling: None,
             dialect: None,
+            // Noted by the transport that read the request's text: stdio's on the request,
+            // HTTP's on its parts.
+            given_twice: context
+                .extensions
+                .get::<ControlGivenTwice>()
+                .or_else(|| parts.and_then(|parts| parts.extensions.get::<ControlGivenTwice>()))
+                .map(|twice| twice.0),
         };
         let call = self.call_with(tool, Value::Object(arguments.clone()), extras);
         let answer = match &round {

@@ -1,8 +1,9 @@
 //! The MCP server: tool listing and calls, mapped onto the envelope.
 //!
 //! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
-//! one way: `config`, `compose`, `forward`, `media`, `scopes` and `stop` name no sibling;
-//! `client` and `progress` name `forward`; `call` names `scopes` and `stop`; `mcp` names
+//! one way: `config`, `compose`, `forward`, `media`, `refused` and `stop` name no sibling;
+//! `scopes` names `refused`; `client` and `progress` name `forward`; `call` names `refused`,
+//! `scopes` and `stop`; `mcp` names
 //! `call`, `client`, `forward`, `media`, `progress`, `scopes` and `stop`; `listing` names
 //! `mcp`; `router` names `mcp`'s call.
 
@@ -15,6 +16,7 @@ mod listing;
 mod mcp;
 mod media;
 mod progress;
+mod refused;
 mod rounds;
 mod router;
 mod scopes;
@@ -32,7 +34,7 @@ pub use progress::MAX_PROGRESS_TOKEN_BYTES;
 #[cfg(feature = "auth")]
 pub(crate) use scopes::CallableOnly;
 #[cfg(feature = "rest")]
-pub(crate) use scopes::Shown;
+pub(crate) use scopes::{Shown, prose_shown};
 pub use stop::DEADLINE_EXCEEDED;
 #[cfg(feature = "rest")]
 pub(crate) use stop::TokenCancellation;

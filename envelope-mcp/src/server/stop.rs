@@ -10,7 +10,7 @@ use envelope_core::{Envelope, RequestId, ToolError, ToolSpec};
 use serde_json::Value;
 
 /// The `code` of the envelope a call past its deadline answers.
-pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
+pub const DEADLINE_EXCEEDED: &str = envelope_core::fields::code::DEADLINE_EXCEEDED;
 
 /// What stops a call: the client cancelling it, or its deadline passing.
 pub(super) struct Stop {

@@ -27,10 +27,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use envelope_core::Arguments;
 use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_mcp::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, ResourceServer};
 use envelope_mcp::{CancellationToken, HttpConfig, RestConfig};
-use serde_json::Value;
 
 /// Reads `--dialect`: a wire name, or the message naming every dialect.
 fn parse_dialect(name: &str) -> Result<envelope_core::Dialect, String> {
@@ -401,9 +401,9 @@ enum Command {
     Call {
         /// The tool's name.
         tool: String,
-        /// Its arguments, a JSON object.
+        /// Its arguments, a JSON object (a control named twice in it is refused, as over MCP).
         #[arg(default_value = "{}", value_parser = parse_arguments)]
-        arguments: Value,
+        arguments: Arguments,
     },
     /// Print the tool listing as JSON.
     List,
@@ -423,8 +423,8 @@ fn mcp_path(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
-fn parse_arguments(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|error| format!("the JSON arguments do not parse: {error}"))
+fn parse_arguments(text: &str) -> Result<Arguments, String> {
+    Arguments::from_json(text).map_err(|error| format!("the JSON arguments do not parse: {error}"))
 }
 
 impl Options {

@@ -114,43 +114,6 @@ pub(crate) fn merge(
     })
 }
 
-/// The first control the JSON object `body` names twice, if any: a JSON parser keeps one of
-/// a duplicated key (serde_json the last) without a word, so a body carrying two continuations
-/// would have one of them silently win. `None` for a body that is no JSON object.
-pub(crate) fn control_given_twice(body: &[u8]) -> Option<&'static str> {
-    use serde::de::{IgnoredAny, MapAccess, Visitor};
-
-    struct FirstTwice;
-
-    impl<'de> Visitor<'de> for FirstTwice {
-        type Value = Option<&'static str>;
-
-        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            formatter.write_str("a JSON object")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut seen = [false; Controls::KEYS.len()];
-            let mut twice = None;
-            while let Some(key) = map.next_key::<String>()? {
-                map.next_value::<IgnoredAny>()?;
-                if let Some(index) = Controls::KEYS.iter().position(|control| *control == key) {
-                    if seen[index] {
-                        twice = twice.or(Some(Controls::KEYS[index]));
-                    }
-                    seen[index] = true;
-                }
-            }
-            Ok(twice)
-        }
-    }
-
-    let mut json = serde_json::Deserializer::from_slice(body);
-    serde::Deserializer::deserialize_any(&mut json, FirstTwice)
-        .ok()
-        .flatten()
-}
-
 /// Why the call cannot be answered here, when it asks for a dialect other than the envelope's:
 /// the gateway's statuses and RFC 9457 problems are the envelope's own fields, mapped, so it
 /// speaks no other contract's wire (MCP answers in every dialect).

@@ -377,7 +377,7 @@ async fn call(
             }
         }
     };
-    if let Some(control) = controls::control_given_twice(&bytes) {
+    if let Some(control) = envelope_core::first_control_twice(&bytes) {
         let message = format!("the control `{control}` is given twice in the body");
         return problem::refusal(INVALID_CONTROL, message, None, id);
     }
@@ -408,6 +408,8 @@ async fn call(
         unbudgeted_ceiling: (!controls.apply_budget).then_some(gateway.ceiling),
         // Its statuses and problem documents are read off the envelope's own fields.
         dialect: Some(envelope_core::Dialect::Envelope),
+        // Refused above, as a problem of the gateway's own.
+        given_twice: None,
     };
     // The request timeout is the admission middleware's: it bounds the upload and this alike.
     let prepared = gateway

@@ -146,7 +146,13 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig, shown: Shown<
                 http.path
             )
         },
-        str::to_owned,
+        |instructions| {
+            crate::server::prose_shown(
+                instructions,
+                shown,
+                server.toolset().iter().map(|tool| tool.spec()),
+            )
+        },
     );
     #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
     let mut document = json!({

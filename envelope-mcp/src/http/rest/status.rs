@@ -3,6 +3,7 @@
 //! responses in the OpenAPI document are generated from these constants.
 
 use envelope_core::Category;
+use envelope_core::fields::code;
 
 /// How the gateway answers an error of one category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +77,7 @@ pub struct GatewayStatus {
 pub const MALFORMED_JSON: GatewayStatus = GatewayStatus {
     status: 400,
     category: Category::Validation,
-    code: "malformed_json",
+    code: code::MALFORMED_JSON,
     when: "The body is not JSON.",
 };
 
@@ -85,7 +86,7 @@ pub const MALFORMED_JSON: GatewayStatus = GatewayStatus {
 pub const INVALID_CONTROL: GatewayStatus = GatewayStatus {
     status: 400,
     category: Category::Validation,
-    code: "invalid_control",
+    code: code::INVALID_CONTROL,
     when: "A per-call control given twice (body, query, header) with different values, a query \
            parameter that is no control, or an `apply_budget` that is not `true` or `false`.",
 };
@@ -94,7 +95,7 @@ pub const INVALID_CONTROL: GatewayStatus = GatewayStatus {
 pub const UNKNOWN_TOOL: GatewayStatus = GatewayStatus {
     status: 404,
     category: Category::NotFound,
-    code: "unknown_tool",
+    code: code::UNKNOWN_TOOL,
     when: "No tool has the name in the path (or the path under `/tools/` is no tool's; with a \
            filtered listing, no tool the token's scopes cover has it); `error.data.available` \
            lists the tools there are (the caller may call, when filtered).",
@@ -104,7 +105,7 @@ pub const UNKNOWN_TOOL: GatewayStatus = GatewayStatus {
 pub const METHOD_NOT_ALLOWED: GatewayStatus = GatewayStatus {
     status: 405,
     category: Category::Validation,
-    code: "method_not_allowed",
+    code: code::METHOD_NOT_ALLOWED,
     when: "The route exists, but not for this method; `Allow` names the methods it takes.",
 };
 
@@ -112,7 +113,7 @@ pub const METHOD_NOT_ALLOWED: GatewayStatus = GatewayStatus {
 pub const REQUEST_TOO_LARGE: GatewayStatus = GatewayStatus {
     status: 413,
     category: Category::Validation,
-    code: "request_too_large",
+    code: code::REQUEST_TOO_LARGE,
     when: "The body is over the server's request size limit; nothing of it was parsed.",
 };
 
@@ -120,7 +121,7 @@ pub const REQUEST_TOO_LARGE: GatewayStatus = GatewayStatus {
 pub const HOST_NOT_ALLOWED: GatewayStatus = GatewayStatus {
     status: 403,
     category: Category::Permission,
-    code: "host_not_allowed",
+    code: code::HOST_NOT_ALLOWED,
     when: "The `Host` (or `Origin`) header names one the server does not accept.",
 };
 
@@ -128,7 +129,7 @@ pub const HOST_NOT_ALLOWED: GatewayStatus = GatewayStatus {
 pub const INVALID_HOST: GatewayStatus = GatewayStatus {
     status: 400,
     category: Category::Validation,
-    code: "invalid_host",
+    code: code::INVALID_HOST,
     when: "No `Host` header on HTTP/1.1, more than one, or one that is no `host[:port]` \
            (userinfo such as `user@host` included), as RFC 9112 requires.",
 };
@@ -137,7 +138,7 @@ pub const INVALID_HOST: GatewayStatus = GatewayStatus {
 pub const REQUEST_TIMEOUT: GatewayStatus = GatewayStatus {
     status: 408,
     category: Category::Transient,
-    code: "request_timeout",
+    code: code::REQUEST_TIMEOUT,
     when: "The body did not arrive whole within the body timeout (or what was left of the \
            request timeout); the connection is closed.",
 };
@@ -146,7 +147,7 @@ pub const REQUEST_TIMEOUT: GatewayStatus = GatewayStatus {
 pub const OVERLOADED: GatewayStatus = GatewayStatus {
     status: 503,
     category: Category::Transient,
-    code: "overloaded",
+    code: code::OVERLOADED,
     when: "The server is at its concurrency limit or past its request timeout; retry after \
            `Retry-After`.",
 };
@@ -155,7 +156,7 @@ pub const OVERLOADED: GatewayStatus = GatewayStatus {
 pub const UNSUPPORTED_MEDIA_TYPE: GatewayStatus = GatewayStatus {
     status: 415,
     category: Category::Validation,
-    code: "unsupported_media_type",
+    code: code::UNSUPPORTED_MEDIA_TYPE,
     when: "A call without `Content-Type: application/json` (or another `+json` type). A page \
            can post a form or text to any origin without asking; it cannot post JSON without \
            a CORS preflight, so no other site can run a tool in a visitor's browser.",
@@ -165,7 +166,7 @@ pub const UNSUPPORTED_MEDIA_TYPE: GatewayStatus = GatewayStatus {
 pub const UNAUTHENTICATED: GatewayStatus = GatewayStatus {
     status: 401,
     category: Category::Permission,
-    code: "unauthenticated",
+    code: code::UNAUTHENTICATED,
     when: "With authentication on: no bearer token, or one that is not accepted (expired, for \
            another resource or issuer, not signed by the issuer); `WWW-Authenticate` says why \
            and where the resource's metadata is.",
@@ -175,7 +176,7 @@ pub const UNAUTHENTICATED: GatewayStatus = GatewayStatus {
 pub const INVALID_AUTHORIZATION: GatewayStatus = GatewayStatus {
     status: 400,
     category: Category::Validation,
-    code: "invalid_authorization",
+    code: code::INVALID_AUTHORIZATION,
     when: "With authentication on: two `Authorization` headers, or a `Bearer` one whose token \
            is empty or no token68.",
 };
@@ -184,7 +185,7 @@ pub const INVALID_AUTHORIZATION: GatewayStatus = GatewayStatus {
 pub const TOKEN_UNVERIFIABLE: GatewayStatus = GatewayStatus {
     status: 503,
     category: Category::Unavailable,
-    code: "token_unverifiable",
+    code: code::TOKEN_UNVERIFIABLE,
     when: "With authentication on: the token could not be checked (the authorization server's \
            keys or introspection did not answer); retry after `Retry-After`.",
 };
