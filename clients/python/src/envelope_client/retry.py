@@ -40,6 +40,7 @@ NOTHING_RAN_CODES = frozenset(
         "unknown_arg",
         "invalid_arguments",
         "invalid_argument",
+        "invalid_control",
         "insufficient_scope",
         "INVALID_CONTINUATION",
         "CONTINUATION_SCOPE_MISMATCH",
