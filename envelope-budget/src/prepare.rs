@@ -6,7 +6,7 @@
 //! accounting of those bytes, itself included: one pass by the estimate ([`crate::pass`]), or
 //! passes checked by an exact count when the policy asks for it (feature `exact`).
 
-use envelope_core::stage::{ToolOutput, to_value_within};
+use envelope_core::stage::{ToolOutput, carry_arguments, to_value_within};
 use serde_json::Value;
 
 use crate::call::CallBudget;
@@ -23,6 +23,13 @@ use crate::prepared::Prepared;
 /// what they leave, and `meta.attachments` says of each whether it was sent, linked or dropped.
 pub fn prepare(output: impl Into<ToolOutput>, budget: &CallBudget) -> Prepared {
     let mut output = output.into();
+    // What the call asked that the calls it is offered ask again: carried here, before the
+    // trim measures the actions, and by the next page the trim may mint.
+    let carried = output.controls.carried();
+    if !carried.is_empty() {
+        carry_arguments(&mut output.envelope, &carried);
+        output.resume = output.resume.map(|resume| resume.carrying(&carried));
+    }
     let attachments = std::mem::take(&mut output.attachments);
     let placed = crate::media::place(attachments, budget.media_chars(), &mut output.envelope);
     let budget = &budget.less_media(placed.chars);

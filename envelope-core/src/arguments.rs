@@ -4,7 +4,7 @@
 use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Value, json};
 
-use crate::context::Controls;
+use crate::controls::Controls;
 use crate::fields::code::INVALID_CONTROL;
 use crate::tool_error::ToolError;
 

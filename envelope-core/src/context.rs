@@ -1,5 +1,5 @@
-//! What a tool knows about the call it is serving: the request id, the per-call controls, and
-//! which modules the server has switched off.
+//! What a tool knows about the call it is serving: the request id, the per-call controls (see
+//! [`crate::controls`]), and which modules the server has switched off.
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::{BTreeSet, HashMap};
@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+
+use serde::Serialize;
 
 use crate::caller::{Caller, Principal};
 use crate::client::{
     ClientChannel, ClientError, ClientFeature, Elicited, LogLevel, Sampled, SamplingRequest,
 };
+use crate::controls::Controls;
 use crate::meta::IndexStatus;
 use crate::paging_core::Binding;
 use crate::payload::ResponseSizer;
@@ -75,106 +76,6 @@ impl fmt::Debug for States {
     }
 }
 
-/// `response_mode`: how much detail the structured payload carries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ResponseMode {
-    /// `compact` (default): bulky metadata left out; never a field an agent branches on.
-    #[default]
-    Compact,
-    /// `full`: everything the tool produced.
-    Full,
-}
-
-impl ResponseMode {
-    /// Every mode, in wire order.
-    pub const ALL: [ResponseMode; 2] = [ResponseMode::Compact, ResponseMode::Full];
-}
-
-/// `output_format`: how the text content mirrors the envelope.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputFormat {
-    /// `json` (default): compact JSON.
-    #[default]
-    Json,
-    /// `toon`: Token-Oriented Object Notation.
-    Toon,
-}
-
-impl OutputFormat {
-    /// Every format, in wire order.
-    pub const ALL: [OutputFormat; 2] = [OutputFormat::Json, OutputFormat::Toon];
-}
-
-/// The per-call controls every tool accepts besides its own arguments.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Controls {
-    /// `compact` (default) or `full`.
-    #[serde(default)]
-    pub response_mode: ResponseMode,
-    /// `json` (default) or `toon`.
-    #[serde(default)]
-    pub output_format: OutputFormat,
-    /// Reduce the response to its control surface.
-    #[serde(default)]
-    pub compact_only: bool,
-    /// The next page's token, as the `next-page` action's arguments carry it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub continuation: Option<String>,
-    /// The wire this one answer is written in; absent means the server's own choice.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialect: Option<crate::dialect::Dialect>,
-}
-
-impl Controls {
-    /// The argument names the controls take, accepted by every tool.
-    pub const KEYS: [&'static str; 5] = [
-        "response_mode",
-        "output_format",
-        "compact_only",
-        "continuation", // wire: the paging argument
-        crate::dialect::DIALECT_CONTROL,
-    ];
-
-    /// Whether the response keeps everything `meta` holds: `response_mode: full` without
-    /// `compact_only`. Otherwise the observability-only fields are left out.
-    pub fn keeps_full_meta(&self) -> bool {
-        self.response_mode == ResponseMode::Full && !self.compact_only
-    }
-
-    /// Whether the call asked for a compact form (`compact_only`, or `output_format: toon`), in
-    /// which a tool may show long row fields in part: a declared cut
-    /// ([`PageCount::shortened`](crate::paging::PageCount::shortened) says it in
-    /// `completeness.shortened` and offers the page whole), never a silent one.
-    pub fn compacts_rows(&self) -> bool {
-        self.compact_only || self.output_format == OutputFormat::Toon
-    }
-
-    /// Reads the controls from a call's arguments leniently: a missing or invalid value reads
-    /// as its default. For the transport, which shapes the response after the tool ran; the
-    /// tool's own decoding reports an invalid control as a `validation` error.
-    pub fn from_arguments(arguments: &serde_json::Value) -> Controls {
-        fn read<T: serde::de::DeserializeOwned + Default>(
-            arguments: &serde_json::Value,
-            key: &str,
-        ) -> T {
-            arguments
-                .get(key)
-                .and_then(|value| T::deserialize(value).ok())
-                .unwrap_or_default()
-        }
-        Controls {
-            response_mode: read(arguments, "response_mode"),
-            output_format: read(arguments, "output_format"),
-            compact_only: read(arguments, "compact_only"),
-            // wire: the paging argument
-            continuation: read(arguments, "continuation"),
-            dialect: read(arguments, crate::dialect::DIALECT_CONTROL),
-        }
-    }
-}
-
 /// Tells a tool whether its caller gave up. The transport implements it over its own signal
 /// (MCP's cancellation token); an `AtomicBool` works too.
 pub trait Cancellation: Send + Sync {
@@ -206,6 +107,9 @@ pub struct ToolContext {
     // `None` (every module on) costs no allocation on the per-call path.
     disabled_modules: Option<Arc<BTreeSet<String>>>,
     controls: Controls,
+    // `Some` once a server's door split the controls off the arguments (with what the answer
+    // warns of): the tool's entry then reads neither the controls nor the module gate again.
+    decided: Option<Vec<crate::notice::Notice>>,
     // The server's dialect; a call's `dialect` control overrides it, naming one of `offered`.
     dialect: crate::dialect::Dialect,
     offered: crate::dialect::DialectSet,
@@ -586,6 +490,31 @@ impl ToolContext {
     pub(crate) fn set_controls(&mut self, controls: Controls) {
         self.controls = controls;
     }
+
+    /// The controls a server's door split off this call's arguments and checked (with
+    /// [`split_controls`](crate::stage::split_controls)), its module gate passed, and what the
+    /// answer warns of: the tool's entry takes the arguments it is given as its own, and
+    /// neither splits nor gates again.
+    #[must_use]
+    pub fn with_decided_controls(
+        mut self,
+        controls: Controls,
+        notices: Vec<crate::notice::Notice>,
+    ) -> Self {
+        self.controls = controls;
+        self.decided = Some(notices);
+        self
+    }
+
+    /// Whether a server's door decided this call's controls.
+    pub(crate) fn controls_decided(&self) -> bool {
+        self.decided.is_some()
+    }
+
+    /// What the door found to warn of, once; `None` when no door decided the controls.
+    pub(crate) fn take_decided(&mut self) -> Option<Vec<crate::notice::Notice>> {
+        self.decided.take()
+    }
 }
 
 /// The one answer when a tool needs state the server was not configured with.
@@ -598,62 +527,9 @@ fn not_configured<T>() -> ToolError {
     .with_retryable(false)
 }
 
-/// The shaping controls' property schemas, in the compact form every tool's input schema
-/// carries: self-contained (no `$ref` into definitions the tool's schema may not have), one
-/// line of description each, wire values from the enums themselves.
-///
-/// `continuation` is not among them: a tool that pages declares it in its own arguments, and a
-/// tool that does not page must not advertise it.
-pub(crate) fn controls_properties() -> Map<String, Value> {
-    fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
-        values
-            .iter()
-            .filter_map(|value| serde_json::to_value(value).ok())
-            .collect()
-    }
-    let properties = json!({
-        "response_mode": {
-            "description": "`compact` (default) leaves observability fields out of `meta`; `full` keeps them.",
-            "enum": names(&ResponseMode::ALL),
-        },
-        "output_format": {
-            "description": "How the text content mirrors the result: `json` (default) or `toon` (a compact form: long row fields may be shown in part, as `completeness.shortened` says).",
-            "enum": names(&OutputFormat::ALL),
-        },
-        "compact_only": {
-            "description": "Keep only the fields an agent branches on (a compact form: long row fields may be shown in part, as `completeness.shortened` says).",
-            "type": "boolean",
-        },
-        crate::dialect::DIALECT_CONTROL: {
-            "description": "The contract the answer is written in: `envelope`, `pincher`, `cos`, `tsa` or `frigg`; the server's own when absent.",
-            "enum": names(&crate::dialect::Dialect::ALL),
-        },
-    });
-    match properties {
-        Value::Object(properties) => properties,
-        _ => Map::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn controls_read_leniently_from_arguments() {
-        let controls = Controls::from_arguments(&json!({
-            "response_mode": "full", "output_format": "yaml", "compact_only": true, "query": "x"
-        }));
-        assert_eq!(controls.response_mode, ResponseMode::Full);
-        assert_eq!(
-            controls.output_format,
-            OutputFormat::Json,
-            "invalid reads as the default"
-        );
-        assert!(controls.compact_only);
-        assert_eq!(controls.continuation, None);
-    }
 
     #[test]
     fn state_progress_and_cancellation_reach_the_tool() {

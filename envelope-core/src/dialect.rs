@@ -143,20 +143,14 @@ impl Dialect {
         }
     }
 
-    /// Whether this dialect can express `control` set to `value`. Controls it does not know
-    /// (a tool's own arguments) are not its business: true.
-    pub fn expresses(self, control: &str, value: &Value) -> bool {
-        let at_default = match control {
-            "response_mode" => value.as_str() == Some("compact"),
-            "output_format" => value.as_str() == Some("json"),
-            "compact_only" => value.as_bool() == Some(false),
-            _ => false,
-        };
-        at_default
-            || Self::SUPPORT
-                .iter()
-                .find(|support| support.control == control)
-                .is_none_or(|support| support.dialects.contains(&self))
+    /// Whether this dialect can write `control` set to a value other than its default (the
+    /// default every dialect writes: [`Dialect::expresses`]). Controls it does not know (a tool's
+    /// own arguments) are not its business: true.
+    pub fn supports(self, control: &str) -> bool {
+        Self::SUPPORT
+            .iter()
+            .find(|support| support.control == control)
+            .is_none_or(|support| support.dialects.contains(&self))
     }
 
     /// The controls' values this dialect can express, for the listing in an error.

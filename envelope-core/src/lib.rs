@@ -72,6 +72,7 @@ mod capability;
 mod client;
 mod completeness;
 mod context;
+mod controls;
 mod deep;
 mod dialect;
 mod empty_reason;
@@ -83,6 +84,7 @@ mod meta;
 mod next_action;
 mod not_run;
 mod notice;
+mod output;
 mod pager;
 pub mod paging;
 mod paging_core;
@@ -231,5 +233,5 @@ pub mod __private {
     pub use schemars::Schema;
     pub use serde_json::Value;
 
-    pub use crate::stage::ToolOutput;
+    pub use crate::output::ToolOutput;
 }

@@ -478,7 +478,7 @@ where
             scope: self.paging.scope.clone(),
             snapshot: self.paging.snapshot.clone(),
             dialect: ctx.dialect(),
-            dialect_asked: ctx.controls().dialect,
+            carried: serde_json::Map::new(),
             continuation_field: <T::Args as PagedArgs>::CONTINUATION_FIELD,
             limit_field: <T::Args as PagedArgs>::LIMIT_FIELD,
             start: self.page.start,

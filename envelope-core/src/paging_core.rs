@@ -26,6 +26,7 @@ pub use page::{Page, PageArgs};
 pub(crate) use pasted::misplaced;
 pub use pasted::{INVALID_ARGUMENT, Sealed, TARGET_REF_FIELD};
 pub use resume::Resume;
+pub(crate) use resume::carry;
 pub use target::{
     CONFLICTING_TARGET_INPUT, INVALID_TARGET_REF, MAX_TARGET_BYTES, MAX_TARGET_REF_CHARS,
     MAX_TARGETS_PER_REF, OpenedTarget, STALE_TARGET_SNAPSHOT, TARGET_CODES, TARGET_NOT_FOUND,

@@ -213,10 +213,10 @@ impl<T> Reply<T> {
     }
 
     /// Takes out the declared baseline, which travels beside the envelope.
-    pub(crate) fn take_baseline(&mut self) -> Option<crate::stage::Baseline> {
+    pub(crate) fn take_baseline(&mut self) -> Option<crate::output::Baseline> {
         self.baseline
             .take()
-            .map(|(method, tokens)| crate::stage::Baseline { method, tokens })
+            .map(|(method, tokens)| crate::output::Baseline { method, tokens })
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::error::CoreError;
-use crate::stage::ToolOutput;
+use crate::output::ToolOutput;
 use crate::tier::Tier;
 
 use crate::future::BoxFuture;
@@ -79,6 +79,14 @@ pub trait Tool: Send + Sync {
     /// [`output_schema_for`](crate::schema::output_schema_for)). By default, any JSON payload.
     fn output_schema(&self) -> Schema {
         crate::schema::output_schema_for::<Value>()
+    }
+
+    /// The names of the arguments the tool declares itself, the per-call controls aside: a
+    /// server's door splits a call's controls from its arguments by them, once per call, and
+    /// reads them once per server. `None` (the default) when they cannot be listed: every key
+    /// is then the tool's, but the controls, which the door takes off.
+    fn declared_arguments(&self) -> Option<Vec<String>> {
+        None
     }
 
     /// Runs the tool. Never panics and never fails: every outcome, a panic included, is an

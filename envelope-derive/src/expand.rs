@@ -291,6 +291,10 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 (#ident::__ENVELOPE_ARGS.input_schema)()
             }
 
+            fn declared_arguments(&self) -> ::core::option::Option<::std::vec::Vec<::std::string::String>> {
+                (#ident::__ENVELOPE_ARGS.declared)()
+            }
+
             fn output_schema(&self) -> #krate::__private::Schema {
                 // `data` is typed when the payload implements `JsonSchema`; see `DataSchema`.
                 #[allow(unused_imports)] // Only one of the two traits applies to a payload.

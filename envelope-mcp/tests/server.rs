@@ -641,16 +641,21 @@ impl envelope_core::Tool for HandWritten {
         ctx: ToolContext,
     ) -> envelope_core::BoxFuture<'static, envelope_core::stage::ToolOutput> {
         // What `#[tool]` does for its tools, a hand-written one does through `stage`: the
-        // call's request id and the declaration stamped, the per-call controls read, a
-        // baseline declared beside the envelope.
+        // call's request id and the declaration stamped, a baseline declared beside the
+        // envelope. The server's door split the per-call controls off the arguments: they are
+        // in the context.
+        assert!(
+            arguments.get("response_mode").is_none(),
+            "a control is not the tool's argument"
+        );
         Box::pin(async move {
-            use envelope_core::stage::{Controls, ToolOutput, meta_stamp, stamp_request_id};
+            use envelope_core::stage::{ToolOutput, meta_stamp, stamp_request_id};
             let mut envelope = envelope_core::Envelope::ok(json!(1));
             stamp_request_id(&mut envelope, *ctx.request_id());
             let spec = HandWritten.spec();
             meta_stamp(&mut envelope).tool(spec.name, spec.tier, spec.is_idempotent());
             let mut output = ToolOutput::from(envelope).with_baseline("by_hand", 100);
-            output.controls = Controls::from_arguments(&arguments);
+            output.controls = ctx.controls().clone();
             output
         })
     }

@@ -43,23 +43,29 @@ const HOPS: &[Hop] = &[
     },
     Hop {
         krate: "envelope-mcp",
-        file: "src/server/call.rs",
-        function: "EnvelopeServer::call_with",
-        does: "the one door into the budget: `BudgetPolicy::for_call` gives the call's \
-               `CallBudget` once; `context_for` builds the tool's context with its sizer and the \
-               caller the HTTP layer's resource server let in; the scope gate refuses a caller \
-               without the tool's scopes (`insufficient_scope`) before it runs (on `/mcp` the \
-               HTTP layer asks this same door first, through `refuse_for_scope`, and answers \
-               such a call `403` for the client to step up, before rmcp sees it); `run` runs \
-               the tool under the call deadline",
+        file: "src/server/door.rs",
+        function: "EnvelopeServer::door",
+        does: "the call decided once, into one `Call` every later stage reads: the call's \
+               `CallBudget` (`BudgetPolicy::for_call`); the tool's context, with its sizer and \
+               the caller the HTTP layer's resource server let in; the per-call controls split \
+               from the arguments by the tool's declared argument names, read once per server \
+               (`split_controls`: `dialect: \"tsa\"` decoded and checked against the dialects \
+               offered and what TSA can write; the paged tool declares `continuation`, so the \
+               token stays its argument as well as the control); the answer's dialect; then the \
+               refusals in one order: a control named twice, a caller without the tool's scopes \
+               (`insufficient_scope`; on `/mcp` the HTTP layer answers such a call `403` for \
+               the client to step up, before rmcp sees it), the tool's module switched off, \
+               controls that cannot be read or written in the answer's dialect",
     },
     Hop {
         krate: "envelope-core",
         file: "src/runtime/invocation.rs",
         function: "Invocation::decode",
-        does: "the entry `#[tool]` generates: the module gate, the per-call controls split from \
-               the arguments, unknown arguments warned or refused, the arguments decoded, under \
-               panic capture",
+        does: "the entry `#[tool]` generates, run by `EnvelopeServer::pass` under the call \
+               deadline: the controls the door decided are in the context (a tool called \
+               outside a server splits its own, through the same `split_controls`); unknown \
+               arguments warned or refused, the arguments decoded, under panic capture; the \
+               `Pager` opens the continuation against the call's binding (its dialect included)",
     },
     Hop {
         krate: "envelope-core",
@@ -72,17 +78,20 @@ const HOPS: &[Hop] = &[
         krate: "envelope-mcp",
         file: "src/server/call.rs",
         function: "EnvelopeServer::answer",
-        does: "next actions the served tools cannot run are dropped, a call's own `dialect` \
-               control carried onto those left, the capability tags stamped when the controls \
-               keep them; the output goes to the budget stage (whole `meta`, no control-surface \
-               or TOON shaping, when the answer is in another contract's wire), then the \
-               dialect stage",
+        does: "shaped by the controls the door decided: next actions the served tools cannot \
+               run, or that suggest a tool the caller is not shown, dropped; the capability \
+               tags stamped when the controls keep them; the output goes to the budget stage \
+               (whole `meta`, no control-surface or TOON shaping, when the answer is in another \
+               contract's wire), then the dialect stage",
     },
     Hop {
         krate: "envelope-budget",
         file: "src/prepare.rs",
         function: "prepare",
-        does: "the budget stage, entered once: the payload encoded where it is trimmed, \
+        does: "the budget stage, entered once: the call's `dialect` control carried onto \
+               every next action it suggests and onto the next page it may mint \
+               (`Controls::carried`, the one way a dialect reaches an action), so following \
+               one answers in TSA again; the payload encoded where it is trimmed, \
                through core's `ToolOutput::encode_payload` (the runtime's panic capture around \
                its `Serialize`), rows that could never be sent left unconverted; then \
                (`prepare_within`) shaped by the controls the output carries, trimmed to the \
@@ -123,7 +132,8 @@ pub(crate) fn markdown(header: &str) -> String {
     out.push_str(header);
     out.push_str("\n\n# The path of one call\n\n");
     out.push_str(
-        "What one `tools/call` passes through, from the transport to the bytes sent. Each \
+        "What one `tools/call` passes through, from the transport to the bytes sent, followed \
+         for a call that carries a `dialect` (`tsa`) and a `continuation`. Each \
          crate is entered from above only: the server calls into the runtime (the tool), into \
          the budget stage and into the dialect stage, and those into core's types (the \
          dialect stage into the budget stage's TOON and token estimate too); nothing in core calls \

@@ -24,8 +24,9 @@ pub struct Resume {
     pub(crate) scope: String,
     pub(crate) snapshot: String,
     pub(crate) dialect: crate::dialect::Dialect,
-    // The call's own `dialect` control, when it set one: the next page asks for it again.
-    pub(crate) dialect_asked: Option<crate::dialect::Dialect>,
+    // What every action the call suggests carries besides its own arguments (the call's
+    // `dialect` control): the budget stage sets it, the next page it mints carries it too.
+    pub(crate) carried: serde_json::Map<String, Value>,
     pub(crate) continuation_field: &'static str,
     pub(crate) limit_field: &'static str,
     pub(crate) start: usize,
@@ -50,6 +51,14 @@ impl Resume {
         self.continuations.seal(&binding, position).map(Some)
     }
 
+    /// This resume with `carried` added to the arguments of the next page it mints, as the
+    /// budget stage adds it to every action the call suggests ([`carry`]).
+    #[must_use]
+    pub fn carrying(mut self, carried: &serde_json::Map<String, Value>) -> Self {
+        carry(&mut self.carried, carried);
+        self
+    }
+
     /// The next-page action resuming at `token`: this page's request with `token` as its
     /// continuation argument, so that calling it exactly as given is the next page. What the
     /// budget stage offers when it cuts the last page, which had no continuation before.
@@ -62,12 +71,7 @@ impl Resume {
             self.continuation_field.to_owned(),
             Value::String(token.to_owned()),
         );
-        if let Some(dialect) = self.dialect_asked {
-            arguments.insert(
-                crate::dialect::DIALECT_CONTROL.to_owned(),
-                Value::String(dialect.name().to_owned()),
-            );
-        }
+        carry(&mut arguments, &self.carried);
         NextAction::new(
             NEXT_PAGE,
             Role::BroadenScope,
@@ -98,7 +102,7 @@ impl PartialEq for Resume {
                 &self.request,
                 &self.scope,
                 &self.snapshot,
-                (self.dialect, self.dialect_asked),
+                (self.dialect, &self.carried),
                 self.start,
             ) == (
                 &other.tool,
@@ -106,8 +110,22 @@ impl PartialEq for Resume {
                 &other.request,
                 &other.scope,
                 &other.snapshot,
-                (other.dialect, other.dialect_asked),
+                (other.dialect, &other.carried),
                 other.start,
             )
+    }
+}
+
+/// Adds each of `carried` to `arguments` where it sets no value of its own: how a call's
+/// `dialect` control reaches every action it suggests, so that following one answers in the
+/// same wire (and a continuation, bound to its dialect, resumes).
+pub(crate) fn carry(
+    arguments: &mut serde_json::Map<String, Value>,
+    carried: &serde_json::Map<String, Value>,
+) {
+    for (key, value) in carried {
+        if !arguments.contains_key(key) {
+            arguments.insert(key.clone(), value.clone());
+        }
     }
 }

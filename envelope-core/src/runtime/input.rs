@@ -7,7 +7,7 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
 use super::typing::ToolArgs;
-use crate::context::controls_properties;
+use crate::controls::controls_properties;
 
 /// The argument names one tool accepts, computed once per tool.
 #[derive(Debug)]

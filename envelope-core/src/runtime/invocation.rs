@@ -4,27 +4,25 @@
 use std::time::Instant;
 
 use schemars::Schema;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::input::{KeyCache, declared_properties, empty_input_schema, input_schema, schema_for};
+use super::split::{decode_value, split_controls};
 use super::typing::{Outcome, Returns, ToolArgs};
-use crate::context::{Controls, ToolContext};
-use crate::dialect::{DIALECT_CONTROL, Dialect};
+use crate::context::ToolContext;
+use crate::controls::Controls;
 use crate::envelope::Envelope;
 use crate::fields::code;
 use crate::meta::MetaStamp;
 use crate::notice::Notice;
+use crate::output::ToolOutput;
 use crate::paging_core::{
-    Continuations, DEFAULT_CONTINUATION_FIELD, INVALID_ARGUMENT, Sealed, TARGET_REF_FIELD,
-    misplaced,
+    Continuations, DEFAULT_CONTINUATION_FIELD, Sealed, TARGET_REF_FIELD, misplaced,
 };
 use crate::panic_capture::{Panicked, catch_unwind_sync, install_panic_hook, log_internal};
 use crate::payload::Payload;
-use crate::stage::ToolOutput;
 use crate::tool::ToolSpec;
 use crate::tool_error::{Category, ToolError};
-use serde::Deserialize as _;
 
 /// What a tool needs of its arguments type `A`, as plain function pointers. `#[tool]` builds it
 /// once per tool, in a `const`, so a type lacking `Deserialize` or `JsonSchema` is reported once,
@@ -33,6 +31,9 @@ use serde::Deserialize as _;
 pub struct ArgsFns<A> {
     /// The tool's input schema.
     pub input_schema: fn() -> Schema,
+    /// The argument names the tool declares, the controls aside; `None` when its schema
+    /// cannot list them.
+    pub declared: fn() -> Option<Vec<String>>,
     /// Gates the module and decodes the arguments.
     pub decode: fn(&mut Invocation, &mut ToolContext, Value, &KeyCache) -> Result<A, Stopped>,
 }
@@ -41,14 +42,26 @@ pub struct ArgsFns<A> {
 pub const fn args_fns<A: ToolArgs>() -> ArgsFns<A> {
     ArgsFns {
         input_schema: input_schema::<A>,
+        declared: declared_of::<A>,
         decode: Invocation::decode::<A>,
     }
+}
+
+/// The argument names `A` declares; `None` when its schema cannot list them.
+fn declared_of<A: ToolArgs>() -> Option<Vec<String>> {
+    declared_properties(&schema_for::<A>())
+}
+
+/// A tool without arguments declares none.
+fn declares_nothing() -> Option<Vec<String>> {
+    Some(Vec::new())
 }
 
 /// The functions of a tool without arguments: controls only.
 pub const fn no_args_fns() -> ArgsFns<()> {
     ArgsFns {
         input_schema: empty_input_schema,
+        declared: declares_nothing,
         decode: Invocation::decode_nothing,
     }
 }
@@ -86,85 +99,66 @@ impl Invocation {
         }
     }
 
-    /// Names the tool in `ctx`, then refuses the call when its module is switched off.
+    /// Names the tool in `ctx`, then refuses the call when its module is switched off; a
+    /// server's door gated it already.
     fn gate(&self, ctx: &mut ToolContext) -> Result<(), ToolError> {
         ctx.set_tool(self.spec.name);
         match self.spec.module {
-            Some(module) if ctx.is_module_disabled(module) => {
+            Some(module) if !ctx.controls_decided() && ctx.is_module_disabled(module) => {
                 Err(ToolError::module_disabled(module))
             }
             _ => Ok(()),
         }
     }
 
+    /// Adds what the answer warns of, found before the tool ran (by a server's door).
+    #[must_use]
+    pub fn with_warnings(mut self, warnings: Vec<Notice>) -> Self {
+        self.warnings.extend(warnings);
+        self
+    }
+
     /// Splits the arguments into the controls (into `ctx`) and the tool's own object, and deals
-    /// with unknown keys: a warning each, or one `validation` error under `strict_args`.
+    /// with unknown keys: a warning each, or one `validation` error under `strict_args`. A
+    /// server's door split the controls already ([`ToolContext::with_decided_controls`]): its
+    /// arguments are the tool's own.
     fn split(
         &mut self,
         ctx: &mut ToolContext,
         arguments: Value,
         declared: Option<&[String]>,
     ) -> Result<Map<String, Value>, ToolError> {
-        let mut object = match arguments {
-            Value::Object(object) => object,
-            Value::Null => Map::new(),
-            other => {
-                return Err(ToolError::validation(format!(
-                    "arguments must be a JSON object, got {}",
-                    json_kind(&other)
-                ))
-                .with_code(code::ARGUMENTS_NOT_OBJECT));
+        let mut object = match ctx.take_decided() {
+            Some(notices) => {
+                self.warnings.extend(notices);
+                match arguments {
+                    Value::Object(object) => object,
+                    _ => Map::new(),
+                }
+            }
+            None => {
+                let split = split_controls(
+                    self.spec.name,
+                    arguments,
+                    declared,
+                    ctx.offered_dialects(),
+                    ctx.dialect(),
+                );
+                match split {
+                    Ok(split) => {
+                        self.warnings.extend(split.notices);
+                        ctx.set_controls(split.controls);
+                        split.arguments
+                    }
+                    Err(refusal) => {
+                        self.warnings.extend(refusal.notices);
+                        ctx.set_controls(refusal.controls);
+                        return Err(refusal.error);
+                    }
+                }
             }
         };
         let declares = |key: &str| declared.is_some_and(|keys| keys.iter().any(|k| k == key));
-
-        let mut controls = Map::new();
-        for key in Controls::KEYS {
-            let value = if declares(key) {
-                object.get(key).cloned()
-            } else {
-                object.remove(key)
-            };
-            if let Some(value) = value {
-                controls.insert(key.to_owned(), value);
-            }
-        }
-        // Every tool accepts `continuation`, but only a tool that declares it pages: anywhere
-        // else it would be dropped without a word, and the agent would think it paged.
-        // wire: the paging argument
-        if controls.contains_key("continuation") && declared.is_some() && !declares("continuation")
-        {
-            self.warnings.push(Notice::warning(
-                code::CONTINUATION_IGNORED,
-                format!(
-                    "`{}` does not page; `continuation` was ignored",
-                    self.spec.name
-                ),
-            ));
-        }
-        if let Some(given) = controls.get(DIALECT_CONTROL)
-            && Dialect::deserialize(given).is_err()
-        {
-            return Err(Dialect::unknown(given));
-        }
-        if !controls.is_empty() {
-            let decoded = decode_value::<Controls>(Value::Object(controls.clone()))?;
-            if let Some(asked) = decoded.dialect
-                && !ctx.offered_dialects().contains(asked)
-            {
-                return Err(asked.not_offered(ctx.offered_dialects()));
-            }
-            ctx.set_controls(decoded);
-            // What the answer's dialect cannot write is refused before the tool runs, never
-            // dropped from the answer without a word.
-            let dialect = ctx.dialect();
-            if let Some((control, value)) = controls
-                .iter()
-                .find(|(control, value)| !dialect.expresses(control, value))
-            {
-                return Err(dialect.cannot_express(control, value));
-            }
-        }
 
         let Some(declared) = declared else {
             return Ok(object);
@@ -326,6 +320,20 @@ impl Invocation {
     }
 }
 
+/// The answer of a call to `spec` a server's door refused with `error` before the tool's entry
+/// ran (its module switched off, controls it cannot honour), with what it found to warn of:
+/// stamped as the entry stamps its own refusals, shaped by the controls in `ctx`.
+pub fn refused_at_entry(
+    spec: &'static ToolSpec,
+    ctx: &ToolContext,
+    error: ToolError,
+    warnings: Vec<Notice>,
+) -> ToolOutput {
+    Invocation::start(spec)
+        .with_warnings(warnings)
+        .fail(ctx, Stopped::Refused(error))
+}
+
 /// Why a call stopped before its body ran: a refusal (module off, bad arguments) or a panic in
 /// the arguments' `Deserialize`.
 #[derive(Debug)]
@@ -378,31 +386,4 @@ fn refuse_misplaced_tokens(
         return Err(misplaced(&shorten(key, MAX_ECHOED_KEY_CHARS), found, takes));
     }
     Ok(())
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Decodes with the failing field named: `invalid argument `limit`: invalid type: …`.
-fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let field = error.path().to_string();
-        let inner = error.into_inner();
-        if field == "." {
-            ToolError::validation(format!("invalid arguments: {inner}"))
-                .with_code(code::INVALID_ARGUMENTS)
-        } else {
-            ToolError::validation(format!("invalid argument `{field}`: {inner}"))
-                .with_code(INVALID_ARGUMENT)
-                .with_data(json!({ "field": field }))
-        }
-    })
 }

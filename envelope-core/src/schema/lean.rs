@@ -18,7 +18,7 @@ use schemars::Schema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::context::controls_properties;
+use crate::controls::controls_properties;
 use crate::fields::envelope as field;
 use crate::fields::error as error_field;
 use crate::fields::next_action as action_field;

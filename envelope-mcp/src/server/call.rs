@@ -1,84 +1,26 @@
-//! The call pipeline, stage by stage: the call's budget, the context the tool runs in, the tool
-//! under its deadline, then the response through the budget stage.
+//! The call pipeline after the door: the refusal the door decided or the tool under its
+//! deadline, then the response through the budget stage and the call's dialect.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-use envelope_budget::{CallBudget, Prepared, prepare};
-use envelope_core::stage::{Cancellation, Controls, OutputFormat, ProgressSink, ResponseMode};
-use envelope_core::stage::{ToolOutput, carry_argument, meta_stamp, retain_next_actions};
-use envelope_core::{
-    Arguments, Caller, ClientChannel, DIALECT_CONTROL, Dialect, DialectSet, Envelope, Tier, Tool,
-    ToolContext, ToolSpec, control_given_twice,
-};
+use envelope_budget::{Prepared, prepare};
+use envelope_core::stage::{Controls, OutputFormat, ResponseMode};
+use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
+use envelope_core::{Arguments, Dialect, Envelope, Tier, Tool};
 use envelope_dialect::Rendering;
 use serde_json::Value;
 use tracing::Instrument;
 
 use super::EnvelopeServer;
-use super::refused::refused;
+use super::door::{Call, CallExtras};
 use super::scopes::Shown;
-use super::stop::{Stop, past_deadline};
-
-/// What one call needs from the transport around it.
-pub(crate) struct CallExtras {
-    pub(crate) client_request_id: Option<String>,
-    /// The transport's session (HTTP's `Mcp-Session-Id`).
-    pub(crate) session: Option<String>,
-    /// The caller the transport authenticated (over HTTP, by its access token): the scope
-    /// gate holds the call to it, and continuations are bound to its principal.
-    pub(crate) caller: Option<Caller>,
-    /// Whether the caller is shown only the tools it may call (a filtered listing): next
-    /// actions suggesting any other are dropped too.
-    pub(crate) callable_only: bool,
-    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
-    pub(crate) cancelled: Option<Arc<dyn Cancellation>>,
-    /// The client the tool may ask for input, a completion, or send logs to.
-    pub(crate) client: Option<Arc<dyn ClientChannel>>,
-    /// The caller's W3C trace context, which the call's span joins.
-    #[cfg(feature = "otel")]
-    pub(crate) trace: crate::otel::TraceContext,
-    /// Whether the transport sends attachments beside the envelope (MCP does; the REST
-    /// gateway's JSON body does not, so its answers note each attachment `dropped`).
-    pub(crate) carries_media: bool,
-    /// The dialect the call answers in unless it asks for another, when it is not the server's:
-    /// the HTTP API's is always the envelope's.
-    pub(crate) dialect: Option<Dialect>,
-    /// A call opted out of trimming (the REST gateway's `apply_budget=false`): its response is
-    /// cut only to this ceiling.
-    pub(crate) unbudgeted_ceiling: Option<usize>,
-    /// The per-call control the request's text named twice, which the parsed arguments no
-    /// longer show: the call is refused before its tool runs.
-    pub(crate) given_twice: Option<&'static str>,
-}
+use super::stop::past_deadline;
 
 /// A call's response, with what the result's `_meta` carries besides it.
 pub(crate) struct Answer {
     pub(crate) prepared: Prepared,
     pub(crate) tier: Tier,
     pub(crate) client_request_id: Option<String>,
-}
-
-impl Default for CallExtras {
-    /// A call outside any transport: no client, no progress, media carried (the caller reads
-    /// [`Prepared::attachments`]).
-    fn default() -> Self {
-        CallExtras {
-            client_request_id: None,
-            session: None,
-            caller: None,
-            callable_only: false,
-            progress: None,
-            cancelled: None,
-            client: None,
-            #[cfg(feature = "otel")]
-            trace: crate::otel::TraceContext::default(),
-            carries_media: true,
-            unbudgeted_ceiling: None,
-            dialect: None,
-            given_twice: None,
-        }
-    }
 }
 
 impl EnvelopeServer {
@@ -98,57 +40,36 @@ impl EnvelopeServer {
         Some(answer.prepared)
     }
 
-    /// One call of `tool`, stage by stage: the call's budget, asked of the budget stage once;
-    /// the context the tool runs in, sized by it; the scope gate; the tool under its deadline (its entry
-    /// decodes the arguments and the per-call controls, once); then the response encoded,
-    /// shaped, trimmed and stamped by the budget stage under the same budget.
+    /// One call of `tool`: decided at the door ([`EnvelopeServer::door`]), then answered
+    /// ([`EnvelopeServer::pass`]).
     pub(crate) async fn call_with(
         &self,
         tool: &dyn Tool,
         arguments: Value,
         extras: CallExtras,
     ) -> Answer {
+        self.pass(self.door(tool, arguments, extras)).await
+    }
+
+    /// The call `call` the door decided, stage by stage: its refusal, or the tool under its
+    /// deadline (its entry decodes the tool's own arguments); then the response encoded,
+    /// shaped, trimmed and stamped by the budget stage under the call's budget, in its
+    /// dialect.
+    pub(crate) async fn pass(&self, mut call: Call<'_>) -> Answer {
         let _running = self.inner.calls.begin();
-        let spec = tool.spec();
-        #[cfg(feature = "otel")]
-        let trace = extras.trace.clone();
-        let mut budget = self.inner.config.budget.for_call(spec.budget);
-        if let Some(ceiling) = extras.unbudgeted_ceiling {
-            budget = budget.raised_to(ceiling);
-        }
-        if !extras.carries_media {
-            budget = budget.without_media();
-        }
-        // Who the answer's next actions are for, when the caller is shown only what it may call.
-        let shown_to = extras.callable_only.then(|| extras.caller.clone());
-        let given_twice = extras.given_twice;
-        let dialect = extras.dialect.unwrap_or(self.inner.config.dialect);
-        let (ctx, stop) = self.context_for(extras, &budget);
+        let spec = call.spec;
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
         // HTTP layer replaced with a ULID is the request id, not a client's id.
-        let span = crate::observe::call_span(spec, ctx.request_id(), ctx.client_request_id());
+        let span =
+            crate::observe::call_span(spec, call.ctx.request_id(), call.ctx.client_request_id());
         #[cfg(feature = "otel")]
-        trace.adopt(&span);
-        // A control named twice, then a caller without the tool's scopes, is refused before the
-        // tool runs.
-        let refused = match given_twice {
-            Some(control) => Some(refused(spec, &ctx, control_given_twice(control))),
-            None => super::scopes::refusal(spec, &ctx, &arguments),
-        };
-        let output = match refused {
+        call.trace.adopt(&span);
+        let output = match call.refused_output() {
             Some(refused) => refused,
-            None => {
-                self.run(tool, arguments, ctx, &stop)
-                    .instrument(span.clone())
-                    .await
-            }
+            None => self.run(&mut call).instrument(span.clone()).await,
         };
         let latency_ms = output.envelope.meta().latency_ms();
-        let shown = match &shown_to {
-            Some(caller) => Shown::Callable(caller.as_ref()),
-            None => Shown::All,
-        };
-        let answer = span.in_scope(|| self.answer(spec, output, &budget, shown, dialect));
+        let answer = span.in_scope(|| self.answer(&call, output));
         crate::observe::record_outcome(
             &span,
             &answer.prepared.structured,
@@ -158,102 +79,40 @@ impl EnvelopeServer {
         answer
     }
 
-    /// The context a call runs in under `budget`, and the signal that stops its work.
-    fn context_for(&self, extras: CallExtras, budget: &CallBudget) -> (ToolContext, Arc<Stop>) {
-        let config = &self.inner.config;
-        // A transport that fixes the dialect (the HTTP API) offers that one alone.
-        let offered = match extras.dialect {
-            Some(fixed) => DialectSet::only(fixed),
-            None => config.offered_dialects(),
-        };
-        let mut ctx = ToolContext::new()
-            .with_dialect(extras.dialect.unwrap_or(config.dialect))
-            .with_offered_dialects(offered)
-            .with_client_request_id(extras.client_request_id.as_deref())
-            .with_disabled_modules(Arc::clone(&self.inner.disabled))
-            .with_states(Arc::clone(&config.states));
-        if let Some(session) = extras.session {
-            ctx = ctx.with_session(session);
-        }
-        if let Some(caller) = extras.caller {
-            ctx = ctx.with_caller(caller);
-        }
-        if let Some(progress) = extras.progress {
-            ctx = ctx.with_progress(progress);
-        }
-        if let Some(client) = extras.client {
-            ctx = ctx.with_client(client);
-        }
-        // The client's cancellation, or the deadline's: either stops the work.
-        let stop = Arc::new(Stop {
-            client: extras.cancelled,
-            deadline_passed: AtomicBool::new(false),
-        });
-        ctx = ctx.with_cancellation(Arc::clone(&stop) as Arc<dyn Cancellation>);
-        if let Some(probe) = &config.index {
-            ctx = ctx.with_index_status(probe());
-        }
-        // A tool that builds rows up to what fits sizes them as the budget stage will.
-        if let Some(sizer) = budget.sizer() {
-            ctx = ctx.with_sizer(sizer);
-        }
-        (ctx, stop)
-    }
-
-    /// Runs `tool` under the call deadline; past it, the tool's work is told to stop and the
-    /// call answers `deadline_exceeded`, shaped by the controls read leniently from the
-    /// arguments (the tool's entry, which decodes them, did not finish).
-    async fn run(
-        &self,
-        tool: &dyn Tool,
-        arguments: Value,
-        ctx: ToolContext,
-        stop: &Stop,
-    ) -> ToolOutput {
+    /// Runs the call's tool under the call deadline; past it, the tool's work is told to stop
+    /// and the call answers `deadline_exceeded`.
+    async fn run(&self, call: &mut Call<'_>) -> ToolOutput {
+        let arguments = std::mem::take(&mut call.arguments);
+        let ctx = call.ctx.clone();
         let request_id = *ctx.request_id();
         let Some(limit) = self.inner.config.call_timeout else {
-            return tool.call(arguments, ctx).await;
+            return call.tool.call(arguments, ctx).await;
         };
-        let controls = Controls::from_arguments(&arguments);
-        match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
+        match tokio::time::timeout(limit, call.tool.call(arguments, ctx)).await {
             Ok(output) => output,
             Err(_) => {
-                stop.deadline_passed.store(true, Ordering::Relaxed);
-                ToolOutput::from(past_deadline(tool.spec(), request_id, limit))
-                    .with_controls(controls)
+                call.stop.deadline_passed.store(true, Ordering::Relaxed);
+                ToolOutput::from(past_deadline(call.spec, request_id, limit))
             }
         }
     }
 
-    /// The response to `output`: actions this server cannot run, or that suggest a tool not
-    /// `shown` to the caller, dropped; the capability tags stamped when the controls keep
-    /// them; then the budget stage.
-    fn answer(
-        &self,
-        spec: &ToolSpec,
-        mut output: ToolOutput,
-        budget: &CallBudget,
-        shown: Shown<'_>,
-        server_dialect: Dialect,
-    ) -> Answer {
+    /// The response to `output`, shaped by the controls the door decided: actions this server
+    /// cannot run, or that suggest a tool the caller is not shown, dropped; the capability tags
+    /// stamped when the controls keep them; then the budget stage, which carries the call's
+    /// `dialect` to the actions it keeps, and the call's dialect.
+    fn answer(&self, call: &Call<'_>, mut output: ToolOutput) -> Answer {
+        let shown = match &call.shown_to {
+            Some(caller) => Shown::Callable(caller.as_ref()),
+            None => Shown::All,
+        };
         self.drop_hidden_actions(&mut output.envelope, shown);
-        self.drop_unrunnable_actions(&mut output.envelope, spec.name);
-        // A call that chose its dialect keeps it on the calls it is offered: following one
-        // answers in the same wire (and a continuation, bound to its dialect, resumes).
-        if let Some(asked) = output.controls.dialect {
-            let tools = &self.inner.tools;
-            carry_argument(
-                &mut output.envelope,
-                DIALECT_CONTROL,
-                &Value::String(asked.name().to_owned()),
-                |action| tools.get(&action.tool).is_some(),
-            );
-        }
-        let dialect = output.controls.dialect.unwrap_or(server_dialect);
+        self.drop_unrunnable_actions(&mut output.envelope, call.spec.name);
+        output.controls = call.controls.clone();
         // Another contract's wire is rendered from the whole envelope: it decides itself what
         // of `meta` it stamps, and shapes it by the controls the call asked for. The envelope's
         // own wire, the common case, takes nothing of this.
-        let rendering = (dialect != Dialect::Envelope).then(|| {
+        let rendering = (call.dialect != Dialect::Envelope).then(|| {
             let whole = Controls {
                 response_mode: ResponseMode::Full,
                 output_format: OutputFormat::Json,
@@ -262,7 +121,7 @@ impl EnvelopeServer {
             };
             Rendering {
                 controls: std::mem::replace(&mut output.controls, whole),
-                estimator: budget.policy().estimator,
+                estimator: call.budget.policy().estimator,
             }
         });
         // Only `response_mode: full` keeps them in `meta`; `_meta` always carries them.
@@ -275,13 +134,13 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
-        let prepared = prepare(output, budget);
+        let prepared = prepare(output, &call.budget);
         Answer {
             prepared: match &rendering {
-                Some(rendering) => envelope_dialect::apply(dialect, prepared, rendering),
+                Some(rendering) => envelope_dialect::apply(call.dialect, prepared, rendering),
                 None => prepared,
             },
-            tier: spec.tier,
+            tier: call.spec.tier,
             client_request_id,
         }
     }
@@ -349,7 +208,7 @@ impl EnvelopeServer {
             ..CallExtras::default()
         };
         let arguments = Value::Object(arguments.unwrap_or_default());
-        let answer = self.call_with(tool, arguments, extras).await;
+        let answer = self.pass(self.door(tool, arguments, extras)).await;
         Some((scopes, self.result(answer)))
     }
 }

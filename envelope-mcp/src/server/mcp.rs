@@ -28,8 +28,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::EnvelopeServer;
-use super::call::{Answer, CallExtras};
+use super::call::Answer;
 use super::client::{PeerClient, Wanted, log_level_of};
+use super::door::CallExtras;
 use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
 use super::rounds::{Round, RoundOf};

@@ -1,9 +1,8 @@
 //! The MCP server: tool listing and calls, mapped onto the envelope.
 //!
 //! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
-//! one way: `config`, `compose`, `forward`, `media`, `refused` and `stop` name no sibling;
-//! `scopes` names `refused`; `client` and `progress` name `forward`; `call` names `refused`,
-//! `scopes` and `stop`; `mcp` names
+//! one way: `config`, `compose`, `forward`, `media`, `refused`, `scopes` and `stop` name no
+//! sibling; `client` and `progress` name `forward`; `door` names `refused`, `scopes` and `stop`; `call` names `door`, `scopes` and `stop`; `mcp` names
 //! `call`, `client`, `forward`, `media`, `progress`, `scopes` and `stop`; `listing` names
 //! `mcp`; `router` names `mcp`'s call.
 
@@ -11,6 +10,7 @@ mod call;
 mod client;
 mod compose;
 mod config;
+mod door;
 mod forward;
 mod listing;
 mod mcp;
@@ -22,13 +22,13 @@ mod router;
 mod scopes;
 mod stop;
 
-#[cfg(feature = "rest")]
-pub(crate) use call::CallExtras;
 pub use client::DEFAULT_LOG_LEVEL;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
 };
+#[cfg(feature = "rest")]
+pub(crate) use door::CallExtras;
 pub use listing::Listing;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
 #[cfg(feature = "auth")]
@@ -57,6 +57,9 @@ struct Inner {
     listing: Vec<rmcp::model::Tool>,
     /// Each served tool's input schema, compiled: a suggested next action must pass it.
     inputs: BTreeMap<&'static str, jsonschema::Validator>,
+    /// The argument names each tool declares, the controls aside (`None`: its schema cannot
+    /// list them): the door splits a call's controls from its arguments by them.
+    declared: BTreeMap<&'static str, Option<Vec<String>>>,
     keys: MetaKeys,
     /// Calls running now: a server shutting down waits for them.
     calls: Arc<crate::drain::Calls>,
@@ -140,6 +143,10 @@ impl EnvelopeServer {
                 }
             })
             .collect();
+        let declared = tools
+            .iter()
+            .map(|tool| (tool.spec().name, tool.declared_arguments()))
+            .collect();
         // 32 bytes, the codec's minimum: `try_new` cannot refuse it.
         let rounds = round_key(&config)
             .and_then(|key| rmcp::model::RequestStateCodec::try_new(key.to_vec()).ok());
@@ -150,6 +157,7 @@ impl EnvelopeServer {
                 disabled,
                 listing,
                 inputs,
+                declared,
                 keys,
                 calls: Arc::default(),
                 rounds,

@@ -3,11 +3,7 @@
 //! shown when its listing holds only the tools it may call. [`may_call`] is the one judge of
 //! both.
 
-use envelope_core::stage::{Controls, ToolOutput};
-use envelope_core::{Caller, ToolContext, ToolSpec, insufficient_scope};
-
-use super::refused::refused;
-use serde_json::Value;
+use envelope_core::{Caller, ToolSpec};
 
 /// A request extension the HTTP layer sets when a caller's listing holds only the tools its
 /// scopes cover (`ResourceServer::with_filtered_listing`).
@@ -22,17 +18,6 @@ pub(crate) struct CallableOnly;
 /// the unknown-tool error's `available`, the REST gateway and the next actions kept all ask it.
 pub(crate) fn may_call(caller: Option<&Caller>, spec: &ToolSpec) -> bool {
     caller.is_none_or(|caller| caller.may(spec.scopes))
-}
-
-/// The refusal of a call to `spec` in `ctx`, when its caller may not call it ([`may_call`]);
-/// `None` when it may. Shaped by the controls read leniently from `arguments`.
-pub(super) fn refusal(spec: &ToolSpec, ctx: &ToolContext, arguments: &Value) -> Option<ToolOutput> {
-    if may_call(ctx.caller(), spec) {
-        return None;
-    }
-    let missing = ctx.caller()?.scopes().missing(spec.scopes);
-    let error = insufficient_scope(spec.name, spec.scopes, &missing);
-    Some(refused(spec, ctx, error).with_controls(Controls::from_arguments(arguments)))
 }
 
 /// Which tools one request is shown: in listings, in the unknown-tool error's `available`, in

@@ -114,11 +114,12 @@ pub(crate) fn merge(
     })
 }
 
-/// Why the call cannot be answered here, when it asks for a dialect other than the envelope's:
-/// the gateway's statuses and RFC 9457 problems are the envelope's own fields, mapped, so it
-/// speaks no other contract's wire (MCP answers in every dialect).
-pub(crate) fn other_dialect(arguments: &Value) -> Option<String> {
-    let asked = arguments.get(DIALECT_CONTROL)?;
+/// Why the call cannot be answered here, when the controls it gave (by name, as the door split
+/// them) ask for a dialect other than the envelope's: the gateway's statuses and RFC 9457
+/// problems are the envelope's own fields, mapped, so it speaks no other contract's wire (MCP
+/// answers in every dialect).
+pub(crate) fn other_dialect(given: &serde_json::Map<String, Value>) -> Option<String> {
+    let asked = given.get(DIALECT_CONTROL)?;
     if asked.as_str() == Some(Dialect::Envelope.name()) {
         return None;
     }
@@ -130,14 +131,17 @@ pub(crate) fn other_dialect(arguments: &Value) -> Option<String> {
     ))
 }
 
-/// A control's value as the body would carry it: `compact_only` as a boolean when it spells
-/// one; anything else as the string given, which the tool decodes (and refuses as a
-/// `validation` error naming the control, when invalid).
+/// A control's value as the body would carry it: the string given when the control reads it
+/// so, else the JSON it spells when the control reads that (`compact_only=true`), else the
+/// string, which the door refuses as a `validation` error naming the control.
 fn typed(key: &str, raw: String) -> Value {
-    match (key, raw.as_str()) {
-        ("compact_only", "true") => Value::Bool(true),
-        ("compact_only", "false") => Value::Bool(false),
-        _ => Value::String(raw),
+    let text = Value::String(raw);
+    if Controls::reads(key, &text) {
+        return text;
+    }
+    match text.as_str().map(serde_json::from_str::<Value>) {
+        Some(Ok(spelled)) if Controls::reads(key, &spelled) => spelled,
+        _ => text,
     }
 }
 

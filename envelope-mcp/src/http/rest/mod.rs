@@ -385,9 +385,6 @@ async fn call(
         Ok(controls) => controls,
         Err(message) => return problem::refusal(INVALID_CONTROL, message, None, id),
     };
-    if let Some(message) = controls::other_dialect(&arguments) {
-        return problem::refusal(INVALID_CONTROL, message, None, id);
-    }
     // A caller that hangs up drops this future, and with it the guard: the tool's work is
     // told to stop, as MCP's cancellation tells it.
     let hung_up = tokio_util::sync::CancellationToken::new();
@@ -411,16 +408,14 @@ async fn call(
         // Refused above, as a problem of the gateway's own.
         given_twice: None,
     };
-    // The request timeout is the admission middleware's: it bounds the upload and this alike.
-    let prepared = gateway
-        .server
-        .call_with(tool, arguments, extras)
-        .await
-        .prepared;
+    let call = gateway.server.door(tool, arguments, extras);
+    if let Some(message) = controls::other_dialect(call.given()) {
+        return problem::refusal(INVALID_CONTROL, message, None, id);
+    }
     #[cfg(feature = "auth")]
-    let refused_for_scope = prepared.structured[envelope_core::fields::envelope::ERROR]
-        [envelope_core::fields::error::CODE]
-        == envelope_core::INSUFFICIENT_SCOPE;
+    let refused_for_scope = call.refused_for_scope();
+    // The request timeout is the admission middleware's: it bounds the upload and this alike.
+    let prepared = gateway.server.pass(call).await.prepared;
     #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
     let mut response = problem::answer(prepared);
     // RFC 6750 §3.1: a `403` for a scope says which scopes, where a client looks for them.

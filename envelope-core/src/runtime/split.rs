@@ -1,0 +1,244 @@
+//! The per-call controls split from a call's arguments: the one function that reads them.
+//!
+//! A server's door calls it once per call, before the tool runs, and hands the result to every
+//! later stage (the tool's entry, the budget stage, the refusals); a tool called directly,
+//! outside a server, has its entry call it instead. Either way a control is read out of the
+//! arguments here and nowhere else.
+
+use serde::Deserialize as _;
+use serde_json::{Map, Value, json};
+
+use crate::controls::Controls;
+use crate::dialect::{DIALECT_CONTROL, Dialect, DialectSet};
+use crate::fields::code;
+use crate::notice::Notice;
+use crate::paging_core::INVALID_ARGUMENT;
+use crate::tool_error::ToolError;
+use serde::de::DeserializeOwned;
+
+/// A call's arguments with its per-call controls split off.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ControlSplit {
+    /// The tool's own arguments: every control removed, but one the tool declares itself (a
+    /// paged tool's `continuation`), which it keeps as well.
+    pub arguments: Map<String, Value>,
+    /// The controls, decoded and checked against the answer's dialect.
+    pub controls: Controls,
+    /// The controls exactly as given, by name: for a transport that judges a value before it
+    /// is decoded (the HTTP API, which answers in one dialect only).
+    pub given: Map<String, Value>,
+    /// What the answer warns of (`continuation` given to a tool that does not page).
+    pub notices: Vec<Notice>,
+}
+
+/// Why a call's controls refuse it before its tool runs, and the controls its answer is shaped
+/// by: none for a value that could not be read, the decoded ones for a dialect that cannot
+/// express one of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControlRefusal {
+    /// The `validation` error the call answers.
+    pub error: ToolError,
+    /// The controls the refusal's answer is shaped by.
+    pub controls: Controls,
+    /// What the answer warns of besides, found before the refusal.
+    pub notices: Vec<Notice>,
+    /// The controls as given, by name, as far as they were split off (none when the arguments
+    /// are not an object).
+    pub given: Map<String, Value>,
+}
+
+impl From<ToolError> for ControlRefusal {
+    fn from(error: ToolError) -> Self {
+        ControlRefusal {
+            error,
+            controls: Controls::default(),
+            notices: Vec::new(),
+            given: Map::new(),
+        }
+    }
+}
+
+/// Splits the per-call controls ([`Controls::KEYS`]) from the `arguments` of a call of the tool
+/// `tool`, which declares the argument names `declared` (`None`: its schema cannot list them,
+/// and every control is taken off).
+///
+/// `offered` are the dialects the call may ask for and `dialect` the one it answers in unless
+/// it asks: a `dialect` control naming none of them, or a control the answer's dialect cannot
+/// write, refuses the call, as does arguments that are not an object (`null` reads as `{}`) or
+/// a control of the wrong type.
+pub fn split_controls(
+    tool: &str,
+    arguments: Value,
+    declared: Option<&[String]>,
+    offered: DialectSet,
+    dialect: Dialect,
+) -> Result<ControlSplit, ControlRefusal> {
+    let mut object = match arguments {
+        Value::Object(object) => object,
+        Value::Null => Map::new(),
+        other => {
+            return Err(ToolError::validation(format!(
+                "arguments must be a JSON object, got {}",
+                json_kind(&other)
+            ))
+            .with_code(code::ARGUMENTS_NOT_OBJECT)
+            .into());
+        }
+    };
+    let declares = |key: &str| declared.is_some_and(|keys| keys.iter().any(|k| k == key));
+
+    let mut given = Map::new();
+    for key in Controls::KEYS {
+        let value = if declares(key) {
+            object.get(key).cloned()
+        } else {
+            object.remove(key)
+        };
+        if let Some(value) = value {
+            given.insert(key.to_owned(), value);
+        }
+    }
+    let mut notices = Vec::new();
+    // Every tool accepts `continuation`, but only a tool that declares it pages: anywhere else
+    // it would be dropped without a word, and the agent would think it paged.
+    // wire: the paging argument
+    if given.contains_key("continuation") && declared.is_some() && !declares("continuation") {
+        notices.push(Notice::warning(
+            code::CONTINUATION_IGNORED,
+            format!("`{tool}` does not page; `continuation` was ignored"),
+        ));
+    }
+    // A refusal keeps what was found before it.
+    let unshaped =
+        |error: ToolError, notices: &mut Vec<Notice>, given: &Map<String, Value>| ControlRefusal {
+            error,
+            controls: Controls::default(),
+            notices: std::mem::take(notices),
+            given: given.clone(),
+        };
+    if let Some(asked) = given.get(DIALECT_CONTROL)
+        && Dialect::deserialize(asked).is_err()
+    {
+        return Err(unshaped(Dialect::unknown(asked), &mut notices, &given));
+    }
+    let mut controls = Controls::default();
+    if !given.is_empty() {
+        controls = decode_value::<Controls>(Value::Object(given.clone()))
+            .map_err(|error| unshaped(error, &mut notices, &given))?;
+        if let Some(asked) = controls.dialect
+            && !offered.contains(asked)
+        {
+            return Err(unshaped(asked.not_offered(offered), &mut notices, &given));
+        }
+        // What the answer's dialect cannot write is refused before the tool runs, never
+        // dropped from the answer without a word.
+        let dialect = controls.dialect.unwrap_or(dialect);
+        if let Some((control, value)) = given
+            .iter()
+            .find(|(control, value)| !dialect.expresses(control, value))
+        {
+            return Err(ControlRefusal {
+                error: dialect.cannot_express(control, value),
+                controls,
+                notices,
+                given,
+            });
+        }
+    }
+    Ok(ControlSplit {
+        arguments: object,
+        controls,
+        given,
+        notices,
+    })
+}
+
+/// What a JSON value is, for a message.
+pub(super) fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Decodes with the failing field named: `invalid argument `limit`: invalid type: …`.
+pub(super) fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let field = error.path().to_string();
+        let inner = error.into_inner();
+        if field == "." {
+            ToolError::validation(format!("invalid arguments: {inner}"))
+                .with_code(code::INVALID_ARGUMENTS)
+        } else {
+            ToolError::validation(format!("invalid argument `{field}`: {inner}"))
+                .with_code(INVALID_ARGUMENT)
+                .with_data(json!({ "field": field }))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::controls::ResponseMode;
+
+    fn split(
+        arguments: Value,
+        declared: Option<&[String]>,
+    ) -> Result<ControlSplit, ControlRefusal> {
+        split_controls("t", arguments, declared, DialectSet::ALL, Dialect::Envelope)
+    }
+
+    #[test]
+    fn controls_leave_the_arguments_but_a_declared_one_stays() {
+        let declared = ["query".to_owned(), "continuation".to_owned()];
+        let split = split(
+            json!({"query": "x", "response_mode": "full", "continuation": "tok"}),
+            Some(&declared),
+        )
+        .expect("as the test built it");
+        assert_eq!(
+            Value::Object(split.arguments),
+            json!({"query": "x", "continuation": "tok"})
+        );
+        assert_eq!(split.controls.response_mode, ResponseMode::Full);
+        assert_eq!(split.controls.continuation.as_deref(), Some("tok"));
+        assert!(split.notices.is_empty());
+    }
+
+    #[test]
+    fn a_continuation_for_a_tool_that_does_not_page_is_warned_of() {
+        let split = split(json!({"continuation": "tok"}), Some(&[])).expect("as the test built it");
+        assert!(split.arguments.is_empty());
+        assert_eq!(split.notices.len(), 1);
+        assert_eq!(split.notices[0].code, code::CONTINUATION_IGNORED);
+    }
+
+    #[test]
+    fn unreadable_controls_refuse_unshaped() {
+        for (arguments, expected) in [
+            (json!([1]), code::ARGUMENTS_NOT_OBJECT),
+            (json!({"response_mode": 3}), code::INVALID_ARGUMENT),
+        ] {
+            let refusal = split(arguments, Some(&[])).expect_err("refused");
+            assert_eq!(refusal.error.code(), Some(expected));
+            assert_eq!(refusal.controls, Controls::default());
+        }
+        let refusal = split(json!({"dialect": "bogus"}), Some(&[])).expect_err("refused");
+        assert_eq!(refusal.controls, Controls::default());
+    }
+
+    #[test]
+    fn null_arguments_read_as_none() {
+        assert_eq!(
+            split(Value::Null, None).expect("as the test built it"),
+            ControlSplit::default()
+        );
+    }
+}
