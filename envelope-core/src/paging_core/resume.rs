@@ -52,7 +52,8 @@ impl Resume {
     }
 
     /// This resume with `carried` added to the arguments of the next page it mints, as the
-    /// budget stage adds it to every action the call suggests ([`carry`]).
+    /// budget stage adds it to every action the call suggests
+    /// ([`carry_arguments`](crate::stage::carry_arguments)).
     #[must_use]
     pub fn carrying(mut self, carried: &serde_json::Map<String, Value>) -> Self {
         carry(&mut self.carried, carried);

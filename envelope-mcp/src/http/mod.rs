@@ -1,8 +1,9 @@
 //! Streamable HTTP: the server mounted at `/mcp` on an axum router, with `X-Request-ID`
 //! handling: a valid ULID from the client is the envelope's `request_id`; another id that is
 //! safe to log is kept beside it as `meta.client_request_id`; anything else is replaced by a
-//! fresh ULID. The id kept is echoed. Served by an accept loop of its own ([`serve`]), so that
-//! every connection has deadlines and their number a cap ([`connections`]).
+//! fresh ULID. The id kept is echoed. Each HTTP concern is one layer, composed in one order
+//! ([`layer`]). Served by an accept loop of its own ([`serve`]), so that every connection has
+//! deadlines and their number a cap ([`connections`]).
 
 mod admission;
 #[cfg(feature = "auth")]
@@ -12,6 +13,7 @@ mod connections;
 mod guard;
 mod health;
 mod holding;
+mod layer;
 #[cfg(feature = "rest")]
 pub mod rest;
 mod serve;
@@ -28,376 +30,24 @@ pub use config::{
 pub use connections::{CONNECTION_DESCRIPTOR_HEADROOM, UNLIMITED_FILES_MAX_CONNECTIONS};
 use health::Readiness;
 pub use health::{HEALTH_PATH, READY_PATH};
+pub use layer::request_id_layer;
 pub use serve::{MAX_HEADER_LIST_BYTES, MAX_UNSENT_BYTES_PER_STREAM};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::Request;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use envelope_core::RequestId;
-use http::HeaderValue;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use serde_json::Value;
-
-use rmcp::RoleServer;
-use rmcp::model::{ClientRequest, GetExtensions as _, JsonRpcMessage};
-use rmcp::service::RxJsonRpcMessage;
-
 use tokio_util::sync::CancellationToken;
 
 use crate::drain::Calls;
-use crate::in_flight::{Flight, InFlight, duplicate_answer};
-use crate::jsonrpc::ControlGivenTwice;
-use crate::lines::judge;
-use crate::{EnvelopeServer, McpError, REQUEST_ID_HEADER};
-
-/// Middleware: makes sure every request carries an `X-Request-ID` that is safe to log, and
-/// echoes it on the response.
-///
-/// - A ULID from the client is the envelope's `request_id`, echoed.
-/// - Another id that is safe to log (a gateway's UUID, say: 1 to 128 printable ASCII
-///   characters, see [`RequestId::client_correlation`]) is kept for log correlation: echoed, and
-///   stamped beside the envelope's own ULID as `meta.client_request_id`.
-/// - Anything else (absent, too long, control characters, CR/LF) is replaced by a fresh ULID,
-///   which becomes the `request_id` and is echoed.
-pub async fn request_id_layer(mut request: Request, next: Next) -> Response {
-    let client = request
-        .headers()
-        .get(REQUEST_ID_HEADER)
-        .and_then(|value| value.to_str().ok());
-    let id = match RequestId::client_correlation(client) {
-        Some(correlation) => correlation.to_owned(),
-        None => RequestId::from_client(client).to_string(),
-    };
-    let header = HeaderValue::from_str(&id).ok();
-    if let Some(header) = &header {
-        request
-            .headers_mut()
-            .insert(REQUEST_ID_HEADER, header.clone());
-    }
-    let mut response = next.run(request).await;
-    if let Some(header) = header {
-        response.headers_mut().insert(REQUEST_ID_HEADER, header);
-    }
-    response
-}
+use crate::{EnvelopeServer, McpError};
 
 /// Connections the kernel queues before the server accepts them. `TcpListener::bind` asks for
 /// 128: 256 clients connecting at once overflowed it, and the dropped ones retried a second
 /// later, which was most of the load test's p99. The kernel caps it at `net.core.somaxconn`.
 const LISTEN_BACKLOG: u32 = 1024;
-
-/// What the MCP endpoint refuses before rmcp sees a request, beside what every posted request
-/// is held to ([`Admission`]).
-#[derive(Clone)]
-struct Limits {
-    admission: Admission,
-    max_sessions: usize,
-    sessions: Arc<LocalSessionManager>,
-    /// Requests in flight, by session id and JSON-RPC id (as compact JSON, so `1` and `"1"`
-    /// differ).
-    in_flight: Arc<InFlight<(String, String)>>,
-    /// Who opened each session, by session id, when the resource server named a caller.
-    owners: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
-    /// With authentication on: the server whose tools' scopes a call is held to, and the
-    /// challenge a call refused for its scopes is answered with (the specification's step-up).
-    #[cfg(feature = "auth")]
-    step_up: Option<(crate::EnvelopeServer, Arc<auth::Challenge>)>,
-}
-
-impl Limits {
-    /// Whether a request of `caller` may use `session`: without authentication, yes; with it,
-    /// only the principal that opened it (a session whose opening `initialize` never got its
-    /// answer has no owner on record, and is no one's). A session id is no credential: a
-    /// request naming another principal's session is answered as one naming no session.
-    fn may_use(&self, session: &str, caller: Option<&envelope_core::Caller>) -> bool {
-        let Some(caller) = caller else {
-            return true;
-        };
-        let owners = self
-            .owners
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        owners
-            .get(session)
-            .is_some_and(|owner| owner == caller.principal().binding())
-    }
-
-    /// Records `caller` as the opener of `session`, dropping the records of sessions closed
-    /// since (the record count stays near the session cap).
-    async fn own(&self, session: &str, caller: &envelope_core::Caller) {
-        let open = self.sessions.sessions.read().await;
-        let mut owners = self
-            .owners
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if owners.len() >= self.max_sessions {
-            owners.retain(|id, _| open.contains_key(id.as_str()));
-        }
-        owners.insert(session.to_owned(), caller.principal().binding().to_owned());
-    }
-}
-
-/// The session and JSON-RPC id of a request within a session; `None` for anything else (a
-/// notification, an answer, a request opening a session). The id as compact JSON keys it, so
-/// `1` and `"1"` differ.
-fn request_key(
-    parts: &http::request::Parts,
-    message: &RxJsonRpcMessage<RoleServer>,
-) -> Option<((String, String), Value)> {
-    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-    let JsonRpcMessage::Request(request) = message else {
-        return None;
-    };
-    let id = serde_json::to_value(&request.id).ok()?;
-    Some(((session.to_owned(), id.to_string()), id))
-}
-
-/// The refusal of a new session past the cap: `503`, and when to try again.
-fn sessions_full(max_sessions: usize) -> Response {
-    let message = format!("this server holds its maximum of {max_sessions} sessions; retry later");
-    let mut refused = (http::StatusCode::SERVICE_UNAVAILABLE, message).into_response();
-    refused
-        .headers_mut()
-        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("30"));
-    refused
-}
-
-/// A JSON-RPC answer sent as plain JSON with `status`.
-fn json_answer(status: http::StatusCode, answer: Vec<u8>) -> Response {
-    let json = HeaderValue::from_static("application/json");
-    (status, [(http::header::CONTENT_TYPE, json)], answer).into_response()
-}
-
-/// Refuses a body over the size limit with `413`, reading at most one byte past it; a new
-/// session past the cap with `503`; a body that is no JSON-RPC message with `400` and the
-/// JSON-RPC error the stdio framing answers it with (rmcp's own answer is a `415` in plain
-/// text); and a request reusing an id in flight in its session with that error.
-async fn limit(limits: Limits, request: Request, next: Next) -> Response {
-    let caller = request.extensions().get::<envelope_core::Caller>().cloned();
-    let named = request.headers().get("mcp-session-id");
-    // Only a request naming no session can open one: its opener is recorded below.
-    let may_open = named.is_none();
-    if let Some(session) = named.and_then(|value| value.to_str().ok())
-        && !limits.may_use(session, caller.as_ref())
-    {
-        tracing::info!("a request named a session another principal opened");
-        return (http::StatusCode::NOT_FOUND, "Session not found").into_response();
-    }
-    let Admitted {
-        parts,
-        bytes,
-        held,
-        deadline,
-    } = match limits.admission.admit(request).await {
-        Ok(admitted) => admitted,
-        Err(refusal) => return mcp_refusal(&refusal),
-    };
-    // A request reusing the id of one still in flight in its session is answered at once.
-    let mut parts = parts;
-    if parts.method == http::Method::POST {
-        let message = match judge(&bytes, limits.admission.max_request_bytes) {
-            Ok(message) => message,
-            Err(answer) => return json_answer(http::StatusCode::BAD_REQUEST, answer),
-        };
-        // rmcp reads the body again, into a message of its own: what the judge noted of the
-        // text travels in the request's parts, which rmcp hands to the handler.
-        if let JsonRpcMessage::Request(request) = &message
-            && let Some(twice) = request.request.extensions().get::<ControlGivenTwice>()
-        {
-            parts.extensions.insert(*twice);
-        }
-        // Only an `initialize` outside a session opens one; past the cap it is refused.
-        let opens_session = !parts.headers.contains_key("mcp-session-id")
-            && matches!(&message, JsonRpcMessage::Request(request)
-                if matches!(request.request, ClientRequest::InitializeRequest(_)));
-        if opens_session && limits.sessions.sessions.read().await.len() >= limits.max_sessions {
-            return sessions_full(limits.max_sessions);
-        }
-        #[cfg(feature = "auth")]
-        if let Some(refused) = step_up(&limits, &parts, &message, caller.as_ref()).await {
-            return refused;
-        }
-        if let Some((key, id)) = request_key(&parts, &message) {
-            let Some(flight) = Flight::begin(&limits.in_flight, key) else {
-                let answer = serde_json::to_vec(&duplicate_answer(&id)).unwrap_or_default();
-                return json_answer(http::StatusCode::OK, answer);
-            };
-            // rmcp hands the request's parts to the handler's context: the id stays in flight
-            // until the handler is done with it, however early the client hangs up.
-            parts.extensions.insert(Arc::new(flight));
-        }
-    }
-    let answering = next.run(Request::from_parts(parts, axum::body::Body::from(bytes)));
-    match deadline.bound(answering).await {
-        Ok(response) => {
-            // A session opened by an authenticated caller is that caller's.
-            if may_open
-                && let Some(caller) = &caller
-                && let Some(session) = response
-                    .headers()
-                    .get("mcp-session-id")
-                    .and_then(|value| value.to_str().ok())
-            {
-                limits.own(session, caller).await;
-            }
-            held.until_sent(response)
-        }
-        Err(overran) => {
-            let mut refused =
-                (http::StatusCode::SERVICE_UNAVAILABLE, overran.to_string()).into_response();
-            refused
-                .headers_mut()
-                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-            refused
-        }
-    }
-}
-
-/// The answer to a `tools/call` whose caller's token lacks a scope the tool declares, as the
-/// specification's step-up flow has it: `403` with `WWW-Authenticate: Bearer
-/// error="insufficient_scope", scope="…", resource_metadata="…"`, so that the client's OAuth
-/// layer asks for the wider scope and retries, and in the body the JSON-RPC error
-/// [`INSUFFICIENT_SCOPE_ERROR`] whose `data` is the `permission` envelope (code
-/// `insufficient_scope`, naming the scopes required and missing): an error, as a client reads
-/// a non-`2xx` answer's body. `None` for any other message, an unknown tool, a caller the tool's scopes
-/// cover, or a listing filtered to what the caller may call (a tool it may not call is then
-/// hidden, and the call answered as the server answers an unknown tool).
-#[cfg(feature = "auth")]
-async fn step_up(
-    limits: &Limits,
-    parts: &http::request::Parts,
-    message: &RxJsonRpcMessage<RoleServer>,
-    caller: Option<&envelope_core::Caller>,
-) -> Option<Response> {
-    let (server, challenge) = limits.step_up.as_ref()?;
-    let caller = caller?;
-    if parts
-        .extensions
-        .get::<crate::server::CallableOnly>()
-        .is_some()
-    {
-        return None;
-    }
-    let JsonRpcMessage::Request(request) = message else {
-        return None;
-    };
-    let ClientRequest::CallToolRequest(call) = &request.request else {
-        return None;
-    };
-    let client_request_id = parts
-        .headers
-        .get(REQUEST_ID_HEADER)
-        .and_then(|value| value.to_str().ok());
-    let (scopes, result) = server
-        .refuse_for_scope(
-            &call.params.name,
-            call.params.arguments.clone(),
-            caller,
-            client_request_id,
-        )
-        .await?;
-    tracing::info!(
-        tool = %call.params.name,
-        "a call lacking a scope is answered 403 for the client to step up"
-    );
-    let envelope = result.structured_content.unwrap_or_default();
-    let message = envelope[envelope_core::fields::envelope::ERROR]
-        [envelope_core::fields::error::MESSAGE]
-        .as_str()
-        .unwrap_or("the access token lacks a scope this tool requires")
-        .to_owned();
-    let answer = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": request.id,
-        // wire: JSON-RPC's error member, not an envelope's
-        "error": { "code": INSUFFICIENT_SCOPE_ERROR, "message": message, "data": envelope },
-    });
-    let mut refused = json_answer(
-        http::StatusCode::FORBIDDEN,
-        serde_json::to_vec(&answer).unwrap_or_default(),
-    );
-    refused.headers_mut().insert(
-        http::header::WWW_AUTHENTICATE,
-        challenge.insufficient_scope(scopes),
-    );
-    Some(refused)
-}
-
-/// A refusal as the MCP endpoint answers it: plain text, or a JSON-RPC error for an overload.
-fn mcp_refusal(refusal: &Refusal) -> Response {
-    match refusal {
-        Refusal::Overloaded => overloaded(),
-        Refusal::TooLarge { .. } => {
-            (http::StatusCode::PAYLOAD_TOO_LARGE, refusal.to_string()).into_response()
-        }
-        Refusal::Unreadable => (http::StatusCode::BAD_REQUEST, refusal.to_string()).into_response(),
-        // The rest of the body may still be on its way: the connection cannot carry another
-        // request.
-        Refusal::BodyTimeout { .. } => (
-            http::StatusCode::REQUEST_TIMEOUT,
-            [(http::header::CONNECTION, HeaderValue::from_static("close"))],
-            refusal.to_string(),
-        )
-            .into_response(),
-    }
-}
-
-/// Middleware: the one judge of `Host` and `Origin` for every route ([`guard::Checks`]).
-/// Health and readiness are held only to RFC 9112's rules, not to the allowed hosts (a load
-/// balancer probes them by whatever name it knows). A refusal on the plain HTTP API is a
-/// problem; anywhere else plain text, as rmcp answered it.
-async fn judge_host(
-    checks: Arc<guard::Checks>,
-    gateway: bool,
-    request: Request,
-    next: Next,
-) -> Response {
-    let path = request.uri().path();
-    let allowlisted = path != HEALTH_PATH && path != READY_PATH;
-    let Err(refusal) = checks.judge(&request, allowlisted) else {
-        return next.run(request).await;
-    };
-    tracing::warn!(%refusal, "a request's Host or Origin is refused");
-    #[cfg(feature = "rest")]
-    if gateway && rest::is_gateway_path(path) {
-        return rest::host_refusal(&refusal, &request);
-    }
-    #[cfg(not(feature = "rest"))]
-    let _ = gateway;
-    (refusal.status(), refusal.to_string()).into_response()
-}
-
-/// Middleware: the resource server's door ([`auth::Gate::admit`]). A refusal on the plain
-/// HTTP API is a problem; anywhere else plain text.
-#[cfg(feature = "auth")]
-async fn authenticate(
-    gate: Arc<auth::Gate>,
-    gateway: bool,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let Err(refusal) = gate.admit(&mut request).await else {
-        return next.run(request).await;
-    };
-    #[cfg(feature = "rest")]
-    let mut response = if gateway && rest::is_gateway_path(request.uri().path()) {
-        rest::auth_refusal(refusal.status, refusal.message.clone(), &request)
-    } else {
-        (refusal.status, refusal.message.clone()).into_response()
-    };
-    #[cfg(not(feature = "rest"))]
-    let mut response = {
-        let _ = gateway;
-        (refusal.status, refusal.message.clone()).into_response()
-    };
-    refusal.headers(&mut response);
-    response
-}
 
 impl EnvelopeServer {
     /// An axum router serving this server at `/mcp` over streamable HTTP, with the default
@@ -489,17 +139,6 @@ impl EnvelopeServer {
                 &auth::declared_scopes(server.toolset()),
             ))
         });
-        let limits = Limits {
-            admission: admission.clone(),
-            max_sessions: server.max_sessions(),
-            sessions: Arc::new(sessions),
-            in_flight: Arc::default(),
-            owners: Arc::default(),
-            #[cfg(feature = "auth")]
-            step_up: gate
-                .as_ref()
-                .map(|gate| (server.clone(), Arc::clone(&gate.challenge))),
-        };
         let rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.
             .with_max_request_body_bytes(max_request_bytes)
@@ -533,26 +172,29 @@ impl EnvelopeServer {
                 Some(rest::routes(
                     server.clone(),
                     rest,
-                    admission,
+                    admission.clone(),
                     &config,
                     challenges,
                 ))
             }
             None => None,
         };
-        #[cfg(not(feature = "rest"))]
-        drop(admission);
-        let service = StreamableHttpService::new(
-            move || Ok(server.for_session()),
-            Arc::clone(&limits.sessions),
-            rmcp_config,
-        );
-        let mut router = axum::Router::new()
-            .nest_service(&config.path, service)
-            .layer(axum::middleware::from_fn(move |request, next| {
-                limit(limits.clone(), request, next)
-            }))
-            .merge(health::routes(ready));
+        let sessions = Arc::new(sessions);
+        #[cfg(feature = "auth")]
+        let step_up = gate
+            .as_ref()
+            .map(|gate| (server.clone(), Arc::clone(&gate.challenge)));
+        let endpoint = layer::Endpoint {
+            admission,
+            sessions: Arc::clone(&sessions),
+            max_sessions: server.max_sessions(),
+            #[cfg(feature = "auth")]
+            step_up,
+        };
+        let service =
+            StreamableHttpService::new(move || Ok(server.for_session()), sessions, rmcp_config);
+        let mcp = axum::Router::new().nest_service(&config.path, service);
+        let mut router = layer::mcp_endpoint(mcp, endpoint).merge(health::routes(ready));
         #[cfg(feature = "rest")]
         let gateway_mounted = gateway.is_some();
         #[cfg(not(feature = "rest"))]
@@ -561,22 +203,20 @@ impl EnvelopeServer {
         if let Some(gateway) = gateway {
             router = router.merge(gateway);
         }
-        // Inside the host judge, outside every route's own limits: a request is let in by its
-        // token before anything reads its body.
         #[cfg(feature = "auth")]
-        if let Some(gate) = gate {
+        if let Some(gate) = &gate {
             router = router.merge(gate.routes());
-            router = router.layer(axum::middleware::from_fn(move |request, next| {
-                authenticate(Arc::clone(&gate), gateway_mounted, request, next)
-            }));
         }
-        router = router.layer(axum::middleware::from_fn(move |request, next| {
-            judge_host(Arc::clone(&checks), gateway_mounted, request, next)
-        }));
-        if let Some(cors) = cors(&config.cors_origins) {
-            router = router.layer(cors);
-        }
-        router.layer(axum::middleware::from_fn(request_id_layer))
+        layer::around(
+            router,
+            layer::Around {
+                checks,
+                cors_origins: config.cors_origins.clone(),
+                gateway: gateway_mounted,
+                #[cfg(feature = "auth")]
+                gate,
+            },
+        )
     }
 
     /// Serves streamable HTTP on `addr` until the process ends, with the default
@@ -703,85 +343,3 @@ pub const OVERLOADED: i64 = -32005;
 /// token lacks a scope the tool declares (in the implementation-defined server-error range):
 /// its `data` is the `permission` envelope, code `insufficient_scope`. (Feature `auth`.)
 pub const INSUFFICIENT_SCOPE_ERROR: i64 = -32006;
-
-/// The answer to a call refused by the concurrency limit: `503`, `Retry-After`, and the
-/// JSON-RPC error [`OVERLOADED`].
-fn overloaded() -> Response {
-    let body = serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        // wire: JSON-RPC's error member, not an envelope's
-        "error": {
-            "code": OVERLOADED,
-            "message": "the server is at its limit of concurrent requests; retry shortly",
-        },
-    }))
-    .unwrap_or_default();
-    let mut response = json_answer(http::StatusCode::SERVICE_UNAVAILABLE, body);
-    response
-        .headers_mut()
-        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-/// The request headers a browser caller may send: MCP's, and the REST gateway's controls.
-fn allowed_headers() -> Vec<http::HeaderName> {
-    let header = |name: &'static str| http::HeaderName::from_static(name);
-    #[cfg_attr(not(feature = "rest"), allow(unused_mut))]
-    let mut headers = vec![
-        http::header::CONTENT_TYPE,
-        http::header::ACCEPT,
-        http::header::AUTHORIZATION,
-        header("mcp-session-id"),
-        header("mcp-protocol-version"),
-        header("last-event-id"),
-        header(REQUEST_ID_HEADER),
-        header("traceparent"),
-        header("tracestate"),
-    ];
-    #[cfg(feature = "rest")]
-    headers.extend(
-        rest::gateway_headers()
-            .into_iter()
-            .filter_map(|name| http::HeaderName::from_bytes(name.as_bytes()).ok()),
-    );
-    headers
-}
-
-/// The CORS layer for `origins`, or none when empty: `*` allows any origin.
-fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
-    use tower_http::cors::{AllowOrigin, CorsLayer};
-    if origins.is_empty() {
-        return None;
-    }
-    let allow = if origins.iter().any(|origin| origin == "*") {
-        AllowOrigin::any()
-    } else {
-        AllowOrigin::list(origins.iter().filter_map(|origin| {
-            let value = HeaderValue::from_str(origin).ok();
-            if value.is_none() {
-                tracing::warn!(origin, "a CORS origin that is no header value is ignored");
-            }
-            value
-        }))
-    };
-    let header = |name: &'static str| http::HeaderName::from_static(name);
-    Some(
-        CorsLayer::new()
-            .allow_origin(allow)
-            .allow_methods([
-                http::Method::GET,
-                http::Method::POST,
-                http::Method::DELETE,
-                http::Method::OPTIONS,
-            ])
-            .allow_headers(allowed_headers())
-            .expose_headers([
-                header("mcp-session-id"),
-                header(REQUEST_ID_HEADER),
-                http::header::RETRY_AFTER,
-                // A browser client reads where to get a token from a refusal.
-                http::header::WWW_AUTHENTICATE,
-            ]),
-    )
-}

@@ -185,30 +185,35 @@ impl EnvelopeServer {
 }
 
 impl EnvelopeServer {
-    /// A call of `name` refused for its scopes, as the scope gate refuses it (the `permission`
-    /// envelope, code `insufficient_scope`, naming what is missing), with the scopes the tool
-    /// declares: what an HTTP answer's step-up challenge asks for. `None` when no tool has that
-    /// name or `caller` may call it. The tool does not run.
+    /// The scopes the tool named `name` declares; `None` when no tool has that name.
     #[cfg(feature = "auth")]
-    pub(crate) async fn refuse_for_scope(
+    pub(crate) fn tool_scopes(&self, name: &str) -> Option<&'static [&'static str]> {
+        Some(self.inner.tools.get(name)?.spec().scopes)
+    }
+
+    /// A call of `name` by `caller` refused for its scopes, as the door refuses it: the
+    /// refusal's message, and the `permission` envelope (code `insufficient_scope`, naming
+    /// what is missing) as the call would answer it. `None` when no tool has that name or
+    /// `caller` may call it. The tool does not run.
+    #[cfg(feature = "auth")]
+    pub(crate) async fn refused_for_scope(
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
         caller: &envelope_core::Caller,
         client_request_id: Option<&str>,
-    ) -> Option<(&'static [&'static str], rmcp::model::CallToolResult)> {
+    ) -> Option<(String, Value)> {
         let tool = self.inner.tools.get(name)?;
-        let scopes = tool.spec().scopes;
-        if caller.may(scopes) {
-            return None;
-        }
         let extras = CallExtras {
             client_request_id: client_request_id.map(str::to_owned),
             caller: Some(caller.clone()),
             ..CallExtras::default()
         };
         let arguments = Value::Object(arguments.unwrap_or_default());
-        let answer = self.pass(self.door(tool, arguments, extras)).await;
-        Some((scopes, self.result(answer)))
+        let call = self.door(tool, arguments, extras);
+        let message = call.scope_refusal()?.to_owned();
+        let answer = self.pass(call).await;
+        let envelope = self.result(answer).structured_content.unwrap_or_default();
+        Some((message, envelope))
     }
 }

@@ -144,6 +144,18 @@ impl Call<'_> {
         )
     }
 
+    /// The message of the scope gate's refusal, when it refuses the call.
+    #[cfg(feature = "auth")]
+    pub(crate) fn scope_refusal(&self) -> Option<&str> {
+        match &self.refusal {
+            Some(Refusal::Gate {
+                error,
+                for_scope: true,
+            }) => Some(error.message()),
+            _ => None,
+        }
+    }
+
     /// The answer of a refused call: the gate's refusal stamped as the tool's, or the tool's
     /// entry's own; `None` when the call is not refused.
     pub(super) fn refused_output(&mut self) -> Option<ToolOutput> {
