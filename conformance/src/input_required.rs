@@ -203,160 +203,219 @@ pub(crate) fn call(
     let tool = &*request.name;
     let responses = request.input_responses.as_ref();
     let state = request.request_state.as_deref();
-    let asked = |asked: Vec<Asked>, state: Option<String>| {
-        input_required(asked, state).map(CallToolResponse::from)
-    };
     Some(match tool {
         "test_missing_capability" => missing_capability(meta),
-        "test_streaming_elicitation" => asked(
+        "test_streaming_elicitation" => streaming_elicitation(),
+        "test_input_required_result_elicitation" => greeting(responses),
+        "test_input_required_result_sampling" => model_answer(responses),
+        "test_input_required_result_list_roots" => client_roots(responses),
+        "test_input_required_result_request_state"
+        | "test_input_required_result_tampered_state" => confirmation(seal, tool, state),
+        "test_input_required_result_multiple_inputs" => {
+            multiple_inputs(seal, tool, responses, state)
+        }
+        "test_input_required_result_multi_round" => multi_round(seal, tool, state),
+        "test_input_required_result_capabilities" => declared_capabilities(responses, meta),
+        _ => return None,
+    })
+}
+
+/// The answer asking for `asked`, with `state` if any: an `InputRequiredResult` as a call's
+/// response.
+fn ask(asked: Vec<Asked>, state: Option<String>) -> Result<CallToolResponse, ErrorData> {
+    input_required(asked, state).map(CallToolResponse::from)
+}
+
+/// `test_streaming_elicitation`: a value asked the SEP-2322 way, in the answer.
+fn streaming_elicitation() -> Result<CallToolResponse, ErrorData> {
+    ask(
+        vec![(
+            "streaming_elicitation",
+            elicitation(
+                "Provide a value",
+                json!({ "value": { "type": "string" } }),
+                &["value"],
+            ),
+        )],
+        None,
+    )
+}
+
+/// `test_input_required_result_elicitation`: the user's name asked, then greeted.
+fn greeting(responses: Option<&InputResponses>) -> Result<CallToolResponse, ErrorData> {
+    match answer(responses, "user_name") {
+        Some(answer) => {
+            let name = answer
+                .get("content")
+                .and_then(|content| content.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("friend");
+            Ok(text(format!("Hello, {name}!")))
+        }
+        None => ask(vec![("user_name", ask_name())], None),
+    }
+}
+
+/// `test_input_required_result_sampling`: the client's model asked a question, then its answer
+/// said.
+fn model_answer(responses: Option<&InputResponses>) -> Result<CallToolResponse, ErrorData> {
+    match answer(responses, "capital_question") {
+        Some(answer) => {
+            let said = answer
+                .get("content")
+                .and_then(|content| content.get("text"))
+                .and_then(Value::as_str)
+                .unwrap_or("(no text)");
+            Ok(text(format!("The model said: {said}")))
+        }
+        None => ask(
             vec![(
-                "streaming_elicitation",
-                elicitation(
-                    "Provide a value",
-                    json!({ "value": { "type": "string" } }),
-                    &["value"],
-                ),
+                "capital_question",
+                sampling("What is the capital of France?"),
             )],
             None,
         ),
-        "test_input_required_result_elicitation" => match answer(responses, "user_name") {
-            Some(answer) => {
-                let name = answer
-                    .get("content")
-                    .and_then(|content| content.get("name"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("friend");
-                Ok(text(format!("Hello, {name}!")))
-            }
-            None => asked(vec![("user_name", ask_name())], None),
-        },
-        "test_input_required_result_sampling" => match answer(responses, "capital_question") {
-            Some(answer) => {
-                let said = answer
-                    .get("content")
-                    .and_then(|content| content.get("text"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no text)");
-                Ok(text(format!("The model said: {said}")))
-            }
-            None => asked(
-                vec![(
-                    "capital_question",
-                    sampling("What is the capital of France?"),
-                )],
-                None,
-            ),
-        },
-        "test_input_required_result_list_roots" => match answer(responses, "client_roots") {
-            Some(answer) => {
-                let roots: Vec<&str> = answer
-                    .get("roots")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|root| root.get("uri").and_then(Value::as_str))
-                    .collect();
-                Ok(text(format!("The client's roots: [{}]", roots.join(", "))))
-            }
-            None => asked(vec![("client_roots", list_roots())], None),
-        },
-        "test_input_required_result_request_state"
-        | "test_input_required_result_tampered_state" => match state {
-            None => asked(
-                vec![(
-                    "confirm",
-                    elicitation(
-                        "Please confirm",
-                        json!({ "ok": { "type": "boolean" } }),
-                        &["ok"],
-                    ),
-                )],
-                Some(seal.seal(tool, "confirm")),
-            ),
-            // The echoed state is the client's input: acted on only once its seal holds.
-            Some(sealed) => match seal.open(tool, sealed) {
-                Some(_) => Ok(text("Confirmed: the state was this server's.")),
-                None => Err(tampered()),
-            },
-        },
-        "test_input_required_result_multiple_inputs" => {
-            if let Some(sealed) = state
-                && seal.open(tool, sealed).is_none()
-            {
-                return Some(Err(tampered()));
-            }
-            let all = ["user_name", "greeting", "client_roots"]
-                .iter()
-                .all(|key| answer(responses, key).is_some());
-            if all && state.is_some() {
-                Ok(text("All three inputs received."))
-            } else {
-                asked(
-                    vec![
-                        ("user_name", ask_name()),
-                        ("greeting", sampling("Generate a greeting")),
-                        ("client_roots", list_roots()),
-                    ],
-                    Some(seal.seal(tool, "gather")),
-                )
-            }
+    }
+}
+
+/// `test_input_required_result_list_roots`: the client's roots asked, then listed.
+fn client_roots(responses: Option<&InputResponses>) -> Result<CallToolResponse, ErrorData> {
+    match answer(responses, "client_roots") {
+        Some(answer) => {
+            let roots: Vec<&str> = answer
+                .get("roots")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|root| root.get("uri").and_then(Value::as_str))
+                .collect();
+            Ok(text(format!("The client's roots: [{}]", roots.join(", "))))
         }
-        "test_input_required_result_multi_round" => {
-            let round = match state.map(|sealed| seal.open(tool, sealed)) {
-                None => "0".to_owned(),
-                Some(Some(round)) => round,
-                Some(None) => return Some(Err(tampered())),
-            };
-            match round.as_str() {
-                "0" => asked(
-                    vec![(
-                        "step1",
-                        elicitation(
-                            "Step 1: What is your name?",
-                            json!({ "name": { "type": "string" } }),
-                            &["name"],
-                        ),
-                    )],
-                    Some(seal.seal(tool, "1")),
+        None => ask(vec![("client_roots", list_roots())], None),
+    }
+}
+
+/// `test_input_required_result_request_state` and `…_tampered_state`: a confirmation asked
+/// with a sealed `requestState`, and the retry acted on only if that state comes back intact.
+fn confirmation(
+    seal: &Seal,
+    tool: &str,
+    state: Option<&str>,
+) -> Result<CallToolResponse, ErrorData> {
+    match state {
+        None => ask(
+            vec![(
+                "confirm",
+                elicitation(
+                    "Please confirm",
+                    json!({ "ok": { "type": "boolean" } }),
+                    &["ok"],
                 ),
-                "1" => asked(
-                    vec![(
-                        "step2",
-                        elicitation(
-                            "Step 2: What is your favorite color?",
-                            json!({ "color": { "type": "string" } }),
-                            &["color"],
-                        ),
-                    )],
-                    Some(seal.seal(tool, "2")),
+            )],
+            Some(seal.seal(tool, "confirm")),
+        ),
+        // The echoed state is the client's input: acted on only once its seal holds.
+        Some(sealed) => match seal.open(tool, sealed) {
+            Some(_) => Ok(text("Confirmed: the state was this server's.")),
+            None => Err(tampered()),
+        },
+    }
+}
+
+/// `test_input_required_result_multiple_inputs`: an elicitation, a sampling and the roots asked
+/// in one round, until all three come back with this server's state.
+fn multiple_inputs(
+    seal: &Seal,
+    tool: &str,
+    responses: Option<&InputResponses>,
+    state: Option<&str>,
+) -> Result<CallToolResponse, ErrorData> {
+    if let Some(sealed) = state
+        && seal.open(tool, sealed).is_none()
+    {
+        return Err(tampered());
+    }
+    let all = ["user_name", "greeting", "client_roots"]
+        .iter()
+        .all(|key| answer(responses, key).is_some());
+    if all && state.is_some() {
+        Ok(text("All three inputs received."))
+    } else {
+        ask(
+            vec![
+                ("user_name", ask_name()),
+                ("greeting", sampling("Generate a greeting")),
+                ("client_roots", list_roots()),
+            ],
+            Some(seal.seal(tool, "gather")),
+        )
+    }
+}
+
+/// `test_input_required_result_multi_round`: two rounds, each with its own sealed round number.
+fn multi_round(
+    seal: &Seal,
+    tool: &str,
+    state: Option<&str>,
+) -> Result<CallToolResponse, ErrorData> {
+    let round = match state.map(|sealed| seal.open(tool, sealed)) {
+        None => "0".to_owned(),
+        Some(Some(round)) => round,
+        Some(None) => return Err(tampered()),
+    };
+    match round.as_str() {
+        "0" => ask(
+            vec![(
+                "step1",
+                elicitation(
+                    "Step 1: What is your name?",
+                    json!({ "name": { "type": "string" } }),
+                    &["name"],
                 ),
-                _ => Ok(text("Both rounds done.")),
-            }
-        }
-        "test_input_required_result_capabilities" => {
-            if responses.is_some() {
-                return Some(Ok(text("Done with what the client could answer.")));
-            }
-            // Only what the client declared it can answer is asked.
-            let capabilities = meta.client_capabilities().unwrap_or_default();
-            let mut wanted = Vec::new();
-            if capabilities.elicitation.is_some() {
-                wanted.push(("user_name", ask_name()));
-            }
-            if capabilities.sampling.is_some() {
-                wanted.push(("greeting", sampling("Generate a greeting")));
-            }
-            if capabilities.roots.is_some() {
-                wanted.push(("client_roots", list_roots()));
-            }
-            if wanted.is_empty() {
-                Ok(text("The client declared nothing to ask with."))
-            } else {
-                asked(wanted, None)
-            }
-        }
-        _ => return None,
-    })
+            )],
+            Some(seal.seal(tool, "1")),
+        ),
+        "1" => ask(
+            vec![(
+                "step2",
+                elicitation(
+                    "Step 2: What is your favorite color?",
+                    json!({ "color": { "type": "string" } }),
+                    &["color"],
+                ),
+            )],
+            Some(seal.seal(tool, "2")),
+        ),
+        _ => Ok(text("Both rounds done.")),
+    }
+}
+
+/// `test_input_required_result_capabilities`: only what the client declared it can answer is
+/// asked, once.
+fn declared_capabilities(
+    responses: Option<&InputResponses>,
+    meta: &RequestMetaObject,
+) -> Result<CallToolResponse, ErrorData> {
+    if responses.is_some() {
+        return Ok(text("Done with what the client could answer."));
+    }
+    // Only what the client declared it can answer is asked.
+    let capabilities = meta.client_capabilities().unwrap_or_default();
+    let mut wanted = Vec::new();
+    if capabilities.elicitation.is_some() {
+        wanted.push(("user_name", ask_name()));
+    }
+    if capabilities.sampling.is_some() {
+        wanted.push(("greeting", sampling("Generate a greeting")));
+    }
+    if capabilities.roots.is_some() {
+        wanted.push(("client_roots", list_roots()));
+    }
+    if wanted.is_empty() {
+        Ok(text("The client declared nothing to ask with."))
+    } else {
+        ask(wanted, None)
+    }
 }
 
 /// `prompts/get` of [`PROMPT`]: its context asked first, then the prompt built from it.

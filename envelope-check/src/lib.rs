@@ -86,6 +86,7 @@ pub use transport::{DEFAULT_MAX_ANSWER_BYTES, Faults, SendError, stdio_transport
 pub use watch::{ListingWatch, Watcher};
 
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -382,81 +383,14 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
                 report.stopped = Some(OUT_OF_TIME.to_owned());
                 return (report, withheld);
             }
-            // The first call holds the required fields only: whether it can be made is
-            // whether the schema is one an agent can fill. A later call too large to make (every
-            // one of 200,000 optional fields, say) is left out quietly.
-            let call = match (index, call) {
-                (0, Err(inputs::TooLarge)) => {
-                    let detail = format!(
-                        "a call of the required fields takes more than the checker generates \
-                         ({} values, {} characters of text): no valid call is made",
-                        inputs::MAX_VALUES,
-                        inputs::MAX_TEXT
-                    );
-                    report.fail(Check::InputBounded, &Map::new(), &detail, None);
-                    continue;
-                }
-                (_, Err(inputs::TooLarge)) => continue,
-                (index, Ok(call)) => {
-                    if index == 0 {
-                        report.pass(Check::InputBounded);
-                    }
-                    call
-                }
+            let Some(call) = bounded(&mut report, index, call) else {
+                continue;
             };
-            let outcome = self.call(tool, &call.arguments).await;
-            let structured = match outcome {
-                Outcome::Lost(reason) => {
-                    let check = match call.intent {
-                        Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
-                        _ => Check::InvalidValidation,
-                    };
-                    // A call the time budget cut short, or one not made because the listing
-                    // changed, says nothing against the server.
-                    if reason != OUT_OF_TIME && reason != LISTING_CHANGED {
-                        report.fail(check, &call.arguments, &reason, None);
-                    }
-                    report.stopped = Some(reason);
-                    return (report, withheld);
-                }
-                Outcome::Refused(reason) => {
-                    let check = match call.intent {
-                        Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
-                        _ => Check::InvalidValidation,
-                    };
-                    report.fail(check, &call.arguments, &reason, None);
-                    continue;
-                }
-                Outcome::Result(result) => {
-                    let structured =
-                        self.judge
-                            .response(&mut report, tool, &call.arguments, &result);
-                    match &structured {
-                        Some(structured) => {
-                            self.judge.intent(
-                                &mut report,
-                                &call.intent,
-                                &call.arguments,
-                                structured,
-                            );
-                            actions.collect(structured);
-                        }
-                        None => {
-                            if let Some(field) = call.intent.field_to_name() {
-                                let detail = format!(
-                                    "the call answered no envelope, so nothing names `{field}`"
-                                );
-                                report.fail(
-                                    Check::InvalidValidation,
-                                    &call.arguments,
-                                    &detail,
-                                    None,
-                                );
-                            }
-                        }
-                    }
-                    structured
-                }
+            let ControlFlow::Continue(structured) = self
+                .judged_call(&mut report, &mut actions, tool, &call)
+                .await
+            else {
+                return (report, withheld);
             };
             if first_valid.is_none()
                 && call.intent == Intent::Valid
@@ -475,6 +409,103 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
         self.next_actions(&mut report, &mut withheld, tool, actions.list())
             .await;
         (report, withheld)
+    }
+
+    /// Makes the generated `call` of `tool` and judges its answer: its envelope, if it has one
+    /// (`None` too when the call was refused, which the report counts against it). `Break`
+    /// when nothing more can be asked: the connection is lost, the time budget ran out or the
+    /// listing changed (the report then says which).
+    async fn judged_call(
+        &mut self,
+        report: &mut ToolReport,
+        actions: &mut Actions,
+        tool: &Tool,
+        call: &inputs::Call,
+    ) -> ControlFlow<(), Option<Value>> {
+        let outcome = self.call(tool, &call.arguments).await;
+        let structured = match outcome {
+            Outcome::Lost(reason) => {
+                let check = match call.intent {
+                    Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
+                    _ => Check::InvalidValidation,
+                };
+                // A call the time budget cut short, or one not made because the listing
+                // changed, says nothing against the server.
+                if reason != OUT_OF_TIME && reason != LISTING_CHANGED {
+                    report.fail(check, &call.arguments, &reason, None);
+                }
+                report.stopped = Some(reason);
+                return ControlFlow::Break(());
+            }
+            Outcome::Refused(reason) => {
+                let check = match call.intent {
+                    Intent::Valid | Intent::Edge { .. } => Check::CallAnswered,
+                    _ => Check::InvalidValidation,
+                };
+                report.fail(check, &call.arguments, &reason, None);
+                return ControlFlow::Continue(None);
+            }
+            Outcome::Result(result) => self.judged_result(report, actions, tool, call, &result),
+        };
+        ControlFlow::Continue(structured)
+    }
+
+    /// Judges `result`, the answer of `tool` to the generated `call`, against the call's intent,
+    /// and keeps the next actions it suggests: its envelope, if it has one.
+    fn judged_result(
+        &mut self,
+        report: &mut ToolReport,
+        actions: &mut Actions,
+        tool: &Tool,
+        call: &inputs::Call,
+        result: &CallToolResult,
+    ) -> Option<Value> {
+        let structured = self.judge.response(report, tool, &call.arguments, result);
+        match &structured {
+            Some(structured) => {
+                self.judge
+                    .intent(report, &call.intent, &call.arguments, structured);
+                actions.collect(structured);
+            }
+            None => {
+                if let Some(field) = call.intent.field_to_name() {
+                    let detail =
+                        format!("the call answered no envelope, so nothing names `{field}`");
+                    report.fail(Check::InvalidValidation, &call.arguments, &detail, None);
+                }
+            }
+        }
+        structured
+    }
+}
+
+/// The generated call numbered `index`, when it could be made. The first call holds the
+/// required fields only: whether it can be made is whether the schema is one an agent can fill
+/// (`input.bounded`). A later call too large to make (every one of 200,000 optional fields,
+/// say) is left out quietly.
+fn bounded(
+    report: &mut ToolReport,
+    index: usize,
+    call: Result<inputs::Call, inputs::TooLarge>,
+) -> Option<inputs::Call> {
+    match (index, call) {
+        (0, Err(inputs::TooLarge)) => {
+            let detail = format!(
+                "a call of the required fields takes more than the checker generates \
+                 ({} values, {} characters of text): no valid call is made",
+                inputs::MAX_VALUES,
+                inputs::MAX_TEXT
+            );
+            report.fail(Check::InputBounded, &Map::new(), &detail, None);
+            None
+        }
+        (_, Err(inputs::TooLarge)) => None,
+        (index, Ok(call)) => {
+            if index == 0 {
+                report.pass(Check::InputBounded);
+            }
+            Some(call)
+        }
     }
 }
 

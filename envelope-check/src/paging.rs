@@ -6,6 +6,7 @@ use envelope_core::fields::envelope as field;
 use envelope_core::fields::next_action as action_field;
 use envelope_core::paging::{DEFAULT_CONTINUATION_FIELD, NEXT_PAGE};
 use std::collections::{BTreeMap, HashSet};
+use std::ops::ControlFlow;
 
 use rmcp::RoleClient;
 use rmcp::model::Tool;
@@ -21,6 +22,23 @@ use super::{
 /// The most rows followed across a tool's pages: past it, following stops (and proves
 /// nothing), so that pages of millions of tiny rows cost a bounded memory.
 const MAX_ROWS_FOLLOWED: usize = 1_000_000;
+
+/// What following a tool's pages found.
+struct Followed {
+    /// The rows seen, as digests: a server that pages forever costs a bounded memory.
+    seen: Vec<u64>,
+    /// The first row that came twice, as an excerpt.
+    repeated: Option<String>,
+    /// The first token given out, and the arguments it was given out with.
+    first_token: Option<(String, Map<String, Value>)>,
+    /// How many pages were called.
+    pages: usize,
+    /// Whether the pages were followed to their end (or to a row twice, or too many rows):
+    /// else a limit or the time budget cut them short.
+    reached_end: bool,
+    /// The arguments of the last page's call.
+    arguments: Map<String, Value>,
+}
 
 impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
     /// `paging.follow` and `paging.tampered`: a call with a small page, followed to its end,
@@ -40,13 +58,8 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
         // The whole result in one page, when the largest page holds it.
         let mut whole = base.clone();
         whole.insert(size_field.clone(), Value::from(most.unwrap_or(1_000)));
-        let one_page = match self.call(tool, &whole).await {
-            Outcome::Result(result) => self.judge.response(report, tool, &whole, &result),
-            Outcome::Refused(_) => None,
-            Outcome::Lost(reason) => {
-                report.stopped = Some(reason);
-                return;
-            }
+        let ControlFlow::Continue(one_page) = self.one_page(report, tool, &whole).await else {
+            return;
         };
         // Only a whole answer that is an `ok` page of rows can be followed and compared. A
         // dialect may say nothing of a whole, uncut collection (pincher writes a cut only):
@@ -62,19 +75,60 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
             report.skip(tamper);
             return;
         };
-        let tokens = Tokens::of(&one_page);
-        let all_rows: Vec<u64> = rows(&one_page)
-            .iter()
-            .map(|row| digest(&tokens.masked(row)))
-            .collect();
-        let complete = next_page(&one_page, tool, &whole).is_none()
-            && one_page[field::COMPLETENESS][completeness_field::COMPLETE] != false;
-        drop(one_page);
+        let (all_rows, complete) = whole_rows(one_page, tool, &whole);
         // Some ten pages of it.
         let size = (all_rows.len() as u64).div_ceil(10).min(i64::MAX as u64) as i64;
         let size = size.max(least);
         let mut arguments = base;
         arguments.insert(size_field, Value::from(size));
+        let Some(followed) = self
+            .follow_pages(report, tool, arguments, &all_rows, complete)
+            .await
+        else {
+            return;
+        };
+        if self.config.enabled(follow) {
+            judge_following(report, &followed, &all_rows, complete);
+        }
+        if self.config.enabled(tamper) && report.stopped.is_none() {
+            match followed.first_token {
+                None => report.skip(tamper),
+                Some((token, arguments)) => self.tampered(report, tool, arguments, &token).await,
+            }
+        }
+    }
+
+    /// The answer to `whole`, the call with the largest page, judged: `None` when it was
+    /// refused or answered no envelope; `Break` when the connection was lost (the report then
+    /// says why, and nothing more is checked).
+    async fn one_page(
+        &mut self,
+        report: &mut ToolReport,
+        tool: &Tool,
+        whole: &Map<String, Value>,
+    ) -> ControlFlow<(), Option<Value>> {
+        ControlFlow::Continue(match self.call(tool, whole).await {
+            Outcome::Result(result) => self.judge.response(report, tool, whole, &result),
+            Outcome::Refused(_) => None,
+            Outcome::Lost(reason) => {
+                report.stopped = Some(reason);
+                return ControlFlow::Break(());
+            }
+        })
+    }
+
+    /// Follows a tool's pages from `arguments`: to the last, to a row seen twice or to more
+    /// rows than the one larger page (`all_rows`, when `complete`), else as far as the page
+    /// limit, the row limit and the time budget allow. `None` when a page was refused, lost or
+    /// not an `ok` envelope: the report then says so, and nothing more is checked.
+    async fn follow_pages(
+        &mut self,
+        report: &mut ToolReport,
+        tool: &Tool,
+        mut arguments: Map<String, Value>,
+        all_rows: &[u64],
+        complete: bool,
+    ) -> Option<Followed> {
         // The rows seen, as digests: a server that pages forever costs a bounded memory.
         let mut seen: Vec<u64> = Vec::new();
         let mut distinct: HashSet<u64> = HashSet::new();
@@ -91,23 +145,7 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
                 break false;
             }
             pages += 1;
-            let page = match self.call(tool, &arguments).await {
-                Outcome::Result(result) => self.judge.response(report, tool, &arguments, &result),
-                Outcome::Refused(reason) => {
-                    let detail = format!("page {pages} was refused: {reason}");
-                    report.fail(follow, &arguments, &detail, None);
-                    return;
-                }
-                Outcome::Lost(reason) => {
-                    report.stopped = Some(reason);
-                    return;
-                }
-            };
-            let Some(page) = page.filter(|page| page[field::OK] == true) else {
-                let detail = format!("page {pages} answered no `ok` envelope");
-                report.fail(follow, &arguments, &detail, None);
-                return;
-            };
+            let page = self.followed_page(report, tool, &arguments, pages).await?;
             let tokens = Tokens::of(&page);
             for row in rows(&page) {
                 let row = tokens.masked(&row);
@@ -130,40 +168,44 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
             }
             arguments = next;
         };
-        if self.config.enabled(follow) {
-            if let Some(row) = repeated {
-                let detail = format!("a row came twice across pages: {row}");
-                report.fail(follow, &arguments, &detail, None);
-            } else if !reached_end {
-                // A part of the pages proves nothing about the whole.
-                report.skip(follow);
-            } else if complete && !same_rows(&seen, &all_rows) {
-                let detail = format!(
-                    "{} rows across {pages} pages, {} in one page: rows were skipped or added",
-                    seen.len(),
-                    all_rows.len()
-                );
-                report.fail(follow, &arguments, &detail, None);
-            } else if !complete && !same_prefix(&seen, &all_rows) {
-                // The one page holds only the first part: the pages must begin with it.
-                let detail = format!(
-                    "the pages do not begin with the rows of one larger page ({} rows)",
-                    all_rows.len()
-                );
-                report.fail(follow, &arguments, &detail, None);
-            } else if !complete && pages < 2 {
-                // One page, and a larger one that was not whole: nothing to compare.
-                report.skip(follow);
-            } else {
-                report.pass(follow);
+        Some(Followed {
+            seen,
+            repeated,
+            first_token,
+            pages,
+            reached_end,
+            arguments,
+        })
+    }
+
+    /// Page number `pages` of a tool's, called with `arguments` and judged: `None` when it was
+    /// refused, lost or not an `ok` envelope (the report then says which).
+    async fn followed_page(
+        &mut self,
+        report: &mut ToolReport,
+        tool: &Tool,
+        arguments: &Map<String, Value>,
+        pages: usize,
+    ) -> Option<Value> {
+        let follow = Check::PagingFollow;
+        let page = match self.call(tool, arguments).await {
+            Outcome::Result(result) => self.judge.response(report, tool, arguments, &result),
+            Outcome::Refused(reason) => {
+                let detail = format!("page {pages} was refused: {reason}");
+                report.fail(follow, arguments, &detail, None);
+                return None;
             }
-        }
-        if self.config.enabled(tamper) && report.stopped.is_none() {
-            match first_token {
-                None => report.skip(tamper),
-                Some((token, arguments)) => self.tampered(report, tool, arguments, &token).await,
+            Outcome::Lost(reason) => {
+                report.stopped = Some(reason);
+                return None;
             }
-        }
+        };
+        let Some(page) = page.filter(|page| page[field::OK] == true) else {
+            let detail = format!("page {pages} answered no `ok` envelope");
+            report.fail(follow, arguments, &detail, None);
+            return None;
+        };
+        Some(page)
     }
 
     /// `paging.tampered`: the second page's call, its token with one character changed.
@@ -208,6 +250,60 @@ impl<S: Service<RoleClient> + ListingWatch> Session<'_, S> {
             }
             Outcome::Lost(reason) => report.stopped = Some(reason),
         }
+    }
+}
+
+/// The one larger page's rows, as digests (its tokens masked), and whether it is the whole
+/// result: it offers no next page and does not say it was cut. The page is taken, and dropped
+/// here, so that it is not held while the pages are followed.
+fn whole_rows(one_page: Value, tool: &Tool, whole: &Map<String, Value>) -> (Vec<u64>, bool) {
+    let tokens = Tokens::of(&one_page);
+    let all_rows: Vec<u64> = rows(&one_page)
+        .iter()
+        .map(|row| digest(&tokens.masked(row)))
+        .collect();
+    let complete = next_page(&one_page, tool, whole).is_none()
+        && one_page[field::COMPLETENESS][completeness_field::COMPLETE] != false;
+    (all_rows, complete)
+}
+
+/// `paging.follow`'s verdict: the pages followed against the one larger page's rows
+/// (`all_rows`, the whole result when `complete`).
+fn judge_following(report: &mut ToolReport, followed: &Followed, all_rows: &[u64], complete: bool) {
+    let follow = Check::PagingFollow;
+    let Followed {
+        seen,
+        repeated,
+        pages,
+        reached_end,
+        arguments,
+        ..
+    } = followed;
+    if let Some(row) = repeated {
+        let detail = format!("a row came twice across pages: {row}");
+        report.fail(follow, arguments, &detail, None);
+    } else if !reached_end {
+        // A part of the pages proves nothing about the whole.
+        report.skip(follow);
+    } else if complete && !same_rows(seen, all_rows) {
+        let detail = format!(
+            "{} rows across {pages} pages, {} in one page: rows were skipped or added",
+            seen.len(),
+            all_rows.len()
+        );
+        report.fail(follow, arguments, &detail, None);
+    } else if !complete && !same_prefix(seen, all_rows) {
+        // The one page holds only the first part: the pages must begin with it.
+        let detail = format!(
+            "the pages do not begin with the rows of one larger page ({} rows)",
+            all_rows.len()
+        );
+        report.fail(follow, arguments, &detail, None);
+    } else if !complete && *pages < 2 {
+        // One page, and a larger one that was not whole: nothing to compare.
+        report.skip(follow);
+    } else {
+        report.pass(follow);
     }
 }
 

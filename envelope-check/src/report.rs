@@ -293,71 +293,9 @@ impl Report {
         let _ = writeln!(out, "{}", self.permissions.describe());
         let listed = std::iter::once(&self.listing).filter(|listing| !listing.checks.is_empty());
         for tool in listed.chain(&self.tools) {
-            let total = tool.total();
-            let _ = writeln!(
-                out,
-                "\n{}: {} passed, {} failed, {} skipped",
-                tool.tool, total.passed, total.failed, total.skipped
-            );
-            let _ = writeln!(
-                out,
-                "  {:<34} {:>6} {:>6} {:>7}",
-                "check", "passed", "failed", "skipped"
-            );
-            for check in Check::ALL {
-                if let Some(tally) = tool.checks.get(check.as_str()) {
-                    let mark = if tally.failed > 0 { "✗" } else { " " };
-                    let _ = writeln!(
-                        out,
-                        "{mark} {:<34} {:>6} {:>6} {:>7}",
-                        check.as_str(),
-                        tally.passed,
-                        tally.failed,
-                        tally.skipped
-                    );
-                }
-            }
-            for failure in &tool.failures {
-                let _ = writeln!(
-                    out,
-                    "  ✗ {} with {}: {}",
-                    failure.check, failure.arguments, failure.detail
-                );
-                if let Some(response) = &failure.response {
-                    let _ = writeln!(out, "      response: {response}");
-                }
-            }
-            if let Some(reason) = &tool.stopped {
-                let _ = writeln!(out, "  stopped: {reason}");
-            }
+            render_tool(&mut out, tool);
         }
-        if !self.withheld.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nwithheld: not read-only, so never called (--allow-tool NAME calls one)"
-            );
-        }
-        for withheld in &self.withheld {
-            let annotations = match &withheld.annotations {
-                Value::Null => "unannotated".to_owned(),
-                annotations => annotations.to_string(),
-            };
-            match (&withheld.suggested_by, &withheld.arguments) {
-                (Some(by), Some(arguments)) => {
-                    let _ = writeln!(
-                        out,
-                        "  {} ({annotations}), suggested by `{by}` with {arguments}",
-                        withheld.tool
-                    );
-                }
-                _ => {
-                    let _ = writeln!(out, "  {} ({annotations}): not checked", withheld.tool);
-                }
-            }
-            if let Some(conflict) = &withheld.conflict {
-                let _ = writeln!(out, "    {conflict}");
-            }
-        }
+        render_withheld(&mut out, &self.withheld);
         if self.nothing_checked() {
             let _ = writeln!(
                 out,
@@ -380,5 +318,79 @@ impl Report {
             total.skipped
         );
         out
+    }
+}
+
+/// One tool's part of [`Report::render`]: its totals, a table of its checks (a failed one
+/// marked), its failures and why its check stopped, if it did.
+fn render_tool(out: &mut String, tool: &ToolReport) {
+    let total = tool.total();
+    let _ = writeln!(
+        out,
+        "\n{}: {} passed, {} failed, {} skipped",
+        tool.tool, total.passed, total.failed, total.skipped
+    );
+    let _ = writeln!(
+        out,
+        "  {:<34} {:>6} {:>6} {:>7}",
+        "check", "passed", "failed", "skipped"
+    );
+    for check in Check::ALL {
+        if let Some(tally) = tool.checks.get(check.as_str()) {
+            let mark = if tally.failed > 0 { "✗" } else { " " };
+            let _ = writeln!(
+                out,
+                "{mark} {:<34} {:>6} {:>6} {:>7}",
+                check.as_str(),
+                tally.passed,
+                tally.failed,
+                tally.skipped
+            );
+        }
+    }
+    for failure in &tool.failures {
+        let _ = writeln!(
+            out,
+            "  ✗ {} with {}: {}",
+            failure.check, failure.arguments, failure.detail
+        );
+        if let Some(response) = &failure.response {
+            let _ = writeln!(out, "      response: {response}");
+        }
+    }
+    if let Some(reason) = &tool.stopped {
+        let _ = writeln!(out, "  stopped: {reason}");
+    }
+}
+
+/// The withheld tools' part of [`Report::render`]: each with its annotations, and the action
+/// that suggested it or the conflict in its listing, if any.
+fn render_withheld(out: &mut String, tools: &[Withheld]) {
+    if !tools.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nwithheld: not read-only, so never called (--allow-tool NAME calls one)"
+        );
+    }
+    for withheld in tools {
+        let annotations = match &withheld.annotations {
+            Value::Null => "unannotated".to_owned(),
+            annotations => annotations.to_string(),
+        };
+        match (&withheld.suggested_by, &withheld.arguments) {
+            (Some(by), Some(arguments)) => {
+                let _ = writeln!(
+                    out,
+                    "  {} ({annotations}), suggested by `{by}` with {arguments}",
+                    withheld.tool
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "  {} ({annotations}): not checked", withheld.tool);
+            }
+        }
+        if let Some(conflict) = &withheld.conflict {
+            let _ = writeln!(out, "    {conflict}");
+        }
     }
 }

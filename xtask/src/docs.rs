@@ -184,6 +184,14 @@ fn budget_section(out: &mut String) {
             vec!["cut string suffix".into(), code(budget::TRUNCATION_SUFFIX)],
         ],
     );
+    ladder_section(out);
+    response_shaping_section(out);
+    media_section(out);
+}
+
+/// The trimming ladder, rung by rung, and what cutting the described list changes.
+fn ladder_section(out: &mut String) {
+    use envelope_budget as budget;
     let _ = writeln!(out, "### The ladder\n");
     let _ = writeln!(
         out,
@@ -227,6 +235,11 @@ fn budget_section(out: &mut String) {
          `next-page` action's arguments (or dropped with the actions carrying it, when nothing \
          can seal it), and `next_step` is re-rendered with the sent numbers.\n"
     );
+}
+
+/// What `response_mode`, `compact_only` and `output_format` leave out or change.
+fn response_shaping_section(out: &mut String) {
+    use envelope_budget as budget;
     let _ = writeln!(out, "### Response shaping\n");
     let _ = writeln!(
         out,
@@ -252,6 +265,11 @@ fn budget_section(out: &mut String) {
             .collect::<Vec<_>>()
             .join(", "),
     );
+}
+
+/// How media attached to a reply travel beside the envelope and share its budget.
+fn media_section(out: &mut String) {
+    use envelope_budget as budget;
     let _ = writeln!(out, "### Media beside the envelope\n");
     let _ = writeln!(
         out,
@@ -280,9 +298,8 @@ fn budget_section(out: &mut String) {
 
 fn paging_section(out: &mut String) {
     use envelope_core::paging::{
-        DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, INVALID_ARGUMENT,
-        MAX_TARGET_BYTES, MAX_TARGETS_PER_REF, MAX_TOKEN_CHARS, MAX_TOKEN_LEN, NEXT_PAGE,
-        TARGET_REF_LAYOUT, TARGET_REF_MIN_CHARS, TOKEN_CHARS, TOKEN_LAYOUT,
+        DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, DEFAULT_TTL, MAX_TOKEN_CHARS,
+        MAX_TOKEN_LEN, TOKEN_CHARS, TOKEN_LAYOUT,
     };
     let _ = writeln!(out, "## Continuations and target refs\n");
     let _ = writeln!(
@@ -316,6 +333,14 @@ fn paging_section(out: &mut String) {
             .iter()
             .map(|(bytes, field)| vec![(*bytes).into(), (*field).into()]),
     );
+    continuation_refusals_section(out);
+    target_refs_section(out);
+}
+
+/// How a token pasted wrongly or tampered with is refused, and the codes it is refused
+/// with.
+fn continuation_refusals_section(out: &mut String) {
+    use envelope_core::paging::{DEFAULT_CONTINUATION_FIELD, INVALID_ARGUMENT};
     let _ = writeln!(
         out,
         "A token pasted wrongly is refused, never read as a fresh request (which would restart \
@@ -341,6 +366,15 @@ fn paging_section(out: &mut String) {
             .iter()
             .map(|(code_, when, response)| vec![code(code_), (*when).into(), (*response).into()]),
     );
+}
+
+/// Target refs: what they cost per page, what they are bound to, their layout and their
+/// codes.
+fn target_refs_section(out: &mut String) {
+    use envelope_core::paging::{
+        INVALID_ARGUMENT, MAX_TARGET_BYTES, MAX_TARGETS_PER_REF, TARGET_REF_LAYOUT,
+        TARGET_REF_MIN_CHARS,
+    };
     let _ = writeln!(
         out,
         "A page of search hits carries one `target_ref` for all of them, not one per hit (what \
@@ -658,13 +692,34 @@ fn contract_markdown() -> String {
          this call\", never zero, false or empty.\n"
     );
 
-    let _ = writeln!(out, "## Envelope fields\n");
-    table(
-        &mut out,
-        &["field", "present", "meaning"],
-        envelope_fields(),
-    );
+    envelope_fields_section(&mut out);
+    meta_section(&mut out);
+    error_categories_section(&mut out);
+    verdicts_section(&mut out);
+    completeness_section(&mut out);
+    empty_reasons_section(&mut out);
+    next_actions_section(&mut out);
+    severities_section(&mut out);
+    controls_section(&mut out);
+    tiers_section(&mut out);
+    budget_section(&mut out);
+    paging_section(&mut out);
+    mcp_section(&mut out);
+    rest_section(&mut out);
+    capabilities_section(&mut out);
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
 
+/// The envelope's top-level fields, from the schema.
+fn envelope_fields_section(out: &mut String) {
+    let _ = writeln!(out, "## Envelope fields\n");
+    table(out, &["field", "present", "meaning"], envelope_fields());
+}
+
+/// The `meta` fields, and what each of the two `truncated` flags says.
+fn meta_section(out: &mut String) {
     let _ = writeln!(out, "## Meta\n");
     let _ = writeln!(
         out,
@@ -672,7 +727,7 @@ fn contract_markdown() -> String {
          `truncated_string_fields`, `truncated_depth` and subgraph markers sit beside these \
          fields and say what was cut.\n"
     );
-    table(&mut out, &["field", "present", "meaning"], meta_fields());
+    table(out, &["field", "present", "meaning"], meta_fields());
     let _ = writeln!(
         out,
         "Two `truncated` flags, two facts:\n\n\
@@ -687,7 +742,11 @@ fn contract_markdown() -> String {
          text content too unless `output_format: \"toon\"` put TOON there, which is \
          not what is counted.\n"
     );
+}
 
+/// The error categories with their retry defaults, and the codes that say the tool did
+/// nothing.
+fn error_categories_section(out: &mut String) {
     let _ = writeln!(out, "## Error categories\n");
     let _ = writeln!(
         out,
@@ -696,7 +755,7 @@ fn contract_markdown() -> String {
          `internal` messages are masked and name only the request id.\n"
     );
     table(
-        &mut out,
+        out,
         &["category", "retryable default", "when"],
         Category::ALL.iter().map(|c| {
             vec![
@@ -715,7 +774,10 @@ fn contract_markdown() -> String {
          server says the same of any other error with `error.data.{NOT_RUN_FIELD}: false`.\n",
         codes.join(", ")
     );
+}
 
+/// The verdicts, each with what it obliges the agent to do.
+fn verdicts_section(out: &mut String) {
     let _ = writeln!(out, "## Verdicts\n");
     let _ = writeln!(
         out,
@@ -724,13 +786,16 @@ fn contract_markdown() -> String {
          anything else → `INFO`).\n"
     );
     table(
-        &mut out,
+        out,
         &["verdict", "meaning", "agent obligation"],
         Verdict::ALL
             .iter()
             .map(|v| vec![code(v.as_str()), v.meaning().into(), v.obligation().into()]),
     );
+}
 
+/// The completeness object: its fields, units, reasons and the invariants it holds to.
+fn completeness_section(out: &mut String) {
     let _ = writeln!(out, "## Completeness\n");
     let _ = writeln!(
         out,
@@ -749,7 +814,7 @@ fn contract_markdown() -> String {
     );
     let _ = writeln!(out, "### Units\n");
     table(
-        &mut out,
+        out,
         &["unit", "plural"],
         Unit::KNOWN
             .iter()
@@ -758,7 +823,7 @@ fn contract_markdown() -> String {
     let _ = writeln!(out, "Tools may name their own unit in snake case.\n");
     let _ = writeln!(out, "### Truncation reasons\n");
     table(
-        &mut out,
+        out,
         &["reason", "meaning"],
         TruncationReason::ALL
             .iter()
@@ -766,7 +831,7 @@ fn contract_markdown() -> String {
     );
     let _ = writeln!(out, "### Incomplete reasons\n");
     table(
-        &mut out,
+        out,
         &["reason", "meaning"],
         IncompleteReason::ALL
             .iter()
@@ -779,13 +844,16 @@ fn contract_markdown() -> String {
          deserializer reject it with the code shown.\n"
     );
     table(
-        &mut out,
+        out,
         &["rejected state", "rule"],
         Violation::ALL
             .iter()
             .map(|v| vec![code(v.as_str()), v.meaning().into()]),
     );
+}
 
+/// Why a result may be empty, and what the agent should do about each reason.
+fn empty_reasons_section(out: &mut String) {
     let _ = writeln!(out, "## Empty reasons\n");
     let _ = writeln!(
         out,
@@ -793,7 +861,7 @@ fn contract_markdown() -> String {
          unknown values as \"unknown\".\n"
     );
     table(
-        &mut out,
+        out,
         &["empty_reason", "meaning", "recommended agent response"],
         EmptyReason::ALL.iter().map(|r| {
             vec![
@@ -803,7 +871,10 @@ fn contract_markdown() -> String {
             ]
         }),
     );
+}
 
+/// The next-action shape, how actions are normalized, and the roles by priority.
+fn next_actions_section(out: &mut String) {
     let _ = writeln!(out, "## Next-action roles\n");
     let _ = writeln!(
         out,
@@ -817,7 +888,7 @@ fn contract_markdown() -> String {
          by a page whose rows a compact form shortened) is the same page with every row whole.\n"
     );
     table(
-        &mut out,
+        out,
         &["role", "priority", "meaning"],
         Role::ALL.iter().map(|r| {
             vec![
@@ -827,7 +898,10 @@ fn contract_markdown() -> String {
             ]
         }),
     );
+}
 
+/// The severities a warning or diagnostic may carry.
+fn severities_section(out: &mut String) {
     let _ = writeln!(out, "## Notice severities\n");
     let _ = writeln!(
         out,
@@ -839,7 +913,10 @@ fn contract_markdown() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
 
+/// The per-call controls every tool accepts.
+fn controls_section(out: &mut String) {
     let _ = writeln!(out, "## Per-call controls\n");
     let _ = writeln!(
         out,
@@ -849,22 +926,23 @@ fn contract_markdown() -> String {
          `continuation` (it declares it in its own arguments); one sent to a tool that does not \
          page draws a `continuation_ignored` warning.\n"
     );
-    table(&mut out, &["argument", "meaning"], controls_rows());
+    table(out, &["argument", "meaning"], controls_rows());
+}
 
+/// The complexity tiers.
+fn tiers_section(out: &mut String) {
     let _ = writeln!(out, "## Complexity tiers\n");
     table(
-        &mut out,
+        out,
         &["tier", "meaning"],
         Tier::ALL
             .iter()
             .map(|t| vec![code(t.as_str()), t.meaning().into()]),
     );
+}
 
-    budget_section(&mut out);
-    paging_section(&mut out);
-    mcp_section(&mut out);
-    rest_section(&mut out);
-
+/// The capability tags a server may advertise, each with its promise.
+fn capabilities_section(out: &mut String) {
     let _ = writeln!(out, "## Capability tags\n");
     let _ = writeln!(
         out,
@@ -875,15 +953,12 @@ fn contract_markdown() -> String {
          `response_mode: full`.\n"
     );
     table(
-        &mut out,
+        out,
         &["tag", "promise"],
         Capability::KNOWN
             .iter()
             .map(|c| vec![code(c.as_str()), c.meaning().unwrap_or("").into()]),
     );
-    out.truncate(out.trim_end().len());
-    out.push('\n');
-    out
 }
 
 #[cfg(test)]

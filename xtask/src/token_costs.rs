@@ -142,6 +142,27 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
         Ok((prepared.structured.clone(), prepared.text().to_owned()))
     };
 
+    let mut cases = paging_tool_cases(&counter, &call)?;
+    cases.extend(read_error_and_stats_cases(&counter, &call)?);
+    cases.push(one_row_case(&counter, &call)?);
+
+    let listing = listing(&root, &counter)?;
+    let forms = compact_forms(&counter, &call)?;
+
+    let targets = targets(&cases, &forms, &listing);
+    let report = render(&cases, &forms, &listing, &targets);
+    print!("{report}");
+    if write {
+        write_readme(&root, &report)?;
+    }
+    check_targets(mode, &targets)
+}
+
+/// The two tools that page, each at every page size, empty and in error.
+fn paging_tool_cases(
+    counter: &Counter,
+    call: &impl Fn(&str, Value) -> Result<(Value, String), String>,
+) -> Result<Vec<Case>, String> {
     let mut cases = Vec::new();
     for (tool, rows_key, base) in [
         ("search_text", "occurrences", json!({ "query": QUERY })),
@@ -152,7 +173,7 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
             args["limit"] = json!(limit);
             let (envelope, text) = call(tool, args)?;
             cases.push(measure(
-                &counter,
+                counter,
                 tool,
                 format!("{limit} rows"),
                 &envelope,
@@ -168,7 +189,7 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
         };
         let (envelope, text) = call(tool, empty)?;
         cases.push(measure(
-            &counter,
+            counter,
             tool,
             "empty".into(),
             &envelope,
@@ -182,7 +203,7 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
         };
         let (envelope, text) = call(tool, bad)?;
         cases.push(measure(
-            &counter,
+            counter,
             tool,
             "error".into(),
             &envelope,
@@ -191,9 +212,18 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
             None,
         ));
     }
+    Ok(cases)
+}
+
+/// The answers without rows: a read of a file that is not there, and the statistics.
+fn read_error_and_stats_cases(
+    counter: &Counter,
+    call: &impl Fn(&str, Value) -> Result<(Value, String), String>,
+) -> Result<Vec<Case>, String> {
+    let mut cases = Vec::new();
     let (envelope, text) = call("read_file", json!({ "path": "no/such/file.rs" }))?;
     cases.push(measure(
-        &counter,
+        counter,
         "read_file",
         "error".into(),
         &envelope,
@@ -203,7 +233,7 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
     ));
     let (envelope, text) = call("workspace_stats", json!({}))?;
     cases.push(measure(
-        &counter,
+        counter,
         "workspace_stats",
         "whole".into(),
         &envelope,
@@ -211,9 +241,15 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
         "",
         None,
     ));
+    Ok(cases)
+}
 
-    // A search with default arguments that finds one occurrence: the answer a model gets
-    // most often, whole, its fixed part (everything but the row) what the contract costs it.
+/// A search with default arguments that finds one occurrence: the answer a model gets most
+/// often, whole, its fixed part (everything but the row) what the contract costs it.
+fn one_row_case(
+    counter: &Counter,
+    call: &impl Fn(&str, Value) -> Result<(Value, String), String>,
+) -> Result<Case, String> {
     // Built at run time, so that this file does not hold the text it searches for.
     let (envelope, text) = call("search_text", json!({ "query": ONE_HIT.concat() }))?;
     if envelope["completeness"]["total"] != 1 {
@@ -223,21 +259,24 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
             ONE_HIT.concat()
         ));
     }
-    cases.push(measure(
-        &counter,
+    Ok(measure(
+        counter,
         "search_text",
         ONE_ROW.into(),
         &envelope,
         &text,
         "occurrences",
         None,
-    ));
+    ))
+}
 
-    let listing = listing(&root, &counter)?;
-
-    // The compact forms of the 20-row search page, against the default.
+/// The compact forms of the 20-row search page, against the default.
+fn compact_forms(
+    counter: &Counter,
+    call: &impl Fn(&str, Value) -> Result<(Value, String), String>,
+) -> Result<Vec<(&'static str, Tokens)>, String> {
     let page = json!({ "query": QUERY, "limit": 20 });
-    let forms: Vec<(&str, Tokens)> = [
+    [
         ("default", json!({})),
         ("compact_only", json!({ "compact_only": true })),
         ("output_format: toon", json!({ "output_format": "toon" })),
@@ -253,14 +292,11 @@ pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
             (name, counter.count(&text))
         })
     })
-    .collect::<Result<_, _>>()?;
+    .collect()
+}
 
-    let targets = targets(&cases, &forms, &listing);
-    let report = render(&cases, &forms, &listing, &targets);
-    print!("{report}");
-    if write {
-        write_readme(&root, &report)?;
-    }
+/// Under `--check`, an error naming every enforced target that was missed.
+fn check_targets(mode: Mode, targets: &[Target]) -> Result<(), String> {
     let missed: Vec<&Target> = targets
         .iter()
         .filter(|target| target.enforced && !target.met)
@@ -417,54 +453,10 @@ fn targets(cases: &[Case], forms: &[(&str, Tokens)], listing: &ListingCosts) -> 
             .find(|case| case.tool == tool && case.label == label)
     };
     if let Some(page) = find("search_text", "20 rows") {
-        let (cl, o) = page.envelope.ratio(page.plain);
-        out.push(Target {
-            what: "a 20-row `search_text` page ≤ 1.25× the plain rows".into(),
-            measured: format!("{cl:.2}× / {o:.2}×"),
-            met: cl <= 1.25 && o <= 1.25,
-            enforced: true,
-        });
-        if let (Some(ride), Some(rows)) = (page.ride_on, page.rows) {
-            let share = |ride: usize, rows: usize| ride as f64 / rows.max(1) as f64 * 100.0;
-            let (cl, o) = (
-                share(ride.cl100k, rows.cl100k),
-                share(ride.o200k, rows.o200k),
-            );
-            out.push(Target {
-                what: "what rides on the rows (the page's target ref) ≤ 5% of the rows".into(),
-                measured: format!("{cl:.1}% / {o:.1}%"),
-                met: cl <= 5.0 && o <= 5.0,
-                enforced: true,
-            });
-        }
+        page_overhead_targets(&mut out, page);
     }
     for case in cases {
-        let (limit, kind) = match (case.continues, case.label == ONE_ROW) {
-            (true, _) => (250, "continues"),
-            (false, true) => (120, "finds one row with default arguments"),
-            (false, false) => (100, "does not continue"),
-        };
-        let fixed = case.fixed();
-        out.push(Target {
-            what: format!(
-                "`{}` {}: the fixed part of an answer that {kind} ≤ {limit}",
-                case.tool, case.label
-            ),
-            measured: format!("{} / {}", fixed.cl100k, fixed.o200k),
-            met: fixed.max() <= limit,
-            enforced: true,
-        });
-        if let Some((tokens, times)) = case.continuation {
-            out.push(Target {
-                what: format!(
-                    "`{}` {}: the continuation ≤ 32 tokens, once",
-                    case.tool, case.label
-                ),
-                measured: format!("{} / {} tokens, {times}×", tokens.cl100k, tokens.o200k),
-                met: tokens.max() <= 32 && times == 1,
-                enforced: true,
-            });
-        }
+        case_targets(&mut out, case);
     }
     if let Some(page) = find("search_text", "50 rows") {
         out.push(Target {
@@ -474,13 +466,76 @@ fn targets(cases: &[Case], forms: &[(&str, Tokens)], listing: &ListingCosts) -> 
             enforced: true,
         });
     }
+    if let Some(page) = find("search_text", "20 rows") {
+        compact_form_targets(&mut out, forms, page);
+    }
+    listing_targets(&mut out, listing);
+    out
+}
+
+/// What the 20-row search page adds to its plain rows, and what rides on those rows.
+fn page_overhead_targets(out: &mut Vec<Target>, page: &Case) {
+    let (cl, o) = page.envelope.ratio(page.plain);
+    out.push(Target {
+        what: "a 20-row `search_text` page ≤ 1.25× the plain rows".into(),
+        measured: format!("{cl:.2}× / {o:.2}×"),
+        met: cl <= 1.25 && o <= 1.25,
+        enforced: true,
+    });
+    if let (Some(ride), Some(rows)) = (page.ride_on, page.rows) {
+        let share = |ride: usize, rows: usize| ride as f64 / rows.max(1) as f64 * 100.0;
+        let (cl, o) = (
+            share(ride.cl100k, rows.cl100k),
+            share(ride.o200k, rows.o200k),
+        );
+        out.push(Target {
+            what: "what rides on the rows (the page's target ref) ≤ 5% of the rows".into(),
+            measured: format!("{cl:.1}% / {o:.1}%"),
+            met: cl <= 5.0 && o <= 5.0,
+            enforced: true,
+        });
+    }
+}
+
+/// One answer's fixed part, against the limit for its kind, and its continuation, if any.
+fn case_targets(out: &mut Vec<Target>, case: &Case) {
+    let (limit, kind) = match (case.continues, case.label == ONE_ROW) {
+        (true, _) => (250, "continues"),
+        (false, true) => (120, "finds one row with default arguments"),
+        (false, false) => (100, "does not continue"),
+    };
+    let fixed = case.fixed();
+    out.push(Target {
+        what: format!(
+            "`{}` {}: the fixed part of an answer that {kind} ≤ {limit}",
+            case.tool, case.label
+        ),
+        measured: format!("{} / {}", fixed.cl100k, fixed.o200k),
+        met: fixed.max() <= limit,
+        enforced: true,
+    });
+    if let Some((tokens, times)) = case.continuation {
+        out.push(Target {
+            what: format!(
+                "`{}` {}: the continuation ≤ 32 tokens, once",
+                case.tool, case.label
+            ),
+            measured: format!("{} / {} tokens, {times}×", tokens.cl100k, tokens.o200k),
+            met: tokens.max() <= 32 && times == 1,
+            enforced: true,
+        });
+    }
+}
+
+/// The compact forms of the 20-row search page, against the default and the plain rows.
+fn compact_form_targets(out: &mut Vec<Target>, forms: &[(&str, Tokens)], page: &Case) {
     let form = |name: &str| {
         forms
             .iter()
             .find(|(form, _)| *form == name)
             .map(|(_, tokens)| *tokens)
     };
-    if let (Some(default), Some(page)) = (form("default"), find("search_text", "20 rows")) {
+    if let Some(default) = form("default") {
         for name in ["compact_only", "output_format: toon"] {
             if let Some(tokens) = form(name) {
                 let (cl, o) = tokens.ratio(default);
@@ -502,6 +557,10 @@ fn targets(cases: &[Case], forms: &[(&str, Tokens)], listing: &ListingCosts) -> 
             });
         }
     }
+}
+
+/// The tool listing: what a model is shown against a plain rmcp server's, and the whole of it.
+fn listing_targets(out: &mut Vec<Target>, listing: &ListingCosts) {
     let (cl, o) = listing.visible.ratio(listing.plain_visible);
     out.push(Target {
         what: format!(
@@ -522,7 +581,6 @@ fn targets(cases: &[Case], forms: &[(&str, Tokens)], listing: &ListingCosts) -> 
         met: listing.whole.max() <= 4_000,
         enforced: true,
     });
-    out
 }
 
 fn render(

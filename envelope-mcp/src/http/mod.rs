@@ -103,33 +103,11 @@ impl EnvelopeServer {
     /// body and request deadlines only.
     pub fn http_router_with(self, config: HttpConfig) -> axum::Router {
         let server = self.with_transport_capability(envelope_core::Capability::STREAMABLE_HTTP);
-        let mut sessions = LocalSessionManager::default();
-        // rmcp counts a session idle while a call runs without messages: a session must outlive
-        // the longest call, or a slow call would lose its session and its answer.
-        let idle = match server.call_timeout() {
-            Some(call) => server
-                .session_idle_timeout()
-                .max(call + Duration::from_secs(1)),
-            None => server.session_idle_timeout(),
-        };
-        sessions.session_config.keep_alive = Some(idle);
+        let sessions = sessions_for(&server);
         let max_request_bytes = server.max_request_bytes();
         let posts = Arc::<Calls>::default();
         let streams = drain_then_close(Arc::clone(&posts), &config);
-        let admission = Admission {
-            max_request_bytes,
-            posts,
-            // Outside a runtime the streams close on the shutdown token itself, which is the
-            // caller's to cancel, not the router's.
-            _closing: tokio::runtime::Handle::try_current()
-                .is_ok()
-                .then(|| Arc::new(streams.clone().drop_guard())),
-            permits: config
-                .max_concurrent_requests
-                .map(|limit| Arc::new(tokio::sync::Semaphore::new(limit.max(1)))),
-            body_timeout: config.body_timeout,
-            request_timeout: config.request_timeout,
-        };
+        let admission = admission(max_request_bytes, posts, &streams, &config);
         // The resource server, when authentication is on: every scope a tool declares is one a
         // client may ask for.
         #[cfg(feature = "auth")]
@@ -156,28 +134,12 @@ impl EnvelopeServer {
             shutdown: config.shutdown.clone(),
         };
         #[cfg(feature = "rest")]
-        let gateway: Option<axum::Router> = match config.rest.clone() {
-            Some(_) if rest::is_gateway_path(&config.path) => {
-                tracing::error!(
-                    path = config.path,
-                    "the MCP endpoint's path is the plain HTTP API's: the API is not mounted"
-                );
-                None
-            }
-            Some(rest) => {
-                #[cfg(feature = "auth")]
-                let challenges = gate.as_ref().map(|gate| Arc::clone(&gate.challenge));
-                #[cfg(not(feature = "auth"))]
-                let challenges = ();
-                Some(rest::routes(
-                    server.clone(),
-                    rest,
-                    admission.clone(),
-                    &config,
-                    challenges,
-                ))
-            }
-            None => None,
+        let gateway = {
+            #[cfg(feature = "auth")]
+            let challenges = gate.as_ref().map(|gate| Arc::clone(&gate.challenge));
+            #[cfg(not(feature = "auth"))]
+            let challenges = ();
+            gateway(&server, &admission, &config, challenges)
         };
         let sessions = Arc::new(sessions);
         #[cfg(feature = "auth")]
@@ -303,6 +265,72 @@ impl EnvelopeServer {
         .await;
         Ok(())
     }
+}
+
+/// rmcp's session manager for `server`: a session idle for the server's idle timeout is
+/// closed, but never before the longest call could have answered.
+fn sessions_for(server: &EnvelopeServer) -> LocalSessionManager {
+    let mut sessions = LocalSessionManager::default();
+    // rmcp counts a session idle while a call runs without messages: a session must outlive
+    // the longest call, or a slow call would lose its session and its answer.
+    let idle = match server.call_timeout() {
+        Some(call) => server
+            .session_idle_timeout()
+            .max(call + Duration::from_secs(1)),
+        None => server.session_idle_timeout(),
+    };
+    sessions.session_config.keep_alive = Some(idle);
+    sessions
+}
+
+/// The limits every posted request of the router is held to, counted in `posts`; `streams`
+/// closes rmcp's event streams when the router is dropped.
+fn admission(
+    max_request_bytes: usize,
+    posts: Arc<Calls>,
+    streams: &CancellationToken,
+    config: &HttpConfig,
+) -> Admission {
+    Admission {
+        max_request_bytes,
+        posts,
+        // Outside a runtime the streams close on the shutdown token itself, which is the
+        // caller's to cancel, not the router's.
+        _closing: tokio::runtime::Handle::try_current()
+            .is_ok()
+            .then(|| Arc::new(streams.clone().drop_guard())),
+        permits: config
+            .max_concurrent_requests
+            .map(|limit| Arc::new(tokio::sync::Semaphore::new(limit.max(1)))),
+        body_timeout: config.body_timeout,
+        request_timeout: config.request_timeout,
+    }
+}
+
+/// The plain HTTP API's routes, when `config` mounts it, held to `admission` and answering a
+/// scope refusal with `challenges`; none when its path would be the MCP endpoint's.
+#[cfg(feature = "rest")]
+fn gateway(
+    server: &EnvelopeServer,
+    admission: &Admission,
+    config: &HttpConfig,
+    challenges: rest::Challenges,
+) -> Option<axum::Router> {
+    let rest = config.rest.clone()?;
+    if rest::is_gateway_path(&config.path) {
+        tracing::error!(
+            path = config.path,
+            "the MCP endpoint's path is the plain HTTP API's: the API is not mounted"
+        );
+        return None;
+    }
+    Some(rest::routes(
+        server.clone(),
+        rest,
+        admission.clone(),
+        config,
+        challenges,
+    ))
 }
 
 /// The token rmcp's event streams close on: cancelled once `config`'s shutdown has come and

@@ -171,47 +171,52 @@ async fn serve_connection(
         connection: Arc::clone(&connection),
         write: deadlines.write,
     };
+    let driver = Driver {
+        connection: &connection,
+        deadlines,
+        shutdown,
+    };
+    // One driver for both protocols: only the builder differs.
     match (protocol, deadlines.http2) {
         (Protocol::Http1, _) => {
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(deadlines.header);
-            let serving = builder.serve_connection(io, answerer);
-            tokio::pin!(serving);
-            drive(
-                serving,
-                |serving| serving.graceful_shutdown(),
-                &connection,
-                deadlines,
-                shutdown,
-            )
-            .await;
+            let serving = http1(deadlines).serve_connection(io, answerer);
+            driver
+                .drive(serving, |serving| serving.graceful_shutdown())
+                .await;
         }
         (Protocol::Http2, Some(streams)) => {
-            let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-            builder
-                .timer(TokioTimer::new())
-                .max_concurrent_streams(streams)
-                .max_header_list_size(MAX_HEADER_LIST_BYTES)
-                .max_send_buf_size(MAX_UNSENT_BYTES_PER_STREAM)
-                .max_pending_accept_reset_streams(MAX_PENDING_ACCEPT_RESET_STREAMS)
-                .max_local_error_reset_streams(MAX_LOCAL_ERROR_RESET_STREAMS);
-            let serving = builder.serve_connection(io, answerer);
-            tokio::pin!(serving);
-            drive(
-                serving,
-                |serving| serving.graceful_shutdown(),
-                &connection,
-                deadlines,
-                shutdown,
-            )
-            .await;
+            let serving = http2(streams).serve_connection(io, answerer);
+            driver
+                .drive(serving, |serving| serving.graceful_shutdown())
+                .await;
         }
         (Protocol::Http2, None) => {
             tracing::debug!("an HTTP/2 connection is closed: this server serves HTTP/1.1 only");
         }
     }
+}
+
+/// The HTTP/1.1 connection builder: the header deadline from `deadlines`.
+fn http1(deadlines: &Deadlines) -> hyper::server::conn::http1::Builder {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(deadlines.header);
+    builder
+}
+
+/// The HTTP/2 connection builder: at most `streams` in flight, and h2's guards against header,
+/// reset and unread-output floods.
+fn http2(streams: u32) -> hyper::server::conn::http2::Builder<TokioExecutor> {
+    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    builder
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(streams)
+        .max_header_list_size(MAX_HEADER_LIST_BYTES)
+        .max_send_buf_size(MAX_UNSENT_BYTES_PER_STREAM)
+        .max_pending_accept_reset_streams(MAX_PENDING_ACCEPT_RESET_STREAMS)
+        .max_local_error_reset_streams(MAX_LOCAL_ERROR_RESET_STREAMS);
+    builder
 }
 
 /// The protocol a connection opens with.
@@ -303,6 +308,34 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// What drives one served connection: its place, its deadlines, the server's shutdown.
+struct Driver<'a> {
+    connection: &'a Connection,
+    deadlines: &'a Deadlines,
+    shutdown: &'a CancellationToken,
+}
+
+impl Driver<'_> {
+    /// Drives `serving` (either protocol's connection; `graceful` shuts it down gracefully)
+    /// until it ends, goes idle, stops reading for the write deadline, or (on shutdown) has
+    /// answered what it was answering; closed to make room, it is shut down, and given up to
+    /// [`EVICTION_GRACE`] to finish writing once it has had a request.
+    async fn drive<F>(&self, serving: F, graceful: impl Fn(Pin<&mut F>))
+    where
+        F: Future<Output = Result<(), hyper::Error>>,
+    {
+        tokio::pin!(serving);
+        drive(
+            serving,
+            graceful,
+            self.connection,
+            self.deadlines,
+            self.shutdown,
+        )
+        .await;
     }
 }
 

@@ -435,41 +435,8 @@ impl EnvelopeServer {
             .get_progress_token()
             .filter(reportable)
             .map(|token| PeerProgress::new(Arc::clone(&forward), token));
-        // The 2026 revision has no server-to-client requests (a tool asks across rounds) and no
-        // session level: each request names the log level it wants, if any.
-        let revision_2026 = context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        let wanted = Wanted::of(context.meta.log_level().map(log_level_of), !revision_2026);
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        let peer = PeerClient::new(
-            context.peer.clone(),
-            Arc::clone(&self.session),
-            wanted,
-            Arc::clone(&forward),
-            capabilities.clone(),
-        );
-        let (round, client) = match (&self.inner.rounds, revision_2026) {
-            (Some(codec), true) => {
-                let round = Round::open(
-                    codec,
-                    &RoundOf {
-                        tool: tool.spec().name,
-                        caller: &caller_key,
-                        arguments: &arguments,
-                    },
-                    asked.request_state.as_deref(),
-                    asked.input_responses,
-                    capabilities,
-                    peer,
-                )
-                .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
-                let round = Arc::new(round);
-                (Some(Arc::clone(&round)), round as Arc<dyn ClientChannel>)
-            }
-            (None, true) => (None, Arc::new(NoClient(peer)) as Arc<dyn ClientChannel>),
-            (_, false) => (None, Arc::new(peer) as Arc<dyn ClientChannel>),
-        };
+        let (round, client) =
+            self.client_for(tool, &arguments, asked, &context, &caller_key, &forward)?;
         let extras = CallExtras {
             client_request_id,
             session,
@@ -503,6 +470,68 @@ impl EnvelopeServer {
             None => Some(call.await),
         };
         forward.finish().await;
+        self.response(tool, &arguments, &caller_key, answer, round)
+    }
+
+    /// The client a call of `tool` may ask for input, a completion, or send logs to: its peer;
+    /// on MCP 2026-07-28, a round of asks answered on the next request (`None` as the round
+    /// when this server cannot seal one: asking is then unavailable, logs still go out).
+    fn client_for(
+        &self,
+        tool: &dyn envelope_core::Tool,
+        arguments: &JsonObject,
+        asked: Asked,
+        context: &RequestContext<RoleServer>,
+        caller_key: &str,
+        forward: &Arc<Forwarder>,
+    ) -> Result<(Option<Arc<Round>>, CallClient), ErrorData> {
+        // The 2026 revision has no server-to-client requests (a tool asks across rounds) and no
+        // session level: each request names the log level it wants, if any.
+        let revision_2026 = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let wanted = Wanted::of(context.meta.log_level().map(log_level_of), !revision_2026);
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let peer = PeerClient::new(
+            context.peer.clone(),
+            Arc::clone(&self.session),
+            wanted,
+            Arc::clone(forward),
+            capabilities.clone(),
+        );
+        Ok(match (&self.inner.rounds, revision_2026) {
+            (Some(codec), true) => {
+                let round = Round::open(
+                    codec,
+                    &RoundOf {
+                        tool: tool.spec().name,
+                        caller: caller_key,
+                        arguments,
+                    },
+                    asked.request_state.as_deref(),
+                    asked.input_responses,
+                    capabilities,
+                    peer,
+                )
+                .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+                let round = Arc::new(round);
+                (Some(Arc::clone(&round)), round as Arc<dyn ClientChannel>)
+            }
+            (None, true) => (None, Arc::new(NoClient(peer)) as Arc<dyn ClientChannel>),
+            (_, false) => (None, Arc::new(peer) as Arc<dyn ClientChannel>),
+        })
+    }
+
+    /// The MCP response to a call of `tool`: its answer, or, when the round's first ask went
+    /// unanswered, the round's `input_required`.
+    fn response(
+        &self,
+        tool: &dyn envelope_core::Tool,
+        arguments: &JsonObject,
+        caller_key: &str,
+        answer: Option<Answer>,
+        round: Option<Arc<Round>>,
+    ) -> Result<CallToolResponse, ErrorData> {
         Ok(match (answer, round, &self.inner.rounds) {
             (Some(answer), ..) => self.result(answer).into(),
             (None, Some(round), Some(codec)) => {
@@ -510,8 +539,8 @@ impl EnvelopeServer {
                     codec,
                     &RoundOf {
                         tool: tool.spec().name,
-                        caller: &caller_key,
-                        arguments: &arguments,
+                        caller: caller_key,
+                        arguments,
                     },
                 ))
             }
@@ -522,6 +551,9 @@ impl EnvelopeServer {
         })
     }
 }
+
+/// The client a call's tool talks to: its peer, a round of asks, or neither.
+type CallClient = Arc<dyn ClientChannel>;
 
 /// What the client sent back of the rounds before (MCP 2026-07-28): its answers to the last
 /// round's asks, and the state that round sealed.

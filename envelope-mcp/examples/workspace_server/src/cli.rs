@@ -30,7 +30,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use envelope_core::Arguments;
 use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_mcp::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, ResourceServer};
-use envelope_mcp::{CancellationToken, HttpConfig, RestConfig};
+use envelope_mcp::{CancellationToken, EnvelopeServer, HttpConfig, RestConfig};
 
 /// Reads `--dialect`: a wire name, or the message naming every dialect.
 fn parse_dialect(name: &str) -> Result<envelope_core::Dialect, String> {
@@ -672,69 +672,8 @@ async fn run(options: Options) -> ExitCode {
                 }
             }
         }
-        (None, Some(addr)) => {
-            let shutdown = CancellationToken::new();
-            tokio::spawn(stop_on_signal(shutdown.clone()));
-            let config = match options.http.config(shutdown) {
-                Ok(config) => config,
-                Err(message) => {
-                    eprintln!("workspace_server: {message}");
-                    return ExitCode::from(2);
-                }
-            };
-            eprintln!(
-                "workspace_server: serving {root} at http://{addr}{}",
-                config.path()
-            );
-            match config.auth() {
-                Some(auth) => eprintln!(
-                    "workspace_server: OAuth on: tokens for {}, metadata at {}",
-                    auth.resource(),
-                    auth.metadata_url()
-                ),
-                None if !addr.ip().is_loopback() => {
-                    eprintln!(
-                        "workspace_server: warning: {addr} is reachable beyond this machine and \
-                         no authentication is on: anyone who reaches the port may call every \
-                         tool; see --auth-issuer"
-                    );
-                    tracing::warn!(%addr, "serving beyond loopback without authentication");
-                }
-                None => {}
-            }
-            match server.serve_http_with(addr, config).await {
-                Ok(()) => {
-                    tracing::info!("stopped");
-                    ExitCode::SUCCESS
-                }
-                Err(error) => {
-                    eprintln!("workspace_server: {error}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        (Some(Command::Call { tool, arguments }), _) => {
-            let Some(prepared) = server.call(&tool, arguments).await else {
-                let available: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
-                eprintln!(
-                    "workspace_server: unknown tool `{tool}`; available: {}",
-                    available.join(", ")
-                );
-                return ExitCode::from(2);
-            };
-            match serde_json::to_string_pretty(&prepared.structured) {
-                Ok(text) => print_out(&text),
-                Err(error) => {
-                    eprintln!("workspace_server: cannot print the envelope: {error}");
-                    return ExitCode::FAILURE;
-                }
-            }
-            if prepared.structured["ok"] == true {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(2)
-            }
-        }
+        (None, Some(addr)) => serve_http(server, &root, addr, &options.http).await,
+        (Some(Command::Call { tool, arguments }), _) => call_tool(&server, &tool, arguments).await,
         (Some(Command::List), _) => match serde_json::to_string_pretty(server.tools()) {
             Ok(text) => {
                 print_out(&text);
@@ -745,6 +684,80 @@ async fn run(options: Options) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// Serves `server` over streamable HTTP at `addr` as `http` configures it, until SIGTERM or
+/// Ctrl-C; warns when it is reachable beyond this machine without authentication.
+async fn serve_http(
+    server: EnvelopeServer,
+    root: &str,
+    addr: SocketAddr,
+    http: &HttpOptions,
+) -> ExitCode {
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    let config = match http.config(shutdown) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("workspace_server: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    eprintln!(
+        "workspace_server: serving {root} at http://{addr}{}",
+        config.path()
+    );
+    match config.auth() {
+        Some(auth) => eprintln!(
+            "workspace_server: OAuth on: tokens for {}, metadata at {}",
+            auth.resource(),
+            auth.metadata_url()
+        ),
+        None if !addr.ip().is_loopback() => {
+            eprintln!(
+                "workspace_server: warning: {addr} is reachable beyond this machine and \
+                 no authentication is on: anyone who reaches the port may call every \
+                 tool; see --auth-issuer"
+            );
+            tracing::warn!(%addr, "serving beyond loopback without authentication");
+        }
+        None => {}
+    }
+    match server.serve_http_with(addr, config).await {
+        Ok(()) => {
+            tracing::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("workspace_server: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Calls `tool` once with `arguments` and prints its envelope: 0 when it is ok, 2 when it is
+/// not or no tool has that name.
+async fn call_tool(server: &EnvelopeServer, tool: &str, arguments: Arguments) -> ExitCode {
+    let Some(prepared) = server.call(tool, arguments).await else {
+        let available: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
+        eprintln!(
+            "workspace_server: unknown tool `{tool}`; available: {}",
+            available.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    match serde_json::to_string_pretty(&prepared.structured) {
+        Ok(text) => print_out(&text),
+        Err(error) => {
+            eprintln!("workspace_server: cannot print the envelope: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if prepared.structured["ok"] == true {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
     }
 }
 

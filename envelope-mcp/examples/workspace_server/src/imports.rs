@@ -260,25 +260,7 @@ impl Reference {
                 module,
                 names,
             } => {
-                let bases: Vec<String> = if *level == 0 {
-                    // An absolute import may be rooted at any directory on the way up to the
-                    // workspace root (each could be on `sys.path`); the nearest wins.
-                    let mut bases = vec![dir.to_owned()];
-                    let mut up = dir;
-                    while !up.is_empty() {
-                        up = parent_dir(up);
-                        bases.push(up.to_owned());
-                    }
-                    bases
-                } else {
-                    // `from . import` is the file's own package; each further dot goes up one.
-                    let mut base = Some(dir.to_owned());
-                    for _ in 1..*level {
-                        base = base.and_then(|base| join_rel(&base, ".."));
-                    }
-                    base.into_iter().collect()
-                };
-                bases
+                python_bases(dir, *level)
                     .iter()
                     .find_map(|base| {
                         // `from a import b` may import the submodule `a/b.py`; else `a` itself.
@@ -301,27 +283,55 @@ impl Reference {
                 let Some(base) = join_rel(dir, specifier) else {
                     return Vec::new();
                 };
-                let mut candidates = vec![base.clone()];
-                candidates.extend(JS_EXTENSIONS.iter().map(|ext| format!("{base}.{ext}")));
-                candidates.extend(
-                    JS_EXTENSIONS
-                        .iter()
-                        .map(|ext| format!("{base}/index.{ext}")),
-                );
-                // TypeScript's ESM style names the emitted `.js` for a `.ts` source.
-                if let Some(stem) = [".js", ".jsx", ".mjs", ".cjs"]
-                    .iter()
-                    .find_map(|ext| base.strip_suffix(ext))
-                {
-                    candidates
-                        .extend(["ts", "tsx", "mts", "cts"].map(|ext| format!("{stem}.{ext}")));
-                }
-                first(candidates)
+                first(js_candidates(&base))
                     .map(|target| vec![(target, "import")])
                     .unwrap_or_default()
             }
         }
     }
+}
+
+/// The directories a Python import from a file in `dir` may be rooted at, nearest first:
+/// `level` 0 for an absolute import, else the number of leading dots.
+fn python_bases(dir: &str, level: usize) -> Vec<String> {
+    if level == 0 {
+        // An absolute import may be rooted at any directory on the way up to the
+        // workspace root (each could be on `sys.path`); the nearest wins.
+        let mut bases = vec![dir.to_owned()];
+        let mut up = dir;
+        while !up.is_empty() {
+            up = parent_dir(up);
+            bases.push(up.to_owned());
+        }
+        bases
+    } else {
+        // `from . import` is the file's own package; each further dot goes up one.
+        let mut base = Some(dir.to_owned());
+        for _ in 1..level {
+            base = base.and_then(|base| join_rel(&base, ".."));
+        }
+        base.into_iter().collect()
+    }
+}
+
+/// The files a relative JS/TS specifier resolved to `base` may name, in order: `base` itself,
+/// then with each extension, then its `index` file, then a `.ts` source for an emitted `.js`.
+fn js_candidates(base: &str) -> Vec<String> {
+    let mut candidates = vec![base.to_owned()];
+    candidates.extend(JS_EXTENSIONS.iter().map(|ext| format!("{base}.{ext}")));
+    candidates.extend(
+        JS_EXTENSIONS
+            .iter()
+            .map(|ext| format!("{base}/index.{ext}")),
+    );
+    // TypeScript's ESM style names the emitted `.js` for a `.ts` source.
+    if let Some(stem) = [".js", ".jsx", ".mjs", ".cjs"]
+        .iter()
+        .find_map(|ext| base.strip_suffix(ext))
+    {
+        candidates.extend(["ts", "tsx", "mts", "cts"].map(|ext| format!("{stem}.{ext}")));
+    }
+    candidates
 }
 
 /// The Python module `module` (plus `name`, if given) under `base`: `x.py` or `x/__init__.py`.

@@ -9,7 +9,7 @@ use envelope_core::{
 use serde::{Deserialize, Serialize};
 
 use crate::errors::{cancelled, invalid};
-use crate::imports::Language;
+use crate::imports::{Language, Reference};
 use crate::progress::Progress;
 use crate::walk::{Candidate, walk};
 use crate::workspace::{Contents, Workspace};
@@ -113,22 +113,7 @@ pub(crate) fn export_graph(
     progress.finish();
 
     // Pass 2: resolve references against the files that are nodes.
-    let ids: BTreeSet<&str> = nodes.iter().map(|node| node.id.as_str()).collect();
-    let mut edges = BTreeSet::new();
-    for (source, found) in &references {
-        for reference in found {
-            for (target, kind) in reference.resolve(source, &ids) {
-                if target != *source {
-                    edges.insert(Edge {
-                        source: (*source).to_owned(),
-                        target,
-                        kind,
-                    });
-                }
-            }
-        }
-    }
-    let mut edges: Vec<Edge> = edges.into_iter().collect();
+    let mut edges = resolve_edges(&nodes, &references);
 
     let total = nodes.len();
     if let Some(max) = max_nodes
@@ -136,30 +121,7 @@ pub(crate) fn export_graph(
     {
         keep_best_connected(&mut nodes, &mut edges, max);
     }
-    let mut reasons = Vec::new();
-    if walk.failures > 0 {
-        reasons.push(IncompleteReason::WalkFailure);
-    }
-    if unreadable > 0 {
-        reasons.push(IncompleteReason::UnreadableCandidate);
-    }
-    // What could not be read leaves the total unproven.
-    let proven = reasons.is_empty().then_some(total);
-    let completeness = if nodes.len() < total {
-        Completeness::truncated_page(
-            Unit::FILE,
-            nodes.len(),
-            proven,
-            TruncationReason::TopKLimit,
-            None,
-        )
-        .and_then(|page| page.with_incomplete_reasons(reasons))
-    } else if reasons.is_empty() {
-        Ok(Completeness::complete(Unit::FILE, total))
-    } else {
-        Completeness::incomplete(Unit::FILE, total, None, reasons)
-    }
-    .map_err(ToolError::internal)?;
+    let completeness = graph_completeness(nodes.len(), total, walk.failures, unreadable)?;
     let next_step = completeness.next_step("raise `max_nodes`, or leave it out for every file");
     let summary = format!("{} files, {} edges", nodes.len(), edges.len());
     let empty = nodes.is_empty();
@@ -176,6 +138,55 @@ pub(crate) fn export_graph(
         );
     }
     Ok(reply)
+}
+
+/// The edges the `references` of each source file resolve to among `nodes`, sorted and without
+/// duplicates; a file's references to itself are left out.
+fn resolve_edges(nodes: &[Node], references: &[(&str, Vec<Reference>)]) -> Vec<Edge> {
+    let ids: BTreeSet<&str> = nodes.iter().map(|node| node.id.as_str()).collect();
+    let mut edges = BTreeSet::new();
+    for (source, found) in references {
+        for reference in found {
+            for (target, kind) in reference.resolve(source, &ids) {
+                if target != *source {
+                    edges.insert(Edge {
+                        source: (*source).to_owned(),
+                        target,
+                        kind,
+                    });
+                }
+            }
+        }
+    }
+    edges.into_iter().collect()
+}
+
+/// How complete a graph of `kept` of the `total` source files is: cut by `max_nodes` when it
+/// keeps fewer, and unproven when the walk failed somewhere or a file could not be read.
+fn graph_completeness(
+    kept: usize,
+    total: usize,
+    walk_failures: usize,
+    unreadable: usize,
+) -> ToolResult<Completeness> {
+    let mut reasons = Vec::new();
+    if walk_failures > 0 {
+        reasons.push(IncompleteReason::WalkFailure);
+    }
+    if unreadable > 0 {
+        reasons.push(IncompleteReason::UnreadableCandidate);
+    }
+    // What could not be read leaves the total unproven.
+    let proven = reasons.is_empty().then_some(total);
+    if kept < total {
+        Completeness::truncated_page(Unit::FILE, kept, proven, TruncationReason::TopKLimit, None)
+            .and_then(|page| page.with_incomplete_reasons(reasons))
+    } else if reasons.is_empty() {
+        Ok(Completeness::complete(Unit::FILE, total))
+    } else {
+        Completeness::incomplete(Unit::FILE, total, None, reasons)
+    }
+    .map_err(ToolError::internal)
 }
 
 /// Keeps the `max` nodes of highest degree (ties by id) and the edges between them.

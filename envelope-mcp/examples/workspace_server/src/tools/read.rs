@@ -224,6 +224,54 @@ fn read(
     end_line: Option<usize>,
     start_field: &str,
 ) -> ToolResult<Reply<FileContent>> {
+    let (rel, text) = read_regular_text(workspace, path)?;
+
+    // Split after each `\n`, so the content comes back with its own line endings.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total_lines = lines.len();
+    let start_line = start_line.unwrap_or(1);
+    if start_line > total_lines.max(1) {
+        return Err(invalid(
+            start_field,
+            format!("`{start_field}` is past the end: `{rel}` has {total_lines} lines"),
+        ));
+    }
+    let asked_end = end_line.unwrap_or(total_lines).min(total_lines);
+    let end_line = last_line_in_budget(ctx, &lines, start_line, asked_end);
+    let content = lines[start_line - 1..end_line].concat();
+    let cut = end_line < asked_end;
+    let read_on = ReadFileArgs {
+        path: Some(rel.clone()),
+        target_ref: None,
+        line: None,
+        context_lines: None,
+        start_line: Some(end_line + 1),
+        // The range asked for, or to the end of the file.
+        end_line: (asked_end < total_lines).then_some(asked_end),
+    };
+    // `data` says which lines these are; only a cut is worth a line of its own.
+    let summary = cut.then(|| {
+        format!(
+            "`{rel}`: lines {start_line}–{end_line} of {total_lines}; the response budget ends here"
+        )
+    });
+    let reply = Reply::new(FileContent {
+        path: rel,
+        start_line,
+        end_line,
+        total_lines,
+        content,
+    });
+    let Some(summary) = summary else {
+        return Ok(reply);
+    };
+    let reply = reply.summary_line(summary);
+    cut_by_budget(reply, read_on, start_line, end_line, asked_end)
+}
+
+/// The relative path of `path` and its text, when it is a regular UTF-8 text file within the
+/// size limit; else the error that says which it is not.
+fn read_regular_text(workspace: &Workspace, path: &str) -> ToolResult<(String, String)> {
     let rel = resolve(workspace.root(), path)?;
     let metadata = workspace
         .metadata(&rel)
@@ -259,18 +307,17 @@ fn read(
         }
         Contents::Unreadable(error) => return Err(error.into()),
     };
+    Ok((rel, text))
+}
 
-    // Split after each `\n`, so the content comes back with its own line endings.
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let total_lines = lines.len();
-    let start_line = start_line.unwrap_or(1);
-    if start_line > total_lines.max(1) {
-        return Err(invalid(
-            start_field,
-            format!("`{start_field}` is past the end: `{rel}` has {total_lines} lines"),
-        ));
-    }
-    let asked_end = end_line.unwrap_or(total_lines).min(total_lines);
+/// The last line to send of `start_line..=asked_end`: whole lines, only as many as fit the
+/// response budget.
+fn last_line_in_budget(
+    ctx: &ToolContext,
+    lines: &[&str],
+    start_line: usize,
+    asked_end: usize,
+) -> usize {
     // Whole lines, only as many as fit the response budget: past it, the budget stage would cut
     // `content` mid-line while `end_line` still named the last line asked for. The first line
     // is always sent.
@@ -285,34 +332,19 @@ fn read(
             }
         }
     }
-    let content = lines[start_line - 1..end_line].concat();
-    let cut = end_line < asked_end;
-    let read_on = ReadFileArgs {
-        path: Some(rel.clone()),
-        target_ref: None,
-        line: None,
-        context_lines: None,
-        start_line: Some(end_line + 1),
-        // The range asked for, or to the end of the file.
-        end_line: (asked_end < total_lines).then_some(asked_end),
-    };
-    // `data` says which lines these are; only a cut is worth a line of its own.
-    let summary = cut.then(|| {
-        format!(
-            "`{rel}`: lines {start_line}–{end_line} of {total_lines}; the response budget ends here"
-        )
-    });
-    let reply = Reply::new(FileContent {
-        path: rel,
-        start_line,
-        end_line,
-        total_lines,
-        content,
-    });
-    let Some(summary) = summary else {
-        return Ok(reply);
-    };
-    let reply = reply.summary_line(summary);
+    end_line
+}
+
+/// Finishes the `reply` the response budget cut at `end_line`: the `read-on` action (calling
+/// `read_on`), and `completeness` and `next_step` saying which lines of those asked for it
+/// carries.
+fn cut_by_budget(
+    reply: Reply<FileContent>,
+    read_on: ReadFileArgs,
+    start_line: usize,
+    end_line: usize,
+    asked_end: usize,
+) -> ToolResult<Reply<FileContent>> {
     let action = NextAction::call::<read_file>(
         "read-on",
         Role::Inspect,

@@ -148,23 +148,7 @@ fn search(
     // files the page falls in, in order.
     let lines = line_matcher(matcher.as_str())?;
     let (walk, scanned) = walk_and_scan(workspace, ctx, filter, &lines, matcher)?;
-    // Files over the size limit are left out, as the stamping walk leaves them out.
-    let (in_scope, scans): (Vec<Candidate>, Vec<FileScan>) = scanned
-        .into_iter()
-        .filter(|(_, scan)| !scan.too_large)
-        .map(|(rel, scan)| {
-            let stamp = scan.stamp.unwrap_or(FileStamp {
-                len: 0,
-                modified: 0,
-            });
-            let file = Candidate {
-                rel,
-                len: stamp.len,
-                modified: stamp.modified,
-            };
-            (file, scan)
-        })
-        .unzip();
+    let (in_scope, scans) = in_scope_files(scanned);
     let in_scope: Vec<&Candidate> = in_scope.iter().collect();
     let paging = Paging::new(Unit::OCCURRENCE, DEFAULT_SEARCH_LIMIT)
         .with_max_limit(MAX_PAGE_LIMIT)
@@ -173,15 +157,6 @@ fn search(
         .with_advice("narrow `query` or `path_glob`");
     let paging = Pager::<search_text>::open(ctx, &args, paging)?;
     let mut targets = HitRefs::new(ctx, workspace, &args)?;
-    let mut occurrences = Vec::new();
-    // What the rows built so far will take in the answer, roughly. A page ends before its
-    // rows outgrow their share of the response budget, and its continuation goes on from the
-    // next match; past the budget, the trimmer would cut rows and drop the continuation.
-    let mut built_chars = 0;
-    let row_budget = ctx.response_budget().map(|budget| budget / 4 * 3);
-    let mut budget_full = false;
-    let mut total = 0;
-    let in_filter = in_scope.len();
     let files_searched = scans.iter().filter(|scan| scan.text).count();
     let files_with_hits = scans.iter().filter(|scan| scan.occurrences > 0).count();
     let unreadable = scans.iter().filter(|scan| scan.unreadable).count();
@@ -189,66 +164,20 @@ fn search(
     // context, every matching line of it, in bytes.
     let grep_bytes: usize = scans.iter().map(|scan| scan.grep_bytes).sum();
     let page = paging.page();
-    // In a compact form a long line is shown as a short window of it: a declared cut.
-    let window = if ctx.controls().compacts_rows() {
-        COMPACT_LINE_CHARS
-    } else {
-        MAX_LINE_CHARS
-    };
-    let mut shortened = false;
-    for (file, scan) in in_scope.iter().zip(&scans) {
-        let first = total;
-        total += scan.occurrences;
-        // Off the page, matches are only counted, so the total stays exact.
-        let on_page = first < page.start + page.size && total > page.start;
-        if budget_full || !on_page {
-            continue;
-        }
-        if ctx.is_cancelled() {
-            return Err(cancelled("search_text"));
-        }
-        // Changed since it was counted: its rows are not built, rather than misnumbered.
-        let Contents::Text(text) = workspace.read_text(&file.rel) else {
-            continue;
-        };
-        let mut index_in_file = first;
-        for (index, line) in text.lines().enumerate() {
-            // Columns are counted on from the previous match, so a long line with many
-            // matches costs its length once, not once per match.
-            let mut column = Column::default();
-            // A pattern that can match nothing (`a*`) would report every position.
-            for found in matcher.find_iter(line).filter(|found| !found.is_empty()) {
-                index_in_file += 1;
-                if budget_full || !paging.takes(index_in_file - 1) {
-                    continue;
-                }
-                let (line_no, column_no) = (index + 1, column.at(line, found.start()));
-                let occurrence = Occurrence {
-                    path: file.rel.clone(),
-                    line: line_no,
-                    column: column_no,
-                    text: excerpt(line, found.start(), window),
-                };
-                let cut_by_window = window < MAX_LINE_CHARS && occurrence.text != line;
-                // Measured as the budget stage will measure it: escapes and the token
-                // estimate (punctuation and accented text weigh more than a byte each).
-                built_chars += ctx.response_size(&occurrence).unwrap_or_else(|| {
-                    occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD
-                });
-                // The first row is always kept, so every page makes progress.
-                budget_full = !occurrences.is_empty()
-                    && row_budget.is_some_and(|budget| built_chars > budget);
-                if !budget_full {
-                    targets.cover(file);
-                    occurrences.push(occurrence);
-                    shortened |= cut_by_window;
-                }
-            }
-            if index_in_file >= total {
-                break;
-            }
-        }
-    }
+    let PageRows {
+        occurrences,
+        total,
+        budget_full,
+        shortened,
+    } = page_rows(
+        workspace,
+        ctx,
+        matcher,
+        &paging,
+        &in_scope,
+        &scans,
+        &mut targets,
+    )?;
 
     let returned = occurrences.len();
     // Only a whole result gets a summary: a page that leaves rows out says its numbers in its
@@ -283,7 +212,147 @@ fn search(
     if total > 0 {
         return Ok(reply.verdict(Verdict::Info));
     }
+    not_found(reply, &args, &walk, in_scope.len(), files_searched)
+}
 
+/// The scanned files in scope, each with its scan, in the walk's order. Files over the size
+/// limit are left out, as the stamping walk leaves them out.
+fn in_scope_files(scanned: Vec<(String, FileScan)>) -> (Vec<Candidate>, Vec<FileScan>) {
+    scanned
+        .into_iter()
+        .filter(|(_, scan)| !scan.too_large)
+        .map(|(rel, scan)| {
+            let stamp = scan.stamp.unwrap_or(FileStamp {
+                len: 0,
+                modified: 0,
+            });
+            let file = Candidate {
+                rel,
+                len: stamp.len,
+                modified: stamp.modified,
+            };
+            (file, scan)
+        })
+        .unzip()
+}
+
+/// The rows of one page of `search_text`, and what building them found.
+struct PageRows {
+    /// The page's rows, in order.
+    occurrences: Vec<Occurrence>,
+    /// Every occurrence in scope, on this page or not.
+    total: usize,
+    /// The page ended before its rows outgrew their share of the response budget.
+    budget_full: bool,
+    /// Some row shows a window of its line that a compact form cut.
+    shortened: bool,
+}
+
+/// Builds the rows of `paging`'s page from the files it falls in, in order, and counts every
+/// other match of `scans` so the total stays exact; `targets` covers each row's file.
+fn page_rows(
+    workspace: &Workspace,
+    ctx: &ToolContext,
+    matcher: &Regex,
+    paging: &Pager<search_text>,
+    in_scope: &[&Candidate],
+    scans: &[FileScan],
+    targets: &mut HitRefs<'_>,
+) -> ToolResult<PageRows> {
+    let mut occurrences = Vec::new();
+    // What the rows built so far will take in the answer, roughly. A page ends before its
+    // rows outgrow their share of the response budget, and its continuation goes on from the
+    // next match; past the budget, the trimmer would cut rows and drop the continuation.
+    let mut built_chars = 0;
+    let row_budget = ctx.response_budget().map(|budget| budget / 4 * 3);
+    let mut budget_full = false;
+    let mut total = 0;
+    let page = paging.page();
+    let window = line_window(ctx);
+    let mut shortened = false;
+    for (file, scan) in in_scope.iter().zip(scans) {
+        let first = total;
+        total += scan.occurrences;
+        // Off the page, matches are only counted, so the total stays exact.
+        let on_page = first < page.start + page.size && total > page.start;
+        if budget_full || !on_page {
+            continue;
+        }
+        if ctx.is_cancelled() {
+            return Err(cancelled("search_text"));
+        }
+        // Changed since it was counted: its rows are not built, rather than misnumbered.
+        let Contents::Text(text) = workspace.read_text(&file.rel) else {
+            continue;
+        };
+        let mut index_in_file = first;
+        for (index, line) in text.lines().enumerate() {
+            // Columns are counted on from the previous match, so a long line with many
+            // matches costs its length once, not once per match.
+            let mut column = Column::default();
+            // A pattern that can match nothing (`a*`) would report every position.
+            for found in matcher.find_iter(line).filter(|found| !found.is_empty()) {
+                index_in_file += 1;
+                if budget_full || !paging.takes(index_in_file - 1) {
+                    continue;
+                }
+                let (line_no, column_no) = (index + 1, column.at(line, found.start()));
+                let occurrence = Occurrence {
+                    path: file.rel.clone(),
+                    line: line_no,
+                    column: column_no,
+                    text: excerpt(line, found.start(), window),
+                };
+                let cut_by_window = window < MAX_LINE_CHARS && occurrence.text != line;
+                built_chars += row_size(ctx, &occurrence);
+                // The first row is always kept, so every page makes progress.
+                budget_full = !occurrences.is_empty()
+                    && row_budget.is_some_and(|budget| built_chars > budget);
+                if !budget_full {
+                    targets.cover(file);
+                    occurrences.push(occurrence);
+                    shortened |= cut_by_window;
+                }
+            }
+            if index_in_file >= total {
+                break;
+            }
+        }
+    }
+    Ok(PageRows {
+        occurrences,
+        total,
+        budget_full,
+        shortened,
+    })
+}
+
+/// How many characters of a matched line an occurrence shows before it is cut to a window. In
+/// a compact form a long line is shown as a short window of it: a declared cut.
+fn line_window(ctx: &ToolContext) -> usize {
+    if ctx.controls().compacts_rows() {
+        COMPACT_LINE_CHARS
+    } else {
+        MAX_LINE_CHARS
+    }
+}
+
+/// What `occurrence` will take in the answer, measured as the budget stage will measure it:
+/// escapes and the token estimate (punctuation and accented text weigh more than a byte each).
+fn row_size(ctx: &ToolContext, occurrence: &Occurrence) -> usize {
+    ctx.response_size(occurrence)
+        .unwrap_or_else(|| occurrence.path.len() + occurrence.text.len() + ROW_OVERHEAD)
+}
+
+/// Finishes the `reply` of a search that found nothing. `in_filter` counts the files
+/// `path_glob` kept.
+fn not_found(
+    reply: Reply<SearchHits>,
+    args: &SearchTextArgs,
+    walk: &Walk,
+    in_filter: usize,
+    files_searched: usize,
+) -> ToolResult<Reply<SearchHits>> {
     // Nothing found: say why, and offer the call most likely to help.
     let reply = reply.verdict(Verdict::NotFound);
     let regex_mode = args.regex.unwrap_or(false);
