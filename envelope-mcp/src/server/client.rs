@@ -9,15 +9,18 @@
 use std::sync::{Arc, RwLock};
 
 use envelope_core::{
-    BoxFuture, ClientChannel, ClientError, ClientFeature, Elicited, LogLevel, Sampled,
-    SamplingRequest, SamplingRole,
+    BoxFuture, ClientError, ClientFeature, Elicited, LogLevel, Sampled, SamplingRequest,
+    SamplingRole,
 };
 use rmcp::RoleServer;
+use rmcp::ServiceError;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ElicitResult,
     ElicitationAction, LoggingLevel, LoggingMessageNotificationParam,
 };
 use rmcp::service::Peer;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::forward::{Forwarder, Outgoing};
@@ -157,47 +160,129 @@ pub(crate) fn elicitation_params(message: String, schema: &Value) -> Value {
     json!({ "mode": "form", "message": message, "requestedSchema": schema })
 }
 
-impl ClientChannel for PeerClient {
-    fn elicit(
-        &self,
-        message: String,
-        schema: Value,
-    ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>> {
-        Box::pin(async move {
-            offered(&self.capabilities, ClientFeature::Elicitation)?;
-            // rmcp checks the schema is MCP's flat form as it decodes it.
-            let params: ElicitRequestParams =
-                serde_json::from_value(elicitation_params(message, &schema))
-                    .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
-            let answer = self
-                .peer
-                .create_elicitation(params)
-                .await
-                .map_err(|error| ClientError::Failed(error.to_string()))?;
-            let answer = serde_json::to_value(&answer)
-                .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
-            elicitation_answer(&answer, &schema)
-        })
+/// One of the two requests a tool makes of its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// `elicitation/create`: a form for the user.
+    Elicitation,
+    /// `sampling/createMessage`: a completion of the client's model.
+    Sampling,
+}
+
+impl Request {
+    /// The MCP method that carries the request.
+    pub(crate) fn method(self) -> &'static str {
+        match self {
+            Request::Elicitation => "elicitation/create", // wire: MCP's elicitation request
+            Request::Sampling => "sampling/createMessage", // wire: MCP's sampling request
+        }
+    }
+}
+
+/// How a call's requests reach its client and its answers come back: a request of rmcp's peer
+/// of the session ([`PeerClient`]), or an ask of the call's round on MCP 2026-07-28
+/// ([`Round`](super::rounds::Round)). What is asked and how the answer is read is the same for
+/// both, in [`elicit`] and [`sample`].
+pub(crate) trait Asks: Sync {
+    /// What the client declared it can answer.
+    fn capabilities(&self) -> &ClientCapabilities;
+
+    /// The client's answer to `request` with MCP's `params`, as MCP's result.
+    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>>;
+
+    /// Where the call's log messages go.
+    fn logs(&self) -> &PeerClient;
+}
+
+/// One elicitation, however it travels: refused unless the client offers it, then the form
+/// asked and the user's answer read against `schema`.
+pub(crate) async fn elicit(
+    client: &impl Asks,
+    message: String,
+    schema: Value,
+) -> Result<Elicited<Value>, ClientError> {
+    offered(client.capabilities(), ClientFeature::Elicitation)?;
+    let params = elicitation_params(message, &schema);
+    let answer = client.ask(Request::Elicitation, params).await?;
+    elicitation_answer(&answer, &schema)
+}
+
+/// One sampling, however it travels: refused unless the client offers it, then the model's
+/// answer read off the result.
+pub(crate) async fn sample(
+    client: &impl Asks,
+    request: SamplingRequest,
+) -> Result<Sampled, ClientError> {
+    offered(client.capabilities(), ClientFeature::Sampling)?;
+    let answer = client
+        .ask(Request::Sampling, sampling_params(&request))
+        .await?;
+    Ok(sampled(&answer))
+}
+
+/// Implements `ClientChannel` for a type that [`Asks`]: its one implementation, through
+/// [`elicit`], [`sample`] and [`Asks::logs`]. A macro because the orphan rule forbids a blanket
+/// `impl<T: Asks> ClientChannel for T` of envelope-core's trait.
+macro_rules! client_channel_of_asks {
+    ($client:ty) => {
+        impl envelope_core::ClientChannel for $client {
+            fn elicit(
+                &self,
+                message: String,
+                schema: serde_json::Value,
+            ) -> envelope_core::BoxFuture<
+                '_,
+                Result<envelope_core::Elicited<serde_json::Value>, envelope_core::ClientError>,
+            > {
+                Box::pin($crate::server::client::elicit(self, message, schema))
+            }
+
+            fn sample(
+                &self,
+                request: envelope_core::SamplingRequest,
+            ) -> envelope_core::BoxFuture<
+                '_,
+                Result<envelope_core::Sampled, envelope_core::ClientError>,
+            > {
+                Box::pin($crate::server::client::sample(self, request))
+            }
+
+            fn log(&self, level: envelope_core::LogLevel, logger: &str, data: serde_json::Value) {
+                $crate::server::client::Asks::logs(self).log_message(level, logger, data);
+            }
+        }
+    };
+}
+pub(crate) use client_channel_of_asks;
+
+client_channel_of_asks!(PeerClient);
+
+impl Asks for PeerClient {
+    fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
     }
 
-    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>> {
-        Box::pin(async move {
-            offered(&self.capabilities, ClientFeature::Sampling)?;
-            let params: CreateMessageRequestParams =
-                serde_json::from_value(sampling_params(&request))
-                    .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
-            let answer = self
-                .peer
-                .create_message(params)
-                .await
-                .map_err(|error| ClientError::Failed(error.to_string()))?;
-            let answer = serde_json::to_value(&answer)
-                .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
-            Ok(sampled(&answer))
-        })
+    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
+        match request {
+            Request::Elicitation => Box::pin(exchange(params, |params: ElicitRequestParams| {
+                self.peer.create_elicitation(params)
+            })),
+            Request::Sampling => {
+                Box::pin(exchange(params, |params: CreateMessageRequestParams| {
+                    self.peer.create_message(params)
+                }))
+            }
+        }
     }
 
-    fn log(&self, level: LogLevel, logger: &str, data: Value) {
+    fn logs(&self) -> &PeerClient {
+        self
+    }
+}
+
+impl PeerClient {
+    /// Sends a log message from `logger`, if the call's client wants `level`.
+    pub(crate) fn log_message(&self, level: LogLevel, logger: &str, data: Value) {
         if !self.wants(level) {
             return;
         }
@@ -206,6 +291,23 @@ impl ClientChannel for PeerClient {
         // In order with the call's progress, before its result, without holding the tool up.
         self.forward.send(Outgoing::Log(params));
     }
+}
+
+/// One request of rmcp's peer: `params` decoded as rmcp's type `P` for it, sent by `send`, and
+/// the typed result back as MCP's JSON.
+async fn exchange<P, R, F>(params: Value, send: impl FnOnce(P) -> F) -> Result<Value, ClientError>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    F: Future<Output = Result<R, ServiceError>>,
+{
+    // rmcp checks an elicitation's schema is MCP's flat form as it decodes it.
+    let params: P = serde_json::from_value(params)
+        .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
+    let answer = send(params)
+        .await
+        .map_err(|error| ClientError::Failed(error.to_string()))?;
+    serde_json::to_value(&answer).map_err(|error| ClientError::InvalidResponse(error.to_string()))
 }
 
 /// What the user did, read off `elicitation/create`'s result; accepted content is checked

@@ -12,10 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use envelope_core::{
-    BoxFuture, ClientChannel, ClientError, ClientFeature, Elicited, LogLevel, Sampled,
-    SamplingRequest,
-};
+use envelope_core::{BoxFuture, ClientError};
 use rmcp::model::{
     ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     RequestStateCodec, SealOptions,
@@ -23,9 +20,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::client::{
-    PeerClient, elicitation_answer, elicitation_params, offered, sampled, sampling_params,
-};
+use super::client::{Asks, PeerClient, Request};
 
 /// What a round starts from: the answers so far, and what the client can answer.
 pub(crate) struct Round {
@@ -117,54 +112,45 @@ impl Round {
             .ok();
         InputRequiredResult::new(Some(asked), state)
     }
-
-    /// The answer to the ask `key`, or a future that never resolves once it is asked.
-    async fn ask(&self, key: String, request: Value) -> Result<Value, ClientError> {
-        if let Some(answer) = self.answers.get(&key) {
-            return Ok(answer.clone());
-        }
-        let request: InputRequest = serde_json::from_value(request)
-            .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
-        self.asked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, request);
-        // The call answers `input_required` now; the tool's run is dropped with this future.
-        self.needs_input.notify_one();
-        std::future::pending().await
-    }
 }
 
-impl ClientChannel for Round {
-    fn elicit(
-        &self,
-        message: String,
-        schema: Value,
-    ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>> {
+super::client::client_channel_of_asks!(Round);
+
+impl Asks for Round {
+    fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// The answer the client gave to this ask in a round before, or, when it has none, a
+    /// future that never resolves once the ask is recorded for this round's `input_required`.
+    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
+        // The `n`th ask of a kind is keyed by its kind and `n`, in the order the tool asks.
+        let (kind, count) = match request {
+            Request::Elicitation => ("elicit", &self.elicitations),
+            Request::Sampling => ("sample", &self.samplings),
+        };
+        let n = count.fetch_add(1, Ordering::Relaxed) + 1;
+        let key = format!("{kind}-{n}");
         Box::pin(async move {
-            offered(&self.capabilities, ClientFeature::Elicitation)?;
-            let n = self.elicitations.fetch_add(1, Ordering::Relaxed) + 1;
-            // wire: MCP's elicitation request
-            let request = json!({ "method": "elicitation/create", "params": elicitation_params(message, &schema) });
-            let answer = self.ask(format!("elicit-{n}"), request).await?;
-            elicitation_answer(&answer, &schema)
+            if let Some(answer) = self.answers.get(&key) {
+                return Ok(answer.clone());
+            }
+            // wire: MCP's JSON-RPC request, the shape of an `inputRequests` entry
+            let request: InputRequest =
+                serde_json::from_value(json!({ "method": request.method(), "params": params }))
+                    .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
+            self.asked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(key, request);
+            // The call answers `input_required` now; the tool's run is dropped with this future.
+            self.needs_input.notify_one();
+            std::future::pending().await
         })
     }
 
-    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>> {
-        Box::pin(async move {
-            offered(&self.capabilities, ClientFeature::Sampling)?;
-            let n = self.samplings.fetch_add(1, Ordering::Relaxed) + 1;
-            // wire: MCP's sampling request
-            let request =
-                json!({ "method": "sampling/createMessage", "params": sampling_params(&request) });
-            let answer = self.ask(format!("sample-{n}"), request).await?;
-            Ok(sampled(&answer))
-        })
-    }
-
-    fn log(&self, level: LogLevel, logger: &str, data: Value) {
-        self.logs.log(level, logger, data);
+    fn logs(&self) -> &PeerClient {
+        &self.logs
     }
 }
 
