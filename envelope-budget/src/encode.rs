@@ -6,14 +6,12 @@
 //! [`Encoded::precut`] so the trimmer names the cut with the true numbers. `{nodes,
 //! edges}` lists are always converted whole: the subgraph rung needs every edge to rank nodes.
 
-use std::cell::Cell;
-use std::fmt;
+use std::cell::RefCell;
 
-use envelope_core::stage::{ResponseSizer, to_value_capped, to_value_within};
-use serde::ser::{
-    self, Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer,
+use envelope_core::stage::{
+    ResponseSizer, TopList, TopListWatch, to_value_capped, to_value_watched,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::cut::ROOT_LIST_KEY;
 use crate::tokens::{Counts, Estimator};
@@ -78,51 +76,18 @@ impl BudgetEncoder {
         &self,
         payload: &dyn erased_serde::Serialize,
     ) -> Result<(Value, Encoded), serde_json::Error> {
-        let mut precut = Vec::new();
-        let mut measured = MeasuredLists::default();
         // A payload far within the budget is converted whole, at once: sizing rows one by one
         // pays off only when some could never be sent. Converting it stops at the cap, so a
         // large payload costs no more than the cap before taking the row path.
         if let Some(value) = to_value_capped(&payload, 0, self.whole_cap())? {
-            measured.1 = Some(Whole::of_value(&value)?);
+            let measured = MeasuredLists(Vec::new(), Some(Whole::of_value(&value)?));
+            let precut = Vec::new();
             return Ok((value, Encoded { precut, measured }));
         }
-        let value = match probe(&payload) {
-            Kind::Seq => {
-                let (value, full, prefix, joined) = payload.serialize(Rows {
-                    encoder: self,
-                    row_depth: 1,
-                })?;
-                if let Value::Array(items) = &value
-                    && items.len() < full
-                {
-                    precut.push((ROOT_LIST_KEY.to_owned(), full));
-                } else {
-                    measured.1 = Some(Whole::of_list(&joined, &prefix));
-                }
-                measured.0.push((ROOT_LIST_KEY.to_owned(), prefix));
-                value
-            }
-            Kind::Map => {
-                let mut fields = Vec::new();
-                let value = payload.serialize(Top {
-                    encoder: self,
-                    precut: &mut precut,
-                    measured: &mut measured,
-                    fields: &mut fields,
-                })?;
-                if precut.is_empty() {
-                    measured.1 = Some(Whole::of_object(fields));
-                }
-                value
-            }
-            Kind::Other => {
-                let value = to_value_within(&payload, 0)?;
-                measured.1 = Some(Whole::of_value(&value)?);
-                value
-            }
-        };
-        Ok((value, Encoded { precut, measured }))
+        let lists = RefCell::new(TopLists::new(self));
+        let value = to_value_watched(&payload, &lists)?;
+        let encoded = lists.into_inner().finish(&value)?;
+        Ok((value, encoded))
     }
 }
 
@@ -171,10 +136,6 @@ impl MeasuredLists {
             .filter(|prefix| prefix.len() == len + 1)
     }
 }
-
-/// What [`Rows`] produces: the array, the full row count, the rows' prefix sums, and the
-/// converted rows' JSON joined by commas.
-type RowsOut = (Value, usize, Vec<Counts>, Vec<u8>);
 
 impl Whole {
     /// Any value, written out and counted.
@@ -246,546 +207,164 @@ fn utf8(bytes: Vec<u8>) -> String {
         .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
-/// What a value serializes as, found by stopping at its first call.
+/// Sizes the rows of a payload's top lists as [`to_value_watched`] converts them, and leaves
+/// out every row past the one that puts a list's rows alone over the budget: those are
+/// counted, not converted.
+struct TopLists<'a> {
+    encoder: &'a BudgetEncoder,
+    precut: Vec<(String, usize)>,
+    measured: MeasuredLists,
+    /// What the payload turned out to be at its root.
+    root: RootKind,
+    /// Each root member's JSON and counts, in the order written.
+    fields: Vec<(String, Whole)>,
+    /// The root member being converted.
+    member: Option<String>,
+    /// The watched list being converted, and where it stands.
+    list: Option<(TopList, ListRows)>,
+    /// The list the member being converted turned out to be, as written.
+    member_list: Option<Whole>,
+}
+
+/// What a payload is at its root, as far as the encoder cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Seq,
-    Map,
+enum RootKind {
+    List,
+    Object,
     Other,
 }
 
-fn probe<T: Serialize + ?Sized>(value: &T) -> Kind {
-    let kind = Cell::new(Kind::Other);
-    let _ = value.serialize(Probe { kind: &kind });
-    kind.get()
-}
-
-/// Stops the probe; carries nothing, so stopping costs no allocation.
-#[derive(Debug)]
-struct Stop;
-
-impl fmt::Display for Stop {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("probe stop")
-    }
-}
-
-impl std::error::Error for Stop {}
-
-impl ser::Error for Stop {
-    fn custom<M: fmt::Display>(_: M) -> Self {
-        Stop
-    }
-}
-
-struct Probe<'a> {
-    kind: &'a Cell<Kind>,
-}
-
-impl<'a> Probe<'a> {
-    fn stop(self, kind: Kind) -> Result<(), Stop> {
-        self.kind.set(kind);
-        Err(Stop)
-    }
-}
-
-macro_rules! probe_other {
-    ($($method:ident($($arg:ty),*);)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<(), Stop> { self.stop(Kind::Other) })*
-    };
-}
-
-impl<'a> Serializer for Probe<'a> {
-    type Ok = ();
-    type Error = Stop;
-    type SerializeSeq = Impossible<(), Stop>;
-    type SerializeTuple = Impossible<(), Stop>;
-    type SerializeTupleStruct = Impossible<(), Stop>;
-    type SerializeTupleVariant = Impossible<(), Stop>;
-    type SerializeMap = Impossible<(), Stop>;
-    type SerializeStruct = Impossible<(), Stop>;
-    type SerializeStructVariant = Impossible<(), Stop>;
-
-    probe_other! {
-        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
-        serialize_i64(i64); serialize_u8(u8); serialize_u16(u16); serialize_u32(u32);
-        serialize_u64(u64); serialize_f32(f32); serialize_f64(f64); serialize_char(char);
-        serialize_str(&str); serialize_bytes(&[u8]); serialize_none(); serialize_unit();
-        serialize_unit_struct(&'static str); serialize_unit_variant(&'static str, u32, &'static str);
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Stop> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Stop> {
-        self.stop(Kind::Other)
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Stop> {
-        self.stop(Kind::Seq).map(|()| unreachable!())
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Stop> {
-        self.stop(Kind::Seq).map(|()| unreachable!())
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Stop> {
-        self.stop(Kind::Seq).map(|()| unreachable!())
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Stop> {
-        self.stop(Kind::Other).map(|()| unreachable!())
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Stop> {
-        self.stop(Kind::Map).map(|()| unreachable!())
-    }
-
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Stop> {
-        self.stop(Kind::Map).map(|()| unreachable!())
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Stop> {
-        self.stop(Kind::Other).map(|()| unreachable!())
-    }
-}
-
-/// Serializes a value probed as a sequence: rows converted until hopeless, then only counted.
-/// Output: the array and the full row count.
-struct Rows<'a> {
-    encoder: &'a BudgetEncoder,
-    /// Where each row sits below the payload's root: the depth its conversion is bounded from.
-    row_depth: usize,
-}
-
-struct RowsSeq<'a> {
-    encoder: &'a BudgetEncoder,
-    row_depth: usize,
-    items: Vec<Value>,
+/// A watched list's kept rows as written.
+struct ListRows {
+    /// The counts of the kept rows joined by commas.
     counts: Counts,
+    /// `prefix[k]`: the counts of the first `k` kept rows.
     prefix: Vec<Counts>,
-    /// The converted rows' JSON, joined by commas.
+    /// The kept rows' JSON, joined by commas.
     joined: Vec<u8>,
-    full: usize,
-    stopped: bool,
+    kept: usize,
 }
 
-impl SerializeSeq for RowsSeq<'_> {
-    type Ok = RowsOut;
-    type Error = serde_json::Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        self.full += 1;
-        if self.stopped {
-            return Ok(());
+impl<'a> TopLists<'a> {
+    fn new(encoder: &'a BudgetEncoder) -> TopLists<'a> {
+        TopLists {
+            encoder,
+            precut: Vec::new(),
+            measured: MeasuredLists::default(),
+            root: RootKind::Other,
+            fields: Vec::new(),
+            member: None,
+            list: None,
+            member_list: None,
         }
-        let row = to_value_within(value, self.row_depth)?;
-        // Sized from its own bytes: writing a row out and counting the text in blocks is
-        // faster than walking the tree node by node. The bytes are kept for the text mirror.
-        let start = self.joined.len();
-        let comma = !self.items.is_empty();
-        if comma {
-            self.joined.push(b',');
-            self.counts.punct += 1;
+    }
+
+    /// What was cut and measured, the payload having been converted to `value`.
+    fn finish(mut self, value: &Value) -> Result<Encoded, serde_json::Error> {
+        match self.root {
+            // A root list measured itself as it ended.
+            RootKind::List => {}
+            RootKind::Object => {
+                if self.precut.is_empty() {
+                    self.measured.1 = Some(Whole::of_object(self.fields));
+                }
+            }
+            RootKind::Other => self.measured.1 = Some(Whole::of_value(value)?),
         }
-        let row_start = self.joined.len();
-        serde_json::to_writer(&mut self.joined, &row)?;
-        self.counts += Counts::of_bytes(&self.joined[row_start..]);
-        if self.encoder.hopeless(&self.counts) {
-            // This row and every later one can never be kept; stop converting them.
-            self.stopped = true;
-            self.joined.truncate(start);
-        } else {
-            self.items.push(row);
-            self.prefix.push(self.counts);
+        Ok(Encoded {
+            precut: self.precut,
+            measured: self.measured,
+        })
+    }
+}
+
+impl TopListWatch for TopLists<'_> {
+    fn member_starts(&mut self, key: &str) {
+        self.root = RootKind::Object;
+        self.member = Some(key.to_owned());
+        self.member_list = None;
+    }
+
+    fn list_opens(&mut self, at: TopList) -> bool {
+        // Graph lists stay whole: ranking nodes by degree needs every edge.
+        if at == TopList::Member && matches!(self.member.as_deref(), Some("nodes" | "edges")) {
+            return false;
         }
-        Ok(())
-    }
-
-    fn end(self) -> Result<RowsOut, Self::Error> {
-        Ok((
-            Value::Array(self.items),
-            self.full,
-            self.prefix,
-            self.joined,
-        ))
-    }
-}
-
-impl ser::SerializeTuple for RowsSeq<'_> {
-    type Ok = RowsOut;
-    type Error = serde_json::Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<RowsOut, Self::Error> {
-        SerializeSeq::end(self)
-    }
-}
-
-impl ser::SerializeTupleStruct for RowsSeq<'_> {
-    type Ok = RowsOut;
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<RowsOut, Self::Error> {
-        SerializeSeq::end(self)
-    }
-}
-
-fn not_a_sequence() -> serde_json::Error {
-    ser::Error::custom("the probe said sequence; the value serialized otherwise")
-}
-
-macro_rules! rows_unexpected {
-    ($($method:ident($($arg:ty),*);)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<RowsOut, serde_json::Error> { Err(not_a_sequence()) })*
-    };
-}
-
-impl<'a> Serializer for Rows<'a> {
-    type Ok = RowsOut;
-    type Error = serde_json::Error;
-    type SerializeSeq = RowsSeq<'a>;
-    type SerializeTuple = RowsSeq<'a>;
-    type SerializeTupleStruct = RowsSeq<'a>;
-    type SerializeTupleVariant = Impossible<RowsOut, serde_json::Error>;
-    type SerializeMap = Impossible<RowsOut, serde_json::Error>;
-    type SerializeStruct = Impossible<RowsOut, serde_json::Error>;
-    type SerializeStructVariant = Impossible<RowsOut, serde_json::Error>;
-
-    rows_unexpected! {
-        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
-        serialize_i64(i64); serialize_u8(u8); serialize_u16(u16); serialize_u32(u32);
-        serialize_u64(u64); serialize_f32(f32); serialize_f64(f64); serialize_char(char);
-        serialize_str(&str); serialize_bytes(&[u8]); serialize_none(); serialize_unit();
-        serialize_unit_struct(&'static str); serialize_unit_variant(&'static str, u32, &'static str);
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, Self::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<Self::Ok, Self::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Self::Ok, Self::Error> {
-        Err(not_a_sequence())
-    }
-
-    fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
-        Ok(RowsSeq {
-            encoder: self.encoder,
-            row_depth: self.row_depth,
-            items: Vec::with_capacity(len.unwrap_or(0).min(1024)),
+        if at == TopList::Root {
+            self.root = RootKind::List;
+        }
+        let rows = ListRows {
             counts: Counts::default(),
             prefix: vec![Counts::default()],
             joined: Vec::new(),
-            full: 0,
-            stopped: false,
-        })
-    }
-
-    fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, Self::Error> {
-        self.serialize_seq(Some(len))
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeTupleStruct, Self::Error> {
-        self.serialize_seq(Some(len))
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Self::Error> {
-        Err(not_a_sequence())
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
-        Err(not_a_sequence())
-    }
-
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, Self::Error> {
-        Err(not_a_sequence())
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Self::Error> {
-        Err(not_a_sequence())
-    }
-}
-
-/// Serializes a payload probed as a map or struct, field by field: list fields through
-/// [`Rows`], everything else with [`to_value_within`].
-struct Top<'a, 'p> {
-    encoder: &'a BudgetEncoder,
-    precut: &'p mut Vec<(String, usize)>,
-    measured: &'p mut MeasuredLists,
-    fields: &'p mut Vec<(String, Whole)>,
-}
-
-struct TopMap<'a, 'p> {
-    encoder: &'a BudgetEncoder,
-    precut: &'p mut Vec<(String, usize)>,
-    measured: &'p mut MeasuredLists,
-    /// Each member's JSON and counts, in the order written.
-    fields: &'p mut Vec<(String, Whole)>,
-    map: Map<String, Value>,
-    next_key: Option<String>,
-}
-
-impl TopMap<'_, '_> {
-    fn field<T: Serialize + ?Sized>(
-        &mut self,
-        key: String,
-        value: &T,
-    ) -> Result<(), serde_json::Error> {
-        // Graph lists stay whole: ranking nodes by degree needs every edge.
-        let graph_list = key == "nodes" || key == "edges";
-        let value = if !graph_list && probe(value) == Kind::Seq {
-            let (value, full, prefix, joined) = value.serialize(Rows {
-                encoder: self.encoder,
-                row_depth: 2,
-            })?;
-            if let Value::Array(items) = &value
-                && items.len() < full
-            {
-                self.precut.push((key.clone(), full));
-            }
-            self.fields
-                .push((key.clone(), Whole::of_list(&joined, &prefix)));
-            // A map that writes a key twice keeps its last value; so does the measure.
-            self.measured.0.retain(|(measured, _)| *measured != key);
-            self.measured.0.push((key.clone(), prefix));
-            value
-        } else {
-            let value = to_value_within(value, 1)?;
-            self.fields.push((key.clone(), Whole::of_value(&value)?));
-            value
+            kept: 0,
         };
-        self.map.insert(key, value);
+        self.list = Some((at, rows));
+        true
+    }
+
+    fn row(&mut self, row: &Value) -> Result<bool, serde_json::Error> {
+        let Some((_, list)) = &mut self.list else {
+            return Ok(true);
+        };
+        // Sized from its own bytes: writing a row out and counting the text in blocks is
+        // faster than walking the tree node by node. The bytes are kept for the text mirror.
+        let start = list.joined.len();
+        if list.kept > 0 {
+            list.joined.push(b',');
+            list.counts.punct += 1;
+        }
+        let row_start = list.joined.len();
+        serde_json::to_writer(&mut list.joined, row)?;
+        list.counts += Counts::of_bytes(&list.joined[row_start..]);
+        if self.encoder.hopeless(&list.counts) {
+            // This row and every later one can never be kept.
+            list.joined.truncate(start);
+            return Ok(false);
+        }
+        list.kept += 1;
+        list.prefix.push(list.counts);
+        Ok(true)
+    }
+
+    fn list_ends(&mut self, full: usize) {
+        let Some((at, list)) = self.list.take() else {
+            return;
+        };
+        let key = match at {
+            TopList::Root => ROOT_LIST_KEY.to_owned(),
+            TopList::Member => self.member.clone().unwrap_or_default(),
+        };
+        let cut = list.kept < full;
+        if cut {
+            self.precut.push((key.clone(), full));
+        }
+        let whole = Whole::of_list(&list.joined, &list.prefix);
+        match at {
+            // A root list cut short is not the whole payload.
+            TopList::Root => self.measured.1 = (!cut).then_some(whole),
+            TopList::Member => self.member_list = Some(whole),
+        }
+        // A map that writes a key twice keeps its last value; so does the measure.
+        self.measured.0.retain(|(measured, _)| *measured != key);
+        self.measured.0.push((key, list.prefix));
+    }
+
+    fn member_ends(&mut self, value: &Value) -> Result<(), serde_json::Error> {
+        let whole = match self.member_list.take() {
+            Some(list) => list,
+            None => Whole::of_value(value)?,
+        };
+        self.fields
+            .push((self.member.take().unwrap_or_default(), whole));
         Ok(())
-    }
-}
-
-impl SerializeStruct for TopMap<'_, '_> {
-    type Ok = Value;
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Self::Error> {
-        self.field(key.to_owned(), value)
-    }
-
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(Value::Object(self.map))
-    }
-}
-
-impl SerializeMap for TopMap<'_, '_> {
-    type Ok = Value;
-    type Error = serde_json::Error;
-
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Self::Error> {
-        self.next_key = Some(match serde_json::to_value(key)? {
-            Value::String(key) => key,
-            // serde_json writes number and boolean keys as strings; so do we.
-            Value::Number(number) => number.to_string(),
-            Value::Bool(flag) => flag.to_string(),
-            _ => return Err(ser::Error::custom("key must be a string")),
-        });
-        Ok(())
-    }
-
-    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Self::Error> {
-        let key = self
-            .next_key
-            .take()
-            .ok_or_else(|| <serde_json::Error as ser::Error>::custom("value without a key"))?;
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result<Value, Self::Error> {
-        Ok(Value::Object(self.map))
-    }
-}
-
-fn not_a_map() -> serde_json::Error {
-    ser::Error::custom("the probe said map; the value serialized otherwise")
-}
-
-macro_rules! top_unexpected {
-    ($($method:ident($($arg:ty),*);)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<Value, serde_json::Error> { Err(not_a_map()) })*
-    };
-}
-
-impl<'a, 'p> Serializer for Top<'a, 'p> {
-    type Ok = Value;
-    type Error = serde_json::Error;
-    type SerializeSeq = Impossible<Value, serde_json::Error>;
-    type SerializeTuple = Impossible<Value, serde_json::Error>;
-    type SerializeTupleStruct = Impossible<Value, serde_json::Error>;
-    type SerializeTupleVariant = Impossible<Value, serde_json::Error>;
-    type SerializeMap = TopMap<'a, 'p>;
-    type SerializeStruct = TopMap<'a, 'p>;
-    type SerializeStructVariant = Impossible<Value, serde_json::Error>;
-
-    top_unexpected! {
-        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32);
-        serialize_i64(i64); serialize_u8(u8); serialize_u16(u16); serialize_u32(u32);
-        serialize_u64(u64); serialize_f32(f32); serialize_f64(f64); serialize_char(char);
-        serialize_str(&str); serialize_bytes(&[u8]); serialize_none(); serialize_unit();
-        serialize_unit_struct(&'static str); serialize_unit_variant(&'static str, u32, &'static str);
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Value, Self::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<Value, Self::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Value, Self::Error> {
-        Err(not_a_map())
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Self::Error> {
-        Err(not_a_map())
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Self::Error> {
-        Err(not_a_map())
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Self::Error> {
-        Err(not_a_map())
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Self::Error> {
-        Err(not_a_map())
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Self::Error> {
-        Ok(TopMap {
-            encoder: self.encoder,
-            precut: self.precut,
-            measured: self.measured,
-            fields: self.fields,
-            map: Map::new(),
-            next_key: None,
-        })
-    }
-
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, Self::Error> {
-        self.serialize_map(None)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Self::Error> {
-        Err(not_a_map())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Serialize;
     use serde_json::json;
 
     /// What one encoding wrote, cut and measured.

@@ -4,7 +4,7 @@
 //! `serde_json::Value` of eight thousand), turning it into JSON recurses at most a fixed number
 //! of levels, so a payload never overflows the stack of the thread that serializes it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Value};
@@ -54,11 +54,7 @@ pub fn to_value_within<T: Serialize + ?Sized>(
     value: &T,
     depth: usize,
 ) -> Result<Value, serde_json::Error> {
-    value.serialize(Bounded {
-        containers_left: (MAX_PAYLOAD_DEPTH + 1).saturating_sub(depth),
-        transparent: 0,
-        room: None,
-    })
+    value.serialize(Bounded::at_depth(depth, None, None))
 }
 
 /// [`to_value_within`], or `None` as soon as the JSON would take more than about `max_bytes`
@@ -82,11 +78,7 @@ pub fn to_value_capped<T: Serialize + ?Sized>(
     max_bytes: usize,
 ) -> Result<Option<Value>, serde_json::Error> {
     let room = Cell::new(Some(max_bytes));
-    let converted = value.serialize(Bounded {
-        containers_left: (MAX_PAYLOAD_DEPTH + 1).saturating_sub(depth),
-        transparent: 0,
-        room: Some(&room),
-    });
+    let converted = value.serialize(Bounded::at_depth(depth, Some(&room), None));
     match (converted, room.get()) {
         (Ok(value), Some(_)) => Ok(Some(value)),
         // Past the cap: the error is the stop, not the payload's.
@@ -95,8 +87,101 @@ pub fn to_value_capped<T: Serialize + ?Sized>(
     }
 }
 
+/// [`to_value_within`] of a whole payload (depth 0), handing `watch` the rows of the lists at
+/// its top, the root array's or a root object member's, as they are converted: the one walk
+/// through which an encoder sizes rows and stops converting those it could never send.
+///
+/// A list is at the top when it is the payload itself or a member's value of the payload's
+/// root object, through any wrapper that adds no JSON level (`Some`, a newtype); an enum
+/// variant's list is not. Every other value is converted as [`to_value_within`] converts it.
+///
+/// ```
+/// use std::cell::RefCell;
+///
+/// use envelope_core::stage::{TopList, TopListWatch, to_value_watched};
+/// use serde_json::{Value, json};
+///
+/// /// Keeps the first two rows of each top list, and counts the rest.
+/// #[derive(Default)]
+/// struct FirstTwo {
+///     kept: usize,
+///     lengths: Vec<usize>,
+/// }
+///
+/// impl TopListWatch for FirstTwo {
+///     fn member_starts(&mut self, _key: &str) {}
+///     fn list_opens(&mut self, _at: TopList) -> bool {
+///         self.kept = 0;
+///         true
+///     }
+///     fn row(&mut self, _row: &Value) -> Result<bool, serde_json::Error> {
+///         self.kept += 1;
+///         Ok(self.kept <= 2)
+///     }
+///     fn list_ends(&mut self, full: usize) {
+///         self.lengths.push(full);
+///     }
+///     fn member_ends(&mut self, _value: &Value) -> Result<(), serde_json::Error> {
+///         Ok(())
+///     }
+/// }
+///
+/// let watch = RefCell::new(FirstTwo::default());
+/// let payload = json!({"hits": [1, 2, 3, 4], "total": 4});
+/// let value = to_value_watched(&payload, &watch)?;
+/// assert_eq!(value, json!({"hits": [1, 2], "total": 4}));
+/// assert_eq!(watch.into_inner().lengths, [4]);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn to_value_watched<T: Serialize + ?Sized>(
+    value: &T,
+    watch: &RefCell<dyn TopListWatch + '_>,
+) -> Result<Value, serde_json::Error> {
+    value.serialize(Bounded::at_depth(0, None, Some(watch)))
+}
+
+/// Where a list at the top of a payload stands: see [`to_value_watched`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopList {
+    /// The payload is the list.
+    Root,
+    /// The list is the value of the root object's member that started last.
+    Member,
+}
+
+/// What [`to_value_watched`] tells as it converts a payload's top lists, in this order: for
+/// each root object member, [`member_starts`](Self::member_starts), then, if its value is a
+/// list, [`list_opens`](Self::list_opens) and its rows, then
+/// [`member_ends`](Self::member_ends); for a root list, `list_opens(TopList::Root)` and its
+/// rows. Rows are converted as [`to_value_within`] converts a value one or two levels down.
+pub trait TopListWatch {
+    /// A member of the payload's root object, named `key`, is about to be converted.
+    fn member_starts(&mut self, key: &str);
+    /// A list opens at the top, `at`: whether to hand its rows to [`row`](Self::row). An
+    /// unwatched list is converted whole, as any other value.
+    fn list_opens(&mut self, at: TopList) -> bool;
+    /// The next row of the watched list, converted: `Ok(true)` keeps it; `Ok(false)` leaves it
+    /// out, and every later row of the list is then counted, not converted.
+    fn row(&mut self, row: &Value) -> Result<bool, serde_json::Error>;
+    /// The watched list ended; it was `full` rows long, converted or not.
+    fn list_ends(&mut self, full: usize);
+    /// The member that started last, converted to `value` (its list as kept).
+    fn member_ends(&mut self, value: &Value) -> Result<(), serde_json::Error>;
+}
+
 /// What a scalar costs against the cap: its bytes, or a fixed width for numbers.
 const SCALAR_BYTES: usize = 8;
+
+/// Where a value stands relative to a watched payload's top.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// The payload itself.
+    Root,
+    /// A member's value of the root object.
+    RootMember,
+    /// Anywhere below, or in a payload nobody watches.
+    Below,
+}
 
 /// A `serde_json::Value` serializer that stops descending where the budget stage would cut.
 #[derive(Clone, Copy)]
@@ -107,16 +192,53 @@ struct Bounded<'a> {
     transparent: usize,
     /// The bytes left under [`to_value_capped`]'s cap; `None` inside once it is passed.
     room: Option<&'a Cell<Option<usize>>>,
+    /// [`to_value_watched`]'s watch, and where this value stands relative to the top.
+    watch: Option<&'a RefCell<dyn TopListWatch + 'a>>,
+    place: Place,
 }
 
 impl<'a> Bounded<'a> {
+    /// The serializer for a value `depth` levels below the payload's root.
+    fn at_depth(
+        depth: usize,
+        room: Option<&'a Cell<Option<usize>>>,
+        watch: Option<&'a RefCell<dyn TopListWatch + 'a>>,
+    ) -> Bounded<'a> {
+        Bounded {
+            containers_left: (MAX_PAYLOAD_DEPTH + 1).saturating_sub(depth),
+            transparent: 0,
+            room,
+            watch,
+            place: Place::Root,
+        }
+    }
+
     /// The serializer for a member of a container this one opens.
     fn member(self) -> Bounded<'a> {
         Bounded {
             containers_left: self.containers_left - 1,
             transparent: 0,
-            room: self.room,
+            place: Place::Below,
+            ..self
         }
+    }
+
+    /// This serializer, standing below the top of a watched payload.
+    fn below(self) -> Bounded<'a> {
+        Bounded {
+            place: Place::Below,
+            ..self
+        }
+    }
+
+    /// The watch, when this value is at the top of a watched payload.
+    fn top_watch(self) -> Option<(&'a RefCell<dyn TopListWatch + 'a>, TopList)> {
+        let at = match self.place {
+            Place::Root => TopList::Root,
+            Place::RootMember => TopList::Member,
+            Place::Below => return None,
+        };
+        self.watch.map(|watch| (watch, at))
     }
 
     /// Takes `bytes` from the cap, if there is one; past it, stops the conversion.
@@ -176,19 +298,47 @@ struct Seq<'a> {
     member: Bounded<'a>,
     /// `Some(variant)`: the array is the value of `{variant: [...]}`.
     variant: Option<&'static str>,
+    /// A top list's watch, its rows handed over as they are converted.
+    watched: Option<Watched<'a>>,
+}
+
+/// A watched top list's progress.
+struct Watched<'a> {
+    watch: &'a RefCell<dyn TopListWatch + 'a>,
+    /// Its rows so far, converted or not.
+    full: usize,
+    /// Whether the watch left a row out: later rows are counted, not converted.
+    stopped: bool,
 }
 
 impl Seq<'_> {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
-        if let Some(items) = &mut self.items {
+        let Some(items) = &mut self.items else {
+            return Ok(());
+        };
+        let Some(watched) = &mut self.watched else {
             // The separating comma.
             self.member.spend(1)?;
             items.push(value.serialize(self.member)?);
+            return Ok(());
+        };
+        watched.full += 1;
+        if watched.stopped {
+            return Ok(());
+        }
+        let row = value.serialize(self.member)?;
+        if watched.watch.borrow_mut().row(&row)? {
+            items.push(row);
+        } else {
+            watched.stopped = true;
         }
         Ok(())
     }
 
     fn finish(self) -> Value {
+        if let Some(watched) = &self.watched {
+            watched.watch.borrow_mut().list_ends(watched.full);
+        }
         let array = self.items.map_or(Value::Null, Value::Array);
         match self.variant {
             Some(variant) => Value::Object(Map::from_iter([(variant.to_owned(), array)])),
@@ -203,6 +353,8 @@ struct Obj<'a> {
     member: Bounded<'a>,
     next_key: Option<String>,
     variant: Option<&'static str>,
+    /// The watch, when this is a watched payload's root object.
+    watch: Option<&'a RefCell<dyn TopListWatch + 'a>>,
 }
 
 impl Obj<'_> {
@@ -211,11 +363,22 @@ impl Obj<'_> {
         key: String,
         value: &T,
     ) -> Result<(), serde_json::Error> {
-        if let Some(members) = &mut self.members {
-            // The key, its quotes, the colon and the separating comma.
-            self.member.spend(key.len() + 4)?;
+        let Some(members) = &mut self.members else {
+            return Ok(());
+        };
+        // The key, its quotes, the colon and the separating comma.
+        self.member.spend(key.len() + 4)?;
+        let Some(watch) = self.watch else {
             members.insert(key, value.serialize(self.member)?);
-        }
+            return Ok(());
+        };
+        watch.borrow_mut().member_starts(&key);
+        let converted = value.serialize(Bounded {
+            place: Place::RootMember,
+            ..self.member
+        })?;
+        watch.borrow_mut().member_ends(&converted)?;
+        members.insert(key, converted);
         Ok(())
     }
 
@@ -316,12 +479,20 @@ impl<'a> ser::Serializer for Bounded<'a> {
 
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'a>, serde_json::Error> {
         self.spend(2)?;
+        let watched = self.top_watch().and_then(|(watch, at)| {
+            watch.borrow_mut().list_opens(at).then_some(Watched {
+                watch,
+                full: 0,
+                stopped: false,
+            })
+        });
         Ok(Seq {
             items: self
                 .room()
                 .then(|| Vec::with_capacity(len.unwrap_or(0).min(4096))),
             member: if self.room() { self.member() } else { self },
             variant: None,
+            watched,
         })
     }
 
@@ -345,7 +516,12 @@ impl<'a> ser::Serializer for Bounded<'a> {
         len: usize,
     ) -> Result<Seq<'a>, serde_json::Error> {
         // `{variant: [...]}`: the object is one level, the array another.
-        let outer = if self.room() { self.member() } else { self };
+        // An enum variant's container is never a top list.
+        let outer = if self.room() {
+            self.member()
+        } else {
+            self.below()
+        };
         let mut seq = outer.serialize_seq(Some(len))?;
         if !self.room() {
             seq.items = None;
@@ -361,6 +537,7 @@ impl<'a> ser::Serializer for Bounded<'a> {
             member: if self.room() { self.member() } else { self },
             next_key: None,
             variant: None,
+            watch: self.watch.filter(|_| self.place == Place::Root),
         })
     }
 
@@ -375,7 +552,12 @@ impl<'a> ser::Serializer for Bounded<'a> {
         variant: &'static str,
         len: usize,
     ) -> Result<Obj<'a>, serde_json::Error> {
-        let outer = if self.room() { self.member() } else { self };
+        // An enum variant's container is never a top list.
+        let outer = if self.room() {
+            self.member()
+        } else {
+            self.below()
+        };
         let mut object = outer.serialize_map(Some(len))?;
         if !self.room() {
             object.members = None;
@@ -535,5 +717,91 @@ mod tests {
         let value = json!([[[[1]]]]);
         let bounded = to_value_within(&value, MAX_PAYLOAD_DEPTH - 1).expect("serializes");
         assert_eq!(bounded, json!([[null]]));
+    }
+
+    /// Writes down what the walk tells, and stops each list after `keep` rows.
+    struct Recorder {
+        keep: usize,
+        kept: usize,
+        told: Vec<String>,
+    }
+
+    impl TopListWatch for Recorder {
+        fn member_starts(&mut self, key: &str) {
+            self.told.push(format!("member {key}"));
+        }
+        fn list_opens(&mut self, at: TopList) -> bool {
+            self.told.push(format!("opens {at:?}"));
+            self.kept = 0;
+            true
+        }
+        fn row(&mut self, row: &Value) -> Result<bool, serde_json::Error> {
+            self.told.push(format!("row {row}"));
+            self.kept += 1;
+            Ok(self.kept <= self.keep)
+        }
+        fn list_ends(&mut self, full: usize) {
+            self.told.push(format!("ends {full}"));
+        }
+        fn member_ends(&mut self, value: &Value) -> Result<(), serde_json::Error> {
+            self.told.push(format!("member is {value}"));
+            Ok(())
+        }
+    }
+
+    fn watched(value: &impl serde::Serialize, keep: usize) -> (Value, Vec<String>) {
+        let watch = RefCell::new(Recorder {
+            keep,
+            kept: 0,
+            told: Vec::new(),
+        });
+        let value = to_value_watched(value, &watch).expect("serializes");
+        (value, watch.into_inner().told)
+    }
+
+    #[test]
+    fn the_walk_hands_over_top_rows_and_counts_those_left_out() {
+        #[derive(serde::Serialize)]
+        struct Page {
+            hits: Option<Vec<u8>>,
+            shape: Shape,
+        }
+        let page = Page {
+            hits: Some(vec![1, 2, 3]),
+            shape: Shape::Group {
+                members: vec![Shape::Dot],
+            },
+        };
+        let (value, told) = watched(&page, 1);
+        // The list behind `Some` is a top list; the variant's is not, nor are nested rows.
+        assert_eq!(
+            value,
+            json!({"hits": [1], "shape": {"group": {"members": ["dot"]}}})
+        );
+        assert_eq!(
+            told,
+            [
+                "member hits",
+                "opens Member",
+                "row 1",
+                "row 2",
+                "ends 3",
+                "member is [1]",
+                "member shape",
+                r#"member is {"group":{"members":["dot"]}}"#,
+            ]
+        );
+        let (value, told) = watched(&vec![vec![1], vec![2]], 5);
+        assert_eq!(value, json!([[1], [2]]));
+        assert_eq!(told, ["opens Root", "row [1]", "row [2]", "ends 2"]);
+    }
+
+    #[test]
+    fn a_watched_walk_converts_like_the_plain_one() {
+        let row = json!({"a": [1, {"b": [2, 3]}], "c": "d"});
+        assert_eq!(
+            watched(&row, usize::MAX).0,
+            to_value_within(&row, 0).expect("serializes")
+        );
     }
 }

@@ -22,7 +22,9 @@
 
 use serde_json::Value;
 
-pub use crate::bounded::{to_value_capped, to_value_within};
+pub use crate::bounded::{
+    TopList, TopListWatch, to_value_capped, to_value_watched, to_value_within,
+};
 pub use crate::canonical::canonical_json;
 pub use crate::context::{Cancellation, ProgressSink, States};
 pub use crate::controls::{Controls, OutputFormat, ResponseMode};
