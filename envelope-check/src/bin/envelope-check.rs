@@ -112,12 +112,24 @@ struct Options {
     #[arg(long)]
     server_stderr: bool,
 
+    /// The command that runs a server on stdio, and its arguments (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    // Last: its heading would also title every argument declared after it.
+    #[command(flatten)]
+    login: LoginOptions,
+}
+
+/// How to log in to an HTTP server: a bearer token, or OAuth's client-credentials grant.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Logging in (HTTP only)")]
+struct LoginOptions {
     /// Log in with the bearer token in this file (one line; a final line ending is dropped),
     /// sent as `Authorization: Bearer …` on every request. Only with `--url`; never printed.
     #[arg(
         long,
         value_name = "PATH",
-        help_heading = "Logging in (HTTP only)",
         requires = "url",
         conflicts_with_all = ["command", "oauth_token_url", "client_id", "client_secret_file", "scopes", "client_auth"],
     )]
@@ -132,7 +144,6 @@ struct Options {
     #[arg(
         long,
         value_name = "URL",
-        help_heading = "Logging in (HTTP only)",
         value_parser = http_url,
         requires_all = ["url", "client_id", "client_secret_file"],
         conflicts_with = "command",
@@ -140,22 +151,12 @@ struct Options {
     oauth_token_url: Option<String>,
 
     /// The OAuth client's id (with `--oauth-token-url`).
-    #[arg(
-        long,
-        value_name = "ID",
-        help_heading = "Logging in (HTTP only)",
-        requires = "oauth_token_url"
-    )]
+    #[arg(long, value_name = "ID", requires = "oauth_token_url")]
     client_id: Option<String>,
 
     /// The file holding the OAuth client's secret (with `--oauth-token-url`; one line, a
     /// final line ending is dropped). Never printed.
-    #[arg(
-        long,
-        value_name = "PATH",
-        help_heading = "Logging in (HTTP only)",
-        requires = "oauth_token_url"
-    )]
+    #[arg(long, value_name = "PATH", requires = "oauth_token_url")]
     client_secret_file: Option<PathBuf>,
 
     /// A scope to ask the token endpoint for (with `--oauth-token-url`). Repeatable, or several
@@ -165,7 +166,6 @@ struct Options {
     #[arg(
         long = "scope",
         value_name = "SCOPE",
-        help_heading = "Logging in (HTTP only)",
         value_delimiter = ' ',
         requires = "oauth_token_url"
     )]
@@ -177,16 +177,11 @@ struct Options {
     #[arg(
         long,
         value_name = "METHOD",
-        help_heading = "Logging in (HTTP only)",
         value_enum,
         default_value_t = ClientAuthMethod::Basic,
         requires = "oauth_token_url"
     )]
     client_auth: ClientAuthMethod,
-
-    /// The command that runs a server on stdio, and its arguments (after `--`).
-    #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
 }
 
 /// `--client-auth`'s values.
@@ -248,7 +243,7 @@ async fn check(
         // One limit on an answer, whichever way it comes: an event or a JSON body.
         http.max_sse_event_size = options.max_answer_bytes.max(1);
         http.max_json_response_size = options.max_answer_bytes.max(1);
-        let login = login(options, url).map_err(|error| error_chain(&error))?;
+        let login = login(&options.login, url).map_err(|error| error_chain(&error))?;
         let logged_in = login.is_some();
         let connecting = match login {
             Some(login) => {
@@ -311,7 +306,7 @@ async fn check(
 }
 
 /// The login the command line asks for, if any; its secrets read from their files.
-fn login(options: &Options, url: &str) -> Result<Option<Login>, LoginError> {
+fn login(options: &LoginOptions, url: &str) -> Result<Option<Login>, LoginError> {
     if let Some(path) = &options.bearer_token_file {
         return Ok(Some(Login::Bearer(Secret::read_token_file(path)?)));
     }

@@ -73,113 +73,67 @@ impl LoggedInClient {
     }
 }
 
+/// Forwards each request to `self.http` with the token of the moment in the place of rmcp's
+/// `auth_header` (fixed when the transport was built, so ignored): every request's arguments
+/// are given before that place (`before`) and after it (`after`), and pass through unchanged.
+macro_rules! forward_with_bearer {
+    ($(
+        async fn $method:ident(
+            $($before:ident: $before_type:ty),*;
+            auth_header;
+            $($after:ident: $after_type:ty),*
+        ) -> $answer:ty;
+    )*) => {$(
+        async fn $method(
+            &self,
+            $($before: $before_type,)*
+            _auth_header: Option<String>,
+            $($after: $after_type,)*
+        ) -> Result<$answer, Failed> {
+            let bearer = self.bearer().await?;
+            self.http.$method($($before,)* bearer, $($after,)*).await
+        }
+    )*};
+}
+
 impl StreamableHttpClient for LoggedInClient {
     type Error = reqwest::Error;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, Failed> {
-        let bearer = self.bearer().await?;
-        self.http
-            .post_message(uri, message, session_id, bearer, custom_headers)
-            .await
-    }
+    forward_with_bearer! {
+        async fn post_message(
+            uri: Arc<str>, message: ClientJsonRpcMessage, session_id: Option<Arc<str>>;
+            auth_header;
+            custom_headers: HashMap<HeaderName, HeaderValue>
+        ) -> StreamableHttpPostResponse;
 
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, Failed> {
-        let bearer = self.bearer().await?;
-        self.http
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                bearer,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
+        async fn post_message_with_max_sse_event_size(
+            uri: Arc<str>, message: ClientJsonRpcMessage, session_id: Option<Arc<str>>;
+            auth_header;
+            custom_headers: HashMap<HeaderName, HeaderValue>, max_sse_event_size: usize
+        ) -> StreamableHttpPostResponse;
 
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, Failed> {
-        let bearer = self.bearer().await?;
-        self.http
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                bearer,
-                custom_headers,
-                limits,
-            )
-            .await
-    }
+        async fn post_message_with_response_limits(
+            uri: Arc<str>, message: ClientJsonRpcMessage, session_id: Option<Arc<str>>;
+            auth_header;
+            custom_headers: HashMap<HeaderName, HeaderValue>, limits: StreamableHttpResponseLimits
+        ) -> StreamableHttpPostResponse;
 
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), Failed> {
-        let bearer = self.bearer().await?;
-        self.http
-            .delete_session(uri, session_id, bearer, custom_headers)
-            .await
-    }
+        async fn delete_session(
+            uri: Arc<str>, session_id: Arc<str>;
+            auth_header;
+            custom_headers: HashMap<HeaderName, HeaderValue>
+        ) -> ();
 
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failed> {
-        let bearer = self.bearer().await?;
-        self.http
-            .get_stream(uri, session_id, last_event_id, bearer, custom_headers)
-            .await
-    }
+        async fn get_stream(
+            uri: Arc<str>, session_id: Option<Arc<str>>, last_event_id: Option<String>;
+            auth_header;
+            custom_headers: HashMap<HeaderName, HeaderValue>
+        ) -> BoxStream<'static, Result<Sse, SseError>>;
 
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failed> {
-        let bearer = self.bearer().await?;
-        self.http
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                bearer,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        async fn get_stream_with_max_sse_event_size(
+            uri: Arc<str>, session_id: Option<Arc<str>>, last_event_id: Option<String>;
+            auth_header;
+            custom_headers: HashMap<HeaderName, HeaderValue>, max_sse_event_size: usize
+        ) -> BoxStream<'static, Result<Sse, SseError>>;
     }
 }
