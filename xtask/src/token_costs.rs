@@ -124,6 +124,29 @@ struct Target {
     enforced: bool,
 }
 
+impl Target {
+    /// An enforced bound on a ratio of both tokenizers' counts (`cl100k_base`, `o200k_base`),
+    /// met when neither passes `limit`.
+    fn ratio_at_most(what: impl Into<String>, (cl, o): (f64, f64), limit: f64) -> Self {
+        Target {
+            what: what.into(),
+            measured: format!("{cl:.2}× / {o:.2}×"),
+            met: cl <= limit && o <= limit,
+            enforced: true,
+        }
+    }
+
+    /// An enforced bound on both tokenizers' counts, met when neither passes `limit`.
+    fn tokens_at_most(what: String, tokens: Tokens, limit: usize) -> Self {
+        Target {
+            what,
+            measured: format!("{} / {}", tokens.cl100k, tokens.o200k),
+            met: tokens.max() <= limit,
+            enforced: true,
+        }
+    }
+}
+
 pub(crate) fn run(mode: Mode, write: bool) -> Result<(), String> {
     let root = repository_root();
     let counter = Counter {
@@ -475,13 +498,11 @@ fn targets(cases: &[Case], forms: &[(&str, Tokens)], listing: &ListingCosts) -> 
 
 /// What the 20-row search page adds to its plain rows, and what rides on those rows.
 fn page_overhead_targets(out: &mut Vec<Target>, page: &Case) {
-    let (cl, o) = page.envelope.ratio(page.plain);
-    out.push(Target {
-        what: "a 20-row `search_text` page ≤ 1.25× the plain rows".into(),
-        measured: format!("{cl:.2}× / {o:.2}×"),
-        met: cl <= 1.25 && o <= 1.25,
-        enforced: true,
-    });
+    out.push(Target::ratio_at_most(
+        "a 20-row `search_text` page ≤ 1.25× the plain rows",
+        page.envelope.ratio(page.plain),
+        1.25,
+    ));
     if let (Some(ride), Some(rows)) = (page.ride_on, page.rows) {
         let share = |ride: usize, rows: usize| ride as f64 / rows.max(1) as f64 * 100.0;
         let (cl, o) = (
@@ -504,16 +525,14 @@ fn case_targets(out: &mut Vec<Target>, case: &Case) {
         (false, true) => (120, "finds one row with default arguments"),
         (false, false) => (100, "does not continue"),
     };
-    let fixed = case.fixed();
-    out.push(Target {
-        what: format!(
+    out.push(Target::tokens_at_most(
+        format!(
             "`{}` {}: the fixed part of an answer that {kind} ≤ {limit}",
             case.tool, case.label
         ),
-        measured: format!("{} / {}", fixed.cl100k, fixed.o200k),
-        met: fixed.max() <= limit,
-        enforced: true,
-    });
+        case.fixed(),
+        limit,
+    ));
     if let Some((tokens, times)) = case.continuation {
         out.push(Target {
             what: format!(
@@ -548,39 +567,34 @@ fn compact_form_targets(out: &mut Vec<Target>, forms: &[(&str, Tokens)], page: &
             }
         }
         if let Some(toon) = form("output_format: toon") {
-            let (cl, o) = toon.ratio(page.plain);
-            out.push(Target {
-                what: "under TOON, the whole 20-row page ≤ 1.0× the plain rows as JSON".into(),
-                measured: format!("{cl:.2}× / {o:.2}×"),
-                met: cl <= 1.0 && o <= 1.0,
-                enforced: true,
-            });
+            out.push(Target::ratio_at_most(
+                "under TOON, the whole 20-row page ≤ 1.0× the plain rows as JSON",
+                toon.ratio(page.plain),
+                1.0,
+            ));
         }
     }
 }
 
 /// The tool listing: what a model is shown against a plain rmcp server's, and the whole of it.
 fn listing_targets(out: &mut Vec<Target>, listing: &ListingCosts) {
-    let (cl, o) = listing.visible.ratio(listing.plain_visible);
-    out.push(Target {
-        what: format!(
+    out.push(Target::ratio_at_most(
+        format!(
             "the listing a model is shown (name, description, input schema of {} tools) ≤ 1.5× \
              a plain rmcp server's",
             listing.tools
         ),
-        measured: format!("{cl:.2}× / {o:.2}×"),
-        met: cl <= 1.5 && o <= 1.5,
-        enforced: true,
-    });
-    out.push(Target {
-        what: format!(
+        listing.visible.ratio(listing.plain_visible),
+        1.5,
+    ));
+    out.push(Target::tokens_at_most(
+        format!(
             "the whole listing (output schemas, annotations, `_meta`) of {} tools ≤ 4,000",
             listing.tools
         ),
-        measured: format!("{} / {}", listing.whole.cl100k, listing.whole.o200k),
-        met: listing.whole.max() <= 4_000,
-        enforced: true,
-    });
+        listing.whole,
+        4_000,
+    ));
 }
 
 fn render(
