@@ -146,12 +146,13 @@ fn list_roots() -> Value {
     json!({ "method": "roots/list", "params": {} }) // wire: a `roots/list` request
 }
 
+/// An elicitation of one string, the form's only field `field`.
+fn ask_text(message: &str, field: &str) -> Value {
+    elicitation(message, json!({ field: { "type": "string" } }), &[field])
+}
+
 fn ask_name() -> Value {
-    elicitation(
-        "What is your name?",
-        json!({ "name": { "type": "string" } }),
-        &["name"],
-    )
+    ask_text("What is your name?", "name")
 }
 
 /// An `InputRequiredResult` asking for `asked`, with `state` if any.
@@ -172,6 +173,11 @@ fn input_required(
 /// value counts as no answer: the input is asked again).
 fn answer<'a>(responses: Option<&'a InputResponses>, key: &str) -> Option<&'a Map<String, Value>> {
     responses?.get(key)?.as_object()
+}
+
+/// The string `field` of an answer's `content`, when the client sent one.
+fn content_text<'a>(answer: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
+    answer.get("content")?.get(field)?.as_str()
 }
 
 fn text(line: impl Into<String>) -> CallToolResponse {
@@ -231,11 +237,7 @@ fn streaming_elicitation() -> Result<CallToolResponse, ErrorData> {
     ask(
         vec![(
             "streaming_elicitation",
-            elicitation(
-                "Provide a value",
-                json!({ "value": { "type": "string" } }),
-                &["value"],
-            ),
+            ask_text("Provide a value", "value"),
         )],
         None,
     )
@@ -245,11 +247,7 @@ fn streaming_elicitation() -> Result<CallToolResponse, ErrorData> {
 fn greeting(responses: Option<&InputResponses>) -> Result<CallToolResponse, ErrorData> {
     match answer(responses, "user_name") {
         Some(answer) => {
-            let name = answer
-                .get("content")
-                .and_then(|content| content.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or("friend");
+            let name = content_text(answer, "name").unwrap_or("friend");
             Ok(text(format!("Hello, {name}!")))
         }
         None => ask(vec![("user_name", ask_name())], None),
@@ -261,11 +259,7 @@ fn greeting(responses: Option<&InputResponses>) -> Result<CallToolResponse, Erro
 fn model_answer(responses: Option<&InputResponses>) -> Result<CallToolResponse, ErrorData> {
     match answer(responses, "capital_question") {
         Some(answer) => {
-            let said = answer
-                .get("content")
-                .and_then(|content| content.get("text"))
-                .and_then(Value::as_str)
-                .unwrap_or("(no text)");
+            let said = content_text(answer, "text").unwrap_or("(no text)");
             Ok(text(format!("The model said: {said}")))
         }
         None => ask(
@@ -365,24 +359,13 @@ fn multi_round(
     };
     match round.as_str() {
         "0" => ask(
-            vec![(
-                "step1",
-                elicitation(
-                    "Step 1: What is your name?",
-                    json!({ "name": { "type": "string" } }),
-                    &["name"],
-                ),
-            )],
+            vec![("step1", ask_text("Step 1: What is your name?", "name"))],
             Some(seal.seal(tool, "1")),
         ),
         "1" => ask(
             vec![(
                 "step2",
-                elicitation(
-                    "Step 2: What is your favorite color?",
-                    json!({ "color": { "type": "string" } }),
-                    &["color"],
-                ),
+                ask_text("Step 2: What is your favorite color?", "color"),
             )],
             Some(seal.seal(tool, "2")),
         ),
@@ -422,11 +405,7 @@ fn declared_capabilities(
 pub(crate) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptResponse, ErrorData> {
     match answer(request.input_responses.as_ref(), "user_context") {
         Some(answer) => {
-            let context = answer
-                .get("content")
-                .and_then(|content| content.get("context"))
-                .and_then(Value::as_str)
-                .unwrap_or("(no context)");
+            let context = content_text(answer, "context").unwrap_or("(no context)");
             Ok(GetPromptResult::new(vec![PromptMessage::new_text(
                 Role::User,
                 format!("Prompt with elicited context: {context}"),
@@ -436,11 +415,7 @@ pub(crate) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptRe
         None => input_required(
             vec![(
                 "user_context",
-                elicitation(
-                    "What context should the prompt use?",
-                    json!({ "context": { "type": "string" } }),
-                    &["context"],
-                ),
+                ask_text("What context should the prompt use?", "context"),
             )],
             None,
         )
