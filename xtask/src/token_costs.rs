@@ -191,49 +191,29 @@ fn paging_tool_cases(
         ("search_text", "occurrences", json!({ "query": QUERY })),
         ("list_files", "files", json!({})),
     ] {
+        // One call of `tool` with `args`, measured as the case `label`.
+        let case = |label: String, args: Value, asked: Option<usize>| -> Result<Case, String> {
+            let (envelope, text) = call(tool, args)?;
+            Ok(measure(
+                counter, tool, label, &envelope, &text, rows_key, asked,
+            ))
+        };
         for limit in [1usize, 3, 20, 50] {
             let mut args = base.clone();
             args["limit"] = json!(limit);
-            let (envelope, text) = call(tool, args)?;
-            cases.push(measure(
-                counter,
-                tool,
-                format!("{limit} rows"),
-                &envelope,
-                &text,
-                rows_key,
-                Some(limit),
-            ));
+            cases.push(case(format!("{limit} rows"), args, Some(limit))?);
         }
         let empty = match tool {
             // Built at run time, so that this file does not hold the text it searches for.
             "search_text" => json!({ "query": (["zq9x", "wvq"].concat()) }),
             _ => json!({ "glob": "*.no-such-extension" }),
         };
-        let (envelope, text) = call(tool, empty)?;
-        cases.push(measure(
-            counter,
-            tool,
-            "empty".into(),
-            &envelope,
-            &text,
-            rows_key,
-            None,
-        ));
+        cases.push(case("empty".into(), empty, None)?);
         let bad = match tool {
             "search_text" => json!({ "query": "(", "regex": true }),
             _ => json!({ "glob": "[" }),
         };
-        let (envelope, text) = call(tool, bad)?;
-        cases.push(measure(
-            counter,
-            tool,
-            "error".into(),
-            &envelope,
-            &text,
-            rows_key,
-            None,
-        ));
+        cases.push(case("error".into(), bad, None)?);
     }
     Ok(cases)
 }
@@ -380,9 +360,9 @@ fn listing(root: &Path, counter: &Counter) -> Result<ListingCosts, String> {
         tools: lean.tools().len(),
         // What the lean listing leaves out of every tool it says once, in the instructions:
         // counted with it.
-        visible: counter.count(&(visible(lean.tools()) + &controls_instructions())),
+        visible: counter.count(&(visible(&lean.tools()) + &controls_instructions())),
         whole: counter.count(&compact(&lean.tools())),
-        full_visible: counter.count(&visible(full.tools())),
+        full_visible: counter.count(&visible(&full.tools())),
         full_whole: counter.count(&compact(&full.tools())),
         plain_visible: counter.count(&visible(&plain)),
     })
