@@ -6,15 +6,16 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use envelope_core::{BoxFuture, Caller, Principal, Scopes};
+use envelope_core::{BoxFuture, Caller, Scopes};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, watch};
 use url::Url;
 
 use super::cache::{Cache, TokenKey};
 use super::fetch::{self, checked_url};
+use super::issuer::{Issuer, IssuerVerifier};
 use super::jwks::same_issuer;
-use super::verifier::{AuthConfigError, TokenError, TokenVerifier};
+use super::verifier::{AuthConfigError, TokenError};
 
 /// How long an accepted token is believed without asking its issuer again, unless configured:
 /// also how long a revoked token may still be accepted.
@@ -97,12 +98,8 @@ type Verdict = Result<Caller, TokenError>;
 /// # let _ = auth; Ok(()) }
 /// ```
 pub struct IntrospectionVerifier {
-    issuer: String,
-    /// The issuer as a URL, which an answer's `iss` is compared with.
-    issuer_url: Url,
-    listed: String,
+    issuer: Issuer,
     endpoint: Url,
-    audience: String,
     client_id: String,
     client_secret: String,
     client: reqwest::Client,
@@ -159,13 +156,9 @@ impl IntrospectionVerifier {
         client_id: impl Into<String>,
         client_secret: impl Into<String>,
     ) -> Result<Self, AuthConfigError> {
-        let issuer_url = checked_url("issuer", issuer)?;
         Ok(IntrospectionVerifier {
-            issuer: issuer.trim_end_matches('/').to_owned(),
-            issuer_url,
-            listed: issuer.to_owned(),
+            issuer: Issuer::new(issuer, audience.into())?,
             endpoint: checked_url("introspection endpoint", endpoint)?,
-            audience: audience.into(),
             client_id: client_id.into(),
             client_secret: client_secret.into(),
             client: fetch::client()?,
@@ -221,10 +214,6 @@ impl IntrospectionVerifier {
     }
 
     async fn check(&self, token: &str) -> Verdict {
-        // Nothing longer than any access token is sent to the issuer.
-        if token.len() > super::jwt::MAX_TOKEN_BYTES {
-            return Err(TokenError::invalid("it is longer than any access token"));
-        }
         let key = TokenKey::of(token);
         match tokio::time::timeout(self.deadline, self.verdict(key, token)).await {
             Ok(verdict) => verdict,
@@ -315,7 +304,7 @@ impl IntrospectionVerifier {
             ));
         }
         if let Some(iss) = &answer.iss
-            && !same_issuer(iss, &self.issuer_url)
+            && !same_issuer(iss, self.issuer.url())
         {
             return Err(TokenError::invalid(
                 "it was issued by another issuer (`iss`)",
@@ -326,7 +315,7 @@ impl IntrospectionVerifier {
             Some(Audience::Many(auds)) => auds,
             None => Vec::new(),
         };
-        if !audiences.contains(&self.audience) {
+        if !audiences.iter().any(|aud| aud == self.issuer.audience()) {
             return Err(TokenError::invalid(
                 "it was issued for another resource (`aud`)",
             ));
@@ -341,17 +330,12 @@ impl IntrospectionVerifier {
             Some(exp) => Duration::from_secs(exp).saturating_sub(since_epoch),
             None => Duration::MAX,
         };
-        // `client_id` is no stand-in for `sub`: a client's id may be a user's subject.
-        let subject = answer
-            .sub
-            .filter(|subject| !subject.is_empty())
-            .ok_or_else(|| TokenError::invalid("it names no subject (`sub`)"))?;
         let scopes = answer
             .scope
             .as_deref()
             .map(Scopes::parse)
             .unwrap_or_default();
-        let caller = Caller::new(Principal::new(self.issuer.as_str(), subject), scopes);
+        let caller = self.issuer.caller(answer.sub, scopes)?;
         Ok((caller, until))
     }
 }
@@ -367,17 +351,13 @@ fn claims_bytes(caller: &Caller) -> usize {
     caller.principal().subject().len() + caller.scopes().iter().map(str::len).sum::<usize>()
 }
 
-impl TokenVerifier for IntrospectionVerifier {
-    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
+impl IssuerVerifier for IntrospectionVerifier {
+    fn issuer(&self) -> &Issuer {
+        &self.issuer
+    }
+
+    fn check_token<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
         Box::pin(self.check(token))
-    }
-
-    fn authorization_servers(&self) -> Vec<String> {
-        vec![self.listed.clone()]
-    }
-
-    fn audience(&self) -> Option<&str> {
-        Some(&self.audience)
     }
 }
 
@@ -385,9 +365,9 @@ impl std::fmt::Debug for IntrospectionVerifier {
     /// The client secret is not shown.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IntrospectionVerifier")
-            .field("issuer", &self.issuer)
+            .field("issuer", &self.issuer.id())
             .field("endpoint", &self.endpoint.as_str())
-            .field("audience", &self.audience)
+            .field("audience", &self.issuer.audience())
             .field("client_id", &self.client_id)
             .field("cache_max_age", &self.max_age)
             .field("max_concurrent_introspections", &self.max_concurrent)

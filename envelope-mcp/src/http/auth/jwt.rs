@@ -5,14 +5,15 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use envelope_core::{BoxFuture, Caller, Principal, Scopes};
+use envelope_core::{BoxFuture, Caller, Scopes};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
 use serde::Deserialize;
 
-use super::fetch::{self, checked_url};
+use super::fetch;
+use super::issuer::{Issuer, IssuerVerifier};
 use super::jwks::{JwksSource, KeySet};
-use super::verifier::{AuthConfigError, TokenError, TokenVerifier};
+use super::verifier::{AuthConfigError, TokenError};
 
 /// The algorithms accepted unless configured: every asymmetric one jsonwebtoken verifies. Never
 /// `none`, and never `HS*`, which would need the issuer's secret here.
@@ -39,9 +40,6 @@ const ACCESS_TOKEN_TYPES: [&str; 2] = ["at+jwt", "application/at+jwt"];
 /// accepted only under [`JwtVerifier::with_plain_jwt_typ`].
 const PLAIN_JWT_TYPES: [&str; 2] = ["JWT", "application/jwt"];
 
-/// The longest token looked at; anything longer is refused unread.
-pub(super) const MAX_TOKEN_BYTES: usize = 16 * 1024;
-
 /// Verifies JWT access tokens of one issuer for one audience.
 ///
 /// A token is accepted when its header names an allowed algorithm and a key of the issuer's
@@ -57,12 +55,7 @@ pub(super) const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// tells an access token from another JWT its issuer signs whose claims would pass too
 /// (explicit typing, RFC 8725 §3.11).
 pub struct JwtVerifier {
-    /// The issuer identifier, without a trailing slash: what `iss` is compared with and the
-    /// principal names.
-    issuer: String,
-    /// The issuer identifier as given, as the metadata lists it (RFC 8414 compares exactly).
-    listed: String,
-    audience: String,
+    issuer: Issuer,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
     /// Whether a `typ` of `JWT`, or none, is taken for an access token's.
@@ -83,12 +76,10 @@ impl JwtVerifier {
         if jsonwebtoken::crypto::CryptoProvider::try_get_default().is_none() {
             return Err(AuthConfigError::NoCryptoProvider);
         }
-        let url = checked_url("issuer", issuer)?;
-        let keys = KeySet::new(&url, keys, fetch::client()?)?;
+        let issuer = Issuer::new(issuer, audience.into())?;
+        let keys = KeySet::new(issuer.url(), keys, fetch::client()?)?;
         Ok(JwtVerifier {
-            issuer: issuer.trim_end_matches('/').to_owned(),
-            listed: issuer.to_owned(),
-            audience: audience.into(),
+            issuer,
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: DEFAULT_LEEWAY,
             plain_jwt_typ: false,
@@ -164,18 +155,15 @@ impl JwtVerifier {
 
     /// The issuer whose tokens are accepted.
     pub fn issuer(&self) -> &str {
-        &self.issuer
+        self.issuer.id()
     }
 
     /// The audience the tokens must name.
     pub fn audience(&self) -> &str {
-        &self.audience
+        self.issuer.audience()
     }
 
     async fn check(&self, token: &str) -> Result<Caller, TokenError> {
-        if token.len() > MAX_TOKEN_BYTES {
-            return Err(TokenError::invalid("it is longer than any access token"));
-        }
         // `alg: none` and unknown algorithms fail here: jsonwebtoken has no such algorithm.
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
             TokenError::invalid(
@@ -193,8 +181,9 @@ impl JwtVerifier {
         }
         let key = self.keys.key(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
-        validation.set_issuer(&[self.issuer.clone(), format!("{}/", self.issuer)]);
-        validation.set_audience(&[&self.audience]);
+        let issuer = self.issuer.id();
+        validation.set_issuer(&[issuer.to_owned(), format!("{issuer}/")]);
+        validation.set_audience(&[self.issuer.audience()]);
         validation.leeway = self.leeway.as_secs();
         validation.validate_exp = true;
         validation.validate_nbf = true;
@@ -202,44 +191,31 @@ impl JwtVerifier {
         let claims = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
             .map_err(|error| TokenError::invalid(refusal(error.kind())))?
             .claims;
-        // RFC 9068 §2.2: `sub` is required. `client_id` is no stand-in: a client's id may be
-        // a user's subject, and the two would share their pages.
-        let subject = claims
-            .sub
-            .filter(|subject| !subject.is_empty())
-            .ok_or_else(|| TokenError::invalid("it names no subject (`sub`)"))?;
         let scopes = match (claims.scope, claims.scp) {
             (Some(scope), _) => Scopes::parse(&scope),
             (None, Some(ScopeList::Many(scopes))) => scopes.into_iter().collect(),
             (None, Some(ScopeList::One(scope))) => Scopes::parse(&scope),
             (None, None) => Scopes::default(),
         };
-        Ok(Caller::new(
-            Principal::new(self.issuer.as_str(), subject),
-            scopes,
-        ))
+        self.issuer.caller(claims.sub, scopes)
     }
 }
 
-impl TokenVerifier for JwtVerifier {
-    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
+impl IssuerVerifier for JwtVerifier {
+    fn issuer(&self) -> &Issuer {
+        &self.issuer
+    }
+
+    fn check_token<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
         Box::pin(self.check(token))
-    }
-
-    fn authorization_servers(&self) -> Vec<String> {
-        vec![self.listed.clone()]
-    }
-
-    fn audience(&self) -> Option<&str> {
-        Some(&self.audience)
     }
 }
 
 impl std::fmt::Debug for JwtVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtVerifier")
-            .field("issuer", &self.issuer)
-            .field("audience", &self.audience)
+            .field("issuer", &self.issuer.id())
+            .field("audience", &self.issuer.audience())
             .field("algorithms", &self.algorithms)
             .field("leeway", &self.leeway)
             .field("plain_jwt_typ", &self.plain_jwt_typ)

@@ -72,6 +72,7 @@ mod challenge;
 mod fetch;
 mod gate;
 mod introspect;
+mod issuer;
 mod jwks;
 mod jwt;
 mod resource;
