@@ -15,6 +15,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::stall::{Stall, millis_since};
+
 /// File descriptors kept free for everything that is not a connection, beside the cap derived
 /// from the file limit: at least this many, or a quarter of the limit when that is more. The
 /// files and directories tools open, the listener, the runtime's own descriptors and the logs
@@ -69,9 +71,8 @@ pub(crate) struct Connection {
     /// Milliseconds from [`Connections::epoch`] to the last byte read or written, or to the
     /// end of the last answer.
     last_active: AtomicU64,
-    /// Milliseconds from [`Connections::epoch`] (plus one, so that `0` means none) to the
-    /// moment a write found the socket full, while it still is: the client is not reading.
-    write_blocked: AtomicU64,
+    /// Since a write found the socket full, while it still is: the client is not reading.
+    write_blocked: Stall,
     epoch: Instant,
     /// Cancelled once the connection is evicted: its task then shuts it down.
     close: CancellationToken,
@@ -119,7 +120,7 @@ impl Connections {
             in_flight: AtomicUsize::new(0),
             requested: AtomicBool::new(false),
             last_active: AtomicU64::new(0),
-            write_blocked: AtomicU64::new(0),
+            write_blocked: Stall::new(self.epoch),
             epoch: self.epoch,
             close: CancellationToken::new(),
         });
@@ -191,26 +192,17 @@ impl Connection {
 
     /// Marks this connection active now.
     fn touch(&self) {
-        self.last_active.fetch_max(self.now(), Ordering::Relaxed);
-    }
-
-    /// Milliseconds from the epoch to now.
-    fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.last_active
+            .fetch_max(millis_since(self.epoch), Ordering::Relaxed);
     }
 
     /// Records a write that found the socket full (`blocked`), or one that went through.
     fn wrote(&self, blocked: bool) {
         if blocked {
             // The first refusal starts the clock; later ones while still full do not.
-            let _ = self.write_blocked.compare_exchange(
-                0,
-                self.now().saturating_add(1),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+            self.write_blocked.start();
         } else {
-            self.write_blocked.store(0, Ordering::Relaxed);
+            self.write_blocked.end();
         }
     }
 
@@ -218,19 +210,7 @@ impl Connection {
     /// had bytes for it: the client has stopped reading. Checked every half `limit` at most,
     /// so it ends within one and a half `limit` of the first refused write.
     pub(crate) async fn write_stalled_for(&self, limit: Duration) {
-        loop {
-            let blocked = self.write_blocked.load(Ordering::Relaxed);
-            let wake = if blocked == 0 {
-                Instant::now() + limit / 2
-            } else {
-                let since = self.epoch + Duration::from_millis(blocked - 1);
-                if since.elapsed() >= limit {
-                    return;
-                }
-                since + limit
-            };
-            tokio::time::sleep_until(wake).await;
-        }
+        self.write_blocked.lasted(limit).await;
     }
 
     /// Waits until this connection has been idle for `idle`: no request in flight, and no byte
@@ -261,10 +241,33 @@ impl Drop for Busy {
     }
 }
 
-/// A connection's socket, marking the connection active on every byte read or written.
+/// A connection's socket, marking the connection active on every byte read or written; the
+/// bytes read to tell its protocol are put back in front, to be read again by hyper.
 pub(crate) struct Watched<T> {
-    pub(crate) io: T,
-    pub(crate) connection: Arc<Connection>,
+    io: T,
+    connection: Arc<Connection>,
+    /// Bytes already read from `io` (the connection marked active then), read again first.
+    put_back: Vec<u8>,
+    /// How much of `put_back` has been read again.
+    at: usize,
+}
+
+impl<T> Watched<T> {
+    /// `io`, the socket of `connection`.
+    pub(crate) fn new(io: T, connection: Arc<Connection>) -> Self {
+        Watched {
+            io,
+            connection,
+            put_back: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// Puts `read`, bytes this socket read, back in front of what it reads next.
+    pub(crate) fn put_back(&mut self, read: Vec<u8>) {
+        self.put_back = read;
+        self.at = 0;
+    }
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
@@ -273,10 +276,17 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if let Some(rest) = this.put_back.get(this.at..).filter(|rest| !rest.is_empty()) {
+            let taken = rest.len().min(buf.remaining());
+            buf.put_slice(&rest[..taken]);
+            this.at += taken;
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        let polled = Pin::new(&mut this.io).poll_read(cx, buf);
         if buf.filled().len() > before {
-            self.connection.touch();
+            this.connection.touch();
         }
         polled
     }

@@ -17,6 +17,7 @@ mod layer;
 #[cfg(feature = "rest")]
 pub mod rest;
 mod serve;
+mod stall;
 mod unread;
 
 pub(crate) use admission::{Admission, Admitted, Refusal};

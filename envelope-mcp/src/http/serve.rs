@@ -8,11 +8,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
@@ -144,10 +143,7 @@ async fn serve_connection(
     shutdown: &CancellationToken,
 ) {
     let connection = Arc::clone(&place.connection);
-    let mut io = Watched {
-        io: stream,
-        connection: Arc::clone(&connection),
-    };
+    let mut io = Watched::new(stream, Arc::clone(&connection));
     let opened = tokio::select! {
         opened = opening(&mut io, deadlines.header) => opened,
         () = connection.closing().cancelled() => return,
@@ -165,7 +161,8 @@ async fn serve_connection(
             return;
         }
     };
-    let io = TokioIo::new(Rewind { read, at: 0, io });
+    io.put_back(read);
+    let io = TokioIo::new(io);
     let answerer = Answerer {
         router,
         connection: Arc::clone(&connection),
@@ -254,60 +251,6 @@ async fn opening<R: AsyncRead + Unpin>(
     match within {
         Some(limit) => tokio::time::timeout(limit, read).await.unwrap_or(Ok(None)),
         None => read.await,
-    }
-}
-
-/// A connection's socket with the bytes read to tell its protocol put back in front.
-struct Rewind<T> {
-    read: Vec<u8>,
-    at: usize,
-    io: T,
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Rewind<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        if let Some(rest) = this.read.get(this.at..).filter(|rest| !rest.is_empty()) {
-            let taken = rest.len().min(buf.remaining());
-            buf.put_slice(&rest[..taken]);
-            this.at += taken;
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut this.io).poll_read(cx, buf)
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 

@@ -9,7 +9,6 @@
 //! client: only the time from a frame handed over to hyper's next poll counts.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -18,6 +17,8 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::stall::Stall;
 
 /// The most bytes handed to hyper at once: a large answer goes out a piece at a time, each
 /// handed over only once the one before is taken, so that what waits unsent for a slow client
@@ -31,8 +32,7 @@ pub(crate) fn given_up_after(response: Response, limit: Option<Duration>) -> Res
         Body::new(Unread {
             shared: Arc::new(Shared {
                 body: Mutex::new(Some(body)),
-                handed_over: AtomicU64::new(0),
-                epoch: Instant::now(),
+                handed_over: Stall::new(Instant::now()),
             }),
             limit,
             watchdog: None,
@@ -45,10 +45,8 @@ pub(crate) fn given_up_after(response: Response, limit: Option<Duration>) -> Res
 struct Shared {
     /// `None` once given up.
     body: Mutex<Option<Body>>,
-    /// Milliseconds from `epoch` (plus one, so that `0` means none) to the frame handed to
-    /// hyper that it has not come back after.
-    handed_over: AtomicU64,
-    epoch: Instant,
+    /// Since the frame handed to hyper that it has not come back after.
+    handed_over: Stall,
 }
 
 /// A response body watched for a client that stops reading it.
@@ -70,37 +68,22 @@ impl Shared {
     fn body(&self) -> std::sync::MutexGuard<'_, Option<Body>> {
         self.body.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
 }
 
 /// Drops `shared`'s body once a frame has been handed over and not followed by a poll for
 /// `limit`; ends when `done` is cancelled (the body dropped by hyper) or the body is given up.
 async fn watch(shared: Arc<Shared>, limit: Duration, done: CancellationToken) {
-    loop {
-        let handed_over = shared.handed_over.load(Ordering::Relaxed);
-        let wake = if handed_over == 0 {
-            Instant::now() + limit / 2
-        } else {
-            let since = shared.epoch + Duration::from_millis(handed_over - 1);
-            if since.elapsed() >= limit {
-                let given_up = shared.body().take();
-                if given_up.is_some() {
-                    tracing::debug!(
-                        limit_ms = limit.as_millis(),
-                        "an answer its client left unread is given up"
-                    );
-                }
-                return;
+    tokio::select! {
+        () = shared.handed_over.lasted(limit) => {
+            let given_up = shared.body().take();
+            if given_up.is_some() {
+                tracing::debug!(
+                    limit_ms = limit.as_millis(),
+                    "an answer its client left unread is given up"
+                );
             }
-            since + limit
-        };
-        tokio::select! {
-            () = tokio::time::sleep_until(wake) => {}
-            () = done.cancelled() => return,
         }
+        () = done.cancelled() => {}
     }
 }
 
@@ -148,15 +131,14 @@ impl http_body::Body for Unread {
             }
         };
         // hyper is back: whatever it was handed has been taken.
-        let handed_over = match &polled {
-            Poll::Ready(Some(Ok(_))) => self.shared.now().saturating_add(1),
-            _ => 0,
-        };
-        self.shared
-            .handed_over
-            .store(handed_over, Ordering::Relaxed);
+        let handed_over = matches!(polled, Poll::Ready(Some(Ok(_))));
+        if handed_over {
+            self.shared.handed_over.restart();
+        } else {
+            self.shared.handed_over.end();
+        }
         if let Some(limit) = self.limit
-            && handed_over != 0
+            && handed_over
             && self.watchdog.is_none()
         {
             let done = CancellationToken::new();
