@@ -134,6 +134,11 @@ mod tests {
         )
     }
 
+    /// Keeps the caller of `token` in `cache` until `expires`, at `now`.
+    fn keep(cache: &mut Cache, token: &str, expires: Instant, now: Instant) {
+        cache.insert(TokenKey::of(token), caller(token), expires, now);
+    }
+
     fn subject(cache: &mut Cache, token: &str, now: Instant) -> Option<String> {
         cache
             .get(&TokenKey::of(token), now)
@@ -144,18 +149,13 @@ mod tests {
     fn an_entry_lives_until_its_deadline() {
         let now = Instant::now();
         let mut cache = Cache::new(10);
-        cache.insert(
-            TokenKey::of("a"),
-            caller("a"),
-            now + Duration::from_secs(1),
-            now,
-        );
+        keep(&mut cache, "a", now + Duration::from_secs(1), now);
         assert_eq!(subject(&mut cache, "a", now).as_deref(), Some("a"));
         assert_eq!(subject(&mut cache, "b", now), None);
         assert_eq!(subject(&mut cache, "a", now + Duration::from_secs(1)), None);
         assert_eq!(cache.len(), 0, "an expired entry is dropped when read");
         // A deadline already passed keeps nothing.
-        cache.insert(TokenKey::of("c"), caller("c"), now, now);
+        keep(&mut cache, "c", now, now);
         assert_eq!(cache.len(), 0);
     }
 
@@ -165,32 +165,17 @@ mod tests {
         let mut cache = Cache::new(3);
         for (i, token) in ["a", "b", "c"].into_iter().enumerate() {
             let lives = Duration::from_secs(10 + u64::try_from(i).expect("small"));
-            cache.insert(TokenKey::of(token), caller(token), now + lives, now);
+            keep(&mut cache, token, now + lives, now);
         }
         // `b` expires first, though `a` is the oldest: the expired entry goes first.
-        cache.insert(
-            TokenKey::of("b"),
-            caller("b"),
-            now + Duration::from_secs(1),
-            now,
-        );
+        keep(&mut cache, "b", now + Duration::from_secs(1), now);
         let later = now + Duration::from_secs(2);
-        cache.insert(
-            TokenKey::of("d"),
-            caller("d"),
-            later + Duration::from_secs(60),
-            later,
-        );
+        keep(&mut cache, "d", later + Duration::from_secs(60), later);
         assert_eq!(cache.len(), 3);
         assert_eq!(subject(&mut cache, "a", later).as_deref(), Some("a"));
         assert_eq!(subject(&mut cache, "b", later), None);
         // Nothing expired: the oldest goes.
-        cache.insert(
-            TokenKey::of("e"),
-            caller("e"),
-            later + Duration::from_secs(60),
-            later,
-        );
+        keep(&mut cache, "e", later + Duration::from_secs(60), later);
         assert_eq!(cache.len(), 3);
         assert_eq!(subject(&mut cache, "a", later), None);
         for token in ["c", "d", "e"] {
@@ -199,12 +184,7 @@ mod tests {
         // Many more: never more than the capacity, the newest kept.
         for i in 0..1000 {
             let token = format!("t{i}");
-            cache.insert(
-                TokenKey::of(&token),
-                caller(&token),
-                later + Duration::from_secs(60),
-                later,
-            );
+            keep(&mut cache, &token, later + Duration::from_secs(60), later);
             assert!(cache.len() <= 3);
         }
         assert_eq!(subject(&mut cache, "t999", later).as_deref(), Some("t999"));
@@ -212,12 +192,7 @@ mod tests {
         assert_eq!(cache.by_order.len(), 3);
         // A capacity of none keeps nothing.
         let mut cache = Cache::new(0);
-        cache.insert(
-            TokenKey::of("f"),
-            caller("f"),
-            later + Duration::from_secs(60),
-            later,
-        );
+        keep(&mut cache, "f", later + Duration::from_secs(60), later);
         assert_eq!(cache.len(), 0);
     }
 }
