@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use envelope_core::{BoxFuture, Caller, Scopes};
+use envelope_core::{Caller, Scopes};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, watch};
 use url::Url;
@@ -213,18 +213,6 @@ impl IntrospectionVerifier {
         self
     }
 
-    async fn check(&self, token: &str) -> Verdict {
-        let key = TokenKey::of(token);
-        match tokio::time::timeout(self.deadline, self.verdict(key, token)).await {
-            Ok(verdict) => verdict,
-            // Dropping the check abandons its flight, if it led one: its waiters ask again.
-            Err(_) => Err(TokenError::Unverifiable(fetch::failed(
-                &self.endpoint,
-                format!("no answer within {} ms", self.deadline.as_millis()),
-            ))),
-        }
-    }
-
     /// The verdict on `token`: remembered, awaited from the call asking about it, or asked.
     async fn verdict(&self, key: TokenKey, token: &str) -> Verdict {
         loop {
@@ -356,8 +344,16 @@ impl IssuerVerifier for IntrospectionVerifier {
         &self.issuer
     }
 
-    fn check_token<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
-        Box::pin(self.check(token))
+    async fn check_token(&self, token: &str) -> Result<Caller, TokenError> {
+        let key = TokenKey::of(token);
+        match tokio::time::timeout(self.deadline, self.verdict(key, token)).await {
+            Ok(verdict) => verdict,
+            // Dropping the check abandons its flight, if it led one: its waiters ask again.
+            Err(_) => Err(TokenError::Unverifiable(fetch::failed(
+                &self.endpoint,
+                format!("no answer within {} ms", self.deadline.as_millis()),
+            ))),
+        }
     }
 }
 

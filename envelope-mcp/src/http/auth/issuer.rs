@@ -78,7 +78,7 @@ pub(super) trait IssuerVerifier: Send + Sync + 'static {
     fn issuer(&self) -> &Issuer;
 
     /// Checks `token`, no longer than [`MAX_TOKEN_BYTES`], and names its caller.
-    fn check_token<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>>;
+    fn check_token(&self, token: &str) -> impl Future<Output = Result<Caller, TokenError>> + Send;
 }
 
 impl<T: IssuerVerifier> TokenVerifier for T {
@@ -88,7 +88,7 @@ impl<T: IssuerVerifier> TokenVerifier for T {
                 "it is longer than any access token",
             ))));
         }
-        self.check_token(token)
+        Box::pin(self.check_token(token))
     }
 
     fn authorization_servers(&self) -> Vec<String> {

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use envelope_core::{BoxFuture, Caller, Scopes};
+use envelope_core::{Caller, Scopes};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
 use serde::Deserialize;
@@ -162,8 +162,14 @@ impl JwtVerifier {
     pub fn audience(&self) -> &str {
         self.issuer.audience()
     }
+}
 
-    async fn check(&self, token: &str) -> Result<Caller, TokenError> {
+impl IssuerVerifier for JwtVerifier {
+    fn issuer(&self) -> &Issuer {
+        &self.issuer
+    }
+
+    async fn check_token(&self, token: &str) -> Result<Caller, TokenError> {
         // `alg: none` and unknown algorithms fail here: jsonwebtoken has no such algorithm.
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
             TokenError::invalid(
@@ -198,16 +204,6 @@ impl JwtVerifier {
             (None, None) => Scopes::default(),
         };
         self.issuer.caller(claims.sub, scopes)
-    }
-}
-
-impl IssuerVerifier for JwtVerifier {
-    fn issuer(&self) -> &Issuer {
-        &self.issuer
-    }
-
-    fn check_token<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
-        Box::pin(self.check(token))
     }
 }
 
