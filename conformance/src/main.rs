@@ -193,7 +193,8 @@ mod tests {
     #[test]
     fn every_fixture_tool_is_served() {
         let server = server().expect("a key");
-        let names: Vec<&str> = server.tools().iter().map(|tool| &*tool.name).collect();
+        let tools = server.tools();
+        let names: Vec<&str> = tools.iter().map(|tool| &*tool.name).collect();
         for name in [
             "test_simple_text",
             "test_error_handling",

@@ -95,10 +95,10 @@ impl Scopes {
     }
 
     /// Those of `required` that are not granted, in the order given.
-    pub fn missing<'a>(&self, required: &[&'a str]) -> Vec<&'a str> {
+    pub fn missing<'a, S: AsRef<str>>(&self, required: &'a [S]) -> Vec<&'a str> {
         required
             .iter()
-            .copied()
+            .map(AsRef::as_ref)
             .filter(|scope| !self.contains(scope))
             .collect()
     }
@@ -150,15 +150,22 @@ impl Caller {
     }
 
     /// Whether every scope of `required` is granted.
-    pub fn may(&self, required: &[&str]) -> bool {
-        required.iter().all(|scope| self.scopes.contains(scope))
+    pub fn may<S: AsRef<str>>(&self, required: &[S]) -> bool {
+        required
+            .iter()
+            .all(|scope| self.scopes.contains(scope.as_ref()))
     }
 }
 
 /// The refusal of a call to `tool`, whose caller lacks `missing` of the `required` scopes: a
 /// `permission` error of code [`INSUFFICIENT_SCOPE`] naming both in its data, whose hint says
 /// how to get them.
-pub fn insufficient_scope(tool: &str, required: &[&str], missing: &[&str]) -> ToolError {
+pub fn insufficient_scope<S: AsRef<str>>(
+    tool: &str,
+    required: &[S],
+    missing: &[&str],
+) -> ToolError {
+    let required: Vec<&str> = required.iter().map(AsRef::as_ref).collect();
     let quoted = |scopes: &[&str]| {
         scopes
             .iter()
@@ -218,7 +225,7 @@ mod tests {
             Principal::new("https://i", "s"),
             Scopes::parse("workspace:read"),
         );
-        assert!(caller.may(&[]));
+        assert!(caller.may::<&str>(&[]));
         assert!(caller.may(&["workspace:read"]));
         assert!(!caller.may(&["workspace:read", "workspace:heavy"]));
     }

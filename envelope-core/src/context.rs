@@ -118,7 +118,7 @@ pub struct ToolContext {
     cancelled: Option<Arc<dyn Cancellation>>,
     sizer: Option<Arc<dyn ResponseSizer>>,
     client: Option<Arc<dyn ClientChannel>>,
-    tool: Option<&'static str>,
+    tool: Option<crate::tool::SpecText>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -348,13 +348,13 @@ impl ToolContext {
         if let Some(client) = &self.client {
             let data = serde_json::to_value(data)
                 .unwrap_or_else(|error| serde_json::Value::String(error.to_string()));
-            client.log(level, self.tool.unwrap_or_default(), data);
+            client.log(level, self.tool.as_deref().unwrap_or_default(), data);
         }
     }
 
     /// The name of the tool being called, once the call has started.
     pub fn tool_name(&self) -> Option<&str> {
-        self.tool
+        self.tool.as_deref()
     }
 
     /// What a continuation of this call is bound to: the tool, the caller's principal (empty
@@ -366,14 +366,14 @@ impl ToolContext {
     /// it can fetch the next page of exactly that request, nothing else.
     pub fn binding<'a>(&'a self, request: &'a serde_json::Value) -> Binding<'a> {
         Binding::new(
-            self.tool.unwrap_or_default(),
+            self.tool.as_deref().unwrap_or_default(),
             self.caller_binding(),
             request,
         )
         .with_dialect(self.dialect())
     }
 
-    pub(crate) fn set_tool(&mut self, tool: &'static str) {
+    pub(crate) fn set_tool(&mut self, tool: crate::tool::SpecText) {
         self.tool = Some(tool);
     }
 

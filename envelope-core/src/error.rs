@@ -28,6 +28,14 @@ pub enum CoreError {
     /// A unit name that is not snake case.
     #[error("`{0}` is not a unit name; expected snake case such as `file` or `incoming_call`")]
     InvalidUnit(String),
+    /// A tool spec made at run time breaks an invariant `#[tool]` proves at compile time.
+    #[error("tool `{tool}` is declared wrong: {reason}")]
+    InvalidToolSpec {
+        /// The tool's name, cut to 128 characters.
+        tool: String,
+        /// Which invariant it breaks.
+        reason: String,
+    },
     /// Two tools with one name in a toolset.
     #[error("two tools are named `{0}`; tool names must be unique in a toolset")]
     DuplicateTool(String),

@@ -132,7 +132,7 @@ pub use notice::{Notice, Severity};
 pub use reply::{IntoReply, Reply, ToolResult};
 pub use request_id::RequestId;
 pub use tier::Tier;
-pub use tool::{Tool, ToolSpec, Toolset};
+pub use tool::{SpecText, Tool, ToolSpec, Toolset};
 pub use tool_error::{Categorize, Category, INTERNAL_MESSAGE, ResultExt, ToolError};
 pub use verdict::Verdict;
 

@@ -366,8 +366,13 @@ impl MetaStamp<'_> {
     }
 
     /// `tool`, `complexity_tier` and `idempotent`: the tool's declaration.
-    pub fn tool(&mut self, name: &'static str, tier: Tier, idempotent: bool) -> &mut Self {
-        self.0.tool = Some(Cow::Borrowed(name));
+    pub fn tool(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+        tier: Tier,
+        idempotent: bool,
+    ) -> &mut Self {
+        self.0.tool = Some(name.into());
         self.0.complexity_tier = Some(tier);
         self.0.idempotent = Some(idempotent);
         self
@@ -380,8 +385,8 @@ impl MetaStamp<'_> {
     }
 
     /// `layer`: the declared layer that answered.
-    pub fn layer(&mut self, layer: Option<&'static str>) -> &mut Self {
-        self.0.layer = layer.map(Cow::Borrowed);
+    pub fn layer<L: Into<Cow<'static, str>>>(&mut self, layer: Option<L>) -> &mut Self {
+        self.0.layer = layer.map(Into::into);
         self
     }
 

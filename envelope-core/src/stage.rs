@@ -36,7 +36,9 @@ pub use crate::output::{Baseline, ToolOutput};
 pub use crate::panic_capture::{Panicked, catch_panic, install_panic_hook};
 pub use crate::payload::{Payload, ResponseSizer};
 use crate::request_id::RequestId;
-pub use crate::runtime::{ControlRefusal, ControlSplit, refused_at_entry, split_controls};
+pub use crate::runtime::{
+    ControlRefusal, ControlSplit, add_controls, refused_at_entry, split_controls,
+};
 use crate::tool_error::ToolError;
 
 /// Write access to an envelope's `meta`: the library's stamps, typed.

@@ -1,6 +1,8 @@
 //! The `Tool` trait that `#[tool]` implements, and the `Toolset` a transport serves.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::Schema;
 use serde_json::Value;
@@ -22,14 +24,17 @@ use crate::future::BoxFuture;
 /// only the declared ones. MCP's defaults for an undeclared hint are the cautious ones
 /// (`destructiveHint: true`, `openWorldHint: true`), so an undeclared hint never advertises more
 /// safety than the author claimed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Its text is [`SpecText`]: written into the program (what `#[tool]` declares, borrowed), or
+/// learned at run time (owned), as a tool a server fronts for another one is.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSpec {
     /// The registered name: 1–128 of `A–Z a–z 0–9 _ - .`.
-    pub name: &'static str,
+    pub name: SpecText,
     /// The doc comment.
-    pub description: &'static str,
+    pub description: SpecText,
     /// A human-readable title.
-    pub title: Option<&'static str>,
+    pub title: Option<SpecText>,
     /// The declared complexity tier.
     pub tier: Tier,
     /// Does not change its environment (MCP `readOnlyHint`); `None` when undeclared.
@@ -43,9 +48,9 @@ pub struct ToolSpec {
     /// undeclared.
     pub open_world: Option<bool>,
     /// The layer that answers, stamped as `meta.layer`.
-    pub layer: Option<&'static str>,
+    pub layer: Option<SpecText>,
     /// The module that gates the tool; a disabled module answers `module_disabled`.
-    pub module: Option<&'static str>,
+    pub module: Option<SpecText>,
     /// The tool's own response budget in characters, overriding the server's.
     pub budget: Option<usize>,
     /// Unknown arguments are a `validation` error instead of an `unknown_arg` warning.
@@ -54,10 +59,81 @@ pub struct ToolSpec {
     /// (RFC 6749 scope-tokens: printable ASCII without spaces, quotes or backslashes); empty
     /// for a tool anyone may call. Listed with the tool; enforced when the transport
     /// authenticated the caller (see [`Caller`](crate::Caller)).
-    pub scopes: &'static [&'static str],
+    pub scopes: Cow<'static, [SpecText]>,
 }
 
+/// Text in a [`ToolSpec`]: `'static` when written into the program, owned when learned at run
+/// time.
+pub type SpecText = Cow<'static, str>;
+
 impl ToolSpec {
+    /// The spec of a tool named `name`, described by `description`, of `tier`, declaring
+    /// nothing else: no hints, layer, module, budget or scopes, unknown arguments warned of.
+    /// For a tool built at run time; [`validate`](Self::validate) checks what it was given.
+    ///
+    /// ```
+    /// use envelope_core::{Tier, ToolSpec};
+    ///
+    /// let mut spec = ToolSpec::new(String::from("upstream.fetch"), "Fetches a URL.", Tier::Standard);
+    /// spec.read_only = Some(true);
+    /// assert!(spec.validate().is_ok());
+    /// assert!(ToolSpec::new("has space", "x", Tier::Lite).validate().is_err());
+    /// ```
+    pub fn new(
+        name: impl Into<SpecText>,
+        description: impl Into<SpecText>,
+        tier: Tier,
+    ) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            tier,
+            read_only: None,
+            idempotent: None,
+            destructive: None,
+            open_world: None,
+            layer: None,
+            module: None,
+            budget: None,
+            strict_args: false,
+            scopes: Cow::Borrowed(&[]),
+        }
+    }
+
+    /// Checks the invariants `#[tool]` proves at compile time, for a spec made at run time:
+    /// the name fits MCP's rules, the description says something, `read_only` excludes
+    /// `destructive`, and each scope is a distinct RFC 6749 scope-token.
+    pub fn validate(&self) -> Result<(), CoreError> {
+        let refuse = |reason: &str| {
+            Err(CoreError::InvalidToolSpec {
+                tool: self.name.chars().take(128).collect(),
+                reason: reason.to_owned(),
+            })
+        };
+        let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if self.name.is_empty() || self.name.len() > 128 || !self.name.chars().all(name_char) {
+            return refuse("a name is 1 to 128 of `A-Z a-z 0-9 _ - .`");
+        }
+        if self.description.trim().is_empty() {
+            return refuse("the description is empty");
+        }
+        if self.read_only == Some(true) && self.destructive == Some(true) {
+            return refuse("a read-only tool cannot be destructive");
+        }
+        // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+        let scope_char = |c: char| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c);
+        for (index, scope) in self.scopes.iter().enumerate() {
+            if scope.is_empty() || !scope.chars().all(scope_char) {
+                return refuse("a scope is printable ASCII without spaces, quotes or backslashes");
+            }
+            if self.scopes[..index].contains(scope) {
+                return refuse("a scope is named twice");
+            }
+        }
+        Ok(())
+    }
+
     /// Whether repeating the call is known to be safe: declared `idempotent` or `read_only`.
     /// Stamped as `meta.idempotent`; an undeclared tool is not known to be, so `false`.
     pub fn is_idempotent(&self) -> bool {
@@ -69,7 +145,7 @@ impl ToolSpec {
 /// an envelope. `#[tool]` implements it; so can a hand-written type.
 pub trait Tool: Send + Sync {
     /// The declaration.
-    fn spec(&self) -> &'static ToolSpec;
+    fn spec(&self) -> &ToolSpec;
 
     /// The JSON Schema of the arguments, per-call controls included.
     fn input_schema(&self) -> Schema;
@@ -83,7 +159,7 @@ pub trait Tool: Send + Sync {
 
     /// The names of the arguments the tool declares itself, the per-call controls aside: a
     /// server's door splits a call's controls from its arguments by them, once per call, and
-    /// reads them once per server. `None` (the default) when they cannot be listed: every key
+    /// reads them once per change of its tools. `None` (the default) when they cannot be listed: every key
     /// is then the tool's, but the controls, which the door takes off.
     fn declared_arguments(&self) -> Option<Vec<String>> {
         None
@@ -98,9 +174,12 @@ pub trait Tool: Send + Sync {
 /// The tools one server serves, by name. Names are unique.
 ///
 /// Build it with [`toolset!`](crate::toolset), which refuses two tools of one name at compile
-/// time, or with [`Toolset::new`], which refuses them at run time.
+/// time, or with [`Toolset::new`], which refuses them at run time. A tool learned at run time
+/// joins with [`insert`](Toolset::insert) and leaves with [`remove`](Toolset::remove). Cloning
+/// shares the tools.
+#[derive(Clone, Default)]
 pub struct Toolset {
-    tools: BTreeMap<&'static str, Box<dyn Tool>>,
+    tools: BTreeMap<SpecText, Arc<dyn Tool>>,
 }
 
 impl Toolset {
@@ -108,17 +187,51 @@ impl Toolset {
     pub fn new(tools: Vec<Box<dyn Tool>>) -> Result<Toolset, CoreError> {
         let mut by_name = BTreeMap::new();
         for tool in tools {
-            let name = tool.spec().name;
-            if by_name.insert(name, tool).is_some() {
-                return Err(CoreError::DuplicateTool(name.to_owned()));
+            let name = tool.spec().name.clone();
+            if by_name.insert(name.clone(), Arc::from(tool)).is_some() {
+                return Err(CoreError::DuplicateTool(name.into_owned()));
             }
         }
         Ok(Toolset { tools: by_name })
     }
 
+    /// Adds `tool`, after checking its spec ([`ToolSpec::validate`]), in place of the tool of
+    /// its name if there is one, which it returns.
+    ///
+    /// ```
+    /// use envelope_core::{tool, toolset, ToolResult};
+    ///
+    /// /// Say hello.
+    /// #[tool(tier = lite, read_only)]
+    /// fn hello() -> ToolResult<&'static str> {
+    ///     Ok("hello")
+    /// }
+    ///
+    /// let mut tools = toolset![];
+    /// assert!(tools.insert(std::sync::Arc::new(hello {}))?.is_none());
+    /// assert_eq!(tools.names().collect::<Vec<_>>(), ["hello"]);
+    /// assert!(tools.remove("hello").is_some());
+    /// assert!(tools.is_empty());
+    /// # Ok::<(), envelope_core::CoreError>(())
+    /// ```
+    pub fn insert(&mut self, tool: Arc<dyn Tool>) -> Result<Option<Arc<dyn Tool>>, CoreError> {
+        tool.spec().validate()?;
+        Ok(self.tools.insert(tool.spec().name.clone(), tool))
+    }
+
+    /// Takes the tool named `name` out, returning it.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.remove(name)
+    }
+
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools.get(name).map(|tool| &**tool)
+    }
+
+    /// The tool named `name`, shared: for a caller that keeps it past a change of the set.
+    pub fn shared(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).cloned()
     }
 
     /// Every tool, by name.
@@ -127,8 +240,8 @@ impl Toolset {
     }
 
     /// The names, sorted.
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.tools.keys().copied()
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.tools.keys().map(|name| &**name)
     }
 
     /// How many tools there are.

@@ -67,7 +67,7 @@ fn fallback(args: Option<&ToolArgs>, func: &ItemFn) -> TokenStream {
         }
 
         impl #krate::Tool for #ident {
-            fn spec(&self) -> &'static #krate::ToolSpec {
+            fn spec(&self) -> &#krate::ToolSpec {
                 ::core::unreachable!()
             }
 
@@ -173,7 +173,9 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         .map(|(_, variant)| format_ident!("{}", variant))
         .ok_or_else(|| syn::Error::new(Span::call_site(), "missing `tier` argument"))?;
     let optional = |value: &Option<Spanned<String>>| match value {
-        Some(Spanned { value, .. }) => quote!(::core::option::Option::Some(#value)),
+        Some(Spanned { value, .. }) => {
+            quote!(::core::option::Option::Some(::std::borrow::Cow::Borrowed(#value)))
+        }
         None => quote!(::core::option::Option::None),
     };
     let title = optional(&args.title);
@@ -257,8 +259,8 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         impl #ident {
             const __ENVELOPE_SPEC: #krate::ToolSpec = #krate::ToolSpec {
                 // The name is said once, by `TypedTool`: the spec and `toolset!` read it there.
-                name: <#ident as #krate::TypedTool>::NAME,
-                description: #description,
+                name: ::std::borrow::Cow::Borrowed(<#ident as #krate::TypedTool>::NAME),
+                description: ::std::borrow::Cow::Borrowed(#description),
                 title: #title,
                 tier: #krate::__private::Tier::#tier,
                 read_only: #read_only,
@@ -269,7 +271,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 module: #module,
                 budget: #budget,
                 strict_args: #strict_args,
-                scopes: &[#(#scopes),*],
+                scopes: ::std::borrow::Cow::Borrowed(&[#(::std::borrow::Cow::Borrowed(#scopes)),*]),
             };
 
             #args_fns
@@ -283,7 +285,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
         }
 
         impl #krate::Tool for #ident {
-            fn spec(&self) -> &'static #krate::ToolSpec {
+            fn spec(&self) -> &#krate::ToolSpec {
                 &Self::__ENVELOPE_SPEC
             }
 

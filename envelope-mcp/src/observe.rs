@@ -34,10 +34,10 @@ pub(crate) fn call_span(spec: &ToolSpec, request_id: &RequestId, client: Option<
         otel.status_code = Empty,
         mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = spec.name,
+        gen_ai.tool.name = &*spec.name,
         jsonrpc.protocol.version = "2.0",
         request_id = %request_id,
-        tool = spec.name,
+        tool = &*spec.name,
         tier = spec.tier.as_str(),
         idempotent = spec.is_idempotent(),
         layer = Empty,
@@ -51,7 +51,7 @@ pub(crate) fn call_span(spec: &ToolSpec, request_id: &RequestId, client: Option<
         truncated = Empty,
         latency_ms = Empty,
     );
-    if let Some(layer) = spec.layer {
+    if let Some(layer) = spec.layer.as_deref() {
         span.record("layer", layer); // wire: a field of the tool_call span
     }
     if let Some(client) = client {

@@ -1,6 +1,8 @@
 //! The server over an in-memory duplex, driven by rmcp's own client the way any MCP client
 //! would drive it.
 
+use std::borrow::Cow;
+
 use envelope_core::{
     Capability, DependencyMode, EmptyReason, IndexStatus, NextAction, Reply, Role, SCHEMA_VERSION,
     ToolContext, ToolError, ToolResult, tool, toolset,
@@ -607,10 +609,10 @@ async fn the_meta_prefix_is_configurable_and_checked() {
 struct HandWritten;
 
 impl envelope_core::Tool for HandWritten {
-    fn spec(&self) -> &'static envelope_core::ToolSpec {
+    fn spec(&self) -> &envelope_core::ToolSpec {
         static SPEC: envelope_core::ToolSpec = envelope_core::ToolSpec {
-            name: "hand_written",
-            description: "Written by hand.",
+            name: Cow::Borrowed("hand_written"),
+            description: Cow::Borrowed("Written by hand."),
             title: None,
             tier: envelope_core::Tier::Lite,
             read_only: Some(true),
@@ -621,7 +623,7 @@ impl envelope_core::Tool for HandWritten {
             module: None,
             budget: None,
             strict_args: false,
-            scopes: &[],
+            scopes: Cow::Borrowed(&[]),
         };
         &SPEC
     }
@@ -653,7 +655,7 @@ impl envelope_core::Tool for HandWritten {
             let mut envelope = envelope_core::Envelope::ok(json!(1));
             stamp_request_id(&mut envelope, *ctx.request_id());
             let spec = HandWritten.spec();
-            meta_stamp(&mut envelope).tool(spec.name, spec.tier, spec.is_idempotent());
+            meta_stamp(&mut envelope).tool(spec.name.clone(), spec.tier, spec.is_idempotent());
             let mut output = ToolOutput::from(envelope).with_baseline("by_hand", 100);
             output.controls = ctx.controls().clone();
             output

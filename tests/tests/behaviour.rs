@@ -634,7 +634,7 @@ fn tools_describe_themselves() {
         ),
         (Some(true), Some(true), None, None)
     );
-    assert_eq!(spec.layer, Some("docs"));
+    assert_eq!(spec.layer.as_deref(), Some("docs"));
     let schema = search.input_schema().to_value();
     for key in [
         "query",
@@ -659,7 +659,7 @@ fn tools_describe_themselves() {
         json!({"description": "At most this many hits.", "type": "integer", "minimum": 0}),
     );
     assert_eq!(
-        tools.get("invoice").map(|t| t.spec().module),
+        tools.get("invoice").map(|t| t.spec().module.as_deref()),
         Some(Some("billing"))
     );
     // Self-contained: the controls' schemas resolve inside the tool's own schema, which is all

@@ -36,8 +36,10 @@ const HOPS: &[Hop] = &[
         krate: "envelope-mcp",
         file: "src/server/mcp.rs",
         function: "EnvelopeServer::call_tool",
-        does: "rmcp hands over the request: the tool is looked up once (an unknown name goes \
-               to the composed rmcp handler, or is JSON-RPC `invalid_params` without one), and \
+        does: "rmcp hands over the request: the tool is chosen once from the tools served now \
+               (a `#[tool]` or one learned at run time; the call reads that table to its \
+               answer, whatever changes meanwhile; an unknown name goes to the composed rmcp \
+               handler, or is JSON-RPC `invalid_params` without one), and \
                `answer_call` makes the headers, the authenticated caller, progress token, \
                cancellation, log level and the client (its peer, or a round of asks on MCP 2026-07-28) the call's extras",
     },
@@ -48,7 +50,8 @@ const HOPS: &[Hop] = &[
         does: "the call decided once, into one `Call` every later stage reads: the call's \
                `CallBudget` (`BudgetPolicy::for_call`); the tool's context, with its sizer and \
                the caller the HTTP layer's resource server let in; the per-call controls split \
-               from the arguments by the tool's declared argument names, read once per server \
+               from the arguments by the tool's declared argument names, read once per change of \
+               the served tools \
                (`split_controls`: `dialect: \"tsa\"` decoded and checked against the dialects \
                offered and what TSA can write; the paged tool declares `continuation`, so the \
                token stays its argument as well as the control); the answer's dialect; then the \

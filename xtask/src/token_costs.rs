@@ -360,9 +360,9 @@ fn listing(root: &Path, counter: &Counter) -> Result<ListingCosts, String> {
         tools: lean.tools().len(),
         // What the lean listing leaves out of every tool it says once, in the instructions:
         // counted with it.
-        visible: counter.count(&(visible(lean.tools()) + &controls_instructions())),
+        visible: counter.count(&(visible(&lean.tools()) + &controls_instructions())),
         whole: counter.count(&compact(&lean.tools())),
-        full_visible: counter.count(&visible(full.tools())),
+        full_visible: counter.count(&visible(&full.tools())),
         full_whole: counter.count(&compact(&full.tools())),
         plain_visible: counter.count(&visible(&plain)),
     })

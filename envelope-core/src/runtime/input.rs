@@ -76,7 +76,26 @@ pub(super) fn declared_properties(schema: &Value) -> Option<Vec<String>> {
 
 /// The input schema of a tool taking `A`: `A`'s schema with the per-call controls added.
 pub fn input_schema<A: ToolArgs>() -> Schema {
-    let mut schema = schema_for::<A>();
+    controls_added(schema_for::<A>())
+}
+
+/// A tool's own argument schema with the per-call controls added, as every envelope tool
+/// lists them: beside its properties, or, for a schema without plain properties, beside the
+/// whole of it. A tool built at run time (one a server fronts for another) lists this.
+///
+/// ```
+/// use envelope_core::stage::add_controls;
+///
+/// let own = schemars::json_schema!({"type": "object", "properties": {"url": {"type": "string"}}});
+/// let listed = add_controls(own).to_value();
+/// assert!(listed["properties"]["url"].is_object());
+/// assert!(listed["properties"]["response_mode"].is_object());
+/// ```
+pub fn add_controls(schema: Schema) -> Schema {
+    controls_added(schema.to_value())
+}
+
+fn controls_added(mut schema: Value) -> Schema {
     let controls = controls_properties();
     match schema.get_mut("properties").and_then(Value::as_object_mut) {
         Some(properties) => {

@@ -34,8 +34,10 @@ pub struct ArgsFns<A> {
     /// The argument names the tool declares, the controls aside; `None` when its schema
     /// cannot list them.
     pub declared: fn() -> Option<Vec<String>>,
-    /// Gates the module and decodes the arguments.
-    pub decode: fn(&mut Invocation, &mut ToolContext, Value, &KeyCache) -> Result<A, Stopped>,
+    /// Gates the module and decodes the arguments, for a call of a `#[tool]`, whose spec is
+    /// `'static`.
+    pub decode:
+        fn(&mut Invocation<'static>, &mut ToolContext, Value, &KeyCache) -> Result<A, Stopped>,
 }
 
 /// The functions of a tool taking `A`.
@@ -82,15 +84,15 @@ fn shorten(text: &str, max: usize) -> String {
 
 /// One call of one tool, from its first step to its stamped envelope.
 #[derive(Debug)]
-pub struct Invocation {
-    spec: &'static ToolSpec,
+pub struct Invocation<'s> {
+    spec: &'s ToolSpec,
     started: Instant,
     warnings: Vec<Notice>,
 }
 
-impl Invocation {
+impl<'s> Invocation<'s> {
     /// Starts the clock.
-    pub fn start(spec: &'static ToolSpec) -> Self {
+    pub fn start(spec: &'s ToolSpec) -> Self {
         install_panic_hook();
         Invocation {
             spec,
@@ -102,8 +104,8 @@ impl Invocation {
     /// Names the tool in `ctx`, then refuses the call when its module is switched off; a
     /// server's door gated it already.
     fn gate(&self, ctx: &mut ToolContext) -> Result<(), ToolError> {
-        ctx.set_tool(self.spec.name);
-        match self.spec.module {
+        ctx.set_tool(self.spec.name.clone());
+        match self.spec.module.as_deref() {
             Some(module) if !ctx.controls_decided() && ctx.is_module_disabled(module) => {
                 Err(ToolError::module_disabled(module))
             }
@@ -138,7 +140,7 @@ impl Invocation {
             }
             None => {
                 let split = split_controls(
-                    self.spec.name,
+                    &self.spec.name,
                     arguments,
                     declared,
                     ctx.offered_dialects(),
@@ -291,13 +293,13 @@ impl Invocation {
             },
             Ok(Err(error)) => {
                 if error.category() == Category::Internal {
-                    log_internal(self.spec.name, &request_id, &error);
+                    log_internal(&self.spec.name, &request_id, &error);
                 }
                 ToolOutput::from(Envelope::err_for(error, request_id))
             }
             // Logged here only: the masked error below is not logged again.
             Err(panicked) => {
-                panicked.log(self.spec.name, &request_id);
+                panicked.log(&self.spec.name, &request_id);
                 ToolOutput::from(Envelope::err_for(
                     ToolError::internal(panicked.message),
                     request_id,
@@ -309,10 +311,14 @@ impl Invocation {
             envelope = envelope.with_warning(warning);
         }
         MetaStamp(envelope.meta_mut())
-            .tool(self.spec.name, self.spec.tier, self.spec.is_idempotent())
+            .tool(
+                self.spec.name.clone(),
+                self.spec.tier,
+                self.spec.is_idempotent(),
+            )
             .client_request_id(ctx.client_request_id())
             .index_status(ctx.index_status())
-            .layer(self.spec.layer)
+            .layer(self.spec.layer.clone())
             .latency(self.started.elapsed());
         output.envelope = envelope;
         output.controls = ctx.controls().clone();
@@ -324,7 +330,7 @@ impl Invocation {
 /// ran (its module switched off, controls it cannot honour), with what it found to warn of:
 /// stamped as the entry stamps its own refusals, shaped by the controls in `ctx`.
 pub fn refused_at_entry(
-    spec: &'static ToolSpec,
+    spec: &ToolSpec,
     ctx: &ToolContext,
     error: ToolError,
     warnings: Vec<Notice>,

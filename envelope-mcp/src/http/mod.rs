@@ -113,10 +113,9 @@ impl EnvelopeServer {
         // client may ask for.
         #[cfg(feature = "auth")]
         let gate = config.auth.clone().map(|auth| {
-            Arc::new(auth::Gate::new(
-                auth,
-                &auth::declared_scopes(server.toolset()),
-            ))
+            let scopes = auth::declared_scopes(&server.served().tools);
+            let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            Arc::new(auth::Gate::new(auth, &scopes))
         });
         let rmcp_config = StreamableHttpServerConfig::default()
             // rmcp has a body limit of its own (4 MiB): the server's is the one that holds.

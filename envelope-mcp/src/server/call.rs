@@ -1,12 +1,13 @@
 //! The call pipeline after the door: the refusal the door decided or the tool under its
 //! deadline, then the response through the budget stage and the call's dialect.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use envelope_budget::{Prepared, prepare};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
-use envelope_core::{Arguments, Dialect, Envelope, Tier, Tool};
+use envelope_core::{Arguments, Dialect, Envelope, SpecText, Tier};
 use envelope_dialect::Rendering;
 use serde_json::Value;
 use tracing::Instrument;
@@ -14,6 +15,7 @@ use tracing::Instrument;
 use super::EnvelopeServer;
 use super::door::{Call, CallExtras};
 use super::scopes::Shown;
+use super::served::{Chosen, Served};
 use super::stop::past_deadline;
 
 /// A call's response, with what the result's `_meta` carries besides it.
@@ -30,13 +32,13 @@ impl EnvelopeServer {
     /// Arguments read from text ([`Arguments::from_json`]) are refused `invalid_control` when
     /// the text names a per-call control twice, as every transport refuses them.
     pub async fn call(&self, name: &str, arguments: impl Into<Arguments>) -> Option<Prepared> {
-        let tool = self.inner.tools.get(name)?;
+        let chosen = self.served().choose(name)?;
         let arguments = arguments.into();
         let extras = CallExtras {
             given_twice: arguments.given_twice(),
             ..CallExtras::default()
         };
-        let answer = self.call_with(tool, arguments.into_value(), extras).await;
+        let answer = self.call_with(chosen, arguments.into_value(), extras).await;
         Some(answer.prepared)
     }
 
@@ -44,20 +46,21 @@ impl EnvelopeServer {
     /// ([`EnvelopeServer::pass`]).
     pub(crate) async fn call_with(
         &self,
-        tool: &dyn Tool,
+        chosen: Chosen,
         arguments: Value,
         extras: CallExtras,
     ) -> Answer {
-        self.pass(self.door(tool, arguments, extras)).await
+        self.pass(self.door(chosen, arguments, extras)).await
     }
 
     /// The call `call` the door decided, stage by stage: its refusal, or the tool under its
     /// deadline (its entry decodes the tool's own arguments); then the response encoded,
     /// shaped, trimmed and stamped by the budget stage under the call's budget, in its
     /// dialect.
-    pub(crate) async fn pass(&self, mut call: Call<'_>) -> Answer {
+    pub(crate) async fn pass(&self, mut call: Call) -> Answer {
         let _running = self.inner.calls.begin();
-        let spec = call.spec;
+        let tool = Arc::clone(&call.chosen.tool);
+        let spec = tool.spec();
         // The correlation id as the envelope keeps it (`meta.client_request_id`): a header the
         // HTTP layer replaced with a ULID is the request id, not a client's id.
         let span =
@@ -81,18 +84,19 @@ impl EnvelopeServer {
 
     /// Runs the call's tool under the call deadline; past it, the tool's work is told to stop
     /// and the call answers `deadline_exceeded`.
-    async fn run(&self, call: &mut Call<'_>) -> ToolOutput {
+    async fn run(&self, call: &mut Call) -> ToolOutput {
         let arguments = std::mem::take(&mut call.arguments);
         let ctx = call.ctx.clone();
         let request_id = *ctx.request_id();
+        let tool = &call.chosen.tool;
         let Some(limit) = self.inner.config.call_timeout else {
-            return call.tool.call(arguments, ctx).await;
+            return tool.call(arguments, ctx).await;
         };
-        match tokio::time::timeout(limit, call.tool.call(arguments, ctx)).await {
+        match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
             Ok(output) => output,
             Err(_) => {
                 call.stop.deadline_passed.store(true, Ordering::Relaxed);
-                ToolOutput::from(past_deadline(call.spec, request_id, limit))
+                ToolOutput::from(past_deadline(call.spec(), request_id, limit))
             }
         }
     }
@@ -101,13 +105,14 @@ impl EnvelopeServer {
     /// cannot run, or that suggest a tool the caller is not shown, dropped; the capability tags
     /// stamped when the controls keep them; then the budget stage, which carries the call's
     /// `dialect` to the actions it keeps, and the call's dialect.
-    fn answer(&self, call: &Call<'_>, mut output: ToolOutput) -> Answer {
+    fn answer(&self, call: &Call, mut output: ToolOutput) -> Answer {
         let shown = match &call.shown_to {
             Some(caller) => Shown::Callable(caller.as_ref()),
             None => Shown::All,
         };
-        self.drop_hidden_actions(&mut output.envelope, shown);
-        self.drop_unrunnable_actions(&mut output.envelope, call.spec.name);
+        let served = &call.chosen.served;
+        drop_hidden_actions(served, &mut output.envelope, shown);
+        drop_unrunnable_actions(served, &mut output.envelope, &call.spec().name);
         output.controls = call.controls.clone();
         // Another contract's wire is rendered from the whole envelope: it decides itself what
         // of `meta` it stamps, and shapes it by the controls the call asked for. The envelope's
@@ -140,55 +145,55 @@ impl EnvelopeServer {
                 Some(rendering) => envelope_dialect::apply(call.dialect, prepared, rendering),
                 None => prepared,
             },
-            tier: call.spec.tier,
+            tier: call.spec().tier,
             client_request_id,
         }
     }
+}
 
-    /// Drops suggested calls to a tool the caller is not `shown`: filtered means hidden, in an
-    /// answer's next actions as in the listing. Not logged: a tool that suggests a write to a
-    /// caller that may only read is doing nothing wrong.
-    fn drop_hidden_actions<P>(&self, envelope: &mut Envelope<P>, shown: Shown<'_>) {
-        if matches!(shown, Shown::All) || envelope.next_actions().is_empty() {
-            return;
-        }
-        let tools = &self.inner.tools;
-        // A tool not served is left to the next pass, which says so.
-        retain_next_actions(envelope, |action| {
-            tools
-                .get(&action.tool)
-                .is_none_or(|tool| shown.includes(tool.spec()))
-        });
+/// Drops suggested calls to a tool the caller is not `shown`: filtered means hidden, in an
+/// answer's next actions as in the listing. Not logged: a tool that suggests a write to a
+/// caller that may only read is doing nothing wrong.
+fn drop_hidden_actions<P>(served: &Served, envelope: &mut Envelope<P>, shown: Shown<'_>) {
+    if matches!(shown, Shown::All) || envelope.next_actions().is_empty() {
+        return;
     }
+    // A tool not served is left to the next pass, which says so.
+    retain_next_actions(envelope, |action| {
+        served
+            .tools
+            .get(&action.tool)
+            .is_none_or(|tool| shown.includes(tool.spec()))
+    });
+}
 
-    /// Drops suggested calls this server cannot run: to a tool it does not serve, or with
-    /// arguments that fail that tool's input schema. Logs how many, never what: arguments can
-    /// carry user data.
-    fn drop_unrunnable_actions<P>(&self, envelope: &mut Envelope<P>, tool: &str) {
-        if envelope.next_actions().is_empty() {
-            return;
-        }
-        let inputs = &self.inner.inputs;
-        let dropped = retain_next_actions(envelope, |action| {
-            inputs
-                .get(action.tool.as_str())
-                .is_some_and(|input| input.is_valid(&Value::Object(action.arguments.clone())))
-        });
-        if dropped > 0 {
-            tracing::warn!(
-                tool,
-                dropped,
-                "dropped next actions the served tools cannot run"
-            );
-        }
+/// Drops suggested calls the `served` tools cannot run: to a tool not served, or with
+/// arguments that fail that tool's input schema. Logs how many, never what: arguments can
+/// carry user data.
+fn drop_unrunnable_actions<P>(served: &Served, envelope: &mut Envelope<P>, tool: &str) {
+    if envelope.next_actions().is_empty() {
+        return;
+    }
+    let dropped = retain_next_actions(envelope, |action| {
+        served
+            .inputs
+            .get(action.tool.as_str())
+            .is_some_and(|input| input.is_valid(&Value::Object(action.arguments.clone())))
+    });
+    if dropped > 0 {
+        tracing::warn!(
+            tool,
+            dropped,
+            "dropped next actions the served tools cannot run"
+        );
     }
 }
 
 impl EnvelopeServer {
     /// The scopes the tool named `name` declares; `None` when no tool has that name.
     #[cfg(feature = "auth")]
-    pub(crate) fn tool_scopes(&self, name: &str) -> Option<&'static [&'static str]> {
-        Some(self.inner.tools.get(name)?.spec().scopes)
+    pub(crate) fn tool_scopes(&self, name: &str) -> Option<Vec<SpecText>> {
+        Some(self.served().tools.get(name)?.spec().scopes.to_vec())
     }
 
     /// A call of `name` by `caller` refused for its scopes, as the door refuses it: the
@@ -203,14 +208,14 @@ impl EnvelopeServer {
         caller: &envelope_core::Caller,
         client_request_id: Option<&str>,
     ) -> Option<(String, Value)> {
-        let tool = self.inner.tools.get(name)?;
+        let chosen = self.served().choose(name)?;
         let extras = CallExtras {
             client_request_id: client_request_id.map(str::to_owned),
             caller: Some(caller.clone()),
             ..CallExtras::default()
         };
         let arguments = Value::Object(arguments.unwrap_or_default());
-        let call = self.door(tool, arguments, extras);
+        let call = self.door(chosen, arguments, extras);
         let message = call.scope_refusal()?.to_owned();
         let answer = self.pass(call).await;
         let envelope = self.result(answer).structured_content.unwrap_or_default();

@@ -17,7 +17,7 @@ use envelope_core::stage::{
     refused_at_entry, split_controls,
 };
 use envelope_core::{
-    Caller, ClientChannel, Dialect, DialectSet, Notice, Tool, ToolContext, ToolError, ToolSpec,
+    Caller, ClientChannel, Dialect, DialectSet, Notice, ToolContext, ToolError, ToolSpec,
     control_given_twice, insufficient_scope,
 };
 use serde_json::{Map, Value};
@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use super::EnvelopeServer;
 use super::refused::refused;
 use super::scopes::may_call;
+use super::served::Chosen;
 use super::stop::Stop;
 
 /// What one call needs from the transport around it.
@@ -83,9 +84,9 @@ impl Default for CallExtras {
 
 /// One call, decided: what every stage after the door reads. No stage reads a control out of
 /// the arguments again.
-pub(crate) struct Call<'t> {
-    pub(super) tool: &'t dyn Tool,
-    pub(super) spec: &'static ToolSpec,
+pub(crate) struct Call {
+    /// The tool, and the served table the call reads throughout.
+    pub(super) chosen: Chosen,
     /// The tool's own arguments: the controls split off, but one it declares itself.
     pub(super) arguments: Value,
     /// The controls the answer is shaped by: those the call gave, once read and checked; read
@@ -125,7 +126,12 @@ pub(super) enum Refusal {
     },
 }
 
-impl Call<'_> {
+impl Call {
+    /// The tool's declaration.
+    pub(super) fn spec(&self) -> &ToolSpec {
+        self.chosen.tool.spec()
+    }
+
     /// The controls the call gave, exactly as given, by name.
     #[cfg(feature = "rest")]
     pub(crate) fn given(&self) -> &Map<String, Value> {
@@ -160,24 +166,20 @@ impl Call<'_> {
     /// entry's own; `None` when the call is not refused.
     pub(super) fn refused_output(&mut self) -> Option<ToolOutput> {
         match self.refusal.take()? {
-            Refusal::Gate { error, .. } => Some(refused(self.spec, &self.ctx, error)),
+            Refusal::Gate { error, .. } => Some(refused(self.spec(), &self.ctx, error)),
             Refusal::Entry { error, notices } => {
-                Some(refused_at_entry(self.spec, &self.ctx, error, notices))
+                Some(refused_at_entry(self.spec(), &self.ctx, error, notices))
             }
         }
     }
 }
 
 impl EnvelopeServer {
-    /// The door: `tool` called with `arguments` by what `extras` tells of the transport,
-    /// decided once. Nothing runs; [`EnvelopeServer::pass`] answers it.
-    pub(crate) fn door<'t>(
-        &self,
-        tool: &'t dyn Tool,
-        arguments: Value,
-        extras: CallExtras,
-    ) -> Call<'t> {
+    /// The door: the `chosen` tool called with `arguments` by what `extras` tells of the
+    /// transport, decided once. Nothing runs; [`EnvelopeServer::pass`] answers it.
+    pub(crate) fn door(&self, chosen: Chosen, arguments: Value, extras: CallExtras) -> Call {
         let config = &self.inner.config;
+        let tool = Arc::clone(&chosen.tool);
         let spec = tool.spec();
         let mut budget = config.budget.for_call(spec.budget);
         if let Some(ceiling) = extras.unbudgeted_ceiling {
@@ -192,19 +194,22 @@ impl EnvelopeServer {
             Some(fixed) => (fixed, DialectSet::only(fixed)),
             None => (config.dialect, config.offered_dialects()),
         };
-        let declared = self
-            .inner
+        let declared = chosen
+            .served
             .declared
-            .get(spec.name)
+            .get(&spec.name)
             .and_then(Option::as_deref);
-        let split = split_controls(spec.name, arguments, declared, offered, dialect);
+        let split = split_controls(&spec.name, arguments, declared, offered, dialect);
         let given_twice = extras.given_twice;
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();
         let (ctx, stop) = self.context_for(extras, dialect, offered, &budget);
 
         let gate = |error, for_scope| Some(Refusal::Gate { error, for_scope });
-        let disabled = spec.module.filter(|module| ctx.is_module_disabled(module));
+        let disabled = spec
+            .module
+            .as_deref()
+            .filter(|module| ctx.is_module_disabled(module));
         // The controls as given, whatever is refused: the HTTP API judges the dialect asked
         // before anything else.
         let given = match &split {
@@ -217,9 +222,9 @@ impl EnvelopeServer {
         } else if !may_call(ctx.caller(), spec) {
             let missing = ctx
                 .caller()
-                .map(|caller| caller.scopes().missing(spec.scopes))
+                .map(|caller| caller.scopes().missing(&spec.scopes))
                 .unwrap_or_default();
-            let error = insufficient_scope(spec.name, spec.scopes, &missing);
+            let error = insufficient_scope(&spec.name, &spec.scopes, &missing);
             (
                 Value::Null,
                 Controls::lenient(&given),
@@ -253,8 +258,7 @@ impl EnvelopeServer {
             }
         };
         Call {
-            tool,
-            spec,
+            chosen,
             arguments,
             dialect: controls.dialect.unwrap_or(dialect),
             controls,

@@ -112,7 +112,7 @@ pub(super) fn listing(
     };
     let mut meta = MetaObject::new();
     meta.insert(keys.tier.clone(), json!(spec.tier));
-    if let Some(layer) = spec.layer {
+    if let Some(layer) = &spec.layer {
         meta.insert(keys.layer.clone(), json!(layer));
     }
     // What a caller's token must grant: read before the first call, so an agent can ask for it.
@@ -121,18 +121,19 @@ pub(super) fn listing(
     }
     // Only the hints the author declared: an absent hint takes MCP's cautious default.
     let annotations = ToolAnnotations::from_raw(
-        spec.title.map(str::to_owned),
+        spec.title.as_deref().map(str::to_owned),
         spec.read_only,
         spec.destructive,
         spec.idempotent,
         spec.open_world,
     );
-    let mut listed = rmcp::model::Tool::new(spec.name, spec.description, Arc::new(input))
-        .with_raw_output_schema(Arc::new(output))
-        .with_annotations(annotations)
-        .with_meta(meta);
-    if let Some(title) = spec.title {
-        listed = listed.with_title(title);
+    let mut listed =
+        rmcp::model::Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(input))
+            .with_raw_output_schema(Arc::new(output))
+            .with_annotations(annotations)
+            .with_meta(meta);
+    if let Some(title) = &spec.title {
+        listed = listed.with_title(title.clone());
     }
     listed
 }

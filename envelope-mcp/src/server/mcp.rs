@@ -35,6 +35,7 @@ use super::forward::Forwarder;
 use super::progress::{PeerProgress, reportable};
 use super::rounds::{Round, RoundOf};
 use super::scopes::{Shown, prose_shown};
+use super::served::Chosen;
 use super::stop::TokenCancellation;
 use crate::REQUEST_ID_HEADER;
 use crate::jsonrpc::ControlGivenTwice;
@@ -42,7 +43,7 @@ use envelope_core::ClientChannel;
 use rmcp::model::ProtocolVersion;
 
 /// The `_meta` keys a server writes, each its prefix and a name, built once per server.
-pub(super) struct MetaKeys {
+pub(crate) struct MetaKeys {
     pub(super) tier: String,
     pub(super) layer: String,
     pub(super) request_id: String,
@@ -145,7 +146,8 @@ impl ServerHandler for EnvelopeServer {
         let list_changed = capabilities
             .tools
             .as_ref()
-            .and_then(|tools| tools.list_changed);
+            .and_then(|tools| tools.list_changed)
+            .or(self.announces_changes.then_some(true));
         capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;
         if let Some(tools) = &mut capabilities.tools {
             tools.list_changed = list_changed;
@@ -195,7 +197,7 @@ impl ServerHandler for EnvelopeServer {
             *instructions = prose_shown(
                 instructions,
                 shown,
-                self.inner.tools.iter().map(|tool| tool.spec()),
+                self.served().tools.iter().map(|tool| tool.spec()),
             );
         }
         Ok(result)
@@ -207,14 +209,14 @@ impl ServerHandler for EnvelopeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let parts = context.extensions.get::<http::request::Parts>();
+        let served = self.served();
         let mut tools = match Shown::of(parts.map(|parts| &parts.extensions)) {
-            Shown::All => self.inner.listing.clone(),
+            Shown::All => served.listing.to_vec(),
             // Only what the caller may call: the toolset's tools and the listing agree.
-            shown => self
-                .inner
+            shown => served
                 .tools
                 .iter()
-                .zip(&self.inner.listing)
+                .zip(served.listing.iter())
                 .filter(|(tool, _)| shown.includes(tool.spec()))
                 .map(|(_, listed)| listed.clone())
                 .collect(),
@@ -227,7 +229,7 @@ impl ServerHandler for EnvelopeServer {
                     theirs
                         .tools
                         .into_iter()
-                        .filter(|tool| self.inner.tools.get(&tool.name).is_none()),
+                        .filter(|tool| served.tools.get(&tool.name).is_none()),
                 ),
                 Err(error) => tracing::debug!(%error, "the composed handler lists no tools"),
             }
@@ -242,8 +244,8 @@ impl ServerHandler for EnvelopeServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let parts = context.extensions.get::<http::request::Parts>();
         let shown = Shown::of(parts.map(|parts| &parts.extensions));
-        let tool = match self.inner.tools.get(&request.name) {
-            Some(tool) if shown.includes(tool.spec()) => tool,
+        let tool = match self.served().choose(&request.name) {
+            Some(chosen) if shown.includes(chosen.tool.spec()) => chosen,
             // Hidden from this caller (a filtered listing): answered as a name no tool has, and
             // not handed to the composed handler, whose tool of that name this one shadows.
             Some(_) => return Err(self.unknown_tool(&request.name, shown)),
@@ -263,7 +265,7 @@ impl ServerHandler for EnvelopeServer {
     /// A tool's listing, for rmcp's checks of a call against it (the `Mcp-Param-*` headers of
     /// the 2026 revision): the toolset's, else the composed handler's.
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        match self.inner.listing.iter().find(|tool| tool.name == name) {
+        match self.served().listing.iter().find(|tool| tool.name == name) {
             Some(tool) => Some(tool.clone()),
             None => self
                 .handler
@@ -355,6 +357,9 @@ impl ServerHandler for EnvelopeServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.announces_changes {
+            self.inner.table.watch(context.peer.clone());
+        }
         if let Some(handler) = &self.handler {
             handler.on_initialized(context).await;
         }
@@ -381,14 +386,8 @@ impl EnvelopeServer {
     /// The error of a call to `name`, which names no tool `shown` to the caller: `available`
     /// lists those that are.
     fn unknown_tool(&self, name: &str, shown: Shown<'_>) -> ErrorData {
-        let available: Vec<&str> = self
-            .inner
-            .tools
-            .iter()
-            .map(|tool| tool.spec())
-            .filter(|spec| shown.includes(spec))
-            .map(|spec| spec.name)
-            .collect();
+        let served = self.served();
+        let available = served.names_shown(shown);
         // The name is the client's, of any length: only its start is echoed.
         let echoed: String = name.chars().take(ECHOED_NAME_CHARS).collect();
         ErrorData::invalid_params(
@@ -402,7 +401,7 @@ impl EnvelopeServer {
     /// session, principal, progress token, cancellation), the call, and its MCP result.
     pub(crate) async fn answer_call(
         &self,
-        tool: &dyn envelope_core::Tool,
+        chosen: Chosen,
         arguments: JsonObject,
         asked: Asked,
         context: RequestContext<RoleServer>,
@@ -435,8 +434,9 @@ impl EnvelopeServer {
             .get_progress_token()
             .filter(reportable)
             .map(|token| PeerProgress::new(Arc::clone(&forward), token));
+        let tool = Arc::clone(&chosen.tool);
         let (round, client) =
-            self.client_for(tool, &arguments, asked, &context, &caller_key, &forward)?;
+            self.client_for(&*tool, &arguments, asked, &context, &caller_key, &forward)?;
         let extras = CallExtras {
             client_request_id,
             session,
@@ -460,7 +460,7 @@ impl EnvelopeServer {
                 .or_else(|| parts.and_then(|parts| parts.extensions.get::<ControlGivenTwice>()))
                 .map(|twice| twice.0),
         };
-        let call = self.call_with(tool, Value::Object(arguments.clone()), extras);
+        let call = self.call_with(chosen, Value::Object(arguments.clone()), extras);
         let answer = match &round {
             // The first ask without an answer ends the round; the tool's run is dropped.
             Some(round) => tokio::select! {
@@ -470,7 +470,7 @@ impl EnvelopeServer {
             None => Some(call.await),
         };
         forward.finish().await;
-        self.response(tool, &arguments, &caller_key, answer, round)
+        self.response(&*tool, &arguments, &caller_key, answer, round)
     }
 
     /// The client a call of `tool` may ask for input, a completion, or send logs to: its peer;
@@ -504,7 +504,7 @@ impl EnvelopeServer {
                 let round = Round::open(
                     codec,
                     &RoundOf {
-                        tool: tool.spec().name,
+                        tool: &tool.spec().name,
                         caller: caller_key,
                         arguments,
                     },
@@ -538,7 +538,7 @@ impl EnvelopeServer {
                 CallToolResponse::InputRequired(round.input_required(
                     codec,
                     &RoundOf {
-                        tool: tool.spec().name,
+                        tool: &tool.spec().name,
                         caller: caller_key,
                         arguments,
                     },

@@ -20,6 +20,7 @@ mod refused;
 mod rounds;
 mod router;
 mod scopes;
+mod served;
 mod stop;
 
 pub use client::DEFAULT_LOG_LEVEL;
@@ -35,31 +36,26 @@ pub use progress::MAX_PROGRESS_TOKEN_BYTES;
 pub(crate) use scopes::CallableOnly;
 #[cfg(feature = "rest")]
 pub(crate) use scopes::{Shown, prose_shown};
+#[cfg(feature = "rest")]
+pub(crate) use served::Served;
 pub use stop::DEADLINE_EXCEEDED;
 #[cfg(feature = "rest")]
 pub(crate) use stop::TokenCancellation;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use envelope_core::{Capability, Toolset};
-use serde_json::Value;
 
 use config::{Advertised, Capabilities};
-use listing::listing;
 use mcp::MetaKeys;
 
 struct Inner {
-    tools: Toolset,
     config: EnvelopeConfig,
     disabled: Arc<BTreeSet<String>>,
-    listing: Vec<rmcp::model::Tool>,
-    /// Each served tool's input schema, compiled: a suggested next action must pass it.
-    inputs: BTreeMap<&'static str, jsonschema::Validator>,
-    /// The argument names each tool declares, the controls aside (`None`: its schema cannot
-    /// list them): the door splits a call's controls from its arguments by them.
-    declared: BTreeMap<&'static str, Option<Vec<String>>>,
+    /// The tools served now, and the sessions told when they change.
+    table: served::Table,
     keys: MetaKeys,
     /// Calls running now: a server shutting down waits for them.
     calls: Arc<crate::drain::Calls>,
@@ -84,6 +80,8 @@ pub struct EnvelopeServer {
     capabilities: Arc<Advertised>,
     /// The rmcp handler that serves what the toolset does not.
     handler: Option<Arc<dyn compose::Delegate>>,
+    /// Whether `initialize` advertises `tools.listChanged`, and sessions are told of changes.
+    announces_changes: bool,
     /// What one MCP session keeps (the logging level its client set): fresh per session.
     session: Arc<client::Session>,
 }
@@ -91,7 +89,7 @@ pub struct EnvelopeServer {
 impl std::fmt::Debug for EnvelopeServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EnvelopeServer")
-            .field("tools", &self.inner.tools)
+            .field("tools", &self.served().tools)
             .field("config", &self.inner.config)
             .finish()
     }
@@ -101,69 +99,24 @@ impl EnvelopeServer {
     /// A server for `tools`, configured by `config`.
     pub fn new(tools: Toolset, config: EnvelopeConfig) -> Self {
         let keys = MetaKeys::new(&config.meta_prefix);
-        let listing = tools
-            .iter()
-            .map(|tool| {
-                listing(
-                    tool,
-                    &keys,
-                    config.listing,
-                    config.offered_dialects(),
-                    config.dialect,
-                )
-            })
-            .collect();
         let capabilities = Advertised::new(config.capabilities());
         let disabled = Arc::new(config.disabled_modules.clone());
-        let inputs = tools
-            .iter()
-            // A switched-off tool answers every call with `module_disabled`: not runnable.
-            .filter(|tool| {
-                tool.spec()
-                    .module
-                    .is_none_or(|module| !config.disabled_modules.contains(module))
-            })
-            .filter_map(|tool| {
-                let mut schema = tool.input_schema().to_value();
-                // A strict tool refuses unknown arguments, which its schema alone allows. Not
-                // `additionalProperties`: it sees only the top-level `properties`, and the
-                // arguments of an enum live in the `allOf` the input schema wraps them in.
-                if tool.spec().strict_args
-                    && let Some(object) = schema.as_object_mut()
-                {
-                    object.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
-                }
-                match jsonschema::validator_for(&schema) {
-                    Ok(validator) => Some((tool.spec().name, validator)),
-                    Err(error) => {
-                        // Then no action can target the tool; say why once, at start-up.
-                        tracing::error!(tool = tool.spec().name, %error, "input schema does not compile");
-                        None
-                    }
-                }
-            })
-            .collect();
-        let declared = tools
-            .iter()
-            .map(|tool| (tool.spec().name, tool.declared_arguments()))
-            .collect();
+        let table = served::Table::new(served::Served::new(tools, &config, &keys));
         // 32 bytes, the codec's minimum: `try_new` cannot refuse it.
         let rounds = round_key(&config)
             .and_then(|key| rmcp::model::RequestStateCodec::try_new(key.to_vec()).ok());
         EnvelopeServer {
             inner: Arc::new(Inner {
-                tools,
                 config,
                 disabled,
-                listing,
-                inputs,
-                declared,
+                table,
                 keys,
                 calls: Arc::default(),
                 rounds,
             }),
             capabilities,
             handler: None,
+            announces_changes: false,
             session: Arc::default(),
         }
     }
@@ -241,12 +194,6 @@ impl EnvelopeServer {
         self.inner.calls.running()
     }
 
-    /// The tools this server serves.
-    #[cfg(any(feature = "rest", feature = "auth"))]
-    pub(crate) fn toolset(&self) -> &Toolset {
-        &self.inner.tools
-    }
-
     /// The server's name, version and instructions, as `initialize` gives them.
     #[cfg(feature = "rest")]
     pub(crate) fn identity(&self) -> (&str, &str, Option<&str>) {
@@ -261,7 +208,7 @@ impl EnvelopeServer {
     /// How many tools this server serves.
     #[cfg(feature = "http")]
     pub(crate) fn tool_count(&self) -> usize {
-        self.inner.listing.len()
+        self.served().listing.len()
     }
 
     /// Whether this server seals continuations (its key ring is loaded).
@@ -297,9 +244,9 @@ impl EnvelopeServer {
         self
     }
 
-    /// The tools as MCP lists them: sorted by name.
-    pub fn tools(&self) -> &[rmcp::model::Tool] {
-        &self.inner.listing
+    /// The tools as MCP lists them now: sorted by name.
+    pub fn tools(&self) -> Arc<[rmcp::model::Tool]> {
+        Arc::clone(&self.served().listing)
     }
 }
 

@@ -10,7 +10,7 @@ pub(super) fn refused(spec: &ToolSpec, ctx: &ToolContext, error: ToolError) -> T
     let mut envelope: Envelope<Value> = Envelope::err(error);
     stamp_request_id(&mut envelope, *ctx.request_id());
     meta_stamp(&mut envelope)
-        .tool(spec.name, spec.tier, spec.is_idempotent())
-        .layer(spec.layer);
+        .tool(spec.name.clone(), spec.tier, spec.is_idempotent())
+        .layer(spec.layer.clone());
     ToolOutput::from(envelope)
 }

@@ -50,7 +50,7 @@ impl EnvelopeServer {
     /// ```
     pub fn tool_router<S: Send + Sync + 'static>(&self) -> ToolRouter<S> {
         let mut router = ToolRouter::new();
-        for listed in self.tools() {
+        for listed in self.tools().iter() {
             let server = self.clone();
             let name = listed.name.clone();
             router.add_route(ToolRoute::new_dyn(
@@ -66,8 +66,9 @@ impl EnvelopeServer {
                             request_state,
                             ..
                         } = context;
-                        // Listed from the toolset, so always found; a miss is rmcp's own answer.
-                        let Some(tool) = server.inner.tools.get(&name) else {
+                        // Listed from the toolset; a miss (the tool removed since) is
+                        // answered as rmcp answers a name it does not route.
+                        let Some(tool) = server.served().choose(&name) else {
                             return Err(rmcp::ErrorData::invalid_params("tool not found", None));
                         };
                         let asked = super::mcp::Asked {

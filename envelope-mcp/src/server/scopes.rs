@@ -17,7 +17,7 @@ pub(crate) struct CallableOnly;
 /// The one answer to "may this caller call that tool": the scope gate, the filtered listing,
 /// the unknown-tool error's `available`, the REST gateway and the next actions kept all ask it.
 pub(crate) fn may_call(caller: Option<&Caller>, spec: &ToolSpec) -> bool {
-    caller.is_none_or(|caller| caller.may(spec.scopes))
+    caller.is_none_or(|caller| caller.may(&spec.scopes))
 }
 
 /// Which tools one request is shown: in listings, in the unknown-tool error's `available`, in
@@ -65,7 +65,7 @@ pub(crate) fn prose_shown<'t>(
     let hidden: Vec<&str> = tools
         .into_iter()
         .filter(|spec| !shown.includes(spec))
-        .map(|spec| spec.name)
+        .map(|spec| &*spec.name)
         .collect();
     if hidden.is_empty() {
         return prose.to_owned();
@@ -144,21 +144,10 @@ mod tests {
     }
 
     fn named(name: &'static str, scopes: &'static [&'static str]) -> ToolSpec {
-        ToolSpec {
-            name,
-            description: "Erase every note.",
-            title: None,
-            tier: Tier::Lite,
-            read_only: None,
-            idempotent: None,
-            destructive: Some(true),
-            open_world: None,
-            layer: None,
-            module: None,
-            budget: None,
-            strict_args: false,
-            scopes,
-        }
+        let mut spec = ToolSpec::new(name, "Erase every note.", Tier::Lite);
+        spec.destructive = Some(true);
+        spec.scopes = scopes.iter().map(|scope| (*scope).into()).collect();
+        spec
     }
 
     fn caller(scopes: &str) -> Caller {

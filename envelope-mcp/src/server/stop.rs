@@ -44,8 +44,8 @@ pub(super) fn past_deadline(
     let mut envelope = Envelope::err(error);
     stamp_request_id(&mut envelope, request_id);
     meta_stamp(&mut envelope)
-        .tool(spec.name, spec.tier, spec.is_idempotent())
-        .layer(spec.layer)
+        .tool(spec.name.clone(), spec.tier, spec.is_idempotent())
+        .layer(spec.layer.clone())
         .latency(limit);
     envelope
 }

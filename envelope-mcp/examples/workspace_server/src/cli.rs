@@ -674,7 +674,7 @@ async fn run(options: Options) -> ExitCode {
         }
         (None, Some(addr)) => serve_http(server, &root, addr, &options.http).await,
         (Some(Command::Call { tool, arguments }), _) => call_tool(&server, &tool, arguments).await,
-        (Some(Command::List), _) => match serde_json::to_string_pretty(server.tools()) {
+        (Some(Command::List), _) => match serde_json::to_string_pretty(&*server.tools()) {
             Ok(text) => {
                 print_out(&text);
                 ExitCode::SUCCESS
@@ -740,7 +740,8 @@ async fn serve_http(
 /// not or no tool has that name.
 async fn call_tool(server: &EnvelopeServer, tool: &str, arguments: Arguments) -> ExitCode {
     let Some(prepared) = server.call(tool, arguments).await else {
-        let available: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
+        let tools = server.tools();
+        let available: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         eprintln!(
             "workspace_server: unknown tool `{tool}`; available: {}",
             available.join(", ")

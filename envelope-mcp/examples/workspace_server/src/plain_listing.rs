@@ -34,10 +34,18 @@ fn with_arguments<A: JsonSchema + Any>(tool: &dyn Tool) -> Result<rmcp::model::T
     let spec = tool.spec();
     let schema = schema_for_input::<Parameters<A>>()
         .map_err(|error| format!("rmcp cannot list `{}`: {error}", spec.name))?;
-    Ok(rmcp::model::Tool::new(spec.name, spec.description, schema))
+    Ok(rmcp::model::Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        schema,
+    ))
 }
 
 fn without_arguments(tool: &dyn Tool) -> rmcp::model::Tool {
     let spec = tool.spec();
-    rmcp::model::Tool::new(spec.name, spec.description, schema_for_empty_input())
+    rmcp::model::Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        schema_for_empty_input(),
+    )
 }

@@ -19,8 +19,8 @@ use common::tree::{TEXT_FILES, Tree, test_key};
 async fn listing_declares_tiers_and_read_only_idempotent_tools() {
     let tree = Tree::new("listing");
     let server = tree.server();
-    let listed: Vec<(&str, Value)> = server
-        .tools()
+    let tools = server.tools();
+    let listed: Vec<(&str, Value)> = tools
         .iter()
         .map(|tool| {
             let annotations = tool.annotations.as_ref().expect("annotated");
@@ -195,7 +195,7 @@ async fn every_advertised_capability_is_probed() {
                 assert!(RequestId::parse(id).is_ok(), "{id}");
             }
             "complexity_tier" | "idempotency_declared" => {
-                for tool in listing {
+                for tool in listing.iter() {
                     // In full, `meta` carries the tier the listing declares.
                     let arguments = match tool.name.as_ref() {
                         "read_file" => json!({"path": "README.md", "response_mode": "full"}),

@@ -59,7 +59,8 @@ impl Challenge {
     }
 
     /// The token lacks scopes a call needs: `required`, all of the tool's.
-    pub(crate) fn insufficient_scope(&self, required: &[&str]) -> HeaderValue {
+    pub(crate) fn insufficient_scope<S: AsRef<str>>(&self, required: &[S]) -> HeaderValue {
+        let required: Vec<&str> = required.iter().map(AsRef::as_ref).collect();
         let scope = required.join(" ");
         self.header(&[
             // wire: RFC 6750's error code

@@ -18,17 +18,18 @@ use crate::http::{HEALTH_PATH, READY_PATH};
 pub(crate) struct Gate {
     pub(crate) server: ResourceServer,
     pub(crate) challenge: Arc<Challenge>,
-    /// The metadata document, written once: the tools and their scopes do not change.
+    /// The metadata document, written once, with the scopes the tools declared when the router
+    /// was built (`scopes_supported` need not list every scope a tool added since declares).
     metadata: axum::body::Bytes,
 }
 
 /// Every scope a tool of `toolset` declares, sorted, each once.
-pub(crate) fn declared_scopes(toolset: &envelope_core::Toolset) -> Vec<&'static str> {
-    let scopes: std::collections::BTreeSet<&'static str> = toolset
+pub(crate) fn declared_scopes(toolset: &envelope_core::Toolset) -> Vec<String> {
+    let scopes: std::collections::BTreeSet<&str> = toolset
         .iter()
-        .flat_map(|tool| tool.spec().scopes.iter().copied())
+        .flat_map(|tool| tool.spec().scopes.iter().map(|scope| &**scope))
         .collect();
-    scopes.into_iter().collect()
+    scopes.into_iter().map(str::to_owned).collect()
 }
 
 /// Whether `path` is served without a token: liveness, readiness, and the metadata a client

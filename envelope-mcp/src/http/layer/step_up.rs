@@ -61,7 +61,7 @@ async fn refusal(
     };
     // Decided from the token and the tool's scopes, before any pipeline runs.
     let scopes = step_up.server.tool_scopes(&call.params.name)?;
-    if caller.may(scopes) {
+    if caller.may(&scopes) {
         return None;
     }
     let client_request_id = headers
@@ -92,7 +92,7 @@ async fn refusal(
     );
     response.headers_mut().insert(
         http::header::WWW_AUTHENTICATE,
-        step_up.challenge.insufficient_scope(scopes),
+        step_up.challenge.insufficient_scope(&scopes),
     );
     Some(response)
 }

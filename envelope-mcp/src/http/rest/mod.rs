@@ -212,14 +212,8 @@ fn unknown_tool(
     id: Option<&str>,
     shown: Shown<'_>,
 ) -> Response {
-    let available: Vec<&str> = gateway
-        .server
-        .toolset()
-        .iter()
-        .map(|tool| tool.spec())
-        .filter(|spec| shown.includes(spec))
-        .map(|spec| spec.name)
-        .collect();
+    let served = gateway.server.served();
+    let available = served.names_shown(shown);
     let data = json!({ "available": available });
     problem::refusal(UNKNOWN_TOOL, message, Some(data), id)
 }
@@ -349,8 +343,8 @@ async fn call(
     let callable_only = matches!(shown, Shown::Callable(_));
     // A tool hidden from the caller (a filtered listing) is answered as one not served: `404`,
     // not the `403` of a scope it lacks, which would say the tool is there.
-    let Some(tool) =
-        (gateway.server.toolset().get(&name)).filter(|tool| shown.includes(tool.spec()))
+    let Some(chosen) =
+        (gateway.server.served().choose(&name)).filter(|chosen| shown.includes(chosen.tool.spec()))
     else {
         let message = format!("no tool is named `{}`", cut(&name));
         return unknown_tool(&gateway, message, id, shown);
@@ -408,7 +402,9 @@ async fn call(
         // Refused above, as a problem of the gateway's own.
         given_twice: None,
     };
-    let call = gateway.server.door(tool, arguments, extras);
+    #[cfg(feature = "auth")]
+    let scopes = chosen.tool.spec().scopes.clone();
+    let call = gateway.server.door(chosen, arguments, extras);
     if let Some(message) = controls::other_dialect(call.given()) {
         return problem::refusal(INVALID_CONTROL, message, None, id);
     }
@@ -423,7 +419,7 @@ async fn call(
     if refused_for_scope && let Some(challenge) = &gateway.challenge {
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
-            challenge.insufficient_scope(tool.spec().scopes),
+            challenge.insufficient_scope(&scopes),
         );
     }
     response

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeSet;
 
+#[cfg(feature = "auth")]
+use envelope_core::SpecText;
 use envelope_core::stage::Controls;
 use envelope_core::{Tool, ToolSpec};
 use serde_json::{Map, Value, json};
@@ -17,15 +19,16 @@ use super::controls::{APPLY_BUDGET, APPLY_BUDGET_HEADER, control_header};
 use super::status::{CATEGORY_STATUS, GATEWAY_STATUS, OK_STATUS, error_statuses};
 use super::{OPENAPI_PATH, TOOLS_PATH};
 use crate::EnvelopeServer;
-use crate::server::Shown;
+use crate::server::{Served, Shown};
 
 /// The OpenAPI version the document is written in.
 const OPENAPI_VERSION: &str = "3.1.0";
 
 /// `GET /tools`: every tool `shown` with its schemas and flags, sorted by name.
 pub(super) fn listing(server: &EnvelopeServer, shown: Shown<'_>) -> Value {
-    let tools: Vec<Value> = server
-        .toolset()
+    let served = server.served();
+    let tools: Vec<Value> = served
+        .tools
         .iter()
         .filter(|tool| shown.includes(tool.spec()))
         .map(|tool| {
@@ -38,20 +41,20 @@ pub(super) fn listing(server: &EnvelopeServer, shown: Shown<'_>) -> Value {
                 "read_only": spec.read_only.unwrap_or(false),
                 // wire: the REST listing's own member: the tool's annotation
                 "idempotent": spec.is_idempotent(),
-                "input_schema": input_schema(server, spec.name),
-                "output_schema": output_schema(server, spec.name),
+                "input_schema": input_schema(&served, &spec.name),
+                "output_schema": output_schema(&served, &spec.name),
             });
             let flags = [
-                ("title", spec.title.map(Value::from)),
+                ("title", spec.title.clone().map(Value::from)),
                 ("destructive", spec.destructive.map(Value::from)),
                 ("open_world", spec.open_world.map(Value::from)),
                 // wire: the REST listing's own member: the tool's declared layer
-                ("layer", spec.layer.map(Value::from)),
-                ("module", spec.module.map(Value::from)),
+                ("layer", spec.layer.clone().map(Value::from)),
+                ("module", spec.module.clone().map(Value::from)),
                 // What a caller's access token must grant for the call to run.
                 (
                     "scopes",
-                    (!spec.scopes.is_empty()).then(|| Value::from(spec.scopes)),
+                    (!spec.scopes.is_empty()).then(|| json!(spec.scopes)),
                 ),
             ];
             for (key, value) in flags {
@@ -66,13 +69,13 @@ pub(super) fn listing(server: &EnvelopeServer, shown: Shown<'_>) -> Value {
 }
 
 /// The tool `name` as MCP lists it, its schemas made portable.
-fn listed<'a>(server: &'a EnvelopeServer, name: &str) -> Option<&'a rmcp::model::Tool> {
-    server.tools().iter().find(|tool| tool.name == name)
+fn listed<'a>(served: &'a Served, name: &str) -> Option<&'a rmcp::model::Tool> {
+    served.listing.iter().find(|tool| tool.name == name)
 }
 
 /// The input schema of the tool `name`, as MCP lists it.
-fn input_schema(server: &EnvelopeServer, name: &str) -> Value {
-    listed(server, name).map_or_else(
+fn input_schema(served: &Served, name: &str) -> Value {
+    listed(served, name).map_or_else(
         || json!({ "type": "object" }),
         |tool| Value::Object(tool.input_schema.as_ref().clone()),
     )
@@ -80,8 +83,8 @@ fn input_schema(server: &EnvelopeServer, name: &str) -> Value {
 
 /// The output schema of the tool `name`, as MCP lists it: the envelope, `data` typed (any
 /// envelope for a tool listed without one).
-fn output_schema(server: &EnvelopeServer, name: &str) -> Value {
-    listed(server, name)
+fn output_schema(served: &Served, name: &str) -> Value {
+    listed(served, name)
         .and_then(|tool| tool.output_schema.as_ref())
         .map_or_else(
             || envelope_core::schema::output_schema_for::<Value>().to_value(),
@@ -122,16 +125,17 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig, shown: Shown<
             "properties": { "openapi": { "type": "string" } },
         }),
     );
-    for tool in server
-        .toolset()
+    let served = server.served();
+    for tool in served
+        .tools
         .iter()
         .filter(|tool| shown.includes(tool.spec()))
     {
         #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
-        let mut operation = operation(server, tool, &mut components);
+        let mut operation = operation(&served, tool, &mut components);
         #[cfg(feature = "auth")]
         if http.auth.is_some() {
-            secured(&mut operation, tool.spec().scopes);
+            secured(&mut operation, &tool.spec().scopes);
         }
         paths.insert(
             format!("{TOOLS_PATH}/{}", tool.spec().name),
@@ -150,7 +154,7 @@ pub(super) fn document(server: &EnvelopeServer, http: &HttpConfig, shown: Shown<
             crate::server::prose_shown(
                 instructions,
                 shown,
-                server.toolset().iter().map(|tool| tool.spec()),
+                served.tools.iter().map(|tool| tool.spec()),
             )
         },
     );
@@ -216,7 +220,7 @@ fn security_scheme(document: &mut Value, auth: &crate::http::auth::ResourceServe
 /// A tool's operation held to its scopes: OpenAPI 3.1 lets a bearer scheme's requirement list
 /// them; a `403` then also answers a token that lacks one (`insufficient_scope`).
 #[cfg(feature = "auth")]
-fn secured(operation: &mut Value, scopes: &[&str]) {
+fn secured(operation: &mut Value, scopes: &[SpecText]) {
     operation["security"] = json!([{ SECURITY_SCHEME: scopes }]);
     if !scopes.is_empty() {
         operation["x-scopes"] = json!(scopes);
@@ -240,10 +244,10 @@ fn get_operation(id: &str, summary: &str, schema: &str) -> Value {
 
 /// A tool's operation: its arguments as the body, the controls as query parameters and
 /// headers, its envelope for `200`, a problem for each error status.
-fn operation(server: &EnvelopeServer, tool: &dyn Tool, components: &mut Components) -> Value {
+fn operation(served: &Served, tool: &dyn Tool, components: &mut Components) -> Value {
     let spec = tool.spec();
-    let input = input_schema(server, spec.name);
-    let output = output_schema(server, spec.name);
+    let input = input_schema(served, &spec.name);
+    let output = output_schema(served, &spec.name);
     // The controls this tool's schema takes, each as a query parameter and a header.
     // The dialect is MCP's: the HTTP API answers in the envelope's wire.
     let controls: Vec<&str> = Controls::KEYS
@@ -279,7 +283,7 @@ fn operation(server: &EnvelopeServer, tool: &dyn Tool, components: &mut Componen
     }
     let mut operation = json!({
         "operationId": spec.name,
-        "summary": spec.title.unwrap_or(spec.name),
+        "summary": spec.title.as_ref().unwrap_or(&spec.name),
         "description": spec.description,
         "parameters": parameters,
         "requestBody": {
@@ -298,10 +302,10 @@ fn operation(server: &EnvelopeServer, tool: &dyn Tool, components: &mut Componen
 
 /// The extensions a tool declares only sometimes.
 fn extensions(spec: &ToolSpec, operation: &mut Value) {
-    if let Some(layer) = spec.layer {
+    if let Some(layer) = &spec.layer {
         operation["x-layer"] = json!(layer);
     }
-    if let Some(module) = spec.module {
+    if let Some(module) = &spec.module {
         operation["x-module"] = json!(module);
     }
     if let Some(destructive) = spec.destructive {

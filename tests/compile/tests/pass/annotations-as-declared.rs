@@ -24,14 +24,14 @@ fn read() -> ToolResult<()> {
 fn main() {
     let spec = write_note {}.spec();
     assert_eq!(
-        (spec.read_only, spec.idempotent, spec.destructive, spec.open_world, spec.title),
+        (spec.read_only, spec.idempotent, spec.destructive, spec.open_world, spec.title.as_deref()),
         (None, None, None, None, None)
     );
     assert!(!spec.is_idempotent());
 
     let spec = append {}.spec();
     assert_eq!(
-        (spec.read_only, spec.idempotent, spec.destructive, spec.open_world, spec.title),
+        (spec.read_only, spec.idempotent, spec.destructive, spec.open_world, spec.title.as_deref()),
         (None, None, Some(false), Some(false), Some("Append"))
     );
 

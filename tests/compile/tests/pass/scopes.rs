@@ -19,7 +19,7 @@ fn hello() -> ToolResult<&'static str> {
 }
 
 fn main() {
-    assert_eq!(read_file {}.spec().scopes, ["workspace:read"]);
-    assert_eq!(graph_export {}.spec().scopes, ["workspace:read", "workspace:heavy"]);
+    assert_eq!(*read_file {}.spec().scopes, ["workspace:read"]);
+    assert_eq!(*graph_export {}.spec().scopes, ["workspace:read", "workspace:heavy"]);
     assert!(hello {}.spec().scopes.is_empty());
 }

@@ -1,0 +1,265 @@
+//! The tools a server serves now. The set can change while the server runs (a tool learned at
+//! run time joins, another leaves), so it is a table swapped whole on each change, with what is
+//! worked out from each tool (its MCP listing, its compiled input schema, its declared
+//! argument names) worked out once per change. A call reads the table it was chosen from from
+//! its door to its answer, so a change never shows a call half of one set and half of another.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use envelope_core::{CoreError, SpecText, Tool, Toolset};
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+
+use super::EnvelopeServer;
+use super::config::EnvelopeConfig;
+use super::listing::listing;
+use super::mcp::MetaKeys;
+use super::scopes::Shown;
+
+/// One version of the served tools, and what is worked out from them.
+pub(crate) struct Served {
+    pub(crate) tools: Toolset,
+    /// Each tool as MCP lists it, sorted by name, as `tools` is.
+    pub(crate) listing: Arc<[rmcp::model::Tool]>,
+    /// Each runnable tool's input schema, compiled: a suggested next action must pass it.
+    pub(crate) inputs: BTreeMap<SpecText, jsonschema::Validator>,
+    /// The argument names each tool declares, the controls aside (`None`: its schema cannot
+    /// list them): the door splits a call's controls from its arguments by them.
+    pub(crate) declared: BTreeMap<SpecText, Option<Vec<String>>>,
+}
+
+/// A tool as a call chose it, with the table it was chosen from: the call reads that table
+/// throughout, whatever changes meanwhile.
+#[derive(Clone)]
+pub(crate) struct Chosen {
+    pub(crate) served: Arc<Served>,
+    pub(crate) tool: Arc<dyn Tool>,
+}
+
+impl Served {
+    /// `tools`, with each one's listing, input schema and declared arguments worked out.
+    pub(crate) fn new(tools: Toolset, config: &EnvelopeConfig, keys: &MetaKeys) -> Served {
+        let listing = tools
+            .iter()
+            .map(|tool| {
+                listing(
+                    tool,
+                    keys,
+                    config.listing,
+                    config.offered_dialects(),
+                    config.dialect,
+                )
+            })
+            .collect();
+        let inputs = tools
+            .iter()
+            // A switched-off tool answers every call with `module_disabled`: not runnable.
+            .filter(|tool| {
+                tool.spec()
+                    .module
+                    .as_deref()
+                    .is_none_or(|module| !config.disabled_modules.contains(module))
+            })
+            .filter_map(|tool| Some((tool.spec().name.clone(), input_validator(tool)?)))
+            .collect();
+        let declared = tools
+            .iter()
+            .map(|tool| (tool.spec().name.clone(), tool.declared_arguments()))
+            .collect();
+        Served {
+            tools,
+            listing,
+            inputs,
+            declared,
+        }
+    }
+
+    /// The names of the tools `shown` to a caller, sorted: what an unknown name's refusal
+    /// offers instead, on every surface.
+    pub(crate) fn names_shown(&self, shown: Shown<'_>) -> Vec<&str> {
+        self.tools
+            .iter()
+            .map(|tool| tool.spec())
+            .filter(|spec| shown.includes(spec))
+            .map(|spec| &*spec.name)
+            .collect()
+    }
+
+    /// The tool named `name`, with this table.
+    pub(crate) fn choose(self: &Arc<Self>, name: &str) -> Option<Chosen> {
+        Some(Chosen {
+            served: Arc::clone(self),
+            tool: self.tools.shared(name)?,
+        })
+    }
+}
+
+/// `tool`'s input schema, compiled; `None`, logged, when it does not compile, and then no
+/// action can target the tool.
+fn input_validator(tool: &dyn Tool) -> Option<jsonschema::Validator> {
+    let mut schema = tool.input_schema().to_value();
+    // A strict tool refuses unknown arguments, which its schema alone allows. Not
+    // `additionalProperties`: it sees only the top-level `properties`, and the arguments of an
+    // enum live in the `allOf` the input schema wraps them in.
+    if tool.spec().strict_args
+        && let Some(object) = schema.as_object_mut()
+    {
+        object.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
+    }
+    match jsonschema::validator_for(&schema) {
+        Ok(validator) => Some(validator),
+        Err(error) => {
+            let tool = &*tool.spec().name;
+            tracing::error!(tool, %error, "input schema does not compile");
+            None
+        }
+    }
+}
+
+/// The served table, and the sessions told when it changes.
+pub(crate) struct Table {
+    now: RwLock<Arc<Served>>,
+    /// The sessions that initialized while the server announces changes: each is sent
+    /// `notifications/tools/list_changed` when the set changes, until its transport closes.
+    sessions: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+impl Table {
+    pub(crate) fn new(served: Served) -> Table {
+        Table {
+            now: RwLock::new(Arc::new(served)),
+            sessions: Mutex::default(),
+        }
+    }
+
+    /// The table as it is now.
+    pub(crate) fn now(&self) -> Arc<Served> {
+        // A writer that panicked left the last whole table in place: swaps are one store.
+        Arc::clone(&self.now.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Remembers `peer`'s session, to tell it of changes.
+    pub(crate) fn watch(&self, peer: Peer<RoleServer>) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|session| !session.is_transport_closed());
+        sessions.push(peer);
+    }
+
+    /// Swaps in `change` of the current tools, worked out again; returns what `change`
+    /// returned and the sessions to tell.
+    fn change<R>(
+        &self,
+        config: &EnvelopeConfig,
+        keys: &MetaKeys,
+        change: impl FnOnce(&mut Toolset) -> R,
+    ) -> (R, Vec<Peer<RoleServer>>) {
+        // One writer at a time: two changes at once would each start from the same table.
+        let mut now = self.now.write().unwrap_or_else(PoisonError::into_inner);
+        let mut tools = now.tools.clone();
+        let result = change(&mut tools);
+        *now = Arc::new(Served::new(tools, config, keys));
+        drop(now);
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|session| !session.is_transport_closed());
+        (result, sessions.clone())
+    }
+}
+
+impl EnvelopeServer {
+    /// The served table now.
+    pub(crate) fn served(&self) -> Arc<Served> {
+        self.inner.table.now()
+    }
+
+    /// This server, advertising `tools.listChanged` at `initialize` and telling each MCP
+    /// session that initialized since, by `notifications/tools/list_changed`, when its tools
+    /// change ([`add_tool`](Self::add_tool), [`remove_tool`](Self::remove_tool),
+    /// [`set_tools`](Self::set_tools)). Without it the tools still change, and a client sees
+    /// them when it lists them again. A stateless HTTP request has no session to tell.
+    #[must_use]
+    pub fn with_changing_tools(mut self) -> Self {
+        self.announces_changes = true;
+        self
+    }
+
+    /// Serves `tool` from now on, in place of the tool of its name if there is one, which it
+    /// returns: a tool this server learned at run time (a proxy fronting another server's
+    /// tools), or a `#[tool]`. Its spec is checked first ([`ToolSpec::validate`]). Calls
+    /// already running finish with the tools they started with.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use envelope_core::{ToolResult, tool, toolset};
+    /// use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
+    ///
+    /// /// Says hello.
+    /// #[tool(tier = lite, read_only)]
+    /// fn hello() -> ToolResult<&'static str> {
+    ///     Ok("hello")
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let server = EnvelopeServer::new(toolset![], EnvelopeConfig::new("notes", "1.0.0"))
+    ///     .with_changing_tools();
+    /// server.add_tool(Arc::new(hello {})).await?;
+    /// assert_eq!(server.tools()[0].name, "hello");
+    /// assert!(server.call("hello", serde_json::json!({})).await.is_some());
+    /// assert!(server.remove_tool("hello").await.is_some());
+    /// assert!(server.call("hello", serde_json::json!({})).await.is_none());
+    /// # Ok::<(), envelope_core::CoreError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// [`ToolSpec::validate`]: envelope_core::ToolSpec::validate
+    pub async fn add_tool(&self, tool: Arc<dyn Tool>) -> Result<Option<Arc<dyn Tool>>, CoreError> {
+        tool.spec().validate()?;
+        // Checked: the insert cannot refuse it.
+        Ok(self
+            .change_tools(|tools| tools.insert(tool).ok().flatten())
+            .await)
+    }
+
+    /// Stops serving the tool named `name`, returning it; `None` when no tool has that name.
+    pub async fn remove_tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.change_tools(|tools| tools.remove(name)).await
+    }
+
+    /// Serves `tools` from now on, in place of every tool served before.
+    pub async fn set_tools(&self, tools: Toolset) {
+        self.change_tools(|served| *served = tools).await;
+    }
+
+    /// Applies `change` to the served tools; tells the sessions when the set changed and this
+    /// server announces changes.
+    async fn change_tools<R>(&self, change: impl FnOnce(&mut Toolset) -> R) -> R {
+        let mut changed = false;
+        let (result, sessions) =
+            self.inner
+                .table
+                .change(&self.inner.config, &self.inner.keys, |tools| {
+                    let before: Vec<Arc<dyn Tool>> = tools
+                        .names()
+                        .filter_map(|name| tools.shared(name))
+                        .collect();
+                    let result = change(tools);
+                    changed = before.len() != tools.len()
+                        || before.iter().any(|tool| {
+                            tools
+                                .shared(&tool.spec().name)
+                                .is_none_or(|now| !Arc::ptr_eq(&now, tool))
+                        });
+                    result
+                });
+        if changed && self.announces_changes {
+            for session in sessions {
+                // A session that closed meanwhile is let go at the next change.
+                if let Err(error) = session.notify_tool_list_changed().await {
+                    tracing::debug!(%error, "a session was not told the tools changed");
+                }
+            }
+        }
+        result
+    }
+}
