@@ -8,8 +8,10 @@ use std::time::Duration;
 use envelope_core::stage::{ToolOutput, add_controls, meta_stamp, stamp_request_id};
 use envelope_core::{BoxFuture, CoreError, Envelope, Tier, Tool, ToolContext, ToolSpec, toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
-use rmcp::model::{CallToolRequestParams, ErrorCode};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    CallToolRequestParams, ErrorCode, ProtocolVersion, ServerNotification, SubscriptionFilter,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
@@ -272,4 +274,50 @@ async fn a_running_call_keeps_the_tool_it_started_with() {
         .await
         .expect("served");
     assert_eq!(next.structured["data"], json!({"fetched": "u"}));
+}
+
+/// A 2026-07-28 client subscribes to the tools' changes and is told of each on its
+/// subscription.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_to_the_tools_changes_is_told_of_each() {
+    let server = EnvelopeServer::new(toolset![echo], EnvelopeConfig::new("front", "1.0.0"))
+        .with_changing_tools();
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn({
+        let server = server.clone();
+        async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        }
+    });
+    // A 2026-07-28 client: `server/discover`, no `initialize`, no session to tell.
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = Watcher::default()
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .expect("client discovers");
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = client.peer().listen(filter).await.expect("subscribed");
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+    let learned = Learned::new("upstream.fetch", "Fetches a URL upstream.");
+    server
+        .add_tool(Arc::new(learned))
+        .await
+        .expect("a valid spec");
+    let told = tokio::time::timeout(Duration::from_secs(5), subscription.next())
+        .await
+        .expect("told within 5 s")
+        .expect("a notification");
+    assert!(
+        matches!(
+            told,
+            Some(ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{told:?}"
+    );
+    assert_eq!(listed_names(&client).await, ["echo", "upstream.fetch"]);
+    client.cancel().await.expect("closes");
 }

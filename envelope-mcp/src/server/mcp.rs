@@ -313,8 +313,18 @@ impl ServerHandler for EnvelopeServer {
         }
     }
 
+    /// A 2026-07-28 subscription: one to the tools' changes is told of each (this server's
+    /// part); the composed handler runs it when it accepted a part of its own.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        match &self.handler {
+        if self.announces_changes && context.accepted().tools_list_changed == Some(true) {
+            self.inner.table.subscribe(context.sink().clone());
+        }
+        let handler = self.handler.as_ref().filter(|handler| {
+            handler
+                .accepted_subscription_filter(context.requested())
+                .is_some()
+        });
+        match handler {
             Some(handler) => handler.listen(context).await,
             None => {
                 context.cancelled().await;
@@ -347,13 +357,22 @@ impl ServerHandler for EnvelopeServer {
         }
     }
 
+    /// The composed handler's part of `requested`, and the tools' changes when this server
+    /// announces them.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.handler
+        let theirs = self
+            .handler
             .as_ref()
-            .and_then(|handler| handler.accepted_subscription_filter(requested))
+            .and_then(|handler| handler.accepted_subscription_filter(requested));
+        if !(self.announces_changes && requested.tools_list_changed == Some(true)) {
+            return theirs;
+        }
+        let mut accepted = theirs.unwrap_or_default();
+        accepted.tools_list_changed = Some(true);
+        Some(accepted)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

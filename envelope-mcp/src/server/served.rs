@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use envelope_core::{CoreError, SpecText, Tool, Toolset};
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -123,6 +124,14 @@ pub(crate) struct Table {
     /// The sessions that initialized while the server announces changes: each is sent
     /// `notifications/tools/list_changed` when the set changes, until its transport closes.
     sessions: Mutex<Vec<Peer<RoleServer>>>,
+    /// The 2026-07-28 subscriptions to the tools' changes, told likewise until they end.
+    subscriptions: Mutex<Vec<SubscriptionSink>>,
+}
+
+/// Who is told when the tools change: sessions, and 2026-07-28 subscriptions.
+struct Listeners {
+    sessions: Vec<Peer<RoleServer>>,
+    subscriptions: Vec<SubscriptionSink>,
 }
 
 impl Table {
@@ -130,6 +139,7 @@ impl Table {
         Table {
             now: RwLock::new(Arc::new(served)),
             sessions: Mutex::default(),
+            subscriptions: Mutex::default(),
         }
     }
 
@@ -146,14 +156,23 @@ impl Table {
         sessions.push(peer);
     }
 
+    /// Remembers a 2026-07-28 subscription to the tools' changes, to tell it of them.
+    pub(crate) fn subscribe(&self, sink: SubscriptionSink) {
+        let mut subscriptions = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        subscriptions.push(sink);
+    }
+
     /// Swaps in `change` of the current tools, worked out again; returns what `change`
-    /// returned and the sessions to tell.
+    /// returned and who to tell.
     fn change<R>(
         &self,
         config: &EnvelopeConfig,
         keys: &MetaKeys,
         change: impl FnOnce(&mut Toolset) -> R,
-    ) -> (R, Vec<Peer<RoleServer>>) {
+    ) -> (R, Listeners) {
         // One writer at a time: two changes at once would each start from the same table.
         let mut now = self.now.write().unwrap_or_else(PoisonError::into_inner);
         let mut tools = now.tools.clone();
@@ -162,7 +181,27 @@ impl Table {
         drop(now);
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         sessions.retain(|session| !session.is_transport_closed());
-        (result, sessions.clone())
+        let listeners = Listeners {
+            sessions: sessions.clone(),
+            subscriptions: self
+                .subscriptions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        };
+        (result, listeners)
+    }
+
+    /// Lets go of the subscriptions in `ended`, by request id.
+    fn unsubscribe(&self, ended: &[rmcp::model::RequestId]) {
+        if ended.is_empty() {
+            return;
+        }
+        let mut subscriptions = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        subscriptions.retain(|sink| !ended.contains(sink.id()));
     }
 }
 
@@ -175,8 +214,9 @@ impl EnvelopeServer {
     /// This server, advertising `tools.listChanged` at `initialize` and telling each MCP
     /// session that initialized since, by `notifications/tools/list_changed`, when its tools
     /// change ([`add_tool`](Self::add_tool), [`remove_tool`](Self::remove_tool),
-    /// [`set_tools`](Self::set_tools)). Without it the tools still change, and a client sees
-    /// them when it lists them again. A stateless HTTP request has no session to tell.
+    /// [`set_tools`](Self::set_tools)), and each 2026-07-28 `subscriptions/listen` that asks
+    /// for the tools' changes. Without it the tools still change, and a client sees them when
+    /// it lists them again. A stateless HTTP request has no session to tell.
     #[must_use]
     pub fn with_changing_tools(mut self) -> Self {
         self.announces_changes = true;
@@ -235,7 +275,7 @@ impl EnvelopeServer {
     /// server announces changes.
     async fn change_tools<R>(&self, change: impl FnOnce(&mut Toolset) -> R) -> R {
         let mut changed = false;
-        let (result, sessions) =
+        let (result, listeners) =
             self.inner
                 .table
                 .change(&self.inner.config, &self.inner.keys, |tools| {
@@ -253,13 +293,26 @@ impl EnvelopeServer {
                     result
                 });
         if changed && self.announces_changes {
-            for session in sessions {
-                // A session that closed meanwhile is let go at the next change.
-                if let Err(error) = session.notify_tool_list_changed().await {
-                    tracing::debug!(%error, "a session was not told the tools changed");
-                }
-            }
+            self.tell(listeners).await;
         }
         result
+    }
+
+    /// Sends `notifications/tools/list_changed` to each of `listeners`; a subscription that
+    /// ended is let go, a session that closed is let go at the next change.
+    async fn tell(&self, listeners: Listeners) {
+        for session in listeners.sessions {
+            if let Err(error) = session.notify_tool_list_changed().await {
+                tracing::debug!(%error, "a session was not told the tools changed");
+            }
+        }
+        let mut ended = Vec::new();
+        for sink in listeners.subscriptions {
+            if let Err(error) = sink.notify_tool_list_changed().await {
+                tracing::debug!(%error, "a subscription was not told the tools changed");
+                ended.push(sink.id().clone());
+            }
+        }
+        self.inner.table.unsubscribe(&ended);
     }
 }
