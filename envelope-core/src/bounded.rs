@@ -231,6 +231,16 @@ impl<'a> Bounded<'a> {
         }
     }
 
+    /// The serializer for the container inside a variant's `{variant: …}`: one level below
+    /// this one where there is room, and never a top list.
+    fn variant_inner(self) -> Bounded<'a> {
+        if self.room() {
+            self.member()
+        } else {
+            self.below()
+        }
+    }
+
     /// The watch, when this value is at the top of a watched payload.
     fn top_watch(self) -> Option<(&'a RefCell<dyn TopListWatch + 'a>, TopList)> {
         let at = match self.place {
@@ -335,6 +345,16 @@ impl Seq<'_> {
         Ok(())
     }
 
+    /// This array as the value of `{variant: [...]}`; `None`, past the depth limit, when the
+    /// variant's object could not open: the array is then counted out too.
+    fn in_variant(mut self, variant: Option<&'static str>) -> Self {
+        if variant.is_none() {
+            self.items = None;
+        }
+        self.variant = variant;
+        self
+    }
+
     fn finish(self) -> Value {
         if let Some(watched) = &self.watched {
             watched.watch.borrow_mut().list_ends(watched.full);
@@ -380,6 +400,15 @@ impl Obj<'_> {
         watch.borrow_mut().member_ends(&converted)?;
         members.insert(key, converted);
         Ok(())
+    }
+
+    /// This object as the value of `{variant: {...}}`; `None` as for [`Seq::in_variant`].
+    fn in_variant(mut self, variant: Option<&'static str>) -> Self {
+        if variant.is_none() {
+            self.members = None;
+        }
+        self.variant = variant;
+        self
     }
 
     fn finish(self) -> Value {
@@ -516,18 +545,8 @@ impl<'a> ser::Serializer for Bounded<'a> {
         len: usize,
     ) -> Result<Seq<'a>, serde_json::Error> {
         // `{variant: [...]}`: the object is one level, the array another.
-        // An enum variant's container is never a top list.
-        let outer = if self.room() {
-            self.member()
-        } else {
-            self.below()
-        };
-        let mut seq = outer.serialize_seq(Some(len))?;
-        if !self.room() {
-            seq.items = None;
-        }
-        seq.variant = self.room().then_some(variant);
-        Ok(seq)
+        let seq = self.variant_inner().serialize_seq(Some(len))?;
+        Ok(seq.in_variant(self.room().then_some(variant)))
     }
 
     fn serialize_map(self, _: Option<usize>) -> Result<Obj<'a>, serde_json::Error> {
@@ -552,18 +571,8 @@ impl<'a> ser::Serializer for Bounded<'a> {
         variant: &'static str,
         len: usize,
     ) -> Result<Obj<'a>, serde_json::Error> {
-        // An enum variant's container is never a top list.
-        let outer = if self.room() {
-            self.member()
-        } else {
-            self.below()
-        };
-        let mut object = outer.serialize_map(Some(len))?;
-        if !self.room() {
-            object.members = None;
-        }
-        object.variant = self.room().then_some(variant);
-        Ok(object)
+        let object = self.variant_inner().serialize_map(Some(len))?;
+        Ok(object.in_variant(self.room().then_some(variant)))
     }
 }
 
