@@ -397,6 +397,16 @@ mod tests {
         note: Option<Vec<u8>>,
     }
 
+    /// A page answering the query `q`.
+    fn page(results: Vec<Hit>, nodes: Vec<u32>, note: Option<Vec<u8>>) -> Page {
+        Page {
+            query: "q",
+            results,
+            nodes,
+            note,
+        }
+    }
+
     fn hits(n: usize) -> Vec<Hit> {
         (0..n)
             .map(|i| Hit {
@@ -409,12 +419,7 @@ mod tests {
     #[test]
     fn small_payloads_encode_like_to_value() {
         let encoder = BudgetEncoder::new(32_000, Estimator::default());
-        let page = Page {
-            query: "q",
-            results: hits(3),
-            nodes: vec![1, 2],
-            note: Some(vec![7]),
-        };
+        let page = page(hits(3), vec![1, 2], Some(vec![7]));
         let encoded = encode(&encoder, &page);
         assert_eq!(encoded.value, serde_json::to_value(&page).expect("encodes"));
         assert!(encoded.precut.is_empty());
@@ -429,12 +434,7 @@ mod tests {
         let encoder = BudgetEncoder::new(600, Estimator::default());
         let mut rows = hits(5);
         rows[2].path = "src/\"quoted\"\n漢字 ü.rs".to_owned();
-        let page = Page {
-            query: "q",
-            results: rows,
-            nodes: vec![1],
-            note: None,
-        };
+        let page = page(rows, vec![1], None);
         let encoded = encode(&encoder, &page);
         let measured = &encoded.measured;
         let items = encoded.value["results"].as_array().expect("rows");
@@ -454,12 +454,7 @@ mod tests {
     #[test]
     fn small_payloads_are_converted_whole_at_once() {
         let encoder = BudgetEncoder::new(32_000, Estimator::default());
-        let page = Page {
-            query: "q",
-            results: hits(5),
-            nodes: vec![1],
-            note: None,
-        };
+        let page = page(hits(5), vec![1], None);
         let encoded = encode(&encoder, &page);
         assert_eq!(
             encoded.value,
@@ -477,12 +472,7 @@ mod tests {
     #[test]
     fn long_lists_stop_materializing_at_the_budget() {
         let encoder = BudgetEncoder::new(2_000, Estimator::default());
-        let page = Page {
-            query: "q",
-            results: hits(10_000),
-            nodes: (0..5_000).collect(),
-            note: None,
-        };
+        let page = page(hits(10_000), (0..5_000).collect(), None);
         let encoded = encode(&encoder, &page);
         let kept = encoded.value["results"].as_array().expect("rows").len();
         assert!(kept > 10 && kept < 200, "kept {kept}");

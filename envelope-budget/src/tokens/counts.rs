@@ -453,50 +453,50 @@ fn is_lower(byte: u8) -> u8 {
     u8::from(byte.wrapping_sub(b'a') < 26)
 }
 
+/// A lookup table built at compile time: `[$ty; $len]` whose entry at each index (`$index`, a
+/// `usize`) is `$entry`. Const code has neither `for` nor closures, so this is the one place that
+/// spells out the index loop.
+macro_rules! const_table {
+    ([$ty:ty; $len:expr], |$index:ident| $entry:expr) => {{
+        let mut table: [$ty; $len] = [0; $len];
+        let mut $index: usize = 0;
+        while $index < $len {
+            table[$index] = $entry;
+            $index += 1;
+        }
+        table
+    }};
+}
+
 /// Per ASCII byte: bit 0 letter, 1 digit, 2 space, 3 newline, 4 punctuation; and on top,
 /// bit 5 backslash (punctuation), 6 lower-case and 7 upper-case letter (both letters), for
 /// the counts that look at the previous character.
-const ASCII_BITS: [u8; 128] = {
-    let mut table = [0_u8; 128];
-    let mut byte = 0;
-    while byte < 128 {
-        let b = byte as u8;
-        table[byte] = if b.is_ascii_lowercase() {
-            1 | 64
-        } else if b.is_ascii_uppercase() {
-            1 | 128
-        } else if b == b'\\' {
-            16 | 32
-        } else if b.is_ascii_digit() {
-            2
-        } else if b == b' ' || b == b'\t' {
-            4
-        } else if b == b'\n' || b == b'\r' {
-            8
-        } else {
-            16
-        };
-        byte += 1;
+const ASCII_BITS: [u8; 128] = const_table!([u8; 128], |byte| {
+    let b = byte as u8;
+    if b.is_ascii_lowercase() {
+        1 | 64
+    } else if b.is_ascii_uppercase() {
+        1 | 128
+    } else if b == b'\\' {
+        16 | 32
+    } else if b.is_ascii_digit() {
+        2
+    } else if b == b' ' || b == b'\t' {
+        4
+    } else if b == b'\n' || b == b'\r' {
+        8
+    } else {
+        16
     }
-    table
-};
+});
 
 /// Per first byte of a two-byte character (its low five bits): one in the 16-bit lane of its
 /// class, 0 `latin` (U+0080–U+02FF), 1 `cyrillic` (U+0400–U+04FF), 2 `other`.
-const TWO_BYTE_LANES: [u64; 32] = {
-    let mut lanes = [0_u64; 32];
-    let mut low = 0;
-    while low < 32 {
-        let lead = 0xC0 | low as u8;
-        lanes[low] = match lead {
-            0xC2..=0xCB => 1,
-            0xD0..=0xD3 => 1 << 16,
-            _ => 1 << 32,
-        };
-        low += 1;
-    }
-    lanes
-};
+const TWO_BYTE_LANES: [u64; 32] = const_table!([u64; 32], |low| match 0xC0 | low as u8 {
+    0xC2..=0xCB => 1,
+    0xD0..=0xD3 => 1 << 16,
+    _ => 1 << 32,
+});
 
 /// Bytes in the UTF-8 sequence that `lead` starts; 1 for a byte that cannot start one.
 fn utf8_width(lead: u8) -> usize {
@@ -549,30 +549,19 @@ const fn bmp_lane(code: u32) -> u32 {
 /// Per character `U+0000`–`U+FFFF`: its lane times four plus the extra tokens
 /// `cl100k_base` needs for it alone (0 where the cost table does not cover it). One load per
 /// character; 64 KiB, built at compile time.
-static BMP_KINDS: [u8; 0x10000] = {
-    let mut kinds = [0_u8; 0x10000];
-    let mut code = 0;
-    while code < 0x10000 {
-        let extra = match cjk_cost::index(code) {
-            Some(index) => cjk_cost::extra_tokens(index),
-            None => 0,
-        };
-        kinds[code as usize] = (bmp_lane(code) << 2) as u8 | extra;
-        code += 1;
-    }
-    kinds
-};
+static BMP_KINDS: [u8; 0x10000] = const_table!([u8; 0x10000], |code| {
+    let code = code as u32;
+    let extra = match cjk_cost::index(code) {
+        Some(index) => cjk_cost::extra_tokens(index),
+        None => 0,
+    };
+    (bmp_lane(code) << 2) as u8 | extra
+});
 
 /// The second accumulator's increments for each entry of [`BMP_KINDS`].
-const KIND_LANES: [u64; 32] = {
-    let mut lanes = [0_u64; 32];
-    let mut kind = 0;
-    while kind < 32 {
-        lanes[kind] = (1 << (8 * (kind >> 2))) + EXTRA_LANES[kind & 3];
-        kind += 1;
-    }
-    lanes
-};
+const KIND_LANES: [u64; 32] = const_table!([u64; 32], |kind| {
+    (1 << (8 * (kind >> 2))) + EXTRA_LANES[kind & 3]
+});
 
 /// The second accumulator's increments for the three-byte character `lead second third`: its
 /// lane, and for CJK characters the extra tokens `cl100k_base` needs for it alone.

@@ -59,22 +59,35 @@ impl Rows {
     /// Measures rows from the horizon on, until their sum alone is past the budget.
     pub(super) fn extend(&mut self, items: &[Value], job: &Job) {
         let mut stack = Scratch::default();
-        let mut running = *self.prefix.last().unwrap_or(&Counts::default());
-        for (index, item) in items.iter().enumerate().skip(self.horizon()) {
-            let base = running;
-            let Some(row) = value_counts_until(item, &mut stack, |c| job.hopeless(&(base + *c)))
-            else {
-                return;
-            };
-            running += row;
-            if index > 0 {
-                running.punct += 1;
-            }
-            if job.hopeless(&running) {
+        for item in items.iter().skip(self.horizon()) {
+            if !self.push_row(item, job, &mut stack) {
                 return;
             }
-            self.prefix.push(running);
         }
+    }
+
+    /// Measures `row`, the row at the horizon, and moves the horizon past it; `false`, leaving
+    /// the rows as they were, when the sum with it is past the budget.
+    pub(super) fn push_row<'a>(
+        &mut self,
+        row: &'a Value,
+        job: &Job,
+        stack: &mut Scratch<'a>,
+    ) -> bool {
+        let before = *self.prefix.last().unwrap_or(&Counts::default());
+        let Some(counts) = value_counts_until(row, stack, |c| job.hopeless(&(before + *c))) else {
+            return false;
+        };
+        let mut running = before + counts;
+        // The comma before every row but the first.
+        if self.horizon() > 0 {
+            running.punct += 1;
+        }
+        if job.hopeless(&running) {
+            return false;
+        }
+        self.prefix.push(running);
+        true
     }
 
     pub(super) fn horizon(&self) -> usize {
@@ -146,12 +159,16 @@ impl Model {
         precut: &[(String, usize)],
         measured: Option<&MeasuredLists>,
     ) -> Model {
-        // A list the payload encoder cut short keeps its full length for markers.
-        let original = |key: &str, len: usize| {
-            precut
+        let list_slot = |key: &str, items: &[Value]| ListSlot {
+            key: key.to_owned(),
+            // A list the payload encoder cut short keeps its full length for markers.
+            original: precut
                 .iter()
                 .find(|(cut, _)| cut == key)
-                .map_or(len, |(_, full)| (*full).max(len))
+                .map_or(items.len(), |(_, full)| (*full).max(items.len())),
+            rows: Rows::measure_list(items, key, job, measured),
+            // Kept whole until a rung cuts it.
+            keep: items.len(),
         };
         let mut model = Model {
             base: Counts::default(),
@@ -161,23 +178,13 @@ impl Model {
         };
         let mut stack = Scratch::default();
         match data {
-            Value::Array(items) => model.lists.push(ListSlot {
-                key: ROOT_LIST_KEY.to_owned(),
-                original: original(ROOT_LIST_KEY, items.len()),
-                rows: Rows::measure_list(items, ROOT_LIST_KEY, job, measured),
-                keep: items.len(),
-            }),
+            Value::Array(items) => model.lists.push(list_slot(ROOT_LIST_KEY, items)),
             Value::Object(map) => {
                 model.base.punct += 2 + map.len().saturating_sub(1) as u64;
                 for (key, value) in map {
                     model.base += member_key_counts(key, false);
                     match value {
-                        Value::Array(items) => model.lists.push(ListSlot {
-                            key: key.clone(),
-                            original: original(key, items.len()),
-                            rows: Rows::measure_list(items, key, job, measured),
-                            keep: items.len(),
-                        }),
+                        Value::Array(items) => model.lists.push(list_slot(key, items)),
                         Value::Object(buckets) if is_buckets(value) => {
                             let mut frame = Counts {
                                 punct: 2 + buckets.len().saturating_sub(1) as u64,

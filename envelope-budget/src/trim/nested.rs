@@ -197,9 +197,8 @@ pub(super) fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, n
         let Some(items) = list_mut(data, &slot.key) else {
             continue;
         };
-        let mut running = *slot.rows.prefix.last().unwrap_or(&Counts::default());
         let horizon = slot.rows.horizon();
-        for (index, item) in items.iter_mut().enumerate().skip(horizon) {
+        for item in items.iter_mut().skip(horizon) {
             let mut found = Vec::new();
             nested_of(item, &slot.key, nesting, &mut found);
             let mut row_stats = Vec::new();
@@ -209,20 +208,12 @@ pub(super) fn nested_lists(data: &mut Value, job: &mut Job, model: &mut Model, n
                     cut.extend(inner.split_off(cap));
                 }
             }
-            let base = running;
+            // A scratch of its own: the next row is capped, so mutably borrowed, before it is
+            // measured.
             let mut stack = Scratch::default();
-            let Some(row) = value_counts_until(item, &mut stack, |c| job.hopeless(&(base + *c)))
-            else {
-                break;
-            };
-            running += row;
-            if index > 0 {
-                running.punct += 1;
-            }
-            if job.hopeless(&running) {
+            if !slot.rows.push_row(item, job, &mut stack) {
                 break;
             }
-            slot.rows.prefix.push(running);
             for (label, len) in row_stats {
                 let entry = stats.entry(label).or_default();
                 entry.0 += 1;
