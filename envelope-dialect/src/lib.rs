@@ -22,6 +22,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod copy;
 mod cos;
 mod frigg;
 mod pincher;

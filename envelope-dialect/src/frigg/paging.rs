@@ -5,7 +5,7 @@ use envelope_core::fields::{completeness as field, envelope, next_action as acti
 use envelope_core::limits::MAX_NEXT_ACTIONS;
 use serde_json::{Map, Value};
 
-use crate::Wire;
+use crate::{Wire, copy};
 
 /// Writes `completeness` and `next_actions`.
 pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
@@ -25,18 +25,18 @@ pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
 fn completeness(wire: &Wire<'_>) -> Option<Value> {
     let source = wire.completeness()?;
     let mut out = Map::new();
-    for key in [
-        field::UNIT,
-        field::RETURNED,
-        field::OFFSET,
-        field::TOTAL,
-        field::COMPLETE,
-        field::TRUNCATED,
-    ] {
-        if let Some(value) = source.get(key) {
-            out.insert(key.to_owned(), value.clone());
-        }
-    }
+    copy::present(
+        &mut out,
+        &[
+            field::UNIT,
+            field::RETURNED,
+            field::OFFSET,
+            field::TOTAL,
+            field::COMPLETE,
+            field::TRUNCATED,
+        ],
+        |key| source.get(key),
+    );
     for key in [field::TRUNCATION_REASONS, field::INCOMPLETE_REASONS] {
         let reasons = source
             .get(key)

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::RESERVED;
 use super::diagnostics::RESPONSE_BUDGET;
 use super::recovery::zero_hit_reason;
+use crate::copy;
 
 /// Frigg's flat fields as an envelope: a failure (`error_code` present) as the envelope's
 /// `error` (an upper-snake category back to its category, any other code as the code); rows
@@ -31,15 +32,15 @@ pub(crate) fn view(answer: &Value) -> Value {
         completeness.remove(counted::CONTINUATION);
         out.insert(field::COMPLETENESS.to_owned(), Value::Object(completeness));
     }
-    for (from, to) in [
-        ("next_actions", field::NEXT_ACTIONS),
-        ("diagnostics", field::DIAGNOSTICS),
-        ("runtime", field::META),
-    ] {
-        if let Some(value) = top.get(from) {
-            out.insert(to.to_owned(), value.clone());
-        }
-    }
+    copy::renamed(
+        &mut out,
+        [
+            ("next_actions", field::NEXT_ACTIONS),
+            ("diagnostics", field::DIAGNOSTICS),
+            ("runtime", field::META),
+        ],
+        |key| top.get(key),
+    );
     // A budget cut's `response_budget` entry holds `meta`'s cut markers, which compact leaves
     // nowhere else.
     let cut = top
@@ -85,16 +86,16 @@ fn failure(top: &Map<String, Value>) -> Value {
             None => out.insert(error::CODE.to_owned(), Value::from(code)),
         };
     }
-    for (from, to) in [
-        ("message", error::MESSAGE),
-        ("correction_hint", error::HINT),
-        ("retryable", error::RETRYABLE),
-        ("data", error::DATA),
-    ] {
-        if let Some(value) = top.get(from) {
-            out.insert(to.to_owned(), value.clone());
-        }
-    }
+    copy::renamed(
+        &mut out,
+        [
+            ("message", error::MESSAGE),
+            ("correction_hint", error::HINT),
+            ("retryable", error::RETRYABLE),
+            ("data", error::DATA),
+        ],
+        |key| top.get(key),
+    );
     Value::Object(out)
 }
 

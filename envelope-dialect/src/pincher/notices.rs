@@ -9,7 +9,7 @@ use envelope_core::fields::{completeness as counted, error as failure};
 use envelope_core::{Notice, Unit, Verdict, meta_keys};
 use serde_json::{Map, Value};
 
-use crate::Wire;
+use crate::{Wire, copy};
 
 /// The `warnings_v2` code of a collection that was cut (by a page limit, the response budget,
 /// or any other limit), or of a payload the budget trimmer shortened.
@@ -84,17 +84,17 @@ fn error(wire: &Wire<'_>) -> Value {
         .unwrap_or(ERROR);
     let message = error_message(wire).unwrap_or("the call failed");
     let mut data = Map::new();
-    for key in [
-        failure::CATEGORY,
-        failure::RETRYABLE,
-        failure::HINT,
-        failure::RETRY_AFTER_MS,
-        failure::DATA,
-    ] {
-        if let Some(value) = wire.error_field(key) {
-            data.insert(key.to_owned(), value.clone());
-        }
-    }
+    copy::present(
+        &mut data,
+        &[
+            failure::CATEGORY,
+            failure::RETRYABLE,
+            failure::HINT,
+            failure::RETRY_AFTER_MS,
+            failure::DATA,
+        ],
+        |key| wire.error_field(key),
+    );
     let data = (!data.is_empty()).then_some(Value::Object(data));
     entry(code, ERROR, message, data)
 }
@@ -233,11 +233,11 @@ fn cut(wire: &Wire<'_>) -> Option<Value> {
             Value::Object(completeness.clone()),
         );
     }
-    for key in [meta_keys::TRUNCATED, meta_keys::ENVELOPE_UNSHRINKABLE] {
-        if let Some(value) = wire.meta_field(key) {
-            data.insert(key.to_owned(), value.clone());
-        }
-    }
+    copy::present(
+        &mut data,
+        &[meta_keys::TRUNCATED, meta_keys::ENVELOPE_UNSHRINKABLE],
+        |key| wire.meta_field(key),
+    );
     for (marker, value) in wire.trim_markers() {
         data.insert(marker.clone(), value.clone());
     }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::meta::RENAMED_EMPTY_REASONS;
 use super::notices;
 use super::{META, RESULT};
+use crate::copy;
 
 /// `{result, _meta}` as an envelope: `result` as `data`; a failure (no `result`, its error the
 /// first `diagnosis_v2` entry of severity `error`) as the envelope's `error`; `next_steps` as
@@ -36,18 +37,18 @@ pub(crate) fn view(answer: &Value) -> Value {
         out.insert(field::DATA.to_owned(), result.clone());
     }
     let mut envelope_meta = Map::new();
-    for key in [
-        meta_field::REQUEST_ID,
-        meta_field::COMPLEXITY_TIER,
-        meta_field::LATENCY_MS,
-        meta_field::CAPABILITIES,
-        meta_field::BINARY_DRIFT_WARNING,
-        meta_field::SCHEMA_VERSION_AT_INDEX,
-    ] {
-        if let Some(value) = meta.get(key) {
-            envelope_meta.insert(key.to_owned(), value.clone());
-        }
-    }
+    copy::present(
+        &mut envelope_meta,
+        &[
+            meta_field::REQUEST_ID,
+            meta_field::COMPLEXITY_TIER,
+            meta_field::LATENCY_MS,
+            meta_field::CAPABILITIES,
+            meta_field::BINARY_DRIFT_WARNING,
+            meta_field::SCHEMA_VERSION_AT_INDEX,
+        ],
+        |key| meta.get(key),
+    );
     let mut warnings = Vec::new();
     for entry in list(meta, "warnings_v2") {
         match entry.get("code").and_then(Value::as_str) {

@@ -7,6 +7,7 @@ use envelope_core::{Category, TruncationReason};
 use serde_json::{Map, Value, json};
 
 use super::keys;
+use crate::copy;
 
 /// The flat TSA object as an envelope: `success`, `verdict` and the triage fields under the
 /// envelope's names; a failure's `error`/`error_type`/`hint`/`retryable`; each warning line
@@ -24,16 +25,16 @@ pub(crate) fn view(answer: &Value) -> Value {
         .unwrap_or(false);
     let mut out = Map::new();
     out.insert(field::OK.to_owned(), Value::Bool(ok));
-    for (from, to) in [
-        (keys::VERDICT, field::VERDICT),
-        (keys::SUMMARY_LINE, field::SUMMARY_LINE),
-        (keys::NEXT_STEP, field::NEXT_STEP),
-        (keys::NEXT_ACTIONS, field::NEXT_ACTIONS),
-    ] {
-        if let Some(value) = top.get(from) {
-            out.insert(to.to_owned(), value.clone());
-        }
-    }
+    copy::renamed(
+        &mut out,
+        [
+            (keys::VERDICT, field::VERDICT),
+            (keys::SUMMARY_LINE, field::SUMMARY_LINE),
+            (keys::NEXT_STEP, field::NEXT_STEP),
+            (keys::NEXT_ACTIONS, field::NEXT_ACTIONS),
+        ],
+        |key| top.get(key),
+    );
     if !ok {
         out.insert(field::ERROR.to_owned(), failure(top));
     }
@@ -89,16 +90,16 @@ fn failure(top: &Map<String, Value>) -> Value {
         };
         out.insert(name.to_owned(), Value::from(kind));
     }
-    for (from, to) in [
-        (keys::ERROR, error::MESSAGE),
-        (keys::HINT, error::HINT),
-        (keys::RETRYABLE, error::RETRYABLE),
-        (keys::RETRY_AFTER_MS, error::RETRY_AFTER_MS),
-    ] {
-        if let Some(value) = top.get(from) {
-            out.insert(to.to_owned(), value.clone());
-        }
-    }
+    copy::renamed(
+        &mut out,
+        [
+            (keys::ERROR, error::MESSAGE),
+            (keys::HINT, error::HINT),
+            (keys::RETRYABLE, error::RETRYABLE),
+            (keys::RETRY_AFTER_MS, error::RETRY_AFTER_MS),
+        ],
+        |key| top.get(key),
+    );
     Value::Object(out)
 }
 
