@@ -2,7 +2,7 @@
 //! prompts, resources and their templates, subscriptions, completion, custom requests, and the
 //! tools of its own router.
 //!
-//! rmcp's [`ServerHandler`] returns `impl Future`s, so it cannot be a trait object; [`Delegate`]
+//! rmcp's [`ServerHandler`] returns `impl Future`s, so it cannot be a trait object; `Delegate`
 //! is the same methods with boxed futures, implemented for every handler.
 //!
 //! rmcp marks logging deprecated by SEP-2577, for the revisions after 2025-11-25; the revisions
@@ -21,205 +21,66 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-type Answer<'a, T> = BoxFuture<'a, Result<T, ErrorData>>;
+/// Declares [`Delegate`] from one list of rmcp's asynchronous [`ServerHandler`] methods: each
+/// is a trait method returning a boxed future, and the impl for every handler boxes rmcp's
+/// own. A method added to the list is declared and delegated at once.
+macro_rules! object_safe {
+    ($( $method:ident ( $( $arg:ident : $ty:ty ),* ) -> $out:ty ; )*) => {
+        /// rmcp's [`ServerHandler`] methods that an envelope server delegates, object-safe.
+        pub(crate) trait Delegate: Send + Sync + 'static {
+            fn info(&self) -> ServerConfig;
+            fn accepted_subscription_filter(
+                &self,
+                requested: &SubscriptionFilter,
+            ) -> Option<SubscriptionFilter>;
+            fn get_tool(&self, name: &str) -> Option<Tool>;
+            $( fn $method(&self, $( $arg: $ty ),*) -> BoxFuture<'_, $out>; )*
+        }
 
-/// rmcp's [`ServerHandler`] methods that an envelope server delegates, object-safe.
-pub(crate) trait Delegate: Send + Sync + 'static {
-    fn info(&self) -> ServerConfig;
-    fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, CompleteResult>;
-    fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()>;
-    fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, GetPromptResponse>;
-    fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListPromptsResult>;
-    fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourcesResult>;
-    fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourceTemplatesResult>;
-    fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ReadResourceResponse>;
-    fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()>;
-    fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()>;
-    fn accepted_subscription_filter(
-        &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter>;
-    fn listen(&self, context: SubscriptionContext) -> Answer<'_, ()>;
-    fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListToolsResult>;
-    fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, CallToolResponse>;
-    fn get_tool(&self, name: &str) -> Option<Tool>;
-    fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, CustomResult>;
-    fn on_initialized(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()>;
-    fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()>;
-    fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        context: NotificationContext<RoleServer>,
-    ) -> BoxFuture<'_, ()>;
+        impl<H: ServerHandler> Delegate for H {
+            fn info(&self) -> ServerConfig {
+                self.get_info()
+            }
+            fn accepted_subscription_filter(
+                &self,
+                requested: &SubscriptionFilter,
+            ) -> Option<SubscriptionFilter> {
+                ServerHandler::accepted_subscription_filter(self, requested)
+            }
+            fn get_tool(&self, name: &str) -> Option<Tool> {
+                ServerHandler::get_tool(self, name)
+            }
+            $(
+                fn $method(&self, $( $arg: $ty ),*) -> BoxFuture<'_, $out> {
+                    Box::pin(ServerHandler::$method(self, $( $arg ),*))
+                }
+            )*
+        }
+    };
 }
 
-impl<H: ServerHandler> Delegate for H {
-    fn info(&self) -> ServerConfig {
-        self.get_info()
-    }
-    fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, CompleteResult> {
-        Box::pin(ServerHandler::complete(self, request, context))
-    }
-    fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()> {
-        Box::pin(ServerHandler::set_level(self, request, context))
-    }
-    fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, GetPromptResponse> {
-        Box::pin(ServerHandler::get_prompt(self, request, context))
-    }
-    fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListPromptsResult> {
-        Box::pin(ServerHandler::list_prompts(self, request, context))
-    }
-    fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourcesResult> {
-        Box::pin(ServerHandler::list_resources(self, request, context))
-    }
-    fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourceTemplatesResult> {
-        Box::pin(ServerHandler::list_resource_templates(
-            self, request, context,
-        ))
-    }
-    fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ReadResourceResponse> {
-        Box::pin(ServerHandler::read_resource(self, request, context))
-    }
-    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
-    fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()> {
-        Box::pin(ServerHandler::subscribe(self, request, context))
-    }
-    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
-    fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()> {
-        Box::pin(ServerHandler::unsubscribe(self, request, context))
-    }
-    fn accepted_subscription_filter(
-        &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        ServerHandler::accepted_subscription_filter(self, requested)
-    }
-    fn listen(&self, context: SubscriptionContext) -> Answer<'_, ()> {
-        Box::pin(ServerHandler::listen(self, context))
-    }
-    fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListToolsResult> {
-        Box::pin(ServerHandler::list_tools(self, request, context))
-    }
-    fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, CallToolResponse> {
-        Box::pin(ServerHandler::call_tool(self, request, context))
-    }
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        ServerHandler::get_tool(self, name)
-    }
-    fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Answer<'_, CustomResult> {
-        Box::pin(ServerHandler::on_custom_request(self, request, context))
-    }
-    fn on_initialized(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()> {
-        Box::pin(ServerHandler::on_initialized(self, context))
-    }
-    fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) -> BoxFuture<'_, ()> {
-        Box::pin(ServerHandler::on_roots_list_changed(self, context))
-    }
-    fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        context: NotificationContext<RoleServer>,
-    ) -> BoxFuture<'_, ()> {
-        Box::pin(ServerHandler::on_custom_notification(
-            self,
-            notification,
-            context,
-        ))
-    }
+/// A request's answer, or its JSON-RPC error.
+type Answer<T> = Result<T, ErrorData>;
+type Request = RequestContext<RoleServer>;
+type Notification = NotificationContext<RoleServer>;
+type Page = Option<PaginatedRequestParams>;
+
+object_safe! {
+    complete(request: CompleteRequestParams, context: Request) -> Answer<CompleteResult>;
+    set_level(request: SetLevelRequestParams, context: Request) -> Answer<()>;
+    get_prompt(request: GetPromptRequestParams, context: Request) -> Answer<GetPromptResponse>;
+    list_prompts(request: Page, context: Request) -> Answer<ListPromptsResult>;
+    list_resources(request: Page, context: Request) -> Answer<ListResourcesResult>;
+    list_resource_templates(request: Page, context: Request) -> Answer<ListResourceTemplatesResult>;
+    read_resource(request: ReadResourceRequestParams, context: Request) -> Answer<ReadResourceResponse>;
+    // The legacy subscription, which the 2025 revisions still speak.
+    subscribe(request: SubscribeRequestParams, context: Request) -> Answer<()>;
+    unsubscribe(request: UnsubscribeRequestParams, context: Request) -> Answer<()>;
+    listen(context: SubscriptionContext) -> Answer<()>;
+    list_tools(request: Page, context: Request) -> Answer<ListToolsResult>;
+    call_tool(request: CallToolRequestParams, context: Request) -> Answer<CallToolResponse>;
+    on_custom_request(request: CustomRequest, context: Request) -> Answer<CustomResult>;
+    on_initialized(context: Notification) -> ();
+    on_roots_list_changed(context: Notification) -> ();
+    on_custom_notification(notification: CustomNotification, context: Notification) -> ();
 }

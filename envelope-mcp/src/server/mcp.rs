@@ -124,7 +124,8 @@ impl EnvelopeServer {
 /// Every method rmcp dispatches that the toolset does not own goes to the composed handler;
 /// without one, it is `method not found`, as from an rmcp server that serves none.
 macro_rules! delegated {
-    ($( $method:ident ( $( $arg:ident : $ty:ty ),* ) -> $out:ty, else $missing:ty ; )*) => {$(
+    ($( $(#[$attr:meta])* $method:ident ( $( $arg:ident : $ty:ty ),* ) -> $out:ty, else $missing:ty ; )*) => {$(
+        $(#[$attr])*
         async fn $method(&self, $( $arg: $ty ),* ) -> Result<$out, ErrorData> {
             match &self.handler {
                 Some(handler) => handler.$method($( $arg ),*).await,
@@ -296,6 +297,9 @@ impl ServerHandler for EnvelopeServer {
         list_prompts(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> ListPromptsResult, else ListPromptsRequestMethod;
         list_resources(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> ListResourcesResult, else ListResourcesRequestMethod;
         list_resource_templates(request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> ListResourceTemplatesResult, else ListResourceTemplatesRequestMethod;
+        // The legacy subscription, which the 2025 revisions still speak.
+        #[allow(deprecated)] subscribe(request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> (), else SubscribeRequestMethod;
+        #[allow(deprecated)] unsubscribe(request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> (), else UnsubscribeRequestMethod;
     }
 
     async fn on_custom_request(
@@ -333,32 +337,6 @@ impl ServerHandler for EnvelopeServer {
         }
     }
 
-    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        match &self.handler {
-            Some(handler) => handler.subscribe(request, context).await,
-            None => Err(ErrorData::method_not_found::<SubscribeRequestMethod>()),
-        }
-    }
-
-    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions still speak
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        match &self.handler {
-            Some(handler) => handler.unsubscribe(request, context).await,
-            None => Err(ErrorData::method_not_found::<UnsubscribeRequestMethod>()),
-        }
-    }
-
-    /// The composed handler's part of `requested`, and the tools' changes when this server
-    /// announces them.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
