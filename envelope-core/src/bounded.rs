@@ -301,13 +301,46 @@ fn key_of<T: Serialize + ?Sized>(key: &T) -> Result<String, serde_json::Error> {
     }
 }
 
-/// The elements of an array being built, or `None` past the depth limit (elements are then
-/// counted out without being serialized, and the array becomes `null`).
-struct Seq<'a> {
-    items: Option<Vec<Value>>,
-    member: Bounded<'a>,
-    /// `Some(variant)`: the array is the value of `{variant: [...]}`.
+/// What a container being built holds: its content, or `None` past the depth limit (what it
+/// would hold is then counted out without being serialized, and it becomes `null`); and the
+/// variant whose value it is (`{variant: …}`), if any.
+struct Held<C> {
+    content: Option<C>,
     variant: Option<&'static str>,
+}
+
+impl<C> Held<C> {
+    /// What a container holds when it opens: `content` where there is room for it.
+    fn open(room: bool, content: impl FnOnce() -> C) -> Held<C> {
+        Held {
+            content: room.then(content),
+            variant: None,
+        }
+    }
+
+    /// The container as the value of `variant`'s object; `None`, when that object could not
+    /// open, counts the container out too.
+    fn in_variant(&mut self, variant: Option<&'static str>) {
+        if variant.is_none() {
+            self.content = None;
+        }
+        self.variant = variant;
+    }
+
+    /// The container as written, its content made a value by `into`.
+    fn finish(self, into: impl FnOnce(C) -> Value) -> Value {
+        let container = self.content.map_or(Value::Null, into);
+        match self.variant {
+            Some(variant) => Value::Object(Map::from_iter([(variant.to_owned(), container)])),
+            None => container,
+        }
+    }
+}
+
+/// The elements of an array being built.
+struct Seq<'a> {
+    items: Held<Vec<Value>>,
+    member: Bounded<'a>,
     /// A top list's watch, its rows handed over as they are converted.
     watched: Option<Watched<'a>>,
 }
@@ -323,7 +356,7 @@ struct Watched<'a> {
 
 impl Seq<'_> {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
-        let Some(items) = &mut self.items else {
+        let Some(items) = &mut self.items.content else {
             return Ok(());
         };
         let Some(watched) = &mut self.watched else {
@@ -345,34 +378,19 @@ impl Seq<'_> {
         Ok(())
     }
 
-    /// This array as the value of `{variant: [...]}`; `None`, past the depth limit, when the
-    /// variant's object could not open: the array is then counted out too.
-    fn in_variant(mut self, variant: Option<&'static str>) -> Self {
-        if variant.is_none() {
-            self.items = None;
-        }
-        self.variant = variant;
-        self
-    }
-
     fn finish(self) -> Value {
         if let Some(watched) = &self.watched {
             watched.watch.borrow_mut().list_ends(watched.full);
         }
-        let array = self.items.map_or(Value::Null, Value::Array);
-        match self.variant {
-            Some(variant) => Value::Object(Map::from_iter([(variant.to_owned(), array)])),
-            None => array,
-        }
+        self.items.finish(Value::Array)
     }
 }
 
-/// The members of an object being built, or `None` past the depth limit.
+/// The members of an object being built.
 struct Obj<'a> {
-    members: Option<Map<String, Value>>,
+    members: Held<Map<String, Value>>,
     member: Bounded<'a>,
     next_key: Option<String>,
-    variant: Option<&'static str>,
     /// The watch, when this is a watched payload's root object.
     watch: Option<&'a RefCell<dyn TopListWatch + 'a>>,
 }
@@ -383,7 +401,7 @@ impl Obj<'_> {
         key: String,
         value: &T,
     ) -> Result<(), serde_json::Error> {
-        let Some(members) = &mut self.members else {
+        let Some(members) = &mut self.members.content else {
             return Ok(());
         };
         // The key, its quotes, the colon and the separating comma.
@@ -402,21 +420,8 @@ impl Obj<'_> {
         Ok(())
     }
 
-    /// This object as the value of `{variant: {...}}`; `None` as for [`Seq::in_variant`].
-    fn in_variant(mut self, variant: Option<&'static str>) -> Self {
-        if variant.is_none() {
-            self.members = None;
-        }
-        self.variant = variant;
-        self
-    }
-
     fn finish(self) -> Value {
-        let object = self.members.map_or(Value::Null, Value::Object);
-        match self.variant {
-            Some(variant) => Value::Object(Map::from_iter([(variant.to_owned(), object)])),
-            None => object,
-        }
+        self.members.finish(Value::Object)
     }
 }
 
@@ -516,11 +521,10 @@ impl<'a> ser::Serializer for Bounded<'a> {
             })
         });
         Ok(Seq {
-            items: self
-                .room()
-                .then(|| Vec::with_capacity(len.unwrap_or(0).min(4096))),
+            items: Held::open(self.room(), || {
+                Vec::with_capacity(len.unwrap_or(0).min(4096))
+            }),
             member: if self.room() { self.member() } else { self },
-            variant: None,
             watched,
         })
     }
@@ -545,17 +549,17 @@ impl<'a> ser::Serializer for Bounded<'a> {
         len: usize,
     ) -> Result<Seq<'a>, serde_json::Error> {
         // `{variant: [...]}`: the object is one level, the array another.
-        let seq = self.variant_inner().serialize_seq(Some(len))?;
-        Ok(seq.in_variant(self.room().then_some(variant)))
+        let mut seq = self.variant_inner().serialize_seq(Some(len))?;
+        seq.items.in_variant(self.room().then_some(variant));
+        Ok(seq)
     }
 
     fn serialize_map(self, _: Option<usize>) -> Result<Obj<'a>, serde_json::Error> {
         self.spend(2)?;
         Ok(Obj {
-            members: self.room().then(Map::new),
+            members: Held::open(self.room(), Map::new),
             member: if self.room() { self.member() } else { self },
             next_key: None,
-            variant: None,
             watch: self.watch.filter(|_| self.place == Place::Root),
         })
     }
@@ -571,8 +575,9 @@ impl<'a> ser::Serializer for Bounded<'a> {
         variant: &'static str,
         len: usize,
     ) -> Result<Obj<'a>, serde_json::Error> {
-        let object = self.variant_inner().serialize_map(Some(len))?;
-        Ok(object.in_variant(self.room().then_some(variant)))
+        let mut object = self.variant_inner().serialize_map(Some(len))?;
+        object.members.in_variant(self.room().then_some(variant));
+        Ok(object)
     }
 }
 
