@@ -118,7 +118,7 @@ pub struct ToolContext {
     cancelled: Option<Arc<dyn Cancellation>>,
     sizer: Option<Arc<dyn ResponseSizer>>,
     client: Option<Arc<dyn ClientChannel>>,
-    tool: Option<crate::tool::SpecText>,
+    tool: Option<std::borrow::Cow<'static, str>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -373,7 +373,7 @@ impl ToolContext {
         .with_dialect(self.dialect())
     }
 
-    pub(crate) fn set_tool(&mut self, tool: crate::tool::SpecText) {
+    pub(crate) fn set_tool(&mut self, tool: std::borrow::Cow<'static, str>) {
         self.tool = Some(tool);
     }
 

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 mod common;
 
+use common::rmcp_client::connect_with;
 use common::tools::echo;
 
 /// A tool as a proxy learns it from another server: a name, a description and an input schema
@@ -91,19 +92,8 @@ impl Watcher {
 }
 
 async fn connect(server: EnvelopeServer) -> (RunningService<RoleClient, Watcher>, Watcher) {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
     let watcher = Watcher::default();
-    let running = watcher
-        .clone()
-        .serve(client_io)
-        .await
-        .expect("client connects");
-    (running, watcher)
+    (connect_with(server, watcher.clone()).await, watcher)
 }
 
 async fn listed_names(client: &RunningService<RoleClient, Watcher>) -> Vec<String> {

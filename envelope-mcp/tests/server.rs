@@ -1,7 +1,7 @@
 //! The server over an in-memory duplex, driven by rmcp's own client the way any MCP client
 //! would drive it.
 
-use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use envelope_core::{
     Capability, DependencyMode, EmptyReason, IndexStatus, NextAction, Reply, Role, SCHEMA_VERSION,
@@ -610,21 +610,15 @@ struct HandWritten;
 
 impl envelope_core::Tool for HandWritten {
     fn spec(&self) -> &envelope_core::ToolSpec {
-        static SPEC: envelope_core::ToolSpec = envelope_core::ToolSpec {
-            name: Cow::Borrowed("hand_written"),
-            description: Cow::Borrowed("Written by hand."),
-            title: None,
-            tier: envelope_core::Tier::Lite,
-            read_only: Some(true),
-            idempotent: None,
-            destructive: None,
-            open_world: None,
-            layer: None,
-            module: None,
-            budget: None,
-            strict_args: false,
-            scopes: Cow::Borrowed(&[]),
-        };
+        static SPEC: LazyLock<envelope_core::ToolSpec> = LazyLock::new(|| {
+            let mut spec = envelope_core::ToolSpec::new(
+                "hand_written",
+                "Written by hand.",
+                envelope_core::Tier::Lite,
+            );
+            spec.read_only = Some(true);
+            spec
+        });
         &SPEC
     }
 

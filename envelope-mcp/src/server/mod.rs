@@ -2,11 +2,14 @@
 //!
 //! [`EnvelopeServer`] and its state live here; each concept in a file of its own, importing
 //! one way: `config`, `compose`, `forward`, `media`, `refused`, `scopes` and `stop` name no
-//! sibling; `client` and `progress` name `forward`; `door` names `refused`, `scopes` and `stop`; `call` names `door`, `scopes` and `stop`; `mcp` names
-//! `call`, `client`, `forward`, `media`, `progress`, `scopes` and `stop`; `listing` names
-//! `mcp`; `router` names `mcp`'s call.
+//! sibling; `client` and `progress` name `forward`; `served` (the tools served now) names
+//! `scopes`; `changes` names `served`; `door` names `refused`, `scopes`, `served` and `stop`;
+//! `call` names `door`, `scopes`, `served` and `stop`; `mcp` names `call`, `client`, `door`,
+//! `forward`, `progress`, `rounds`, `scopes`, `served` and `stop`; `listing` names `mcp`;
+//! `router` names `mcp`'s call.
 
 mod call;
+mod changes;
 mod client;
 mod compose;
 mod config;
@@ -101,7 +104,7 @@ impl EnvelopeServer {
         let keys = MetaKeys::new(&config.meta_prefix);
         let capabilities = Advertised::new(config.capabilities());
         let disabled = Arc::new(config.disabled_modules.clone());
-        let table = served::Table::new(served::Served::new(tools, &config, &keys));
+        let table = served::Table::new(work_out(tools, &config, &keys));
         // 32 bytes, the codec's minimum: `try_new` cannot refuse it.
         let rounds = round_key(&config)
             .and_then(|key| rmcp::model::RequestStateCodec::try_new(key.to_vec()).ok());
@@ -244,10 +247,43 @@ impl EnvelopeServer {
         self
     }
 
+    /// The served table now.
+    pub(crate) fn served(&self) -> Arc<served::Served> {
+        self.inner.table.now()
+    }
+
+    /// `tools` served by this server, worked out (their listing, schemas, declared arguments).
+    pub(crate) fn work_out(&self, tools: Toolset) -> served::Served {
+        work_out(tools, &self.inner.config, &self.inner.keys)
+    }
+
     /// The tools as MCP lists them now: sorted by name.
     pub fn tools(&self) -> Arc<[rmcp::model::Tool]> {
         Arc::clone(&self.served().listing)
     }
+}
+
+/// `tools` as a server configured by `config` serves them: each listed in its detail and
+/// dialects, and those of a switched-off module not runnable.
+fn work_out(tools: Toolset, config: &EnvelopeConfig, keys: &MetaKeys) -> served::Served {
+    served::Served::new(
+        tools,
+        |tool| {
+            listing::listing(
+                tool,
+                keys,
+                config.listing,
+                config.offered_dialects(),
+                config.dialect,
+            )
+        },
+        // A switched-off tool answers every call with `module_disabled`: not runnable.
+        |spec| {
+            spec.module
+                .as_deref()
+                .is_none_or(|module| !config.disabled_modules.contains(module))
+        },
+    )
 }
 
 /// The configured round key, or one drawn now from the system's source of randomness; `None`

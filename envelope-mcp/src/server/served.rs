@@ -7,15 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use envelope_core::{CoreError, SpecText, Tool, Toolset};
+use envelope_core::{SpecText, Tool, ToolSpec, Toolset};
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
-use super::EnvelopeServer;
-use super::config::EnvelopeConfig;
-use super::listing::listing;
-use super::mcp::MetaKeys;
 use super::scopes::Shown;
 
 /// One version of the served tools, and what is worked out from them.
@@ -39,29 +35,17 @@ pub(crate) struct Chosen {
 }
 
 impl Served {
-    /// `tools`, with each one's listing, input schema and declared arguments worked out.
-    pub(crate) fn new(tools: Toolset, config: &EnvelopeConfig, keys: &MetaKeys) -> Served {
-        let listing = tools
-            .iter()
-            .map(|tool| {
-                listing(
-                    tool,
-                    keys,
-                    config.listing,
-                    config.offered_dialects(),
-                    config.dialect,
-                )
-            })
-            .collect();
+    /// `tools`, with each one's listing (by `list`), input schema (of those `runnable`) and
+    /// declared arguments worked out.
+    pub(crate) fn new(
+        tools: Toolset,
+        list: impl Fn(&dyn Tool) -> rmcp::model::Tool,
+        runnable: impl Fn(&ToolSpec) -> bool,
+    ) -> Served {
+        let listing = tools.iter().map(list).collect();
         let inputs = tools
             .iter()
-            // A switched-off tool answers every call with `module_disabled`: not runnable.
-            .filter(|tool| {
-                tool.spec()
-                    .module
-                    .as_deref()
-                    .is_none_or(|module| !config.disabled_modules.contains(module))
-            })
+            .filter(|tool| runnable(tool.spec()))
             .filter_map(|tool| Some((tool.spec().name.clone(), input_validator(tool)?)))
             .collect();
         let declared = tools
@@ -129,9 +113,9 @@ pub(crate) struct Table {
 }
 
 /// Who is told when the tools change: sessions, and 2026-07-28 subscriptions.
-struct Listeners {
-    sessions: Vec<Peer<RoleServer>>,
-    subscriptions: Vec<SubscriptionSink>,
+pub(crate) struct Listeners {
+    pub(crate) sessions: Vec<Peer<RoleServer>>,
+    pub(crate) subscriptions: Vec<SubscriptionSink>,
 }
 
 impl Table {
@@ -167,17 +151,16 @@ impl Table {
 
     /// Swaps in `change` of the current tools, worked out again; returns what `change`
     /// returned and who to tell.
-    fn change<R>(
+    pub(crate) fn change<R>(
         &self,
-        config: &EnvelopeConfig,
-        keys: &MetaKeys,
         change: impl FnOnce(&mut Toolset) -> R,
+        work_out: impl FnOnce(Toolset) -> Served,
     ) -> (R, Listeners) {
         // One writer at a time: two changes at once would each start from the same table.
         let mut now = self.now.write().unwrap_or_else(PoisonError::into_inner);
         let mut tools = now.tools.clone();
         let result = change(&mut tools);
-        *now = Arc::new(Served::new(tools, config, keys));
+        *now = Arc::new(work_out(tools));
         drop(now);
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         sessions.retain(|session| !session.is_transport_closed());
@@ -193,7 +176,7 @@ impl Table {
     }
 
     /// Lets go of the subscriptions in `ended`, by request id.
-    fn unsubscribe(&self, ended: &[rmcp::model::RequestId]) {
+    pub(crate) fn unsubscribe(&self, ended: &[rmcp::model::RequestId]) {
         if ended.is_empty() {
             return;
         }
@@ -202,117 +185,5 @@ impl Table {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         subscriptions.retain(|sink| !ended.contains(sink.id()));
-    }
-}
-
-impl EnvelopeServer {
-    /// The served table now.
-    pub(crate) fn served(&self) -> Arc<Served> {
-        self.inner.table.now()
-    }
-
-    /// This server, advertising `tools.listChanged` at `initialize` and telling each MCP
-    /// session that initialized since, by `notifications/tools/list_changed`, when its tools
-    /// change ([`add_tool`](Self::add_tool), [`remove_tool`](Self::remove_tool),
-    /// [`set_tools`](Self::set_tools)), and each 2026-07-28 `subscriptions/listen` that asks
-    /// for the tools' changes. Without it the tools still change, and a client sees them when
-    /// it lists them again. A stateless HTTP request has no session to tell.
-    #[must_use]
-    pub fn with_changing_tools(mut self) -> Self {
-        self.announces_changes = true;
-        self
-    }
-
-    /// Serves `tool` from now on, in place of the tool of its name if there is one, which it
-    /// returns: a tool this server learned at run time (a proxy fronting another server's
-    /// tools), or a `#[tool]`. Its spec is checked first ([`ToolSpec::validate`]). Calls
-    /// already running finish with the tools they started with.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    ///
-    /// use envelope_core::{ToolResult, tool, toolset};
-    /// use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
-    ///
-    /// /// Says hello.
-    /// #[tool(tier = lite, read_only)]
-    /// fn hello() -> ToolResult<&'static str> {
-    ///     Ok("hello")
-    /// }
-    ///
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let server = EnvelopeServer::new(toolset![], EnvelopeConfig::new("notes", "1.0.0"))
-    ///     .with_changing_tools();
-    /// server.add_tool(Arc::new(hello {})).await?;
-    /// assert_eq!(server.tools()[0].name, "hello");
-    /// assert!(server.call("hello", serde_json::json!({})).await.is_some());
-    /// assert!(server.remove_tool("hello").await.is_some());
-    /// assert!(server.call("hello", serde_json::json!({})).await.is_none());
-    /// # Ok::<(), envelope_core::CoreError>(())
-    /// # }).unwrap();
-    /// ```
-    ///
-    /// [`ToolSpec::validate`]: envelope_core::ToolSpec::validate
-    pub async fn add_tool(&self, tool: Arc<dyn Tool>) -> Result<Option<Arc<dyn Tool>>, CoreError> {
-        tool.spec().validate()?;
-        // Checked: the insert cannot refuse it.
-        Ok(self
-            .change_tools(|tools| tools.insert(tool).ok().flatten())
-            .await)
-    }
-
-    /// Stops serving the tool named `name`, returning it; `None` when no tool has that name.
-    pub async fn remove_tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.change_tools(|tools| tools.remove(name)).await
-    }
-
-    /// Serves `tools` from now on, in place of every tool served before.
-    pub async fn set_tools(&self, tools: Toolset) {
-        self.change_tools(|served| *served = tools).await;
-    }
-
-    /// Applies `change` to the served tools; tells the sessions when the set changed and this
-    /// server announces changes.
-    async fn change_tools<R>(&self, change: impl FnOnce(&mut Toolset) -> R) -> R {
-        let mut changed = false;
-        let (result, listeners) =
-            self.inner
-                .table
-                .change(&self.inner.config, &self.inner.keys, |tools| {
-                    let before: Vec<Arc<dyn Tool>> = tools
-                        .names()
-                        .filter_map(|name| tools.shared(name))
-                        .collect();
-                    let result = change(tools);
-                    changed = before.len() != tools.len()
-                        || before.iter().any(|tool| {
-                            tools
-                                .shared(&tool.spec().name)
-                                .is_none_or(|now| !Arc::ptr_eq(&now, tool))
-                        });
-                    result
-                });
-        if changed && self.announces_changes {
-            self.tell(listeners).await;
-        }
-        result
-    }
-
-    /// Sends `notifications/tools/list_changed` to each of `listeners`; a subscription that
-    /// ended is let go, a session that closed is let go at the next change.
-    async fn tell(&self, listeners: Listeners) {
-        for session in listeners.sessions {
-            if let Err(error) = session.notify_tool_list_changed().await {
-                tracing::debug!(%error, "a session was not told the tools changed");
-            }
-        }
-        let mut ended = Vec::new();
-        for sink in listeners.subscriptions {
-            if let Err(error) = sink.notify_tool_list_changed().await {
-                tracing::debug!(%error, "a subscription was not told the tools changed");
-                ended.push(sink.id().clone());
-            }
-        }
-        self.inner.table.unsubscribe(&ended);
     }
 }

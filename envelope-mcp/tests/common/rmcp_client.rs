@@ -51,6 +51,16 @@ pub(crate) async fn connect_in_memory(
     rmcp::service::RunningService<rmcp::RoleClient, ProgressClient>,
     ProgressClient,
 ) {
+    let client = ProgressClient::default();
+    (connect_with(server, client.clone()).await, client)
+}
+
+/// `server` and rmcp's own client, handled by `handler`, over an in-memory duplex.
+#[allow(dead_code)] // not every test binary that has these helpers uses each
+pub(crate) async fn connect_with<H: rmcp::ClientHandler>(
+    server: EnvelopeServer,
+    handler: H,
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
     use rmcp::ServiceExt as _;
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
@@ -58,11 +68,5 @@ pub(crate) async fn connect_in_memory(
             let _ = running.waiting().await;
         }
     });
-    let client = ProgressClient::default();
-    let running = client
-        .clone()
-        .serve(client_io)
-        .await
-        .expect("client connects");
-    (running, client)
+    handler.serve(client_io).await.expect("client connects")
 }

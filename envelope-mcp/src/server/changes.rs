@@ -1,0 +1,116 @@
+//! Changing the tools a server serves while it runs: tools join and leave, the table is worked
+//! out again, and the sessions and subscriptions that asked are told.
+
+use std::sync::Arc;
+
+use envelope_core::{CoreError, Tool, Toolset};
+
+use super::EnvelopeServer;
+use super::served::Listeners;
+
+impl EnvelopeServer {
+    /// This server, advertising `tools.listChanged` at `initialize` and telling each MCP
+    /// session that initialized since, by `notifications/tools/list_changed`, when its tools
+    /// change ([`add_tool`](Self::add_tool), [`remove_tool`](Self::remove_tool),
+    /// [`set_tools`](Self::set_tools)), and each 2026-07-28 `subscriptions/listen` that asks
+    /// for the tools' changes. Without it the tools still change, and a client sees them when
+    /// it lists them again. A stateless HTTP request has no session to tell.
+    #[must_use]
+    pub fn with_changing_tools(mut self) -> Self {
+        self.announces_changes = true;
+        self
+    }
+
+    /// Serves `tool` from now on, in place of the tool of its name if there is one, which it
+    /// returns: a tool this server learned at run time (a proxy fronting another server's
+    /// tools), or a `#[tool]`. Its spec is checked first ([`ToolSpec::validate`]). Calls
+    /// already running finish with the tools they started with.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use envelope_core::{ToolResult, tool, toolset};
+    /// use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
+    ///
+    /// /// Says hello.
+    /// #[tool(tier = lite, read_only)]
+    /// fn hello() -> ToolResult<&'static str> {
+    ///     Ok("hello")
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let server = EnvelopeServer::new(toolset![], EnvelopeConfig::new("notes", "1.0.0"))
+    ///     .with_changing_tools();
+    /// server.add_tool(Arc::new(hello {})).await?;
+    /// assert_eq!(server.tools()[0].name, "hello");
+    /// assert!(server.call("hello", serde_json::json!({})).await.is_some());
+    /// assert!(server.remove_tool("hello").await.is_some());
+    /// assert!(server.call("hello", serde_json::json!({})).await.is_none());
+    /// # Ok::<(), envelope_core::CoreError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// [`ToolSpec::validate`]: envelope_core::ToolSpec::validate
+    pub async fn add_tool(&self, tool: Arc<dyn Tool>) -> Result<Option<Arc<dyn Tool>>, CoreError> {
+        tool.spec().validate()?;
+        // Checked: the insert cannot refuse it.
+        Ok(self
+            .change_tools(|tools| tools.insert(tool).ok().flatten())
+            .await)
+    }
+
+    /// Stops serving the tool named `name`, returning it; `None` when no tool has that name.
+    pub async fn remove_tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.change_tools(|tools| tools.remove(name)).await
+    }
+
+    /// Serves `tools` from now on, in place of every tool served before.
+    pub async fn set_tools(&self, tools: Toolset) {
+        self.change_tools(|served| *served = tools).await;
+    }
+
+    /// Applies `change` to the served tools; tells the sessions when the set changed and this
+    /// server announces changes.
+    async fn change_tools<R>(&self, change: impl FnOnce(&mut Toolset) -> R) -> R {
+        let mut changed = false;
+        let (result, listeners) = self.inner.table.change(
+            |tools| {
+                let before: Vec<Arc<dyn Tool>> = tools
+                    .names()
+                    .filter_map(|name| tools.shared(name))
+                    .collect();
+                let result = change(tools);
+                changed = before.len() != tools.len()
+                    || before.iter().any(|tool| {
+                        tools
+                            .shared(&tool.spec().name)
+                            .is_none_or(|now| !Arc::ptr_eq(&now, tool))
+                    });
+                result
+            },
+            |tools| self.work_out(tools),
+        );
+        if changed && self.announces_changes {
+            self.tell(listeners).await;
+        }
+        result
+    }
+
+    /// Sends `notifications/tools/list_changed` to each of `listeners`; a subscription that
+    /// ended is let go, a session that closed is let go at the next change.
+    async fn tell(&self, listeners: Listeners) {
+        for session in listeners.sessions {
+            if let Err(error) = session.notify_tool_list_changed().await {
+                tracing::debug!(%error, "a session was not told the tools changed");
+            }
+        }
+        let mut ended = Vec::new();
+        for sink in listeners.subscriptions {
+            if let Err(error) = sink.notify_tool_list_changed().await {
+                tracing::debug!(%error, "a subscription was not told the tools changed");
+                ended.push(sink.id().clone());
+            }
+        }
+        self.inner.table.unsubscribe(&ended);
+    }
+}
