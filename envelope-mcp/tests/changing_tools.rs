@@ -209,6 +209,8 @@ async fn a_spec_learned_wrong_is_refused_and_changes_nothing() {
     let mut destructive = Learned::new("erase", "Erases.");
     destructive.spec.destructive = Some(true);
     assert!(server.add_tool(Arc::new(destructive)).await.is_err());
+    // Taking out a tool nobody serves changes nothing either.
+    assert!(server.remove_tool("nothing").await.is_none());
     assert_eq!(listed_names(&client).await, ["echo"]);
     assert_eq!(watcher.changes.load(Ordering::SeqCst), 0);
     client.cancel().await.expect("closes");

@@ -72,25 +72,13 @@ impl EnvelopeServer {
     /// Applies `change` to the served tools; tells the sessions when the set changed and this
     /// server announces changes.
     async fn change_tools<R>(&self, change: impl FnOnce(&mut Toolset) -> R) -> R {
-        let mut changed = false;
-        let (result, listeners) = self.inner.table.change(
-            |tools| {
-                let before: Vec<Arc<dyn Tool>> = tools
-                    .names()
-                    .filter_map(|name| tools.shared(name))
-                    .collect();
-                let result = change(tools);
-                changed = before.len() != tools.len()
-                    || before.iter().any(|tool| {
-                        tools
-                            .shared(&tool.spec().name)
-                            .is_none_or(|now| !Arc::ptr_eq(&now, tool))
-                    });
-                result
-            },
-            |tools| self.work_out(tools),
-        );
-        if changed && self.announces_changes {
+        let (result, listeners) = self
+            .inner
+            .table
+            .change(change, |tools| self.work_out(tools));
+        if let Some(listeners) = listeners
+            && self.announces_changes
+        {
             self.tell(listeners).await;
         }
         result

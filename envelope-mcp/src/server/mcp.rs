@@ -320,7 +320,9 @@ impl ServerHandler for EnvelopeServer {
     /// A 2026-07-28 subscription: one to the tools' changes is told of each (this server's
     /// part); the composed handler runs it when it accepted a part of its own.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if self.announces_changes && context.accepted().tools_list_changed == Some(true) {
+        let told = self.announces_changes && context.accepted().tools_list_changed == Some(true);
+        let id = context.sink().id().clone();
+        if told {
             self.inner.table.subscribe(context.sink().clone());
         }
         let handler = self.handler.as_ref().filter(|handler| {
@@ -328,13 +330,18 @@ impl ServerHandler for EnvelopeServer {
                 .accepted_subscription_filter(context.requested())
                 .is_some()
         });
-        match handler {
+        let ended = match handler {
             Some(handler) => handler.listen(context).await,
             None => {
                 context.cancelled().await;
                 Ok(())
             }
+        };
+        // Over: no change is told to it any more.
+        if told {
+            self.inner.table.unsubscribe(&[id]);
         }
+        ended
     }
 
     fn accepted_subscription_filter(

@@ -149,17 +149,21 @@ impl Table {
         subscriptions.push(sink);
     }
 
-    /// Swaps in `change` of the current tools, worked out again; returns what `change`
-    /// returned and who to tell.
+    /// Applies `change` to the current tools; when it changed them, swaps in the new set,
+    /// worked out by `work_out`, and names who to tell. Returns what `change` returned.
     pub(crate) fn change<R>(
         &self,
         change: impl FnOnce(&mut Toolset) -> R,
         work_out: impl FnOnce(Toolset) -> Served,
-    ) -> (R, Listeners) {
+    ) -> (R, Option<Listeners>) {
         // One writer at a time: two changes at once would each start from the same table.
         let mut now = self.now.write().unwrap_or_else(PoisonError::into_inner);
         let mut tools = now.tools.clone();
         let result = change(&mut tools);
+        // Nothing to work out again, or to tell, when the same tools are served.
+        if same_tools(&tools, &now.tools) {
+            return (result, None);
+        }
         *now = Arc::new(work_out(tools));
         drop(now);
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -172,7 +176,7 @@ impl Table {
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone(),
         };
-        (result, listeners)
+        (result, Some(listeners))
     }
 
     /// Lets go of the subscriptions in `ended`, by request id.
@@ -186,4 +190,11 @@ impl Table {
             .unwrap_or_else(PoisonError::into_inner);
         subscriptions.retain(|sink| !ended.contains(sink.id()));
     }
+}
+
+/// Whether `a` and `b` serve the very same tools: the same names, each the same shared tool.
+fn same_tools(a: &Toolset, b: &Toolset) -> bool {
+    a.len() == b.len()
+        && a.names().eq(b.names())
+        && a.iter().zip(b.iter()).all(|(a, b)| std::ptr::addr_eq(a, b))
 }
