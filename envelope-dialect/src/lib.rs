@@ -93,6 +93,10 @@ pub fn schema(dialect: Dialect, data: &Value, defs: Option<&Value>) -> Value {
         Dialect::Frigg => frigg::schema(data),
     };
     if let Value::Object(object) = &mut schema {
+        // Every dialect answers with an object. Said at the root, beside the branches: MCP
+        // before 2026-07-28 lists only an object-rooted output schema (rmcp drops any other for
+        // those peers), so a root of bare alternatives would leave older clients no schema.
+        object.insert("type".to_owned(), Value::String("object".to_owned()));
         object.insert(
             "$schema".to_owned(),
             Value::String("https://json-schema.org/draft/2020-12/schema".to_owned()),

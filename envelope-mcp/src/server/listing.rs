@@ -29,7 +29,10 @@ fn listed_schema(mut schema: Schema) -> Map<String, Value> {
 }
 
 /// One schema admitting what any of `schemas` admits: their `anyOf`, their `$defs` (the same
-/// payload's, and the envelope's) hoisted to the root once.
+/// payload's, and the envelope's) hoisted to the root once. Every dialect answers with an
+/// object, and the root says so: MCP before 2026-07-28 lists only an object-rooted output
+/// schema (rmcp drops any other for those peers), so bare alternatives would leave older
+/// clients none.
 fn any_of(schemas: impl Iterator<Item = Map<String, Value>>) -> Map<String, Value> {
     let mut defs = Map::new();
     let mut alternatives = Vec::new();
@@ -47,6 +50,7 @@ fn any_of(schemas: impl Iterator<Item = Map<String, Value>>) -> Map<String, Valu
         "$schema".to_owned(),
         Value::from("https://json-schema.org/draft/2020-12/schema"),
     );
+    root.insert("type".to_owned(), Value::from("object"));
     root.insert("anyOf".to_owned(), Value::Array(alternatives));
     if !defs.is_empty() {
         root.insert("$defs".to_owned(), Value::Object(defs));
