@@ -19,21 +19,20 @@ use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Controls, ToolOutput};
 use serde_json::{Value, json};
 
+use crate::again::{copyable, estimated_size, lowered, normalized, spare_of};
 use crate::call::CallBudget;
 use crate::encode::Encoded;
 use crate::pass::prepare_within;
 use crate::policy::BudgetPolicy;
 use crate::prepared::{Outcome, Prepared, with_mirror};
 use crate::tokens::ExactCounter;
-use crate::trim::{MAX_DEPTH, nested_deeper_than};
 
 /// How close to its budget, as a fraction of it, an estimated response must come to be counted
 /// exactly under `exact_when_tight`: the estimator's worst error on one response of held-out
 /// text is about 17%.
 pub const TIGHT_MARGIN: f64 = 0.2;
 
-/// How many times a response over its budget by the exact count is prepared again.
-pub const MAX_RETRIES: usize = 6;
+pub use crate::again::MAX_RETRIES;
 
 /// Which exact counting a policy asks for: `always` stamps every response exactly.
 pub(crate) struct ExactCheck {
@@ -62,45 +61,6 @@ impl ExactCheck {
 /// counted exactly under `exact_when_tight`.
 fn is_tight(estimated: u64, budget: usize) -> bool {
     estimated as f64 >= budget as f64 * (1.0 - TIGHT_MARGIN)
-}
-
-/// The budget to prepare a response again under, after one prepared under `target` came to
-/// `estimated` by the estimate and `exact` by the exact count, over `budget`: the estimate
-/// scaled by how far the exact count is from it, a percent lower each pass so that rounding
-/// cannot stall it, and always below `target`.
-fn lowered(target: usize, budget: usize, estimated: u64, exact: u64) -> usize {
-    let ratio = estimated.max(1) as f64 / exact.max(1) as f64;
-    let scaled = (budget as f64 * ratio * 0.99) as usize;
-    scaled.min(target.saturating_sub(1)).max(1)
-}
-
-/// Whether a payload can be copied to prepare again: one nested past the depth limit is not
-/// (the copy would recurse that deep; the depth cut leaves it unshrinkable past its marker
-/// anyway).
-fn copyable(output: &ToolOutput<Value>) -> bool {
-    !output
-        .envelope
-        .data()
-        .is_some_and(|data| nested_deeper_than(data, MAX_DEPTH))
-}
-
-/// A copy of `output` to prepare again, with what the encoder cut. What the encoder measured
-/// is left behind: it describes the rows as first converted, and the trimmer measures them
-/// itself without it.
-fn spare_of(output: &ToolOutput<Value>, encoded: &Encoded) -> (ToolOutput<Value>, Encoded) {
-    let copy = ToolOutput {
-        envelope: output.envelope.clone(),
-        baseline: output.baseline.clone(),
-        controls: output.controls.clone(),
-        resume: output.resume.clone(),
-        attachments: Vec::new(),
-    };
-    (copy, encoded.cut_only())
-}
-
-/// Characters or four per token, whichever is more: how budgets are counted.
-fn normalized(json: &str, tokens: u64) -> u64 {
-    (json.chars().count() as u64).max(tokens.saturating_mul(4))
 }
 
 /// Re-stamps `tokens_estimated` with the exact count of the final bytes, itself included: a
@@ -172,14 +132,6 @@ pub(crate) fn prepare_exactly(
         prepared = stamped_exactly(again, check.counter, controls);
     }
     prepared
-}
-
-/// The response's size in token-normalized characters by the estimate it was stamped with.
-fn estimated_size(prepared: &Prepared, policy: &BudgetPolicy) -> u64 {
-    let tokens = prepared
-        .tokens_estimated
-        .unwrap_or_else(|| policy.estimator.estimate(&prepared.json));
-    normalized(&prepared.json, tokens)
 }
 
 /// The response's size in token-normalized characters by its exact stamp.

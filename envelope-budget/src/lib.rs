@@ -32,6 +32,7 @@
 //! # Ok::<(), envelope_core::CoreError>(())
 //! ```
 
+mod again;
 mod call;
 mod cut;
 mod encode;
@@ -54,11 +55,12 @@ mod toon;
 mod trim;
 mod write;
 
+pub use again::MAX_RETRIES;
 pub use call::CallBudget;
 pub use cut::{Leftovers, ROOT_LIST_KEY, TRUNCATION_SUFFIX};
 pub use media::MEDIA_SHARE_PERCENT;
 pub use policy::BudgetPolicy;
-pub use prepare::prepare;
+pub use prepare::{prepare, prepare_as};
 pub use prepared::Prepared;
 pub use shape::{COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META};
 #[cfg(feature = "exact")]

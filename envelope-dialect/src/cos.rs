@@ -34,9 +34,10 @@ mod schema;
 mod shape;
 mod view;
 
+use envelope_core::Dialect;
 use serde_json::{Map, Value};
 
-use crate::{Rendering, Wire};
+use crate::{Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -85,4 +86,52 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
     let pointer = format!("/{}/{}/{}", key::DATA, key::META, key::TOKENS_ESTIMATED);
     crate::stamp_tokens(&mut response, &pointer, how.estimator);
     response
+}
+
+/// the `cos_*` error envelope, as a [`Contract`]: see the module.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cos;
+
+impl Contract for Cos {
+    fn dialect(&self) -> Dialect {
+        Dialect::Cos
+    }
+
+    fn placement(&self) -> &'static str {
+        "A failure is exactly `{\"ok\": false, \"error\": {\"category\", \"retryable\", \
+             \"message\"}}` (the categories and retryable defaults are the envelope's own). A \
+             success is `{\"ok\": true, \"data\": …}` with the diagnostics block `data.meta`: \
+             `layer`, `tokens_estimated` (of the whole response, itself included), `truncated` \
+             and the trimmer's markers under their names (the envelope took them from this \
+             contract). The contract lets tools add keys to `data.meta`: the agent-facing \
+             signals it has no field for travel there under the envelope's names \
+             (`completeness`, `next_actions` with the `next-page` action's arguments as given, \
+             `next_step`, `summary_line`, a verdict other than `INFO`, `empty_reason` and \
+             `diagnosis`, `warnings`, `diagnostics`). A list payload is sent as `{\"results\": \
+             [...], \"meta\"}`, a scalar or null one as `{\"value\", \"meta\"}`."
+    }
+
+    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
+        render(wire, how)
+    }
+
+    fn view(&self, answer: &Value) -> Value {
+        view(answer)
+    }
+
+    fn schema(&self, data: &Value) -> Value {
+        schema(data)
+    }
+
+    fn succeeded(&self, answer: &Value) -> bool {
+        answer.get(key::OK).and_then(Value::as_bool) == Some(true)
+    }
+
+    fn unexpressed(&self) -> &'static [Gap] {
+        UNEXPRESSED
+    }
+
+    fn dropped(&self) -> &'static [Gap] {
+        DROPPED
+    }
 }

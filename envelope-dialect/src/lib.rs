@@ -34,7 +34,11 @@ use envelope_core::Dialect;
 use envelope_core::stage::Controls;
 use serde_json::Value;
 
+pub use cos::Cos;
+pub use frigg::Frigg;
+pub use pincher::Pincher;
 pub use read::Wire;
+pub use tsa::Tsa;
 
 /// How one answer is rendered: the controls the call asked for (before the budget stage
 /// shaped the envelope) and the estimator the server counts tokens with.
@@ -55,43 +59,115 @@ pub struct Gap {
     pub why: &'static str,
 }
 
-/// `envelope` as it came from the budget stage, written in `dialect`. The envelope's own
-/// dialect returns it unchanged.
-pub fn render(dialect: Dialect, envelope: &Value, how: &Rendering) -> Value {
-    let wire = Wire::new(envelope);
+/// One wire an answer can be written in, and everything this crate knows of it, in one place:
+/// how the envelope is written in it and read back from it, the schema of its answers, which
+/// of its fields says the call worked, and the gap tables between it and the envelope.
+///
+/// Each dialect implements it once ([`Pincher`], [`Cos`], [`Tsa`], [`Frigg`], and
+/// [`EnvelopeWire`] for the envelope's own); [`contract`] is the one place a [`Dialect`] name
+/// is turned into its implementation.
+pub trait Contract: Send + Sync + 'static {
+    /// The name continuations are bound to and calls ask for with the `dialect` control.
+    fn dialect(&self) -> Dialect;
+
+    /// How the dialect places the envelope's parts, in a paragraph: what `docs/DIALECTS.md`
+    /// opens the dialect's section with.
+    fn placement(&self) -> &'static str;
+
+    /// The envelope read by `wire` (as the budget stage wrote it), written in this dialect.
+    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value;
+
+    /// `answer`, written in this dialect, read back as the envelope it carries: every envelope
+    /// field the dialect has a place for, under the envelope's names, and none it has not.
+    fn view(&self, answer: &Value) -> Value;
+
+    /// The JSON Schema of this dialect's answers, `data` the payload's schema (`true` for any).
+    fn schema(&self, data: &Value) -> Value;
+
+    /// Whether `answer` says the call worked, by the dialect's own success field: what MCP's
+    /// `isError` follows and a command-line caller exits by.
+    fn succeeded(&self, answer: &Value) -> bool;
+
+    /// What the source contract has that an envelope cannot express, with why.
+    fn unexpressed(&self) -> &'static [Gap];
+
+    /// What an envelope has that this dialect cannot carry, with the rule that drops it.
+    fn dropped(&self) -> &'static [Gap];
+}
+
+/// The implementation of `dialect`.
+pub fn contract(dialect: Dialect) -> &'static dyn Contract {
     match dialect {
-        Dialect::Envelope => envelope.clone(),
-        Dialect::Pincher => pincher::render(&wire, how),
-        Dialect::Cos => cos::render(&wire, how),
-        Dialect::Tsa => tsa::render(&wire, how),
-        Dialect::Frigg => frigg::render(&wire, how),
+        Dialect::Envelope => &EnvelopeWire,
+        Dialect::Pincher => &Pincher,
+        Dialect::Cos => &Cos,
+        Dialect::Tsa => &Tsa,
+        Dialect::Frigg => &Frigg,
     }
 }
 
-/// `answer`, written in `dialect`, read back as the envelope it carries: every envelope field
-/// the dialect has a place for, under the envelope's names, and none it has not (a dialect
-/// without a request id yields an envelope without `meta.request_id`). What a checker or an
-/// agent kit written against the envelope reads a dialect's answers through.
-pub fn view(dialect: Dialect, answer: &Value) -> Value {
-    match dialect {
-        Dialect::Envelope => answer.clone(),
-        Dialect::Pincher => pincher::view(answer),
-        Dialect::Cos => cos::view(answer),
-        Dialect::Tsa => tsa::view(answer),
-        Dialect::Frigg => frigg::view(answer),
+/// The envelope's own wire, as a [`Contract`]: written and read back unchanged.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnvelopeWire;
+
+impl Contract for EnvelopeWire {
+    fn dialect(&self) -> Dialect {
+        Dialect::Envelope
     }
+
+    fn placement(&self) -> &'static str {
+        "The envelope as `docs/CONTRACT.md` describes it."
+    }
+
+    fn render(&self, wire: &Wire<'_>, _how: &Rendering) -> Value {
+        wire.envelope().clone()
+    }
+
+    fn view(&self, answer: &Value) -> Value {
+        answer.clone()
+    }
+
+    /// The envelope's whole schema: its `data` is any payload.
+    fn schema(&self, _data: &Value) -> Value {
+        envelope_core::schema::envelope_schema().to_value()
+    }
+
+    fn succeeded(&self, answer: &Value) -> bool {
+        answer
+            .get(envelope_core::fields::envelope::OK)
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
+    fn unexpressed(&self) -> &'static [Gap] {
+        &[]
+    }
+
+    fn dropped(&self) -> &'static [Gap] {
+        &[]
+    }
+}
+
+/// `envelope` as it came from the budget stage, written in `dialect`. The envelope's own
+/// dialect returns it unchanged.
+pub fn render(dialect: Dialect, envelope: &Value, how: &Rendering) -> Value {
+    contract(dialect).render(&Wire::new(envelope), how)
+}
+
+/// `answer`, written in `dialect`, read back as the envelope it carries ([`Contract::view`]):
+/// what a checker or an agent kit written against the envelope reads a dialect's answers
+/// through.
+pub fn view(dialect: Dialect, answer: &Value) -> Value {
+    contract(dialect).view(answer)
 }
 
 /// The JSON Schema (draft 2020-12) of `dialect`'s responses, with `data` the payload's schema
 /// (`true` for any payload) and `defs` the definitions it refers to (`#/$defs/…`).
 pub fn schema(dialect: Dialect, data: &Value, defs: Option<&Value>) -> Value {
-    let mut schema = match dialect {
-        Dialect::Envelope => return envelope_schema(data, defs),
-        Dialect::Pincher => pincher::schema(data),
-        Dialect::Cos => cos::schema(data),
-        Dialect::Tsa => tsa::schema(data),
-        Dialect::Frigg => frigg::schema(data),
-    };
+    let mut schema = contract(dialect).schema(data);
+    if dialect == Dialect::Envelope {
+        return schema;
+    }
     if let Value::Object(object) = &mut schema {
         // Every dialect answers with an object. Said at the root, beside the branches: MCP
         // before 2026-07-28 lists only an object-rooted output schema (rmcp drops any other for
@@ -121,99 +197,34 @@ pub fn output_schema(dialect: Dialect, envelope_output: &Value) -> Value {
     schema(dialect, &data, envelope_output.get("$defs"))
 }
 
-fn envelope_schema(data: &Value, defs: Option<&Value>) -> Value {
-    let _ = (data, defs);
-    envelope_core::schema::envelope_schema().to_value()
-}
-
-/// How `dialect` places the envelope's parts, in a paragraph: what `docs/DIALECTS.md` opens
-/// each dialect's section with.
+/// How `dialect` places the envelope's parts ([`Contract::placement`]).
 pub fn placement(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Envelope => "The envelope as `docs/CONTRACT.md` describes it.",
-        Dialect::Pincher => {
-            "Success is `{\"result\": data, \"_meta\": {…}}`; a failure has no `result`, its \
-             message is `_meta.diagnosis` and the error itself the first `_meta.diagnosis_v2` \
-             entry (`{code, severity: \"error\", message, data: {category, retryable, …}}`). \
-             `_meta` holds `request_id`, `tokens_used` (of `result`) and the savings against the \
-             baseline, `complexity_tier`, `latency_ms`, `empty_reason` (in pincher's names where \
-             they differ), `diagnosis`, `diagnosis_v2`, `next_steps` (`{tool, args, why}` from \
-             the next actions, `args` exactly as given, so the `next-page` step pages), \
-             `warnings_v2`, `capabilities` and the drift fields. pincher has no verdict, \
-             `next_step` or completeness field: a cut travels as a `warnings_v2` entry code \
-             `truncated` (its data the completeness and the trimmer's markers), a verdict that \
-             obliges the agent as one code `verdict`."
-        }
-        Dialect::Cos => {
-            "A failure is exactly `{\"ok\": false, \"error\": {\"category\", \"retryable\", \
-             \"message\"}}` (the categories and retryable defaults are the envelope's own). A \
-             success is `{\"ok\": true, \"data\": …}` with the diagnostics block `data.meta`: \
-             `layer`, `tokens_estimated` (of the whole response, itself included), `truncated` \
-             and the trimmer's markers under their names (the envelope took them from this \
-             contract). The contract lets tools add keys to `data.meta`: the agent-facing \
-             signals it has no field for travel there under the envelope's names \
-             (`completeness`, `next_actions` with the `next-page` action's arguments as given, \
-             `next_step`, `summary_line`, a verdict other than `INFO`, `empty_reason` and \
-             `diagnosis`, `warnings`, `diagnostics`). A list payload is sent as `{\"results\": \
-             [...], \"meta\"}`, a scalar or null one as `{\"value\", \"meta\"}`."
-        }
-        Dialect::Tsa => {
-            "One flat object: `success` and `verdict` always (a failure is `ERROR`); \
-             `summary_line`, `next_step` and `agent_summary` `{summary_line, verdict, next_step}`; \
-             on failure `error` (the message), `error_type` (the code, else the category), \
-             `hint`; `warnings` as `\"<code>: <message>\"` lines; honest truncation as \
-             `truncated`, `<unit>_count`, `<units>_listed`, `listed_cap` (when the page size was \
-             the cap) and a `next_step` with the real numbers; `next_actions` unchanged; the \
-             payload's members at the top level (whole under `data` when one would collide). With \
-             `output_format: toon` the whole response is TOON in `toon_content` (`format: \
-             \"toon\"`), and `compact_only` keeps only the contract's control surface."
-        }
-        Dialect::Frigg => {
-            "Size, coverage, trust, identity and recovery in separate fields: the rows (an \
-             object payload's members) at the top level beside `completeness` in Frigg's shape, \
-             with the next page's token in `completeness.continuation` and the `next-page` \
-             action in `next_actions` unchanged; a failure as the recovery grammar `error_code`, \
-             `message`, `correction_hint`, `retryable` (with `related_tools`); an empty result \
-             as `zero_hit_reason` in Frigg's names; a verdict other than the default, a budget \
-             cut, warnings and diagnostics as `diagnostics` entries. `response_mode: full` adds \
-             `notes` (the envelope's prose) and `runtime` (its `meta`, the token count made of \
-             this wire)."
-        }
-    }
+    contract(dialect).placement()
 }
 
 /// What a source contract has that an envelope cannot express, with why.
 pub fn unexpressed(dialect: Dialect) -> &'static [Gap] {
-    match dialect {
-        Dialect::Envelope => &[],
-        Dialect::Pincher => pincher::UNEXPRESSED,
-        Dialect::Cos => cos::UNEXPRESSED,
-        Dialect::Tsa => tsa::UNEXPRESSED,
-        Dialect::Frigg => frigg::UNEXPRESSED,
-    }
+    contract(dialect).unexpressed()
 }
 
 /// What an envelope has that `dialect` cannot carry, with the rule that drops it.
 pub fn dropped(dialect: Dialect) -> &'static [Gap] {
-    match dialect {
-        Dialect::Envelope => &[],
-        Dialect::Pincher => pincher::DROPPED,
-        Dialect::Cos => cos::DROPPED,
-        Dialect::Tsa => tsa::DROPPED,
-        Dialect::Frigg => frigg::DROPPED,
-    }
+    contract(dialect).dropped()
 }
 
 /// The budget stage's response, rendered in `dialect`: the structured content, its compact
 /// JSON mirror (the text channel; a TOON form travels inside the dialects that have a place
-/// for it), and the token estimate of that JSON.
+/// for it), the token estimate of that JSON, and whether the call worked by the dialect's own
+/// success field ([`Contract::succeeded`]), which MCP's `isError` follows.
 pub fn apply(dialect: Dialect, prepared: Prepared, how: &Rendering) -> Prepared {
     if dialect == Dialect::Envelope {
         return prepared;
     }
-    let structured = render(dialect, &prepared.structured, how);
+    let contract = contract(dialect);
+    let structured = contract.render(&Wire::new(&prepared.structured), how);
     let json = serde_json::to_string(&structured).unwrap_or_default();
     Prepared {
+        ok: contract.succeeded(&structured),
         tokens_estimated: Some(how.estimator.estimate(&json)),
         structured,
         json,

@@ -3,7 +3,8 @@
 //!
 //! Placement, in brief:
 //!
-//! - Success: `{"result": data, "_meta": {…}}`. Failure: no `result`; `_meta.diagnosis` is the
+//! - Success: `{"result": data, "_meta": {…}}`. Failure: `result` is null (pincher's host
+//!   loop returns `resp["result"]` from every answer); `_meta.diagnosis` is the
 //!   error's message and the first `_meta.diagnosis_v2` entry is the error itself
 //!   (`{code: error code or category, severity: "error", message, data: {category, retryable,
 //!   hint?, retry_after_ms?, data?}}`).
@@ -30,9 +31,10 @@ mod notices;
 mod schema;
 mod view;
 
+use envelope_core::Dialect;
 use serde_json::{Map, Value};
 
-use crate::{Rendering, Wire};
+use crate::{Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -45,16 +47,64 @@ const META: &str = "_meta";
 
 /// The envelope read by `wire`, written in this dialect.
 pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
-    // The payload only on success: a failed call has no `result` in pincher's contract, and an
-    // envelope's `data` is absent on failure anyway.
+    // The payload only on success (an envelope's `data` is absent on failure anyway), but
+    // `result` always: pincher's own host loop ends in `return resp["result"]` on every answer,
+    // so a failure, or a success with nothing to return, has `result: null`.
     let result = wire.ok().then(|| wire.data()).flatten();
     let mut response = Map::new();
-    if let Some(result) = result {
-        response.insert(RESULT.to_owned(), result.clone());
-    }
+    response.insert(RESULT.to_owned(), result.cloned().unwrap_or(Value::Null));
     response.insert(
         META.to_owned(),
         Value::Object(meta::build(wire, result, how)),
     );
     Value::Object(response)
+}
+
+/// pincher's `_meta` envelope, as a [`Contract`]: see the module.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pincher;
+
+impl Contract for Pincher {
+    fn dialect(&self) -> Dialect {
+        Dialect::Pincher
+    }
+
+    fn placement(&self) -> &'static str {
+        "Success is `{\"result\": data, \"_meta\": {…}}`; a failure's `result` is null, its \
+             message is `_meta.diagnosis` and the error itself the first `_meta.diagnosis_v2` \
+             entry (`{code, severity: \"error\", message, data: {category, retryable, …}}`). \
+             `_meta` holds `request_id`, `tokens_used` (of `result`) and the savings against the \
+             baseline, `complexity_tier`, `latency_ms`, `empty_reason` (in pincher's names where \
+             they differ), `diagnosis`, `diagnosis_v2`, `next_steps` (`{tool, args, why}` from \
+             the next actions, `args` exactly as given, so the `next-page` step pages), \
+             `warnings_v2`, `capabilities` and the drift fields. pincher has no verdict, \
+             `next_step` or completeness field: a cut travels as a `warnings_v2` entry code \
+             `truncated` (its data the completeness and the trimmer's markers), a verdict that \
+             obliges the agent as one code `verdict`."
+    }
+
+    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
+        render(wire, how)
+    }
+
+    fn view(&self, answer: &Value) -> Value {
+        view(answer)
+    }
+
+    fn schema(&self, data: &Value) -> Value {
+        schema(data)
+    }
+
+    fn succeeded(&self, answer: &Value) -> bool {
+        // A failure's `result` is null and its error the first `diagnosis_v2` entry.
+        view::failure_of(answer).is_none()
+    }
+
+    fn unexpressed(&self) -> &'static [Gap] {
+        UNEXPRESSED
+    }
+
+    fn dropped(&self) -> &'static [Gap] {
+        DROPPED
+    }
 }

@@ -586,10 +586,11 @@ fn failed() -> Value {
 }
 
 #[test]
-fn a_failed_call_has_no_result_and_its_error_heads_diagnosis_v2() {
+fn a_failed_call_has_a_null_result_and_its_error_heads_diagnosis_v2() {
     let rendered = pincher(&failed());
     assert_valid(&rendered);
-    assert!(rendered.get("result").is_none());
+    // Present, so the contract's host loop (`return resp["result"]`) returns instead of raising.
+    assert_eq!(rendered.get("result"), Some(&Value::Null));
     let fields = meta(&rendered);
     assert_eq!(
         fields["diagnosis"],
@@ -1240,7 +1241,27 @@ fn call_pincher(server: &FakeServer, host: &mut Host, tool: &str, args: &Value) 
         }
     }
 
-    resp.get("result").cloned().unwrap_or(Value::Null)
+    // `return resp["result"]`: Python raises `KeyError` when the key is missing.
+    resp.get("result")
+        .cloned()
+        .expect("resp[\"result\"]: every answer has one")
+}
+
+#[test]
+fn the_host_loop_returns_from_a_failed_call_too() {
+    let server = FakeServer::new(true);
+    let mut host = Host::default();
+    // A tool the fake does not serve, and a tampered continuation: both failures.
+    let unknown = call_pincher(&server, &mut host, "no_such_tool", &json!({}));
+    assert_eq!(unknown, Value::Null);
+    let tampered = call_pincher(
+        &server,
+        &mut host,
+        "search_text",
+        &json!({"query": "Envelope", "continuation": "bogus"}),
+    );
+    assert_eq!(tampered, Value::Null);
+    assert!(host.queue.is_empty());
 }
 
 #[test]

@@ -8,7 +8,9 @@ call may ask for (`--call-dialects all`, the alternatives of each output schema)
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +106,34 @@ async def test_a_dialect_the_server_does_not_offer_is_an_invalid_argument(tree: 
             error = result.structured_content["error"]
             assert error["code"] == "invalid_argument"
             assert error["data"]["offered"] == ["envelope"]
+
+
+def succeeded(dialect: str, answer: dict) -> bool:
+    """Whether `answer` says the call worked, read as each seed's own client reads it."""
+    if dialect == "cos":
+        return answer["ok"] is True
+    if dialect == "tsa":
+        return answer["success"] is True
+    if dialect == "frigg":
+        return "error_code" not in answer
+    # pincher: the error is the first `diagnosis_v2` entry, severity `error`, and `result` null.
+    diagnoses = answer["_meta"].get("diagnosis_v2", [])
+    return not (answer["result"] is None and diagnoses and diagnoses[0]["severity"] == "error")
+
+
+@pytest.mark.parametrize("dialect", ["pincher", "cos", "tsa", "frigg"])
+def test_the_call_command_exits_by_the_dialects_own_success_field(tree: Path, dialect: str) -> None:
+    """`workspace_server call` exits 0 on a success and 2 on a failure, in every dialect: it reads
+    the dialect's own success field, not the envelope's `ok` (which three of them do not write)."""
+    for arguments, worked in [({"query": WORD, "limit": 2}, True), ({"query": WORD, "limit": 0}, False)]:
+        done = subprocess.run(
+            [str(BIN), "--root", str(tree), "--dialect", dialect, "call", "search_text", json.dumps(arguments)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        answer = json.loads(done.stdout)
+        assert succeeded(dialect, answer) is worked, answer
+        assert done.returncode == (0 if worked else 2), (done.returncode, done.stderr, answer)

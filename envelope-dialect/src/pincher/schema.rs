@@ -14,13 +14,15 @@ const ULID_PATTERN: &str = "^[0-9A-HJKMNP-TV-Z]{26}$";
 pub(crate) fn schema(data: &Value) -> Value {
     json!({
         "title": "pincher `_meta` envelope",
-        "description": "A tool response in pincher's `_meta` envelope: the payload under `result` (absent when the call failed), everything else under `_meta`. A missing field means \"not applicable to this call\".",
+        "description": "A tool response in pincher's `_meta` envelope: the payload under `result` (null when the call failed), everything else under `_meta`. A missing field means \"not applicable to this call\".",
         "type": "object",
         "properties": {
-            "result": data,
+            // Null on a failure (and on a success with nothing to return).
+            "result": {"anyOf": [data, {"type": "null"}]},
             "_meta": meta(),
         },
-        "required": ["_meta"],
+        // `result` is in every answer the contract shows, and the host loop reads it from each.
+        "required": ["result", "_meta"],
         "additionalProperties": false,
     })
 }

@@ -9,8 +9,8 @@ use super::notices;
 use super::{META, RESULT};
 use crate::copy;
 
-/// `{result, _meta}` as an envelope: `result` as `data`; a failure (no `result`, its error the
-/// first `diagnosis_v2` entry of severity `error`) as the envelope's `error`; `next_steps` as
+/// `{result, _meta}` as an envelope: `result` as `data`; a failure (`result` null, its error
+/// the first `diagnosis_v2` entry, of severity `error`) as the envelope's `error`; `next_steps` as
 /// next actions (the one whose `args` carry a continuation is the `next-page` action);
 /// a `truncated` warning's completeness as `completeness`, its markers in `meta`; the
 /// remaining `warnings_v2` and `diagnosis_v2` entries as warnings and diagnostics; the
@@ -22,13 +22,7 @@ pub(crate) fn view(answer: &Value) -> Value {
         .and_then(Value::as_object)
         .unwrap_or(&empty);
     let mut diagnoses: Vec<Value> = list(meta, "diagnosis_v2");
-    let failure = match answer.get(RESULT) {
-        Some(_) => None,
-        None => diagnoses
-            .iter()
-            .position(is_error_entry)
-            .map(|at| diagnoses.remove(at)),
-    };
+    let failure = failure_of(answer).map(|_| diagnoses.remove(0));
     let mut out = Map::new();
     out.insert(field::OK.to_owned(), Value::Bool(failure.is_none()));
     if let Some(entry) = &failure {
@@ -106,6 +100,21 @@ fn is_error_entry(entry: &Value) -> bool {
         && entry
             .pointer(&format!("/data/{}", error::CATEGORY))
             .is_some_and(Value::is_string)
+}
+
+/// The error of a failed answer: its `result` null (or absent, as older answers had it) and
+/// its first `diagnosis_v2` entry the error (severity `error`, with `data.category`), as a
+/// failure is written. `None` for a success.
+pub(super) fn failure_of(answer: &Value) -> Option<&Value> {
+    if answer.get(RESULT).is_some_and(|result| !result.is_null()) {
+        return None;
+    }
+    answer
+        .get(META)?
+        .get("diagnosis_v2")?
+        .as_array()?
+        .first()
+        .filter(|entry| is_error_entry(entry))
 }
 
 /// The envelope's `error` from its `diagnosis_v2` entry.

@@ -83,10 +83,6 @@ pub(crate) const DROPPED: &[Gap] = &[
         why: "The contract has no token accounting, and those counts describe the envelope's bytes, not this response's.",
     },
     Gap {
-        field: "meta.envelope_unshrinkable",
-        why: "It says the budget trimmer could not bring the answer under budget, which changes nothing an agent does with it; whatever the trimmer did cut shows in truncated and its markers.",
-    },
-    Gap {
         field: "meta.attachments",
         why: "Attachments travel as MCP content blocks beside the response, and the contract has no place for a note about them.",
     },

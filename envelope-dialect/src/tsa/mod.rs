@@ -33,11 +33,12 @@ mod toon;
 mod truncation;
 mod view;
 
+use envelope_core::Dialect;
 use envelope_core::Verdict;
 use envelope_core::fields::next_action as action_field;
 use serde_json::{Map, Value};
 
-use crate::{Rendering, Wire};
+use crate::{Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use view::view;
@@ -130,5 +131,51 @@ fn triage(wire: &Wire<'_>, verdict: Verdict, out: &mut Map<String, Value>) {
     }
     if let Some(step) = next_step {
         out.insert(keys::NEXT_STEP.to_owned(), Value::String(step));
+    }
+}
+
+/// tree-sitter-analyzer's agent envelope, as a [`Contract`]: see the module.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tsa;
+
+impl Contract for Tsa {
+    fn dialect(&self) -> Dialect {
+        Dialect::Tsa
+    }
+
+    fn placement(&self) -> &'static str {
+        "One flat object: `success` and `verdict` always (a failure is `ERROR`); \
+             `summary_line`, `next_step` and `agent_summary` `{summary_line, verdict, next_step}`; \
+             on failure `error` (the message), `error_type` (the code, else the category), \
+             `hint`; `warnings` as `\"<code>: <message>\"` lines; honest truncation as \
+             `truncated`, `<unit>_count`, `<units>_listed`, `listed_cap` (when the page size was \
+             the cap) and a `next_step` with the real numbers; `next_actions` unchanged; the \
+             payload's members at the top level (whole under `data` when one would collide). With \
+             `output_format: toon` the whole response is TOON in `toon_content` (`format: \
+             \"toon\"`), and `compact_only` keeps only the contract's control surface."
+    }
+
+    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
+        render(wire, how)
+    }
+
+    fn view(&self, answer: &Value) -> Value {
+        view(answer)
+    }
+
+    fn schema(&self, data: &Value) -> Value {
+        schema(data)
+    }
+
+    fn succeeded(&self, answer: &Value) -> bool {
+        answer.get(keys::SUCCESS).and_then(Value::as_bool) == Some(true)
+    }
+
+    fn unexpressed(&self) -> &'static [Gap] {
+        UNEXPRESSED
+    }
+
+    fn dropped(&self) -> &'static [Gap] {
+        DROPPED
     }
 }

@@ -19,7 +19,9 @@ const SHORTENED_MEANING: &str = "shown in part in every row; the same call witho
 
 /// Every warning line of the envelope read by `wire`, in this order: the empty reason with its
 /// diagnosis, `warnings`, `diagnostics`, `completeness.incomplete_reasons` (with what each
-/// means), `completeness.shortened`, and `meta.binary_drift_warning`.
+/// means), `completeness.shortened`, `meta.binary_drift_warning`, and
+/// `meta.envelope_unshrinkable` when set: the contract has no field for an answer the budget
+/// could not bring under, and `warnings` is where it flags what an agent must not ignore.
 pub(super) fn lines(wire: &Wire<'_>) -> Vec<String> {
     let mut lines = Vec::new();
     lines.extend(empty_line(wire));
@@ -32,7 +34,20 @@ pub(super) fn lines(wire: &Wire<'_>) -> Vec<String> {
     lines.extend(incomplete_lines(wire));
     lines.extend(shortened_line(wire));
     lines.extend(drift_line(wire));
+    lines.extend(unshrinkable_line(wire));
     lines
+}
+
+/// What an answer over the response budget says after every cut: how to get one that fits.
+const UNSHRINKABLE_MEANING: &str = "the answer is over the response budget and could not be cut \
+                                    further; narrow the request or lower the page size";
+
+/// `"envelope_unshrinkable: …"` when the budget trimmer could not bring the answer under.
+fn unshrinkable_line(wire: &Wire<'_>) -> Option<String> {
+    let stuck = wire
+        .meta_field(meta_keys::ENVELOPE_UNSHRINKABLE)
+        .and_then(Value::as_bool)?;
+    stuck.then(|| line(meta_keys::ENVELOPE_UNSHRINKABLE, Some(UNSHRINKABLE_MEANING)))
 }
 
 /// `"<code>: <message>"`, or the one of them there is.

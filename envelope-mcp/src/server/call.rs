@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use envelope_budget::{Prepared, prepare};
+use envelope_budget::{Prepared, prepare, prepare_as};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
 use envelope_core::{Arguments, Dialect, Envelope, SpecText, Tier};
@@ -139,12 +139,15 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
-        let prepared = prepare(output, &call.budget);
+        // Another contract's wire is what is sent, so the budget holds on it.
+        let prepared = match &rendering {
+            Some(rendering) => prepare_as(output, &call.budget, &|prepared| {
+                envelope_dialect::apply(call.dialect, prepared, rendering)
+            }),
+            None => prepare(output, &call.budget),
+        };
         Answer {
-            prepared: match &rendering {
-                Some(rendering) => envelope_dialect::apply(call.dialect, prepared, rendering),
-                None => prepared,
-            },
+            prepared,
             tier: call.spec().tier,
             client_request_id,
         }

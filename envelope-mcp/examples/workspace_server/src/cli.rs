@@ -397,7 +397,8 @@ enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Call one tool and print its envelope; exits 0 when the envelope is ok, 2 otherwise.
+    /// Call one tool and print its answer; exits 0 when the answer says the call worked (by its
+    /// dialect's own success field), 2 otherwise.
     Call {
         /// The tool's name.
         tool: String,
@@ -736,8 +737,8 @@ async fn serve_http(
     }
 }
 
-/// Calls `tool` once with `arguments` and prints its envelope: 0 when it is ok, 2 when it is
-/// not or no tool has that name.
+/// Calls `tool` once with `arguments` and prints its answer: 0 when it says the call worked
+/// (by the dialect's own success field), 2 when it does not or no tool has that name.
 async fn call_tool(server: &EnvelopeServer, tool: &str, arguments: Arguments) -> ExitCode {
     let Some(prepared) = server.call(tool, arguments).await else {
         let tools = server.tools();
@@ -755,7 +756,9 @@ async fn call_tool(server: &EnvelopeServer, tool: &str, arguments: Arguments) ->
             return ExitCode::FAILURE;
         }
     }
-    if prepared.structured["ok"] == true {
+    // The dialect's own success field, as MCP's `isError` reads it: `ok` in the envelope and
+    // cos, `success` in tsa, no error in pincher's `diagnosis_v2` or Frigg's `error_code`.
+    if prepared.ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
