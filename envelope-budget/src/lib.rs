@@ -44,6 +44,7 @@ mod pass;
 mod policy;
 mod prepare;
 mod prepared;
+mod prose;
 mod reconcile;
 mod shape;
 mod size;

@@ -11,6 +11,7 @@ use crate::cut::{Leftovers, ListCut, ROOT_LIST_KEY};
 use crate::encode::{Encoded, MeasuredLists};
 use crate::own_fields;
 use crate::prepared::{Outcome, Prepared, with_mirror};
+use crate::prose::{prose_reserve, reconcile_prose};
 use crate::reconcile::{
     Continue, Described, completeness_reserve, keep_orphan_token, reconcile_completeness,
 };
@@ -52,6 +53,11 @@ pub(crate) fn prepare_within(
         completeness: envelope.completeness(),
         actions: envelope.next_actions(),
     };
+    // How long the list `completeness` describes was: its `next_step` is written again from
+    // it when cut; another cut list the prose speaks of is led by what was sent.
+    let described_rows = described
+        .completeness
+        .map(|completeness| completeness.returned());
     // Savings are observability-only: `compact` leaves them out with the rest of that group.
     let full = controls.keeps_full_meta();
     let baseline = baseline.filter(|_| full);
@@ -97,7 +103,8 @@ pub(crate) fn prepare_within(
         && !nested_deeper_than(payload, MAX_DEPTH)
     {
         let bare_list = payload.as_array().map(Vec::len);
-        let reserve = completeness_reserve(&rest, described, resume.as_ref(), bare_list);
+        let reserve = completeness_reserve(&rest, described, resume.as_ref(), bare_list)
+            + prose_reserve(&rest, payload, &precut, described_rows);
         if let Some(json) = write_fitting(&mut rest, whole, reserve, budget, estimator, method) {
             return finish(outcome, rest, data, json, controls, Leftovers::default());
         }
@@ -120,14 +127,16 @@ pub(crate) fn prepare_within(
             // What reconciling a cut may write is own fields too: sized with them, so that
             // trimming the result again changes nothing.
             let bare_list = payload.as_array().map(Vec::len);
-            let mut reserve = completeness_reserve(&rest, described, resume.as_ref(), bare_list);
+            let mut reserve = completeness_reserve(&rest, described, resume.as_ref(), bare_list)
+                + prose_reserve(&rest, &payload, &precut, described_rows);
             // Half the budget for the envelope's own fields, which leaves the payload the rest.
             if estimator.normalized_size(&(reserved + reserve)) > (budget / 2) as u64 {
                 fit_own_fields(&mut rest, budget / 2, estimator, |rest| {
                     rest_counts(rest, true) + reserve
                 });
                 reserved = rest_counts(&rest, true);
-                reserve = completeness_reserve(&rest, described, resume.as_ref(), bare_list);
+                reserve = completeness_reserve(&rest, described, resume.as_ref(), bare_list)
+                    + prose_reserve(&rest, &payload, &precut, described_rows);
             }
             let fixed = reserved + reserve;
             // A subgraph cut keeps ranked rows, not a prefix: no position resumes after it.
@@ -160,6 +169,7 @@ pub(crate) fn prepare_within(
                     trimmed.cut_any,
                     trimmed.unshrinkable,
                 );
+                reconcile_prose(&mut rest, &trimmed.list_cuts, described_rows);
                 reconcile_completeness(
                     &mut rest,
                     described,
@@ -197,6 +207,7 @@ pub(crate) fn prepare_within(
                     })
                     .collect();
                 merge_markers(&mut rest, markers, true, false);
+                reconcile_prose(&mut rest, &cuts, described_rows);
                 reconcile_completeness(
                     &mut rest,
                     described,

@@ -136,7 +136,9 @@ impl Check {
             Check::OutputSchema => {
                 "`structuredContent` validates against the tool's own `outputSchema` (skipped when the tool lists none)."
             }
-            Check::IsError => "`isError` is the negation of the envelope's `ok`.",
+            Check::IsError => {
+                "`isError` is the negation of the answer's own success field (the envelope's `ok`, a dialect's own)."
+            }
             Check::TextMirror => {
                 "The first text content is the envelope: the same JSON as `structuredContent`, or its TOON."
             }

@@ -153,7 +153,7 @@ impl Judge {
         };
         verdict(Check::EnvelopeSchema, schema);
         verdict(Check::OutputSchema, output);
-        verdict(Check::IsError, is_error(result, &envelope));
+        verdict(Check::IsError, is_error(result, self.dialect, structured));
         verdict(Check::TextMirror, mirror);
         verdict(Check::Completeness, completeness(&envelope));
         verdict(Check::Attachments, attachments(result, &envelope));
@@ -318,15 +318,21 @@ fn first_error(validator: &Validator, value: &Value) -> Result<(), String> {
     }
 }
 
-fn is_error(result: &CallToolResult, envelope: &Value) -> Result<(), String> {
-    let Some(ok) = envelope[field::OK].as_bool() else {
+/// `isError` is the negation of the answer's own success field: the envelope's `ok`, or the
+/// dialect's (`success` in tsa, whose `NOT_FOUND` is a success; no error in pincher's
+/// `diagnosis_v2` or Frigg's `error_code`).
+fn is_error(result: &CallToolResult, dialect: Dialect, answer: &Value) -> Result<(), String> {
+    if dialect == Dialect::Envelope && !answer[field::OK].is_boolean() {
         return Err("the envelope has no boolean `ok`".to_owned());
-    };
+    }
+    let succeeded = envelope_dialect::contract(dialect).succeeded(answer);
     let is_error = result.is_error.unwrap_or(false);
-    if is_error != ok {
+    if is_error != succeeded {
         Ok(())
     } else {
-        Err(format!("`isError` is {is_error} but `ok` is {ok}"))
+        Err(format!(
+            "`isError` is {is_error} but the answer's own success field says {succeeded}"
+        ))
     }
 }
 

@@ -15,6 +15,7 @@ mod seal;
 mod target;
 mod token;
 
+pub(crate) use binding::LEGACY_START_FIELDS;
 pub use binding::{Binding, DEFAULT_CONTINUATION_FIELD, DEFAULT_LIMIT_FIELD, Snapshot};
 pub use codes::{
     CONTINUATION_CODES, CONTINUATION_SCOPE_MISMATCH, INVALID_CONTINUATION, INVALID_LIMIT,
@@ -22,6 +23,7 @@ pub use codes::{
 };
 pub use continuations::{Continuations, DEFAULT_TTL};
 pub use keys::{ContinuationKey, KeyError, KeyRing};
+pub(crate) use page::mixed_forms;
 pub use page::{Page, PageArgs};
 pub(crate) use pasted::misplaced;
 pub use pasted::{INVALID_ARGUMENT, Sealed, TARGET_REF_FIELD};

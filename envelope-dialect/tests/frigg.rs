@@ -286,9 +286,10 @@ fn truncated_with_total_and_untruncated_but_incomplete_both_hold() {
     assert_valid(&rendered);
 }
 
-/// The truncation reasons are the seed's six plus the envelope's `budget_limit`.
+/// The truncation reasons are the seed's six, a closed list: the envelope's seventh,
+/// `budget_limit`, is written `page_limit` (the bound on this page), and the schema refuses it.
 #[test]
-fn truncation_reasons_are_the_seeds_plus_budget_limit() {
+fn truncation_reasons_are_the_seeds_six() {
     let seed = [
         "page_limit",
         "per_file_limit",
@@ -297,17 +298,27 @@ fn truncation_reasons_are_the_seeds_plus_budget_limit() {
         "merge_page_limit",
         "ancestor_limit",
     ];
-    let mut expected = names(seed);
-    expected.insert("budget_limit".to_owned());
-    assert_eq!(
-        names(TruncationReason::ALL.iter().map(|r| r.as_str())),
-        expected
-    );
-    for reason in TruncationReason::ALL {
+    for reason in seed {
         let page = json!({ "completeness": { "unit": "file", "returned": 1, "complete": false,
-            "truncated": true, "truncation_reasons": [reason.as_str()], "incomplete_reasons": [] } });
+            "truncated": true, "truncation_reasons": [reason], "incomplete_reasons": [] } });
         assert_valid(&page);
     }
+    for reason in TruncationReason::ALL {
+        let page = Completeness::truncated_page(Unit::FILE, 1, Some(3), *reason, None)
+            .expect("a valid page");
+        let envelope = wire(&Envelope::ok(json!({ "files": ["a"] })).with_completeness(page));
+        let rendered = frigg(&envelope, &compact());
+        let written = rendered["completeness"]["truncation_reasons"].clone();
+        let expected = match reason {
+            TruncationReason::BudgetLimit => "page_limit",
+            other => other.as_str(),
+        };
+        assert_eq!(written, json!([expected]), "{reason:?}");
+        assert_valid(&rendered);
+    }
+    let budget = json!({ "completeness": { "unit": "file", "returned": 1, "complete": false,
+        "truncated": true, "truncation_reasons": ["budget_limit"], "incomplete_reasons": [] } });
+    assert!(!violations(&budget).is_empty());
     let odd = json!({ "completeness": { "unit": "file", "returned": 1, "complete": false,
         "truncated": true, "truncation_reasons": ["moon_limit"], "incomplete_reasons": [] } });
     assert!(!violations(&odd).is_empty());
@@ -369,15 +380,18 @@ fn the_seeds_units_are_known_units() {
     }
 }
 
-/// The schema holds Frigg's completeness invariants: complete needs a total and no
-/// truncation, a truncation needs a reason, a continuation needs a truncation.
+/// The schema holds Frigg's completeness invariants: complete means no truncation (its total
+/// may be missing: "missing means unknown"), a truncation needs a reason, a continuation needs
+/// a truncation.
 #[test]
 fn the_schema_refuses_contradictory_completeness() {
     let base = json!({ "unit": "file", "returned": 2, "complete": false, "truncated": true,
         "truncation_reasons": ["page_limit"], "incomplete_reasons": [] });
     assert_valid(&json!({ "completeness": base }));
+    let complete_unknown_total = json!({ "unit": "file", "returned": 2, "complete": true, "truncated": false,
+            "truncation_reasons": [], "incomplete_reasons": [] });
+    assert_valid(&json!({ "completeness": complete_unknown_total }));
     let contradictions = [
-        json!({ "complete": true, "truncated": false, "truncation_reasons": [] }),
         json!({ "complete": true, "total": 2, "truncated": true }),
         json!({ "truncation_reasons": [] }),
         json!({ "truncated": false, "truncation_reasons": [], "incomplete_reasons": ["walk_failure"],
@@ -795,8 +809,9 @@ fn full_adds_notes_and_runtime_compact_leaves_them_out() {
 // ---------------------------------------------------------------------------------------------
 // Signals kept in diagnostics
 
-/// A budget cut is stated in the rendering: `completeness` with `budget_limit`, and a
-/// `response_budget` entry in `diagnostics` with every marker, in compact as in full.
+/// A budget cut is stated in the rendering: `completeness` with Frigg's `page_limit` (its closed
+/// list has no `budget_limit`), and a `response_budget` entry in `diagnostics` with every
+/// marker and the envelope's own reasons, in compact as in full; read back as `budget_limit`.
 #[test]
 fn a_budget_cut_is_stated() {
     let page = Completeness::truncated_page(
@@ -820,9 +835,15 @@ fn a_budget_cut_is_stated() {
         let rendered = frigg(&envelope, &how);
         assert_eq!(
             rendered["completeness"]["truncation_reasons"],
-            json!(["budget_limit"])
+            json!(["page_limit"])
         );
         let entry = &rendered["diagnostics"][0];
+        assert_eq!(entry["data"]["truncation_reasons"], json!(["budget_limit"]));
+        let viewed = envelope_dialect::view(Dialect::Frigg, &rendered);
+        assert_eq!(
+            viewed["completeness"]["truncation_reasons"],
+            json!(["budget_limit"])
+        );
         assert_eq!(entry["code"], "response_budget");
         assert_eq!(entry["severity"], "warning");
         assert_eq!(entry["data"][keys::TRUNCATED], true);

@@ -908,14 +908,24 @@ fn warnings_and_diagnostics_become_the_v2_lists_in_order() {
             .filter_map(|entry| entry["code"].as_str().map(str::to_owned))
             .collect()
     };
+    assert_eq!(codes("warnings_v2"), ["verdict", "truncated"]);
+    // `unknown_arg` is a diagnosis in pincher ("`data.accepted` lists the valid keys").
+    assert_eq!(codes("diagnosis_v2"), ["unknown_arg", "corpus_mismatch"]);
+    let diagnosis = meta(&rendered)["diagnosis_v2"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|entry| entry["code"] == "unknown_arg"))
+        .cloned();
     assert_eq!(
-        codes("warnings_v2"),
-        ["verdict", "truncated", "unknown_arg"]
-    );
-    assert_eq!(codes("diagnosis_v2"), ["corpus_mismatch"]);
-    assert_eq!(
-        warning(&rendered, "unknown_arg").map(|entry| entry["data"].clone()),
+        diagnosis.map(|entry| entry["data"].clone()),
         Some(json!({"accepted": ["query", "limit"]}))
+    );
+    // Read back, it is the envelope's warning again.
+    let viewed = envelope_dialect::view(envelope_core::Dialect::Pincher, &rendered);
+    assert!(
+        viewed["warnings"]
+            .as_array()
+            .is_some_and(|warnings| warnings.iter().any(|w| w["code"] == "unknown_arg")),
+        "{viewed:#}"
     );
 }
 

@@ -439,7 +439,7 @@ fn the_toon_form_keeps_paging_beside_toon_content_and_compact_only_inside_it() {
 }
 
 #[test]
-fn listed_cap_is_written_only_when_the_page_size_was_the_only_cap() {
+fn listed_cap_is_written_when_every_cap_bounds_the_listed_count() {
     let cut = |reasons: Vec<TruncationReason>| {
         let page = Completeness::try_from_parts(CompletenessParts {
             unit: Unit::FILE,
@@ -459,12 +459,23 @@ fn listed_cap_is_written_only_when_the_page_size_was_the_only_cap() {
             &json_form(),
         )
     };
-    let page_limit = cut(vec![TruncationReason::PageLimit]);
-    assert_eq!(page_limit["listed_cap"], 5);
+    // The page size, the response budget, a top-K or merge cap: the listed count is the cap.
     for reasons in [
+        vec![TruncationReason::PageLimit],
         vec![TruncationReason::TopKLimit],
         vec![TruncationReason::BudgetLimit],
+        vec![TruncationReason::PageLimit, TruncationReason::BudgetLimit],
+        vec![TruncationReason::MergePageLimit],
+    ] {
+        let rendered = cut(reasons);
+        assert_eq!(rendered["listed_cap"], 5, "{rendered:#}");
+        assert_valid(&rendered);
+    }
+    // A per-file, child or ancestor cap bounds something else: its size is not guessed.
+    for reasons in [
+        vec![TruncationReason::PerFileLimit],
         vec![TruncationReason::PageLimit, TruncationReason::PerFileLimit],
+        vec![TruncationReason::ChildLimit],
     ] {
         let rendered = cut(reasons);
         assert!(rendered.get("listed_cap").is_none(), "{rendered:#}");
@@ -533,7 +544,8 @@ fn a_later_page_says_how_many_rows_earlier_pages_listed() {
         &json_form(),
     );
     assert_valid(&rendered);
-    assert_eq!(rendered["truncated"], false);
+    // 2 of 12 listed: the earlier pages' rows are omitted from this response.
+    assert_eq!(rendered["truncated"], true);
     assert_eq!(rendered["symbol_count"], 12);
     assert_eq!(rendered["symbols_listed"], 2);
     assert_eq!(rendered["symbols_offset"], 10);
@@ -572,10 +584,8 @@ fn a_budget_cut_says_it_was_cut_and_by_how_much() {
         assert_eq!(rendered["truncated"], true);
         assert_eq!(rendered["occurrence_count"], 532);
         assert_eq!(rendered["occurrences_listed"], 1);
-        assert!(
-            rendered.get("listed_cap").is_none(),
-            "two caps: no single size"
-        );
+        // The page size and the budget both cap the listed count, which the cut list equals.
+        assert_eq!(rendered["listed_cap"], 1);
         assert_eq!(rendered["truncated_occurrences_from"], 2);
         assert_eq!(rendered["truncated_occurrences_to"], 1);
         assert_eq!(
@@ -801,10 +811,10 @@ fn a_failure_writes_error_error_type_and_hint() {
 #[test]
 fn error_type_is_the_category_without_a_code_and_retry_advice_is_kept() {
     // The envelope's categories with their retryable defaults, through the real constructors.
+    // `not_found` is the contract's NOT_FOUND, a success: see its own test.
     let rows = [
         (ToolError::transient("timed out"), "transient", true),
         (ToolError::validation("bad"), "validation", false),
-        (ToolError::not_found("gone"), "not_found", false),
         (ToolError::unavailable("no backend"), "unavailable", true),
         (ToolError::internal("boom"), "internal", false),
     ];
@@ -816,6 +826,47 @@ fn error_type_is_the_category_without_a_code_and_retry_advice_is_kept() {
         assert_eq!(rendered["verdict"], "ERROR");
         assert!(!text(&rendered, "error").is_empty());
     }
+}
+
+/// A missing target is what the contract calls `NOT_FOUND`: "the tool ran fine but the
+/// requested symbol/file/path does not exist … treat as an empty result, not a failure".
+#[test]
+fn a_missing_target_is_not_found_and_a_success() {
+    let missing = ToolError::not_found("no file `a/b.rs` in the workspace")
+        .with_code("file_not_found")
+        .with_hint("check the path with list_files");
+    let rendered = tsa(&wire(&Envelope::<()>::err(missing)), &json_form());
+    assert_valid(&rendered);
+    assert_eq!(rendered["success"], true);
+    assert_eq!(rendered["verdict"], "NOT_FOUND");
+    assert!(
+        rendered.get("error").is_none(),
+        "error iff success is false"
+    );
+    assert_eq!(
+        rendered["summary_line"],
+        "no file `a/b.rs` in the workspace"
+    );
+    assert_eq!(rendered["next_step"], "check the path with list_files");
+    assert_eq!(rendered["agent_summary"]["verdict"], "NOT_FOUND");
+    assert_eq!(rendered["error_type"], "file_not_found");
+    assert!(envelope_dialect::contract(Dialect::Tsa).succeeded(&rendered));
+    // Read back, it is the envelope's `not_found` failure it was written from.
+    let viewed = envelope_dialect::view(Dialect::Tsa, &rendered);
+    assert_eq!(viewed["ok"], false);
+    assert_eq!(viewed["error"]["category"], "not_found");
+    assert_eq!(viewed["error"]["code"], "file_not_found");
+    assert_eq!(
+        viewed["error"]["message"],
+        "no file `a/b.rs` in the workspace"
+    );
+    assert_eq!(viewed["error"]["hint"], "check the path with list_files");
+    // A success that found nothing stays a success with its payload.
+    let empty = tsa(
+        &wire(&Envelope::ok(json!({"files": []})).with_verdict(Verdict::NotFound)),
+        &json_form(),
+    );
+    assert_eq!(envelope_dialect::view(Dialect::Tsa, &empty)["ok"], true);
 }
 
 // ---------------------------------------------------------------------------------------------

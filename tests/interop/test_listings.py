@@ -79,6 +79,7 @@ def calls(dialect: str | None) -> list[tuple[str, dict[str, Any]]]:
         ("read_file", {"path": "a/doc-00.txt"}),
         ("read_file", {"path": "a/no-such-file.txt"}),
         ("search_text", {"query": WORD, "no_such_argument": 1}),
+        ("search_text", {"query": WORD, "limit": 0}),
         ("list_files", {}),
         ("workspace_stats", {}),
         ("change_impact", {"path": "a/doc-00.txt"}),

@@ -15,7 +15,7 @@ pub const DEFAULT_CONTINUATION_FIELD: &str = "continuation";
 pub const DEFAULT_LIMIT_FIELD: &str = "limit";
 /// Legacy start positions: never part of the request digest, and refused next to a token.
 // wire: argument names
-const LEGACY_START_FIELDS: [&str; 2] = ["offset", "resume_from"];
+pub(crate) const LEGACY_START_FIELDS: [&str; 2] = ["offset", "resume_from"];
 
 /// What a continuation is bound to: presenting a token under any other binding fails.
 ///

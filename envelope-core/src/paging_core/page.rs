@@ -115,7 +115,7 @@ impl Continuations {
             args.resume_from.is_some(),
         ];
         if forms.into_iter().filter(|given| *given).count() > 1 {
-            return Err(mixed_forms(binding));
+            return Err(mixed_forms(binding.continuation_field));
         }
         let start = match (args.continuation, args.offset.or(args.resume_from)) {
             (Some(token), _) => {
@@ -130,8 +130,11 @@ impl Continuations {
     }
 }
 
-fn mixed_forms(binding: &Binding<'_>) -> ToolError {
-    let field = binding.continuation_field;
+/// The refusal of a continuation in `field` passed with `offset` or `resume_from` (or those two
+/// together): `MIXED_CONTINUATION_FORMS`. Also what a call gets that sends a legacy start beside
+/// a continuation to a tool that declares no legacy start at all: the start would otherwise be
+/// dropped as an unknown argument, and the caller would page from where it did not ask.
+pub(crate) fn mixed_forms(field: &str) -> ToolError {
     ToolError::validation(format!(
         "`{field}` cannot be combined with `offset` or `resume_from`, nor those two with each other"
     ))

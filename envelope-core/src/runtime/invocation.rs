@@ -17,7 +17,8 @@ use crate::meta::MetaStamp;
 use crate::notice::Notice;
 use crate::output::ToolOutput;
 use crate::paging_core::{
-    Continuations, DEFAULT_CONTINUATION_FIELD, Sealed, TARGET_REF_FIELD, misplaced,
+    Continuations, DEFAULT_CONTINUATION_FIELD, LEGACY_START_FIELDS, Sealed, TARGET_REF_FIELD,
+    misplaced, mixed_forms,
 };
 use crate::panic_capture::{Panicked, catch_unwind_sync, install_panic_hook, log_internal};
 use crate::payload::Payload;
@@ -174,6 +175,7 @@ impl<'s> Invocation<'s> {
             return Ok(object);
         }
         refuse_misplaced_tokens(ctx, &object, &unknown, &declares)?;
+        refuse_mixed_starts(&object, &unknown, &declares)?;
         let mut accepted: Vec<&str> = declared.iter().map(String::as_str).collect();
         accepted.extend(Controls::KEYS);
         accepted.sort_unstable();
@@ -366,6 +368,25 @@ impl From<Panicked> for Stopped {
 /// declare (`cursor`, `page_token`, …): ignored with a warning, it would silently restart
 /// paging from the first page, or read nothing. The check is the token's seal, so no other
 /// text is mistaken for one; it runs only for a call that has unknown arguments.
+/// Refuses a legacy start (`offset`, `resume_from`) the tool does not declare, sent beside the
+/// continuation it does: `MIXED_CONTINUATION_FORMS`, as a tool that declares both refuses it,
+/// never the start dropped with an `unknown_arg` warning while the page resumes elsewhere.
+fn refuse_mixed_starts(
+    object: &Map<String, Value>,
+    unknown: &[String],
+    declares: &dyn Fn(&str) -> bool,
+) -> Result<(), ToolError> {
+    let field = DEFAULT_CONTINUATION_FIELD;
+    let resumes = declares(field) && object.get(field).is_some_and(|token| !token.is_null());
+    let legacy = unknown
+        .iter()
+        .any(|key| LEGACY_START_FIELDS.contains(&key.as_str()) && !object[key].is_null());
+    if resumes && legacy {
+        return Err(mixed_forms(field));
+    }
+    Ok(())
+}
+
 fn refuse_misplaced_tokens(
     ctx: &ToolContext,
     object: &Map<String, Value>,

@@ -2,9 +2,9 @@
 //! envelope's agent-facing signals the contract has no field for.
 
 use envelope_budget::ROOT_LIST_KEY;
-use envelope_core::Verdict;
-use envelope_core::fields::{envelope as field, next_action};
+use envelope_core::fields::{completeness, envelope as field, next_action};
 use envelope_core::meta_keys;
+use envelope_core::{TruncationReason, Verdict};
 use serde_json::{Map, Value};
 
 use super::key;
@@ -66,10 +66,23 @@ pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Map<String, V
         block.insert(key::LAYER.to_owned(), layer.clone());
     }
     block.insert(key::TOKENS_ESTIMATED.to_owned(), Value::from(0u64));
-    block.insert(key::TRUNCATED.to_owned(), Value::Bool(wire.budget_cut()));
+    let ended = ended_by_budget(wire, shape);
+    block.insert(
+        key::TRUNCATED.to_owned(),
+        Value::Bool(wire.budget_cut() || ended.is_some()),
+    );
     for (name, value) in wire.trim_markers() {
         let (name, value) = marker(name, value, shape);
         block.insert(name, value);
+    }
+    // The page the budget ended, as the trimmer's markers say a cut: `<key>_from/_to`.
+    if let Some(BudgetEnded { key, from, to }) = ended {
+        block
+            .entry(meta_keys::list_cut_from(&key))
+            .or_insert_with(|| Value::from(from));
+        block
+            .entry(meta_keys::list_cut_to(&key))
+            .or_insert_with(|| Value::from(to));
     }
     if let Some(unshrinkable) = wire
         .meta_field(meta_keys::ENVELOPE_UNSHRINKABLE)
@@ -82,6 +95,48 @@ pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Map<String, V
     }
     carry(wire, &mut block);
     block
+}
+
+/// A page the response budget ended (`budget_limit` among its truncation reasons): the body
+/// was shrunk to fit the budget, which is what this contract's `truncated` says, whether the
+/// tool stopped early or the trimmer cut. `key` is the list it describes (the payload's one
+/// top-level list of the page's length, or the wrapped list), `from` the rows the page would
+/// have held (the rest of the known total), `to` the rows sent.
+struct BudgetEnded {
+    key: String,
+    from: u64,
+    to: u64,
+}
+
+/// The budget-ended page of the envelope read by `wire`, when it has one; `None` also when the
+/// list or the total is not known (then `truncated` alone says it, with no marker guessed).
+fn ended_by_budget(wire: &crate::Wire<'_>, shape: Shape) -> Option<BudgetEnded> {
+    let reasons = wire
+        .completeness_field(completeness::TRUNCATION_REASONS)?
+        .as_array()?;
+    let budget = TruncationReason::BudgetLimit.as_str();
+    if !reasons.iter().any(|reason| reason.as_str() == Some(budget)) {
+        return None;
+    }
+    let count = |name| wire.completeness_field(name).and_then(Value::as_u64);
+    let to = count(completeness::RETURNED)?;
+    let from = count(completeness::TOTAL)?.saturating_sub(count(completeness::OFFSET).unwrap_or(0));
+    let key = match (shape, wire.data()?) {
+        (Shape::Wrapped(under), Value::Array(_)) => under.to_owned(),
+        (Shape::Object, Value::Object(members)) => {
+            let mut lists = members
+                .iter()
+                .filter(|(_, value)| value.as_array().is_some_and(|rows| rows.len() as u64 == to));
+            let (key, _) = lists.next()?;
+            // Two lists of the page's length: which one the page is, is not guessed.
+            if lists.next().is_some() {
+                return None;
+            }
+            key.clone()
+        }
+        _ => return None,
+    };
+    Some(BudgetEnded { key, from, to })
 }
 
 /// The envelope's agent-facing signals, under their own names, when present and well typed: a

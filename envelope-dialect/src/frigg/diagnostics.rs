@@ -3,8 +3,9 @@
 //! message, data?}` entry here, in this order: a verdict other than the default, a budget cut,
 //! the envelope's warnings then its diagnostics (as they are), index drift, attachments.
 
+use envelope_core::fields::completeness;
 use envelope_core::meta_keys as keys;
-use envelope_core::{Severity, Verdict};
+use envelope_core::{Severity, TruncationReason, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::recovery::failed;
@@ -75,15 +76,23 @@ fn verdict(wire: &Wire<'_>) -> Option<Value> {
     ))
 }
 
-/// The budget trimmer's statement: `meta.truncated` with every `truncated_*` marker and
-/// `envelope_unshrinkable`, when it cut something or could not cut enough.
+/// The response budget's statement: `meta.truncated` with every `truncated_*` marker and
+/// `envelope_unshrinkable`, when the trimmer cut something or could not cut enough; and, when
+/// the budget ended the page (`budget_limit`, which Frigg's closed list writes `page_limit`),
+/// the envelope's own `truncation_reasons`, so that the cause is said and can be read back.
 fn budget(wire: &Wire<'_>) -> Option<Value> {
     let unshrinkable = wire.meta_field(keys::ENVELOPE_UNSHRINKABLE);
     let markers: Map<String, Value> = wire
         .trim_markers()
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
-    let cut = wire.budget_cut() || !markers.is_empty();
+    let reasons = wire.completeness_field(completeness::TRUNCATION_REASONS);
+    let ended_page = reasons.and_then(Value::as_array).is_some_and(|reasons| {
+        reasons
+            .iter()
+            .any(|reason| reason.as_str() == Some(TruncationReason::BudgetLimit.as_str()))
+    });
+    let cut = wire.budget_cut() || !markers.is_empty() || ended_page;
     let stuck = unshrinkable.and_then(Value::as_bool).unwrap_or(false);
     if !cut && !stuck {
         return None;
@@ -94,8 +103,13 @@ fn budget(wire: &Wire<'_>) -> Option<Value> {
     if let Some(unshrinkable) = unshrinkable {
         data.insert(keys::ENVELOPE_UNSHRINKABLE.to_owned(), unshrinkable.clone());
     }
+    if let (true, Some(reasons)) = (ended_page, reasons) {
+        data.insert(completeness::TRUNCATION_REASONS.to_owned(), reasons.clone());
+    }
     let message = if stuck {
         "the answer is over the response budget and could not be cut further"
+    } else if ended_page {
+        "the response budget ended this page (`page_limit`); follow `next-page` for the rest"
     } else {
         "the response budget cut this answer; `data` names each cut"
     };

@@ -111,6 +111,14 @@ pub(crate) const DROPPED: &[Gap] = &[
               what the category decides.",
     },
     Gap {
+        field: "a lower-case error code (invalid_argument, or a tool's own)",
+        why: "Frigg's error codes are upper snake case, so a lower-case code is written upper-case (`INVALID_ARGUMENT`); the envelope's own codes read back lower-case, a tool's own code reads back as written.",
+    },
+    Gap {
+        field: "the truncation reason budget_limit",
+        why: "Frigg's truncation reasons are a closed list of six, so a page the response budget ended is `page_limit`, the bound on the page, and the `response_budget` entry of `diagnostics` says the budget did it, with the envelope's own reasons.",
+    },
+    Gap {
         field: "error.retry_after_ms",
         why: "Frigg's recovery grammar says whether a retry can help (`retryable`) but has no \
               field for how long to wait, so the wait is left out.",

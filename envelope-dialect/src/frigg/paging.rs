@@ -1,6 +1,7 @@
 //! Size and paging: `completeness` in Frigg's shape, carrying the next page's token, and
 //! `next_actions` in Frigg's explicit action shape.
 
+use envelope_core::TruncationReason;
 use envelope_core::fields::{completeness as field, envelope, next_action as action};
 use envelope_core::limits::MAX_NEXT_ACTIONS;
 use serde_json::{Map, Value};
@@ -40,10 +41,9 @@ fn completeness(wire: &Wire<'_>) -> Option<Value> {
     for key in [field::TRUNCATION_REASONS, field::INCOMPLETE_REASONS] {
         let reasons = source
             .get(key)
-            .filter(|reasons| reasons.is_array())
-            .cloned()
-            .unwrap_or_else(|| Value::Array(Vec::new()));
-        out.insert(key.to_owned(), reasons);
+            .and_then(Value::as_array)
+            .map_or_else(Vec::new, |reasons| closed(key, reasons));
+        out.insert(key.to_owned(), Value::Array(reasons));
     }
     if let Some(shortened) = source.get(field::SHORTENED) {
         out.insert(field::SHORTENED.to_owned(), shortened.clone());
@@ -57,6 +57,39 @@ fn completeness(wire: &Wire<'_>) -> Option<Value> {
     }
     Some(Value::Object(out))
 }
+
+/// A reason list as Frigg's closed alphabet has it. Frigg's truncation reasons are six; the
+/// envelope's seventh, `budget_limit` (the response budget ended the page), is the bound on
+/// this page Frigg calls `page_limit`, and the `response_budget` diagnostic says it was the
+/// budget (with the envelope's own list, which a reader restores). Incomplete reasons are an
+/// open list in Frigg ("include"), kept as they are.
+fn closed(key: &str, reasons: &[Value]) -> Vec<Value> {
+    if key != field::TRUNCATION_REASONS {
+        return reasons.to_vec();
+    }
+    let mut out: Vec<Value> = Vec::with_capacity(reasons.len());
+    for reason in reasons {
+        let reason = if reason.as_str() == Some(TruncationReason::BudgetLimit.as_str()) {
+            Value::from(TruncationReason::PageLimit.as_str())
+        } else {
+            reason.clone()
+        };
+        if !out.contains(&reason) {
+            out.push(reason);
+        }
+    }
+    out
+}
+
+/// The envelope's truncation reasons Frigg's closed list has, in its order.
+pub(super) const FRIGG_TRUNCATION_REASONS: [TruncationReason; 6] = [
+    TruncationReason::PageLimit,
+    TruncationReason::PerFileLimit,
+    TruncationReason::TopKLimit,
+    TruncationReason::ChildLimit,
+    TruncationReason::MergePageLimit,
+    TruncationReason::AncestorLimit,
+];
 
 /// The envelope's next actions, at most eight, each written in full: `order` (0 when the
 /// envelope left it out) and `dependencies` (`[]`) included, `arguments` exactly as given.

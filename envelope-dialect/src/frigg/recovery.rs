@@ -32,7 +32,7 @@ pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
     }
 }
 
-/// `error_code` (the error's code, else its category in upper snake case), `message`,
+/// `error_code` (the error's code, else its category, in upper snake case), `message`,
 /// `correction_hint`, `retryable` and the error's `data`.
 fn write_failure(wire: &Wire<'_>, out: &mut Map<String, Value>) {
     let category = wire
@@ -40,8 +40,9 @@ fn write_failure(wire: &Wire<'_>, out: &mut Map<String, Value>) {
         .and_then(Value::as_str)
         .and_then(category);
     let code = wire.error_field(field::CODE).and_then(Value::as_str);
+    // Frigg's codes are upper snake case: the envelope's lower-case ones are written so.
     let error_code = match (code, category) {
-        (Some(code), _) => code.to_owned(),
+        (Some(code), _) => code.to_ascii_uppercase(),
         (None, Some(category)) => category.as_str().to_ascii_uppercase(),
         (None, None) => UNNAMED_FAILURE.to_owned(),
     };

@@ -3,7 +3,7 @@
 
 use envelope_core::fields::{completeness as field, envelope, next_action as action};
 use envelope_core::limits::MAX_NEXT_ACTIONS;
-use envelope_core::{Role, Severity, TruncationReason};
+use envelope_core::{Role, Severity};
 use serde_json::{Map, Value, json};
 
 use super::RESERVED;
@@ -37,7 +37,8 @@ pub(crate) fn schema(data: &Value) -> Value {
                         `retryable`, its structured detail under `data`.",
         "type": "object",
         "properties": properties,
-        "dependentRequired": { "error_code": ["retryable"], "retryable": ["error_code"] },
+        // The compact recovery grammar has no `retryable`: a failure may leave it out.
+        "dependentRequired": { "retryable": ["error_code"] },
         // On success `data` is the payload; on a failure it is the error's own detail.
         "if": { "required": ["error_code"] },
         "then": {},
@@ -94,11 +95,14 @@ fn own_fields() -> [(&'static str, Value); 12] {
     ]
 }
 
-/// `completeness`, with Frigg's invariants: a complete result has a total and is neither
-/// truncated nor continued; a truncated one says why, and an untruncated one has no reason.
+/// `completeness`, with Frigg's invariants: a complete result is neither truncated nor
+/// continued (its `total` may be unknown: "missing means unknown"); a truncated one says why, and an untruncated one has no reason.
 fn completeness() -> Value {
     let count = json!({ "type": "integer", "minimum": 0 });
-    let truncation: Vec<&str> = TruncationReason::ALL.iter().map(|r| r.as_str()).collect();
+    let truncation: Vec<&str> = super::paging::FRIGG_TRUNCATION_REASONS
+        .iter()
+        .map(|r| r.as_str())
+        .collect();
     json!({
         "type": "object",
         "required": [
@@ -125,8 +129,8 @@ fn completeness() -> Value {
         "allOf": [
             {
                 "if": { "properties": { (field::COMPLETE): { "const": true } } },
+                // `total` only when proven: "missing means unknown", complete or not.
                 "then": {
-                    "required": [field::TOTAL],
                     "properties": { (field::TRUNCATED): { "const": false } },
                     "not": { "required": [field::CONTINUATION] },
                 },

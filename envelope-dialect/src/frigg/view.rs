@@ -1,6 +1,6 @@
 //! A Frigg answer read back as the envelope it carries.
 
-use envelope_core::fields::{completeness as counted, envelope as field, error};
+use envelope_core::fields::{code, completeness as counted, envelope as field, error};
 use envelope_core::{Category, EmptyReason};
 use serde_json::{Map, Value};
 
@@ -51,12 +51,22 @@ pub(crate) fn view(answer: &Value) -> Value {
         .filter(|entry| entry.get("code").and_then(Value::as_str) == Some(RESPONSE_BUDGET))
         .find_map(|entry| entry.get("data").and_then(Value::as_object));
     if let Some(markers) = cut {
+        // The envelope's own truncation reasons, where the budget ended the page: Frigg's
+        // closed list wrote `budget_limit` as `page_limit`.
+        if let (Some(reasons), Some(Value::Object(completeness))) = (
+            markers.get(counted::TRUNCATION_REASONS),
+            out.get_mut(field::COMPLETENESS),
+        ) {
+            completeness.insert(counted::TRUNCATION_REASONS.to_owned(), reasons.clone());
+        }
         let meta = out
             .entry(field::META.to_owned())
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(meta) = meta {
             for (name, value) in markers {
-                meta.entry(name.clone()).or_insert_with(|| value.clone());
+                if name != counted::TRUNCATION_REASONS {
+                    meta.entry(name.clone()).or_insert_with(|| value.clone());
+                }
             }
         }
     }
@@ -83,7 +93,7 @@ fn failure(top: &Map<String, Value>) -> Value {
             Some(category) => {
                 out.insert(error::CATEGORY.to_owned(), Value::from(category.as_str()))
             }
-            None => out.insert(error::CODE.to_owned(), Value::from(code)),
+            None => out.insert(error::CODE.to_owned(), Value::from(envelope_code(code))),
         };
     }
     copy::renamed(
@@ -98,6 +108,31 @@ fn failure(top: &Map<String, Value>) -> Value {
     );
     Value::Object(out)
 }
+
+/// The envelope's code an `error_code` was written from: Frigg's codes are upper snake case,
+/// so the envelope's own lower-case codes were written upper-case, and read back lower-case. A
+/// tool's own lower-case code reads back upper-case (said in the gap table).
+fn envelope_code(code: &str) -> String {
+    let lower = code.to_ascii_lowercase();
+    if LOWER_CASE_CODES.contains(&lower.as_str()) {
+        lower
+    } else {
+        code.to_owned()
+    }
+}
+
+/// The envelope's codes that are lower snake case.
+const LOWER_CASE_CODES: &[&str] = &[
+    code::ARGUMENTS_NOT_OBJECT,
+    code::UNKNOWN_ARG,
+    code::INVALID_ARGUMENTS,
+    code::INVALID_ARGUMENT,
+    code::INVALID_CONTROL,
+    code::CONTINUATION_IGNORED,
+    code::INSUFFICIENT_SCOPE,
+    code::NOT_CONFIGURED,
+    code::DEADLINE_EXCEEDED,
+];
 
 /// The rows: `data` when the dialect put the payload there, else the members no Frigg field
 /// claims (none: no payload).

@@ -48,7 +48,7 @@ pub(crate) const DROPPED: &[Gap] = &[
     },
     Gap {
         field: "verdict ERROR",
-        why: "A failed call is said by the missing `result` and the `error` entry heading `diagnosis_v2`, so the verdict itself is not repeated.",
+        why: "A failed call is said by its null `result` and the `error` entry heading `diagnosis_v2`, so the verdict itself is not repeated.",
     },
     Gap {
         field: "verdict NOT_FOUND (with an empty reason)",

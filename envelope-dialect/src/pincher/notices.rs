@@ -53,11 +53,26 @@ fn copied(notices: &[Value]) -> impl Iterator<Item = Value> + '_ {
         })
 }
 
-/// `warnings_v2`: the obliging verdict first, then the cut, then the envelope's `warnings`.
+/// The envelope's warning codes that pincher files under `diagnosis_v2`, "what went wrong
+/// specifically" with the query rather than something to flag about the response: its own
+/// example is `unknown_arg` ("typo'd parameter — `data.accepted` lists the valid keys"), which
+/// the envelope's warning carries with that `data`.
+pub(super) const DIAGNOSIS_CODES: [&str; 1] = [envelope_core::fields::code::UNKNOWN_ARG];
+
+/// Whether a notice is one pincher files as a diagnosis.
+pub(super) fn is_diagnosis(notice: &Value) -> bool {
+    notice
+        .get("code")
+        .and_then(Value::as_str)
+        .is_some_and(|code| DIAGNOSIS_CODES.contains(&code))
+}
+
+/// `warnings_v2`: the obliging verdict first, then the cut, then the envelope's `warnings`
+/// (but those pincher calls diagnoses).
 pub(super) fn warnings_v2(wire: &Wire<'_>) -> Vec<Value> {
     let mut list: Vec<Value> = verdict(wire).into_iter().collect();
     list.extend(cut(wire));
-    list.extend(copied(wire.warnings()));
+    list.extend(copied(wire.warnings()).filter(|notice| !is_diagnosis(notice)));
     list
 }
 
@@ -65,6 +80,7 @@ pub(super) fn warnings_v2(wire: &Wire<'_>) -> Vec<Value> {
 pub(super) fn diagnosis_v2(wire: &Wire<'_>) -> Vec<Value> {
     let failed = (!wire.ok()).then(|| error(wire));
     let mut list: Vec<Value> = failed.into_iter().collect();
+    list.extend(copied(wire.warnings()).filter(is_diagnosis));
     list.extend(copied(wire.diagnostics()));
     list
 }

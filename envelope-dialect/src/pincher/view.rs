@@ -60,6 +60,10 @@ pub(crate) fn view(answer: &Value) -> Value {
             _ => warnings.push(entry),
         }
     }
+    // The envelope's warnings that pincher files as diagnoses (`unknown_arg`) go back.
+    let (filed, diagnoses): (Vec<Value>, Vec<Value>) =
+        diagnoses.into_iter().partition(notices::is_diagnosis);
+    warnings.extend(filed);
     if !warnings.is_empty() {
         out.insert(field::WARNINGS.to_owned(), Value::Array(warnings));
     }

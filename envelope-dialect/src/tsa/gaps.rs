@@ -11,8 +11,8 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
         why: "An envelope's triage fields are only its summary line, verdict and next step, so a tool's own triage members travel as payload members at the top level, never inside agent_summary.",
     },
     Gap {
-        field: "listed_cap of a cap other than the page size (max_count, max_dead, a top-K)",
-        why: "An envelope records why rows were left out but not the size of the cap that left them out, so listed_cap is written only when the page size was the only cap, where a full page's length is the cap.",
+        field: "listed_cap of a per-file, child or ancestor cap, and of a last page",
+        why: "An envelope records why rows were left out but not the size of the cap, so listed_cap is written when every reason caps the listed count itself (the page size, the response budget, a top-K or merge cap), which the cut list's length equals; a cap on something else, or the page size earlier pages used, is not guessed.",
     },
     Gap {
         field: "per-tool names of the counts (total_matches, total_dead_functions_transitive, dead_functions_listed, …)",

@@ -3,8 +3,10 @@
 //! Every response is one flat JSON object, written in this order of concerns:
 //!
 //! - `success` (the envelope's `ok`) and `verdict`, always: the alphabet is the envelope's, a
-//!   success without a verdict gets `INFO` (the contract's safety net) and a failure is always
-//!   `ERROR`.
+//!   success without a verdict gets `INFO` (the contract's safety net) and a failure is
+//!   `ERROR`, except one of category `not_found`, which the contract calls `NOT_FOUND`: "the
+//!   tool ran fine", `success: true`, its message the `summary_line`, its hint the `next_step`,
+//!   its code the `error_type`, and no `error` (present iff `success` is false).
 //! - the triage fields: `summary_line` and `next_step` at the top level, and `agent_summary`
 //!   `{summary_line, verdict, next_step}` when there is a summary line (as the contract's
 //!   examples have it: a truncated listing with only a `next_step` has no `agent_summary`).
@@ -68,11 +70,16 @@ pub(crate) fn schema(data: &Value) -> Value {
 /// Every field the dialect writes itself, before the payload is placed beside them.
 fn fields(wire: &Wire<'_>) -> Map<String, Value> {
     let verdict = verdict(wire);
+    let missing = not_found(wire);
     let mut out = Map::new();
-    out.insert(keys::SUCCESS.to_owned(), Value::Bool(wire.ok()));
+    out.insert(keys::SUCCESS.to_owned(), Value::Bool(wire.ok() || missing));
     out.insert(keys::VERDICT.to_owned(), Value::from(verdict.as_str()));
-    triage(wire, verdict, &mut out);
-    if !wire.ok() {
+    if missing {
+        out.extend(failure::not_found_fields(wire));
+    } else {
+        triage(wire, verdict, &mut out);
+    }
+    if !wire.ok() && !missing {
         out.extend(failure::fields(wire));
     }
     let warnings = notices::lines(wire);
@@ -92,6 +99,17 @@ fn fields(wire: &Wire<'_>) -> Map<String, Value> {
     out
 }
 
+/// Whether the envelope's failure is the contract's `NOT_FOUND`: "the tool ran fine but the
+/// requested symbol/file/path does not exist", which an agent treats "as an empty result, not
+/// a failure". Written `success: true` with that verdict, never `ERROR`.
+fn not_found(wire: &Wire<'_>) -> bool {
+    !wire.ok()
+        && wire
+            .error_field(envelope_core::fields::error::CATEGORY)
+            .and_then(Value::as_str)
+            == Some(envelope_core::Category::NotFound.as_str())
+}
+
 /// Whether a next action can be called as given: an id, a tool and an object of arguments.
 /// Each one carried is the envelope's, unchanged; an entry that names no call is left out.
 fn followable(action: &Value) -> bool {
@@ -103,10 +121,12 @@ fn followable(action: &Value) -> bool {
 }
 
 /// The verdict, read leniently (legacy spellings canonicalize, anything else is `INFO`) and
-/// kept consistent with `success`: `ERROR` exactly when the call failed.
+/// kept consistent with `success`: `ERROR` exactly when the call failed, `NOT_FOUND` when what
+/// it asked for does not exist.
 fn verdict(wire: &Wire<'_>) -> Verdict {
     let read = wire.verdict().map(Verdict::canonicalize);
     match (wire.ok(), read) {
+        (false, _) if not_found(wire) => Verdict::NotFound,
         (false, _) => Verdict::Error,
         (true, None | Some(Verdict::Error)) => Verdict::Info,
         (true, Some(verdict)) => verdict,

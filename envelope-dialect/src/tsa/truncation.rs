@@ -12,26 +12,28 @@ use crate::Wire;
 
 /// The truncation fields of the envelope read by `wire`, as top-level members.
 ///
-/// - `truncated`: the tool's cut (`completeness.truncated`) or the budget trimmer's
-///   (`meta.truncated`); written when the answer has a collection or the trimmer cut something,
-///   absent otherwise (the budget stage writes `meta.truncated: false` on every answer, and the
-///   contract's examples of uncut answers have no `truncated`).
+/// - `truncated`: `true` iff anything was omitted from this response: the tool's cut
+///   (`completeness.truncated`), the budget trimmer's (`meta.truncated`), rows earlier pages
+///   listed (`offset` past zero), or fewer rows than the known total; written when the answer
+///   has a collection or the trimmer cut something, absent otherwise (the budget stage writes
+///   `meta.truncated: false` on every answer, and the contract's examples of uncut answers have
+///   no `truncated`).
 /// - `<unit>_count`: `completeness.total`, only when known (unknown is never a zero).
 /// - `<unit plural>_listed`: `completeness.returned`.
 /// - `<unit plural>_offset`: `completeness.offset`, on a page after the first only (rows the
-///   earlier pages listed: not omitted, so not `truncated`, but not in this response either).
-/// - `listed_cap`: only when the one reason rows were left out is the page size, which a full
-///   page equals; any other cap's size is not in the envelope and is not guessed.
+///   earlier pages listed, which this response omits).
+/// - `listed_cap`: the cap that was applied, when the bound that cut is on the listed count (the
+///   page size, the response budget, a top-K or merge cap), which the listed count equals; a
+///   per-file, child or ancestor cap bounds something else and its size is not guessed, and a
+///   last page's cap (the page size earlier pages used) is not in the envelope.
 /// - every trimmer marker (`truncated_<key>_from`/`_to`, `truncated_string_fields`, …) as is:
 ///   how much the budget cut from collections no completeness describes.
 pub(super) fn fields(wire: &Wire<'_>) -> Map<String, Value> {
     let mut out = Map::new();
     let cut_by_tool = flag(wire.completeness_field(field::TRUNCATED));
     if wire.completeness().is_some() || wire.budget_cut() {
-        out.insert(
-            keys::TRUNCATED.to_owned(),
-            Value::Bool(cut_by_tool || wire.budget_cut()),
-        );
+        let omitted = cut_by_tool || wire.budget_cut() || omits_rows(wire);
+        out.insert(keys::TRUNCATED.to_owned(), Value::Bool(omitted));
     }
     if let Some(unit) = unit(wire) {
         count_fields(wire, &unit, &mut out);
@@ -91,17 +93,39 @@ fn unit(wire: &Wire<'_>) -> Option<Unit> {
     serde_json::from_value(name.clone()).ok()
 }
 
-/// `listed_cap`: the returned count, when the page size is the only truncation reason.
+/// Whether the rows listed are fewer than the collection's: a page after the first, or fewer
+/// than the known total ("never assume `len(list) == total`").
+fn omits_rows(wire: &Wire<'_>) -> bool {
+    let count = |key| wire.completeness_field(key).and_then(Value::as_u64);
+    let offset = count(field::OFFSET).unwrap_or(0);
+    let returned = count(field::RETURNED).unwrap_or(0);
+    offset > 0 || count(field::TOTAL).is_some_and(|total| returned < total)
+}
+
+/// The truncation reasons whose cap bounds the listed count itself, which a cut list equals.
+const LISTED_COUNT_CAPS: [TruncationReason; 4] = [
+    TruncationReason::PageLimit,
+    TruncationReason::BudgetLimit,
+    TruncationReason::TopKLimit,
+    TruncationReason::MergePageLimit,
+];
+
+/// `listed_cap`: the returned count, when the list was cut and every reason is a cap on the
+/// listed count.
 fn listed_cap<'a>(wire: &Wire<'a>, cut_by_tool: bool) -> Option<&'a Value> {
     let reasons = wire
         .completeness_field(field::TRUNCATION_REASONS)?
         .as_array()?;
-    let only_page_limit = matches!(reasons.as_slice(),
-        [reason] if reason.as_str() == Some(TruncationReason::PageLimit.as_str()));
+    let on_listed = !reasons.is_empty()
+        && reasons.iter().all(|reason| {
+            LISTED_COUNT_CAPS
+                .iter()
+                .any(|cap| reason.as_str() == Some(cap.as_str()))
+        });
     let returned = wire
         .completeness_field(field::RETURNED)
         .filter(|v| v.is_u64())?;
-    (cut_by_tool && only_page_limit).then_some(returned)
+    (cut_by_tool && on_listed).then_some(returned)
 }
 
 /// A `next_step` for an answer that is cut or not exhaustive but came without one: the

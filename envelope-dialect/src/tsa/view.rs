@@ -3,7 +3,7 @@
 use envelope_core::fields::{
     completeness as counted, envelope as field, error, meta as meta_field,
 };
-use envelope_core::{Category, TruncationReason};
+use envelope_core::{Category, TruncationReason, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::keys;
@@ -19,12 +19,21 @@ pub(crate) fn view(answer: &Value) -> Value {
     let Some(top) = answer.as_object() else {
         return Value::Object(Map::from_iter([(field::OK.to_owned(), Value::Bool(false))]));
     };
-    let ok = top
+    let success = top
         .get(keys::SUCCESS)
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    // A missing target is a success in this contract and the envelope's `not_found` failure.
+    let missing = success
+        && top.get(keys::VERDICT).and_then(Value::as_str) == Some(Verdict::NotFound.as_str())
+        && top.contains_key(keys::ERROR_TYPE);
+    let ok = success && !missing;
     let mut out = Map::new();
     out.insert(field::OK.to_owned(), Value::Bool(ok));
+    if missing {
+        out.insert(field::ERROR.to_owned(), not_found(top));
+        return Value::Object(out);
+    }
     copy::renamed(
         &mut out,
         [
@@ -97,6 +106,34 @@ fn failure(top: &Map<String, Value>) -> Value {
             (keys::HINT, error::HINT),
             (keys::RETRYABLE, error::RETRYABLE),
             (keys::RETRY_AFTER_MS, error::RETRY_AFTER_MS),
+        ],
+        |key| top.get(key),
+    );
+    Value::Object(out)
+}
+
+/// The envelope's `not_found` error from a `NOT_FOUND` answer: its message the
+/// `summary_line`, its hint the `next_step`, its code the `error_type` (unless that is the
+/// category itself).
+fn not_found(top: &Map<String, Value>) -> Value {
+    let mut out = Map::new();
+    out.insert(
+        error::CATEGORY.to_owned(),
+        Value::from(Category::NotFound.as_str()),
+    );
+    if let Some(kind) = top
+        .get(keys::ERROR_TYPE)
+        .and_then(Value::as_str)
+        .filter(|kind| *kind != Category::NotFound.as_str())
+    {
+        out.insert(error::CODE.to_owned(), Value::from(kind));
+    }
+    copy::renamed(
+        &mut out,
+        [
+            (keys::SUMMARY_LINE, error::MESSAGE),
+            (keys::NEXT_STEP, error::HINT),
+            (keys::RETRYABLE, error::RETRYABLE),
         ],
         |key| top.get(key),
     );

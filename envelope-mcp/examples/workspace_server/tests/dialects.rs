@@ -346,3 +346,79 @@ async fn a_target_ref_read_off_any_dialect_opens_in_it() {
         assert!(content.contains("needle"), "{dialect}: {read:#}");
     }
 }
+
+/// A request in Frigg's own vocabulary it cannot honour (its legacy `resume_from` beside a
+/// continuation) is Frigg's `MIXED_CONTINUATION_FORMS`, in Frigg's recovery grammar: never
+/// ignored with an `unknown_arg` warning while the page resumes from the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_start_beside_a_continuation_is_mixed_forms_in_every_dialect() {
+    let tree = Tree::new("dialect-mixed");
+    for dialect in Dialect::ALL {
+        let server = server_in(&tree, dialect);
+        let first = call(
+            &server,
+            "search_text",
+            json!({"query": "needle", "limit": 1}),
+        )
+        .await;
+        let (tool, mut arguments) =
+            next_page_call(dialect, &first).unwrap_or_else(|| panic!("{dialect}: a next page"));
+        arguments.insert("resume_from".to_owned(), json!(0));
+        let refused = call(&server, &tool, Value::Object(arguments)).await;
+        assert_valid(dialect, &refused);
+        if dialect == Dialect::Frigg {
+            assert_eq!(
+                refused["error_code"], "MIXED_CONTINUATION_FORMS",
+                "{refused:#}"
+            );
+            assert_eq!(refused["retryable"], false);
+        }
+        let envelope = envelope_dialect::view(dialect, &refused);
+        assert_eq!(envelope["ok"], false, "{dialect}: {refused:#}");
+        // cos's error is exactly `{category, retryable, message}`: no code to carry.
+        if dialect == Dialect::Cos {
+            let message = envelope["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("resume_from"), "{message}");
+        } else {
+            assert_eq!(
+                envelope["error"]["code"], "MIXED_CONTINUATION_FORMS",
+                "{dialect}: {envelope:#}"
+            );
+        }
+    }
+}
+
+/// The example's `change_impact` prose names the importers it lists; when the budget cuts that
+/// list, the `next_step` is led by what was sent, in the envelope and every dialect that
+/// carries it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_naming_a_cut_list_says_what_was_sent() {
+    let tree = Tree::new("dialect-prose");
+    // 900 files importing one: their names cannot all fit the budget.
+    for i in 0..900 {
+        tree.write(
+            &format!("app/importer_with_a_long_name_{i:04}.py"),
+            "import util\n",
+        );
+    }
+    for dialect in [Dialect::Envelope, Dialect::Cos, Dialect::Tsa] {
+        let server = server_in(&tree, dialect);
+        let answer = call(&server, "change_impact", json!({"path": "app/util.py"})).await;
+        let envelope = envelope_dialect::view(dialect, &answer);
+        let listed = envelope["data"]["direct"].as_array().map_or(0, Vec::len);
+        let step = envelope["next_step"].as_str().unwrap_or_default();
+        // The fixture's own importers of `app/util.py` join the 900.
+        let all = envelope["meta"]["truncated_direct_from"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(
+            all > 900 && (listed as u64) < all,
+            "{dialect}: {envelope:#}"
+        );
+        assert!(
+            step.starts_with(&format!("showing {listed} of {all} `direct`")),
+            "{dialect}: {step}"
+        );
+        assert!(listed > 0, "{dialect}: {envelope:#}");
+    }
+}
