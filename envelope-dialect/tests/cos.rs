@@ -290,6 +290,16 @@ fn the_schema_refuses_what_the_contract_rules_out() {
     assert_valid(
         &json!({"ok": true, "data": {"meta": {"tokens_estimated": 1, "truncated": false}}}),
     );
+    // "data is whatever the tool produced — a dict, a list, a scalar, or even null".
+    for data in [
+        json!(null),
+        json!([1, {"a": 2}]),
+        json!(7),
+        json!("done"),
+        json!(true),
+    ] {
+        assert_valid(&json!({"ok": true, "data": data}));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,7 +38,9 @@ fn success(data: &Value) -> Value {
 }
 
 /// `data`: an object payload with `meta` as a member, or any other payload under `results`
-/// (a list) or `value` (a scalar or null) beside `meta`.
+/// (a list) or `value` (a scalar or null) beside `meta`, as this dialect writes it; or, as the
+/// contract allows ("a dict, a list, a scalar, or even null"), a payload that is no object sent
+/// as it is, with no block.
 fn placed(data: &Value) -> Value {
     let block = block();
     let wrapped = |under: &str| {
@@ -57,6 +59,7 @@ fn placed(data: &Value) -> Value {
             ]},
             wrapped(key::RESULTS),
             wrapped(key::VALUE),
+            {"allOf": [data, {"not": {"type": "object"}}]},
         ]
     })
 }
