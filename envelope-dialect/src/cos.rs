@@ -27,6 +27,7 @@
 //! refused before the tool runs, so rendering ignores them.
 
 mod block;
+mod clauses;
 mod failure;
 mod gaps;
 mod placement;
@@ -37,7 +38,7 @@ mod view;
 use envelope_core::Dialect;
 use serde_json::{Map, Value};
 
-use crate::{Contract, Gap, Rendering, Wire};
+use crate::{Clause, Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -133,5 +134,9 @@ impl Contract for Cos {
 
     fn dropped(&self) -> &'static [Gap] {
         DROPPED
+    }
+
+    fn clauses(&self) -> &'static [Clause] {
+        clauses::CLAUSES
     }
 }

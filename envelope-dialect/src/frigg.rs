@@ -17,6 +17,7 @@
 //! - **Detail**: `response_mode: full` adds `notes` (the envelope's prose) and `runtime` (the
 //!   envelope's `meta` observability, its token count restamped for this wire).
 
+mod clauses;
 mod diagnostics;
 mod gaps;
 mod paging;
@@ -29,7 +30,7 @@ use envelope_core::Dialect;
 use envelope_core::stage::ResponseMode;
 use serde_json::{Map, Value};
 
-use crate::{Contract, Gap, Rendering, Wire};
+use crate::{Clause, Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -139,5 +140,9 @@ impl Contract for Frigg {
 
     fn dropped(&self) -> &'static [Gap] {
         DROPPED
+    }
+
+    fn clauses(&self) -> &'static [Clause] {
+        clauses::CLAUSES
     }
 }

@@ -22,6 +22,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod clause;
 mod copy;
 mod cos;
 mod frigg;
@@ -34,6 +35,7 @@ use envelope_core::Dialect;
 use envelope_core::stage::Controls;
 use serde_json::Value;
 
+pub use clause::{Clause, EVERY_DIALECT, Held};
 pub use cos::Cos;
 pub use frigg::Frigg;
 pub use pincher::Pincher;
@@ -93,6 +95,10 @@ pub trait Contract: Send + Sync + 'static {
 
     /// What an envelope has that this dialect cannot carry, with the rule that drops it.
     fn dropped(&self) -> &'static [Gap];
+
+    /// The source contract's clauses an answer can be checked against, each with the test
+    /// that holds it or the gap that says why not (besides [`EVERY_DIALECT`]'s).
+    fn clauses(&self) -> &'static [Clause];
 }
 
 /// The implementation of `dialect`.
@@ -144,6 +150,10 @@ impl Contract for EnvelopeWire {
     }
 
     fn dropped(&self) -> &'static [Gap] {
+        &[]
+    }
+
+    fn clauses(&self) -> &'static [Clause] {
         &[]
     }
 }

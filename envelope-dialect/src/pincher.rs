@@ -25,6 +25,7 @@
 //! What the envelope has that `_meta` cannot carry is listed in [`DROPPED`], with its rule; what
 //! pincher's contract has that an envelope cannot say, in [`UNEXPRESSED`].
 
+mod clauses;
 mod gaps;
 mod meta;
 mod notices;
@@ -34,7 +35,7 @@ mod view;
 use envelope_core::Dialect;
 use serde_json::{Map, Value};
 
-use crate::{Contract, Gap, Rendering, Wire};
+use crate::{Clause, Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -106,5 +107,9 @@ impl Contract for Pincher {
 
     fn dropped(&self) -> &'static [Gap] {
         DROPPED
+    }
+
+    fn clauses(&self) -> &'static [Clause] {
+        clauses::CLAUSES
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use envelope_core::{DIALECT_CONTROL, Dialect};
-use envelope_dialect::Gap;
+use envelope_dialect::{Clause, Gap, Held};
 use serde_json::json;
 
 /// The schema files, as `(path under docs/, contents)`, one per dialect but the envelope's own
@@ -43,6 +43,21 @@ fn gaps(out: &mut String, heading: &str, gaps: &[Gap]) {
     out.push_str("| field | why |\n|---|---|\n");
     for gap in gaps {
         let _ = writeln!(out, "| `{}` | {} |", cell(gap.field), cell(gap.why));
+    }
+    out.push('\n');
+}
+
+/// A table of clauses, each with the test that holds it (file and name) or the gap that says
+/// why it is not held.
+fn clauses(out: &mut String, heading: &str, clauses: &[Clause]) {
+    let _ = writeln!(out, "{heading}\n");
+    out.push_str("| clause | held by |\n|---|---|\n");
+    for clause in clauses {
+        let held = match clause.held {
+            Held::Test { file, test } => format!("`{test}` in [`{file}`](../{file})"),
+            Held::Gap(field) => format!("not held; the gap tables below say why ({})", cell(field)),
+        };
+        let _ = writeln!(out, "| {} | {held} |", cell(clause.says));
     }
     out.push('\n');
 }
@@ -114,12 +129,25 @@ pub(crate) fn markdown(header: &str) -> String {
          `data.issued_in` naming the dialect to resume in (the `next-page` action as given \
          carries it).\n\n",
     );
+    out.push_str("## Clauses held\n\n");
+    clauses(
+        &mut out,
+        "Each source contract was read as its own client would read it, and every statement an \
+         answer can be checked against is held by a test, or named in the dialect's gap tables \
+         with why. What every dialect holds alike:",
+        envelope_dialect::EVERY_DIALECT,
+    );
     for dialect in Dialect::ALL
         .into_iter()
         .filter(|dialect| *dialect != Dialect::Envelope)
     {
         let _ = writeln!(out, "## `{dialect}`: {}\n", dialect.contract());
         let _ = writeln!(out, "{}\n", envelope_dialect::placement(dialect));
+        clauses(
+            &mut out,
+            "The contract's clauses, and what holds each:",
+            envelope_dialect::contract(dialect).clauses(),
+        );
         gaps(
             &mut out,
             "What the contract has that an envelope cannot express:",

@@ -25,6 +25,7 @@
 //! responses) the whole response goes TOON-encoded into `toon_content`, marked `format: "toon"`
 //! and echoing `output_format`; `compact_only` then keeps only the control surface.
 
+mod clauses;
 mod failure;
 mod gaps;
 mod keys;
@@ -40,7 +41,7 @@ use envelope_core::Verdict;
 use envelope_core::fields::next_action as action_field;
 use serde_json::{Map, Value};
 
-use crate::{Contract, Gap, Rendering, Wire};
+use crate::{Clause, Contract, Gap, Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use view::view;
@@ -164,7 +165,8 @@ impl Contract for Tsa {
     }
 
     fn placement(&self) -> &'static str {
-        "One flat object: `success` and `verdict` always (a failure is `ERROR`); \
+        "One flat object: `success` and `verdict` always (a failure is `ERROR`, a missing \
+             target `NOT_FOUND` with `success: true`, its message the `summary_line`); \
              `summary_line`, `next_step` and `agent_summary` `{summary_line, verdict, next_step}`; \
              on failure `error` (the message), `error_type` (the code, else the category), \
              `hint`; `warnings` as `\"<code>: <message>\"` lines; honest truncation as \
@@ -197,5 +199,9 @@ impl Contract for Tsa {
 
     fn dropped(&self) -> &'static [Gap] {
         DROPPED
+    }
+
+    fn clauses(&self) -> &'static [Clause] {
+        clauses::CLAUSES
     }
 }
