@@ -35,6 +35,11 @@ pub const DIALECT_CONTROL: &str = "dialect";
 /// `dialect`: the wire an answer is written in.
 ///
 /// Wire names: `envelope` (the default), `pincher`, `cos`, `tsa`, `frigg`.
+///
+/// Only the name lives here, for what is decided before a tool runs (the `dialect` control,
+/// the binding of continuations, the controls a call may send in it); everything a dialect
+/// writes and reads is its `Contract` in `envelope-dialect`. Non-exhaustive: a dialect is added
+/// as one variant here and one implementation there.
 #[derive(
     Debug,
     Clone,
@@ -50,6 +55,7 @@ pub const DIALECT_CONTROL: &str = "dialect";
     JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Dialect {
     /// `envelope`: this library's own contract (the default).
     #[default]

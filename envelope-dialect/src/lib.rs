@@ -102,13 +102,17 @@ pub trait Contract: Send + Sync + 'static {
 }
 
 /// The implementation of `dialect`.
+///
+/// [`Dialect`] is non-exhaustive: a name core gains before this crate implements it is written
+/// in the envelope's own wire (whose [`Contract::dialect`] then is not the name asked for, which
+/// this crate's tests refuse for every dialect it knows).
 pub fn contract(dialect: Dialect) -> &'static dyn Contract {
     match dialect {
-        Dialect::Envelope => &EnvelopeWire,
         Dialect::Pincher => &Pincher,
         Dialect::Cos => &Cos,
         Dialect::Tsa => &Tsa,
         Dialect::Frigg => &Frigg,
+        _ => &EnvelopeWire,
     }
 }
 

@@ -60,3 +60,10 @@ fn every_source_contract_lists_its_clauses() {
         assert!(held >= 15, "{dialect}: {held} clauses held");
     }
 }
+
+#[test]
+fn every_dialect_has_its_own_contract() {
+    for dialect in Dialect::ALL {
+        assert_eq!(contract(dialect).dialect(), dialect);
+    }
+}

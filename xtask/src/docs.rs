@@ -154,8 +154,10 @@ fn budget_section(out: &mut String) {
     let _ = writeln!(
         out,
         "Sizes are token-normalized: `max(chars, tokens × 4)` of the whole serialized response, \
-         markers included. A response that fits comes back unchanged with `meta.truncated: \
-         false`; trimming a trimmed response again changes nothing.\n"
+         markers included, as it is sent (in a wire dialect, its bytes in that dialect: a \
+         response whose dialect form is over is trimmed again under a lower budget). A response \
+         that fits comes back unchanged with `meta.truncated: false`; trimming a trimmed \
+         response again changes nothing.\n"
     );
     table(
         out,
@@ -424,7 +426,9 @@ fn mcp_section(out: &mut String) {
         out,
         "Every `tools/call` of a served tool answers a result, never a JSON-RPC error: its \
          `structuredContent` is the envelope, its first text content the envelope's compact JSON \
-         (or its TOON under `output_format: toon`), and `isError` is `!ok`, sent either way. The \
+         (or its TOON under `output_format: toon`), and `isError` is `!ok`, sent either way (in \
+         another contract's wire dialect, see `DIALECTS.md`, the answer is written in that \
+         contract and `isError` negates its own success field). The \
          result's `_meta` carries, under the server's reverse-DNS prefix (`{prefix}` by \
          default), `request_id` and `tier` on every result, `client_request_id` when the client \
          sent a correlation id, and `capabilities` when the server advertises any. Only a call \
