@@ -34,6 +34,7 @@ mod placement;
 mod schema;
 mod shape;
 mod view;
+mod wire;
 
 use envelope_core::Dialect;
 use serde_json::{Map, Value};
@@ -64,12 +65,6 @@ mod key {
     pub(super) const RESULTS: &str = "results";
     /// `value`: where a scalar or null payload goes.
     pub(super) const VALUE: &str = "value";
-    /// `error.category`: what kind of failure.
-    pub(super) const CATEGORY: &str = "category";
-    /// `error.retryable`: whether a retry can help.
-    pub(super) const RETRYABLE: &str = "retryable";
-    /// `error.message`: what went wrong, in operator English.
-    pub(super) const MESSAGE: &str = "message";
 }
 
 /// The envelope read by `wire`, written in this dialect.

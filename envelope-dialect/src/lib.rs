@@ -29,6 +29,7 @@ mod frigg;
 mod pincher;
 mod read;
 mod tsa;
+mod typed;
 
 use envelope_budget::{Estimator, Prepared};
 use envelope_core::Dialect;

@@ -2,9 +2,10 @@
 
 use envelope_core::Category;
 use envelope_core::fields::error as field;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::key;
+use super::wire::{Failure, FailureError};
+use crate::typed::Flag;
 
 /// The failure of `wire`: its category, whether a retry helps, and its message; nothing else.
 pub(super) fn render(wire: &crate::Wire<'_>) -> Value {
@@ -13,17 +14,16 @@ pub(super) fn render(wire: &crate::Wire<'_>) -> Value {
         .error_field(field::RETRYABLE)
         .and_then(Value::as_bool)
         .unwrap_or_else(|| category.retryable_default());
-    let mut error = Map::new();
-    error.insert(
-        key::CATEGORY.to_owned(),
-        Value::String(category.as_str().to_owned()),
-    );
-    error.insert(key::RETRYABLE.to_owned(), Value::Bool(retryable));
-    error.insert(key::MESSAGE.to_owned(), Value::String(message(wire)));
-    let mut response = Map::new();
-    response.insert(key::OK.to_owned(), Value::Bool(false));
-    response.insert(key::ERROR.to_owned(), Value::Object(error));
-    Value::Object(response)
+    let failure = Failure {
+        ok: Flag,
+        error: FailureError {
+            category,
+            retryable,
+            message: message(wire),
+        },
+    };
+    // A struct of a category, a flag and a string always serializes.
+    serde_json::to_value(failure).unwrap_or(Value::Null)
 }
 
 /// The error's category; one the contract does not know (or none: a malformed envelope) is

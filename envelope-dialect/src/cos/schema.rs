@@ -2,7 +2,7 @@
 //! diagnostics block, and the exact error shape.
 
 use envelope_core::fields::{completeness, envelope as field, next_action};
-use envelope_core::{Category, Severity, Verdict, meta_keys};
+use envelope_core::{Severity, Verdict, meta_keys};
 use serde_json::{Map, Value, json};
 
 use super::key;
@@ -174,26 +174,10 @@ fn notice() -> Value {
     })
 }
 
-/// `{"ok": false, "error": {category, retryable, message}}`, nothing more.
+/// `{"ok": false, "error": {category, retryable, message}}`, nothing more: the schema of the
+/// type the failure is written and read back through.
 fn failure() -> Value {
-    json!({
-        "type": "object",
-        "required": [key::OK, key::ERROR],
-        "properties": {
-            (key::OK): {"const": false},
-            (key::ERROR): {
-                "type": "object",
-                "required": [key::CATEGORY, key::RETRYABLE, key::MESSAGE],
-                "properties": {
-                    (key::CATEGORY): {"enum": names(Category::ALL, |c| c.as_str())},
-                    (key::RETRYABLE): {"type": "boolean"},
-                    (key::MESSAGE): {"type": "string"},
-                },
-                "additionalProperties": false,
-            },
-        },
-        "additionalProperties": false,
-    })
+    crate::typed::inline_schema::<super::wire::Failure>()
 }
 
 /// The wire names of a vocabulary.

@@ -3,7 +3,10 @@
 use envelope_core::fields::{envelope as field, meta as meta_field};
 use serde_json::{Map, Value};
 
+use serde::Deserialize;
+
 use super::key;
+use super::wire::{Failure, FailureError};
 
 /// The `data.meta` members that are the envelope's top-level fields, carried under their names.
 const TOP_LEVEL: [&str; 9] = [
@@ -30,9 +33,14 @@ pub(crate) fn view(answer: &Value) -> Value {
         .unwrap_or(false);
     out.insert(field::OK.to_owned(), Value::Bool(ok));
     if !ok {
-        if let Some(error) = answer.get(key::ERROR) {
-            // `category`, `retryable`, `message`: the envelope's own names.
-            out.insert(field::ERROR.to_owned(), error.clone());
+        // Read through the type it is written from; an answer of another shape (not this
+        // library's) keeps whatever `error` it has.
+        let error = match Failure::deserialize(answer) {
+            Ok(failure) => error_of(failure.error),
+            Err(_) => answer.get(key::ERROR).cloned(),
+        };
+        if let Some(error) = error {
+            out.insert(field::ERROR.to_owned(), error);
         }
         return Value::Object(out);
     }
@@ -64,6 +72,25 @@ pub(crate) fn view(answer: &Value) -> Value {
     }
     out.insert(field::META.to_owned(), Value::Object(meta));
     Value::Object(out)
+}
+
+/// The envelope's `error` from the contract's: the same three members, under the envelope's
+/// own names.
+fn error_of(error: FailureError) -> Option<Value> {
+    let mut out = Map::new();
+    out.insert(
+        envelope_core::fields::error::CATEGORY.to_owned(),
+        Value::from(error.category.as_str()),
+    );
+    out.insert(
+        envelope_core::fields::error::RETRYABLE.to_owned(),
+        Value::Bool(error.retryable),
+    );
+    out.insert(
+        envelope_core::fields::error::MESSAGE.to_owned(),
+        Value::String(error.message),
+    );
+    Some(Value::Object(out))
 }
 
 /// The payload as the tool returned it: a list under `results` or a scalar under `value`,

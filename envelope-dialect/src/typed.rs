@@ -1,0 +1,62 @@
+//! What the dialects' typed shapes share: [`Flag`], a boolean member that has one value in a
+//! given shape (`ok: false` on a failure), and [`inline_schema`], a type's JSON Schema as one
+//! document to place in a dialect's schema.
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::ser::{Serialize, Serializer};
+
+/// The boolean `VALUE`, and only it: serializes as `VALUE`, refuses the other value when read,
+/// and is described as `{"const": VALUE}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Flag<const VALUE: bool>;
+
+impl<const VALUE: bool> Serialize for Flag<VALUE> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(VALUE)
+    }
+}
+
+impl<'de, const VALUE: bool> Deserialize<'de> for Flag<VALUE> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let read = bool::deserialize(deserializer)?;
+        if read == VALUE {
+            Ok(Flag)
+        } else {
+            Err(D::Error::custom(format_args!("expected `{VALUE}`")))
+        }
+    }
+}
+
+impl<const VALUE: bool> JsonSchema for Flag<VALUE> {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed(if VALUE { "True" } else { "False" })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "const": VALUE })
+    }
+}
+
+/// The JSON Schema of `T`, its definitions inlined (a dialect's schema is one document) and no
+/// title (the dialect's schema has its own).
+pub(crate) fn inline_schema<T: JsonSchema>() -> serde_json::Value {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|settings| {
+        settings.inline_subschemas = true;
+        settings.meta_schema = None;
+    });
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let serde_json::Value::Object(object) = &mut schema {
+        object.remove("title");
+    }
+    schema
+}
