@@ -31,6 +31,7 @@ mod meta;
 mod notices;
 mod schema;
 mod view;
+mod wire;
 
 use envelope_core::Dialect;
 use serde_json::{Map, Value};
@@ -54,10 +55,9 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
     let result = wire.ok().then(|| wire.data()).flatten();
     let mut response = Map::new();
     response.insert(RESULT.to_owned(), result.cloned().unwrap_or(Value::Null));
-    response.insert(
-        META.to_owned(),
-        Value::Object(meta::build(wire, result, how)),
-    );
+    // `_meta` is a type of plain fields and maps: it always serializes.
+    let meta = serde_json::to_value(meta::build(wire, result, how)).unwrap_or_default();
+    response.insert(META.to_owned(), meta);
     Value::Object(response)
 }
 

@@ -6,6 +6,7 @@ use envelope_core::{BinaryDrift, EmptyReason};
 use serde_json::{Map, Value};
 
 use super::notices;
+use super::wire::{Entry, Meta, Step};
 use crate::{Rendering, Wire};
 
 /// The envelope's empty reasons that pincher's enum names differently: `(envelope, pincher)`.
@@ -18,70 +19,89 @@ pub(super) const RENAMED_EMPTY_REASONS: [(EmptyReason, &str); 3] = [
     (EmptyReason::NoMatch, "no_results_in_corpus"),
 ];
 
-/// `_meta` for the envelope read by `wire`, whose payload on success is `result`.
-pub(super) fn build(
-    wire: &Wire<'_>,
-    result: Option<&Value>,
-    how: &Rendering,
-) -> Map<String, Value> {
-    let mut meta = Map::new();
-    copy(wire, &mut meta, meta_keys::REQUEST_ID, "request_id");
-    cost(wire, result, how, &mut meta);
-    copy(
-        wire,
-        &mut meta,
-        meta_keys::COMPLEXITY_TIER,
-        "complexity_tier",
-    );
-    copy(wire, &mut meta, meta_keys::LATENCY_MS, "latency_ms");
-    diagnosis(wire, &mut meta);
-    put_list(&mut meta, "next_steps", next_steps(wire));
-    put_list(&mut meta, "warnings_v2", notices::warnings_v2(wire));
-    capabilities(wire, &mut meta);
-    drift(wire, &mut meta);
-    meta
-}
-
-/// Copies `meta.<from>` to `_meta.<to>` when the envelope has it.
-fn copy(wire: &Wire<'_>, meta: &mut Map<String, Value>, from: &str, to: &str) {
-    if let Some(value) = wire.meta_field(from) {
-        meta.insert(to.to_owned(), value.clone());
+/// `_meta` for the envelope read by `wire`, whose payload on success is `result`: each field
+/// the envelope has something to say in, typed, and none it has not.
+pub(super) fn build(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering) -> Meta {
+    let text = |key: &str| {
+        wire.meta_field(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let typed = |key: &str| wire.meta_field(key).and_then(Value::as_u64);
+    let (tokens_used, tokens_saved, tokens_saved_pct) = cost(wire, result, how);
+    let drift = wire
+        .meta_field(meta_keys::BINARY_DRIFT_WARNING)
+        .and_then(|warning| serde_json::from_value::<BinaryDrift>(warning.clone()).ok());
+    Meta {
+        request_id: text(meta_keys::REQUEST_ID),
+        tokens_used,
+        tokens_saved,
+        tokens_saved_pct,
+        baseline_method: text(meta_keys::BASELINE_METHOD),
+        complexity_tier: wire
+            .meta_field(meta_keys::COMPLEXITY_TIER)
+            .and_then(|tier| serde_json::from_value(tier.clone()).ok()),
+        latency_ms: typed(meta_keys::LATENCY_MS),
+        empty_reason: wire
+            .empty_reason()
+            .map(|reason| pincher_empty_reason(reason).to_owned()),
+        diagnosis: diagnosis_prose(wire),
+        diagnosis_v2: entries(notices::diagnosis_v2(wire)),
+        next_steps: wire.next_actions().iter().filter_map(next_step).collect(),
+        warnings: Vec::new(),
+        warnings_v2: entries(notices::warnings_v2(wire)),
+        capabilities: capabilities(wire),
+        // pincher's `schema_version` is the index schema the running binary understands, the
+        // number `schema_version_at_index` is compared with. The envelope says it only inside
+        // a drift warning (`running_version`); its own `meta.schema_version` versions the
+        // envelope's wire and is not written here, where a client would compare it with the
+        // index's version.
+        schema_version: drift.as_ref().map(|drift| i64::from(drift.running_version)),
+        binary_drift_warning: drift,
+        schema_version_at_index: wire
+            .meta_field(meta_keys::SCHEMA_VERSION_AT_INDEX)
+            .and_then(Value::as_i64),
+        project_id: None,
+        project_name: None,
+        session_id: None,
+        added: Map::new(),
     }
 }
 
-/// Inserts a list only when it has entries: an absent field means "not applicable".
-fn put_list(meta: &mut Map<String, Value>, key: &str, list: Vec<Value>) {
-    if !list.is_empty() {
-        meta.insert(key.to_owned(), Value::Array(list));
-    }
+/// The entries as the frozen shape types them; one that is not (an odd envelope's) is left
+/// out rather than sent malformed.
+fn entries(list: Vec<Value>) -> Vec<Entry> {
+    list.into_iter()
+        .filter_map(|entry| serde_json::from_value(entry).ok())
+        .collect()
 }
 
-/// `tokens_used`, `tokens_saved`, `tokens_saved_pct` and `baseline_method`.
+/// `tokens_used`, `tokens_saved` and `tokens_saved_pct`.
 ///
 /// pincher counts `tokens_used` over the payload alone and defines `tokens_saved` as the
 /// baseline's tokens minus `tokens_used`. The envelope counts the whole response
 /// (`tokens_estimated`) and saves against that, so the baseline is recovered
 /// (`tokens_saved + tokens_estimated`) and the savings recomputed against `tokens_used`. Without
 /// a payload or without `tokens_estimated` the envelope's savings travel as it stamped them.
-fn cost(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering, meta: &mut Map<String, Value>) {
+fn cost(
+    wire: &Wire<'_>,
+    result: Option<&Value>,
+    how: &Rendering,
+) -> (Option<u64>, Option<i64>, Option<f64>) {
     let used = result.map(|result| {
         how.estimator
             .estimate(&serde_json::to_string(result).unwrap_or_default())
     });
-    if let Some(used) = used {
-        meta.insert("tokens_used".to_owned(), Value::from(used));
-    }
     match used.and_then(|used| recomputed_savings(wire, used)) {
-        Some((saved, pct)) => {
-            meta.insert("tokens_saved".to_owned(), Value::from(saved));
-            meta.insert("tokens_saved_pct".to_owned(), Value::from(pct));
-        }
-        None => {
-            copy(wire, meta, meta_keys::TOKENS_SAVED, "tokens_saved");
-            copy(wire, meta, meta_keys::TOKENS_SAVED_PCT, "tokens_saved_pct");
-        }
+        Some((saved, pct)) => (used, Some(saved), Some(pct)),
+        None => (
+            used,
+            wire.meta_field(meta_keys::TOKENS_SAVED)
+                .and_then(Value::as_i64),
+            wire.meta_field(meta_keys::TOKENS_SAVED_PCT)
+                .and_then(Value::as_f64),
+        ),
     }
-    copy(wire, meta, meta_keys::BASELINE_METHOD, "baseline_method");
 }
 
 /// The savings against the envelope's baseline when the payload alone costs `used` tokens:
@@ -101,20 +121,6 @@ fn recomputed_savings(wire: &Wire<'_>, used: u64) -> Option<(i64, f64)> {
         0.0
     };
     Some((saved, pct))
-}
-
-/// `empty_reason`, `diagnosis` and `diagnosis_v2`.
-fn diagnosis(wire: &Wire<'_>, meta: &mut Map<String, Value>) {
-    if let Some(reason) = wire.empty_reason() {
-        meta.insert(
-            "empty_reason".to_owned(),
-            Value::from(pincher_empty_reason(reason)),
-        );
-    }
-    if let Some(prose) = diagnosis_prose(wire) {
-        meta.insert("diagnosis".to_owned(), Value::from(prose));
-    }
-    put_list(meta, "diagnosis_v2", notices::diagnosis_v2(wire));
 }
 
 /// pincher's name for the envelope's empty reason `reason`.
@@ -139,62 +145,30 @@ fn diagnosis_prose(wire: &Wire<'_>) -> Option<String> {
     }
 }
 
-/// `next_steps`: each next action as `{tool, args, why}`, in the envelope's order (already
-/// sorted by stage, so running them in turn honours their dependencies). `args` are the
-/// action's `arguments` exactly as given: the `next-page` action's carry the continuation.
-/// An action without a tool or an argument object cannot be scheduled and is left out.
-fn next_steps(wire: &Wire<'_>) -> Vec<Value> {
-    wire.next_actions().iter().filter_map(next_step).collect()
-}
-
-/// One `next_steps` entry from one next action.
-fn next_step(next: &Value) -> Option<Value> {
-    let tool = next.get(action::TOOL)?.as_str()?;
-    let args = next.get(action::ARGUMENTS)?.as_object()?;
-    let mut step = Map::new();
-    step.insert("tool".to_owned(), Value::from(tool));
-    step.insert("args".to_owned(), Value::Object(args.clone()));
-    if let Some(why) = next.get(action::REASON).and_then(Value::as_str) {
-        step.insert("why".to_owned(), Value::from(why));
-    }
-    Some(Value::Object(step))
+/// One `next_steps` entry from one next action: `{tool, args, why}`, `args` the action's
+/// `arguments` exactly as given (the `next-page` action's carry the continuation). The
+/// envelope's order is kept (already sorted by stage, so running them in turn honours their
+/// dependencies); an action without a tool or an argument object cannot be scheduled and is
+/// left out.
+fn next_step(next: &Value) -> Option<Step> {
+    Some(Step {
+        tool: next.get(action::TOOL)?.as_str()?.to_owned(),
+        args: next.get(action::ARGUMENTS)?.as_object()?.clone(),
+        why: next
+            .get(action::REASON)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
 }
 
 /// `capabilities`: the server's tags as it advertised them (an open list in both contracts).
-fn capabilities(wire: &Wire<'_>, meta: &mut Map<String, Value>) {
-    let Some(tags) = wire
-        .meta_field(meta_keys::CAPABILITIES)
-        .and_then(Value::as_array)
-    else {
-        return;
-    };
-    let tags: Vec<Value> = tags.iter().filter(|tag| tag.is_string()).cloned().collect();
-    meta.insert("capabilities".to_owned(), Value::Array(tags));
-}
-
-/// `binary_drift_warning`, `schema_version` and `schema_version_at_index`.
-///
-/// pincher's `schema_version` is the index schema the running binary understands, the number
-/// `schema_version_at_index` is compared with. The envelope says it only inside a drift
-/// warning (`running_version`); its own `meta.schema_version` versions the envelope's wire and
-/// is not written here, where a client would compare it with the index's version.
-fn drift(wire: &Wire<'_>, meta: &mut Map<String, Value>) {
-    let warning = wire
-        .meta_field(meta_keys::BINARY_DRIFT_WARNING)
-        .filter(|warning| warning.is_object());
-    if let Some(warning) = warning {
-        meta.insert("binary_drift_warning".to_owned(), warning.clone());
-    }
-    let running = warning
-        .and_then(|warning| serde_json::from_value::<BinaryDrift>(warning.clone()).ok())
-        .map(|drift| drift.running_version);
-    if let Some(running) = running {
-        meta.insert("schema_version".to_owned(), Value::from(running));
-    }
-    copy(
-        wire,
-        meta,
-        meta_keys::SCHEMA_VERSION_AT_INDEX,
-        "schema_version_at_index",
-    );
+fn capabilities(wire: &Wire<'_>) -> Option<Vec<String>> {
+    let tags = wire
+        .meta_field(meta_keys::CAPABILITIES)?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    Some(tags)
 }
