@@ -25,6 +25,7 @@ mod recovery;
 mod runtime;
 mod schema;
 mod view;
+mod wire;
 
 use envelope_core::Dialect;
 use envelope_core::stage::ResponseMode;

@@ -1,11 +1,12 @@
 //! Size and paging: `completeness` in Frigg's shape, carrying the next page's token, and
 //! `next_actions` in Frigg's explicit action shape.
 
-use envelope_core::TruncationReason;
-use envelope_core::fields::{completeness as field, envelope, next_action as action};
+use envelope_core::fields::{completeness as field, envelope};
 use envelope_core::limits::MAX_NEXT_ACTIONS;
+use envelope_core::{NextAction, TruncationReason};
 use serde_json::{Map, Value};
 
+use super::wire::Action;
 use crate::{Wire, copy};
 
 /// Writes `completeness` and `next_actions`.
@@ -91,29 +92,14 @@ pub(super) const FRIGG_TRUNCATION_REASONS: [TruncationReason; 6] = [
     TruncationReason::AncestorLimit,
 ];
 
-/// The envelope's next actions, at most eight, each written in full: `order` (0 when the
-/// envelope left it out) and `dependencies` (`[]`) included, `arguments` exactly as given.
+/// The envelope's next actions, at most eight, each in Frigg's closed shape ([`Action`]):
+/// `order` and `dependencies` written even at their defaults, `arguments` exactly as given. An
+/// entry that is no next action (an odd envelope's) is left out rather than sent malformed.
 fn actions(wire: &Wire<'_>) -> Vec<Value> {
     wire.next_actions()
         .iter()
-        .filter_map(Value::as_object)
+        .filter_map(|action| serde_json::from_value::<NextAction>(action.clone()).ok())
         .take(MAX_NEXT_ACTIONS)
-        .map(explicit)
+        .filter_map(|action| serde_json::to_value(Action::from(action)).ok())
         .collect()
-}
-
-/// One action in Frigg's closed shape and order of fields, with the envelope's omitted
-/// defaults spelt out (members Frigg does not define are not written).
-fn explicit(source: &Map<String, Value>) -> Value {
-    let mut out = Map::new();
-    for key in action::ALL {
-        let value = match (source.get(key), key) {
-            (Some(value), _) => value.clone(),
-            (None, action::ORDER) => Value::from(0),
-            (None, action::DEPENDENCIES) => Value::Array(Vec::new()),
-            (None, _) => continue,
-        };
-        out.insert(key.to_owned(), value);
-    }
-    Value::Object(out)
 }

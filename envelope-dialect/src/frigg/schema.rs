@@ -1,9 +1,9 @@
 //! The JSON Schema (draft 2020-12) of a Frigg response: Frigg's own fields closed and typed,
 //! the payload's members open beside them (typed where the payload's schema lists them inline).
 
-use envelope_core::fields::{completeness as field, envelope, next_action as action};
+use envelope_core::Severity;
+use envelope_core::fields::{completeness as field, envelope};
 use envelope_core::limits::MAX_NEXT_ACTIONS;
-use envelope_core::{Role, Severity};
 use serde_json::{Map, Value, json};
 
 use super::RESERVED;
@@ -147,37 +147,9 @@ fn completeness() -> Value {
     })
 }
 
-/// One of `next_actions`, in Frigg's closed shape.
+/// One of `next_actions`, in Frigg's closed shape: the schema of the type it is written from.
 fn next_action() -> Value {
-    let roles: Vec<&str> = Role::ALL.iter().map(|role| role.as_str()).collect();
-    let text = json!({ "type": "string", "minLength": 1 });
-    json!({
-        "type": "object",
-        "required": action::ALL,
-        "additionalProperties": false,
-        "properties": {
-            (action::ID): text,
-            (action::ROLE): { "enum": roles },
-            (action::ORDER): { "type": "integer", "minimum": 0, "maximum": u16::MAX },
-            (action::DEPENDENCIES): {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["mode", "action_ids"],
-                    "additionalProperties": false,
-                    "properties": {
-                        "mode": { "enum": ["all", "any"] },
-                        "action_ids": {
-                            "type": "array", "minItems": 1, "uniqueItems": true, "items": text,
-                        },
-                    },
-                },
-            },
-            (action::TOOL): text,
-            (action::ARGUMENTS): { "type": "object" },
-            (action::REASON): text,
-        },
-    })
+    crate::typed::inline_schema::<super::wire::Action>()
 }
 
 /// One entry of `diagnostics`: `{code, severity, message, data?}`.
