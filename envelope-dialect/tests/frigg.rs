@@ -1020,3 +1020,35 @@ fn gap_tables_are_sentences() {
     }
     assert!(!fields.iter().any(|field| field.contains("completeness")));
 }
+
+/// A page both the page size and the budget bounded is one bound in Frigg's words, written
+/// once beside the others.
+#[test]
+fn budget_and_page_limits_are_one_reason() {
+    let page = Completeness::try_from_parts(envelope_core::CompletenessParts {
+        unit: Unit::FILE,
+        returned: 2,
+        offset: 0,
+        total: Some(9),
+        complete: false,
+        truncated: true,
+        truncation_reasons: vec![
+            TruncationReason::BudgetLimit,
+            TruncationReason::PerFileLimit,
+            TruncationReason::PageLimit,
+        ],
+        incomplete_reasons: Vec::new(),
+        shortened: Vec::new(),
+        continuation: None,
+    })
+    .expect("a valid page");
+    let rendered = frigg(
+        &wire(&Envelope::ok(json!({ "files": ["a", "b"] })).with_completeness(page)),
+        &compact(),
+    );
+    assert_eq!(
+        rendered["completeness"]["truncation_reasons"],
+        json!(["page_limit", "per_file_limit"])
+    );
+    assert_valid(&rendered);
+}

@@ -2,7 +2,7 @@
 //! the payload's members open beside them (typed where the payload's schema lists them inline).
 
 use envelope_core::Severity;
-use envelope_core::fields::{completeness as field, envelope};
+use envelope_core::fields::envelope;
 use envelope_core::limits::MAX_NEXT_ACTIONS;
 use serde_json::{Map, Value, json};
 
@@ -95,56 +95,9 @@ fn own_fields() -> [(&'static str, Value); 12] {
     ]
 }
 
-/// `completeness`, with Frigg's invariants: a complete result is neither truncated nor
-/// continued (its `total` may be unknown: "missing means unknown"); a truncated one says why, and an untruncated one has no reason.
+/// `completeness`, with Frigg's invariants: the schema of the type it is written from.
 fn completeness() -> Value {
-    let count = json!({ "type": "integer", "minimum": 0 });
-    let truncation: Vec<&str> = super::paging::FRIGG_TRUNCATION_REASONS
-        .iter()
-        .map(|r| r.as_str())
-        .collect();
-    json!({
-        "type": "object",
-        "required": [
-            field::UNIT, field::RETURNED, field::COMPLETE, field::TRUNCATED,
-            field::TRUNCATION_REASONS, field::INCOMPLETE_REASONS,
-        ],
-        "additionalProperties": false,
-        "properties": {
-            (field::UNIT): { "type": "string", "pattern": "^[a-z][a-z0-9_]{0,63}$" },
-            (field::RETURNED): count,
-            (field::OFFSET): count,
-            (field::TOTAL): count,
-            (field::COMPLETE): { "type": "boolean" },
-            (field::TRUNCATED): { "type": "boolean" },
-            (field::TRUNCATION_REASONS): {
-                "type": "array", "uniqueItems": true, "items": { "enum": truncation },
-            },
-            (field::INCOMPLETE_REASONS): {
-                "type": "array", "uniqueItems": true, "items": { "type": "string", "minLength": 1 },
-            },
-            (field::SHORTENED): { "type": "array", "items": { "type": "string" } },
-            (field::CONTINUATION): { "type": "string", "minLength": 1 },
-        },
-        "allOf": [
-            {
-                "if": { "properties": { (field::COMPLETE): { "const": true } } },
-                // `total` only when proven: "missing means unknown", complete or not.
-                "then": {
-                    "properties": { (field::TRUNCATED): { "const": false } },
-                    "not": { "required": [field::CONTINUATION] },
-                },
-            },
-            {
-                "if": { "properties": { (field::TRUNCATED): { "const": true } } },
-                "then": { "properties": { (field::TRUNCATION_REASONS): { "minItems": 1 } } },
-                "else": {
-                    "properties": { (field::TRUNCATION_REASONS): { "maxItems": 0 } },
-                    "not": { "required": [field::CONTINUATION] },
-                },
-            },
-        ],
-    })
+    crate::typed::inline_schema::<super::wire::Completeness>()
 }
 
 /// One of `next_actions`, in Frigg's closed shape: the schema of the type it is written from.

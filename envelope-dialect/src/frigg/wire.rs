@@ -1,8 +1,8 @@
-//! Frigg's executable next action as a type, in its closed shape: written
+//! Frigg's executable next action and `completeness` as types, in their closed shapes: written
 //! ([`paging`](super::paging)) and described ([`schema`](super::schema)) from this one
 //! definition.
 
-use envelope_core::{DependencyMode, NextAction, Role};
+use envelope_core::{DependencyMode, IncompleteReason, NextAction, Role, TruncationReason, Unit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -60,6 +60,130 @@ impl From<NextAction> for Action {
             tool: action.tool,
             arguments: action.arguments,
             reason: action.reason,
+        }
+    }
+}
+
+/// Why a deliberate bound left rows out: Frigg's closed list of six. The envelope's seventh,
+/// `budget_limit` (the response budget ended the page), is the bound on this page Frigg calls
+/// `page_limit`; the `response_budget` diagnostic says it was the budget.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+// The variants are the wire names, which all end in `_limit`.
+#[allow(clippy::enum_variant_names)]
+pub(super) enum Reason {
+    /// The page size was reached (or the response budget ended the page).
+    PageLimit,
+    /// A per-file cap was reached.
+    PerFileLimit,
+    /// Only the top K ranked rows were kept.
+    TopKLimit,
+    /// A cap on one node's children was reached.
+    ChildLimit,
+    /// A cap applied while merging pages was reached.
+    MergePageLimit,
+    /// A cap on one node's ancestors was reached.
+    AncestorLimit,
+}
+
+impl From<TruncationReason> for Reason {
+    fn from(reason: TruncationReason) -> Self {
+        match reason {
+            TruncationReason::PageLimit | TruncationReason::BudgetLimit => Reason::PageLimit,
+            TruncationReason::PerFileLimit => Reason::PerFileLimit,
+            TruncationReason::TopKLimit => Reason::TopKLimit,
+            TruncationReason::ChildLimit => Reason::ChildLimit,
+            TruncationReason::MergePageLimit => Reason::MergePageLimit,
+            TruncationReason::AncestorLimit => Reason::AncestorLimit,
+        }
+    }
+}
+
+/// `completeness` in Frigg's shape: size and coverage kept apart, both reason lists always
+/// written (a client reads both), the next page's token in `continuation`. Frigg's invariants
+/// hold: a complete result is neither truncated nor continued (its `total` may still be
+/// unknown: "missing means unknown"); a truncated one says why; an untruncated one has no
+/// reason and no continuation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("allOf" = [
+    {
+        "if": { "properties": { "complete": { "const": true } } },
+        "then": {
+            "properties": { "truncated": { "const": false } },
+            "not": { "required": ["continuation"] }
+        }
+    },
+    {
+        "if": { "properties": { "truncated": { "const": true } } },
+        "then": { "properties": { "truncation_reasons": { "minItems": 1 } } },
+        "else": {
+            "properties": { "truncation_reasons": { "maxItems": 0 } },
+            "not": { "required": ["continuation"] }
+        }
+    }
+]))]
+pub(super) struct Completeness {
+    /// What one row is.
+    pub(super) unit: Unit,
+    /// Rows in this page, not a cumulative count.
+    pub(super) returned: usize,
+    /// Where this page starts: rows earlier pages listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) offset: usize,
+    /// The exact count, only when proven; missing means unknown, never a lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub(super) total: Option<usize>,
+    /// The normalized request is proven exhausted.
+    pub(super) complete: bool,
+    /// A deliberate bound left out rows that otherwise qualified.
+    pub(super) truncated: bool,
+    /// Why rows were left out.
+    #[schemars(extend("uniqueItems" = true))]
+    pub(super) truncation_reasons: Vec<Reason>,
+    /// Why coverage cannot be exhaustive (an open list).
+    #[schemars(with = "Vec<String>", extend("uniqueItems" = true))]
+    pub(super) incomplete_reasons: Vec<IncompleteReason>,
+    /// Row fields shown in part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) shortened: Vec<String>,
+    /// The opaque next-page token: replay the original request with only this set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1))]
+    pub(super) continuation: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl Completeness {
+    /// The envelope's completeness in Frigg's shape, with the token the `next-page` action
+    /// carries.
+    pub(super) fn of(envelope: &envelope_core::Completeness, continuation: Option<&str>) -> Self {
+        let parts = envelope.to_parts();
+        let mut reasons: Vec<Reason> = parts
+            .truncation_reasons
+            .into_iter()
+            .map(Reason::from)
+            .collect();
+        // `budget_limit` joins `page_limit`: one bound, written once.
+        reasons.sort_unstable();
+        reasons.dedup();
+        Completeness {
+            unit: parts.unit,
+            returned: parts.returned,
+            offset: parts.offset,
+            total: parts.total,
+            complete: parts.complete,
+            truncated: parts.truncated,
+            truncation_reasons: reasons,
+            incomplete_reasons: parts.incomplete_reasons,
+            shortened: parts.shortened,
+            continuation: continuation.map(str::to_owned),
         }
     }
 }
