@@ -41,7 +41,7 @@ pub(crate) fn estimated_size(prepared: &Prepared, policy: &BudgetPolicy) -> u64 
 /// `trimmed` by the trimmer's measure and `sent` by what is sent, over `budget`: the budget
 /// scaled by how far the two are apart, a percent lower each pass so that rounding cannot stall
 /// it, and always below `target`.
-pub(crate) fn lowered(target: usize, budget: usize, trimmed: u64, sent: u64) -> usize {
+fn lowered(target: usize, budget: usize, trimmed: u64, sent: u64) -> usize {
     let ratio = trimmed.max(1) as f64 / sent.max(1) as f64;
     let scaled = (budget as f64 * ratio * 0.99) as usize;
     scaled.min(target.saturating_sub(1)).max(1)
@@ -94,11 +94,29 @@ pub(crate) fn prepare_sent(
         .filter(|_| copyable(&output))
         .map(|_| spare_of(&output, &encoded));
     let first = prepare_within(output, encoded, call, None);
-    let mut trimmed = estimated_size(&first, policy);
-    let mut sent = form(first);
-    let (Some(budget), Some((output, encoded))) = (budget, spare) else {
-        return sent;
-    };
+    let trimmed = estimated_size(&first, policy);
+    let sent = form(first);
+    match (budget, spare) {
+        (Some(budget), Some(spare)) => {
+            again_while_over(sent, trimmed, budget, &spare, call, form, size)
+        }
+        _ => sent,
+    }
+}
+
+/// `sent`, or while `size` puts it over `budget`, the response prepared again from `spare`
+/// under a budget lowered by how far over it came (`trimmed` is what the trimmer measured of
+/// the pass that was sent), each pass written by `form`: at most [`MAX_RETRIES`] passes, and
+/// none below a budget of one.
+pub(crate) fn again_while_over(
+    mut sent: Prepared,
+    mut trimmed: u64,
+    budget: usize,
+    spare: &(ToolOutput<Value>, Encoded),
+    call: &CallBudget,
+    form: &dyn Fn(Prepared) -> Prepared,
+    size: &dyn Fn(&Prepared) -> u64,
+) -> Prepared {
     let mut target = budget;
     for _ in 0..MAX_RETRIES {
         let over = size(&sent);
@@ -106,9 +124,9 @@ pub(crate) fn prepare_sent(
             break;
         }
         target = lowered(target, budget, trimmed, over);
-        let (output, encoded) = spare_of(&output, &encoded);
+        let (output, encoded) = spare_of(&spare.0, &spare.1);
         let again = prepare_within(output, encoded, call, Some(target));
-        trimmed = estimated_size(&again, policy);
+        trimmed = estimated_size(&again, call.policy());
         sent = form(again);
     }
     sent

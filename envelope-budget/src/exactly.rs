@@ -19,7 +19,7 @@ use envelope_core::meta_keys as keys;
 use envelope_core::stage::{Controls, ToolOutput};
 use serde_json::{Value, json};
 
-use crate::again::{copyable, estimated_size, lowered, normalized, spare_of};
+use crate::again::{again_while_over, copyable, estimated_size, normalized, spare_of};
 use crate::call::CallBudget;
 use crate::encode::Encoded;
 use crate::pass::prepare_within;
@@ -109,29 +109,25 @@ pub(crate) fn prepare_exactly(
     let spare = budget
         .filter(|_| copyable(&output))
         .map(|_| spare_of(&output, &encoded));
-    let mut prepared = prepare_within(output, encoded, call, None);
-    let mut estimated = estimated_size(&prepared, policy);
+    let prepared = prepare_within(output, encoded, call, None);
+    let estimated = estimated_size(&prepared, policy);
     if !check.always && !budget.is_some_and(|budget| is_tight(estimated, budget)) {
         return prepared;
     }
-    prepared = stamped_exactly(prepared, check.counter, controls);
-    let (Some(budget), Some(spare)) = (budget, spare) else {
-        return prepared;
-    };
-    let mut target = budget;
-    for _ in 0..MAX_RETRIES {
-        let exact = exact_size(&prepared);
-        if exact <= budget as u64 || target <= 1 {
-            break;
-        }
-        target = lowered(target, budget, estimated, exact);
-        let (output, encoded) = &spare;
-        let (output, encoded) = spare_of(output, encoded);
-        let again = prepare_within(output, encoded, call, Some(target));
-        estimated = estimated_size(&again, policy);
-        prepared = stamped_exactly(again, check.counter, controls);
+    let stamp = |prepared| stamped_exactly(prepared, check.counter, controls);
+    let prepared = stamp(prepared);
+    match (budget, spare) {
+        (Some(budget), Some(spare)) => again_while_over(
+            prepared,
+            estimated,
+            budget,
+            &spare,
+            call,
+            &stamp,
+            &exact_size,
+        ),
+        _ => prepared,
     }
-    prepared
 }
 
 /// The response's size in token-normalized characters by its exact stamp.

@@ -39,7 +39,7 @@ mod wire;
 use envelope_core::Dialect;
 use serde_json::{Map, Value};
 
-use crate::{Clause, Contract, Gap, Rendering, Wire};
+use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -88,13 +88,10 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cos;
 
-impl Contract for Cos {
-    fn dialect(&self) -> Dialect {
-        Dialect::Cos
-    }
-
-    fn placement(&self) -> &'static str {
-        "A failure is exactly `{\"ok\": false, \"error\": {\"category\", \"retryable\", \
+contract!(
+    Cos,
+    Dialect::Cos,
+    placement: "A failure is exactly `{\"ok\": false, \"error\": {\"category\", \"retryable\", \
              \"message\"}}` (the categories and retryable defaults are the envelope's own). A \
              success is `{\"ok\": true, \"data\": …}` with the diagnostics block `data.meta`: \
              `layer`, `tokens_estimated` (of the whole response, itself included), `truncated` \
@@ -104,34 +101,6 @@ impl Contract for Cos {
              (`completeness`, `next_actions` with the `next-page` action's arguments as given, \
              `next_step`, `summary_line`, a verdict other than `INFO`, `empty_reason` and \
              `diagnosis`, `warnings`, `diagnostics`). A list payload is sent as `{\"results\": \
-             [...], \"meta\"}`, a scalar or null one as `{\"value\", \"meta\"}`."
-    }
-
-    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
-        render(wire, how)
-    }
-
-    fn view(&self, answer: &Value) -> Value {
-        view(answer)
-    }
-
-    fn schema(&self, data: &Value) -> Value {
-        schema(data)
-    }
-
-    fn succeeded(&self, answer: &Value) -> bool {
-        answer.get(key::OK).and_then(Value::as_bool) == Some(true)
-    }
-
-    fn unexpressed(&self) -> &'static [Gap] {
-        UNEXPRESSED
-    }
-
-    fn dropped(&self) -> &'static [Gap] {
-        DROPPED
-    }
-
-    fn clauses(&self) -> &'static [Clause] {
-        clauses::CLAUSES
-    }
-}
+             [...], \"meta\"}`, a scalar or null one as `{\"value\", \"meta\"}`.",
+    succeeded: |answer| answer.get(key::OK).and_then(Value::as_bool) == Some(true),
+);

@@ -31,7 +31,7 @@ use envelope_core::Dialect;
 use envelope_core::stage::ResponseMode;
 use serde_json::{Map, Value};
 
-use crate::{Clause, Contract, Gap, Rendering, Wire};
+use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -101,13 +101,10 @@ fn is_reserved(key: &str) -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Frigg;
 
-impl Contract for Frigg {
-    fn dialect(&self) -> Dialect {
-        Dialect::Frigg
-    }
-
-    fn placement(&self) -> &'static str {
-        "Size, coverage, trust, identity and recovery in separate fields: the rows (an \
+contract!(
+    Frigg,
+    Dialect::Frigg,
+    placement: "Size, coverage, trust, identity and recovery in separate fields: the rows (an \
              object payload's members) at the top level beside `completeness` in Frigg's shape, \
              with the next page's token in `completeness.continuation` and the `next-page` \
              action in `next_actions` unchanged; a failure as the recovery grammar `error_code`, \
@@ -115,35 +112,7 @@ impl Contract for Frigg {
              as `zero_hit_reason` in Frigg's names; a verdict other than the default, a budget \
              cut, warnings and diagnostics as `diagnostics` entries. `response_mode: full` adds \
              `notes` (the envelope's prose) and `runtime` (its `meta`, the token count made of \
-             this wire)."
-    }
-
-    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
-        render(wire, how)
-    }
-
-    fn view(&self, answer: &Value) -> Value {
-        view(answer)
-    }
-
-    fn schema(&self, data: &Value) -> Value {
-        schema(data)
-    }
-
-    fn succeeded(&self, answer: &Value) -> bool {
-        // The recovery grammar's code is written on failure only.
-        answer.get("error_code").is_none()
-    }
-
-    fn unexpressed(&self) -> &'static [Gap] {
-        UNEXPRESSED
-    }
-
-    fn dropped(&self) -> &'static [Gap] {
-        DROPPED
-    }
-
-    fn clauses(&self) -> &'static [Clause] {
-        clauses::CLAUSES
-    }
-}
+             this wire).",
+    // The recovery grammar's code is written on failure only.
+    succeeded: |answer| answer.get("error_code").is_none(),
+);

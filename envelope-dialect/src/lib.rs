@@ -22,6 +22,61 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+/// Implements [`Contract`] for a dialect module's unit type `$contract` from the module's own
+/// items, named alike in every dialect: `render`, `view`, `schema`, the gap tables `UNEXPRESSED`
+/// and `DROPPED`, and `clauses::CLAUSES`; what differs is given: the dialect's name, the
+/// paragraph on its placement, and how its own success field is read.
+macro_rules! contract {
+    (
+        $contract:ident,
+        $dialect:expr,
+        placement: $placement:expr,
+        succeeded: |$answer:ident| $succeeded:expr $(,)?
+    ) => {
+        impl $crate::Contract for $contract {
+            fn dialect(&self) -> envelope_core::Dialect {
+                $dialect
+            }
+
+            fn placement(&self) -> &'static str {
+                $placement
+            }
+
+            fn render(
+                &self,
+                wire: &$crate::Wire<'_>,
+                how: &$crate::Rendering,
+            ) -> serde_json::Value {
+                render(wire, how)
+            }
+
+            fn view(&self, answer: &serde_json::Value) -> serde_json::Value {
+                view(answer)
+            }
+
+            fn schema(&self, data: &serde_json::Value) -> serde_json::Value {
+                schema(data)
+            }
+
+            fn succeeded(&self, $answer: &serde_json::Value) -> bool {
+                $succeeded
+            }
+
+            fn unexpressed(&self) -> &'static [$crate::Gap] {
+                UNEXPRESSED
+            }
+
+            fn dropped(&self) -> &'static [$crate::Gap] {
+                DROPPED
+            }
+
+            fn clauses(&self) -> &'static [$crate::Clause] {
+                clauses::CLAUSES
+            }
+        }
+    };
+}
+
 mod clause;
 mod copy;
 mod cos;

@@ -36,7 +36,7 @@ mod wire;
 use envelope_core::Dialect;
 use serde_json::{Map, Value};
 
-use crate::{Clause, Contract, Gap, Rendering, Wire};
+use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -65,13 +65,10 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Pincher;
 
-impl Contract for Pincher {
-    fn dialect(&self) -> Dialect {
-        Dialect::Pincher
-    }
-
-    fn placement(&self) -> &'static str {
-        "Success is `{\"result\": data, \"_meta\": {…}}`; a failure's `result` is null, its \
+contract!(
+    Pincher,
+    Dialect::Pincher,
+    placement: "Success is `{\"result\": data, \"_meta\": {…}}`; a failure's `result` is null, its \
              message is `_meta.diagnosis` and the error itself the first `_meta.diagnosis_v2` \
              entry (`{code, severity: \"error\", message, data: {category, retryable, …}}`). \
              `_meta` holds `request_id`, `tokens_used` (of `result`) and the savings against the \
@@ -81,35 +78,7 @@ impl Contract for Pincher {
              `warnings_v2`, `capabilities` and the drift fields. pincher has no verdict, \
              `next_step` or completeness field: a cut travels as a `warnings_v2` entry code \
              `truncated` (its data the completeness and the trimmer's markers), a verdict that \
-             obliges the agent as one code `verdict`."
-    }
-
-    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
-        render(wire, how)
-    }
-
-    fn view(&self, answer: &Value) -> Value {
-        view(answer)
-    }
-
-    fn schema(&self, data: &Value) -> Value {
-        schema(data)
-    }
-
-    fn succeeded(&self, answer: &Value) -> bool {
-        // A failure's `result` is null and its error the first `diagnosis_v2` entry.
-        view::failure_of(answer).is_none()
-    }
-
-    fn unexpressed(&self) -> &'static [Gap] {
-        UNEXPRESSED
-    }
-
-    fn dropped(&self) -> &'static [Gap] {
-        DROPPED
-    }
-
-    fn clauses(&self) -> &'static [Clause] {
-        clauses::CLAUSES
-    }
-}
+             obliges the agent as one code `verdict`.",
+    // A failure's `result` is null and its error the first `diagnosis_v2` entry.
+    succeeded: |answer| view::failure_of(answer).is_none(),
+);

@@ -1,5 +1,7 @@
 //! [`Wire`]: an envelope as the budget stage wrote it, read through the field table.
 
+use envelope_core::TruncationReason;
+use envelope_core::fields::completeness as completeness_field;
 use envelope_core::fields::{envelope as field, meta as meta_field, next_action as action};
 use envelope_core::paging::NEXT_PAGE;
 use serde_json::{Map, Value};
@@ -132,6 +134,18 @@ impl<'a> Wire<'a> {
         self.meta_field(meta_field::TRUNCATED)
             .and_then(Value::as_bool)
             .unwrap_or(false)
+    }
+
+    /// Whether the response budget ended the page `completeness` describes: `budget_limit`
+    /// among its truncation reasons (the tool stopped early to fit, or the trimmer cut it).
+    pub fn budget_ended_page(&self) -> bool {
+        self.completeness_field(completeness_field::TRUNCATION_REASONS)
+            .and_then(Value::as_array)
+            .is_some_and(|reasons| {
+                reasons
+                    .iter()
+                    .any(|reason| reason.as_str() == Some(TruncationReason::BudgetLimit.as_str()))
+            })
     }
 
     /// The `next-page` action, when the page continues.

@@ -2,9 +2,9 @@
 //! envelope's agent-facing signals the contract has no field for.
 
 use envelope_budget::ROOT_LIST_KEY;
+use envelope_core::Verdict;
 use envelope_core::fields::{completeness, envelope as field, next_action};
 use envelope_core::meta_keys;
-use envelope_core::{TruncationReason, Verdict};
 use serde_json::{Map, Value};
 
 use super::key;
@@ -111,11 +111,7 @@ struct BudgetEnded {
 /// The budget-ended page of the envelope read by `wire`, when it has one; `None` also when the
 /// list or the total is not known (then `truncated` alone says it, with no marker guessed).
 fn ended_by_budget(wire: &crate::Wire<'_>, shape: Shape) -> Option<BudgetEnded> {
-    let reasons = wire
-        .completeness_field(completeness::TRUNCATION_REASONS)?
-        .as_array()?;
-    let budget = TruncationReason::BudgetLimit.as_str();
-    if !reasons.iter().any(|reason| reason.as_str() == Some(budget)) {
+    if !wire.budget_ended_page() {
         return None;
     }
     let count = |name| wire.completeness_field(name).and_then(Value::as_u64);

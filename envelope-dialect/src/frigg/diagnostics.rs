@@ -5,7 +5,7 @@
 
 use envelope_core::fields::completeness;
 use envelope_core::meta_keys as keys;
-use envelope_core::{Severity, TruncationReason, Verdict};
+use envelope_core::{Severity, Verdict};
 use serde_json::{Map, Value, json};
 
 use super::recovery::failed;
@@ -87,11 +87,7 @@ fn budget(wire: &Wire<'_>) -> Option<Value> {
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
     let reasons = wire.completeness_field(completeness::TRUNCATION_REASONS);
-    let ended_page = reasons.and_then(Value::as_array).is_some_and(|reasons| {
-        reasons
-            .iter()
-            .any(|reason| reason.as_str() == Some(TruncationReason::BudgetLimit.as_str()))
-    });
+    let ended_page = wire.budget_ended_page();
     let cut = wire.budget_cut() || !markers.is_empty() || ended_page;
     let stuck = unshrinkable.and_then(Value::as_bool).unwrap_or(false);
     if !cut && !stuck {

@@ -41,7 +41,7 @@ use envelope_core::Verdict;
 use envelope_core::fields::next_action as action_field;
 use serde_json::{Map, Value};
 
-use crate::{Clause, Contract, Gap, Rendering, Wire};
+use crate::{Rendering, Wire};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use view::view;
@@ -159,13 +159,10 @@ fn triage(wire: &Wire<'_>, verdict: Verdict, out: &mut Map<String, Value>) {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tsa;
 
-impl Contract for Tsa {
-    fn dialect(&self) -> Dialect {
-        Dialect::Tsa
-    }
-
-    fn placement(&self) -> &'static str {
-        "One flat object: `success` and `verdict` always (a failure is `ERROR`, a missing \
+contract!(
+    Tsa,
+    Dialect::Tsa,
+    placement: "One flat object: `success` and `verdict` always (a failure is `ERROR`, a missing \
              target `NOT_FOUND` with `success: true`, its message the `summary_line`); \
              `summary_line`, `next_step` and `agent_summary` `{summary_line, verdict, next_step}`; \
              on failure `error` (the message), `error_type` (the code, else the category), \
@@ -174,34 +171,6 @@ impl Contract for Tsa {
              the cap) and a `next_step` with the real numbers; `next_actions` unchanged; the \
              payload's members at the top level (whole under `data` when one would collide). With \
              `output_format: toon` the whole response is TOON in `toon_content` (`format: \
-             \"toon\"`), and `compact_only` keeps only the contract's control surface."
-    }
-
-    fn render(&self, wire: &Wire<'_>, how: &Rendering) -> Value {
-        render(wire, how)
-    }
-
-    fn view(&self, answer: &Value) -> Value {
-        view(answer)
-    }
-
-    fn schema(&self, data: &Value) -> Value {
-        schema(data)
-    }
-
-    fn succeeded(&self, answer: &Value) -> bool {
-        answer.get(keys::SUCCESS).and_then(Value::as_bool) == Some(true)
-    }
-
-    fn unexpressed(&self) -> &'static [Gap] {
-        UNEXPRESSED
-    }
-
-    fn dropped(&self) -> &'static [Gap] {
-        DROPPED
-    }
-
-    fn clauses(&self) -> &'static [Clause] {
-        clauses::CLAUSES
-    }
-}
+             \"toon\"`), and `compact_only` keeps only the contract's control surface.",
+    succeeded: |answer| answer.get(keys::SUCCESS).and_then(Value::as_bool) == Some(true),
+);
