@@ -113,6 +113,8 @@ pub struct ToolContext {
     // The server's dialect; a call's `dialect` control overrides it, naming one of `offered`.
     dialect: crate::dialect::Dialect,
     offered: crate::dialect::DialectSet,
+    // What each dialect can write of the controls: the server's dialect stage installs it.
+    expressible: crate::expressible::Expressible,
     states: Arc<States>,
     progress: Option<Arc<dyn ProgressSink>>,
     cancelled: Option<Arc<dyn Cancellation>>,
@@ -136,6 +138,7 @@ impl fmt::Debug for ToolContext {
             .field("controls", &self.controls)
             .field("dialect", &self.dialect)
             .field("offered", &self.offered)
+            .field("expressible", &self.expressible)
             .field("states", &self.states.len())
             .field("reports_progress", &self.progress.is_some())
             .field("cancelled", &self.is_cancelled())
@@ -474,6 +477,30 @@ impl ToolContext {
     pub fn with_offered_dialects(mut self, offered: crate::dialect::DialectSet) -> Self {
         self.offered = offered;
         self
+    }
+
+    /// What each dialect can write of the per-call controls, as the server's dialect stage
+    /// says (`envelope_dialect::EXPRESSIBLE`); without one, only the envelope's own wire writes
+    /// a control's other values ([`Expressible::ENVELOPE_ONLY`](crate::Expressible::ENVELOPE_ONLY)).
+    #[must_use]
+    pub fn with_expressible(mut self, expressible: crate::expressible::Expressible) -> Self {
+        self.expressible = expressible;
+        self
+    }
+
+    /// What each dialect can write of the per-call controls.
+    pub fn expressible(&self) -> crate::expressible::Expressible {
+        self.expressible
+    }
+
+    /// The server's dialect, those a call may ask for and what each can write: what the
+    /// controls are split against.
+    pub fn dialects(&self) -> crate::expressible::Dialects {
+        crate::expressible::Dialects {
+            dialect: self.dialect,
+            offered: self.offered,
+            expressible: self.expressible,
+        }
     }
 
     /// The dialects a call may ask for.

@@ -170,16 +170,6 @@ pub(crate) fn controls_properties() -> Map<String, Value> {
     }
 }
 
-impl crate::dialect::Dialect {
-    /// Whether this dialect can express `control` set to `value`: every dialect writes a
-    /// control's default ([`Controls::is_default`]); another value only a dialect that
-    /// [`supports`](crate::dialect::Dialect::supports) the control. Controls it does not know (a
-    /// tool's own arguments) are not its business: true.
-    pub fn expresses(self, control: &str, value: &Value) -> bool {
-        Controls::is_default(control, value) || self.supports(control)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,20 +2,18 @@
 //! contracts it unifies, and which per-call controls each can express.
 //!
 //! The dialect is chosen once per server and may be overridden per call with the `dialect`
-//! control. Every dialect renders the same typed envelope; this module only names them and
-//! says what each can carry, so that a call asking for what its dialect cannot write is refused
-//! before the tool runs (`invalid_argument`), never answered in a form that drops it silently.
-//! The rendering itself is a stage of its own, after the budget stage (`envelope-dialect`).
+//! control. Every dialect renders the same typed envelope; this module only names them, for
+//! what is decided before a tool runs: the `dialect` control and the binding of continuations.
+//! What each dialect can write, and the rendering itself, are its contract in
+//! `envelope-dialect`, a stage of its own after the budget stage; the server installs what
+//! each can write on the context ([`Expressible`](crate::Expressible)).
 //!
 //! ```
 //! use envelope_core::Dialect;
 //!
 //! let dialect: Dialect = "frigg".parse()?;
 //! assert_eq!(dialect, Dialect::Frigg);
-//! assert!(dialect.expresses("response_mode", &serde_json::json!("full")));
-//! assert!(!dialect.expresses("output_format", &serde_json::json!("toon")));
-//! // A control at its default value is expressible everywhere.
-//! assert!(Dialect::Cos.expresses("compact_only", &serde_json::json!(false)));
+//! assert_eq!(dialect.to_string(), "frigg");
 //! # Ok::<(), envelope_core::ToolError>(())
 //! ```
 
@@ -71,18 +69,6 @@ pub enum Dialect {
     Frigg,
 }
 
-/// A control a dialect may be unable to express, with the values that need it: every value but
-/// the control's default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ControlSupport {
-    /// The control's argument name.
-    pub control: &'static str,
-    /// Its values other than the default, as the table in the docs names them.
-    pub values: &'static str,
-    /// The dialects that can express those values.
-    pub dialects: &'static [Dialect],
-}
-
 impl Dialect {
     /// Every dialect, in wire order.
     pub const ALL: [Dialect; 5] = [
@@ -91,40 +77,6 @@ impl Dialect {
         Dialect::Cos,
         Dialect::Tsa,
         Dialect::Frigg,
-    ];
-
-    /// Which dialects express each control's non-default values. A control at its default
-    /// value (`response_mode: compact`, `output_format: json`, `compact_only: false`) is
-    /// accepted by every dialect, and every dialect pages (`continuation`).
-    ///
-    /// - `response_mode: full` is a level of detail only envelope (observability fields in
-    ///   `meta`) and Frigg (its `full` mode) define; pincher, cos and TSA write what their
-    ///   contracts stamp on every call.
-    /// - `output_format: toon` needs a place for TOON: envelope's text mirror, TSA's
-    ///   `toon_content`.
-    /// - `compact_only` reduces to a control surface, which only envelope and TSA define.
-    pub const SUPPORT: [ControlSupport; 4] = [
-        ControlSupport {
-            control: "response_mode",
-            values: "full",
-            dialects: &[Dialect::Envelope, Dialect::Frigg],
-        },
-        ControlSupport {
-            control: "output_format",
-            values: "toon",
-            dialects: &[Dialect::Envelope, Dialect::Tsa],
-        },
-        ControlSupport {
-            control: "compact_only",
-            values: "true",
-            dialects: &[Dialect::Envelope, Dialect::Tsa],
-        },
-        ControlSupport {
-            // wire: the paging argument
-            control: "continuation",
-            values: "a token",
-            dialects: &Dialect::ALL,
-        },
     ];
 
     /// The wire name.
@@ -149,38 +101,15 @@ impl Dialect {
         }
     }
 
-    /// Whether this dialect can write `control` set to a value other than its default (the
-    /// default every dialect writes: [`Dialect::expresses`]). Controls it does not know (a tool's
-    /// own arguments) are not its business: true.
-    pub fn supports(self, control: &str) -> bool {
-        Self::SUPPORT
-            .iter()
-            .find(|support| support.control == control)
-            .is_none_or(|support| support.dialects.contains(&self))
-    }
-
-    /// The controls' values this dialect can express, for the listing in an error.
-    fn supported(self) -> Vec<String> {
-        Self::SUPPORT
-            .iter()
-            .filter(|support| support.dialects.contains(&self))
-            .map(|support| format!("{}: {}", support.control, support.values))
-            .collect()
-    }
-
-    /// Every dialect with what it supports: the `data` of each refusal, so that the agent
-    /// reading it can pick again without another round trip.
+    /// Every dialect with the contract it speaks: the `data` of each refusal naming a
+    /// dialect, so that the agent reading it can pick again without another round trip. What
+    /// each can write of the controls is the dialect stage's to say
+    /// ([`Expressible::table`](crate::Expressible::table)).
     pub fn table() -> Value {
         Value::Array(
             Self::ALL
                 .iter()
-                .map(|dialect| {
-                    json!({
-                        "name": dialect.name(),
-                        "contract": dialect.contract(),
-                        "supports": dialect.supported(),
-                    })
-                })
+                .map(|dialect| json!({ "name": dialect.name(), "contract": dialect.contract() }))
                 .collect(),
         )
     }
@@ -237,32 +166,6 @@ impl Dialect {
         .with_data(json!({
             "field": DIALECT_CONTROL,
             "offered": offered.iter().map(Dialect::name).collect::<Vec<_>>(),
-            "dialects": Self::table(),
-        }))
-    }
-
-    /// The refusal of `control` set to `value`, which this dialect cannot express.
-    pub fn cannot_express(self, control: &str, value: &Value) -> ToolError {
-        let able: Vec<&str> = Self::SUPPORT
-            .iter()
-            .find(|support| support.control == control)
-            .map(|support| support.dialects.iter().map(|d| d.name()).collect())
-            .unwrap_or_default();
-        ToolError::validation(format!(
-            "the `{}` dialect cannot express `{control}: {value}`; only {} can",
-            self.name(),
-            able.iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-        .with_code(INVALID_ARGUMENT)
-        .with_hint(format!(
-            "leave `{control}` out, or ask for one of those with `{DIALECT_CONTROL}`"
-        ))
-        .with_data(json!({
-            "field": control,
-            "dialect": self.name(),
             "dialects": Self::table(),
         }))
     }
@@ -396,29 +299,6 @@ mod tests {
                 .as_str()
                 .expect("a message")
                 .contains("`yaml`")
-        );
-    }
-
-    #[test]
-    fn defaults_pass_everywhere_and_other_values_only_where_supported() {
-        for dialect in Dialect::ALL {
-            assert!(dialect.expresses("response_mode", &json!("compact")));
-            assert!(dialect.expresses("output_format", &json!("json")));
-            assert!(dialect.expresses("compact_only", &json!(false)));
-            assert!(dialect.expresses("continuation", &json!("tok")));
-        }
-        assert!(!Dialect::Cos.expresses("response_mode", &json!("full")));
-        assert!(!Dialect::Pincher.expresses("response_mode", &json!("full")));
-        assert!(!Dialect::Pincher.expresses("output_format", &json!("toon")));
-        assert!(Dialect::Tsa.expresses("compact_only", &json!(true)));
-        assert!(!Dialect::Frigg.expresses("compact_only", &json!(true)));
-        let error = Dialect::Cos.cannot_express("output_format", &json!("toon"));
-        let wire = serde_json::to_value(&error).expect("serializes");
-        assert!(
-            wire["message"]
-                .as_str()
-                .expect("a message")
-                .contains("only `envelope`, `tsa` can")
         );
     }
 }

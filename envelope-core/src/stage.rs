@@ -30,6 +30,7 @@ pub use crate::context::{Cancellation, ProgressSink, States};
 pub use crate::controls::{Controls, OutputFormat, ResponseMode};
 pub use crate::deep::drop_deep;
 use crate::envelope::Envelope;
+pub use crate::expressible::Dialects;
 pub use crate::meta::MetaStamp;
 pub use crate::next_action::normalize_next_actions;
 pub use crate::output::{Baseline, ToolOutput};

@@ -88,6 +88,10 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cos;
 
+/// Nothing beyond the defaults: cos stamps the same diagnostics on every call (no `full`), has
+/// no place for TOON and no control surface.
+const EXPRESSES: &[envelope_core::Expressed] = &[];
+
 contract!(
     Cos,
     Dialect::Cos,

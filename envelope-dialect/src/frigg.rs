@@ -101,6 +101,13 @@ fn is_reserved(key: &str) -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Frigg;
 
+/// `response_mode: full`: Frigg's own `full` mode (notes and runtime). It has no place for
+/// TOON and no control surface.
+const EXPRESSES: &[envelope_core::Expressed] = &[envelope_core::Expressed {
+    control: "response_mode",
+    values: "full",
+}];
+
 contract!(
     Frigg,
     Dialect::Frigg,

@@ -23,9 +23,10 @@
 //! ```
 
 /// Implements [`Contract`] for a dialect module's unit type `$contract` from the module's own
-/// items, named alike in every dialect: `render`, `view`, `schema`, the gap tables `UNEXPRESSED`
-/// and `DROPPED`, and `clauses::CLAUSES`; what differs is given: the dialect's name, the
-/// paragraph on its placement, and how its own success field is read.
+/// items, named alike in every dialect: `render`, `view`, `schema`, what it can write of the
+/// controls `EXPRESSES`, the gap tables `UNEXPRESSED` and `DROPPED`, and `clauses::CLAUSES`;
+/// what differs is given: the dialect's name, the paragraph on its placement, and how its own
+/// success field is read.
 macro_rules! contract {
     (
         $contract:ident,
@@ -62,6 +63,10 @@ macro_rules! contract {
                 $succeeded
             }
 
+            fn expresses(&self) -> &'static [envelope_core::Expressed] {
+                EXPRESSES
+            }
+
             fn unexpressed(&self) -> &'static [$crate::Gap] {
                 UNEXPRESSED
             }
@@ -87,8 +92,8 @@ mod tsa;
 mod typed;
 
 use envelope_budget::{Estimator, Prepared};
-use envelope_core::Dialect;
 use envelope_core::stage::Controls;
+use envelope_core::{Dialect, Expressed, Expressible};
 use serde_json::Value;
 
 pub use clause::{Clause, EVERY_DIALECT, Held};
@@ -146,6 +151,11 @@ pub trait Contract: Send + Sync + 'static {
     /// `isError` follows and a command-line caller exits by.
     fn succeeded(&self, answer: &Value) -> bool;
 
+    /// What this dialect can write of the per-call controls beyond their defaults (a control's
+    /// default every dialect writes, and every dialect pages): a call asking for another value
+    /// is refused before the tool runs ([`EXPRESSIBLE`]).
+    fn expresses(&self) -> &'static [Expressed];
+
     /// What the source contract has that an envelope cannot express, with why.
     fn unexpressed(&self) -> &'static [Gap];
 
@@ -170,6 +180,27 @@ pub fn contract(dialect: Dialect) -> &'static dyn Contract {
         Dialect::Frigg => &Frigg,
         _ => &EnvelopeWire,
     }
+}
+
+/// What every dialect can write of the per-call controls, from each [`Contract::expresses`]:
+/// what a server installs on each call's context
+/// ([`ToolContext::with_expressible`](envelope_core::ToolContext::with_expressible)), so that
+/// a control the answer's dialect cannot write is refused before the tool runs.
+///
+/// ```
+/// use envelope_core::Dialect;
+/// use envelope_dialect::EXPRESSIBLE;
+/// use serde_json::json;
+///
+/// assert!(EXPRESSIBLE.expresses(Dialect::Tsa, "output_format", &json!("toon")));
+/// assert!(!EXPRESSIBLE.expresses(Dialect::Cos, "output_format", &json!("toon")));
+/// assert!(EXPRESSIBLE.expresses(Dialect::Frigg, "response_mode", &json!("full")));
+/// ```
+pub const EXPRESSIBLE: Expressible = Expressible::new(expresses);
+
+/// [`Contract::expresses`] of `dialect`'s contract.
+fn expresses(dialect: Dialect) -> &'static [Expressed] {
+    contract(dialect).expresses()
 }
 
 /// The envelope's own wire, as a [`Contract`]: written and read back unchanged.
@@ -203,6 +234,12 @@ impl Contract for EnvelopeWire {
             .get(envelope_core::fields::envelope::OK)
             .and_then(Value::as_bool)
             == Some(true)
+    }
+
+    /// Every control: `meta`'s observability fields for `response_mode: full`, the text
+    /// mirror for `output_format: toon`, the control surface for `compact_only: true`.
+    fn expresses(&self) -> &'static [Expressed] {
+        Expressible::ENVELOPE_ONLY.of(Dialect::Envelope)
     }
 
     fn unexpressed(&self) -> &'static [Gap] {

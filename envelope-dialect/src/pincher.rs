@@ -65,6 +65,10 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Pincher;
 
+/// Nothing beyond the defaults: pincher stamps the same `_meta` on every call (no `full`), has
+/// no place for TOON and no control surface.
+const EXPRESSES: &[envelope_core::Expressed] = &[];
+
 contract!(
     Pincher,
     Dialect::Pincher,

@@ -18,7 +18,7 @@ use envelope_core::{
     Category, Completeness, Dialect, EmptyReason, Envelope, IncompleteReason, NextAction, Notice,
     Role, ToolError, TruncationReason, Unit, Verdict,
 };
-use envelope_dialect::{Rendering, dropped, render, schema, unexpressed};
+use envelope_dialect::{EXPRESSIBLE, Rendering, dropped, render, schema, unexpressed};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
@@ -777,7 +777,7 @@ fn zero_hit_reasons_map_row_by_row() {
 #[test]
 fn full_adds_notes_and_runtime_compact_leaves_them_out() {
     for mode in ["compact", "full"] {
-        assert!(Dialect::Frigg.expresses("response_mode", &json!(mode)));
+        assert!(EXPRESSIBLE.expresses(Dialect::Frigg, "response_mode", &json!(mode)));
     }
     let envelope = fixture("search_page_envelope.json");
     let rendered = frigg(&envelope, &full());

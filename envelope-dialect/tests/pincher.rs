@@ -12,7 +12,7 @@ use envelope_core::{
     Category, Completeness, Dialect, EmptyReason, Envelope, IncompleteReason, NextAction, Notice,
     Role, ToolError, TruncationReason, Unit, Verdict,
 };
-use envelope_dialect::{Rendering, dropped, render, schema, unexpressed};
+use envelope_dialect::{EXPRESSIBLE, Rendering, dropped, render, schema, unexpressed};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
@@ -973,14 +973,20 @@ fn the_control_surface_is_the_defaults_and_paging() {
         json!("tok"),
         json!("pincher"),
     ]) {
-        assert!(Dialect::Pincher.expresses(control, &value), "{control}");
+        assert!(
+            EXPRESSIBLE.expresses(Dialect::Pincher, control, &value),
+            "{control}"
+        );
     }
     for (control, value) in [
         ("response_mode", json!("full")),
         ("output_format", json!("toon")),
         ("compact_only", json!(true)),
     ] {
-        assert!(!Dialect::Pincher.expresses(control, &value), "{control}");
+        assert!(
+            !EXPRESSIBLE.expresses(Dialect::Pincher, control, &value),
+            "{control}"
+        );
     }
     // What reaches the dialect renders the same whatever the call asked.
     let envelope = search_page();

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use envelope_core::{DIALECT_CONTROL, Dialect};
-use envelope_dialect::{Clause, Gap, Held};
+use envelope_core::{DIALECT_CONTROL, Dialect, Expressible};
+use envelope_dialect::{Clause, EXPRESSIBLE, Gap, Held};
 use serde_json::json;
 
 /// The schema files, as `(path under docs/, contents)`, one per dialect but the envelope's own
@@ -102,29 +102,30 @@ pub(crate) fn markdown(header: &str) -> String {
          and what each supports, never answered with the control silently dropped.\n\n",
     );
     out.push_str("| control | value | dialects |\n|---|---|---|\n");
-    for support in Dialect::SUPPORT {
-        let dialects: Vec<String> = support
-            .dialects
+    for control in Expressible::GATED {
+        let values = Dialect::ALL
+            .iter()
+            .flat_map(|dialect| EXPRESSIBLE.of(*dialect))
+            .find(|expressed| expressed.control == control)
+            .map_or("", |expressed| expressed.values);
+        let dialects: Vec<String> = EXPRESSIBLE
+            .able(control)
             .iter()
             .map(|dialect| format!("`{dialect}`"))
             .collect();
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} |",
-            support.control,
-            support.values,
-            dialects.join(", ")
-        );
+        let _ = writeln!(out, "| `{control}` | {values} | {} |", dialects.join(", "));
     }
+    let every: Vec<String> = Dialect::ALL.iter().map(|d| format!("`{d}`")).collect();
+    // wire: the paging argument
+    let _ = writeln!(out, "| `continuation` | a token | {} |", every.join(", "));
     out.push_str(
         "\n## Bad input\n\n\
          - A `dialect` the server does not offer: `validation`, code `invalid_argument`, \
          `data.offered` naming the dialects it does.\n\
          - A `dialect` that names no dialect: `validation`, code `invalid_argument`, `data.field` \
-         `dialect`, `data.dialects` listing every dialect with its contract and what it \
-         supports.\n\
+         `dialect`, `data.dialects` listing every dialect with its contract.\n\
          - A control the call's dialect cannot express: the same code, naming the control and \
-         the dialects that can.\n\
+         the dialects that can, `data.dialects` listing what each supports.\n\
          - A continuation issued in one dialect presented in another: the same code, \
          `data.issued_in` naming the dialect to resume in (the `next-page` action as given \
          carries it).\n\n",

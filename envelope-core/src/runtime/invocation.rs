@@ -140,13 +140,7 @@ impl<'s> Invocation<'s> {
                 }
             }
             None => {
-                let split = split_controls(
-                    &self.spec.name,
-                    arguments,
-                    declared,
-                    ctx.offered_dialects(),
-                    ctx.dialect(),
-                );
+                let split = split_controls(&self.spec.name, arguments, declared, ctx.dialects());
                 match split {
                     Ok(split) => {
                         self.warnings.extend(split.notices);

@@ -9,7 +9,8 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
 use crate::controls::Controls;
-use crate::dialect::{DIALECT_CONTROL, Dialect, DialectSet};
+use crate::dialect::{DIALECT_CONTROL, Dialect};
+use crate::expressible::Dialects;
 use crate::fields::code;
 use crate::notice::Notice;
 use crate::paging_core::INVALID_ARGUMENT;
@@ -62,17 +63,21 @@ impl From<ToolError> for ControlRefusal {
 /// `tool`, which declares the argument names `declared` (`None`: its schema cannot list them,
 /// and every control is taken off).
 ///
-/// `offered` are the dialects the call may ask for and `dialect` the one it answers in unless
-/// it asks: a `dialect` control naming none of them, or a control the answer's dialect cannot
-/// write, refuses the call, as does arguments that are not an object (`null` reads as `{}`) or
+/// `dialects` says which dialect the call answers in unless it asks, which it may ask for and
+/// what each can write: a `dialect` control naming none of those offered, or a control the
+/// answer's dialect cannot write, refuses the call, as does arguments that are not an object (`null` reads as `{}`) or
 /// a control of the wrong type.
 pub fn split_controls(
     tool: &str,
     arguments: Value,
     declared: Option<&[String]>,
-    offered: DialectSet,
-    dialect: Dialect,
+    dialects: Dialects,
 ) -> Result<ControlSplit, ControlRefusal> {
+    let Dialects {
+        dialect,
+        offered,
+        expressible,
+    } = dialects;
     let mut object = match arguments {
         Value::Object(object) => object,
         Value::Null => Map::new(),
@@ -135,10 +140,10 @@ pub fn split_controls(
         let dialect = controls.dialect.unwrap_or(dialect);
         if let Some((control, value)) = given
             .iter()
-            .find(|(control, value)| !dialect.expresses(control, value))
+            .find(|(control, value)| !expressible.expresses(dialect, control, value))
         {
             return Err(ControlRefusal {
-                error: dialect.cannot_express(control, value),
+                error: expressible.cannot_express(dialect, control, value),
                 controls,
                 notices,
                 given,
@@ -192,7 +197,7 @@ mod tests {
         arguments: Value,
         declared: Option<&[String]>,
     ) -> Result<ControlSplit, ControlRefusal> {
-        split_controls("t", arguments, declared, DialectSet::ALL, Dialect::Envelope)
+        split_controls("t", arguments, declared, Dialects::default())
     }
 
     #[test]

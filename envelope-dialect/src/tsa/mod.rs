@@ -159,6 +159,19 @@ fn triage(wire: &Wire<'_>, verdict: Verdict, out: &mut Map<String, Value>) {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tsa;
 
+/// `output_format: toon` (TOON in `toon_content`) and `compact_only: true` (its control
+/// surface); TSA stamps the same fields on every call (no `full`).
+const EXPRESSES: &[envelope_core::Expressed] = &[
+    envelope_core::Expressed {
+        control: "output_format",
+        values: "toon",
+    },
+    envelope_core::Expressed {
+        control: "compact_only",
+        values: "true",
+    },
+];
+
 contract!(
     Tsa,
     Dialect::Tsa,

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 
 use envelope_budget::CallBudget;
 use envelope_core::stage::{
-    Cancellation, ControlSplit, Controls, ProgressSink, ToolOutput, module_disabled,
+    Cancellation, ControlSplit, Controls, Dialects, ProgressSink, ToolOutput, module_disabled,
     refused_at_entry, split_controls,
 };
 use envelope_core::{
@@ -199,7 +199,12 @@ impl EnvelopeServer {
             .declared
             .get(&spec.name)
             .and_then(Option::as_deref);
-        let split = split_controls(&spec.name, arguments, declared, offered, dialect);
+        let dialects = Dialects {
+            dialect,
+            offered,
+            expressible: envelope_dialect::EXPRESSIBLE,
+        };
+        let split = split_controls(&spec.name, arguments, declared, dialects);
         let given_twice = extras.given_twice;
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();
@@ -286,6 +291,7 @@ impl EnvelopeServer {
         let mut ctx = ToolContext::new()
             .with_dialect(dialect)
             .with_offered_dialects(offered)
+            .with_expressible(envelope_dialect::EXPRESSIBLE)
             .with_client_request_id(extras.client_request_id.as_deref())
             .with_disabled_modules(Arc::clone(&self.inner.disabled))
             .with_states(Arc::clone(&config.states));
