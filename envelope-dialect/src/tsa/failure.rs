@@ -5,10 +5,10 @@ use envelope_core::fields::{envelope as envelope_field, error as field};
 use envelope_core::{INTERNAL_MESSAGE, Verdict};
 use serde_json::{Map, Value};
 
-use super::keys;
+use super::wire::{AgentSummary, Answer};
 use crate::Wire;
 
-/// The failure fields of the envelope read by `wire` (a failed call's).
+/// Writes the failure fields of the envelope read by `wire` (a failed call's) on `answer`.
 ///
 /// - `error`: `error.message`. The contract has `error` present iff `success` is false, so a
 ///   failure whose error has no message still gets one: its code, else its category, else the
@@ -18,62 +18,41 @@ use crate::Wire;
 /// - `hint`: `error.hint`.
 /// - `retryable`, `retry_after_ms`: as the envelope has them. The contract has no retry field,
 ///   and whether the same call may succeed unchanged is what an agent must not guess.
-pub(super) fn fields(wire: &Wire<'_>) -> Map<String, Value> {
-    let mut out = Map::new();
+pub(super) fn fill(wire: &Wire<'_>, answer: &mut Answer) {
     let kind = text(wire, field::CODE).or_else(|| text(wire, field::CATEGORY));
     let message = text(wire, field::MESSAGE)
         .or_else(|| bare_message(wire))
         .or(kind)
         .unwrap_or(INTERNAL_MESSAGE);
-    out.insert(keys::ERROR.to_owned(), Value::from(message));
-    if let Some(kind) = kind {
-        out.insert(keys::ERROR_TYPE.to_owned(), Value::from(kind));
-    }
-    if let Some(hint) = text(wire, field::HINT) {
-        out.insert(keys::HINT.to_owned(), Value::from(hint));
-    }
-    if let Some(retryable) = wire
-        .error_field(field::RETRYABLE)
-        .filter(|v| v.is_boolean())
-    {
-        out.insert(keys::RETRYABLE.to_owned(), retryable.clone());
-    }
-    if let Some(wait) = wire
+    answer.error = Some(message.to_owned());
+    answer.error_type = kind.map(str::to_owned);
+    answer.hint = text(wire, field::HINT).map(str::to_owned);
+    answer.retryable = wire.error_field(field::RETRYABLE).and_then(Value::as_bool);
+    answer.retry_after_ms = wire
         .error_field(field::RETRY_AFTER_MS)
-        .filter(|v| v.is_u64())
-    {
-        out.insert(keys::RETRY_AFTER_MS.to_owned(), wait.clone());
-    }
-    out
+        .and_then(Value::as_u64);
 }
 
-/// The fields of a missing target (`NOT_FOUND`, a success in this contract): `summary_line`
+/// Writes the fields of a missing target (`NOT_FOUND`, a success in this contract): `summary_line`
 /// the error's message, `next_step` its hint (else what the verdict obliges), `agent_summary`
 /// with both, `error_type` its code (else its category) so that a reader can tell it from an
 /// empty result and read it back, and the retry advice as a failure has it. No `error`.
-pub(super) fn not_found_fields(wire: &Wire<'_>) -> Map<String, Value> {
+pub(super) fn fill_not_found(wire: &Wire<'_>, answer: &mut Answer) {
     let verdict = Verdict::NotFound;
-    let mut out = Map::new();
-    let kind = text(wire, field::CODE).or_else(|| text(wire, field::CATEGORY));
     let line = text(wire, field::MESSAGE).unwrap_or(verdict.obligation());
     let step = text(wire, field::HINT).unwrap_or(verdict.obligation());
-    let mut summary = Map::new();
-    summary.insert(keys::SUMMARY_LINE.to_owned(), Value::from(line));
-    summary.insert(keys::VERDICT.to_owned(), Value::from(verdict.as_str()));
-    summary.insert(keys::NEXT_STEP.to_owned(), Value::from(step));
-    out.insert(keys::AGENT_SUMMARY.to_owned(), Value::Object(summary));
-    out.insert(keys::SUMMARY_LINE.to_owned(), Value::from(line));
-    out.insert(keys::NEXT_STEP.to_owned(), Value::from(step));
-    if let Some(kind) = kind {
-        out.insert(keys::ERROR_TYPE.to_owned(), Value::from(kind));
-    }
-    if let Some(retryable) = wire
-        .error_field(field::RETRYABLE)
-        .filter(|v| v.is_boolean())
-    {
-        out.insert(keys::RETRYABLE.to_owned(), retryable.clone());
-    }
-    out
+    answer.agent_summary = Some(AgentSummary {
+        summary_line: Some(line.to_owned()),
+        verdict,
+        next_step: Some(step.to_owned()),
+        more: Map::new(),
+    });
+    answer.summary_line = Some(line.to_owned());
+    answer.next_step = Some(step.to_owned());
+    answer.error_type = text(wire, field::CODE)
+        .or_else(|| text(wire, field::CATEGORY))
+        .map(str::to_owned);
+    answer.retryable = wire.error_field(field::RETRYABLE).and_then(Value::as_bool);
 }
 
 /// A non-empty string member of the error object.

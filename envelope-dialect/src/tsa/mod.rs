@@ -35,20 +35,22 @@ mod schema;
 mod toon;
 mod truncation;
 mod view;
+mod wire;
 
 use envelope_core::Dialect;
 use envelope_core::Verdict;
-use envelope_core::fields::next_action as action_field;
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::{Rendering, Wire};
+use wire::{Action, AgentSummary, Answer};
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use view::view;
 
 /// The envelope read by `wire`, written in this dialect.
 pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
-    let mut full = fields(wire);
+    let mut full = answer(wire).into_object();
     let placed = if wire.ok() {
         payload::place(wire.data(), &full)
     } else {
@@ -69,35 +71,28 @@ pub(crate) fn schema(data: &Value) -> Value {
 }
 
 /// Every field the dialect writes itself, before the payload is placed beside them.
-fn fields(wire: &Wire<'_>) -> Map<String, Value> {
+fn answer(wire: &Wire<'_>) -> Answer {
     let verdict = verdict(wire);
     let missing = not_found(wire);
-    let mut out = Map::new();
-    out.insert(keys::SUCCESS.to_owned(), Value::Bool(wire.ok() || missing));
-    out.insert(keys::VERDICT.to_owned(), Value::from(verdict.as_str()));
+    let mut answer = Answer::new(wire.ok() || missing, verdict);
     if missing {
-        out.extend(failure::not_found_fields(wire));
+        failure::fill_not_found(wire, &mut answer);
     } else {
-        triage(wire, verdict, &mut out);
+        triage(wire, verdict, &mut answer);
     }
     if !wire.ok() && !missing {
-        out.extend(failure::fields(wire));
+        failure::fill(wire, &mut answer);
     }
-    let warnings = notices::lines(wire);
-    if !warnings.is_empty() {
-        out.insert(keys::WARNINGS.to_owned(), Value::from(warnings));
-    }
-    out.extend(truncation::fields(wire));
-    let actions: Vec<Value> = wire
+    answer.warnings = notices::lines(wire);
+    truncation::fill(wire, &mut answer);
+    // Each action carried is the envelope's, unchanged; an entry that names no call (an id, a
+    // tool and an object of arguments) is left out.
+    answer.next_actions = wire
         .next_actions()
         .iter()
-        .filter(|action| followable(action))
-        .cloned()
+        .filter_map(|action| Action::deserialize(action).ok())
         .collect();
-    if !actions.is_empty() {
-        out.insert(keys::NEXT_ACTIONS.to_owned(), Value::Array(actions));
-    }
-    out
+    answer
 }
 
 /// Whether the envelope's failure is the contract's `NOT_FOUND`: "the tool ran fine but the
@@ -109,16 +104,6 @@ fn not_found(wire: &Wire<'_>) -> bool {
             .error_field(envelope_core::fields::error::CATEGORY)
             .and_then(Value::as_str)
             == Some(envelope_core::Category::NotFound.as_str())
-}
-
-/// Whether a next action can be called as given: an id, a tool and an object of arguments.
-/// Each one carried is the envelope's, unchanged; an entry that names no call is left out.
-fn followable(action: &Value) -> bool {
-    action.get(action_field::ID).is_some_and(Value::is_string)
-        && action.get(action_field::TOOL).is_some_and(Value::is_string)
-        && action
-            .get(action_field::ARGUMENTS)
-            .is_some_and(Value::is_object)
 }
 
 /// The verdict, read leniently (legacy spellings canonicalize, anything else is `INFO`) and
@@ -135,24 +120,21 @@ fn verdict(wire: &Wire<'_>) -> Verdict {
 }
 
 /// `summary_line`, `next_step` and, when there is a summary line, `agent_summary`.
-fn triage(wire: &Wire<'_>, verdict: Verdict, out: &mut Map<String, Value>) {
+fn triage(wire: &Wire<'_>, verdict: Verdict, answer: &mut Answer) {
     let next_step = wire
         .next_step()
         .map(str::to_owned)
         .or_else(|| truncation::next_step(wire));
     if let Some(line) = wire.summary_line() {
-        let mut summary = Map::new();
-        summary.insert(keys::SUMMARY_LINE.to_owned(), Value::from(line));
-        summary.insert(keys::VERDICT.to_owned(), Value::from(verdict.as_str()));
-        if let Some(step) = &next_step {
-            summary.insert(keys::NEXT_STEP.to_owned(), Value::from(step.as_str()));
-        }
-        out.insert(keys::AGENT_SUMMARY.to_owned(), Value::Object(summary));
-        out.insert(keys::SUMMARY_LINE.to_owned(), Value::from(line));
+        answer.agent_summary = Some(AgentSummary {
+            summary_line: Some(line.to_owned()),
+            verdict,
+            next_step: next_step.clone(),
+            more: serde_json::Map::new(),
+        });
+        answer.summary_line = Some(line.to_owned());
     }
-    if let Some(step) = next_step {
-        out.insert(keys::NEXT_STEP.to_owned(), Value::String(step));
-    }
+    answer.next_step = next_step;
 }
 
 /// tree-sitter-analyzer's agent envelope, as a [`Contract`]: see the module.

@@ -8,9 +8,12 @@ use envelope_core::{Completeness, TruncationReason, Unit};
 use serde_json::{Map, Value};
 
 use super::keys;
+use super::wire::Answer;
 use crate::Wire;
 
-/// The truncation fields of the envelope read by `wire`, as top-level members.
+/// Writes the truncation fields of the envelope read by `wire` on `answer`: the flag and the
+/// cap in their typed fields, the counts and markers (whose names depend on the answer) beside
+/// them.
 ///
 /// - `truncated`: `true` iff anything was omitted from this response: the tool's cut
 ///   (`completeness.truncated`), the budget trimmer's (`meta.truncated`), rows earlier pages
@@ -28,23 +31,18 @@ use crate::Wire;
 ///   last page's cap (the page size earlier pages used) is not in the envelope.
 /// - every trimmer marker (`truncated_<key>_from`/`_to`, `truncated_string_fields`, …) as is:
 ///   how much the budget cut from collections no completeness describes.
-pub(super) fn fields(wire: &Wire<'_>) -> Map<String, Value> {
-    let mut out = Map::new();
+pub(super) fn fill(wire: &Wire<'_>, answer: &mut Answer) {
     let cut_by_tool = flag(wire.completeness_field(field::TRUNCATED));
     if wire.completeness().is_some() || wire.budget_cut() {
-        let omitted = cut_by_tool || wire.budget_cut() || omits_rows(wire);
-        out.insert(keys::TRUNCATED.to_owned(), Value::Bool(omitted));
+        answer.truncated = Some(cut_by_tool || wire.budget_cut() || omits_rows(wire));
     }
     if let Some(unit) = unit(wire) {
-        count_fields(wire, &unit, &mut out);
+        count_fields(wire, &unit, &mut answer.beside);
     }
-    if let Some(cap) = listed_cap(wire, cut_by_tool) {
-        out.insert(keys::LISTED_CAP.to_owned(), cap.clone());
-    }
+    answer.listed_cap = listed_cap(wire, cut_by_tool).and_then(Value::as_u64);
     for (marker, value) in wire.trim_markers() {
-        out.insert(marker.clone(), value.clone());
+        answer.beside.insert(marker.clone(), value.clone());
     }
-    out
 }
 
 /// `<unit>_count` and `<unit plural>_listed`, from a completeness whose counts are numbers.
