@@ -1082,3 +1082,24 @@ fn the_gap_tables_say_each_why_in_one_sentence() {
         }
     }
 }
+
+/// What is not an answer in this dialect is not read as one: `view` says it failed, and why,
+/// in the envelope's own failure (nothing of it passes for a success).
+#[test]
+fn what_is_not_a_tsa_answer_reads_back_as_a_failure_that_says_so() {
+    for foreign in [
+        json!(42),
+        json!({"ok": true, "data": {}}),
+        json!({"success": "yes"}),
+        json!({"success": true, "truncated": 3}),
+    ] {
+        let back = envelope_dialect::view(Dialect::Tsa, &foreign);
+        assert_eq!(back["ok"], false, "{foreign}: {back:#}");
+        assert_eq!(back["error"]["category"], "internal", "{back:#}");
+        let message = back["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("not a tree-sitter-analyzer agent envelope"),
+            "{message}"
+        );
+    }
+}

@@ -6,8 +6,10 @@ use envelope_core::fields::{
 use envelope_core::{Category, TruncationReason, Verdict};
 use serde_json::{Map, Value, json};
 
+use serde::Deserialize;
+
 use super::keys;
-use crate::copy;
+use super::wire::Answer;
 
 /// The flat TSA object as an envelope: `success`, `verdict` and the triage fields under the
 /// envelope's names; a failure's `error`/`error_type`/`hint`/`retryable`; each warning line
@@ -16,59 +18,59 @@ use crate::copy;
 /// `listed_cap` written, or a whole collection); the payload (`data`, else the members no TSA
 /// field claims). A TOON form's payload stays in `toon_content`, which is not decoded here.
 pub(crate) fn view(answer: &Value) -> Value {
-    let Some(top) = answer.as_object() else {
-        return Value::Object(Map::from_iter([(field::OK.to_owned(), Value::Bool(false))]));
+    // Read through the type it is written from; an answer of another shape is not this
+    // dialect's, and reads as a failure that says so.
+    let answer = match Answer::deserialize(answer) {
+        Ok(answer) => answer,
+        Err(error) => return unreadable(&error),
     };
-    let success = top
-        .get(keys::SUCCESS)
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
     // A missing target is a success in this contract and the envelope's `not_found` failure.
-    let missing = success
-        && top.get(keys::VERDICT).and_then(Value::as_str) == Some(Verdict::NotFound.as_str())
-        && top.contains_key(keys::ERROR_TYPE);
-    let ok = success && !missing;
+    let missing =
+        answer.success && answer.verdict == Some(Verdict::NotFound) && answer.error_type.is_some();
+    let ok = answer.success && !missing;
     let mut out = Map::new();
     out.insert(field::OK.to_owned(), Value::Bool(ok));
     if missing {
-        out.insert(field::ERROR.to_owned(), not_found(top));
+        out.insert(field::ERROR.to_owned(), not_found(&answer));
         return Value::Object(out);
     }
-    copy::renamed(
-        &mut out,
-        [
-            (keys::VERDICT, field::VERDICT),
-            (keys::SUMMARY_LINE, field::SUMMARY_LINE),
-            (keys::NEXT_STEP, field::NEXT_STEP),
-            (keys::NEXT_ACTIONS, field::NEXT_ACTIONS),
-        ],
-        |key| top.get(key),
-    );
-    if !ok {
-        out.insert(field::ERROR.to_owned(), failure(top));
+    if let Some(verdict) = answer.verdict {
+        out.insert(field::VERDICT.to_owned(), Value::from(verdict.as_str()));
     }
-    let warnings: Vec<Value> = top
-        .get(keys::WARNINGS)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(notice)
-        .collect();
+    if let Some(line) = &answer.summary_line {
+        out.insert(field::SUMMARY_LINE.to_owned(), Value::from(line.as_str()));
+    }
+    if let Some(step) = &answer.next_step {
+        out.insert(field::NEXT_STEP.to_owned(), Value::from(step.as_str()));
+    }
+    if !answer.next_actions.is_empty() {
+        out.insert(
+            field::NEXT_ACTIONS.to_owned(),
+            serde_json::to_value(&answer.next_actions).unwrap_or(Value::Null),
+        );
+    }
+    if !ok {
+        out.insert(field::ERROR.to_owned(), failure(&answer));
+    }
+    let warnings: Vec<Value> = answer.warnings.iter().map(|line| notice(line)).collect();
     if !warnings.is_empty() {
         out.insert(field::WARNINGS.to_owned(), Value::Array(warnings));
     }
-    let counts = Counts::read(top);
-    if let Some(completeness) = counts.as_ref().and_then(|counts| counts.completeness(top)) {
+    let counts = Counts::read(&answer);
+    if let Some(completeness) = counts
+        .as_ref()
+        .and_then(|counts| counts.completeness(&answer))
+    {
         out.insert(field::COMPLETENESS.to_owned(), completeness);
     }
-    let markers: Map<String, Value> = top
+    let markers: Map<String, Value> = answer
+        .beside
         .iter()
         .filter(|(name, _)| is_marker(name))
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     if ok {
-        out.insert(field::DATA.to_owned(), payload(top, counts.as_ref()));
+        out.insert(field::DATA.to_owned(), payload(&answer, counts.as_ref()));
     }
     let mut meta = Map::new();
     if !markers.is_empty() {
@@ -79,6 +81,17 @@ pub(crate) fn view(answer: &Value) -> Value {
     Value::Object(out)
 }
 
+/// What is not an answer in this dialect, read as the envelope's failure saying so.
+fn unreadable(error: &serde_json::Error) -> Value {
+    json!({
+        field::OK: false,
+        field::ERROR: {
+            error::CATEGORY: Category::Internal.as_str(),
+            error::MESSAGE: format!("not a tree-sitter-analyzer agent envelope: {error}"),
+        },
+    })
+}
+
 /// A trimmer marker the dialect copies to the top level.
 fn is_marker(name: &str) -> bool {
     name.starts_with(meta_field::MARKER_PREFIX) && name != keys::TRUNCATED
@@ -86,9 +99,9 @@ fn is_marker(name: &str) -> bool {
 
 /// The envelope's `error` from the flat failure fields: `error_type` is the category when it
 /// names one, else the code.
-fn failure(top: &Map<String, Value>) -> Value {
+fn failure(answer: &Answer) -> Value {
     let mut out = Map::new();
-    if let Some(kind) = top.get(keys::ERROR_TYPE).and_then(Value::as_str) {
+    if let Some(kind) = &answer.error_type {
         let is_category = Category::ALL
             .iter()
             .any(|category| category.as_str() == kind);
@@ -97,46 +110,51 @@ fn failure(top: &Map<String, Value>) -> Value {
         } else {
             error::CODE
         };
-        out.insert(name.to_owned(), Value::from(kind));
+        out.insert(name.to_owned(), Value::from(kind.as_str()));
     }
-    copy::renamed(
-        &mut out,
-        [
-            (keys::ERROR, error::MESSAGE),
-            (keys::HINT, error::HINT),
-            (keys::RETRYABLE, error::RETRYABLE),
-            (keys::RETRY_AFTER_MS, error::RETRY_AFTER_MS),
-        ],
-        |key| top.get(key),
-    );
+    let texts = [(error::MESSAGE, &answer.error), (error::HINT, &answer.hint)];
+    for (name, text) in texts {
+        if let Some(text) = text {
+            out.insert(name.to_owned(), Value::from(text.as_str()));
+        }
+    }
+    if let Some(retryable) = answer.retryable {
+        out.insert(error::RETRYABLE.to_owned(), Value::Bool(retryable));
+    }
+    if let Some(wait) = answer.retry_after_ms {
+        out.insert(error::RETRY_AFTER_MS.to_owned(), Value::from(wait));
+    }
     Value::Object(out)
 }
 
 /// The envelope's `not_found` error from a `NOT_FOUND` answer: its message the
 /// `summary_line`, its hint the `next_step`, its code the `error_type` (unless that is the
 /// category itself).
-fn not_found(top: &Map<String, Value>) -> Value {
+fn not_found(answer: &Answer) -> Value {
     let mut out = Map::new();
     out.insert(
         error::CATEGORY.to_owned(),
         Value::from(Category::NotFound.as_str()),
     );
-    if let Some(kind) = top
-        .get(keys::ERROR_TYPE)
-        .and_then(Value::as_str)
+    if let Some(kind) = answer
+        .error_type
+        .as_deref()
         .filter(|kind| *kind != Category::NotFound.as_str())
     {
         out.insert(error::CODE.to_owned(), Value::from(kind));
     }
-    copy::renamed(
-        &mut out,
-        [
-            (keys::SUMMARY_LINE, error::MESSAGE),
-            (keys::NEXT_STEP, error::HINT),
-            (keys::RETRYABLE, error::RETRYABLE),
-        ],
-        |key| top.get(key),
-    );
+    let texts = [
+        (error::MESSAGE, &answer.summary_line),
+        (error::HINT, &answer.next_step),
+    ];
+    for (name, text) in texts {
+        if let Some(text) = text {
+            out.insert(name.to_owned(), Value::from(text.as_str()));
+        }
+    }
+    if let Some(retryable) = answer.retryable {
+        out.insert(error::RETRYABLE.to_owned(), Value::Bool(retryable));
+    }
     Value::Object(out)
 }
 
@@ -162,8 +180,9 @@ struct Counts {
 
 impl Counts {
     /// The counts, when the answer lists a collection (`<units>_listed` beside `truncated`).
-    fn read(top: &Map<String, Value>) -> Option<Counts> {
-        let truncated = top.get(keys::TRUNCATED)?.as_bool()?;
+    fn read(answer: &Answer) -> Option<Counts> {
+        let truncated = answer.truncated?;
+        let top = &answer.beside;
         let (listed_key, returned) = top.iter().find_map(|(name, value)| {
             name.strip_suffix(keys::LISTED_SUFFIX)
                 .filter(|plural| !plural.is_empty())
@@ -189,14 +208,15 @@ impl Counts {
             returned,
             total,
             truncated,
-            capped: top.contains_key(keys::LISTED_CAP),
+            capped: answer.listed_cap.is_some(),
         })
     }
 
     /// `completeness`, when the counts determine it: a page cut by its size alone, or a whole
     /// collection with its exact total. Any other cut's reasons are not in the wire.
-    fn completeness(&self, top: &Map<String, Value>) -> Option<Value> {
-        let offset = top
+    fn completeness(&self, answer: &Answer) -> Option<Value> {
+        let offset = answer
+            .beside
             .iter()
             .find(|(name, _)| name.ends_with(keys::OFFSET_SUFFIX))
             .and_then(|(_, value)| value.as_u64());
@@ -232,8 +252,8 @@ impl Counts {
 }
 
 /// The payload: `data` when the dialect put it there, else every member no TSA field claims.
-fn payload(top: &Map<String, Value>, counts: Option<&Counts>) -> Value {
-    if let Some(data) = top.get(keys::DATA) {
+fn payload(answer: &Answer, counts: Option<&Counts>) -> Value {
+    if let Some(data) = &answer.data {
         return data.clone();
     }
     let derived = |name: &str| {
@@ -244,10 +264,10 @@ fn payload(top: &Map<String, Value>, counts: Option<&Counts>) -> Value {
         })
     };
     Value::Object(
-        top.iter()
-            .filter(|(name, _)| {
-                !keys::OWNED.contains(&name.as_str()) && !is_marker(name) && !derived(name)
-            })
+        answer
+            .beside
+            .iter()
+            .filter(|(name, _)| !is_marker(name) && !derived(name))
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect(),
     )

@@ -11,7 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 /// One answer. The top level is open, as the contract's is; what the type pins is the
-/// contract's own fields and its invariants: `success` and `verdict` always; `error` iff
+/// contract's own fields and its invariants: `success` always (and `verdict`, which readers
+/// take when present); `error` iff
 /// `success` is false; verdict `ERROR` iff it failed; `format` and `toon_content` together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(extend(
@@ -31,8 +32,11 @@ use serde_json::{Map, Value};
 pub(super) struct Answer {
     /// Whether the tool ran end to end (a missing target included: `NOT_FOUND`).
     pub(super) success: bool,
-    /// One of the eight canonical verdicts: `ERROR` exactly when `success` is false.
-    pub(super) verdict: Verdict,
+    /// One of the eight canonical verdicts: `ERROR` exactly when `success` is false. Always
+    /// written; the contract's readers take it "when present".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Verdict")]
+    pub(super) verdict: Option<Verdict>,
     /// The one-line triage signal, mirrored from `agent_summary`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
@@ -111,7 +115,7 @@ impl Answer {
     pub(super) fn new(success: bool, verdict: Verdict) -> Self {
         Answer {
             success,
-            verdict,
+            verdict: Some(verdict),
             summary_line: None,
             next_step: None,
             agent_summary: None,
