@@ -29,9 +29,10 @@ mod wire;
 
 use envelope_core::Dialect;
 use envelope_core::stage::ResponseMode;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::{Rendering, Wire};
+use wire::Answer;
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
@@ -58,16 +59,16 @@ pub(crate) const RESERVED: [&str; 12] = [
 /// The envelope read by `wire`, written in Frigg's fields. Never panics: a field of an odd
 /// shape is left out rather than guessed.
 pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
-    let mut out = Map::new();
-    place_payload(wire, &mut out);
-    paging::write(wire, &mut out);
-    recovery::write(wire, &mut out);
-    diagnostics::write(wire, &mut out);
+    let mut answer = Answer::default();
+    place_payload(wire, &mut answer);
+    paging::write(wire, &mut answer);
+    recovery::write(wire, &mut answer);
+    diagnostics::write(wire, &mut answer);
     let full = how.controls.response_mode == ResponseMode::Full;
     if full {
-        runtime::write_notes(wire, &mut out);
+        runtime::write_notes(wire, &mut answer);
     }
-    let mut value = Value::Object(out);
+    let mut value = answer.to_value();
     if full {
         runtime::write_runtime(wire, &mut value, how.estimator);
     }
@@ -76,7 +77,7 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
 
 /// Writes the payload: flattened when it is an object none of whose members is reserved, else
 /// whole under `data` (a null payload, or none, writes nothing).
-fn place_payload(wire: &Wire<'_>, out: &mut Map<String, Value>) {
+fn place_payload(wire: &Wire<'_>, answer: &mut Answer) {
     // An error's `data` is the error's, not a payload: the recovery writes it.
     if recovery::failed(wire) {
         return;
@@ -84,11 +85,9 @@ fn place_payload(wire: &Wire<'_>, out: &mut Map<String, Value>) {
     match wire.data() {
         None | Some(Value::Null) => {}
         Some(Value::Object(rows)) if !rows.keys().any(|key| is_reserved(key)) => {
-            out.extend(rows.iter().map(|(key, value)| (key.clone(), value.clone())));
+            answer.rows = rows.clone();
         }
-        Some(payload) => {
-            out.insert("data".to_owned(), payload.clone());
-        }
+        Some(payload) => answer.data = Some(payload.clone()),
     }
 }
 

@@ -5,10 +5,12 @@
 
 use envelope_core::fields::completeness;
 use envelope_core::meta_keys as keys;
-use envelope_core::{Severity, Verdict};
+use envelope_core::{Notice, Severity, Verdict};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::recovery::failed;
+use super::wire::Answer;
 use crate::Wire;
 
 /// Entry code of a verdict other than the one a Frigg reader infers (INFO on success, ERROR on
@@ -24,36 +26,31 @@ pub(super) const INDEX_SCHEMA: &str = "index_schema_version";
 pub(super) const ATTACHMENTS: &str = "attachments";
 
 /// Writes `diagnostics` when there is anything to say.
-pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
-    let mut entries = Vec::new();
+pub(super) fn write(wire: &Wire<'_>, answer: &mut Answer) {
+    let entries = &mut answer.diagnostics;
     entries.extend(verdict(wire));
     entries.extend(budget(wire));
     entries.extend(
         wire.warnings()
             .iter()
             .chain(wire.diagnostics())
-            .filter(|notice| notice.is_object())
-            .cloned(),
+            .filter_map(|notice| Notice::deserialize(notice).ok()),
     );
     entries.extend(freshness(wire));
     entries.extend(attachments(wire));
-    if !entries.is_empty() {
-        out.insert("diagnostics".to_owned(), Value::Array(entries));
-    }
 }
 
 /// One entry: `{code, severity, message, data?}`, the envelope's notice shape.
-fn entry(code: &str, severity: Severity, message: &str, data: Option<Value>) -> Value {
-    let mut entry = json!({ "code": code, "severity": severity.as_str(), "message": message });
-    if let (Some(data), Value::Object(object)) = (data, &mut entry) {
-        object.insert("data".to_owned(), data);
+fn entry(code: &str, severity: Severity, message: &str, data: Option<Value>) -> Notice {
+    Notice {
+        data,
+        ..Notice::new(code, severity, message)
     }
-    entry
 }
 
 /// The verdict, unless it is the one a Frigg reader infers: its message is what the verdict
 /// obliges the agent to do.
-fn verdict(wire: &Wire<'_>) -> Option<Value> {
+fn verdict(wire: &Wire<'_>) -> Option<Notice> {
     let verdict = Verdict::canonicalize(wire.verdict()?);
     let implied = if failed(wire) {
         Verdict::Error
@@ -80,7 +77,7 @@ fn verdict(wire: &Wire<'_>) -> Option<Value> {
 /// `envelope_unshrinkable`, when the trimmer cut something or could not cut enough; and, when
 /// the budget ended the page (`budget_limit`, which Frigg's closed list writes `page_limit`),
 /// the envelope's own `truncation_reasons`, so that the cause is said and can be read back.
-fn budget(wire: &Wire<'_>) -> Option<Value> {
+fn budget(wire: &Wire<'_>) -> Option<Notice> {
     let unshrinkable = wire.meta_field(keys::ENVELOPE_UNSHRINKABLE);
     let markers: Map<String, Value> = wire
         .trim_markers()
@@ -118,7 +115,7 @@ fn budget(wire: &Wire<'_>) -> Option<Value> {
 }
 
 /// Index freshness: stored data newer than the binary, and the schema version of the index.
-fn freshness(wire: &Wire<'_>) -> Vec<Value> {
+fn freshness(wire: &Wire<'_>) -> Vec<Notice> {
     let mut entries = Vec::new();
     if let Some(drift) = wire.meta_field(keys::BINARY_DRIFT_WARNING) {
         let message = drift
@@ -144,7 +141,7 @@ fn freshness(wire: &Wire<'_>) -> Vec<Value> {
 }
 
 /// The media attached beside the answer and whether each was sent; a warning when one was not.
-fn attachments(wire: &Wire<'_>) -> Option<Value> {
+fn attachments(wire: &Wire<'_>) -> Option<Notice> {
     let attachments = wire.meta_field(keys::ATTACHMENTS)?;
     let all_sent = attachments.as_array().is_some_and(|list| {
         list.iter()

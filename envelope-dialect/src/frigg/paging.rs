@@ -2,41 +2,35 @@
 //! `next_actions` in Frigg's explicit action shape.
 
 use envelope_core::NextAction;
-use envelope_core::fields::envelope;
 use envelope_core::limits::MAX_NEXT_ACTIONS;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::wire::{Action, Completeness};
+use super::wire::{Action, Answer, Completeness};
 use crate::Wire;
 
 /// Writes `completeness` and `next_actions`.
-pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
-    if let Some(completeness) = completeness(wire) {
-        out.insert(envelope::COMPLETENESS.to_owned(), completeness);
-    }
-    let actions = actions(wire);
-    if !actions.is_empty() {
-        out.insert(envelope::NEXT_ACTIONS.to_owned(), Value::Array(actions));
-    }
+pub(super) fn write(wire: &Wire<'_>, answer: &mut Answer) {
+    answer.completeness = completeness(wire);
+    answer.next_actions = actions(wire);
 }
 
 /// Frigg's `completeness` ([`Completeness`]) from the envelope's, with the next page's token
 /// (the one the `next-page` action carries: Frigg's clients store only this). An odd envelope's
 /// completeness that does not read as one is left out rather than sent contradictory.
-fn completeness(wire: &Wire<'_>) -> Option<Value> {
+fn completeness(wire: &Wire<'_>) -> Option<Completeness> {
     let envelope: envelope_core::Completeness =
         serde_json::from_value(Value::Object(wire.completeness()?.clone())).ok()?;
-    serde_json::to_value(Completeness::of(&envelope, wire.continuation())).ok()
+    Some(Completeness::of(&envelope, wire.continuation()))
 }
 
 /// The envelope's next actions, at most eight, each in Frigg's closed shape ([`Action`]):
 /// `order` and `dependencies` written even at their defaults, `arguments` exactly as given. An
 /// entry that is no next action (an odd envelope's) is left out rather than sent malformed.
-fn actions(wire: &Wire<'_>) -> Vec<Value> {
+fn actions(wire: &Wire<'_>) -> Vec<Action> {
     wire.next_actions()
         .iter()
         .filter_map(|action| serde_json::from_value::<NextAction>(action.clone()).ok())
         .take(MAX_NEXT_ACTIONS)
-        .filter_map(|action| serde_json::to_value(Action::from(action)).ok())
+        .map(Action::from)
         .collect()
 }

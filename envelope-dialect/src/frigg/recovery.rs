@@ -2,11 +2,12 @@
 //! `correction_hint`, `retryable`, `related_tools` (and the error's structured `data`); an
 //! empty result is `zero_hit_reason` with `message` and `correction_hint`.
 
-use envelope_core::fields::{envelope, error as field, next_action as action};
+use envelope_core::fields::{error as field, next_action as action};
 use envelope_core::paging::{CONTINUATION_CODES, TARGET_CODES};
 use envelope_core::{Category, EmptyReason};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::wire::Answer;
 use crate::Wire;
 
 /// The `error_code` of a failure that names neither a code nor a category (no envelope writes
@@ -20,21 +21,21 @@ pub(super) fn failed(wire: &Wire<'_>) -> bool {
 }
 
 /// Writes the recovery fields of a failure or of an empty result.
-pub(super) fn write(wire: &Wire<'_>, out: &mut Map<String, Value>) {
+pub(super) fn write(wire: &Wire<'_>, answer: &mut Answer) {
     if failed(wire) {
-        write_failure(wire, out);
+        write_failure(wire, answer);
     }
     if let Some(reason) = wire.empty_reason() {
-        write_zero_hit(wire, reason, out);
+        write_zero_hit(wire, reason, answer);
     }
-    if out.contains_key("error_code") || out.contains_key("zero_hit_reason") {
-        write_related_tools(wire, out);
+    if answer.error_code.is_some() || answer.zero_hit_reason.is_some() {
+        answer.related_tools = related_tools(wire);
     }
 }
 
 /// `error_code` (the error's code, else its category, in upper snake case), `message`,
 /// `correction_hint`, `retryable` and the error's `data`.
-fn write_failure(wire: &Wire<'_>, out: &mut Map<String, Value>) {
+fn write_failure(wire: &Wire<'_>, answer: &mut Answer) {
     let category = wire
         .error_field(field::CATEGORY)
         .and_then(Value::as_str)
@@ -46,28 +47,25 @@ fn write_failure(wire: &Wire<'_>, out: &mut Map<String, Value>) {
         (None, Some(category)) => category.as_str().to_ascii_uppercase(),
         (None, None) => UNNAMED_FAILURE.to_owned(),
     };
-    out.insert("error_code".to_owned(), Value::String(error_code));
-    if let Some(message) = wire.error_field(field::MESSAGE).filter(|m| m.is_string()) {
-        out.insert("message".to_owned(), message.clone());
-    }
-    let hint = wire
+    answer.error_code = Some(error_code);
+    answer.message = wire
+        .error_field(field::MESSAGE)
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    answer.correction_hint = wire
         .error_field(field::HINT)
         .and_then(Value::as_str)
-        .or_else(|| code.and_then(table_recovery));
-    if let Some(hint) = hint {
-        out.insert("correction_hint".to_owned(), Value::String(hint.to_owned()));
-    }
+        .or_else(|| code.and_then(table_recovery))
+        .map(str::to_owned);
     // An error always says it; an odd one falls back on its category's default, then on "no".
     let retryable = wire
         .error_field(field::RETRYABLE)
         .and_then(Value::as_bool)
         .or_else(|| category.map(Category::retryable_default))
         .unwrap_or(false);
-    out.insert("retryable".to_owned(), Value::Bool(retryable));
+    answer.retryable = Some(retryable);
     // Frigg's structured failure detail travels in `data`, as its transport errors' does.
-    if let Some(data) = wire.error_field(field::DATA) {
-        out.insert(envelope::DATA.to_owned(), data.clone());
-    }
+    answer.data = wire.error_field(field::DATA).cloned();
 }
 
 /// The category named `name`, if it is one.
@@ -96,22 +94,17 @@ fn table_recovery(code: &str) -> Option<&'static str> {
 /// `zero_hit_reason` (the envelope's empty reason in Frigg's words, see [`zero_hit_reason`]),
 /// `message` (the diagnosis) and `correction_hint` (the reason's documented agent response),
 /// where a failure has not written them already.
-fn write_zero_hit(wire: &Wire<'_>, reason: &str, out: &mut Map<String, Value>) {
+fn write_zero_hit(wire: &Wire<'_>, reason: &str, answer: &mut Answer) {
     let known = EmptyReason::ALL
         .iter()
         .find(|known| known.as_str() == reason);
     let frigg = known.map_or(reason, zero_hit_reason);
-    out.insert(
-        "zero_hit_reason".to_owned(),
-        Value::String(frigg.to_owned()),
-    );
-    if let Some(diagnosis) = wire.diagnosis() {
-        out.entry("message")
-            .or_insert_with(|| Value::String(diagnosis.to_owned()));
+    answer.zero_hit_reason = Some(frigg.to_owned());
+    if answer.message.is_none() {
+        answer.message = wire.diagnosis().map(str::to_owned);
     }
-    if let Some(known) = known {
-        out.entry("correction_hint")
-            .or_insert_with(|| Value::String(known.agent_response().to_owned()));
+    if answer.correction_hint.is_none() {
+        answer.correction_hint = known.map(|known| known.agent_response().to_owned());
     }
 }
 
@@ -134,19 +127,17 @@ pub(super) fn zero_hit_reason(reason: &EmptyReason) -> &str {
 /// `related_tools`: the distinct tools the next actions call, in their order. Written only
 /// beside a failure or a zero-hit reason, where Frigg's recovery grammar has it, and only when
 /// an action names a tool (nothing is guessed).
-fn write_related_tools(wire: &Wire<'_>, out: &mut Map<String, Value>) {
-    let mut tools: Vec<Value> = Vec::new();
+fn related_tools(wire: &Wire<'_>) -> Vec<String> {
+    let mut tools: Vec<String> = Vec::new();
     for tool in wire
         .next_actions()
         .iter()
         .filter_map(|next| next.get(action::TOOL))
-        .filter(|tool| tool.is_string())
+        .filter_map(Value::as_str)
     {
-        if !tools.contains(tool) {
-            tools.push(tool.clone());
+        if !tools.iter().any(|known| known == tool) {
+            tools.push(tool.to_owned());
         }
     }
-    if !tools.is_empty() {
-        out.insert("related_tools".to_owned(), Value::Array(tools));
-    }
+    tools
 }

@@ -6,6 +6,7 @@ use envelope_budget::Estimator;
 use envelope_core::meta_keys as keys;
 use serde_json::{Map, Value};
 
+use super::wire::Answer;
 use crate::Wire;
 
 /// `meta` members `diagnostics` already carries, kept out of `runtime` (besides every
@@ -20,17 +21,14 @@ const IN_DIAGNOSTICS: [&str; 5] = [
 
 /// Writes `notes`: `summary_line`, `next_step`, and a diagnosis that `message` could not take
 /// (a failure's message took it), in that order.
-pub(super) fn write_notes(wire: &Wire<'_>, out: &mut Map<String, Value>) {
-    let message = out.get("message").and_then(Value::as_str);
+pub(super) fn write_notes(wire: &Wire<'_>, answer: &mut Answer) {
+    let message = answer.message.as_deref();
     let diagnosis = wire.diagnosis().filter(|d| Some(*d) != message);
-    let notes: Vec<Value> = [wire.summary_line(), wire.next_step(), diagnosis]
+    answer.notes = [wire.summary_line(), wire.next_step(), diagnosis]
         .into_iter()
         .flatten()
-        .map(|note| Value::String(note.to_owned()))
+        .map(str::to_owned)
         .collect();
-    if !notes.is_empty() {
-        out.insert("notes".to_owned(), Value::Array(notes));
-    }
 }
 
 /// Writes `runtime`: `meta`'s observability members as they are, but `tokens_estimated`

@@ -1,11 +1,92 @@
-//! Frigg's executable next action and `completeness` as types, in their closed shapes: written
-//! ([`paging`](super::paging)) and described ([`schema`](super::schema)) from this one
-//! definition.
+//! A Frigg answer as a type: its own fields typed (the executable next action and
+//! `completeness` in their closed shapes, the recovery grammar, `diagnostics`, the full mode's
+//! `notes` and `runtime`), the rows beside them. Written ([`render`](super::render)), read back
+//! ([`view`](super::view)) and described ([`schema`](super::schema)) from this one definition.
 
-use envelope_core::{DependencyMode, IncompleteReason, NextAction, Role, TruncationReason, Unit};
+use envelope_core::limits::MAX_NEXT_ACTIONS;
+use envelope_core::{
+    DependencyMode, IncompleteReason, NextAction, Notice, Role, TruncationReason, Unit,
+};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+
+/// One answer: size, coverage, trust, identity and recovery in separate fields, an object
+/// payload's members (the rows) beside them. A failure is `error_code` (with `message`,
+/// `correction_hint`, `retryable`, `related_tools`), its structured detail under `data`; on a
+/// success `data` is the payload, when it is not flattened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+// The compact recovery grammar has no `retryable`: a failure may leave it out, a success has
+// none.
+#[schemars(extend("dependentRequired" = { "retryable": ["error_code"] }))]
+pub(super) struct Answer {
+    /// Size and coverage, Frigg's shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Completeness")]
+    pub(super) completeness: Option<Completeness>,
+    /// What to call next, each executable as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_NEXT_ACTIONS))]
+    pub(super) next_actions: Vec<Action>,
+    /// A failure's code, upper snake case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1))]
+    pub(super) error_code: Option<String>,
+    /// A failure's message, or an empty result's diagnosis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub(super) message: Option<String>,
+    /// How to correct the call, or what to do about an empty result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1))]
+    pub(super) correction_hint: Option<String>,
+    /// Whether the same call may succeed as it is (failures only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub(super) retryable: Option<bool>,
+    /// The tools the next actions call, beside a failure or a zero-hit reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("uniqueItems" = true, "items" = { "type": "string", "minLength": 1 }))]
+    pub(super) related_tools: Vec<String>,
+    /// Why a search found nothing (an open list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1), extend("examples" = super::schema::ZERO_HIT_REASONS))]
+    pub(super) zero_hit_reason: Option<String>,
+    /// Index and freshness diagnostics, and every signal without a field of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) diagnostics: Vec<Notice>,
+    /// The envelope's prose (`response_mode: full`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) notes: Vec<String>,
+    /// `meta`'s observability (`response_mode: full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
+    pub(super) runtime: Option<Map<String, Value>>,
+    /// The payload whole when it is not flattened; a failure's structured detail.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Value")]
+    pub(super) data: Option<Value>,
+    /// The rows: an object payload's members, none named like a field above.
+    #[serde(flatten)]
+    pub(super) rows: Map<String, Value>,
+}
+
+impl Answer {
+    /// The answer as its JSON value.
+    pub(super) fn to_value(&self) -> Value {
+        // A struct of strings, numbers and JSON values always serializes.
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Reads a member that is present, `null` included, as `Some`.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
 
 /// One of `next_actions`: every member written, the envelope's omitted defaults spelt out
 /// (`order` 0, no `dependencies`). The client invokes it through normal MCP authorization;
