@@ -1052,3 +1052,21 @@ fn budget_and_page_limits_are_one_reason() {
     );
     assert_valid(&rendered);
 }
+
+/// What is not an answer in this dialect is not read as one: `view` says it failed, and why,
+/// in the envelope's own failure (nothing of it passes for a success).
+#[test]
+fn what_is_not_a_frigg_answer_reads_back_as_a_failure_that_says_so() {
+    for foreign in [
+        json!(42),
+        json!({"error_code": 7}),
+        json!({"completeness": {"unit": "file"}}),
+        json!({"diagnostics": "none"}),
+    ] {
+        let back = envelope_dialect::view(Dialect::Frigg, &foreign);
+        assert_eq!(back["ok"], false, "{foreign}: {back:#}");
+        assert_eq!(back["error"]["category"], "internal", "{back:#}");
+        let message = back["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("not a Frigg answer"), "{message}");
+    }
+}

@@ -4,10 +4,11 @@ use envelope_core::fields::{code, completeness as counted, envelope as field, er
 use envelope_core::{Category, EmptyReason};
 use serde_json::{Map, Value};
 
-use super::RESERVED;
+use serde::Deserialize;
+
 use super::diagnostics::RESPONSE_BUDGET;
 use super::recovery::zero_hit_reason;
-use crate::copy;
+use super::wire::Answer;
 
 /// Frigg's flat fields as an envelope: a failure (`error_code` present) as the envelope's
 /// `error` (an upper-snake category back to its category, any other code as the code); rows
@@ -17,39 +18,44 @@ use crate::copy;
 /// `diagnostics` as they are; `runtime` (full mode) as `meta`, with a budget cut's markers
 /// (its `response_budget` entry) in it.
 pub(crate) fn view(answer: &Value) -> Value {
-    let empty = Map::new();
-    let top = answer.as_object().unwrap_or(&empty);
-    let failed = top.contains_key("error_code");
+    // Read through the type it is written from; an answer of another shape is not this
+    // dialect's, and reads as a failure that says so.
+    let answer = match Answer::deserialize(answer) {
+        Ok(answer) => answer,
+        Err(error) => return unreadable(&error),
+    };
+    let failed = answer.error_code.is_some();
     let mut out = Map::new();
     out.insert(field::OK.to_owned(), Value::Bool(!failed));
     if failed {
-        out.insert(field::ERROR.to_owned(), failure(top));
-    } else if let Some(payload) = payload(top) {
+        out.insert(field::ERROR.to_owned(), failure(&answer));
+    } else if let Some(payload) = payload(&answer) {
         out.insert(field::DATA.to_owned(), payload);
     }
-    if let Some(Value::Object(completeness)) = top.get("completeness") {
+    if let Some(completeness) = &answer.completeness {
         let mut completeness = completeness.clone();
-        completeness.remove(counted::CONTINUATION);
-        out.insert(field::COMPLETENESS.to_owned(), Value::Object(completeness));
+        completeness.continuation = None;
+        out.insert(field::COMPLETENESS.to_owned(), json_of(&completeness));
     }
-    copy::renamed(
-        &mut out,
-        [
-            ("next_actions", field::NEXT_ACTIONS),
-            ("diagnostics", field::DIAGNOSTICS),
-            ("runtime", field::META),
-        ],
-        |key| top.get(key),
-    );
+    if !answer.next_actions.is_empty() {
+        out.insert(
+            field::NEXT_ACTIONS.to_owned(),
+            json_of(&answer.next_actions),
+        );
+    }
+    if !answer.diagnostics.is_empty() {
+        out.insert(field::DIAGNOSTICS.to_owned(), json_of(&answer.diagnostics));
+    }
+    if let Some(runtime) = &answer.runtime {
+        out.insert(field::META.to_owned(), Value::Object(runtime.clone()));
+    }
     // A budget cut's `response_budget` entry holds `meta`'s cut markers, which compact leaves
     // nowhere else.
-    let cut = top
-        .get("diagnostics")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|entry| entry.get("code").and_then(Value::as_str) == Some(RESPONSE_BUDGET))
-        .find_map(|entry| entry.get("data").and_then(Value::as_object));
+    let cut = answer
+        .diagnostics
+        .iter()
+        .filter(|entry| entry.code == RESPONSE_BUDGET)
+        .find_map(|entry| entry.data.as_ref().and_then(Value::as_object));
     if let Some(markers) = cut {
         // The envelope's own truncation reasons, where the budget ended the page: Frigg's
         // closed list wrote `budget_limit` as `page_limit`.
@@ -70,25 +76,41 @@ pub(crate) fn view(answer: &Value) -> Value {
             }
         }
     }
-    if let Some(reason) = top.get("zero_hit_reason").and_then(Value::as_str) {
+    if let Some(reason) = &answer.zero_hit_reason {
         out.insert(
             field::EMPTY_REASON.to_owned(),
             Value::from(empty_reason(reason)),
         );
-        if let Some(message) = top.get("message") {
-            out.insert(field::DIAGNOSIS.to_owned(), message.clone());
+        if let Some(message) = &answer.message {
+            out.insert(field::DIAGNOSIS.to_owned(), Value::from(message.as_str()));
         }
     }
     Value::Object(out)
 }
 
+/// A typed part of the answer as the JSON it was read from.
+fn json_of<T: serde::Serialize>(part: &T) -> Value {
+    serde_json::to_value(part).unwrap_or(Value::Null)
+}
+
+/// What is not an answer in this dialect, read as the envelope's failure saying so.
+fn unreadable(error: &serde_json::Error) -> Value {
+    serde_json::json!({
+        field::OK: false,
+        field::ERROR: {
+            error::CATEGORY: Category::Internal.as_str(),
+            error::MESSAGE: format!("not a Frigg answer: {error}"),
+        },
+    })
+}
+
 /// The envelope's `error` from the recovery grammar.
-fn failure(top: &Map<String, Value>) -> Value {
+fn failure(answer: &Answer) -> Value {
     let mut out = Map::new();
-    if let Some(code) = top.get("error_code").and_then(Value::as_str) {
+    if let Some(code) = &answer.error_code {
         let category = Category::ALL
             .iter()
-            .find(|category| category.as_str().to_ascii_uppercase() == code);
+            .find(|category| category.as_str().to_ascii_uppercase() == *code);
         match category {
             Some(category) => {
                 out.insert(error::CATEGORY.to_owned(), Value::from(category.as_str()))
@@ -96,16 +118,21 @@ fn failure(top: &Map<String, Value>) -> Value {
             None => out.insert(error::CODE.to_owned(), Value::from(envelope_code(code))),
         };
     }
-    copy::renamed(
-        &mut out,
-        [
-            ("message", error::MESSAGE),
-            ("correction_hint", error::HINT),
-            ("retryable", error::RETRYABLE),
-            ("data", error::DATA),
-        ],
-        |key| top.get(key),
-    );
+    let texts = [
+        (error::MESSAGE, &answer.message),
+        (error::HINT, &answer.correction_hint),
+    ];
+    for (name, text) in texts {
+        if let Some(text) = text {
+            out.insert(name.to_owned(), Value::from(text.as_str()));
+        }
+    }
+    if let Some(retryable) = answer.retryable {
+        out.insert(error::RETRYABLE.to_owned(), Value::Bool(retryable));
+    }
+    if let Some(data) = &answer.data {
+        out.insert(error::DATA.to_owned(), data.clone());
+    }
     Value::Object(out)
 }
 
@@ -136,16 +163,11 @@ const LOWER_CASE_CODES: &[&str] = &[
 
 /// The rows: `data` when the dialect put the payload there, else the members no Frigg field
 /// claims (none: no payload).
-fn payload(top: &Map<String, Value>) -> Option<Value> {
-    if let Some(data) = top.get("data") {
+fn payload(answer: &Answer) -> Option<Value> {
+    if let Some(data) = &answer.data {
         return Some(data.clone());
     }
-    let rows: Map<String, Value> = top
-        .iter()
-        .filter(|(name, _)| !RESERVED.contains(&name.as_str()))
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    (!rows.is_empty()).then_some(Value::Object(rows))
+    (!answer.rows.is_empty()).then(|| Value::Object(answer.rows.clone()))
 }
 
 /// The envelope's empty reason a zero-hit reason was written from (an unmapped one kept its
