@@ -3,46 +3,31 @@
 
 use envelope_budget::ROOT_LIST_KEY;
 use envelope_core::Verdict;
-use envelope_core::fields::{completeness, envelope as field, next_action};
+use envelope_core::fields::{completeness, envelope as field};
 use envelope_core::meta_keys;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::key;
 use super::shape::Shape;
+use super::wire::Block;
 
-/// The JSON type a carried field must have to be carried (an odd envelope's ill-typed field
-/// is left out rather than sent in a shape the contract's schema refuses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// A string.
-    Text,
-    /// An object.
-    Object,
-    /// A non-empty list; only its object items are carried.
-    List,
-}
-
-/// The envelope's fields carried in the block under their own names, in the order written:
-/// the signals an agent branches on that the contract has no field of its own for. The last
-/// two are `meta` members, the rest top-level fields.
-const CARRIED: [(&str, Kind); 11] = [
-    (field::VERDICT, Kind::Text),
-    (field::SUMMARY_LINE, Kind::Text),
-    (field::NEXT_STEP, Kind::Text),
-    (field::COMPLETENESS, Kind::Object),
-    (field::EMPTY_REASON, Kind::Text),
-    (field::DIAGNOSIS, Kind::Text),
-    (field::NEXT_ACTIONS, Kind::List),
-    (field::WARNINGS, Kind::List),
-    (field::DIAGNOSTICS, Kind::List),
-    (meta_keys::BINARY_DRIFT_WARNING, Kind::Object),
-    (meta_keys::ATTACHMENTS, Kind::List),
+/// The envelope's fields carried in the block under their own names: the signals an agent
+/// branches on that the contract has no field of its own for. The last two are `meta`
+/// members, the rest top-level fields.
+const CARRIED: [&str; 11] = [
+    field::VERDICT,
+    field::SUMMARY_LINE,
+    field::NEXT_STEP,
+    field::COMPLETENESS,
+    field::EMPTY_REASON,
+    field::DIAGNOSIS,
+    field::NEXT_ACTIONS,
+    field::WARNINGS,
+    field::DIAGNOSTICS,
+    meta_keys::BINARY_DRIFT_WARNING,
+    meta_keys::ATTACHMENTS,
 ];
-
-/// Whether a carried field is a `meta` member rather than a top-level field.
-fn in_meta(name: &str) -> bool {
-    name == meta_keys::BINARY_DRIFT_WARNING || name == meta_keys::ATTACHMENTS
-}
 
 /// Whether `name` is a key only the library writes in the block (on this call or another): a
 /// payload's own `meta` member of that name is not kept. `layer` is not one: the contract lets
@@ -55,43 +40,57 @@ pub(super) fn is_library_key(name: &str) -> bool {
             meta_keys::ENVELOPE_UNSHRINKABLE,
         ]
         .contains(&name)
-        || CARRIED.iter().any(|(carried, _)| *carried == name)
+        || CARRIED.contains(&name)
 }
 
 /// The block for the envelope read by `wire`, its payload sent in `shape`. `tokens_estimated`
 /// is a placeholder, stamped once the whole response is written.
-pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Map<String, Value> {
-    let mut block = Map::new();
-    if let Some(layer) = wire.meta_field(meta_keys::LAYER).filter(|l| l.is_string()) {
-        block.insert(key::LAYER.to_owned(), layer.clone());
-    }
-    block.insert(key::TOKENS_ESTIMATED.to_owned(), Value::from(0u64));
+pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Block {
     let ended = ended_by_budget(wire, shape);
-    block.insert(
-        key::TRUNCATED.to_owned(),
-        Value::Bool(wire.budget_cut() || ended.is_some()),
-    );
+    let mut block = Block {
+        layer: text(wire.meta_field(meta_keys::LAYER)),
+        tokens_estimated: 0,
+        truncated: wire.budget_cut() || ended.is_some(),
+        truncated_string_fields: None,
+        truncated_subgraph: None,
+        envelope_unshrinkable: wire
+            .meta_field(meta_keys::ENVELOPE_UNSHRINKABLE)
+            .and_then(Value::as_bool),
+        verdict: None,
+        summary_line: None,
+        next_step: None,
+        completeness: None,
+        empty_reason: None,
+        diagnosis: None,
+        next_actions: Vec::new(),
+        warnings: Vec::new(),
+        diagnostics: Vec::new(),
+        binary_drift_warning: None,
+        attachments: Vec::new(),
+        more: Map::new(),
+    };
     for (name, value) in wire.trim_markers() {
         let (name, value) = marker(name, value, shape);
-        block.insert(name, value);
+        match name.as_str() {
+            meta_keys::TRUNCATED_STRING_FIELDS => {
+                block.truncated_string_fields = typed(&value);
+            }
+            meta_keys::TRUNCATED_SUBGRAPH => block.truncated_subgraph = value.as_bool(),
+            _ => {
+                block.more.insert(name, value);
+            }
+        }
     }
     // The page the budget ended, as the trimmer's markers say a cut: `<key>_from/_to`.
     if let Some(BudgetEnded { key, from, to }) = ended {
         block
+            .more
             .entry(meta_keys::list_cut_from(&key))
             .or_insert_with(|| Value::from(from));
         block
+            .more
             .entry(meta_keys::list_cut_to(&key))
             .or_insert_with(|| Value::from(to));
-    }
-    if let Some(unshrinkable) = wire
-        .meta_field(meta_keys::ENVELOPE_UNSHRINKABLE)
-        .filter(|flag| flag.is_boolean())
-    {
-        block.insert(
-            meta_keys::ENVELOPE_UNSHRINKABLE.to_owned(),
-            unshrinkable.clone(),
-        );
     }
     carry(wire, &mut block);
     block
@@ -135,53 +134,50 @@ fn ended_by_budget(wire: &crate::Wire<'_>, shape: Shape) -> Option<BudgetEnded> 
     Some(BudgetEnded { key, from, to })
 }
 
-/// The envelope's agent-facing signals, under their own names, when present and well typed: a
-/// verdict only when it says more than `ok: true` (one of the alphabet but `INFO`), lists only
-/// when not empty, and a next action only when it can be followed verbatim (a `tool` and an
-/// object of `arguments`).
-fn carry(wire: &crate::Wire<'_>, block: &mut Map<String, Value>) {
-    for (name, kind) in CARRIED {
-        let value = if in_meta(name) {
-            wire.meta_field(name)
-        } else {
-            wire.envelope().get(name)
-        };
-        if let Some(value) = value.and_then(|value| carried(name, kind, value)) {
-            block.insert(name.to_owned(), value);
-        }
-    }
+/// The envelope's agent-facing signals, under their own names, when present and well typed (an
+/// odd envelope's ill-typed field is left out rather than sent in a shape the contract's
+/// schema refuses): a verdict only when it says more than `ok: true` (one of the alphabet but
+/// `INFO`), lists only when not empty, and a next action only when it can be followed verbatim
+/// (a `tool` and an object of `arguments`).
+fn carry(wire: &crate::Wire<'_>, block: &mut Block) {
+    let top = |name: &str| wire.envelope().get(name);
+    block.verdict = wire
+        .verdict()
+        .and_then(|verdict| Verdict::ALL.iter().find(|known| known.as_str() == verdict))
+        .copied()
+        .filter(|verdict| *verdict != Verdict::Info);
+    block.summary_line = text(top(field::SUMMARY_LINE));
+    block.next_step = text(top(field::NEXT_STEP));
+    block.completeness = top(field::COMPLETENESS).and_then(typed);
+    block.empty_reason = text(top(field::EMPTY_REASON));
+    block.diagnosis = text(top(field::DIAGNOSIS));
+    block.next_actions = items(top(field::NEXT_ACTIONS));
+    block.warnings = items(top(field::WARNINGS));
+    block.diagnostics = items(top(field::DIAGNOSTICS));
+    block.binary_drift_warning = wire
+        .meta_field(meta_keys::BINARY_DRIFT_WARNING)
+        .and_then(typed);
+    block.attachments = items(wire.meta_field(meta_keys::ATTACHMENTS));
 }
 
-/// `value` as the block carries it under `name`, or `None` when it has nothing to say.
-fn carried(name: &str, kind: Kind, value: &Value) -> Option<Value> {
-    match (kind, value) {
-        (Kind::Text, Value::String(verdict)) if name == field::VERDICT => {
-            let said = Verdict::ALL
-                .iter()
-                .any(|known| known.as_str() == verdict && *known != Verdict::Info);
-            said.then(|| value.clone())
-        }
-        (Kind::Text, Value::String(_)) | (Kind::Object, Value::Object(_)) => Some(value.clone()),
-        (Kind::List, Value::Array(items)) => {
-            let kept: Vec<Value> = items
-                .iter()
-                .filter(|item| item.is_object())
-                .filter(|item| name != field::NEXT_ACTIONS || followable(item))
-                .cloned()
-                .collect();
-            (!kept.is_empty()).then_some(Value::Array(kept))
-        }
-        _ => None,
-    }
+/// A string field's text.
+fn text(value: Option<&Value>) -> Option<String> {
+    value.and_then(Value::as_str).map(str::to_owned)
 }
 
-/// Whether a next action names a tool and an object of arguments: what calling it verbatim
-/// needs.
-fn followable(action: &Value) -> bool {
-    action.get(next_action::TOOL).is_some_and(Value::is_string)
-        && action
-            .get(next_action::ARGUMENTS)
-            .is_some_and(Value::is_object)
+/// `value` read as `T`, when it is one.
+fn typed<T: DeserializeOwned>(value: &Value) -> Option<T> {
+    T::deserialize(value).ok()
+}
+
+/// The items of a list that read as `T`; the others are left out.
+fn items<T: DeserializeOwned>(value: Option<&Value>) -> Vec<T> {
+    value
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(typed)
+        .collect()
 }
 
 /// A trimmer marker as the block names it. Markers about a wrapped payload's root (a list the

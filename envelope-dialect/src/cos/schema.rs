@@ -9,7 +9,7 @@ use super::key;
 
 /// The layers the contract names for `data.meta.layer` (an envelope's layer is any declared
 /// name, so they are examples, not an enumeration).
-const LAYERS: [&str; 9] = [
+pub(super) const LAYERS: [&str; 9] = [
     "memory", "docs", "tasks", "metrics", "routing", "graph", "health", "learning", "audit",
 ];
 

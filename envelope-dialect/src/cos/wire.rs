@@ -1,10 +1,11 @@
-//! The contract's failure as types: `{"ok": false, "error": {category, retryable, message}}`,
-//! written ([`failure`](super::failure)), read back ([`view`](super::view)) and described
-//! ([`schema`](super::schema)) from this one definition.
+//! The contract's shapes as types: the failure `{"ok": false, "error": {category, retryable,
+//! message}}` and a success's diagnostics block `data.meta`, each written, read back
+//! ([`view`](super::view)) and described ([`schema`](super::schema)) from one definition.
 
-use envelope_core::Category;
+use envelope_core::{BinaryDrift, Category, Completeness, Notice, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::typed::Flag;
 
@@ -28,4 +29,108 @@ pub(super) struct FailureError {
     pub(super) retryable: bool,
     /// What went wrong, in operator English.
     pub(super) message: String,
+}
+
+/// The diagnostics block `data.meta` of a success: the contract's stamps, the trimmer's
+/// markers, the envelope's agent-facing signals the contract has no field for (under the
+/// envelope's names), and any key a tool adds. Written ([`block`](super::block)), read back
+/// ([`view`](super::view)) and described ([`schema`](super::schema)) from this one definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("patternProperties" = {
+    "^truncated_.+_(from|to)$": { "type": "integer", "minimum": 0 },
+    "^truncated_.+_buckets$": {
+        "type": "object",
+        "additionalProperties": {
+            "type": "object",
+            "required": ["from", "to"],
+            "properties": {
+                "from": { "type": "integer", "minimum": 0 },
+                "to": { "type": "integer", "minimum": 0 }
+            }
+        }
+    }
+}))]
+pub(super) struct Block {
+    /// Which retrieval layer answered (the contract's layers are examples: an envelope's layer
+    /// is any declared name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", extend("examples" = super::schema::LAYERS))]
+    pub(super) layer: Option<String>,
+    /// The token count of the whole response, itself included.
+    pub(super) tokens_estimated: u64,
+    /// Whether the budget shrank the body: the trimmer cut, or the budget ended the page.
+    pub(super) truncated: bool,
+    /// JSON pointers of the strings the trimmer shortened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub(super) truncated_string_fields: Option<Vec<String>>,
+    /// Whether the trimmer cut a subgraph.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub(super) truncated_subgraph: Option<bool>,
+    /// The answer is over the budget and could not be cut further.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub(super) envelope_unshrinkable: Option<bool>,
+    /// A verdict that says more than `ok: true` (any but `INFO`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Verdict")]
+    pub(super) verdict: Option<Verdict>,
+    /// The one-line triage signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub(super) summary_line: Option<String>,
+    /// What to do next, with the real numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub(super) next_step: Option<String>,
+    /// How complete the answer is: the envelope's, as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Completeness")]
+    pub(super) completeness: Option<Completeness>,
+    /// Why the result is empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub(super) empty_reason: Option<String>,
+    /// What the empty result means, in a sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub(super) diagnosis: Option<String>,
+    /// What to call next, each followable verbatim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
+    pub(super) next_actions: Vec<Action>,
+    /// What to flag about this response.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
+    pub(super) warnings: Vec<Notice>,
+    /// What went wrong, specifically.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
+    pub(super) diagnostics: Vec<Notice>,
+    /// The stored data was written by a newer version than the one running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "BinaryDrift")]
+    pub(super) binary_drift_warning: Option<BinaryDrift>,
+    /// The media attached beside the answer, and whether each was sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
+    pub(super) attachments: Vec<Map<String, Value>>,
+    /// The trimmer's other markers (`truncated_<key>_from`/`_to`, nested lists and buckets),
+    /// and the keys a tool adds.
+    #[serde(flatten)]
+    pub(super) more: Map<String, Value>,
+}
+
+/// One of `next_actions`: `tool` with `arguments`, to call exactly as given, the envelope's
+/// other members (`id`, `role`, `reason`…) as they are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(super) struct Action {
+    /// The tool to call.
+    pub(super) tool: String,
+    /// Its arguments, exactly as given.
+    pub(super) arguments: Map<String, Value>,
+    /// The envelope's other members.
+    #[serde(flatten)]
+    pub(super) more: Map<String, Value>,
 }
