@@ -284,8 +284,23 @@ pub fn schema(dialect: Dialect, data: &Value, defs: Option<&Value>) -> Value {
             "$schema".to_owned(),
             Value::String("https://json-schema.org/draft/2020-12/schema".to_owned()),
         );
-        if let Some(defs) = defs.filter(|defs| defs.as_object().is_some_and(|d| !d.is_empty())) {
-            object.insert("$defs".to_owned(), defs.clone());
+        // The payload's definitions beside the dialect's own (which keep their names).
+        if let Some(Value::Object(payload)) = defs {
+            let merged = object
+                .entry("$defs")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Value::Object(merged) = merged {
+                for (name, def) in payload {
+                    merged.entry(name.clone()).or_insert_with(|| def.clone());
+                }
+            }
+        }
+        if object
+            .get("$defs")
+            .and_then(Value::as_object)
+            .is_some_and(serde_json::Map::is_empty)
+        {
+            object.remove("$defs");
         }
     }
     schema

@@ -6,20 +6,7 @@ use serde_json::{Map, Value};
 use serde::Deserialize;
 
 use super::key;
-use super::wire::{Failure, FailureError};
-
-/// The `data.meta` members that are the envelope's top-level fields, carried under their names.
-const TOP_LEVEL: [&str; 9] = [
-    field::COMPLETENESS,
-    field::NEXT_ACTIONS,
-    field::NEXT_STEP,
-    field::SUMMARY_LINE,
-    field::VERDICT,
-    field::EMPTY_REASON,
-    field::DIAGNOSIS,
-    field::WARNINGS,
-    field::DIAGNOSTICS,
-];
+use super::wire::{Block, Failure, FailureError};
 
 /// `{ok, data: {…, meta}}` or `{ok, error}` as an envelope: the payload without the block (a
 /// wrapped list or scalar unwrapped), the block's carried fields at the top level, its stamps
@@ -51,16 +38,21 @@ pub(crate) fn view(answer: &Value) -> Value {
     let block = data.as_object_mut().and_then(|data| data.remove(key::META));
     let (payload, wrapped) = unwrap(data);
     out.insert(field::DATA.to_owned(), payload);
-    let Some(Value::Object(block)) = block else {
+    let Some(block) = block else {
         return Value::Object(out);
     };
     let mut meta = Map::new();
-    for (name, value) in block {
-        if TOP_LEVEL.contains(&name.as_str()) {
-            out.insert(name, value);
-        } else if wrapped
-            && name.starts_with(&format!("{}{}_", meta_field::MARKER_PREFIX, key::RESULTS))
-        {
+    // Read through the type it is written from; a block of another shape (a tool's payload
+    // sent as it is, with its own `meta`) keeps its members in `meta` as they are.
+    let more = match Block::deserialize(&block) {
+        Ok(block) => carried(block, &mut out, &mut meta),
+        Err(_) => match block {
+            Value::Object(members) => members,
+            _ => Map::new(),
+        },
+    };
+    for (name, value) in more {
+        if wrapped && name.starts_with(&format!("{}{}_", meta_field::MARKER_PREFIX, key::RESULTS)) {
             let rest = &name[meta_field::MARKER_PREFIX.len() + key::RESULTS.len()..];
             meta.insert(
                 format!("{}{}{rest}", meta_field::MARKER_PREFIX, field::DATA),
@@ -72,6 +64,58 @@ pub(crate) fn view(answer: &Value) -> Value {
     }
     out.insert(field::META.to_owned(), Value::Object(meta));
     Value::Object(out)
+}
+
+/// The block's typed members where the envelope has them: the carried signals at the top
+/// level of `out`, the stamps in `meta`; what is left (markers and a tool's own keys) is
+/// returned for `meta`.
+fn carried(
+    block: Block,
+    out: &mut Map<String, Value>,
+    meta: &mut Map<String, Value>,
+) -> Map<String, Value> {
+    fn put<T: serde::Serialize>(into: &mut Map<String, Value>, name: &str, value: Option<T>) {
+        if let Some(value) = value.and_then(|value| serde_json::to_value(value).ok()) {
+            into.insert(name.to_owned(), value);
+        }
+    }
+    fn listed<T>(list: Vec<T>) -> Option<Vec<T>> {
+        (!list.is_empty()).then_some(list)
+    }
+    put(out, field::VERDICT, block.verdict);
+    put(out, field::SUMMARY_LINE, block.summary_line);
+    put(out, field::NEXT_STEP, block.next_step);
+    put(out, field::COMPLETENESS, block.completeness);
+    put(out, field::EMPTY_REASON, block.empty_reason);
+    put(out, field::DIAGNOSIS, block.diagnosis);
+    put(out, field::NEXT_ACTIONS, listed(block.next_actions));
+    put(out, field::WARNINGS, listed(block.warnings));
+    put(out, field::DIAGNOSTICS, listed(block.diagnostics));
+    put(meta, key::LAYER, block.layer);
+    put(meta, key::TOKENS_ESTIMATED, Some(block.tokens_estimated));
+    put(meta, key::TRUNCATED, Some(block.truncated));
+    put(
+        meta,
+        meta_field::TRUNCATED_STRING_FIELDS,
+        block.truncated_string_fields,
+    );
+    put(
+        meta,
+        meta_field::TRUNCATED_SUBGRAPH,
+        block.truncated_subgraph,
+    );
+    put(
+        meta,
+        meta_field::ENVELOPE_UNSHRINKABLE,
+        block.envelope_unshrinkable,
+    );
+    put(
+        meta,
+        meta_field::BINARY_DRIFT_WARNING,
+        block.binary_drift_warning,
+    );
+    put(meta, meta_field::ATTACHMENTS, listed(block.attachments));
+    block.more
 }
 
 /// The envelope's `error` from the contract's: the same three members, under the envelope's
