@@ -34,18 +34,14 @@ mod view;
 mod wire;
 
 use envelope_core::Dialect;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::{Rendering, Wire};
+use wire::Response;
 
 pub(crate) use gaps::{DROPPED, UNEXPRESSED};
 pub(crate) use schema::schema;
 pub(crate) use view::view;
-
-/// The member holding the payload on success.
-const RESULT: &str = "result";
-/// The member holding everything else.
-const META: &str = "_meta";
 
 /// The envelope read by `wire`, written in this dialect.
 pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
@@ -53,12 +49,12 @@ pub(crate) fn render(wire: &Wire<'_>, how: &Rendering) -> Value {
     // `result` always: pincher's own host loop ends in `return resp["result"]` on every answer,
     // so a failure, or a success with nothing to return, has `result: null`.
     let result = wire.ok().then(|| wire.data()).flatten();
-    let mut response = Map::new();
-    response.insert(RESULT.to_owned(), result.cloned().unwrap_or(Value::Null));
-    // `_meta` is a type of plain fields and maps: it always serializes.
-    let meta = serde_json::to_value(meta::build(wire, result, how)).unwrap_or_default();
-    response.insert(META.to_owned(), meta);
-    Value::Object(response)
+    let response = Response {
+        meta: meta::build(wire, result, how),
+        result: result.cloned().unwrap_or(Value::Null),
+    };
+    // A type of plain fields and JSON values: it always serializes.
+    serde_json::to_value(response).unwrap_or_default()
 }
 
 /// pincher's `_meta` envelope, as a [`Contract`]: see the module.
@@ -84,5 +80,5 @@ contract!(
              `truncated` (its data the completeness and the trimmer's markers), a verdict that \
              obliges the agent as one code `verdict`.",
     // A failure's `result` is null and its error the first `diagnosis_v2` entry.
-    succeeded: |answer| view::failure_of(answer).is_none(),
+    succeeded: |answer| view::succeeded(answer),
 );

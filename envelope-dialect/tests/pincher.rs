@@ -1401,3 +1401,22 @@ fn a_cut_without_next_step_is_stated_from_its_counts() {
         "returned 2 of 9 symbols; the result was cut"
     );
 }
+
+/// What is not an answer in this dialect is not read as one: `view` says it failed, and why,
+/// in the envelope's own failure, and it does not count as a success.
+#[test]
+fn what_is_not_a_pincher_answer_reads_back_as_a_failure_that_says_so() {
+    for foreign in [
+        json!(42),
+        json!({"result": 1}),
+        json!({"result": 1, "_meta": {}, "ok": true}),
+        json!({"result": null, "_meta": {"diagnosis_v2": "none"}}),
+    ] {
+        let back = envelope_dialect::view(Dialect::Pincher, &foreign);
+        assert_eq!(back["ok"], false, "{foreign}: {back:#}");
+        assert_eq!(back["error"]["category"], "internal", "{back:#}");
+        let message = back["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("not a pincher answer"), "{message}");
+        assert!(!envelope_dialect::contract(Dialect::Pincher).succeeded(&foreign));
+    }
+}

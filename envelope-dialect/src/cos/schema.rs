@@ -5,12 +5,6 @@ use serde_json::{Value, json};
 
 use super::key;
 
-/// The layers the contract names for `data.meta.layer` (an envelope's layer is any declared
-/// name, so they are examples, not an enumeration).
-pub(super) const LAYERS: [&str; 9] = [
-    "memory", "docs", "tasks", "metrics", "routing", "graph", "health", "learning", "audit",
-];
-
 /// The name the diagnostics block's schema is defined under, once for the three places a
 /// success may hold it.
 const BLOCK: &str = "cos_meta";

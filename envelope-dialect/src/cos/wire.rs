@@ -9,6 +9,12 @@ use serde_json::{Map, Value};
 
 use crate::typed::Flag;
 
+/// The layers the contract names for `data.meta.layer` (an envelope's layer is any declared
+/// name, so they are examples, not an enumeration).
+const LAYERS: [&str; 9] = [
+    "memory", "docs", "tasks", "metrics", "routing", "graph", "health", "learning", "audit",
+];
+
 /// A failed call, exactly: `ok: false` and the error, nothing else.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +60,7 @@ pub(super) struct Block {
     /// Which retrieval layer answered (the contract's layers are examples: an envelope's layer
     /// is any declared name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String", extend("examples" = super::schema::LAYERS))]
+    #[schemars(with = "String", extend("examples" = LAYERS))]
     pub(super) layer: Option<String>,
     /// The token count of the whole response, itself included.
     pub(super) tokens_estimated: u64,

@@ -7,21 +7,6 @@ use serde_json::{Map, Value, json};
 use super::RESERVED;
 use super::wire::Answer;
 
-/// Frigg's zero-hit reasons as its contract lists them (the list is open).
-pub(super) const ZERO_HIT_REASONS: [&str; 11] = [
-    "indexed_search_complete",
-    "wrong_repository_possible",
-    "path_class_not_indexed",
-    "scope_excluded_all_candidates",
-    "index_stale_possible",
-    "query_looks_like_regex",
-    "tool_unavailable",
-    "precise_graph_unavailable",
-    "no_index_coverage",
-    "index_not_ready",
-    "query_miss",
-];
-
 /// The schema of this dialect's responses, with `data` the payload's schema: the schema of
 /// the type answers are written from, the payload's members typed beside Frigg's fields where
 /// its schema lists them inline.

@@ -11,6 +11,21 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+/// Frigg's zero-hit reasons as its contract lists them (the list is open).
+const ZERO_HIT_REASONS: [&str; 11] = [
+    "indexed_search_complete",
+    "wrong_repository_possible",
+    "path_class_not_indexed",
+    "scope_excluded_all_candidates",
+    "index_stale_possible",
+    "query_looks_like_regex",
+    "tool_unavailable",
+    "precise_graph_unavailable",
+    "no_index_coverage",
+    "index_not_ready",
+    "query_miss",
+];
+
 /// One answer: size, coverage, trust, identity and recovery in separate fields, an object
 /// payload's members (the rows) beside them. A failure is `error_code` (with `message`,
 /// `correction_hint`, `retryable`, `related_tools`), its structured detail under `data`; on a
@@ -50,7 +65,7 @@ pub(super) struct Answer {
     pub(super) related_tools: Vec<String>,
     /// Why a search found nothing (an open list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String", length(min = 1), extend("examples" = super::schema::ZERO_HIT_REASONS))]
+    #[schemars(with = "String", length(min = 1), extend("examples" = ZERO_HIT_REASONS))]
     pub(super) zero_hit_reason: Option<String>,
     /// Index and freshness diagnostics, and every signal without a field of its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -6,7 +6,7 @@ use envelope_core::{BinaryDrift, EmptyReason};
 use serde_json::{Map, Value};
 
 use super::notices;
-use super::wire::{Entry, Meta, Step};
+use super::wire::{Meta, Step};
 use crate::{Rendering, Wire};
 
 /// The envelope's empty reasons that pincher's enum names differently: `(envelope, pincher)`.
@@ -46,10 +46,10 @@ pub(super) fn build(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering) ->
             .empty_reason()
             .map(|reason| pincher_empty_reason(reason).to_owned()),
         diagnosis: diagnosis_prose(wire),
-        diagnosis_v2: entries(notices::diagnosis_v2(wire)),
+        diagnosis_v2: notices::diagnosis_v2(wire),
         next_steps: wire.next_actions().iter().filter_map(next_step).collect(),
         warnings: Vec::new(),
-        warnings_v2: entries(notices::warnings_v2(wire)),
+        warnings_v2: notices::warnings_v2(wire),
         capabilities: capabilities(wire),
         // pincher's `schema_version` is the index schema the running binary understands, the
         // number `schema_version_at_index` is compared with. The envelope says it only inside
@@ -66,14 +66,6 @@ pub(super) fn build(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering) ->
         session_id: None,
         added: Map::new(),
     }
-}
-
-/// The entries as the frozen shape types them; one that is not (an odd envelope's) is left
-/// out rather than sent malformed.
-fn entries(list: Vec<Value>) -> Vec<Entry> {
-    list.into_iter()
-        .filter_map(|entry| serde_json::from_value(entry).ok())
-        .collect()
 }
 
 /// `tokens_used`, `tokens_saved` and `tokens_saved_pct`.

@@ -6,9 +6,11 @@
 //! pincher's contract, and their `data` is per-code.
 
 use envelope_core::fields::{completeness as counted, error as failure};
-use envelope_core::{Notice, Unit, Verdict, meta_keys};
+use envelope_core::{Notice, Severity, Unit, Verdict, meta_keys};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::wire::Entry;
 use crate::{Wire, copy};
 
 /// The `warnings_v2` code of a collection that was cut (by a page limit, the response budget,
@@ -20,36 +22,30 @@ pub(super) const INCOMPLETE: &str = "incomplete";
 /// The `warnings_v2` code of a verdict the agent must act on.
 pub(super) const VERDICT: &str = "verdict";
 
-/// The severities, pincher's (aligned with MCP logging levels, as the envelope's are).
-const INFO: &str = "info";
-const WARNING: &str = "warning";
-const ERROR: &str = "error";
+/// The code of a failed call's entry that names neither a code nor a category.
+const UNNAMED_FAILURE: &str = "error";
 
 /// One `{code, severity, message, data?}` entry; `data` only when there is something in it.
-fn entry(code: &str, severity: &str, message: &str, data: Option<Value>) -> Value {
-    let mut entry = Map::new();
-    entry.insert("code".to_owned(), Value::from(code));
-    entry.insert("severity".to_owned(), Value::from(severity));
-    entry.insert("message".to_owned(), Value::from(message));
-    if let Some(data) = data {
-        entry.insert("data".to_owned(), data);
+fn entry(code: &str, severity: Severity, message: &str, data: Option<Value>) -> Entry {
+    Entry {
+        code: code.to_owned(),
+        severity,
+        message: message.to_owned(),
+        data,
     }
-    Value::Object(entry)
 }
 
 /// The envelope's own notices, each read as the typed [`Notice`] it was written from; an entry
 /// that is not one (an odd envelope) is left out rather than passed on malformed.
-fn copied(notices: &[Value]) -> impl Iterator<Item = Value> + '_ {
+fn copied(notices: &[Value]) -> impl Iterator<Item = Entry> + '_ {
     notices
         .iter()
-        .filter_map(|notice| serde_json::from_value::<Notice>(notice.clone()).ok())
-        .map(|notice| {
-            entry(
-                &notice.code,
-                notice.severity.as_str(),
-                &notice.message,
-                notice.data,
-            )
+        .filter_map(|notice| Notice::deserialize(notice).ok())
+        .map(|notice| Entry {
+            code: notice.code,
+            severity: notice.severity,
+            message: notice.message,
+            data: notice.data,
         })
 }
 
@@ -60,26 +56,23 @@ fn copied(notices: &[Value]) -> impl Iterator<Item = Value> + '_ {
 pub(super) const DIAGNOSIS_CODES: [&str; 1] = [envelope_core::fields::code::UNKNOWN_ARG];
 
 /// Whether a notice is one pincher files as a diagnosis.
-pub(super) fn is_diagnosis(notice: &Value) -> bool {
-    notice
-        .get("code")
-        .and_then(Value::as_str)
-        .is_some_and(|code| DIAGNOSIS_CODES.contains(&code))
+pub(super) fn is_diagnosis(notice: &Entry) -> bool {
+    DIAGNOSIS_CODES.contains(&notice.code.as_str())
 }
 
 /// `warnings_v2`: the obliging verdict first, then the cut, then the envelope's `warnings`
 /// (but those pincher calls diagnoses).
-pub(super) fn warnings_v2(wire: &Wire<'_>) -> Vec<Value> {
-    let mut list: Vec<Value> = verdict(wire).into_iter().collect();
+pub(super) fn warnings_v2(wire: &Wire<'_>) -> Vec<Entry> {
+    let mut list: Vec<Entry> = verdict(wire).into_iter().collect();
     list.extend(cut(wire));
     list.extend(copied(wire.warnings()).filter(|notice| !is_diagnosis(notice)));
     list
 }
 
 /// `diagnosis_v2`: on failure the error first, then the envelope's `diagnostics`.
-pub(super) fn diagnosis_v2(wire: &Wire<'_>) -> Vec<Value> {
+pub(super) fn diagnosis_v2(wire: &Wire<'_>) -> Vec<Entry> {
     let failed = (!wire.ok()).then(|| error(wire));
-    let mut list: Vec<Value> = failed.into_iter().collect();
+    let mut list: Vec<Entry> = failed.into_iter().collect();
     list.extend(copied(wire.warnings()).filter(is_diagnosis));
     list.extend(copied(wire.diagnostics()));
     list
@@ -93,11 +86,11 @@ pub(super) fn error_message<'a>(wire: &Wire<'a>) -> Option<&'a str> {
 /// The error of a failed call as a `diagnosis_v2` entry: code the error's code (its category
 /// when it has none), severity `error`, the error's message, and in `data` what pincher has no
 /// field for: `category`, `retryable`, `hint`, `retry_after_ms` and the error's own `data`.
-fn error(wire: &Wire<'_>) -> Value {
+fn error(wire: &Wire<'_>) -> Entry {
     let text = |key: &str| wire.error_field(key).and_then(Value::as_str);
     let code = text(failure::CODE)
         .or_else(|| text(failure::CATEGORY))
-        .unwrap_or(ERROR);
+        .unwrap_or(UNNAMED_FAILURE);
     let message = error_message(wire).unwrap_or("the call failed");
     let mut data = Map::new();
     copy::present(
@@ -112,7 +105,7 @@ fn error(wire: &Wire<'_>) -> Value {
         |key| wire.error_field(key),
     );
     let data = (!data.is_empty()).then_some(Value::Object(data));
-    entry(code, ERROR, message, data)
+    entry(code, Severity::Error, message, data)
 }
 
 /// What an obliging verdict becomes: `(severity, whether it obliges at all)`.
@@ -121,18 +114,18 @@ fn error(wire: &Wire<'_>) -> Value {
 /// blocker (error). `NOT_FOUND` is carried by `empty_reason` when the envelope gives one, and
 /// otherwise as an info entry, so that a payload is not read as a find. `INFO` and `SAFE`
 /// oblige nothing beyond reading `result`, and `ERROR` is the failed call itself.
-fn verdict_severity(verdict: Verdict, has_empty_reason: bool) -> Option<&'static str> {
+fn verdict_severity(verdict: Verdict, has_empty_reason: bool) -> Option<Severity> {
     match verdict {
-        Verdict::Caution | Verdict::Review | Verdict::Warn => Some(WARNING),
-        Verdict::Unsafe => Some(ERROR),
-        Verdict::NotFound if !has_empty_reason => Some(INFO),
+        Verdict::Caution | Verdict::Review | Verdict::Warn => Some(Severity::Warning),
+        Verdict::Unsafe => Some(Severity::Error),
+        Verdict::NotFound if !has_empty_reason => Some(Severity::Info),
         Verdict::NotFound | Verdict::Info | Verdict::Safe | Verdict::Error => None,
     }
 }
 
 /// The `verdict` entry: message the verdict and what it obliges, data `{verdict,
 /// summary_line?, next_step?}`.
-fn verdict(wire: &Wire<'_>) -> Option<Value> {
+fn verdict(wire: &Wire<'_>) -> Option<Entry> {
     let verdict = Verdict::canonicalize(wire.verdict()?);
     let severity = verdict_severity(verdict, wire.empty_reason().is_some())?;
     let mut data = Map::new();
@@ -186,11 +179,11 @@ impl<'a> Cut<'a> {
 
     /// The code, and its severity: a cut is informational (paging or a larger budget brings
     /// the rest), an incompleteness a warning (it will not).
-    fn code(&self) -> Option<(&'static str, &'static str)> {
+    fn code(&self) -> Option<(&'static str, Severity)> {
         if self.truncated || self.shortened || self.budget {
-            Some((TRUNCATED, INFO))
+            Some((TRUNCATED, Severity::Info))
         } else if self.incomplete {
-            Some((INCOMPLETE, WARNING))
+            Some((INCOMPLETE, Severity::Warning))
         } else {
             None
         }
@@ -236,7 +229,7 @@ impl<'a> Cut<'a> {
 /// The `truncated` (or `incomplete`) entry: message the envelope's `next_step` (which states
 /// the real numbers on a cut) or a plain statement, data the `completeness` object, `meta`'s
 /// `truncated` and every trimmer marker, and `envelope_unshrinkable` when set.
-fn cut(wire: &Wire<'_>) -> Option<Value> {
+fn cut(wire: &Wire<'_>) -> Option<Entry> {
     let cut = Cut::read(wire);
     let (code, severity) = cut.code()?;
     let message = wire

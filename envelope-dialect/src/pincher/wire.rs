@@ -10,6 +10,35 @@ use serde_json::{Map, Value};
 /// A ULID: 26 characters of Crockford's base32.
 pub(super) const ULID_PATTERN: &str = "^[0-9A-HJKMNP-TV-Z]{26}$";
 
+/// One answer: the payload under `result` (null when the call failed, or had nothing to
+/// return), everything else under `_meta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Response {
+    /// The payload; null on a failure. In every answer the contract shows (its host loop reads
+    /// it from each); an older answer without it reads as null.
+    #[serde(default)]
+    pub(super) result: Value,
+    /// Everything else.
+    #[serde(rename = "_meta")]
+    pub(super) meta: Meta,
+}
+
+impl Response {
+    /// The error of a failed answer: its `result` null and its first `diagnosis_v2` entry the
+    /// error (severity `error`, with `data.category`), as a failure is written. `None` for a
+    /// success.
+    pub(super) fn failure(&self) -> Option<&Entry> {
+        if !self.result.is_null() {
+            return None;
+        }
+        self.meta
+            .diagnosis_v2
+            .first()
+            .filter(|entry| entry.is_error())
+    }
+}
+
 /// The `_meta` block. A missing field means "not applicable to this call", never 0, false or
 /// empty: every field is left out when the call has nothing to say in it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -113,6 +142,19 @@ pub(super) struct Entry {
     /// Per-code payload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) data: Option<Value>,
+}
+
+impl Entry {
+    /// Whether the entry is a failed call's error: severity `error`, its data naming a
+    /// category.
+    pub(super) fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+            && self
+                .data
+                .as_ref()
+                .and_then(|data| data.get(envelope_core::fields::error::CATEGORY))
+                .is_some_and(Value::is_string)
+    }
 }
 
 /// One `next_steps` entry: a call to make, `args` passed through as given.
