@@ -1103,3 +1103,143 @@ fn what_is_not_a_tsa_answer_reads_back_as_a_failure_that_says_so() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// next_step: "one concrete, imperative action"; on truncation it "MUST state the real
+// shown/total numbers" and says how to get the rest.
+
+/// A page of 3 of 39 symbols, cut by its size, without a `next-page` action.
+fn three_of_39() -> Completeness {
+    Completeness::truncated_page(Unit::SYMBOL, 3, Some(39), TruncationReason::PageLimit, None)
+        .expect("a valid page")
+}
+
+#[test]
+fn a_tools_own_next_step_is_led_by_the_real_numbers_when_it_does_not_state_them() {
+    let envelope = wire(
+        &Envelope::ok(json!({"callers": [1, 2, 3]}))
+            .with_next_step("raise limit to see every caller")
+            .with_completeness(three_of_39()),
+    );
+    let step = text(&tsa(&envelope, &json_form()), "next_step").to_owned();
+    assert!(step.starts_with("showing 3 of 39 symbols; "), "{step}");
+    assert!(step.ends_with("raise limit to see every caller"), "{step}");
+    // One that states them already is kept as it is.
+    let envelope = wire(
+        &Envelope::ok(json!({"callers": [1, 2, 3]}))
+            .with_next_step("3 of 39 symbols shown: raise limit for the rest")
+            .with_completeness(three_of_39()),
+    );
+    assert_eq!(
+        text(&tsa(&envelope, &json_form()), "next_step"),
+        "3 of 39 symbols shown: raise limit for the rest"
+    );
+}
+
+#[test]
+fn a_derived_next_step_says_how_to_get_the_rest_when_no_page_follows() {
+    let mut envelope =
+        wire(&Envelope::ok(json!({"callers": [1, 2, 3]})).with_completeness(three_of_39()));
+    if let Some(object) = envelope.as_object_mut() {
+        object.remove("next_step");
+    }
+    let step = text(&tsa(&envelope, &json_form()), "next_step").to_owned();
+    assert!(step.starts_with("showing 3 of 39 symbols"), "{step}");
+    assert!(
+        step.contains("raise the limit or narrow the query"),
+        "{step}"
+    );
+}
+
+#[test]
+fn a_list_the_budget_cut_without_a_completeness_gets_its_real_numbers_in_next_step() {
+    let envelope = wire(&Envelope::ok(json!([1, 2, 3])));
+    let envelope = with_meta(envelope, "truncated", json!(true));
+    let envelope = with_meta(envelope, "truncated_data_from", json!(40));
+    let envelope = with_meta(envelope, "truncated_data_to", json!(3));
+    let rendered = tsa(&envelope, &json_form());
+    assert_valid(&rendered);
+    let step = text(&rendered, "next_step");
+    assert!(step.starts_with("showing 3 of 40 `data`"), "{step}");
+    assert!(
+        step.contains("raise the limit or narrow the query"),
+        "{step}"
+    );
+}
+
+/// "control-surface keys that this particular call has no value for … are simply absent": a
+/// payload member that is null is not a value.
+#[test]
+fn a_null_payload_member_is_absent_from_the_control_surface() {
+    let envelope = wire(&Envelope::ok(
+        json!({"file_path": null, "pr_url": "https://x/1"}),
+    ));
+    let rendered = tsa(&envelope, &compact_only());
+    assert_valid(&rendered);
+    assert!(rendered.get("file_path").is_none(), "{rendered:#}");
+    assert_eq!(rendered["pr_url"], "https://x/1");
+}
+
+/// ERROR: "Do not consume other payload fields as valid results": a failure carries none.
+#[test]
+fn a_failure_carries_no_payload_members() {
+    let envelope = json!({
+        "ok": false,
+        "error": {"category": "internal", "retryable": false, "message": "boom"},
+        "data": {"x": 1},
+    });
+    for rendering in every_form() {
+        let rendered = tsa(&envelope, &rendering);
+        assert_valid(&rendered);
+        assert!(rendered.get("x").is_none(), "{rendered:#}");
+        assert!(rendered.get("data").is_none(), "{rendered:#}");
+    }
+}
+
+/// NOT_FOUND: "Check spelling, qualify the name … before retrying" is the next step of a
+/// missing target that came with no hint of its own.
+#[test]
+fn a_missing_target_without_a_hint_is_told_what_not_found_obliges() {
+    let missing: Envelope<()> = Envelope::err(ToolError::not_found("no file named a.rs"));
+    let rendered = tsa(&wire(&missing), &json_form());
+    assert_eq!(rendered["verdict"], "NOT_FOUND");
+    assert_eq!(rendered["next_step"], Verdict::NotFound.obligation());
+    assert_eq!(
+        rendered["agent_summary"]["next_step"],
+        rendered["next_step"]
+    );
+}
+
+/// `agent_summary` is "summary_line + verdict + next_step": its verdict is the answer's.
+#[test]
+fn agent_summarys_verdict_is_the_answers_for_every_verdict() {
+    for verdict in Verdict::ALL {
+        let envelope = wire(
+            &Envelope::ok(json!({}))
+                .with_verdict(*verdict)
+                .with_summary_line("one line"),
+        );
+        let rendered = tsa(&envelope, &json_form());
+        assert_eq!(
+            rendered["agent_summary"]["verdict"], rendered["verdict"],
+            "{verdict:?}"
+        );
+    }
+}
+
+/// The contract's string fields are strings: the schema refuses any other type in them.
+#[test]
+fn the_schema_refuses_the_contracts_strings_of_another_type() {
+    let validator = jsonschema::validator_for(&tsa_schema(&json!(true))).expect("compiles");
+    for (field, value) in [
+        ("summary_line", json!(3)),
+        ("next_step", json!({})),
+        ("hint", json!([])),
+        ("error_type", json!(false)),
+    ] {
+        let mut answer = json!({"success": true, "verdict": "INFO"});
+        answer[field] = value;
+        assert!(!validator.is_valid(&answer), "{field}");
+    }
+    assert!(!validator.is_valid(&json!({"success": false, "verdict": "ERROR", "error": 3})));
+}

@@ -96,4 +96,70 @@ pub(crate) const CLAUSES: &[Clause] = &[
         "`summary_line` on every success.",
         "summary_line on every success",
     ),
+    held(
+        "`next_step` on truncation MUST state the real shown/total numbers, never a stale template count.",
+        file::TSA,
+        "a_tools_own_next_step_is_led_by_the_real_numbers_when_it_does_not_state_them",
+    ),
+    held(
+        "`next_step` says how to get the rest: raise the limit, or narrow the query.",
+        file::TSA,
+        "a_derived_next_step_says_how_to_get_the_rest_when_no_page_follows",
+    ),
+    held(
+        "A list the response budget cut is honest about it: the real numbers in `next_step`.",
+        file::TSA,
+        "a_list_the_budget_cut_without_a_completeness_gets_its_real_numbers_in_next_step",
+    ),
+    held(
+        "Control-surface keys the call has no value for are simply absent.",
+        file::TSA,
+        "a_null_payload_member_is_absent_from_the_control_surface",
+    ),
+    held(
+        "`format: \"toon\"` tells the client the payload is in `toon_content`, where everything stripped from the top level is recoverable; scalar metadata stays alongside.",
+        file::TSA,
+        "the_toon_form_keeps_paging_beside_toon_content_and_compact_only_inside_it",
+    ),
+    held(
+        "`output_format` echoes the requested format.",
+        file::TSA,
+        "compact_only_implies_the_toon_form_and_echoes_the_format_asked_for",
+    ),
+    held(
+        "ERROR: do not consume other payload fields as valid results.",
+        file::TSA,
+        "a_failure_carries_no_payload_members",
+    ),
+    held(
+        "NOT_FOUND: check the spelling or qualify the name before retrying.",
+        file::TSA,
+        "a_missing_target_without_a_hint_is_told_what_not_found_obliges",
+    ),
+    held(
+        "`agent_summary` is summary_line + verdict + next_step: its verdict is the answer's.",
+        file::TSA,
+        "agent_summarys_verdict_is_the_answers_for_every_verdict",
+    ),
+    held(
+        "`error`, `error_type`, `hint`, `summary_line` and `next_step` are strings.",
+        file::TSA,
+        "the_schema_refuses_the_contracts_strings_of_another_type",
+    ),
+    gap(
+        "Inside `agent_summary`, `next_step` carries the recommended follow-up for the verdict (the verification command on SAFE).",
+        "a follow-up the tool did not name",
+    ),
+    gap(
+        "Every top-level key of a `compact_only` response is a member of the control surface.",
+        "the control surface of a response too deep to TOON-encode",
+    ),
+    gap(
+        "`truncated` is true iff anything was omitted, row fields shown in part included.",
+        "truncated for row fields shown in part",
+    ),
+    gap(
+        "`listed_cap` is driven by the tool's limit argument.",
+        "listed_cap of a response-budget cut",
+    ),
 ];

@@ -38,6 +38,14 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
         field: "verdict graded from impact (none/low/medium/high → SAFE/CAUTION/REVIEW/UNSAFE)",
         why: "An envelope carries the verdict its tool chose, and how a tool grades impact is the tool's own logic, so risk_level or impact appear only as payload members.",
     },
+    Gap {
+        field: "a follow-up the tool did not name",
+        why: "An envelope's next step is the tool's (or, on a cut or a missing target, the honest one the counts and the verdict give), so a verdict's own follow-up, such as a verification command on SAFE, is in agent_summary only when the tool names it; the verdict's obligation is documented, not invented into next_step.",
+    },
+    Gap {
+        field: "listed_cap of a response-budget cut",
+        why: "When the response budget ended the page, listed_cap is the count the budget let through, which the listed count equals, not the limit argument the call sent; next_step then says the budget cut the rest.",
+    },
 ];
 
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.
@@ -89,5 +97,13 @@ pub(crate) const DROPPED: &[Gap] = &[
     Gap {
         field: "next_actions, warnings, agent_summary and the payload at the top level under compact_only",
         why: "compact_only keeps only the contract's control surface at the top level, so everything else is read from toon_content, which holds the whole response.",
+    },
+    Gap {
+        field: "the control surface of a response too deep to TOON-encode",
+        why: "A response nested deeper than TOON can encode keeps its JSON form whole, with no format marker and no reduction to the control surface: a response without its payload anywhere would be worse than one with more keys.",
+    },
+    Gap {
+        field: "truncated for row fields shown in part",
+        why: "truncated counts rows left out and the budget's cuts; row fields a compact form shows in part are said in warnings (a `shortened:` line naming them), so that truncated keeps agreeing with the listed and total counts.",
     },
 ];

@@ -121,10 +121,7 @@ fn verdict(wire: &Wire<'_>) -> Verdict {
 
 /// `summary_line`, `next_step` and, when there is a summary line, `agent_summary`.
 fn triage(wire: &Wire<'_>, verdict: Verdict, answer: &mut Answer) {
-    let next_step = wire
-        .next_step()
-        .map(str::to_owned)
-        .or_else(|| truncation::next_step(wire));
+    let next_step = truncation::next_step(wire);
     if let Some(line) = wire.summary_line() {
         answer.agent_summary = Some(AgentSummary {
             summary_line: Some(line.to_owned()),

@@ -52,9 +52,11 @@ pub(super) fn form(
     Value::Object(out)
 }
 
-/// Keeps only the control surface's keys. Idempotent: a reduced response reduces to itself.
+/// Keeps only the control surface's keys that have a value ("keys that this particular call
+/// has no value for … are simply absent", and null is no value). Idempotent: a reduced
+/// response reduces to itself.
 pub(super) fn reduce_to_control_surface(response: &mut Map<String, Value>) {
-    response.retain(|key, _| keys::CONTROL_SURFACE.contains(&key.as_str()));
+    response.retain(|key, value| keys::CONTROL_SURFACE.contains(&key.as_str()) && !value.is_null());
 }
 
 fn is_container(value: &Value) -> bool {

@@ -126,22 +126,82 @@ fn listed_cap<'a>(wire: &Wire<'a>, cut_by_tool: bool) -> Option<&'a Value> {
     (cut_by_tool && on_listed).then_some(returned)
 }
 
-/// A `next_step` for an answer that is cut or not exhaustive but came without one: the
-/// completeness's own honest line ("showing 3 of 39 callers"), pointing at the `next-page`
-/// action when there is one. `None` when the envelope has a `next_step` (it already carries
-/// the real numbers) or nothing is missing.
+/// The contract's `next_step`: "one concrete, imperative action" that, on truncation, "MUST
+/// state the real shown/total numbers" and says how to get the rest.
+///
+/// - The envelope's own, when it has one: led by the real numbers of the cut `completeness`
+///   describes ("showing 3 of 39 callers; …") when it does not state them already.
+/// - Else, for a cut or non-exhaustive collection, the completeness's own honest line, with how
+///   to get the rest: the `next-page` action when there is one, else raising the limit or
+///   narrowing the query.
+/// - Else, for a list the budget trimmer cut (a payload no completeness describes), what was
+///   sent of it and how to get the rest.
+/// - `None` when nothing is missing.
 pub(super) fn next_step(wire: &Wire<'_>) -> Option<String> {
-    if wire.next_step().is_some() {
+    let completeness: Option<Completeness> = wire
+        .completeness()
+        .and_then(|completeness| serde_json::from_value(Value::Object(completeness.clone())).ok());
+    if let Some(step) = wire.next_step() {
+        return Some(match completeness.as_ref().and_then(cut_numbers) {
+            Some((numbers, shown, total))
+                if !(states_number(step, shown) && states_number(step, total)) =>
+            {
+                format!("{numbers}; {step}")
+            }
+            _ => step.to_owned(),
+        });
+    }
+    if let Some(completeness) = &completeness {
+        let advice = if wire.next_page().is_some() {
+            format!("follow the `{NEXT_PAGE}` action in {}", keys::NEXT_ACTIONS)
+        } else {
+            RAISE_OR_NARROW.to_owned()
+        };
+        return completeness.next_step(&advice);
+    }
+    budget_cut_list(wire).map(|(key, from, to)| {
+        format!(
+            "showing {to} of {from} `{key}` (the response budget cut the rest) — {RAISE_OR_NARROW}"
+        )
+    })
+}
+
+/// How to get the rest of a collection no page continues.
+const RAISE_OR_NARROW: &str = "raise the limit or narrow the query for the rest";
+
+/// "showing 3 of 39 callers": the real numbers of a cut collection whose total is known, with
+/// the last row shown and the total.
+fn cut_numbers(completeness: &Completeness) -> Option<(String, usize, usize)> {
+    let parts = completeness.to_parts();
+    let total = parts.total?;
+    if !parts.truncated {
         return None;
     }
-    let completeness: Completeness =
-        serde_json::from_value(Value::Object(wire.completeness()?.clone())).ok()?;
-    let advice = if wire.next_page().is_some() {
-        format!("follow the `{NEXT_PAGE}` action in {}", keys::NEXT_ACTIONS)
-    } else {
-        String::new()
-    };
-    completeness.next_step(&advice)
+    let numbers = completeness.next_step("")?;
+    Some((numbers, parts.offset + parts.returned, total))
+}
+
+/// Whether `number` appears in `text` with no digit on either side.
+fn states_number(text: &str, number: usize) -> bool {
+    let digits = number.to_string();
+    let bytes = text.as_bytes();
+    text.match_indices(&digits).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + digits.len()).copied();
+        !before.is_some_and(|b| b.is_ascii_digit()) && !after.is_some_and(|b| b.is_ascii_digit())
+    })
+}
+
+/// The list the budget trimmer cut, as its markers say: its key (`data` for a list payload),
+/// the rows it had and the rows sent. The first one, when several were cut.
+fn budget_cut_list(wire: &Wire<'_>) -> Option<(String, u64, u64)> {
+    wire.trim_markers().find_map(|(name, from)| {
+        let key = name
+            .strip_prefix(meta_field::MARKER_PREFIX)?
+            .strip_suffix(meta_field::LIST_CUT_FROM_SUFFIX)?;
+        let to = wire.meta_field(&meta_field::list_cut_to(key))?.as_u64()?;
+        Some((key.to_owned(), from.as_u64()?, to))
+    })
 }
 
 fn flag(value: Option<&Value>) -> bool {
