@@ -111,12 +111,20 @@ impl IndexStatus {
         self.schema_version_at_index < self.running_version
     }
 
-    /// The stored data is newer than the binary: the `binary_drift_warning` to stamp.
+    /// The stored data is newer than the binary: the `binary_drift_warning` to stamp. Its
+    /// `remediation` is the server's ([`IndexStatus::with_remediation`]), else the one every
+    /// drift calls for: a binary that reads the newer schema.
     pub fn drift(&self) -> Option<BinaryDrift> {
         (self.schema_version_at_index > self.running_version).then(|| BinaryDrift {
             stored_version: self.schema_version_at_index,
             running_version: self.running_version,
-            remediation: self.remediation.clone(),
+            remediation: Some(self.remediation.clone().unwrap_or_else(|| {
+                format!(
+                    "the index was written with schema version {} and this server reads {}: \
+                     upgrade the server, or re-index with this version",
+                    self.schema_version_at_index, self.running_version
+                )
+            })),
         })
     }
 }

@@ -335,14 +335,18 @@ fn the_anatomys_equivalent_envelope_renders_its_fields_and_values() {
             "idempotency_declared"
         ])
     );
+    // The legacy string list ships alongside ("consumers can read either"): the same
+    // entries' messages.
+    let messages: Vec<&Value> = ours["warnings_v2"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|entry| &entry["message"])
+        .collect();
+    assert!(!messages.is_empty());
+    assert_eq!(ours["warnings"], json!(messages));
     // What an envelope cannot say is absent, not made up, and listed as unexpressed.
-    for absent in [
-        "project_id",
-        "project_name",
-        "session_id",
-        "warnings",
-        "schema_version",
-    ] {
+    for absent in ["project_id", "project_name", "session_id", "schema_version"] {
         assert!(ours.get(absent).is_none(), "`{absent}` was invented");
         assert!(
             unexpressed(Dialect::Pincher)
@@ -949,14 +953,18 @@ fn tokens_used_counts_the_result_with_the_servers_estimator() {
 }
 
 #[test]
-fn savings_pass_through_when_the_baseline_cannot_be_recovered() {
+fn savings_are_left_out_when_the_baseline_cannot_be_recovered() {
+    // Savings without the response size they were counted against: the baseline is unknown,
+    // so no difference from `tokens_used` can be stated.
     let envelope = stamped(
         wire(&Envelope::ok(json!({"a": 1}))),
         json!({"tokens_saved": 50, "tokens_saved_pct": 50.0, "baseline_method": "full_file_read"}),
     );
     let fields = meta(&pincher(&envelope)).clone();
-    assert_eq!(fields["tokens_saved"], 50);
-    assert_eq!(fields["tokens_saved_pct"], 50.0);
+    assert!(fields.get("tokens_used").is_some());
+    assert!(fields.get("tokens_saved").is_none(), "{fields:#?}");
+    assert!(fields.get("tokens_saved_pct").is_none(), "{fields:#?}");
+    assert_eq!(fields["baseline_method"], "full_file_read");
     // No baseline at all: no savings, not zero savings.
     let plain = pincher(&wire(&Envelope::ok(json!({"a": 1}))));
     assert!(meta(&plain).get("tokens_saved").is_none());
@@ -1419,4 +1427,26 @@ fn what_is_not_a_pincher_answer_reads_back_as_a_failure_that_says_so() {
         assert!(message.starts_with("not a pincher answer"), "{message}");
         assert!(!envelope_dialect::contract(Dialect::Pincher).succeeded(&foreign));
     }
+}
+
+/// `binary_drift_warning` is `{stored_version, running_version, remediation}`: a drift the
+/// server stamped without a remediation of its own still says what to do, so a host that
+/// surfaces it to the user has something to surface.
+#[test]
+fn a_drift_always_says_what_to_do_about_it() {
+    let drift = envelope_core::IndexStatus::new(4, 3)
+        .drift()
+        .expect("stored data newer than the binary");
+    let envelope = stamped(
+        wire(&Envelope::ok(json!({"a": 1}))),
+        json!({"binary_drift_warning": drift}),
+    );
+    let rendered = pincher(&envelope);
+    assert_valid(&rendered);
+    let warning = &meta(&rendered)["binary_drift_warning"];
+    assert_eq!(warning["stored_version"], 4);
+    assert_eq!(warning["running_version"], 3);
+    let remediation = warning["remediation"].as_str().expect("a remediation");
+    assert!(remediation.contains("upgrade the server"), "{remediation}");
+    assert!(envelope_core::IndexStatus::new(3, 3).drift().is_none());
 }

@@ -91,7 +91,7 @@ pub(crate) const CLAUSES: &[Clause] = &[
     held(
         "`tokens_saved` is the baseline's tokens minus `tokens_used`.",
         file::PINCHER,
-        "savings_pass_through_when_the_baseline_cannot_be_recovered",
+        "savings_are_left_out_when_the_baseline_cannot_be_recovered",
     ),
     held(
         "A cut collection is flagged (a `truncated` entry of `warnings_v2`), never silently shorter.",
@@ -114,5 +114,23 @@ pub(crate) const CLAUSES: &[Clause] = &[
     gap(
         "`project_id`, `project_name`, `session_id`.",
         "_meta.project_id, _meta.project_name",
+    ),
+    held(
+        "Legacy `warnings: [string]` ships alongside `warnings_v2`; consumers can read either.",
+        file::PINCHER,
+        "the_anatomys_equivalent_envelope_renders_its_fields_and_values",
+    ),
+    held(
+        "`binary_drift_warning` is `{stored_version, running_version, remediation}`, non-null only when the stored data is newer than the binary.",
+        file::PINCHER,
+        "a_drift_always_says_what_to_do_about_it",
+    ),
+    gap(
+        "`baseline_method` is one of `full_file_read`, `grep_recursive`, `walk_directory`, `read_all_changed`.",
+        "baseline_method values beyond pincher's four",
+    ),
+    gap(
+        "`stale_index`: the project is indexed, but `schema_version_at_index` is below the server's `schema_version`.",
+        "_meta.schema_version (without a drift)",
     ),
 ];

@@ -15,10 +15,6 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
         why: "An envelope binds no transport session (continuations bind the caller instead), so there is no session id to report.",
     },
     Gap {
-        field: "_meta.warnings (legacy strings)",
-        why: "An envelope carries only typed warnings, which become `warnings_v2`; the legacy string list was a one-release bridge and has no source.",
-    },
-    Gap {
         field: "_meta.schema_version (without a drift)",
         why: "An envelope states the index schema the running binary understands only inside a drift warning (`running_version`), so `schema_version` is written only then.",
     },
@@ -37,6 +33,10 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
     Gap {
         field: "capabilities: closure_tables, traces_otlp, http_auth, router",
         why: "These conditional tags name pincher's configuration switches and companion services, which an envelope server does not have.",
+    },
+    Gap {
+        field: "baseline_method values beyond pincher's four",
+        why: "pincher's four baselines are its own tools' (reading whole files, grepping, walking a directory, reading every changed file); an envelope tool names the baseline it saves against, and that name passes as it is rather than being forced onto one of pincher's.",
     },
 ];
 

@@ -29,6 +29,7 @@ pub(super) fn build(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering) ->
     };
     let typed = |key: &str| wire.meta_field(key).and_then(Value::as_u64);
     let (tokens_used, tokens_saved, tokens_saved_pct) = cost(wire, result, how);
+    let warnings_v2 = notices::warnings_v2(wire);
     let drift = wire
         .meta_field(meta_keys::BINARY_DRIFT_WARNING)
         .and_then(|warning| serde_json::from_value::<BinaryDrift>(warning.clone()).ok());
@@ -48,8 +49,13 @@ pub(super) fn build(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering) ->
         diagnosis: diagnosis_prose(wire),
         diagnosis_v2: notices::diagnosis_v2(wire),
         next_steps: wire.next_actions().iter().filter_map(next_step).collect(),
-        warnings: Vec::new(),
-        warnings_v2: notices::warnings_v2(wire),
+        // The legacy string list ships beside `warnings_v2` ("consumers can read either"): the
+        // same entries, their messages.
+        warnings: warnings_v2
+            .iter()
+            .map(|entry| entry.message.clone())
+            .collect(),
+        warnings_v2,
         capabilities: capabilities(wire),
         // pincher's `schema_version` is the index schema the running binary understands, the
         // number `schema_version_at_index` is compared with. The envelope says it only inside
@@ -71,10 +77,12 @@ pub(super) fn build(wire: &Wire<'_>, result: Option<&Value>, how: &Rendering) ->
 /// `tokens_used`, `tokens_saved` and `tokens_saved_pct`.
 ///
 /// pincher counts `tokens_used` over the payload alone and defines `tokens_saved` as the
-/// baseline's tokens minus `tokens_used`. The envelope counts the whole response
-/// (`tokens_estimated`) and saves against that, so the baseline is recovered
-/// (`tokens_saved + tokens_estimated`) and the savings recomputed against `tokens_used`. Without
-/// a payload or without `tokens_estimated` the envelope's savings travel as it stamped them.
+/// baseline's tokens minus `tokens_used`, and `tokens_saved_pct` as that share of the baseline.
+/// The envelope counts the whole response (`tokens_estimated`) and saves against that, so the
+/// baseline is recovered (`tokens_saved + tokens_estimated`) and the savings recomputed
+/// against `tokens_used`. When it cannot be recovered (no payload, no savings stamped, or no
+/// response size), the savings are left out: the envelope's, counted against another size,
+/// would not be the difference pincher defines, and a missing field means "not applicable".
 fn cost(
     wire: &Wire<'_>,
     result: Option<&Value>,
@@ -85,21 +93,16 @@ fn cost(
             .estimate(&serde_json::to_string(result).unwrap_or_default())
     });
     match used.and_then(|used| recomputed_savings(wire, used)) {
-        Some((saved, pct)) => (used, Some(saved), Some(pct)),
-        None => (
-            used,
-            wire.meta_field(meta_keys::TOKENS_SAVED)
-                .and_then(Value::as_i64),
-            wire.meta_field(meta_keys::TOKENS_SAVED_PCT)
-                .and_then(Value::as_f64),
-        ),
+        Some((saved, pct)) => (used, Some(saved), pct),
+        None => (used, None, None),
     }
 }
 
 /// The savings against the envelope's baseline when the payload alone costs `used` tokens:
 /// `(saved, percent of the baseline, one decimal)`, or `None` when the envelope stamped no
-/// savings or no response size to recover the baseline from.
-fn recomputed_savings(wire: &Wire<'_>, used: u64) -> Option<(i64, f64)> {
+/// savings or no response size to recover the baseline from. The percentage is left out of a
+/// baseline of no tokens, of which no share can be taken.
+fn recomputed_savings(wire: &Wire<'_>, used: u64) -> Option<(i64, Option<f64>)> {
     let saved = wire.meta_field(meta_keys::TOKENS_SAVED)?.as_i64()?;
     let estimated = wire.meta_field(meta_keys::TOKENS_ESTIMATED)?.as_u64()?;
     let wide = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
@@ -107,11 +110,7 @@ fn recomputed_savings(wire: &Wire<'_>, used: u64) -> Option<(i64, f64)> {
     let saved = baseline.saturating_sub(wide(used));
     // The same rounding as the envelope's own percentage; token counts are far below 2^53, so
     // the float conversions are exact.
-    let pct = if baseline > 0 {
-        (saved as f64 / baseline as f64 * 1000.0).round() / 10.0
-    } else {
-        0.0
-    };
+    let pct = (baseline > 0).then(|| (saved as f64 / baseline as f64 * 1000.0).round() / 10.0);
     Some((saved, pct))
 }
 

@@ -139,7 +139,8 @@ pub(super) struct Entry {
     pub(super) severity: Severity,
     /// Human-readable text.
     pub(super) message: String,
-    /// Per-code payload.
+    /// Per-code payload, left out when the code has none (as the contract's own anatomy
+    /// writes such an entry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) data: Option<Value>,
 }
