@@ -155,13 +155,15 @@ impl<'a> Wire<'a> {
             .find(|next| next.get(action::ID).and_then(Value::as_str) == Some(NEXT_PAGE))
     }
 
-    /// The continuation token the `next-page` action carries in its arguments (under the
-    /// tool's continuation argument: the argument whose value is the only sealed token there,
-    /// `continuation` unless the tool renamed it).
+    /// The next page's continuation token: the one the `next-page` action carries in its
+    /// arguments under `continuation`, else the one `completeness.continuation` holds (where
+    /// the budget stage puts a token no action carries). A tool that renamed its continuation
+    /// argument pages by its `next-page` action only.
     pub fn continuation(&self) -> Option<&'a str> {
-        let arguments = self.next_page()?.get(action::ARGUMENTS)?.as_object()?;
-        arguments
-            .get(envelope_core::paging::DEFAULT_CONTINUATION_FIELD)
+        self.next_page()
+            .and_then(|next| next.get(action::ARGUMENTS))
+            .and_then(|arguments| arguments.get(envelope_core::paging::DEFAULT_CONTINUATION_FIELD))
+            .or_else(|| self.completeness_field(completeness_field::CONTINUATION))
             .and_then(Value::as_str)
     }
 }

@@ -1070,3 +1070,63 @@ fn what_is_not_a_frigg_answer_reads_back_as_a_failure_that_says_so() {
         assert!(message.starts_with("not a Frigg answer"), "{message}");
     }
 }
+
+/// A dependency names an earlier action of the response: when one it names was left out (an
+/// entry that is no action), an `all` group's action cannot run as it says and goes too, and
+/// an `any` group keeps the ids it still has.
+#[test]
+fn dependencies_name_only_earlier_actions_of_the_response() {
+    let action = |id: &str, order: u16, after: Option<(&str, Vec<&str>)>| {
+        let mut action = json!({"id": id, "role": "inspect", "order": order, "tool": "read_file",
+                                "arguments": {}, "reason": "read"});
+        if let Some((mode, ids)) = after {
+            action["dependencies"] = json!([{ "mode": mode, "action_ids": ids }]);
+        }
+        action
+    };
+    let mut broken = action("gone", 0, None);
+    broken["arguments"] = json!(3);
+    let envelope = json!({
+        "ok": true,
+        "data": {},
+        "next_actions": [
+            action("a", 0, None),
+            broken,
+            action("b", 1, Some(("all", vec!["a", "gone"]))),
+            action("c", 1, Some(("any", vec!["a", "gone", "a"]))),
+            action("d", 2, Some(("all", vec!["b"]))),
+        ],
+    });
+    let rendered = frigg(&envelope, &compact());
+    assert_valid(&rendered);
+    let ids: Vec<&str> = rendered["next_actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|action| action["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["a", "c"], "{rendered:#}");
+    assert_eq!(
+        rendered["next_actions"][1]["dependencies"],
+        json!([{ "mode": "any", "action_ids": ["a"] }])
+    );
+}
+
+/// "store only completeness.continuation": a page whose token no action carries (the budget
+/// stage keeps it in the envelope's completeness) still hands it to a Frigg client.
+#[test]
+fn a_token_no_action_carries_is_still_the_completeness_continuation() {
+    let page =
+        Completeness::truncated_page(Unit::FILE, 2, Some(9), TruncationReason::PageLimit, None)
+            .expect("a valid page");
+    let mut envelope = wire(&Envelope::ok(json!({"files": ["a", "b"]})).with_completeness(page));
+    assert!(envelope.get("next_actions").is_none());
+    // Where the budget stage writes a page's token that no action carries.
+    envelope["completeness"]["continuation"] = json!("IQJrEY_kvkMABQmk03YoZ14q");
+    let rendered = frigg(&envelope, &compact());
+    assert_valid(&rendered);
+    assert_eq!(
+        rendered["completeness"]["continuation"],
+        "IQJrEY_kvkMABQmk03YoZ14q"
+    );
+}

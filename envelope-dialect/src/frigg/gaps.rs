@@ -89,6 +89,34 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
               tool result, written here in the flattened recovery grammar with the error's \
               structured detail under `data`.",
     },
+    Gap {
+        field: "a tool's renamed continuation argument",
+        why: "A tool may name its continuation argument otherwise (`cursor`, say), and then a replay that sets only `continuation` is refused as an unknown argument's page; its next-page action in next_actions carries the token under the tool's own name, and is what to follow.",
+    },
+    Gap {
+        field: "the unit item and units a tool names",
+        why: "An envelope's unit is open: a bare list the budget cut counts `item`s, and a tool may name a unit of its own (snake case, one row each), which Frigg's table does not list.",
+    },
+    Gap {
+        field: "retryable as a tool sets it",
+        why: "Each category has Frigg's retryable default, but a tool that knows better may say a failure of any category is retryable (a permission granted since, a file being written), and its word is kept.",
+    },
+    Gap {
+        field: "zero_hit_reason beside rows",
+        why: "An envelope may give an empty reason for a collection it still returned rows of (the rows its filters let through were none of what was asked), and the reason is kept rather than dropped for the rows.",
+    },
+    Gap {
+        field: "full mode's ranking and selection detail",
+        why: "An envelope has no ranking or selection fields; `full` adds the prose (notes) and meta's observability (runtime), which is all the envelope has beyond compact.",
+    },
+    Gap {
+        field: "response_mode on every tool",
+        why: "The envelope's controls are the same on every tool, so `response_mode` is accepted by workspace and file tools too (where `full` adds only notes and runtime), never refused.",
+    },
+    Gap {
+        field: "INVALID_CONTINUATION and INVALID_LIMIT",
+        why: "Besides the continuation table's three codes, a token that is not one (a truncated copy) and a limit the tool refuses are their own codes, each with its correction_hint; a client without a row for them reads the hint.",
+    },
 ];
 
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.
