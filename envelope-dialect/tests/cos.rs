@@ -569,6 +569,16 @@ fn edges_by_type_buckets_are_marked_per_kind() {
         assert_eq!(cut["to"], kept, "{kind}");
     }
     assert!(!marker.is_empty());
+    // The schema holds the record to its `{kind: {from, to}}` shape.
+    for odd in [
+        json!("x"),
+        json!({"calls": 3}),
+        json!({"calls": {"from": 1}}),
+    ] {
+        let mut refused = rendered.clone();
+        refused["data"]["meta"]["truncated_edges_by_type"] = odd;
+        assert_invalid(&refused);
+    }
 }
 
 #[test]

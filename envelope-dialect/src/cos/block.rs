@@ -12,6 +12,9 @@ use super::key;
 use super::shape::Shape;
 use super::wire::Block;
 
+/// The contract's one dict of lists whose buckets the trimmer caps.
+const EDGES_BY_TYPE: &str = "edges_by_type";
+
 /// The envelope's fields carried in the block under their own names: the signals an agent
 /// branches on that the contract has no field of its own for. The last two are `meta`
 /// members, the rest top-level fields.
@@ -52,6 +55,7 @@ pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Block {
         tokens_estimated: 0,
         truncated: wire.budget_cut() || ended.is_some(),
         truncated_string_fields: None,
+        truncated_edges_by_type: None,
         truncated_subgraph: None,
         envelope_unshrinkable: wire
             .meta_field(meta_keys::ENVELOPE_UNSHRINKABLE)
@@ -76,6 +80,9 @@ pub(super) fn diagnostics(wire: &crate::Wire<'_>, shape: Shape) -> Block {
                 block.truncated_string_fields = typed(&value);
             }
             meta_keys::TRUNCATED_SUBGRAPH => block.truncated_subgraph = value.as_bool(),
+            edges if edges == meta_keys::buckets(EDGES_BY_TYPE) => {
+                block.truncated_edges_by_type = typed(&value);
+            }
             _ => {
                 block.more.insert(name, value);
             }

@@ -108,4 +108,37 @@ pub(crate) const CLAUSES: &[Clause] = &[
         "The `module_disabled` message names `cos module enable <id>`.",
         "module_disabled message naming `cos module enable <id>`",
     ),
+    held(
+        "`truncated_edges_by_type` is a dict `{kind: {from, to}}`.",
+        file::COS,
+        "edges_by_type_buckets_are_marked_per_kind",
+    ),
+    gap(
+        "`internal`'s message is the exception line (`OperationalError: …`); only the traceback stays in the log.",
+        "an internal failure's exception line",
+    ),
+    gap(
+        "A list, a scalar or null is sent in `data` as it is.",
+        "a bare list, scalar or null payload",
+    ),
+    gap(
+        "Tokens are estimated at ~4 ASCII characters or 1 non-ASCII character each.",
+        "tokens_estimated by the character rule",
+    ),
+    gap(
+        "The ladder cuts the named lists first, then `edges_by_type` buckets, then strings.",
+        "the trimming ladder's order and reach",
+    ),
+    gap(
+        "`truncated_<key>_from` is the list's original count.",
+        "truncated_<key>_from of a page the budget ended",
+    ),
+    gap(
+        "With the budget opted out, the trimmer is skipped entirely.",
+        "the depth limit with the budget opted out",
+    ),
+    gap(
+        "A coherent subgraph cut never zeroes out the edges.",
+        "edges keyed other than source/target or from/to",
+    ),
 ];

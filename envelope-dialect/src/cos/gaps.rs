@@ -33,6 +33,30 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
         field: "cos_graph_doctor issues and healthy, EvidenceBundle",
         why: "These are the payload contracts of particular cos_* tools, which an envelope carries as any payload but does not define.",
     },
+    Gap {
+        field: "an internal failure's exception line",
+        why: "An envelope server masks every internal failure's message down to its request id, since an exception line can carry paths, queries or secrets; the line itself is in the server's log under that id.",
+    },
+    Gap {
+        field: "tokens_estimated by the character rule",
+        why: "The response budget counts tokens with the server's estimator (calibrated to a real tokenizer, or an exact count), which is what the budget holds, rather than by four characters a token; `tokens_estimated` is that count.",
+    },
+    Gap {
+        field: "the trimming ladder's order and reach",
+        why: "The envelope's budget stage has one ladder for every payload: it shortens lists nested in rows before the top-level lists, caps any object of lists as the contract caps `edges_by_type`, and cuts any top-level list, each cut named by its own `truncated_*` marker.",
+    },
+    Gap {
+        field: "truncated_<key>_from of a page the budget ended",
+        why: "When the budget ended a page (the tool stopped early to fit), the list's length before a cut is not known, so `_from` is the rows the rest of the known total holds, an upper bound on what the page would have held.",
+    },
+    Gap {
+        field: "the depth limit with the budget opted out",
+        why: "A payload nested deeper than the encoder's depth limit is cut there even with the budget opted out (`truncated_depth` says where), since no client can parse it whole.",
+    },
+    Gap {
+        field: "edges keyed other than source/target or from/to",
+        why: "A coherent subgraph cut reads an edge's ends from `source`/`target` or `from`/`to`; edges that name their ends otherwise cannot be kept with their nodes, and are cut with the nodes they cannot be tied to.",
+    },
 ];
 
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.

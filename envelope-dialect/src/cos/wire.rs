@@ -2,6 +2,8 @@
 //! message}}` and a success's diagnostics block `data.meta`, each written, read back
 //! ([`view`](super::view)) and described ([`schema`](super::schema)) from one definition.
 
+use std::collections::BTreeMap;
+
 use envelope_core::{BinaryDrift, Category, Completeness, Notice, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,18 +45,7 @@ pub(super) struct FailureError {
 /// ([`view`](super::view)) and described ([`schema`](super::schema)) from this one definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(extend("patternProperties" = {
-    "^truncated_.+_(from|to)$": { "type": "integer", "minimum": 0 },
-    "^truncated_.+_buckets$": {
-        "type": "object",
-        "additionalProperties": {
-            "type": "object",
-            "required": ["from", "to"],
-            "properties": {
-                "from": { "type": "integer", "minimum": 0 },
-                "to": { "type": "integer", "minimum": 0 }
-            }
-        }
-    }
+    "^truncated_.+_(from|to)$": { "type": "integer", "minimum": 0 }
 }))]
 pub(super) struct Block {
     /// Which retrieval layer answered (the contract's layers are examples: an envelope's layer
@@ -70,6 +61,10 @@ pub(super) struct Block {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<String>")]
     pub(super) truncated_string_fields: Option<Vec<String>>,
+    /// The `edges_by_type` buckets the trimmer capped, kind by kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "BTreeMap<String, FromTo>")]
+    pub(super) truncated_edges_by_type: Option<BTreeMap<String, FromTo>>,
     /// Whether the trimmer cut a subgraph.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "bool")]
@@ -126,6 +121,15 @@ pub(super) struct Block {
     /// and the keys a tool adds.
     #[serde(flatten)]
     pub(super) more: Map<String, Value>,
+}
+
+/// One cut's counts: the length before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(super) struct FromTo {
+    /// The length before the cut.
+    pub(super) from: u64,
+    /// The length after it.
+    pub(super) to: u64,
 }
 
 /// One of `next_actions`: `tool` with `arguments`, to call exactly as given, the envelope's

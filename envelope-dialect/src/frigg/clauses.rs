@@ -181,7 +181,10 @@ pub(crate) const CLAUSES: &[Clause] = &[
         "STALE_HANDLE, MIXED_HANDLE, STALE_PROOF_ANCHOR",
     ),
     gap("Proof reads with `read_match`.", "read_match"),
-    gap("Prefer `next_actions` to `suggested_next`.", "suggested_next"),
+    gap(
+        "Prefer `next_actions` to `suggested_next`.",
+        "suggested_next",
+    ),
     gap("`resume_from` resumes a legacy page.", "resume_from"),
     gap(
         "Zero-hit reasons `indexed_search_complete`, `precise_graph_unavailable`, `index_not_ready`.",
