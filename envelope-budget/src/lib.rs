@@ -63,6 +63,7 @@ pub use media::MEDIA_SHARE_PERCENT;
 pub use policy::BudgetPolicy;
 pub use prepare::{prepare, prepare_as};
 pub use prepared::Prepared;
+pub use prose::states_number;
 pub use shape::{COMPACT_DROPPED_META, CONTROL_SURFACE, CONTROL_SURFACE_META};
 #[cfg(feature = "exact")]
 pub use tokens::ExactCounter;

@@ -24,8 +24,9 @@ fn mentions(text: &str, key: &str, len: usize) -> bool {
         || states_number(text, len)
 }
 
-/// Whether `number` appears in `text` with no digit on either side.
-fn states_number(text: &str, number: usize) -> bool {
+/// Whether `number` appears in `text` with no digit on either side: whether prose states that
+/// count ("3 of 39", not "139").
+pub fn states_number(text: &str, number: usize) -> bool {
     let digits = number.to_string();
     let bytes = text.as_bytes();
     text.match_indices(&digits).any(|(at, _)| {

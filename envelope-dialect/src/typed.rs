@@ -1,5 +1,6 @@
 //! What the dialects' typed shapes share: [`Flag`], a boolean member that has one value in a
-//! given shape (`ok: false` on a failure), and [`inline_schema`], a type's JSON Schema as one
+//! given shape (`ok: false` on a failure), [`present`], which reads a member that may be
+//! `null` apart from one that is absent, and [`inline_schema`], a type's JSON Schema as one
 //! document to place in a dialect's schema.
 
 use std::borrow::Cow;
@@ -59,4 +60,12 @@ pub(crate) fn inline_schema<T: JsonSchema>() -> serde_json::Value {
         object.remove("title");
     }
     schema
+}
+
+/// Reads a member that is present, `null` included, as `Some` (with `#[serde(default)]`, an
+/// absent one is `None`): a payload of `null` and no payload are different answers.
+pub(crate) fn present<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
 }

@@ -8,7 +8,7 @@ use envelope_core::{
     DependencyMode, IncompleteReason, NextAction, Notice, Role, TruncationReason, Unit,
 };
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Frigg's zero-hit reasons as its contract lists them (the list is open).
@@ -80,7 +80,7 @@ pub(super) struct Answer {
     /// The payload whole when it is not flattened; a failure's structured detail.
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::typed::present",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(with = "Value")]
@@ -96,11 +96,6 @@ impl Answer {
         // A struct of strings, numbers and JSON values always serializes.
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
-}
-
-/// Reads a member that is present, `null` included, as `Some`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
 }
 
 /// One of `next_actions`: every member written, the envelope's omitted defaults spelt out

@@ -2,6 +2,7 @@
 //! `<unit>_count`, the listed count `<unit plural>_listed` with its `listed_cap`, and a
 //! `next_step` with the real numbers. The budget trimmer's markers travel beside them.
 
+use envelope_budget::states_number;
 use envelope_core::fields::{completeness as field, meta as meta_field};
 use envelope_core::paging::NEXT_PAGE;
 use envelope_core::{Completeness, TruncationReason, Unit};
@@ -179,17 +180,6 @@ fn cut_numbers(completeness: &Completeness) -> Option<(String, usize, usize)> {
     }
     let numbers = completeness.next_step("")?;
     Some((numbers, parts.offset + parts.returned, total))
-}
-
-/// Whether `number` appears in `text` with no digit on either side.
-fn states_number(text: &str, number: usize) -> bool {
-    let digits = number.to_string();
-    let bytes = text.as_bytes();
-    text.match_indices(&digits).any(|(at, _)| {
-        let before = at.checked_sub(1).map(|i| bytes[i]);
-        let after = bytes.get(at + digits.len()).copied();
-        !before.is_some_and(|b| b.is_ascii_digit()) && !after.is_some_and(|b| b.is_ascii_digit())
-    })
 }
 
 /// The list the budget trimmer cut, as its markers say: its key (`data` for a list payload),

@@ -7,7 +7,7 @@
 use envelope_core::Verdict;
 use envelope_core::stage::OutputFormat;
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// One answer. The top level is open, as the contract's is; what the type pins is the
@@ -99,7 +99,7 @@ pub(super) struct Answer {
     /// The payload whole, when it is not an object or cannot be flattened (`null` included).
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::typed::present",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(with = "Value")]
@@ -189,10 +189,4 @@ pub(super) enum Format {
     /// The answer is TOON, in `toon_content`.
     #[serde(rename = "toon")]
     Toon,
-}
-
-/// Reads a member that is present, `null` included, as `Some`: an absent `data` and a `null`
-/// one are different answers.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
 }
