@@ -1450,3 +1450,38 @@ fn a_drift_always_says_what_to_do_about_it() {
     assert!(remediation.contains("upgrade the server"), "{remediation}");
     assert!(envelope_core::IndexStatus::new(3, 3).drift().is_none());
 }
+
+/// The anatomy's field types: `complexity_tier` is `lite | standard | heavy` (another value is
+/// not one, and is left out rather than passed on), `latency_ms` is whole milliseconds, and
+/// every `next_steps` entry has its `why`.
+#[test]
+fn tier_latency_and_steps_keep_the_anatomys_types() {
+    for (tier, kept) in [
+        ("lite", true),
+        ("standard", true),
+        ("heavy", true),
+        ("medium", false),
+    ] {
+        let envelope = stamped(
+            wire(&Envelope::ok(json!({"a": 1}))),
+            json!({"complexity_tier": tier, "latency_ms": 12}),
+        );
+        let fields = meta(&pincher(&envelope)).clone();
+        assert_eq!(fields.get("complexity_tier").is_some(), kept, "{tier}");
+        assert_eq!(fields["latency_ms"], 12);
+    }
+    let envelope = stamped(
+        wire(&Envelope::ok(json!({"a": 1}))),
+        json!({"latency_ms": 12.5}),
+    );
+    assert!(meta(&pincher(&envelope)).get("latency_ms").is_none());
+    let steps = pincher(&loaded_envelope());
+    let steps = meta(&steps)["next_steps"].as_array().expect("steps");
+    assert!(!steps.is_empty());
+    for step in steps {
+        assert!(
+            step["why"].as_str().is_some_and(|why| !why.is_empty()),
+            "{step}"
+        );
+    }
+}

@@ -133,4 +133,9 @@ pub(crate) const CLAUSES: &[Clause] = &[
         "`stale_index`: the project is indexed, but `schema_version_at_index` is below the server's `schema_version`.",
         "_meta.schema_version (without a drift)",
     ),
+    held(
+        "`complexity_tier` is `lite | standard | heavy`; `latency_ms` is whole milliseconds; each `next_steps` entry has `tool`, `args` and `why`.",
+        file::PINCHER,
+        "tier_latency_and_steps_keep_the_anatomys_types",
+    ),
 ];
