@@ -53,7 +53,7 @@ const HOPS: &[Hop] = &[
                from the arguments by the tool's declared argument names, read once per change of \
                the served tools \
                (`split_controls`: `dialect: \"tsa\"` decoded and checked against the dialects \
-               offered and what TSA can write; the paged tool declares `continuation`, so the \
+               offered and what TSA can write, as envelope-dialect's `EXPRESSIBLE` says; the paged tool declares `continuation`, so the \
                token stays its argument as well as the control); the answer's dialect; then the \
                refusals in one order: a control named twice, a caller without the tool's scopes \
                (`insufficient_scope`; on `/mcp` the HTTP layer answers such a call `403` for \
@@ -90,8 +90,9 @@ const HOPS: &[Hop] = &[
     Hop {
         krate: "envelope-budget",
         file: "src/prepare.rs",
-        function: "prepare",
-        does: "the budget stage, entered once: the call's `dialect` control carried onto \
+        function: "prepare_as",
+        does: "the budget stage, entered once (`prepare_as`, since the answer is in another \
+               contract's wire; `prepare` in the envelope's own): the call's `dialect` control carried onto \
                every next action it suggests and onto the next page it may mint \
                (`Controls::carried`, the one way a dialect reaches an action), so following \
                one answers in TSA again; the payload encoded where it is trimmed, \
@@ -99,23 +100,27 @@ const HOPS: &[Hop] = &[
                its `Serialize`), rows that could never be sent left unconverted; then \
                (`prepare_within`) shaped by the controls the output carries, trimmed to the \
                budget, `completeness` and `next_step` reconciled with the rows kept (on the \
-               typed envelope), the token count stamped into the bytes it counts",
+               typed envelope), the token count stamped into the bytes it counts; each pass \
+               written in TSA's wire through the dialect stage and measured there, prepared \
+               again under a lowered budget while those bytes are over",
     },
     Hop {
         krate: "envelope-dialect",
         file: "src/lib.rs",
         function: "apply",
         does: "in the envelope's own dialect, nothing; in another (pincher, cos, TSA, Frigg), \
-               the budgeted envelope read through the field table and written in that \
-               contract's names and placement, shaped by the controls the call asked for, its \
-               token counts made of the bytes it sends",
+               the budgeted envelope written through that dialect's `Contract` (its serde \
+               types: that contract's names and placement), shaped by the controls the call \
+               asked for, its token counts made of the bytes it sends, and whether the call \
+               worked read from the dialect's own success field",
     },
     Hop {
         krate: "envelope-mcp",
         file: "src/server/mcp.rs",
         function: "EnvelopeServer::result",
         does: "the MCP result: the envelope as `structuredContent`, its mirror as text, \
-               `isError` from the typed `ok`, and `_meta`",
+               `isError` from the dialect's own success field (the typed `ok` in the \
+               envelope's wire), and `_meta`",
     },
 ];
 
