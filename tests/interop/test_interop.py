@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import shutil
 import re
@@ -1370,3 +1371,24 @@ def test_cli_list_names_every_tool(server_bin: Path) -> None:
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+async def test_closing_a_session_is_no_content_and_warns_of_nothing(
+    http_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK ends its session with a `DELETE`, and takes anything but 200 or 204 for a failed
+    termination ("Session termination failed: 202"): the server answers 204."""
+    caplog.set_level(logging.WARNING, logger="mcp.client.streamable_http")
+    answers: list[httpx2.Response] = []
+
+    async def record(response: httpx2.Response) -> None:
+        answers.append(response)
+
+    with anyio.fail_after(TIMEOUT):
+        async with httpx2.AsyncClient(timeout=30, event_hooks={"response": [record]}) as http:
+            async with servers.http_session(http_url, http) as session:
+                await session.list_tools()
+    closes = [answer for answer in answers if answer.request.method == "DELETE"]
+    assert [answer.status_code for answer in closes] == [204], closes
+    warned = [r.getMessage() for r in caplog.records if "termination" in r.getMessage()]
+    assert not warned, warned

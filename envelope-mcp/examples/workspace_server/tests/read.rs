@@ -193,6 +193,10 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     let gone = call(&server, "read_file", reread).await;
     assert_eq!(gone["error"]["code"], "TARGET_NOT_FOUND", "{gone:#}");
     assert_eq!(gone["error"]["category"], "not_found");
+    // "run the search again", as its hint says, is offered as the call to make.
+    let again = &gone["next_actions"][0];
+    assert_eq!(again["tool"], "search_text", "{gone:#}");
+    assert_eq!(again["arguments"], search);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

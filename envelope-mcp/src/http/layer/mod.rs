@@ -12,14 +12,16 @@
 //! Then around the MCP endpoint (the plain HTTP API holds itself to the same admission):
 //! 5. [`session::owner`]: a session is its opener's alone; checked before the body is read,
 //!    recorded once the answer names a new session.
-//! 6. [`admit`]: admission and the deadline: the body read whole within the size limit and
+//! 6. [`session::termination`]: a session's termination rmcp accepted answered `204`, as the
+//!    official SDKs expect.
+//! 7. [`admit`]: admission and the deadline: the body read whole within the size limit and
 //!    the body timeout, a place under the concurrency limit held until the answer is sent, the
 //!    answer within what is left of the request timeout.
-//! 7. [`message`]: the body judged as one JSON-RPC message, a control named twice noted.
-//! 8. [`session::cap`]: a new session past the cap refused.
-//! 9. [`step_up`] (feature `auth`): a call the caller's scopes do not cover answered `403`
-//!    with the challenge, decided from the token and the tool's scopes.
-//! 10. [`in_flight`]: a request reusing an id in flight in its session answered at once.
+//! 8. [`message`]: the body judged as one JSON-RPC message, a control named twice noted.
+//! 9. [`session::cap`]: a new session past the cap refused.
+//! 10. [`step_up`] (feature `auth`): a call the caller's scopes do not cover answered `403`
+//!     with the challenge, decided from the token and the tool's scopes.
+//! 11. [`in_flight`]: a request reusing an id in flight in its session answered at once.
 
 mod admit;
 #[cfg(feature = "auth")]
@@ -64,7 +66,7 @@ pub(super) struct Endpoint {
     pub(super) step_up: Option<(crate::EnvelopeServer, Arc<super::auth::Challenge>)>,
 }
 
-/// `endpoint` (rmcp's streamable HTTP service, routed) under the MCP endpoint's layers, 5 to 10
+/// `endpoint` (rmcp's streamable HTTP service, routed) under the MCP endpoint's layers, 5 to 11
 /// above, in that order.
 pub(super) fn mcp_endpoint(endpoint: axum::Router, layers: Endpoint) -> axum::Router {
     let sessions = session::Sessions::new(layers.sessions, layers.max_sessions);
@@ -86,6 +88,7 @@ pub(super) fn mcp_endpoint(endpoint: axum::Router, layers: Endpoint) -> axum::Ro
             .layer(from_fn(move |request: Request, next: Next| {
                 session::owner(owners.clone(), request, next)
             }))
+            .layer(from_fn(session::termination))
             .layer(from_fn(move |request: Request, next: Next| {
                 admit::admit(admission.clone(), request, next)
             }))

@@ -87,6 +87,22 @@ pub(super) async fn owner(sessions: Sessions, request: Request, next: Next) -> R
     response
 }
 
+/// Middleware: a session's termination (`DELETE` naming it) that rmcp accepted is answered
+/// `204 No Content`. rmcp answers `202 Accepted`, which the official Python SDK takes for a
+/// failure ("Session termination failed: 202"; it expects 200 or 204) on every close; the
+/// termination has happened by then, so there is nothing left to accept.
+pub(super) async fn termination(request: Request, next: Next) -> Response {
+    let terminates = request.method() == http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if terminates && response.status() == http::StatusCode::ACCEPTED {
+        *response.status_mut() = http::StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+        response.headers_mut().remove(http::header::CONTENT_LENGTH);
+        response.headers_mut().remove(http::header::CONTENT_TYPE);
+    }
+    response
+}
+
 /// Middleware, once the message is judged: an `initialize` outside a session opens one, and
 /// past the cap is refused `503` with `Retry-After`; requests within sessions go on.
 pub(super) async fn cap(sessions: Sessions, request: Request, next: Next) -> Response {
@@ -192,5 +208,31 @@ mod tests {
             let response = router.clone().oneshot(request).await.expect("answered");
             assert_eq!(response.status(), expected);
         }
+    }
+
+    #[tokio::test]
+    async fn a_termination_rmcp_accepted_is_no_content_and_nothing_else_changes() {
+        let accepted = || async { (http::StatusCode::ACCEPTED, "accepted") };
+        let router = axum::Router::new()
+            .route("/mcp", axum::routing::delete(accepted).post(accepted))
+            .layer(axum::middleware::from_fn(termination));
+        let send = |method: http::Method| {
+            let request = http::Request::builder()
+                .method(method)
+                .uri("/mcp")
+                .header(SESSION_HEADER, "s-1")
+                .body(Body::empty())
+                .expect("a request");
+            router.clone().oneshot(request)
+        };
+        let closed = send(http::Method::DELETE).await.expect("an answer");
+        assert_eq!(closed.status(), http::StatusCode::NO_CONTENT);
+        let body = axum::body::to_bytes(closed.into_body(), 1024)
+            .await
+            .expect("a body");
+        assert!(body.is_empty());
+        // A notification rmcp accepts stays `202`, as the transport says.
+        let notified = send(http::Method::POST).await.expect("an answer");
+        assert_eq!(notified.status(), http::StatusCode::ACCEPTED);
     }
 }

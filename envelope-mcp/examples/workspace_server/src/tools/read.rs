@@ -165,10 +165,18 @@ fn read_target(
     if let Err(stale) = opened.check_fresh() {
         return Err(stale.with_recovery(recovery(opened.payload(), &rel, line)?));
     }
-    // A file that is gone cannot be told from one the ref never covered: not found either way.
+    // A file that is gone cannot be told from one the ref never covered: not found either way,
+    // and the search the ref came from is offered again (when the ref holds it), as the
+    // error's hint says.
     let stamp = match workspace.metadata(&rel) {
         Ok(metadata) if metadata.is_file() => FileStamp::of(&metadata),
-        _ => return Err(target_not_found("target_ref")),
+        _ => {
+            let gone = target_not_found("target_ref");
+            return Err(match search_again(opened.payload(), "the file is gone") {
+                Some(action) => gone.with_recovery(action.map_err(ToolError::internal)?),
+                None => gone,
+            });
+        }
     };
     if let Err(stale) = opened.check_snapshot(&rel, &stamp) {
         return Err(stale.with_recovery(recovery(opened.payload(), &rel, line)?));
@@ -187,15 +195,8 @@ fn read_target(
 /// What an agent calls when a ref went stale: the search again (it is in the ref when it was
 /// short), else the file from the hit's line on.
 fn recovery(search: Option<&[u8]>, path: &str, line: usize) -> ToolResult<NextAction> {
-    let search = search.and_then(decode_search);
-    let action = match search {
-        Some(search) => NextAction::call::<search_text>(
-            "search-again",
-            Role::Retry,
-            0,
-            search,
-            "the file changed: run the search again for fresh hits and refs",
-        ),
+    let action = match search_again(search, "the file changed") {
+        Some(action) => action,
         None => NextAction::call::<read_file>(
             "read-the-file",
             Role::Retry,
@@ -212,6 +213,22 @@ fn recovery(search: Option<&[u8]>, path: &str, line: usize) -> ToolResult<NextAc
         ),
     };
     action.map_err(ToolError::internal)
+}
+
+/// The search a ref was issued from, offered again (`why` says what became of the file), when
+/// the ref holds it.
+fn search_again(
+    search: Option<&[u8]>,
+    why: &str,
+) -> Option<Result<NextAction, envelope_core::CoreError>> {
+    let search = search.and_then(decode_search)?;
+    Some(NextAction::call::<search_text>(
+        "search-again",
+        Role::Retry,
+        0,
+        search,
+        format!("{why}: run the search again for fresh hits and refs"),
+    ))
 }
 
 /// The lines `start_line..=end_line` of `path`, as many as the budget holds. `start_field` is
