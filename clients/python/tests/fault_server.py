@@ -16,6 +16,9 @@ Tools (a `key` argument keeps one test's counter apart from another's):
   further down); with `no_recovery` the stale answer offers none.
 - `numbers` (read-only, pages): rows 1..`total`, `limit` a page (default 4), a continuation
   `p<offset>`; `limit` may change between pages.
+- `breaks` (read-only, pages): as `numbers`, but the page starting at `break_at` fails: with
+  `die`, the server process exits mid-call (a transport fault); else the page is an `internal`
+  failure, not retryable.
 - `looping` (read-only, pages): a page whose `next-page` token is always the same.
 - `backwards` (read-only, pages): fresh tokens, but every page starts at row 1 again.
 - `bad_envelope` (read-only): `ok: true` without `data`, verdict `CATASTROPHIC`.
@@ -26,6 +29,8 @@ Tools (a `key` argument keeps one test's counter apart from another's):
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -199,6 +204,22 @@ def numbers(total: int, limit: int = 4, continuation: str | None = None) -> Call
 
 
 @server.tool(annotations=READ_ONLY)
+def breaks(total: int, break_at: int, limit: int = 4, die: bool = False, continuation: str | None = None) -> CallToolResult:
+    """Rows 1..total, paged, until the page starting at `break_at`."""
+    log.append("breaks")
+    offset = int(continuation[1:]) if continuation else 0
+    if offset >= break_at:
+        if die:
+            os._exit(1)
+        return failed("internal", "the index went away", False)
+    rows = list(range(offset + 1, min(total, offset + limit) + 1))
+    end = offset + len(rows)
+    token = f"p{end}" if end < total else None
+    args = {"total": total, "break_at": break_at, "limit": limit, "die": die}
+    return page(rows, offset, total, token, "breaks", args)
+
+
+@server.tool(annotations=READ_ONLY)
 def looping(continuation: str | None = None) -> CallToolResult:
     """Always the same next-page token."""
     log.append("looping")
@@ -246,4 +267,8 @@ def call_log() -> CallToolResult:
 
 
 if __name__ == "__main__":
-    server.run()
+    # `--http PORT`: over streamable HTTP on loopback, at `/mcp`; else over stdio.
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -18,6 +18,7 @@ from envelope_client import (
     EnvelopeSchemaError,
     NotRetriedUnsafe,
     PageLimitExceeded,
+    ProtocolError,
     RetriesExhausted,
     RetryAfterTooLong,
     StaleTarget,
@@ -228,3 +229,55 @@ async def test_a_token_limit_cuts_honestly(faults: Any) -> None:
         assert action is not None
         rest = await client.collect(action.tool, action.arguments)
         assert [row["n"] for row in combined.rows + rest.rows] == list(range(1, 31))
+
+
+# --- faults keep what was fetched -------------------------------------------------------------
+
+
+async def test_a_failed_page_keeps_the_rows_fetched_before_it(faults: Any) -> None:
+    async with faults() as client:
+        with pytest.raises(ToolFailed) as raised:
+            await client.collect("breaks", {"total": 12, "break_at": 8})
+        partial = raised.value.partial
+        assert partial is not None
+        assert [row["n"] for row in partial.rows] == list(range(1, 9))
+        assert partial.envelope.completeness.returned == 8
+        assert partial.envelope.completeness.truncated
+        # Its next page is the call that failed, as the server offered it.
+        resume = partial.envelope.next_page()
+        assert resume is not None and resume.arguments["continuation"] == "p8"
+        assert raised.value.resume == resume
+
+
+async def test_a_server_that_dies_mid_walk_keeps_the_rows_fetched(faults: Any) -> None:
+    async with faults() as client:
+        with pytest.raises(ProtocolError) as raised:
+            await client.collect("breaks", {"total": 12, "break_at": 8, "die": True})
+        partial = raised.value.partial
+        assert partial is not None
+        assert [row["n"] for row in partial.rows] == list(range(1, 9))
+        assert raised.value.resume is not None
+        assert raised.value.resume.arguments["continuation"] == "p8"
+
+
+async def test_pages_says_which_call_to_resume_with(faults: Any) -> None:
+    async with faults() as client:
+        seen = []
+        with pytest.raises(ToolFailed) as raised:
+            async for page in client.pages("breaks", {"total": 12, "break_at": 8}):
+                seen.append(page)
+        assert len(seen) == 2
+        assert raised.value.resume is not None
+        assert raised.value.resume.arguments["continuation"] == "p8"
+        assert raised.value.partial is None
+
+
+async def test_the_page_bound_keeps_the_rows_fetched(faults: Any) -> None:
+    async with faults() as client:
+        with pytest.raises(PageLimitExceeded) as raised:
+            await client.collect("numbers", {"total": 40, "limit": 2}, max_pages=3)
+        partial = raised.value.partial
+        assert partial is not None
+        assert [row["n"] for row in partial.rows] == list(range(1, 7))
+        rest = await client.collect(partial.envelope.next_page().tool, partial.envelope.next_page().arguments)
+        assert [row["n"] for row in partial.rows + rest.rows] == list(range(1, 41))

@@ -35,6 +35,7 @@ from .errors import (
     ActionNotFound,
     CursorLoop,
     DeadlineExceeded,
+    EnvelopeClientError,
     EnvelopeSchemaError,
     NotRetriedUnsafe,
     PageLimitExceeded,
@@ -144,6 +145,15 @@ class _LoopGuard:
                 f"already returned ({self.last_end})",
             )
         self.last_end = offset + completeness.returned
+
+
+class _Walk:
+    """What a `collect` walk has fetched so far, and the next page's call it is making (None
+    between pages): what an error part-way hands back."""
+
+    def __init__(self) -> None:
+        self.pages: list[Envelope] = []
+        self.pending: NextAction | None = None
 
 
 class EnvelopeClient:
@@ -360,15 +370,23 @@ class EnvelopeClient:
         guard = _LoopGuard(tool, max_pages or self.max_pages)
         arguments = dict(arguments or {})
         current_tool = tool
+        pending: NextAction | None = None
         while True:
-            guard.sending(current_tool, arguments)
-            envelope = await self.call(current_tool, arguments, action_id=None if guard.pages == 0 else "next-page")
-            guard.received(envelope)
+            try:
+                guard.sending(current_tool, arguments)
+                envelope = await self.call(
+                    current_tool, arguments, action_id=None if guard.pages == 0 else "next-page"
+                )
+                guard.received(envelope)
+            except EnvelopeClientError as error:
+                # The pages before were yielded: the call that did not complete resumes.
+                error.resume = pending
+                raise
             yield envelope
             following = self._next_call(envelope, current_tool, arguments)
             if following is None:
                 return
-            _, current_tool, arguments = following
+            pending, current_tool, arguments = following
 
     async def collect(
         self,
@@ -402,6 +420,37 @@ class EnvelopeClient:
                     return {**args, "limit": limit}
             return args
 
+        walk = _Walk()
+        try:
+            return await self._collect_walk(
+                tool, arguments, walk, guard, sized, sized_args, max_rows, max_tokens, page_size
+            )
+        except EnvelopeClientError as error:
+            # What was fetched before the fault is kept: the pages so far, combined, continued
+            # by the call that did not complete.
+            error.resume = walk.pending
+            if walk.pages:
+                try:
+                    error.partial = combine(tool, walk.pages, next_page=walk.pending)
+                except EnvelopeClientError:
+                    # Pages that cannot be combined were refused as they came; none is lost.
+                    error.partial = None
+            raise
+
+    async def _collect_walk(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        walk: _Walk,
+        guard: _LoopGuard,
+        sized: bool,
+        sized_args: Callable[[dict[str, Any], int | None], dict[str, Any]],
+        max_rows: int | None,
+        max_tokens: int | None,
+        page_size: int | None,
+    ) -> CombinedPage:
+        """`collect`'s walk, each page fetched kept in `walk.pages` and the call being made in
+        `walk.pending`, so that a fault part-way keeps what was fetched."""
         current_tool = tool
         base_limit = page_size if page_size is not None else (arguments or {}).get("limit")
         arguments = sized_args(dict(arguments or {}), max_rows)
@@ -417,7 +466,8 @@ class EnvelopeClient:
                 arguments = {**arguments, "limit": fit}
                 rows = rows_of(first, key)
         guard.received(first)
-        pages = [first]
+        walk.pages.append(first)
+        pages = walk.pages
         count, tokens = len(rows), estimate_tokens(rows)
         keep: int | None = None
         reason: str | None = None
@@ -443,8 +493,10 @@ class EnvelopeClient:
                     # A page of another tool is no page of this result: offered, not walked.
                     continue_with = action
                     break
+                walk.pending = action
                 await self._listed(next_tool, action.id)
                 next_args = sized_args(next_args, None if max_rows is None else max_rows - count)
+                walk.pending = action.model_copy(update={"arguments": next_args})
                 guard.sending(next_tool, next_args)
                 page = await self.call(next_tool, next_args, action_id=action.id)
                 guard.received(page)
@@ -478,6 +530,7 @@ class EnvelopeClient:
                             reason = None
                     break
                 pages.append(page)
+                walk.pending = None
                 count += len(new)
                 tokens += new_tokens
                 arguments = next_args

@@ -14,6 +14,11 @@ given up and carries what an agent loop branches on (the tool, the last envelope
 - `PageLimitExceeded`: paging went past the configured page bound.
 - `StaleTarget`: a target ref stayed stale after its one re-resolution, or none was offered.
 - `NotPageable`: rows to combine could not be found in a page.
+
+An error raised part-way through a walk keeps what the walk had fetched: `partial` (from
+`collect`) is the combined page of the pages fetched before it, whose `next-page` action (its
+`resume`) is the call that failed, to run again once the cause is gone; `resume` (from `pages`
+too) is that call alone, the pages before it having been yielded already.
 """
 
 from __future__ import annotations
@@ -21,11 +26,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .envelope import Envelope
+    from .envelope import Envelope, NextAction
+    from .paging import CombinedPage
 
 
 class EnvelopeClientError(Exception):
-    """The base of every error the kit raises."""
+    """The base of every error the kit raises.
+
+    `partial`: when raised part-way through `collect`, the combined page of the rows fetched
+    before it (None otherwise). `resume`: when raised part-way through a walk (`collect` or
+    `pages`), the next page's call that did not complete, to run again to continue (None
+    otherwise, and on the first page, which the caller's own call starts again)."""
+
+    partial: CombinedPage | None = None
+    resume: NextAction | None = None
 
 
 class EnvelopeSchemaError(EnvelopeClientError):
