@@ -88,6 +88,8 @@ pub struct Pages<'c, T> {
     next: Option<Next>,
     /// An error to yield after the page that revealed it.
     pending: Option<ClientError>,
+    /// The call that continues past where paging stopped: see [`Pages::resume`].
+    resume: Option<NextAction>,
     /// The calls made, canonical (tool and arguments), and the continuations sent.
     called: HashSet<String>,
     tokens_sent: HashSet<String>,
@@ -136,6 +138,7 @@ impl Client {
             limits,
             next: Some(Next::First(tool.to_owned(), arguments)),
             pending: None,
+            resume: None,
             called: HashSet::new(),
             tokens_sent: HashSet::new(),
             total: None,
@@ -156,12 +159,42 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
             return Some(Err(error));
         }
         let next = self.next.take()?;
+        let attempted = match &next {
+            Next::Action(action) => Some(action.clone()),
+            Next::First(..) => None,
+        };
         let outcome = self.page(next).await;
-        if outcome.is_err() {
-            self.next = None;
-            self.end = Some(PagesEnd::Error);
+        match &outcome {
+            Err(error) => {
+                self.next = None;
+                self.end = Some(PagesEnd::Error);
+                // A call that did not complete can be made again; a page that contradicts the
+                // pages before it cannot be continued.
+                if !matches!(
+                    error,
+                    ClientError::TotalChanged { .. } | ClientError::RowsPastTotal { .. }
+                ) {
+                    self.resume = attempted;
+                }
+            }
+            Ok(envelope) if envelope.error().is_some() => self.resume = attempted,
+            Ok(_) => {}
         }
         Some(outcome)
+    }
+
+    /// The call that continues past where paging stopped, to make once the cause is gone: the
+    /// next-page action a limit left unfollowed ([`PagesEnd::MaxRows`], `MaxTokens`,
+    /// `MaxPages`), or the page call that failed (`ok: false`) or did not complete (an error
+    /// of the transport, the retry policy or the answer's shape). The pages before it were
+    /// yielded, so nothing fetched is lost. `None` while paging goes on, after the last page,
+    /// on a repeated cursor or a page that contradicts the ones before, and when the first
+    /// call itself failed (the caller's own call starts again).
+    pub fn resume(&self) -> Option<&NextAction> {
+        if self.next.is_some() || self.pending.is_some() {
+            return None;
+        }
+        self.resume.as_ref()
     }
 
     /// Why paging ended; `None` while it goes on.
@@ -273,6 +306,7 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
         };
         if let Some(reached) = reached {
             self.end = Some(reached);
+            self.resume = Some(action.clone());
             return;
         }
         if self.remember(&action.tool, &action.arguments) {

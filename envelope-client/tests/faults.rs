@@ -765,3 +765,60 @@ async fn a_next_action_to_an_unlisted_tool_is_refused_without_a_call() {
     assert_eq!(followed.data().expect("rows").rows.len(), 5);
     assert_eq!(server.received(), ["find", "rows"]);
 }
+
+/// A page call that does not complete ends paging with the error; the pages before it were
+/// yielded, and `resume` is the call to make again to go on from there.
+#[tokio::test]
+async fn paging_stopped_by_a_fault_says_which_call_resumes_it() {
+    let calls = Arc::new(Mutex::new(0usize));
+    let counted = Arc::clone(&calls);
+    let server = Faulty::spoiled(Faults::default(), move |tool, result| {
+        if tool != "rows" {
+            return;
+        }
+        let mut calls = counted.lock().unwrap_or_else(PoisonError::into_inner);
+        *calls += 1;
+        if *calls == 2 {
+            // The second page comes back with no envelope at all.
+            result.structured_content = None;
+            result.content.clear();
+        }
+    });
+    let client = connect(server.clone()).await;
+    let mut pages = client.pages::<Rows>("rows", json!({}), PageLimits::to_the_end());
+    let first = pages.next().await.expect("a page").expect("ok");
+    let offered = first
+        .next_actions()
+        .iter()
+        .find(|action| action.id == NEXT_PAGE)
+        .cloned()
+        .expect("a next page");
+    assert!(pages.resume().is_none(), "paging goes on");
+    let error = pages
+        .next()
+        .await
+        .expect("the error")
+        .expect_err("no envelope");
+    assert!(matches!(error, ClientError::Read { .. }), "{error:?}");
+    assert_eq!(pages.end(), Some(PagesEnd::Error));
+    let resume = pages.resume().cloned().expect("the call to make again");
+    assert_eq!(resume, offered);
+    // Made again, it is the second page.
+    let again: Envelope<Rows> = client.follow(&first, NEXT_PAGE).await.expect("the page");
+    assert_eq!(again.data().expect("rows").rows[0], "row 10");
+}
+
+/// A limit leaves the next page unfollowed: `resume` is it.
+#[tokio::test]
+async fn a_limit_leaves_the_next_page_to_resume_with() {
+    let client = connect(Faulty::new(Faults::default())).await;
+    let mut pages = client.pages::<Rows>("rows", json!({}), PageLimits::rows(10));
+    let first = pages.next().await.expect("a page").expect("ok");
+    assert!(pages.next().await.is_none());
+    assert_eq!(pages.end(), Some(PagesEnd::MaxRows));
+    let resume = pages.resume().expect("the next page");
+    assert_eq!(
+        Some(resume),
+        first.next_actions().iter().find(|a| a.id == NEXT_PAGE)
+    );
+}
