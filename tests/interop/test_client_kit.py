@@ -173,6 +173,12 @@ async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree
         if not returns:
             names = {tool.name for tool in info.function_tools}
             assert {"search_text", "read_file", "list_files"} <= names, names
+            # The server's instructions and each tool's output schema reach the model.
+            assert info.instructions and "`ok`" in info.instructions, info.instructions
+            # (A model without native return schemas reads each in its tool's description.)
+            described = {tool.name: tool.description or "" for tool in info.function_tools}
+            for name in ("search_text", "read_file"):
+                assert "Return schema:" in described[name] and '"verdict"' in described[name], name
             return ModelResponse(parts=[ToolCallPart("search_text", {"query": WORD}, tool_call_id="search")])
         shown.append(json.loads(returns[0].model_response_str()))
         return ModelResponse(parts=[TextPart("done")])
@@ -183,6 +189,18 @@ async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree
         agent = Agent(FunctionModel(model), toolsets=[toolset])
         result = await agent.run("find every occurrence")
         big = await client.call("search_text", {"query": WORD, "limit": 1000})
+        # Turned off, neither the instructions nor the output schemas are shown.
+        plain: dict[str, Any] = {}
+
+        def quiet_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            plain["instructions"] = info.instructions
+            plain["described"] = [tool.description or "" for tool in info.function_tools]
+            return ModelResponse(parts=[TextPart("done")])
+
+        quiet = EnvelopeToolset(client, include_instructions=False, include_return_schemas=False)
+        await Agent(FunctionModel(quiet_model), toolsets=[quiet]).run("x")
+        assert not plain["instructions"]
+        assert not any("Return schema:" in text for text in plain["described"])
     calls = [
         part
         for message in result.all_messages()

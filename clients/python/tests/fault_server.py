@@ -36,7 +36,9 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-server = MCPServer("fault-server")
+# The instructions a toolset shows its model (`test_pydantic_ai.py` looks for this text).
+INSTRUCTIONS = "Every tool answers an envelope: branch on `ok`, then on `verdict`."
+server = MCPServer("fault-server", instructions=INSTRUCTIONS)
 IDEMPOTENT = ToolAnnotations(idempotent_hint=True)
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 YEAR_MS = 365 * 24 * 3600 * 1000

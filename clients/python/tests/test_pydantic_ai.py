@@ -87,3 +87,50 @@ async def test_the_kits_refusals_reach_the_model_typed(faults: Any) -> None:
         raising = EnvelopeToolset(client, kit_errors="raise")
         with pytest.raises(CursorLoop):
             await Agent(one_call("looping", {}, []), toolsets=[raising]).run("x")
+
+
+def copies_the_next_page(tool: str, arguments: dict[str, Any], seen: list[Any]) -> FunctionModel:
+    """A model that calls `tool`, then calls the `next-page` action it is shown exactly as given
+    (as a model copies what the answer offers), keeps both answers, and ends."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answers = [p for p in messages[-1].parts if getattr(p, "part_kind", "") == "tool-return"]
+        if not answers:
+            return ModelResponse(parts=[ToolCallPart(tool, arguments, tool_call_id="c1")])
+        seen.append(answers[0])
+        if len(seen) == 1:
+            page = json.loads(answers[0].model_response_str())
+            [action] = [a for a in page["next_actions"] if a["id"] == "next-page"]
+            return ModelResponse(parts=[ToolCallPart(action["tool"], action["arguments"], tool_call_id="c2")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    return FunctionModel(model)
+
+
+async def test_following_a_cut_combined_page_goes_on_up_to_the_toolsets_limit(faults: Any) -> None:
+    seen: list[Any] = []
+    async with faults() as client:
+        toolset = EnvelopeToolset(client, max_rows=100)
+        agent = Agent(copies_the_next_page("numbers", {"total": 30, "limit": 6}, seen), toolsets=[toolset])
+        await agent.run("count")
+    first, rest = (json.loads(answer.model_response_str()) for answer in seen)
+    assert [row["n"] for row in first["data"]["items"]] == list(range(1, 7))
+    # The action's `limit` is the server's page size, not the rows the model wants: the rest
+    # comes whole, not one page of six.
+    assert [row["n"] for row in rest["data"]["items"]] == list(range(7, 31))
+    assert rest["completeness"]["complete"] is True
+
+
+async def test_the_server_instructions_reach_the_model_unless_turned_off(faults: Any) -> None:
+    shown: dict[str, Any] = {}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        shown["instructions"] = info.instructions
+        return ModelResponse(parts=[TextPart("done")])
+
+    async with faults() as client:
+        await Agent(FunctionModel(model), toolsets=[EnvelopeToolset(client)]).run("x")
+        assert "branch on `ok`" in (shown["instructions"] or "")
+        quiet = EnvelopeToolset(client, include_instructions=False)
+        await Agent(FunctionModel(model), toolsets=[quiet]).run("x")
+        assert not shown["instructions"]

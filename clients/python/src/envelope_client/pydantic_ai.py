@@ -8,12 +8,18 @@ toolset = EnvelopeToolset(client, max_rows=500, max_tokens=8000)
 agent = Agent(model, toolsets=[toolset])
 ```
 
-Every tool of the server's listing is offered as listed (its name, description and input schema).
+Every tool of the server's listing is offered as listed (its name, description, input schema and
+output schema, which the model is shown as the tool's return schema), and the server's
+instructions (where it says what the controls are and how to branch on `ok` and `verdict`) are
+the toolset's instructions; `include_instructions=False` and `include_return_schemas=False` leave
+them out.
 A call of a paged tool (one that declares `continuation`) is answered with every page merged into
 one (`EnvelopeClient.collect`, up to `max_rows` rows and `max_tokens` tokens of rows), its
 `completeness` rewritten for what the model is shown: `returned` the rows given, `truncated`
 when a limit cut them, and a `next-page` action continuing exactly after them when the walk could
-line one up. A `limit` the model passes is the most rows it wants (at most `max_rows`). Other tools
+line one up. A `limit` the model passes is the most rows it wants (at most `max_rows`); following a
+`next-page` action (its arguments carry a `continuation`), the `limit` in them is the server's page
+size, and the walk again goes on up to `max_rows`. Other tools
 are called once (retried per the policy). The model is shown the envelope, `ok: false` ones
 included (their `error` and `hint` say what to change); the kit's own refusals (a tool not listed,
 a cursor loop, a wait past the deadline, a schema-violating answer) reach the model as a failed
@@ -53,7 +59,9 @@ class EnvelopeToolset(AbstractToolset[Any]):
     `max_rows`, `max_tokens`, `page_size`: the combined page's bounds and the page size asked
     of the server (its default when None). `tools`: offer only these. `max_retries`: what
     pydantic-ai allows the model per tool. `kit_errors`: `"tool_failed"` shows the model the
-    kit's refusals as a failed call, `"raise"` ends the run with them."""
+    kit's refusals as a failed call, `"raise"` ends the run with them. `include_instructions`:
+    the server's instructions are the toolset's. `include_return_schemas`: each tool's listed
+    output schema is its return schema, shown to the model."""
 
     def __init__(
         self,
@@ -65,6 +73,8 @@ class EnvelopeToolset(AbstractToolset[Any]):
         tools: list[str] | None = None,
         max_retries: int = 1,
         kit_errors: Literal["tool_failed", "raise"] = "tool_failed",
+        include_instructions: bool = True,
+        include_return_schemas: bool = True,
         id: str | None = None,
     ) -> None:
         if max_rows < 1:
@@ -76,12 +86,22 @@ class EnvelopeToolset(AbstractToolset[Any]):
         self.only = set(tools) if tools is not None else None
         self.max_retries = max_retries
         self.kit_errors = kit_errors
+        self.include_instructions = include_instructions
+        self.include_return_schemas = include_return_schemas
         self._id = id
         self.shown: list[dict[str, Any]] = []
 
     @property
     def id(self) -> str | None:
         return self._id
+
+    async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
+        """The server's instructions (from its `initialize` answer), unless turned off."""
+        if not self.include_instructions:
+            return None
+        initialized = self.client.session.initialize_result
+        instructions = initialized.instructions if initialized is not None else None
+        return instructions or None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         listing = await self.client.list_tools()
@@ -100,6 +120,8 @@ class EnvelopeToolset(AbstractToolset[Any]):
                     description=description,
                     parameters_json_schema=tool.input_schema,
                     metadata={"annotations": annotations},
+                    return_schema=tool.output_schema if self.include_return_schemas else None,
+                    include_return_schema=self.include_return_schemas and tool.output_schema is not None,
                 ),
                 max_retries=self.max_retries,
                 args_validator=ARGS_VALIDATOR,
@@ -128,8 +150,13 @@ class EnvelopeToolset(AbstractToolset[Any]):
         if not self.client.accepts(listed, CONTINUATION):
             envelope = await self.client.call(name, arguments, check=False)
             return envelope.wire()
-        wanted = arguments.pop("limit", None)
         max_rows = self.max_rows
+        if CONTINUATION in arguments:
+            # A next-page action followed as given: its `limit` is the server's page size, not
+            # the rows the model wants; the walk goes on up to `max_rows`.
+            wanted = None
+        else:
+            wanted = arguments.pop("limit", None)
         if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted >= 1:
             max_rows = min(max_rows, wanted)
         elif wanted is not None:
