@@ -281,3 +281,10 @@ async def test_the_page_bound_keeps_the_rows_fetched(faults: Any) -> None:
         assert [row["n"] for row in partial.rows] == list(range(1, 7))
         rest = await client.collect(partial.envelope.next_page().tool, partial.envelope.next_page().arguments)
         assert [row["n"] for row in partial.rows + rest.rows] == list(range(1, 41))
+
+
+async def test_an_empty_combined_page_says_so_plainly(faults: Any) -> None:
+    async with faults() as client:
+        combined = await client.collect("numbers", {"total": 0})
+        assert combined.rows == []
+        assert combined.envelope.next_step == "no items (1 page combined)"

@@ -207,9 +207,14 @@ def combine(
         },
     }
     unit = c_first.unit
-    span = f"{offset + 1}–{offset + len(rows)}" if rows else "none"
-    of = f" of {total}" if total is not None else ""
-    step = f"showing {_unit_plural(unit, 2)} {span}{of} ({len(pages)} pages combined)"
+    combined = f"{len(pages)} page{'s' if len(pages) != 1 else ''} combined"
+    if not rows:
+        # Nothing to show: no range, and no "of" a total of none.
+        step = f"no {_unit_plural(unit, 2)} ({combined})"
+    else:
+        span = f"{offset + 1}–{offset + len(rows)}"
+        of = f" of {total}" if total is not None else ""
+        step = f"showing {_unit_plural(unit, 2)} {span}{of} ({combined})"
     if next_page is not None:
         step += " — follow `next-page` for more"
     elif more:
