@@ -221,3 +221,17 @@ async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree
     }
     assert not any(action["id"] == "next-page" for action in page.get("next_actions", []))
     assert len(page["meta"]["page_request_ids"]) == -(-PAGED_OCCURRENCES // SEARCH_PAGE)
+
+
+async def test_the_examples_tools_speak_the_envelope(server_bin: Path, tree: Path) -> None:
+    """Every tool of the example lists the envelope's output schema: `call_any` reads each as an
+    envelope, and `call_plain` refuses them before sending anything."""
+    async with kit(tree) as client:
+        listing = await client.list_tools()
+        assert all(envelope_client.speaks_envelope(tool) for tool in listing.values()), [
+            name for name, tool in listing.items() if not envelope_client.speaks_envelope(tool)
+        ]
+        page = await client.call_any("list_files", {"limit": 2})
+        assert not isinstance(page, envelope_client.PlainResult) and page.ok
+        with pytest.raises(envelope_client.EnvelopeTool):
+            await client.call_plain("list_files", {"limit": 2})

@@ -24,6 +24,9 @@ Tools (a `key` argument keeps one test's counter apart from another's):
 - `bad_envelope` (read-only): `ok: true` without `data`, verdict `CATASTROPHIC`.
 - `ghost_action` (read-only): ok, with a next action naming `not_listed`, which is not served.
 - `call_log` (read-only): the names of the tools called so far, in order.
+- `weather` (read-only): a plain tool, no envelope: a string (listed with the SDK's own output
+  schema, `{result: string}`).
+- `raw_text` (read-only): a plain tool listed without an output schema: one text block.
 """
 
 from __future__ import annotations
@@ -266,6 +269,20 @@ def ghost_action() -> CallToolResult:
 def call_log() -> CallToolResult:
     """The tools called so far."""
     return ok({"calls": list(log)})
+
+
+@server.tool(annotations=READ_ONLY)
+def weather(city: str) -> str:
+    """A plain tool: no envelope."""
+    log.append("weather")
+    return f"sunny in {city}"
+
+
+@server.tool(annotations=READ_ONLY)
+def raw_text() -> CallToolResult:
+    """A plain tool without an output schema."""
+    log.append("raw_text")
+    return CallToolResult(content=[TextContent(type="text", text="just text")])
 
 
 if __name__ == "__main__":

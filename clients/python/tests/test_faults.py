@@ -16,14 +16,18 @@ from envelope_client import (
     DeadlineExceeded,
     EnvelopeClient,
     EnvelopeSchemaError,
+    NotAnEnvelope,
     NotRetriedUnsafe,
     PageLimitExceeded,
+    PlainResult,
     ProtocolError,
     RetriesExhausted,
     RetryAfterTooLong,
     StaleTarget,
     ToolFailed,
     ToolNotListed,
+    is_plain,
+    speaks_envelope,
 )
 
 pytestmark = pytest.mark.anyio
@@ -288,3 +292,33 @@ async def test_an_empty_combined_page_says_so_plainly(faults: Any) -> None:
         combined = await client.collect("numbers", {"total": 0})
         assert combined.rows == []
         assert combined.envelope.next_step == "no items (1 page combined)"
+
+
+# --- plain tools pass through -----------------------------------------------------------------
+
+
+async def test_plain_tools_pass_through_marked_as_not_envelopes(faults: Any) -> None:
+    async with faults() as client:
+        listing = await client.list_tools()
+        assert is_plain(listing["weather"]) and not speaks_envelope(listing["weather"])
+        assert not is_plain(listing["raw_text"])  # listed without an output schema
+        sunny = await client.call_any("weather", {"city": "Paris"})
+        assert isinstance(sunny, PlainResult) and sunny.envelope is False
+        assert "sunny in Paris" in sunny.text and not sunny.is_error
+        assert sunny.wire()["envelope"] is False
+        # Told by its answer: no envelope in it.
+        raw = await client.call_any("raw_text")
+        assert isinstance(raw, PlainResult) and raw.text == "just text"
+        # An envelope is read as one.
+        page = await client.call_any("numbers", {"total": 3})
+        assert not isinstance(page, PlainResult) and page.ok
+        # `call` reads envelopes only: a plain answer is no envelope.
+        with pytest.raises(NotAnEnvelope):
+            await client.call("weather", {"city": "Paris"})
+        # An answer that claims to be an envelope and breaks its schema still fails, naming it.
+        with pytest.raises(EnvelopeSchemaError) as raised:
+            await client.call_any("bad_envelope")
+        assert not isinstance(raised.value, NotAnEnvelope)
+        assert "verdict" in " ".join(raised.value.problems)
+        # A plain tool is called once: nothing says a retry could help.
+        assert (await calls(client)).count("weather") == 2

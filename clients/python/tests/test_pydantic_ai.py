@@ -134,3 +134,13 @@ async def test_the_server_instructions_reach_the_model_unless_turned_off(faults:
         quiet = EnvelopeToolset(client, include_instructions=False)
         await Agent(FunctionModel(model), toolsets=[quiet]).run("x")
         assert not shown["instructions"]
+
+
+async def test_a_plain_tool_of_a_mixed_server_is_shown_as_it_came(faults: Any) -> None:
+    seen: list[Any] = []
+    async with faults() as client:
+        toolset = EnvelopeToolset(client)
+        await Agent(one_call("weather", {"city": "Oslo"}, seen), toolsets=[toolset]).run("x")
+    shown = json.loads(seen[0].model_response_str())
+    assert shown["envelope"] is False
+    assert "sunny in Oslo" in shown["text"]

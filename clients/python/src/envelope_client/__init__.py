@@ -26,6 +26,8 @@ from .errors import (
     DeadlineExceeded,
     EnvelopeClientError,
     EnvelopeSchemaError,
+    EnvelopeTool,
+    NotAnEnvelope,
     NotPageable,
     NotRetriedUnsafe,
     PageLimitExceeded,
@@ -37,6 +39,7 @@ from .errors import (
     ToolNotListed,
 )
 from .paging import CombinedPage, combine, rows_key, rows_of
+from .plain import PlainResult, is_plain, speaks_envelope
 from .retry import NOTHING_RAN_CODES, RETRYABLE_CATEGORIES, RetryPolicy, nothing_ran
 
 __version__ = "0.1.0"
@@ -57,11 +60,14 @@ __all__ = [
     "EnvelopeClient",
     "EnvelopeClientError",
     "EnvelopeSchemaError",
+    "EnvelopeTool",
+    "NotAnEnvelope",
     "Meta",
     "NextAction",
     "NotPageable",
     "NotRetriedUnsafe",
     "Notice",
+    "PlainResult",
     "PageLimitExceeded",
     "ProtocolError",
     "RetriesExhausted",
@@ -72,10 +78,12 @@ __all__ = [
     "ToolFailed",
     "ToolNotListed",
     "combine",
+    "is_plain",
     "is_stale_target",
     "nothing_ran",
     "parse_envelope",
     "relocate_hit",
     "rows_key",
     "rows_of",
+    "speaks_envelope",
 ]

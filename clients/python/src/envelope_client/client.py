@@ -37,6 +37,8 @@ from .errors import (
     DeadlineExceeded,
     EnvelopeClientError,
     EnvelopeSchemaError,
+    EnvelopeTool,
+    NotAnEnvelope,
     NotRetriedUnsafe,
     PageLimitExceeded,
     ProtocolError,
@@ -47,6 +49,7 @@ from .errors import (
     ToolNotListed,
 )
 from .paging import CombinedPage, combine, estimate_tokens, rows_key, rows_of
+from .plain import PlainResult, is_plain, speaks_envelope
 from .retry import RetryPolicy
 
 # The argument a paging tool declares for its token, and a stale target ref's codes.
@@ -246,7 +249,9 @@ class EnvelopeClient:
                 except ValueError:
                     raw = None
         if raw is None:
-            raise EnvelopeSchemaError(tool, ["the result carries no envelope (no structuredContent)"], None)
+            raise NotAnEnvelope(tool, ["the result carries no envelope (no structuredContent)"], None, result)
+        if not isinstance(raw, dict) or "ok" not in raw:
+            raise NotAnEnvelope(tool, ["the result's content is no envelope (it has no `ok`)"], raw, result)
         envelope = parse_envelope(raw, tool=tool)
         if bool(result.is_error) != (not envelope.ok):
             raise EnvelopeSchemaError(
@@ -329,6 +334,45 @@ class EnvelopeClient:
             if wait >= remaining:
                 raise DeadlineExceeded(tool, policy.deadline_s, envelope)
             await policy.sleep(wait)
+
+    async def call_plain(self, tool: str, arguments: dict[str, Any] | None = None) -> PlainResult:
+        """Call a plain tool (one whose listing is no envelope's: `speaks_envelope`) once, with
+        `arguments` as given, and hand back what it answered unread, marked as no envelope.
+        Not retried: without an envelope nothing says a retry could help. A tool that speaks
+        the envelope is refused (`EnvelopeTool`) before anything is sent: `call` reads it."""
+        listed = await self._listed(tool)
+        if speaks_envelope(listed):
+            raise EnvelopeTool(tool)
+        policy = self.policy
+        try:
+            with anyio.fail_after(policy.deadline_s):
+                result = await self.session.call_tool(tool, dict(arguments or {}))
+        except TimeoutError:
+            raise DeadlineExceeded(tool, policy.deadline_s) from None
+        except MCPError as error:
+            raise ProtocolError(tool, error.message, error.code) from error
+        if not isinstance(result, CallToolResult):
+            raise ProtocolError(tool, f"answered a {type(result).__name__}, not a tool result")
+        return PlainResult.of(tool, result)
+
+    async def call_any(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, check: bool = True
+    ) -> Envelope | PlainResult:
+        """`call` for a tool that speaks the envelope, `call_plain` for a plain one (see
+        `envelope_client.plain`); a tool listed without an output schema is told by its answer,
+        which is read as an envelope when it is one. What a caller of a server mixing both uses.
+        An answer that claims to be an envelope (it has `ok`) but breaks the envelope's schema
+        still raises `EnvelopeSchemaError`, naming the field."""
+        listed = await self._listed(tool)
+        if is_plain(listed):
+            return await self.call_plain(tool, arguments)
+        try:
+            return await self.call(tool, arguments, check=check)
+        except NotAnEnvelope as error:
+            if speaks_envelope(listed):
+                raise
+            # Listed without an output schema: its answer says it is plain.
+            return PlainResult.of(tool, error.result)
 
     # --- next actions --------------------------------------------------------------------
 

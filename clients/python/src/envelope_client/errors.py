@@ -1,8 +1,11 @@
 """The kit's typed errors. Every one is an `EnvelopeClientError`; each says what was refused or
 given up and carries what an agent loop branches on (the tool, the last envelope, the attempts).
 
-- `EnvelopeSchemaError`: an answer that is no valid envelope (its schema or its own invariants).
+- `EnvelopeSchemaError`: an answer that is no valid envelope (its schema or its own invariants);
+  `NotAnEnvelope` when it holds no envelope at all.
 - `ProtocolError`: the call never produced a tool result (a JSON-RPC error, a dropped session).
+- `EnvelopeTool`: `call_plain` of a tool that speaks the envelope (`call` reads it); nothing
+  was sent.
 - `ToolNotListed`: a call (a next action's included) naming a tool the server's listing does not
   name; refused before anything is sent.
 - `ActionNotFound`: `follow` of an id the envelope's `next_actions` does not hold.
@@ -55,6 +58,16 @@ class EnvelopeSchemaError(EnvelopeClientError):
         )
 
 
+class NotAnEnvelope(EnvelopeSchemaError):
+    """An answer with no envelope in it at all (no structured content with `ok`, no text that
+    reads as one): `result` is the MCP result as it came, which `call_any` hands back as a
+    `PlainResult` for a tool listed without an output schema."""
+
+    def __init__(self, tool: str | None, problems: list[str], raw: Any, result: Any) -> None:
+        super().__init__(tool, problems, raw)
+        self.result = result
+
+
 class ProtocolError(EnvelopeClientError):
     """The call got no tool result: a JSON-RPC error (`code`), or the transport failed."""
 
@@ -62,6 +75,17 @@ class ProtocolError(EnvelopeClientError):
         self.tool = tool
         self.code = code
         super().__init__(f"`{tool}`: {message}" + (f" (JSON-RPC {code})" if code is not None else ""))
+
+
+class EnvelopeTool(EnvelopeClientError):
+    """`call_plain` of a tool whose listed output schema is an envelope's: `call` (or
+    `call_any`) reads its answers; nothing was sent."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        super().__init__(
+            f"`{tool}` answers envelopes (its output schema is one): call it with `call`; not called"
+        )
 
 
 class ToolNotListed(EnvelopeClientError):

@@ -21,7 +21,10 @@ line one up. A `limit` the model passes is the most rows it wants (at most `max_
 `next-page` action (its arguments carry a `continuation`), the `limit` in them is the server's page
 size, and the walk again goes on up to `max_rows`. Other tools
 are called once (retried per the policy). The model is shown the envelope, `ok: false` ones
-included (their `error` and `hint` say what to change); the kit's own refusals (a tool not listed,
+included (their `error` and `hint` say what to change); a plain tool of a server that mixes
+plain and envelope tools (its listed output schema is no envelope's) is called once and its answer
+shown as it came, marked `"envelope": false` (a tool listed without an output schema is told by
+its answer); the kit's own refusals (a tool not listed,
 a cursor loop, a wait past the deadline, a schema-violating answer) reach the model as a failed
 tool call (pydantic-ai's `ToolFailed`) naming them, or are raised with `kit_errors="raise"`.
 
@@ -148,8 +151,9 @@ class EnvelopeToolset(AbstractToolset[Any]):
 
             raise ToolNotListed(name, [n for n in listing if self.only is None or n in self.only])
         if not self.client.accepts(listed, CONTINUATION):
-            envelope = await self.client.call(name, arguments, check=False)
-            return envelope.wire()
+            # A plain tool of a mixed server is shown as it came, marked as no envelope.
+            answer = await self.client.call_any(name, arguments, check=False)
+            return answer.wire()
         max_rows = self.max_rows
         if CONTINUATION in arguments:
             # A next-page action followed as given: its `limit` is the server's page size, not
