@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use envelope_core::paging::{STALE_TARGET_SNAPSHOT, TARGET_REF_FIELD};
 use envelope_core::{Envelope, NextAction, Role, ToolError};
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{Peer, RunningService, Service};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::error::ClientError;
-use crate::read::{decode, structured};
+use crate::read::{Answer, decode, is_plain, speaks_envelope, structured};
 use crate::retry::RetryPolicy;
 
 /// The error codes of a target ref that was genuine but has gone stale: what
@@ -286,23 +286,31 @@ impl Client {
         })
     }
 
+    /// One `tools/call` of a listed tool: its result as it came.
+    async fn call_result(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<CallToolResult, ClientError> {
+        let listed = self.listed(tool)?;
+        let params =
+            CallToolRequestParams::new(listed.name.clone()).with_arguments(arguments.clone());
+        self.peer
+            .call_tool(params)
+            .await
+            .map_err(|source| ClientError::Service {
+                tool: tool.to_owned(),
+                source: Box::new(source),
+            })
+    }
+
     /// One `tools/call` of a listed tool; its structured content.
     pub(crate) async fn call_raw(
         &self,
         tool: &str,
         arguments: &Map<String, Value>,
     ) -> Result<Value, ClientError> {
-        let listed = self.listed(tool)?;
-        let params =
-            CallToolRequestParams::new(listed.name.clone()).with_arguments(arguments.clone());
-        let result = self
-            .peer
-            .call_tool(params)
-            .await
-            .map_err(|source| ClientError::Service {
-                tool: tool.to_owned(),
-                source: Box::new(source),
-            })?;
+        let result = self.call_result(tool, arguments).await?;
         structured(&result)
             .cloned()
             .map_err(|source| ClientError::Read {
@@ -311,11 +319,84 @@ impl Client {
             })
     }
 
+    /// Calls the plain tool `tool` (one whose listing is no envelope's:
+    /// [`read::speaks_envelope`](crate::read::speaks_envelope)) once with `arguments`, within
+    /// the policy's deadline, and returns its result as it came: nothing in it says whether a
+    /// retry could help, so none is made. A tool that speaks the envelope is refused
+    /// ([`ClientError::EnvelopeTool`]) before anything is sent: [`Client::call`] reads it.
+    pub async fn call_plain(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
+        if speaks_envelope(self.listed(tool)?) {
+            return Err(ClientError::EnvelopeTool {
+                tool: tool.to_owned(),
+            });
+        }
+        let arguments = object(tool, arguments)?;
+        let deadline = self.policy.deadline;
+        tokio::time::timeout(deadline, self.call_result(tool, &arguments))
+            .await
+            .map_err(|_| ClientError::DeadlineExceeded {
+                tool: tool.to_owned(),
+                deadline,
+                attempts: 1,
+                last: None,
+            })?
+    }
+
+    /// What a caller of a server mixing plain and envelope tools calls: a tool that speaks the
+    /// envelope as by [`Client::call_retrying`], a plain one as by [`Client::call_plain`]; a
+    /// tool listed without an output schema is told by its first answer (an envelope is one that
+    /// has `ok`, read and retried as an envelope is; anything else is plain). An answer that
+    /// claims to be an envelope but is not the envelope asked for is still
+    /// [`ClientError::Decode`], naming the field.
+    pub async fn call_any<T: DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Answer<T>, ClientError> {
+        let listed = self.listed(tool)?;
+        if is_plain(listed) {
+            return self.call_plain(tool, arguments).await.map(Answer::Plain);
+        }
+        if speaks_envelope(listed) {
+            return self
+                .call_retrying(tool, arguments)
+                .await
+                .map(Answer::Envelope);
+        }
+        let arguments = object(tool, arguments)?;
+        let result = self.call_result(tool, &arguments).await?;
+        let Some(first) = result
+            .structured_content
+            .as_ref()
+            .filter(|content| content.get(envelope_core::fields::envelope::OK).is_some())
+            .cloned()
+        else {
+            return Ok(Answer::Plain(result));
+        };
+        let raw = self.retry_from(tool, &arguments, Some(first)).await?;
+        decoded(tool, &raw).map(Answer::Envelope)
+    }
+
     /// [`Client::call_raw`] under the retry policy.
     pub(crate) async fn call_raw_retrying(
         &self,
         tool: &str,
         arguments: &Map<String, Value>,
+    ) -> Result<Value, ClientError> {
+        self.retry_from(tool, arguments, None).await
+    }
+
+    /// The retry loop of [`Client::call_raw_retrying`], its first answer `first` when that call
+    /// was made already.
+    async fn retry_from(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        mut first: Option<Value>,
     ) -> Result<Value, ClientError> {
         self.listed(tool)?;
         let policy = &self.policy;
@@ -332,9 +413,12 @@ impl Client {
         let mut last: Option<ToolError> = None;
         loop {
             attempts += 1;
-            let raw = tokio::time::timeout_at(deadline, self.call_raw(tool, arguments))
-                .await
-                .map_err(|_| past_deadline(attempts, last.as_ref()))??;
+            let raw = match first.take() {
+                Some(raw) => raw,
+                None => tokio::time::timeout_at(deadline, self.call_raw(tool, arguments))
+                    .await
+                    .map_err(|_| past_deadline(attempts, last.as_ref()))??,
+            };
             let envelope: Envelope<serde::de::IgnoredAny> = decoded(tool, &raw)?;
             let Some(error) = envelope.error() else {
                 return Ok(raw);

@@ -49,6 +49,15 @@ pub enum ClientError {
         /// The tool asked for.
         tool: String,
     },
+    /// [`Client::call_plain`](crate::Client::call_plain) of a tool whose listed output schema is
+    /// an envelope's: [`Client::call`](crate::Client::call) reads it. Nothing was sent.
+    #[error(
+        "`{tool}` answers envelopes (its output schema is one): call it with `call`; nothing was sent"
+    )]
+    EnvelopeTool {
+        /// The tool asked for.
+        tool: String,
+    },
     /// The arguments are not a JSON object: nothing was sent.
     #[error("the arguments for `{tool}` are not a JSON object; nothing was sent")]
     ArgumentsNotObject {

@@ -18,6 +18,10 @@
 //!   arguments pass the tool's input schema.
 //! - [`Client::read`]: a read through a target ref, re-resolved once by the recovery the
 //!   envelope names when the ref went stale.
+//! - [`Client::call_any`]: for a server that mixes plain tools with envelope tools: an envelope
+//!   tool's answer decoded, a plain tool's handed back as it came ([`Answer::Plain`]), told by
+//!   the listed output schema ([`read::speaks_envelope`]) or, listed without one, by the answer;
+//!   [`Client::call_plain`] calls a plain tool once.
 //! - [`read`]: the reader of the wire underneath, for code that holds a `CallToolResult`
 //!   already (`envelope-check` reads results through it).
 //!
@@ -64,4 +68,5 @@ mod retry;
 pub use client::{Client, STALE_REF_CODES};
 pub use error::{ClientError, DecodeError, ReadError};
 pub use pages::{PageLimits, Pages, PagesEnd};
+pub use read::Answer;
 pub use retry::RetryPolicy;

@@ -1,8 +1,10 @@
-//! The one reader of the wire: the envelope a tool result carries, and its typed decoding.
+//! The one reader of the wire: the envelope a tool result carries, and its typed decoding;
+//! whether a listed tool speaks the envelope at all, and the [`Answer`] of one that may not.
 //! `envelope-check` reads results through it too.
 
 use envelope_core::Envelope;
-use rmcp::model::CallToolResult;
+use envelope_core::fields::envelope as field;
+use rmcp::model::{CallToolResult, Tool};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -60,4 +62,69 @@ pub fn decode<T: DeserializeOwned>(value: &Value) -> Result<Envelope<T>, DecodeE
         path: error.path().to_string(),
         message: error.into_inner().to_string(),
     })
+}
+
+/// What an envelope tool's listed output schema requires at its root.
+const ENVELOPE_REQUIRES: [&str; 3] = [field::OK, field::VERDICT, field::META];
+
+/// Whether `tool`'s listed output schema is an envelope's: it requires `ok`, `verdict` and
+/// `meta` at its root, as every envelope tool's does.
+///
+/// ```
+/// use rmcp::model::Tool;
+/// use serde_json::json;
+///
+/// let schema = |value: serde_json::Value| std::sync::Arc::new(value.as_object().cloned().unwrap_or_default());
+/// let plain = Tool::new("echo", "echo", schema(json!({"type": "object"})));
+/// assert!(!envelope_client::read::speaks_envelope(&plain));
+/// let envelope = plain.clone().with_raw_output_schema(schema(json!(
+///     {"type": "object", "required": ["ok", "verdict", "meta"]}
+/// )));
+/// assert!(envelope_client::read::speaks_envelope(&envelope));
+/// ```
+pub fn speaks_envelope(tool: &Tool) -> bool {
+    tool.output_schema
+        .as_ref()
+        .and_then(|schema| schema.get("required"))
+        .and_then(Value::as_array)
+        .is_some_and(|required| {
+            ENVELOPE_REQUIRES
+                .iter()
+                .all(|name| required.iter().any(|listed| listed == name))
+        })
+}
+
+/// Whether `tool` lists an output schema that is not an envelope's: a plain tool. A tool listed
+/// without one is neither this nor [`speaks_envelope`]: its answer tells.
+pub fn is_plain(tool: &Tool) -> bool {
+    tool.output_schema.is_some() && !speaks_envelope(tool)
+}
+
+/// What [`Client::call_any`](crate::Client::call_any) answers: an envelope, or a plain tool's
+/// result as it came, marked as no envelope.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Answer<T> {
+    /// The tool speaks the envelope: its envelope, decoded.
+    Envelope(Envelope<T>),
+    /// A plain tool: its result, unread.
+    Plain(CallToolResult),
+}
+
+impl<T> Answer<T> {
+    /// The envelope, when the tool speaks it.
+    pub fn envelope(&self) -> Option<&Envelope<T>> {
+        match self {
+            Answer::Envelope(envelope) => Some(envelope),
+            Answer::Plain(_) => None,
+        }
+    }
+
+    /// The plain result, when the tool is plain.
+    pub fn plain(&self) -> Option<&CallToolResult> {
+        match self {
+            Answer::Plain(result) => Some(result),
+            Answer::Envelope(_) => None,
+        }
+    }
 }

@@ -216,7 +216,9 @@ impl ServerHandler for Faulty {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.inner.list_tools(request, context).await
+        let mut listed = self.inner.list_tools(request, context).await?;
+        listed.tools.extend(plain_tools());
+        Ok(listed)
     }
 
     async fn call_tool(
@@ -229,6 +231,9 @@ impl ServerHandler for Faulty {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(tool.clone());
+        if let Some(answer) = plain_answer(&tool) {
+            return Ok(answer.into());
+        }
         Ok(match self.inner.call_tool(request, context).await? {
             CallToolResponse::Complete(mut result) => {
                 (self.spoil)(&tool, &mut result);
@@ -236,6 +241,36 @@ impl ServerHandler for Faulty {
             }
             other => other,
         })
+    }
+}
+
+/// Two plain tools beside the envelope ones, as a server mixing both lists them: `weather`
+/// with an output schema of its own, `motd` without one.
+fn plain_tools() -> Vec<rmcp::model::Tool> {
+    let schema = |value: Value| Arc::new(value.as_object().cloned().unwrap_or_default());
+    vec![
+        rmcp::model::Tool::new("weather", "the weather", schema(json!({"type": "object"})))
+            .with_raw_output_schema(schema(json!({
+                "type": "object",
+                "properties": {"sky": {"type": "string"}},
+                "required": ["sky"],
+            }))),
+        rmcp::model::Tool::new(
+            "motd",
+            "the message of the day",
+            schema(json!({"type": "object"})),
+        ),
+    ]
+}
+
+/// A plain tool's answer: no envelope in it.
+fn plain_answer(tool: &str) -> Option<CallToolResult> {
+    match tool {
+        "weather" => Some(CallToolResult::structured(json!({"sky": "clear"}))),
+        "motd" => Some(CallToolResult::success(vec![
+            rmcp::model::ContentBlock::text("hello"),
+        ])),
+        _ => None,
     }
 }
 
@@ -820,5 +855,69 @@ async fn a_limit_leaves_the_next_page_to_resume_with() {
     assert_eq!(
         Some(resume),
         first.next_actions().iter().find(|a| a.id == NEXT_PAGE)
+    );
+}
+
+/// A server mixing plain and envelope tools works through the client: each plain tool is
+/// handed back as it came, marked as no envelope, and called once; an envelope tool is read as
+/// an envelope; `call_plain` refuses an envelope tool before sending anything.
+#[tokio::test]
+async fn plain_tools_pass_through_a_mixed_server() {
+    let server = Faulty::new(Faults::default());
+    let client = connect(server.clone()).await;
+    let weather = client.tool("weather").expect("listed");
+    assert!(envelope_client::read::is_plain(weather));
+    assert!(!envelope_client::read::speaks_envelope(weather));
+    let rows = client.tool("rows").expect("listed");
+    assert!(envelope_client::read::speaks_envelope(rows));
+
+    let sky = client
+        .call_any::<Value>("weather", json!({}))
+        .await
+        .expect("answers");
+    let plain = sky.plain().expect("a plain answer");
+    assert_eq!(plain.structured_content, Some(json!({"sky": "clear"})));
+    // Listed without an output schema: its answer says it is plain.
+    let motd = client
+        .call_any::<Value>("motd", json!({}))
+        .await
+        .expect("answers");
+    assert!(motd.plain().is_some());
+    // An envelope tool is read as one.
+    let page = client
+        .call_any::<Rows>("rows", json!({}))
+        .await
+        .expect("answers");
+    assert_eq!(
+        page.envelope()
+            .expect("an envelope")
+            .data()
+            .expect("ok")
+            .rows
+            .len(),
+        10
+    );
+    // `call` reads envelopes only.
+    let error = client
+        .call::<Value>("weather", json!({}))
+        .await
+        .expect_err("no envelope");
+    assert!(matches!(error, ClientError::Decode { .. }), "{error:?}");
+    let refused = client
+        .call_plain("rows", json!({}))
+        .await
+        .expect_err("an envelope tool");
+    assert!(
+        matches!(refused, ClientError::EnvelopeTool { .. }),
+        "{refused:?}"
+    );
+    let called = server.received();
+    assert_eq!(
+        called.iter().filter(|tool| *tool == "weather").count(),
+        2,
+        "{called:?}"
+    );
+    assert!(
+        !called.contains(&"rows".to_owned()) || called.iter().filter(|t| *t == "rows").count() == 1
     );
 }
