@@ -365,7 +365,7 @@ impl Client {
             return self
                 .call_retrying(tool, arguments)
                 .await
-                .map(Answer::Envelope);
+                .map(|envelope| Answer::Envelope(Box::new(envelope)));
         }
         let arguments = object(tool, arguments)?;
         let result = self.call_result(tool, &arguments).await?;
@@ -378,7 +378,7 @@ impl Client {
             return Ok(Answer::Plain(result));
         };
         let raw = self.retry_from(tool, &arguments, Some(first)).await?;
-        decoded(tool, &raw).map(Answer::Envelope)
+        decoded(tool, &raw).map(|envelope| Answer::Envelope(Box::new(envelope)))
     }
 
     /// [`Client::call_raw`] under the retry policy.

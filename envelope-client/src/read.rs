@@ -105,8 +105,9 @@ pub fn is_plain(tool: &Tool) -> bool {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Answer<T> {
-    /// The tool speaks the envelope: its envelope, decoded.
-    Envelope(Envelope<T>),
+    /// The tool speaks the envelope: its envelope, decoded (boxed: an envelope is far larger
+    /// than a plain result).
+    Envelope(Box<Envelope<T>>),
     /// A plain tool: its result, unread.
     Plain(CallToolResult),
 }
@@ -115,7 +116,7 @@ impl<T> Answer<T> {
     /// The envelope, when the tool speaks it.
     pub fn envelope(&self) -> Option<&Envelope<T>> {
         match self {
-            Answer::Envelope(envelope) => Some(envelope),
+            Answer::Envelope(envelope) => Some(envelope.as_ref()),
             Answer::Plain(_) => None,
         }
     }
