@@ -104,7 +104,7 @@ impl Client {
         self
     }
 
-    /// How [`Client::call_retrying`] retries.
+    /// How [`Client::call`] retries.
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
     }
@@ -134,33 +134,33 @@ impl Client {
             })
     }
 
-    /// Calls `tool` with `arguments` (a JSON object, or `null` for none) once, and decodes its
-    /// envelope. An `ok: false` envelope is returned as read: its
-    /// [`error`](Envelope::error) says what failed. A tool the listing does not name is refused
-    /// before anything is sent.
+    /// Calls `tool` with `arguments` (a JSON object, or `null` for none), decodes its envelope,
+    /// and calls it again while the envelope's error asks for it and the [`RetryPolicy`] allows
+    /// it (see there; [`RetryPolicy::never`] turns retries off). Returns the first envelope that
+    /// is not retried, whether it is ok or not: an `ok: false` envelope is returned as read (a
+    /// tool's failure is data), its [`error`](Envelope::error) saying what failed and whether a
+    /// retry could help. Gives up with [`ClientError::RetriesExhausted`],
+    /// [`ClientError::RetryAfterPastDeadline`] or [`ClientError::DeadlineExceeded`]. A tool the
+    /// listing does not name is refused before anything is sent.
     pub async fn call<T: DeserializeOwned>(
         &self,
         tool: &str,
         arguments: Value,
     ) -> Result<Envelope<T>, ClientError> {
         let arguments = object(tool, arguments)?;
-        let raw = self.call_raw(tool, &arguments).await?;
+        let raw = self.call_raw_retrying(tool, &arguments).await?;
         decoded(tool, &raw)
     }
 
-    /// Calls `tool` as [`Client::call`] does, and calls it again while the envelope's error
-    /// asks for it and the [`RetryPolicy`] allows it (see there). Returns the first envelope
-    /// that is not retried: a success, or a failure no retry can help (or that the tool's
-    /// annotations do not allow to retry). Gives up with
-    /// [`ClientError::RetriesExhausted`], [`ClientError::RetryAfterPastDeadline`] or
-    /// [`ClientError::DeadlineExceeded`].
-    pub async fn call_retrying<T: DeserializeOwned>(
+    /// Calls `tool` once, whatever its answer says, and decodes its envelope: [`Client::call`]
+    /// without the retries.
+    pub async fn call_once<T: DeserializeOwned>(
         &self,
         tool: &str,
         arguments: Value,
     ) -> Result<Envelope<T>, ClientError> {
         let arguments = object(tool, arguments)?;
-        let raw = self.call_raw_retrying(tool, &arguments).await?;
+        let raw = self.call_raw(tool, &arguments).await?;
         decoded(tool, &raw)
     }
 
@@ -347,7 +347,7 @@ impl Client {
     }
 
     /// What a caller of a server mixing plain and envelope tools calls: a tool that speaks the
-    /// envelope as by [`Client::call_retrying`], a plain one as by [`Client::call_plain`]; a
+    /// envelope as by [`Client::call`], a plain one as by [`Client::call_plain`]; a
     /// tool listed without an output schema is told by its first answer (an envelope is one that
     /// has `ok`, read and retried as an envelope is; anything else is plain). An answer that
     /// claims to be an envelope but is not the envelope asked for is still
@@ -363,7 +363,7 @@ impl Client {
         }
         if speaks_envelope(listed) {
             return self
-                .call_retrying(tool, arguments)
+                .call(tool, arguments)
                 .await
                 .map(|envelope| Answer::Envelope(Box::new(envelope)));
         }

@@ -5,9 +5,8 @@
 //! for, names the field at fault. An `ok: false` envelope is a successful read: the call failed,
 //! and its [`error`](envelope_core::Envelope::error) says how and whether a retry can help.
 //!
-//! - [`Client::call`]: one call, decoded. A tool the server's listing does not name is refused
-//!   before anything is sent.
-//! - [`Client::call_retrying`]: the same, retried as the envelope asks ([`RetryPolicy`]): only a
+//! - [`Client::call`]: a call, decoded, retried as the envelope asks ([`RetryPolicy`]; turned
+//!   off with [`RetryPolicy::never`], or [`Client::call_once`]): only a
 //!   `retryable` error, only for a tool listed idempotent or read-only (or an error that says
 //!   nothing ran, [`NOT_RUN_CODES`](envelope_core::NOT_RUN_CODES)), paced by `retry_after_ms` or
 //!   a jittered exponential backoff, every wait clamped to a ceiling, the whole bounded by a
@@ -36,7 +35,7 @@
 //! let client = Client::new(service).await?.with_policy(RetryPolicy::default());
 //!
 //! // One typed call: a failed call is an envelope too.
-//! let envelope = client.call_retrying::<Value>("search_text", json!({"query": "needle"})).await?;
+//! let envelope = client.call::<Value>("search_text", json!({"query": "needle"})).await?;
 //! match envelope.error() {
 //!     Some(error) => eprintln!("{}: {}", error.category(), error.message()),
 //!     None => println!("{}", envelope.summary_line().unwrap_or_default()),

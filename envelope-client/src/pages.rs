@@ -116,7 +116,7 @@ impl<T> std::fmt::Debug for Pages<'_, T> {
 impl Client {
     /// The pages of `tool` called with `arguments`: the first page, then each page's
     /// `next-page` action called exactly as given, until a page offers none or a limit of
-    /// `limits` is reached. Each call is made as by [`Client::call_retrying`].
+    /// `limits` is reached. Each call is made as by [`Client::call`].
     ///
     /// Checked on the way: `completeness.total` is the same on every page that states it, and
     /// the rows returned never add up past it ([`ClientError::TotalChanged`],

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use envelope_core::{Category, ToolError};
 
-/// How [`Client::call_retrying`](crate::Client::call_retrying) retries.
+/// How [`Client::call`](crate::Client::call) retries.
 ///
 /// A failed call is sent again only when all of these hold:
 ///

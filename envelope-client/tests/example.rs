@@ -32,7 +32,7 @@ async fn paging_search_text_to_the_end_matches_one_big_page() {
     let client = connect(&tree).await;
     assert!(client.is_idempotent("search_text"));
     let whole = client
-        .call_retrying::<Value>("search_text", json!({"query": "needle", "limit": 1_000}))
+        .call::<Value>("search_text", json!({"query": "needle", "limit": 1_000}))
         .await
         .expect("answers");
     let expected = whole.data().expect("ok")["occurrences"]
@@ -71,7 +71,7 @@ async fn a_read_through_a_stale_ref_runs_the_search_again() {
     let client = connect(&tree).await;
     let search = json!({"query": "fn needle"});
     let found = client
-        .call::<Value>("search_text", search)
+        .call_once::<Value>("search_text", search)
         .await
         .expect("answers");
     let data = found.data().expect("ok");
@@ -94,7 +94,7 @@ async fn a_read_through_a_stale_ref_runs_the_search_again() {
         "mod inner;\nuse crate::b::{Thing, helper};\nfn needle() {}\n// changed\n",
     );
     let stale = client
-        .call::<Value>("read_file", read.clone())
+        .call_once::<Value>("read_file", read.clone())
         .await
         .expect("reads");
     assert_eq!(

@@ -310,7 +310,7 @@ async fn a_transient_failure_is_retried_until_it_passes() {
     let client = connect(server.clone()).await.with_policy(steady());
     let started = Instant::now();
     let envelope = client
-        .call_retrying::<Value>("flaky", Value::Null)
+        .call::<Value>("flaky", Value::Null)
         .await
         .expect("answers");
     let waited = started.elapsed();
@@ -332,7 +332,7 @@ async fn the_jittered_backoff_waits_no_longer_than_the_steps() {
     let client = connect(server.clone()).await.with_policy(policy);
     let started = Instant::now();
     let envelope = client
-        .call_retrying::<Value>("flaky", Value::Null)
+        .call::<Value>("flaky", Value::Null)
         .await
         .expect("answers");
     assert!(envelope.is_ok());
@@ -352,7 +352,7 @@ async fn retries_end_at_max_attempts_with_the_last_error() {
         ..steady()
     });
     let error = client
-        .call_retrying::<Value>("flaky", Value::Null)
+        .call::<Value>("flaky", Value::Null)
         .await
         .expect_err("gives up");
     let ClientError::RetriesExhausted { attempts, last, .. } = error else {
@@ -368,7 +368,7 @@ async fn a_plain_call_is_never_retried() {
     let server = Faulty::new(faults(1));
     let client = connect(server.clone()).await.with_policy(steady());
     let envelope = client
-        .call::<Value>("flaky", Value::Null)
+        .call_once::<Value>("flaky", Value::Null)
         .await
         .expect("reads");
     let error = envelope.error().expect("failed");
@@ -382,7 +382,7 @@ async fn a_tool_that_is_not_idempotent_is_not_retried() {
     let client = connect(server.clone()).await.with_policy(steady());
     assert!(!client.is_idempotent("append"));
     let envelope = client
-        .call_retrying::<Value>("append", Value::Null)
+        .call::<Value>("append", Value::Null)
         .await
         .expect("reads");
     let error = envelope.error().expect("the failure, as read");
@@ -399,7 +399,7 @@ async fn a_tool_that_is_not_idempotent_is_retried_when_nothing_ran() {
     let server = Faulty::new(faults(2));
     let client = connect(server.clone()).await.with_policy(steady());
     let envelope = client
-        .call_retrying::<Value>("enqueue", Value::Null)
+        .call::<Value>("enqueue", Value::Null)
         .await
         .expect("answers");
     assert!(envelope.is_ok(), "{envelope:?}");
@@ -416,7 +416,7 @@ async fn retry_after_is_honoured() {
     let client = connect(server.clone()).await.with_policy(steady());
     let started = Instant::now();
     let envelope = client
-        .call_retrying::<Value>("limited", Value::Null)
+        .call::<Value>("limited", Value::Null)
         .await
         .expect("answers");
     let waited = started.elapsed();
@@ -436,7 +436,7 @@ async fn retry_after_is_clamped_to_the_ceiling() {
     let client = connect(server.clone()).await.with_policy(steady());
     let started = Instant::now();
     let envelope = client
-        .call_retrying::<Value>("limited", Value::Null)
+        .call::<Value>("limited", Value::Null)
         .await
         .expect("answers");
     let waited = started.elapsed();
@@ -457,7 +457,7 @@ async fn a_retry_after_of_a_year_is_refused_without_waiting() {
     let client = connect(server.clone()).await.with_policy(steady());
     let started = Instant::now();
     let error = client
-        .call_retrying::<Value>("limited", Value::Null)
+        .call::<Value>("limited", Value::Null)
         .await
         .expect_err("refused");
     assert!(
@@ -482,7 +482,7 @@ async fn the_deadline_bounds_the_backoff() {
     });
     let started = Instant::now();
     let error = client
-        .call_retrying::<Value>("flaky", Value::Null)
+        .call::<Value>("flaky", Value::Null)
         .await
         .expect_err("gives up");
     assert!(
@@ -502,7 +502,7 @@ async fn a_stale_ref_is_re_resolved_once() {
     });
     let client = connect(server.clone()).await;
     let found = client
-        .call::<Value>("find", Value::Null)
+        .call_once::<Value>("find", Value::Null)
         .await
         .expect("finds");
     let stale_ref = found.data().expect("data")["target_ref"].clone();
@@ -695,12 +695,12 @@ async fn an_answer_without_an_envelope_is_a_typed_error() {
     });
     let client = connect(server).await;
     let error = client
-        .call::<Value>("flaky", Value::Null)
+        .call_once::<Value>("flaky", Value::Null)
         .await
         .expect_err("no envelope");
     assert!(matches!(error, ClientError::Read { .. }), "{error:?}");
     let error = client
-        .call::<Value>("find", Value::Null)
+        .call_once::<Value>("find", Value::Null)
         .await
         .expect_err("not an envelope");
     let decode = error.as_decode().expect("a decode error");
@@ -726,17 +726,17 @@ async fn an_envelope_that_breaks_its_schema_names_the_field() {
     });
     let client = connect(server).await;
     let error = client
-        .call::<Rows>("rows", json!({}))
+        .call_once::<Rows>("rows", json!({}))
         .await
         .expect_err("a number among strings");
     assert_eq!(error.as_decode().expect("decode").field(), "data.rows[3]");
     let error = client
-        .call::<Value>("find", Value::Null)
+        .call_once::<Value>("find", Value::Null)
         .await
         .expect_err("more rows than the total");
     assert_eq!(error.as_decode().expect("decode").field(), "completeness");
     let error = client
-        .call::<Value>("flaky", Value::Null)
+        .call_once::<Value>("flaky", Value::Null)
         .await
         .expect_err("ok with the verdict ERROR");
     let decode = error.as_decode().expect("decode");
@@ -760,7 +760,7 @@ async fn a_next_action_to_an_unlisted_tool_is_refused_without_a_call() {
     });
     let client = connect(server.clone()).await;
     let envelope = client
-        .call::<Value>("find", Value::Null)
+        .call_once::<Value>("find", Value::Null)
         .await
         .expect("reads");
     let error = client
@@ -788,7 +788,7 @@ async fn a_next_action_to_an_unlisted_tool_is_refused_without_a_call() {
         "{error:?}"
     );
     let error = client
-        .call::<Value>("no_such_tool", Value::Null)
+        .call_once::<Value>("no_such_tool", Value::Null)
         .await
         .expect_err("not listed");
     assert!(matches!(error, ClientError::NotListed { .. }), "{error:?}");
@@ -899,7 +899,7 @@ async fn plain_tools_pass_through_a_mixed_server() {
     );
     // `call` reads envelopes only.
     let error = client
-        .call::<Value>("weather", json!({}))
+        .call_once::<Value>("weather", json!({}))
         .await
         .expect_err("no envelope");
     assert!(matches!(error, ClientError::Decode { .. }), "{error:?}");

@@ -93,7 +93,7 @@ async fn every_refusal_before_the_body_carries_a_not_run_code() {
         .expect("lists");
 
     let first = client
-        .call::<Value>("paged", json!({"prefix": "a"}))
+        .call_once::<Value>("paged", json!({"prefix": "a"}))
         .await
         .expect("a page");
     let token = first
@@ -127,7 +127,7 @@ async fn every_refusal_before_the_body_carries_a_not_run_code() {
         ("paged", json!({"cursor": token})),
     ] {
         let envelope = client
-            .call::<Value>(tool, arguments.clone())
+            .call_once::<Value>(tool, arguments.clone())
             .await
             .expect("reads");
         let error = envelope

@@ -151,10 +151,15 @@ async def test_a_target_ref_is_read_and_re_resolved_once_when_stale(server_bin: 
         assert note.code == "target_relocated"
         assert note.data["arguments"]["line"] == hit["line"] + 1
 
-        # A ref whose file is gone: not found, and no recovery to follow.
+        # A ref whose file is gone is not stale but not found: answered as data (no exception),
+        # with the search again offered, which the kit does not run by itself.
         hit_file.unlink()
-        with pytest.raises(envelope_client.StaleTarget):
-            await client.read("read_file", read)
+        gone = await client.read("read_file", read)
+        assert not gone.ok and gone.error.code == "TARGET_NOT_FOUND", gone
+        [again] = gone.next_actions
+        assert again.tool == "search_text" and again.arguments == search
+        with pytest.raises(envelope_client.ToolFailed):
+            await client.read("read_file", read, check=True)
 
 
 async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree: Path) -> None:

@@ -50,7 +50,7 @@ async def test_transient_failures_are_retried_with_jittered_backoff(faults: Any,
 async def test_retries_stop_at_the_attempt_bound(faults: Any, clock: Any) -> None:
     async with faults(max_attempts=3) as client:
         with pytest.raises(RetriesExhausted) as raised:
-            await client.call("flaky", {"key": "b", "fail_times": 10})
+            await client.call("flaky", {"key": "b", "fail_times": 10}, check=True)
         assert raised.value.attempts == 3
         assert raised.value.category == "transient"
         assert await calls(client) == ["flaky"] * 3
@@ -97,7 +97,7 @@ async def test_the_deadline_bounds_the_whole_call(faults: Any, clock: Any) -> No
 async def test_a_tool_not_declared_idempotent_is_not_repeated(faults: Any, clock: Any) -> None:
     async with faults() as client:
         with pytest.raises(NotRetriedUnsafe) as raised:
-            await client.call("unsafe_write", {"key": "i"})
+            await client.call("unsafe_write", {"key": "i"}, check=True)
         assert raised.value.attempts == 1
         assert await calls(client) == ["unsafe_write"]
         # Unless its error says nothing ran.
@@ -109,7 +109,7 @@ async def test_a_tool_not_declared_idempotent_is_not_repeated(faults: Any, clock
 async def test_a_category_retries_cannot_help_is_not_retried(faults: Any, clock: Any) -> None:
     async with faults() as client:
         with pytest.raises(ToolFailed) as raised:
-            await client.call("missing", {"key": "k"})
+            await client.call("missing", {"key": "k"}, check=True)
         assert type(raised.value) is ToolFailed
         assert raised.value.category == "not_found"
         assert await calls(client) == ["missing"]

@@ -6,7 +6,7 @@ session wrapper is `EnvelopeClient`. The pydantic-ai toolset is `envelope_client
 (an optional extra, imported only from there).
 """
 
-from .client import EnvelopeClient, is_stale_target, relocate_hit
+from .client import STALE_REF_CODES, EnvelopeClient, is_stale_target, relocate_hit
 from .envelope import (
     SCHEMA_VERSION,
     AttachmentNote,
@@ -46,6 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SCHEMA_VERSION",
+    "STALE_REF_CODES",
     "NOTHING_RAN_CODES",
     "RETRYABLE_CATEGORIES",
     "ActionNotFound",

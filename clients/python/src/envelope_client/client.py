@@ -52,10 +52,12 @@ from .paging import CombinedPage, combine, estimate_tokens, rows_key, rows_of
 from .plain import PlainResult, is_plain, speaks_envelope
 from .retry import RetryPolicy
 
-# The argument a paging tool declares for its token, and a stale target ref's codes.
+# The argument a paging tool declares for its token.
 CONTINUATION = "continuation"
-STALE_TARGET = "STALE_TARGET_SNAPSHOT"
-TARGET_PREFIX = "TARGET_"
+# The codes of a target ref that was genuine but went stale, which `read` re-resolves once: the
+# contract's table lists one (`STALE_TARGET_SNAPSHOT`: what the ref points into changed, or it
+# does not cover the target named). The Rust kit's `STALE_REF_CODES`, the same list.
+STALE_REF_CODES = frozenset({"STALE_TARGET_SNAPSHOT"})
 # The roles of an action that recovers a stale ref.
 RECOVERY_ROLES = ("resolve_target", "retry")
 # More listing pages than this is a server looping on its cursor.
@@ -63,9 +65,10 @@ MAX_LISTING_PAGES = 100
 
 
 def is_stale_target(envelope: Envelope) -> bool:
-    """Whether the envelope refuses a target ref as stale or unresolvable."""
+    """Whether the envelope refuses a target ref as stale: its error's code is one of
+    `STALE_REF_CODES`."""
     code = envelope.error.code if envelope.error is not None else None
-    return code is not None and (code == STALE_TARGET or code.startswith(TARGET_PREFIX))
+    return code in STALE_REF_CODES
 
 
 Relocate = Callable[[dict[str, Any], Envelope, str], "dict[str, Any] | None"]
@@ -281,14 +284,14 @@ class EnvelopeClient:
         tool: str,
         arguments: dict[str, Any] | None = None,
         *,
-        check: bool = True,
+        check: bool = False,
         action_id: str | None = None,
     ) -> Envelope:
-        """Call `tool` with `arguments` as given, retried per the policy, and return its envelope.
-
-        With `check` (the default) a failure the kit gives up on raises `ToolFailed`
-        (`RetriesExhausted`, `NotRetriedUnsafe`); without, its envelope is returned. A wait
-        past the deadline raises `RetryAfterTooLong` or `DeadlineExceeded` either way."""
+        """Call `tool` with `arguments` as given, retried per the policy, and return its envelope,
+        whether it is ok or not: a tool's failure is data (its `error` says what failed and
+        whether a retry could help), not an exception. With `check=True` a failure the kit gives
+        up on raises `ToolFailed` instead (`RetriesExhausted`, `NotRetriedUnsafe`). A wait past
+        the deadline raises `RetryAfterTooLong` or `DeadlineExceeded` either way."""
         listed = await self._listed(tool, action_id)
         arguments = dict(arguments or {})
         policy = self.policy
@@ -356,7 +359,7 @@ class EnvelopeClient:
         return PlainResult.of(tool, result)
 
     async def call_any(
-        self, tool: str, arguments: dict[str, Any] | None = None, *, check: bool = True
+        self, tool: str, arguments: dict[str, Any] | None = None, *, check: bool = False
     ) -> Envelope | PlainResult:
         """`call` for a tool that speaks the envelope, `call_plain` for a plain one (see
         `envelope_client.plain`); a tool listed without an output schema is told by its answer,
@@ -376,7 +379,7 @@ class EnvelopeClient:
 
     # --- next actions --------------------------------------------------------------------
 
-    async def follow(self, envelope: Envelope, action_id: str, *, check: bool = True) -> Envelope:
+    async def follow(self, envelope: Envelope, action_id: str, *, check: bool = False) -> Envelope:
         """Run the envelope's next action `action_id`: its tool with its arguments exactly as
         given. `ActionNotFound` when it offers none by that id; `ToolNotListed`, without a call,
         when the action names a tool the listing does not."""
@@ -419,7 +422,10 @@ class EnvelopeClient:
             try:
                 guard.sending(current_tool, arguments)
                 envelope = await self.call(
-                    current_tool, arguments, action_id=None if guard.pages == 0 else "next-page"
+                    current_tool,
+                    arguments,
+                    check=True,
+                    action_id=None if guard.pages == 0 else "next-page",
                 )
                 guard.received(envelope)
             except EnvelopeClientError as error:
@@ -499,14 +505,14 @@ class EnvelopeClient:
         base_limit = page_size if page_size is not None else (arguments or {}).get("limit")
         arguments = sized_args(dict(arguments or {}), max_rows)
         guard.sending(current_tool, arguments)
-        first = await self.call(current_tool, arguments)
+        first = await self.call(current_tool, arguments, check=True)
         key = rows_key(first, tool)
         rows = rows_of(first, key)
         if max_tokens is not None and sized:
             fit = self._fit(rows, 0, max_tokens)
             if 1 <= fit < len(rows):
                 # Ask again for the rows that fit, so the page ends where the combined one does.
-                first = await self.call(current_tool, {**arguments, "limit": fit})
+                first = await self.call(current_tool, {**arguments, "limit": fit}, check=True)
                 arguments = {**arguments, "limit": fit}
                 rows = rows_of(first, key)
         guard.received(first)
@@ -542,7 +548,7 @@ class EnvelopeClient:
                 next_args = sized_args(next_args, None if max_rows is None else max_rows - count)
                 walk.pending = action.model_copy(update={"arguments": next_args})
                 guard.sending(next_tool, next_args)
-                page = await self.call(next_tool, next_args, action_id=action.id)
+                page = await self.call(next_tool, next_args, check=True, action_id=action.id)
                 guard.received(page)
                 new = rows_of(page, key)
                 new_tokens = estimate_tokens(new)
@@ -557,7 +563,7 @@ class EnvelopeClient:
                     if sized and fit < len(new):
                         # Ask for the rows that fit, so the page ends where the combined one does.
                         smaller = {**next_args, "limit": fit}
-                        page = await self.call(next_tool, smaller, action_id=action.id)
+                        page = await self.call(next_tool, smaller, check=True, action_id=action.id)
                         guard.replaced(page)
                         new = rows_of(page, key)
                         if len(new) > fit:
@@ -615,10 +621,10 @@ class EnvelopeClient:
         *,
         ref_arg: str = "target_ref",
         relocate: Relocate = relocate_hit,
-        check: bool = True,
+        check: bool = False,
     ) -> Envelope:
-        """Call `tool(arguments)` (a read by target ref). On a stale ref (`STALE_TARGET_SNAPSHOT`
-        or a `TARGET_*` code) it re-resolves once, by the recovery the answer names (its
+        """Call `tool(arguments)` (a read by target ref). On a stale ref (a code of
+        `STALE_REF_CODES`) it re-resolves once, by the recovery the answer names (its
         `resolve_target` or `retry` action, followed as given): a recovery that reads by itself
         is the answer; a search run again gives a fresh ref, with which the read is made again
         (`relocate` moves the hit's line; the answer then carries a `target_relocated` warning
@@ -639,7 +645,7 @@ class EnvelopeClient:
         )
         if recovery is None:
             raise StaleTarget(tool, envelope, "its answer offers no recovery action")
-        recovered = await self.call(recovery.tool, recovery.arguments, action_id=recovery.id)
+        recovered = await self.call(recovery.tool, recovery.arguments, check=True, action_id=recovery.id)
         if recovery.tool == tool and ref_arg not in recovery.arguments:
             # The recovery is itself a read (of the file, say): its answer is the read.
             return recovered
