@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::error::ClientError;
-use crate::read::{Answer, decode, is_plain, speaks_envelope, structured};
+use crate::read::{Answer, decode, envelope_value, is_plain, speaks_envelope};
 use crate::retry::RetryPolicy;
 
 /// The error codes of a target ref that was genuine but has gone stale: what
@@ -311,12 +311,10 @@ impl Client {
         arguments: &Map<String, Value>,
     ) -> Result<Value, ClientError> {
         let result = self.call_result(tool, arguments).await?;
-        structured(&result)
-            .cloned()
-            .map_err(|source| ClientError::Read {
-                tool: tool.to_owned(),
-                source,
-            })
+        envelope_value(&result).map_err(|source| ClientError::Read {
+            tool: tool.to_owned(),
+            source,
+        })
     }
 
     /// Calls the plain tool `tool` (one whose listing is no envelope's:
@@ -369,11 +367,9 @@ impl Client {
         }
         let arguments = object(tool, arguments)?;
         let result = self.call_result(tool, &arguments).await?;
-        let Some(first) = result
-            .structured_content
-            .as_ref()
+        let Some(first) = envelope_value(&result)
+            .ok()
             .filter(|content| content.get(envelope_core::fields::envelope::OK).is_some())
-            .cloned()
         else {
             return Ok(Answer::Plain(result));
         };

@@ -38,6 +38,34 @@ pub fn structured(result: &CallToolResult) -> Result<&Value, ReadError> {
         })
 }
 
+/// The envelope `result` carries, as the kit reads it: its `structuredContent`, or, only when
+/// that is absent, its first text block when that is the envelope's JSON (an object with `ok`):
+/// the text channel mirrors the envelope for clients that read text. A text block that is not
+/// an envelope (TOON, prose) is no envelope: [`ReadError::NoStructuredContent`].
+///
+/// ```
+/// use rmcp::model::{CallToolResult, ContentBlock};
+///
+/// let mirrored = CallToolResult::success(vec![ContentBlock::text(
+///     r#"{"ok":true,"verdict":"INFO","data":{},"meta":{}}"#,
+/// )]);
+/// assert_eq!(envelope_client::read::envelope_value(&mirrored).unwrap()["ok"], true);
+/// let prose = CallToolResult::success(vec![ContentBlock::text("hello")]);
+/// assert!(envelope_client::read::envelope_value(&prose).is_err());
+/// ```
+pub fn envelope_value(result: &CallToolResult) -> Result<Value, ReadError> {
+    match structured(result) {
+        Ok(value) => Ok(value.clone()),
+        Err(missing) => result
+            .content
+            .iter()
+            .find_map(|block| block.as_text())
+            .and_then(|text| serde_json::from_str::<Value>(&text.text).ok())
+            .filter(|value| value.get(field::OK).is_some())
+            .ok_or(missing),
+    }
+}
+
 /// Decodes `value` as an envelope whose `data` is a `T`; the error names the field at fault.
 ///
 /// The envelope's own rules are checked: `ok` with `data` and without `error` or the other way

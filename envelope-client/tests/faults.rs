@@ -689,7 +689,13 @@ async fn paging_to_the_end_checks_out() {
 #[tokio::test]
 async fn an_answer_without_an_envelope_is_a_typed_error() {
     let server = Faulty::spoiled(Faults::default(), |tool, result| match tool {
-        "flaky" => result.structured_content = None,
+        // No structured content, and a text channel that is no envelope.
+        "flaky" => {
+            result.structured_content = None;
+            result.content = vec![rmcp::model::ContentBlock::text("hits: 3")];
+        }
+        // No structured content, but the text channel mirrors the envelope.
+        "rows" => result.structured_content = None,
         "find" => result.structured_content = Some(json!({"hits": 3})),
         _ => {}
     });
@@ -699,6 +705,12 @@ async fn an_answer_without_an_envelope_is_a_typed_error() {
         .await
         .expect_err("no envelope");
     assert!(matches!(error, ClientError::Read { .. }), "{error:?}");
+    // The text channel is read when, and only when, structured content is absent.
+    let mirrored = client
+        .call_once::<Rows>("rows", json!({}))
+        .await
+        .expect("the envelope, read from its text mirror");
+    assert_eq!(mirrored.data().expect("ok").rows.len(), 10);
     let error = client
         .call_once::<Value>("find", Value::Null)
         .await
