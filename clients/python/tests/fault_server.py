@@ -23,6 +23,8 @@ Tools (a `key` argument keeps one test's counter apart from another's):
 - `backwards` (read-only, pages): fresh tokens, but every page starts at row 1 again.
 - `bad_envelope` (read-only): `ok: true` without `data`, verdict `CATASTROPHIC`.
 - `ghost_action` (read-only): ok, with a next action naming `not_listed`, which is not served.
+- `bad_args` (read-only): ok, with a next action calling `numbers` with a `total` that is no
+  integer (its input schema refuses it).
 - `call_log` (read-only): the names of the tools called so far, in order.
 - `weather` (read-only): a plain tool, no envelope: a string (listed with the SDK's own output
   schema, `{result: string}`).
@@ -260,6 +262,24 @@ def ghost_action() -> CallToolResult:
                 "tool": "not_listed",
                 "arguments": {"x": 1},
                 "reason": "look closer",
+            }
+        ],
+    )
+
+
+@server.tool(annotations=READ_ONLY)
+def bad_args() -> CallToolResult:
+    """A next action whose arguments its tool's input schema refuses."""
+    log.append("bad_args")
+    return ok(
+        {"done": True},
+        next_actions=[
+            {
+                "id": "count",
+                "role": "inspect",
+                "tool": "numbers",
+                "arguments": {"total": "many"},
+                "reason": "count them",
             }
         ],
     )

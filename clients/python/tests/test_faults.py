@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from envelope_client import (
+    ActionArguments,
     ActionNotFound,
     CursorLoop,
     DeadlineExceeded,
@@ -322,3 +323,13 @@ async def test_plain_tools_pass_through_marked_as_not_envelopes(faults: Any) -> 
         assert "verdict" in " ".join(raised.value.problems)
         # A plain tool is called once: nothing says a retry could help.
         assert (await calls(client)).count("weather") == 2
+
+
+async def test_a_next_action_whose_arguments_fail_the_schema_is_not_called(faults: Any) -> None:
+    async with faults() as client:
+        envelope = await client.call("bad_args")
+        with pytest.raises(ActionArguments) as raised:
+            await client.follow(envelope, "count")
+        assert raised.value.action_id == "count" and raised.value.tool == "numbers"
+        assert "/total" in raised.value.detail
+        assert await calls(client) == ["bad_args"]

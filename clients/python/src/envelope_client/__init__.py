@@ -21,6 +21,7 @@ from .envelope import (
     parse_envelope,
 )
 from .errors import (
+    ActionArguments,
     ActionNotFound,
     CursorLoop,
     DeadlineExceeded,
@@ -49,6 +50,7 @@ __all__ = [
     "STALE_REF_CODES",
     "NOTHING_RAN_CODES",
     "RETRYABLE_CATEGORIES",
+    "ActionArguments",
     "ActionNotFound",
     "AttachmentNote",
     "BinaryDrift",

@@ -13,7 +13,9 @@ async with ClientSession(read, write) as session:
 ```
 
 Nothing is called that the server's listing does not name (`ToolNotListed`, raised before any
-request): a next action, a recovery or a page of another tool included. Every answer is checked
+request): a next action, a recovery or a page of another tool included; nor a next action (one
+followed, or a page's `next-page`) whose arguments fail its tool's listed input schema
+(`ActionArguments`). Every answer is checked
 against the envelope's schema and invariants (`EnvelopeSchemaError`). The retry policy is
 `retry.RetryPolicy`'s; paging stops with `CursorLoop` on a continuation it sent before and with
 `PageLimitExceeded` past `max_pages`.
@@ -26,12 +28,14 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
+import jsonschema
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, Tool
 
 from .envelope import Envelope, NextAction, Notice, parse_envelope
 from .errors import (
+    ActionArguments,
     ActionNotFound,
     CursorLoop,
     DeadlineExceeded,
@@ -214,6 +218,20 @@ class EnvelopeClient:
         self._tools = tools
         return tools
 
+    async def _check_action(self, action: NextAction) -> None:
+        """Refuses `action` (`ToolNotListed`, `ActionArguments`) unless its tool is listed and its
+        arguments, as given, pass the tool's listed input schema: nothing is sent otherwise."""
+        listed = await self._listed(action.tool, action.id)
+        schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
+        try:
+            validator = jsonschema.validators.validator_for(schema)(schema)
+            error = next(iter(validator.iter_errors(action.arguments)), None)
+        except jsonschema.exceptions.SchemaError as broken:
+            raise ActionArguments(action.id, action.tool, f"the input schema does not compile: {broken.message}") from None
+        if error is not None:
+            where = "/".join(str(part) for part in error.absolute_path)
+            raise ActionArguments(action.id, action.tool, f"/{where}: {error.message}")
+
     async def _listed(self, tool: str, action_id: str | None = None) -> Tool:
         tools = await self.list_tools()
         if tool not in tools:
@@ -386,6 +404,7 @@ class EnvelopeClient:
         action = envelope.action(action_id)
         if action is None:
             raise ActionNotFound(action_id, [a.id for a in envelope.next_actions or []])
+        await self._check_action(action)
         return await self.call(action.tool, action.arguments, check=check, action_id=action.id)
 
     # --- pages ---------------------------------------------------------------------------
@@ -437,6 +456,11 @@ class EnvelopeClient:
             if following is None:
                 return
             pending, current_tool, arguments = following
+            try:
+                await self._check_action(pending)
+            except EnvelopeClientError as error:
+                error.resume = None  # an action that cannot be called resumes nothing
+                raise
 
     async def collect(
         self,
@@ -543,8 +567,9 @@ class EnvelopeClient:
                     # A page of another tool is no page of this result: offered, not walked.
                     continue_with = action
                     break
+                # An action that cannot be called resumes nothing: checked before it is pending.
+                await self._check_action(action)
                 walk.pending = action
-                await self._listed(next_tool, action.id)
                 next_args = sized_args(next_args, None if max_rows is None else max_rows - count)
                 walk.pending = action.model_copy(update={"arguments": next_args})
                 guard.sending(next_tool, next_args)

@@ -8,6 +8,8 @@ given up and carries what an agent loop branches on (the tool, the last envelope
   was sent.
 - `ToolNotListed`: a call (a next action's included) naming a tool the server's listing does not
   name; refused before anything is sent.
+- `ActionArguments`: a next action whose arguments fail its tool's listed input schema; nothing
+  was sent.
 - `ActionNotFound`: `follow` of an id the envelope's `next_actions` does not hold.
 - `ToolFailed`: the tool answered `ok: false` and the kit will not (or may no longer) retry;
   `RetriesExhausted` when attempts ran out, `NotRetriedUnsafe` when only idempotency stopped it.
@@ -99,6 +101,19 @@ class ToolNotListed(EnvelopeClientError):
         super().__init__(
             f"{origin} tool `{tool}`, which the server does not list "
             f"(it lists {', '.join(self.listed) or 'none'}); not called"
+        )
+
+
+class ActionArguments(EnvelopeClientError):
+    """A next action (`follow`, or a page's `next-page` while paging) whose arguments fail its
+    tool's listed input schema: `detail` is the first violation. Nothing was sent."""
+
+    def __init__(self, action_id: str, tool: str, detail: str) -> None:
+        self.action_id = action_id
+        self.tool = tool
+        self.detail = detail
+        super().__init__(
+            f"the arguments of action `{action_id}` fail `{tool}`'s input schema: {detail}; not called"
         )
 
 
