@@ -333,3 +333,27 @@ async def test_a_next_action_whose_arguments_fail_the_schema_is_not_called(fault
         assert raised.value.action_id == "count" and raised.value.tool == "numbers"
         assert "/total" in raised.value.detail
         assert await calls(client) == ["bad_args"]
+
+
+def test_relocation_names_no_argument_of_its_own() -> None:
+    """A hit is moved by the arguments the read and the fresh rows share, whatever the tool
+    calls them: here `file` and `row`, not the example server's `path` and `line`."""
+    from envelope_client import parse_envelope, relocate_hit
+
+    recovered = parse_envelope(
+        {
+            "ok": True,
+            "verdict": "INFO",
+            "data": {
+                "ref": "fresh-ref",
+                "hits": [{"file": "a.txt", "row": 9}, {"file": "b.txt", "row": 4}, {"file": "a.txt", "row": 30}],
+            },
+            "completeness": {"unit": "item", "returned": 3, "total": 3, "complete": True, "truncated": False},
+            "meta": {"request_id": "01HM3K2X9V7QY8R40000000000", "schema_version": 3},
+        }
+    )
+    moved = relocate_hit({"ref": "stale", "file": "a.txt", "row": 7, "context": 2}, recovered, "ref")
+    assert moved == {"ref": "fresh-ref", "file": "a.txt", "row": 9, "context": 2}
+    # Still where it was: not moved.
+    kept = relocate_hit({"ref": "stale", "file": "b.txt", "row": 4}, recovered, "ref")
+    assert kept == {"ref": "fresh-ref", "file": "b.txt", "row": 4}

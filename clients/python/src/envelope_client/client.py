@@ -80,29 +80,43 @@ Relocate = Callable[[dict[str, Any], Envelope, str], "dict[str, Any] | None"]
 
 def relocate_hit(arguments: dict[str, Any], recovered: Envelope, ref_arg: str) -> dict[str, Any] | None:
     """The read's arguments with the fresh ref of `recovered` (a search run again) in place of the
-    stale one, and the hit's `line` moved to where the fresh page has a hit in the same `path`:
-    the same line when one is still there, else the nearest (the later on a tie). None when the
-    recovered page holds no fresh ref."""
+    stale one, and the hit moved to where the fresh page has it. The hit's location is the
+    read's arguments (the ref aside) that the fresh page's rows carry too, whatever the tool
+    names them: the rows that agree on every one of them but a single integer (a line, say)
+    are the same hit moved, and that integer becomes the nearest one among them (the same when
+    it is still there, the later on a tie). None when the recovered page holds no fresh ref."""
     data = recovered.data if isinstance(recovered.data, dict) else {}
     fresh = data.get(ref_arg)
     if not isinstance(fresh, str) or not fresh:
         return None
     moved = {**arguments, ref_arg: fresh}
-    path, line = arguments.get("path"), arguments.get("line")
-    if isinstance(path, str) and isinstance(line, int) and recovered.completeness is not None:
-        try:
-            rows = rows_of(recovered, rows_key(recovered))
-        except Exception:
-            rows = []
-        lines = sorted(
-            {
-                row["line"]
-                for row in rows
-                if isinstance(row, dict) and row.get("path") == path and isinstance(row.get("line"), int)
-            }
-        )
-        if lines and line not in lines:
-            moved["line"] = min(lines, key=lambda candidate: (abs(candidate - line), -candidate))
+    if recovered.completeness is None:
+        return moved
+    try:
+        rows = [row for row in rows_of(recovered, rows_key(recovered)) if isinstance(row, dict)]
+    except EnvelopeClientError:
+        return moved
+
+    def integer(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    location = [key for key in arguments if key != ref_arg and any(key in row for row in rows)]
+    moving = [key for key in location if integer(arguments[key])]
+    fixed = [key for key in location if key not in moving]
+    if len(moving) != 1 or not fixed:
+        # No single coordinate to move, or nothing that says which hit is the same one.
+        return moved
+    [key] = moving
+    at = arguments[key]
+    places = sorted(
+        {
+            row[key]
+            for row in rows
+            if integer(row.get(key)) and all(row.get(name) == arguments[name] for name in fixed)
+        }
+    )
+    if places and at not in places:
+        moved[key] = min(places, key=lambda candidate: (abs(candidate - at), -candidate))
     return moved
 
 
