@@ -30,6 +30,7 @@ from mcp.client.stdio import get_default_environment
 import servers
 from servers import anyio_backend  # noqa: F401 (a fixture: pytest finds it by name)
 from test_interop import BIN, PAGED_OCCURRENCES, PAGED_FILES, REPO, WORD, write_paged_tree
+from test_interop import http_server
 
 try:
     import envelope_client
@@ -202,7 +203,7 @@ async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree
             plain["described"] = [tool.description or "" for tool in info.function_tools]
             return ModelResponse(parts=[TextPart("done")])
 
-        quiet = EnvelopeToolset(client, include_instructions=False, include_return_schemas=False)
+        quiet = EnvelopeToolset(client, include_instructions=False, return_schemas=False)
         await Agent(FunctionModel(quiet_model), toolsets=[quiet]).run("x")
         assert not plain["instructions"]
         assert not any("Return schema:" in text for text in plain["described"])
@@ -240,3 +241,71 @@ async def test_the_examples_tools_speak_the_envelope(server_bin: Path, tree: Pat
         assert not isinstance(page, envelope_client.PlainResult) and page.ok
         with pytest.raises(envelope_client.EnvelopeTool):
             await client.call_plain("list_files", {"limit": 2})
+
+
+GETTING_STARTED = REPO / "clients" / "python" / "examples" / "getting_started.py"
+
+
+def run_getting_started(*args: str) -> str:
+    """The getting-started example run as its docstring says; its output."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(GETTING_STARTED), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def check_getting_started(out: str) -> None:
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("showing 5 of "), out
+    assert lines[1] == "50 rows in one combined page (complete: False)", out
+    assert lines[2] == "the next page holds 50 rows", out
+
+
+def test_getting_started_runs_as_written_over_stdio(server_bin: Path) -> None:
+    check_getting_started(run_getting_started("--", str(server_bin), "--root", "."))
+
+
+def test_getting_started_runs_as_written_over_http(server_bin: Path) -> None:
+    with http_server(REPO) as url:
+        check_getting_started(run_getting_started(url))
+
+
+async def test_a_toolset_connects_by_url_and_by_command(server_bin: Path, tree: Path) -> None:
+    """What users have: a URL or a command is enough; the toolset connects when the agent enters
+    it, and closes when the run ends."""
+    from mcp import StdioServerParameters
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from envelope_client.pydantic_ai import EnvelopeToolset
+
+    shown: list[dict[str, Any]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [part for part in messages[-1].parts if isinstance(part, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart("list_files", {"limit": 3}, tool_call_id="l")])
+        shown.append(json.loads(returns[0].model_response_str()))
+        return ModelResponse(parts=[TextPart("done")])
+
+    env = {**get_default_environment(), "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
+    command = StdioServerParameters(command=str(server_bin), args=["--root", str(tree)], cwd=REPO, env=env)
+    with http_server(tree) as url:
+        for server in (url, command):
+            toolset = EnvelopeToolset(server, max_rows=3)
+            with anyio.fail_after(TIMEOUT):
+                await Agent(FunctionModel(model), toolsets=[toolset]).run("list")
+            with pytest.raises(RuntimeError):
+                toolset.client  # noqa: B018 (closed once the run ended)
+    assert len(shown) == 2
+    assert all(page["ok"] and len(page["data"]["files"]) == 3 for page in shown), shown

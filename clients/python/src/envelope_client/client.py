@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 import jsonschema
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, Tool
 
@@ -181,7 +181,8 @@ class _Walk:
 
 
 class EnvelopeClient:
-    """A `ClientSession` with the envelope's paging, retry and follow; see the module's doc.
+    """A `ClientSession` (or mcp 2's `Client`, entered) with the envelope's paging, retry and
+    follow; see the module's doc.
 
     `policy`: the retry policy (`RetryPolicy()` by default). `max_pages`: the most pages one
     walk reads. `text_fallback`: read the envelope from the first text content when a result
@@ -190,13 +191,14 @@ class EnvelopeClient:
 
     def __init__(
         self,
-        session: ClientSession,
+        session: ClientSession | Client,
         *,
         policy: RetryPolicy | None = None,
         max_pages: int = 1000,
         text_fallback: bool = True,
     ) -> None:
-        self.session = session
+        # mcp 2's high-level `Client` (entered) holds the session the kit talks through.
+        self.session: ClientSession = session.session if isinstance(session, Client) else session
         self.policy = policy or RetryPolicy()
         self.max_pages = max_pages
         self.text_fallback = text_fallback

@@ -160,9 +160,9 @@ def combine(
             reasons.append(reason)
     incomplete: list[str] = []
     for page in pages:
-        for reason in (page.completeness.incomplete_reasons or []) if page.completeness else []:
-            if reason not in incomplete:
-                incomplete.append(reason)
+        for coverage in (page.completeness.incomplete_reasons or []) if page.completeness else []:
+            if coverage not in incomplete:
+                incomplete.append(coverage)
     complete = (
         not more
         and not incomplete

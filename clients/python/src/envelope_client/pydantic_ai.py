@@ -11,7 +11,7 @@ agent = Agent(model, toolsets=[toolset])
 Every tool of the server's listing is offered as listed (its name, description, input schema and
 output schema, which the model is shown as the tool's return schema), and the server's
 instructions (where it says what the controls are and how to branch on `ok` and `verdict`) are
-the toolset's instructions; `include_instructions=False` and `include_return_schemas=False` leave
+the toolset's instructions; `include_instructions=False` and `return_schemas=False` leave
 them out.
 A call of a paged tool (one that declares `continuation`) is answered with every page merged into
 one (`EnvelopeClient.collect`, up to `max_rows` rows and `max_tokens` tokens of rows), its
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mcp import Client, ClientSession, StdioServerParameters
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed as ModelToolFailed
 from pydantic_ai.tools import ToolDefinition
@@ -58,17 +59,20 @@ COMBINED_NOTE = (
 class EnvelopeToolset(AbstractToolset[Any]):
     """The server's tools for a pydantic-ai agent, paged tools answering one combined page.
 
-    `client`: an `EnvelopeClient` over an initialized session (the caller owns the session).
+    `client`: an `EnvelopeClient` over an initialized session (the caller owns the session), an
+    initialized `ClientSession`, an entered mcp `Client`; or what to connect to: a URL (streamable
+    HTTP) or `StdioServerParameters` (a command), which the toolset connects to when the agent
+    enters it and closes when it leaves (`toolset.client` is then valid inside the run).
     `max_rows`, `max_tokens`, `page_size`: the combined page's bounds and the page size asked
     of the server (its default when None). `tools`: offer only these. `max_retries`: what
     pydantic-ai allows the model per tool. `kit_errors`: `"tool_failed"` shows the model the
     kit's refusals as a failed call, `"raise"` ends the run with them. `include_instructions`:
-    the server's instructions are the toolset's. `include_return_schemas`: each tool's listed
-    output schema is its return schema, shown to the model."""
+    the server's instructions are the toolset's. `return_schemas`: each tool's listed output
+    schema is its return schema, shown to the model."""
 
     def __init__(
         self,
-        client: EnvelopeClient,
+        client: EnvelopeClient | ClientSession | Client | str | StdioServerParameters,
         *,
         max_rows: int = 500,
         max_tokens: int | None = None,
@@ -77,12 +81,22 @@ class EnvelopeToolset(AbstractToolset[Any]):
         max_retries: int = 1,
         kit_errors: Literal["tool_failed", "raise"] = "tool_failed",
         include_instructions: bool = True,
-        include_return_schemas: bool = True,
+        return_schemas: bool = True,
         id: str | None = None,
     ) -> None:
         if max_rows < 1:
             raise ValueError("max_rows is at least 1")
-        self.client = client
+        # What to connect to when entered, when the toolset opens its own connection.
+        self._server: str | StdioServerParameters | None = None
+        self._connection: Client | None = None
+        self._entered = 0
+        self._client: EnvelopeClient | None = None
+        if isinstance(client, EnvelopeClient):
+            self._client = client
+        elif isinstance(client, (ClientSession, Client)):
+            self._client = EnvelopeClient(client)
+        else:
+            self._server = client
         self.max_rows = max_rows
         self.max_tokens = max_tokens
         self.page_size = page_size
@@ -90,13 +104,40 @@ class EnvelopeToolset(AbstractToolset[Any]):
         self.max_retries = max_retries
         self.kit_errors = kit_errors
         self.include_instructions = include_instructions
-        self.include_return_schemas = include_return_schemas
+        # Not `include_return_schemas`: that is a method of pydantic-ai's toolsets.
+        self.return_schemas = return_schemas
         self._id = id
         self.shown: list[dict[str, Any]] = []
 
     @property
     def id(self) -> str | None:
         return self._id
+
+    @property
+    def client(self) -> EnvelopeClient:
+        """The kit the toolset calls through: the one it was given, or, for a URL or a command,
+        the one over the connection it opened when entered."""
+        if self._client is None:
+            raise RuntimeError("the toolset connects to its server when entered: use it inside `async with` or an agent run")
+        return self._client
+
+    async def __aenter__(self) -> EnvelopeToolset:
+        if self._server is not None:
+            if self._entered == 0:
+                connection = Client(self._server)
+                await connection.__aenter__()
+                self._connection = connection
+                self._client = EnvelopeClient(connection)
+            self._entered += 1
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._server is not None and self._entered > 0:
+            self._entered -= 1
+            if self._entered == 0 and self._connection is not None:
+                connection, self._connection, self._client = self._connection, None, None
+                await connection.__aexit__(*args)
+        return None
 
     async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
         """The server's instructions (from its `initialize` answer), unless turned off."""
@@ -123,8 +164,8 @@ class EnvelopeToolset(AbstractToolset[Any]):
                     description=description,
                     parameters_json_schema=tool.input_schema,
                     metadata={"annotations": annotations},
-                    return_schema=tool.output_schema if self.include_return_schemas else None,
-                    include_return_schema=self.include_return_schemas and tool.output_schema is not None,
+                    return_schema=tool.output_schema if self.return_schemas else None,
+                    include_return_schema=self.return_schemas and tool.output_schema is not None,
                 ),
                 max_retries=self.max_retries,
                 args_validator=ARGS_VALIDATOR,
