@@ -24,6 +24,9 @@
 //! - [`read`]: the reader of the wire underneath, for code that holds a `CallToolResult`
 //!   already (`envelope-check` reads results through it).
 //!
+//! `examples/getting_started.rs` connects over stdio (a child process) or streamable HTTP and
+//! walks the kit; CI runs it as its docs say, against the example server, over both.
+//!
 //! ```no_run
 //! use envelope_client::{Client, PageLimits, RetryPolicy};
 //! use rmcp::ServiceExt as _;

@@ -309,3 +309,31 @@ async def test_a_toolset_connects_by_url_and_by_command(server_bin: Path, tree: 
                 toolset.client  # noqa: B018 (closed once the run ended)
     assert len(shown) == 2
     assert all(page["ok"] and len(page["data"]["files"]) == 3 for page in shown), shown
+
+
+RUST_GETTING_STARTED = REPO / "target" / "debug" / "examples" / "getting_started"
+
+
+def check_rust_getting_started(*args: str) -> None:
+    """The Rust kit's getting-started example, run as its docs say, against the example server."""
+    import subprocess
+
+    if not RUST_GETTING_STARTED.is_file():
+        pytest.fail(f"{RUST_GETTING_STARTED} is missing: run `cargo build --workspace --all-features --tests --bins --examples`")
+    done = subprocess.run(
+        [str(RUST_GETTING_STARTED), *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("showing 5 of "), done.stdout
+    assert lines[1] == "50 rows in 2 pages", done.stdout
+    assert lines[2] == "the next page holds 25 rows", done.stdout
+
+
+def test_the_rust_getting_started_runs_as_written_over_stdio(server_bin: Path) -> None:
+    check_rust_getting_started("--", str(server_bin), "--root", ".")
+
+
+def test_the_rust_getting_started_runs_as_written_over_http(server_bin: Path) -> None:
+    with http_server(REPO) as url:
+        check_rust_getting_started(url)
