@@ -188,8 +188,12 @@ impl Client {
     /// [`STALE_REF_CODES`]), the ref is re-resolved once, by the recovery the envelope names:
     /// its first next action of role `resolve_target`, else `retry`, is followed. If that
     /// action calls `tool` itself, its answer is the read. Otherwise the fresh ref is taken from
-    /// its answer (`data.target_ref`, or a next action's `target_ref` argument) and the read is
-    /// made again with it. Stale again, or no recovery to follow: [`ClientError::StaleRef`].
+    /// its answer (`data.target_ref`, or a next action's `target_ref` argument), the hit moved
+    /// to where the fresh rows have it (the read's arguments the rows carry too, whatever the
+    /// tool names them: the rows agreeing on all of them but one integer, a line say, are the
+    /// same hit, and that integer becomes the nearest, the later on a tie), and the read made
+    /// again. Stale again, or no recovery to follow: [`ClientError::StaleRef`]. The Python
+    /// kit's `read` and `relocate_hit` do the same.
     pub async fn read<T: DeserializeOwned>(
         &self,
         tool: &str,
@@ -231,6 +235,7 @@ impl Client {
             return Err(give_up("the recovery answered no fresh ref", &error));
         };
         arguments.insert(TARGET_REF_FIELD.to_owned(), Value::String(fresh));
+        relocate(&mut arguments, &recovered);
         let raw = self.call_raw_retrying(tool, &arguments).await?;
         let again: Envelope<Value> = decoded(tool, &raw)?;
         if let Some((_, error)) = stale(&again) {
@@ -483,6 +488,73 @@ fn stale(envelope: &Envelope<Value>) -> Option<(String, ToolError)> {
 
 /// The fresh target ref a recovery answered: its `data.target_ref`, else the `target_ref`
 /// argument of one of its next actions.
+/// Moves the hit `arguments` read to where `recovered`'s rows have it: see [`Client::read`].
+fn relocate(arguments: &mut Map<String, Value>, recovered: &Envelope<Value>) {
+    let rows = page_rows(recovered);
+    let location: Vec<String> = arguments
+        .keys()
+        .filter(|key| *key != TARGET_REF_FIELD)
+        .filter(|key| rows.iter().any(|row| row.contains_key(key.as_str())))
+        .cloned()
+        .collect();
+    let integer = |value: &Value| value.as_i64().filter(|_| value.is_i64() || value.is_u64());
+    let (moving, fixed): (Vec<&String>, Vec<&String>) = location
+        .iter()
+        .partition(|key| arguments.get(key.as_str()).and_then(integer).is_some());
+    let ([key], false) = (moving.as_slice(), fixed.is_empty()) else {
+        // No single coordinate to move, or nothing that says which hit is the same one.
+        return;
+    };
+    let Some(at) = arguments.get(key.as_str()).and_then(integer) else {
+        return;
+    };
+    let mut places: Vec<i64> = rows
+        .iter()
+        .filter(|row| {
+            fixed
+                .iter()
+                .all(|name| row.get(name.as_str()) == arguments.get(name.as_str()))
+        })
+        .filter_map(|row| row.get(key.as_str()).and_then(integer))
+        .collect();
+    places.sort_unstable();
+    places.dedup();
+    if places.is_empty() || places.contains(&at) {
+        return;
+    }
+    if let Some(nearest) = places
+        .iter()
+        .min_by_key(|place| ((**place - at).abs(), -**place))
+    {
+        arguments.insert(key.to_string(), Value::from(*nearest));
+    }
+}
+
+/// The rows of a page: its payload when that is an array, else the list of `data` whose
+/// length is `completeness.returned` (the list the completeness describes).
+fn page_rows(page: &Envelope<Value>) -> Vec<&Map<String, Value>> {
+    fn objects(rows: &[Value]) -> Vec<&Map<String, Value>> {
+        rows.iter().filter_map(Value::as_object).collect()
+    }
+    match page.data() {
+        Some(Value::Array(rows)) => objects(rows),
+        Some(Value::Object(members)) => {
+            let Some(returned) = page
+                .completeness()
+                .map(|completeness| completeness.returned())
+            else {
+                return Vec::new();
+            };
+            members
+                .values()
+                .find_map(|value| value.as_array().filter(|rows| rows.len() == returned))
+                .map(|rows| objects(rows))
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn fresh_ref(recovered: &Envelope<Value>) -> Option<String> {
     let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
     text(recovered.data().and_then(|data| data.get(TARGET_REF_FIELD))).or_else(|| {
@@ -491,4 +563,39 @@ fn fresh_ref(recovered: &Envelope<Value>) -> Option<String> {
             .iter()
             .find_map(|action| text(action.arguments.get(TARGET_REF_FIELD)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A hit is moved by the arguments the read and the fresh rows share, whatever the tool
+    /// calls them: here `file` and `row`, not the example server's `path` and `line`.
+    #[test]
+    fn relocation_names_no_argument_of_its_own() {
+        let recovered: Envelope<Value> = serde_json::from_value(json!({
+            "ok": true, "verdict": "INFO",
+            "data": {"hits": [{"file": "a.txt", "row": 9}, {"file": "b.txt", "row": 4},
+                              {"file": "a.txt", "row": 30}]},
+            "completeness": {"unit": "item", "returned": 3, "total": 3, "complete": true,
+                             "truncated": false},
+            "meta": {"request_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "schema_version": 3},
+        }))
+        .expect("an envelope");
+        let mut arguments = json!({"target_ref": "fresh", "file": "a.txt", "row": 7, "context": 2})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        relocate(&mut arguments, &recovered);
+        assert_eq!(arguments["row"], 9);
+        assert_eq!(arguments["context"], 2);
+        let mut kept = json!({"target_ref": "fresh", "file": "b.txt", "row": 4})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        relocate(&mut kept, &recovered);
+        assert_eq!(kept["row"], 4);
+    }
 }

@@ -102,9 +102,24 @@ async fn a_read_through_a_stale_ref_runs_the_search_again() {
         Some("STALE_TARGET_SNAPSHOT")
     );
     let reread = client
-        .read::<Value>("read_file", read)
+        .read::<Value>("read_file", read.clone())
         .await
         .expect("re-resolved by the search again");
     assert!(reread.is_ok(), "{reread:?}");
     assert_eq!(reread.data().expect("ok")["content"], "fn needle() {}\n");
+
+    // The hit moves two lines down: the stale ref is re-resolved and the read follows the hit
+    // to where the fresh search has it, by the arguments the read and the rows share.
+    std::thread::sleep(Duration::from_millis(20));
+    tree.write(
+        "src/a.rs",
+        "mod inner;\nuse crate::b::{Thing, helper};\n\n// moved\nfn needle() {}\n",
+    );
+    let moved = client
+        .read::<Value>("read_file", read)
+        .await
+        .expect("re-resolved and relocated");
+    let moved = moved.data().expect("ok");
+    assert_eq!(moved["start_line"], 5, "{moved:#}");
+    assert_eq!(moved["content"], "fn needle() {}\n");
 }
