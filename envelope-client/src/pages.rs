@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use envelope_core::fields::completeness::CONTINUATION;
 use envelope_core::paging::NEXT_PAGE;
-use envelope_core::{Envelope, NextAction};
+use envelope_core::{Envelope, NextAction, Role};
 use futures_core::Stream;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -90,6 +90,9 @@ pub struct Pages<'c, T> {
     pending: Option<ClientError>,
     /// The call that continues past where paging stopped: see [`Pages::resume`].
     resume: Option<NextAction>,
+    /// The arguments of the last call made: what a page's `completeness.continuation` is sent
+    /// back with.
+    arguments: Map<String, Value>,
     /// The calls made, canonical (tool and arguments), and the continuations sent.
     called: HashSet<String>,
     tokens_sent: HashSet<String>,
@@ -139,6 +142,7 @@ impl Client {
             next: Some(Next::First(tool.to_owned(), arguments)),
             pending: None,
             resume: None,
+            arguments: Map::new(),
             called: HashSet::new(),
             tokens_sent: HashSet::new(),
             total: None,
@@ -238,10 +242,12 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
                     _ => return Err(ClientError::ArgumentsNotObject { tool: tool.clone() }),
                 };
                 self.remember(tool, &arguments);
+                self.arguments.clone_from(&arguments);
                 self.client.call_raw_retrying(tool, &arguments).await?
             }
             Next::Action(action) => {
                 self.tool.clone_from(&action.tool);
+                self.arguments.clone_from(&action.arguments);
                 self.client.run_action(action).await?
             }
         };
@@ -286,11 +292,13 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
     /// Lines up the call after `envelope`: its next-page action, unless a limit is reached or
     /// the action repeats a call already made.
     fn line_up(&mut self, envelope: &Envelope<T>) {
-        let Some(action) = envelope
+        let offered = envelope
             .next_actions()
             .iter()
             .find(|action| action.id == NEXT_PAGE)
-        else {
+            .cloned()
+            .or_else(|| self.resumed_by_token(envelope));
+        let Some(action) = offered.as_ref() else {
             self.end = Some(PagesEnd::Last);
             return;
         };
@@ -317,6 +325,25 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
                 page: self.pages,
             });
         }
+    }
+
+    /// The next page of a page that carries its token in `completeness.continuation` (where the
+    /// contract puts a token no next action carries, and where Frigg's contract always has it)
+    /// rather than in a `next-page` action: the last call again, with only `continuation` set to
+    /// it, as both contracts say. The Python kit reads the same two places.
+    fn resumed_by_token(&self, envelope: &Envelope<T>) -> Option<NextAction> {
+        let token = envelope.completeness()?.continuation()?;
+        let mut arguments = self.arguments.clone();
+        arguments.insert(CONTINUATION.to_owned(), Value::from(token));
+        NextAction::new(
+            NEXT_PAGE,
+            Role::BroadenScope,
+            0,
+            self.tool.clone(),
+            Value::Object(arguments),
+            "the next page, by the page's own continuation",
+        )
+        .ok()
     }
 
     /// Notes the call of `tool` with `arguments`; false when it, or its continuation, was made

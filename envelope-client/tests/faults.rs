@@ -933,3 +933,38 @@ async fn plain_tools_pass_through_a_mixed_server() {
         !called.contains(&"rows".to_owned()) || called.iter().filter(|t| *t == "rows").count() == 1
     );
 }
+
+/// A page whose token is in `completeness.continuation` (where the contract puts a token no
+/// next action carries, and where Frigg's contract always has it) pages on: the last call again
+/// with only `continuation` set, as the Python kit does.
+#[tokio::test]
+async fn a_token_in_the_completeness_pages_on_without_an_action() {
+    let server = Faulty::spoiled(Faults::default(), |tool, result| {
+        let Some(envelope) = result
+            .structured_content
+            .as_mut()
+            .filter(|_| tool == "rows")
+        else {
+            return;
+        };
+        let token = envelope["next_actions"]
+            .as_array()
+            .and_then(|actions| actions.iter().find(|action| action["id"] == NEXT_PAGE))
+            .map(|action| action["arguments"]["continuation"].clone());
+        if let (Some(token), Some(envelope)) = (token, envelope.as_object_mut()) {
+            envelope.remove("next_actions");
+            envelope["completeness"]["continuation"] = token;
+        }
+    });
+    let client = connect(server).await;
+    let mut pages = client.pages::<Rows>("rows", json!({}), PageLimits::to_the_end());
+    let mut rows = Vec::new();
+    while let Some(page) = pages.next().await {
+        let page = page.expect("a page");
+        assert!(page.next_actions().is_empty());
+        rows.extend(page.data().expect("rows").rows.clone());
+    }
+    assert_eq!(pages.end(), Some(PagesEnd::Last));
+    let expected: Vec<String> = (0..ROWS).map(|index| format!("row {index:02}")).collect();
+    assert_eq!(rows, expected);
+}
