@@ -265,11 +265,22 @@ async def test_a_server_that_dies_mid_walk_keeps_the_rows_fetched(faults: Any) -
         assert raised.value.resume.arguments["continuation"] == "p8"
 
 
+async def test_pages_yields_a_failed_page_and_ends(faults: Any) -> None:
+    async with faults() as client:
+        seen = [page async for page in client.pages("breaks", {"total": 12, "break_at": 8})]
+        # Two pages, then the failed one as read (a tool's failure is data), and no more.
+        assert [page.ok for page in seen] == [True, True, False]
+        assert seen[2].error is not None and seen[2].error.category == "internal"
+        # Its call is the previous page's next-page action, to follow again.
+        again = seen[1].next_page()
+        assert again is not None and again.arguments["continuation"] == "p8"
+
+
 async def test_pages_says_which_call_to_resume_with(faults: Any) -> None:
     async with faults() as client:
         seen = []
-        with pytest.raises(ToolFailed) as raised:
-            async for page in client.pages("breaks", {"total": 12, "break_at": 8}):
+        with pytest.raises(ProtocolError) as raised:
+            async for page in client.pages("breaks", {"total": 12, "break_at": 8, "die": True}):
                 seen.append(page)
         assert len(seen) == 2
         assert raised.value.resume is not None

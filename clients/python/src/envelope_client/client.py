@@ -448,7 +448,9 @@ class EnvelopeClient:
         self, tool: str, arguments: dict[str, Any] | None = None, *, max_pages: int | None = None
     ) -> AsyncIterator[Envelope]:
         """Every page of `tool(arguments)`, the first included, each the previous page's
-        `next-page` action followed as given (each call retried per the policy)."""
+        `next-page` action followed as given (each call retried per the policy). A page that
+        fails (`ok: false`, once the policy gives up) is yielded as read and ends the walk, as in
+        the Rust kit: its call is the previous page's `next-page` action, to follow again."""
         guard = _LoopGuard(tool, max_pages or self.max_pages)
         arguments = dict(arguments or {})
         current_tool = tool
@@ -459,7 +461,6 @@ class EnvelopeClient:
                 envelope = await self.call(
                     current_tool,
                     arguments,
-                    check=True,
                     action_id=None if guard.pages == 0 else "next-page",
                 )
                 guard.received(envelope)
@@ -468,6 +469,8 @@ class EnvelopeClient:
                 error.resume = pending
                 raise
             yield envelope
+            if not envelope.ok:
+                return
             following = self._next_call(envelope, current_tool, arguments)
             if following is None:
                 return
