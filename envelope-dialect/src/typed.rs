@@ -1,7 +1,8 @@
 //! What the dialects' typed shapes share: [`Flag`], a boolean member that has one value in a
 //! given shape (`ok: false` on a failure), [`present`], which reads a member that may be
-//! `null` apart from one that is absent, and [`inline_schema`], a type's JSON Schema as one
-//! document to place in a dialect's schema.
+//! `null` apart from one that is absent, [`inline_schema`], a type's JSON Schema as one
+//! document to place in a dialect's schema, and [`unreadable`], what a view makes of an answer
+//! its type does not read.
 
 use std::borrow::Cow;
 
@@ -68,4 +69,17 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<serde_json::Value>, D::Error> {
     serde_json::Value::deserialize(deserializer).map(Some)
+}
+
+/// What is not an answer of the contract `what` (its type did not read it, for `error`), read
+/// back as the envelope's `internal` failure saying so: nothing of it passes for a success.
+pub(crate) fn unreadable(what: &str, error: &serde_json::Error) -> serde_json::Value {
+    use envelope_core::fields::{envelope as field, error as failure};
+    serde_json::json!({
+        field::OK: false,
+        field::ERROR: {
+            failure::CATEGORY: envelope_core::Category::Internal.as_str(),
+            failure::MESSAGE: format!("not {what}: {error}"),
+        },
+    })
 }

@@ -74,23 +74,16 @@ fn carried(
     out: &mut Map<String, Value>,
     meta: &mut Map<String, Value>,
 ) -> Map<String, Value> {
-    fn put<T: serde::Serialize>(into: &mut Map<String, Value>, name: &str, value: Option<T>) {
-        if let Some(value) = value.and_then(|value| serde_json::to_value(value).ok()) {
-            into.insert(name.to_owned(), value);
-        }
-    }
-    fn listed<T>(list: Vec<T>) -> Option<Vec<T>> {
-        (!list.is_empty()).then_some(list)
-    }
+    use crate::copy::{put, put_list};
     put(out, field::VERDICT, block.verdict);
     put(out, field::SUMMARY_LINE, block.summary_line);
     put(out, field::NEXT_STEP, block.next_step);
     put(out, field::COMPLETENESS, block.completeness);
     put(out, field::EMPTY_REASON, block.empty_reason);
     put(out, field::DIAGNOSIS, block.diagnosis);
-    put(out, field::NEXT_ACTIONS, listed(block.next_actions));
-    put(out, field::WARNINGS, listed(block.warnings));
-    put(out, field::DIAGNOSTICS, listed(block.diagnostics));
+    put_list(out, field::NEXT_ACTIONS, &block.next_actions);
+    put_list(out, field::WARNINGS, &block.warnings);
+    put_list(out, field::DIAGNOSTICS, &block.diagnostics);
     put(meta, key::LAYER, block.layer);
     put(meta, key::TOKENS_ESTIMATED, Some(block.tokens_estimated));
     put(meta, key::TRUNCATED, Some(block.truncated));
@@ -114,7 +107,7 @@ fn carried(
         meta_field::BINARY_DRIFT_WARNING,
         block.binary_drift_warning,
     );
-    put(meta, meta_field::ATTACHMENTS, listed(block.attachments));
+    put_list(meta, meta_field::ATTACHMENTS, &block.attachments);
     block.more
 }
 

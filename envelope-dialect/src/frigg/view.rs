@@ -9,6 +9,8 @@ use serde::Deserialize;
 use super::diagnostics::RESPONSE_BUDGET;
 use super::recovery::zero_hit_reason;
 use super::wire::Answer;
+use crate::copy;
+use crate::typed::unreadable;
 
 /// Frigg's flat fields as an envelope: a failure (`error_code` present) as the envelope's
 /// `error` (an upper-snake category back to its category, any other code as the code); rows
@@ -22,7 +24,7 @@ pub(crate) fn view(answer: &Value) -> Value {
     // dialect's, and reads as a failure that says so.
     let answer = match Answer::deserialize(answer) {
         Ok(answer) => answer,
-        Err(error) => return unreadable(&error),
+        Err(error) => return unreadable("a Frigg answer", &error),
     };
     let failed = answer.error_code.is_some();
     let mut out = Map::new();
@@ -35,20 +37,11 @@ pub(crate) fn view(answer: &Value) -> Value {
     if let Some(completeness) = &answer.completeness {
         let mut completeness = completeness.clone();
         completeness.continuation = None;
-        out.insert(field::COMPLETENESS.to_owned(), json_of(&completeness));
+        copy::put(&mut out, field::COMPLETENESS, Some(completeness));
     }
-    if !answer.next_actions.is_empty() {
-        out.insert(
-            field::NEXT_ACTIONS.to_owned(),
-            json_of(&answer.next_actions),
-        );
-    }
-    if !answer.diagnostics.is_empty() {
-        out.insert(field::DIAGNOSTICS.to_owned(), json_of(&answer.diagnostics));
-    }
-    if let Some(runtime) = &answer.runtime {
-        out.insert(field::META.to_owned(), Value::Object(runtime.clone()));
-    }
+    copy::put_list(&mut out, field::NEXT_ACTIONS, &answer.next_actions);
+    copy::put_list(&mut out, field::DIAGNOSTICS, &answer.diagnostics);
+    copy::put(&mut out, field::META, answer.runtime.as_ref());
     // A budget cut's `response_budget` entry holds `meta`'s cut markers, which compact leaves
     // nowhere else.
     let cut = answer
@@ -88,22 +81,6 @@ pub(crate) fn view(answer: &Value) -> Value {
     Value::Object(out)
 }
 
-/// A typed part of the answer as the JSON it was read from.
-fn json_of<T: serde::Serialize>(part: &T) -> Value {
-    serde_json::to_value(part).unwrap_or(Value::Null)
-}
-
-/// What is not an answer in this dialect, read as the envelope's failure saying so.
-fn unreadable(error: &serde_json::Error) -> Value {
-    serde_json::json!({
-        field::OK: false,
-        field::ERROR: {
-            error::CATEGORY: Category::Internal.as_str(),
-            error::MESSAGE: format!("not a Frigg answer: {error}"),
-        },
-    })
-}
-
 /// The envelope's `error` from the recovery grammar.
 fn failure(answer: &Answer) -> Value {
     let mut out = Map::new();
@@ -118,21 +95,10 @@ fn failure(answer: &Answer) -> Value {
             None => out.insert(error::CODE.to_owned(), Value::from(envelope_code(code))),
         };
     }
-    let texts = [
-        (error::MESSAGE, &answer.message),
-        (error::HINT, &answer.correction_hint),
-    ];
-    for (name, text) in texts {
-        if let Some(text) = text {
-            out.insert(name.to_owned(), Value::from(text.as_str()));
-        }
-    }
-    if let Some(retryable) = answer.retryable {
-        out.insert(error::RETRYABLE.to_owned(), Value::Bool(retryable));
-    }
-    if let Some(data) = &answer.data {
-        out.insert(error::DATA.to_owned(), data.clone());
-    }
+    copy::put(&mut out, error::MESSAGE, answer.message.as_ref());
+    copy::put(&mut out, error::HINT, answer.correction_hint.as_ref());
+    copy::put(&mut out, error::RETRYABLE, answer.retryable);
+    copy::put(&mut out, error::DATA, answer.data.as_ref());
     Value::Object(out)
 }
 

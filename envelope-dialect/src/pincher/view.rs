@@ -2,12 +2,14 @@
 
 use envelope_core::fields::{envelope as field, error, meta as meta_field, next_action as action};
 use envelope_core::paging::{DEFAULT_CONTINUATION_FIELD, NEXT_PAGE};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::meta::RENAMED_EMPTY_REASONS;
 use super::notices;
 use super::wire::{Entry, Response, Step};
+use crate::copy;
+use crate::typed::unreadable;
 
 /// `{result, _meta}` as an envelope: `result` as `data`; a failure (`result` null, its error
 /// the first `diagnosis_v2` entry, of severity `error`) as the envelope's `error`; `next_steps` as
@@ -20,7 +22,7 @@ pub(crate) fn view(answer: &Value) -> Value {
     // dialect's, and reads as a failure that says so.
     let response = match Response::deserialize(answer) {
         Ok(response) => response,
-        Err(error) => return unreadable(&error),
+        Err(error) => return unreadable("a pincher answer", &error),
     };
     let failed = response.failure().is_some();
     let Response { result, mut meta } = response;
@@ -34,27 +36,35 @@ pub(crate) fn view(answer: &Value) -> Value {
         out.insert(field::DATA.to_owned(), result);
     }
     let mut envelope_meta = Map::new();
-    put(&mut envelope_meta, meta_field::REQUEST_ID, &meta.request_id);
-    put(
+    copy::put(
+        &mut envelope_meta,
+        meta_field::REQUEST_ID,
+        meta.request_id.as_ref(),
+    );
+    copy::put(
         &mut envelope_meta,
         meta_field::COMPLEXITY_TIER,
-        &meta.complexity_tier,
+        meta.complexity_tier.as_ref(),
     );
-    put(&mut envelope_meta, meta_field::LATENCY_MS, &meta.latency_ms);
-    put(
+    copy::put(
+        &mut envelope_meta,
+        meta_field::LATENCY_MS,
+        meta.latency_ms.as_ref(),
+    );
+    copy::put(
         &mut envelope_meta,
         meta_field::CAPABILITIES,
-        &meta.capabilities,
+        meta.capabilities.as_ref(),
     );
-    put(
+    copy::put(
         &mut envelope_meta,
         meta_field::BINARY_DRIFT_WARNING,
-        &meta.binary_drift_warning,
+        meta.binary_drift_warning.as_ref(),
     );
-    put(
+    copy::put(
         &mut envelope_meta,
         meta_field::SCHEMA_VERSION_AT_INDEX,
-        &meta.schema_version_at_index,
+        meta.schema_version_at_index.as_ref(),
     );
     let mut warnings = Vec::new();
     for entry in meta.warnings_v2 {
@@ -76,8 +86,8 @@ pub(crate) fn view(answer: &Value) -> Value {
     let (filed, diagnoses): (Vec<Entry>, Vec<Entry>) =
         diagnoses.into_iter().partition(notices::is_diagnosis);
     warnings.extend(filed);
-    put_list(&mut out, field::WARNINGS, &warnings);
-    put_list(&mut out, field::DIAGNOSTICS, &diagnoses);
+    copy::put_list(&mut out, field::WARNINGS, &warnings);
+    copy::put_list(&mut out, field::DIAGNOSTICS, &diagnoses);
     let actions = next_actions(&meta.next_steps);
     if !actions.is_empty() {
         out.insert(field::NEXT_ACTIONS.to_owned(), Value::Array(actions));
@@ -95,33 +105,6 @@ pub(crate) fn view(answer: &Value) -> Value {
     }
     out.insert(field::META.to_owned(), Value::Object(envelope_meta));
     Value::Object(out)
-}
-
-/// `value` under `name`, when there is one.
-fn put<T: Serialize>(into: &mut Map<String, Value>, name: &str, value: &Option<T>) {
-    if let Some(value) = value.as_ref().and_then(|v| serde_json::to_value(v).ok()) {
-        into.insert(name.to_owned(), value);
-    }
-}
-
-/// `list` under `name`, when it is not empty.
-fn put_list<T: Serialize>(into: &mut Map<String, Value>, name: &str, list: &[T]) {
-    if !list.is_empty()
-        && let Ok(value) = serde_json::to_value(list)
-    {
-        into.insert(name.to_owned(), value);
-    }
-}
-
-/// What is not an answer in this dialect, read as the envelope's failure saying so.
-fn unreadable(error: &serde_json::Error) -> Value {
-    serde_json::json!({
-        field::OK: false,
-        field::ERROR: {
-            error::CATEGORY: envelope_core::Category::Internal.as_str(),
-            error::MESSAGE: format!("not a pincher answer: {error}"),
-        },
-    })
 }
 
 /// Whether `answer` says the call worked: it reads as a pincher answer that is not a failure.

@@ -10,6 +10,8 @@ use serde::Deserialize;
 
 use super::keys;
 use super::wire::Answer;
+use crate::copy;
+use crate::typed::unreadable;
 
 /// The flat TSA object as an envelope: `success`, `verdict` and the triage fields under the
 /// envelope's names; a failure's `error`/`error_type`/`hint`/`retryable`; each warning line
@@ -22,7 +24,7 @@ pub(crate) fn view(answer: &Value) -> Value {
     // dialect's, and reads as a failure that says so.
     let answer = match Answer::deserialize(answer) {
         Ok(answer) => answer,
-        Err(error) => return unreadable(&error),
+        Err(error) => return unreadable("a tree-sitter-analyzer agent envelope", &error),
     };
     // A missing target is a success in this contract and the envelope's `not_found` failure.
     let missing =
@@ -34,21 +36,10 @@ pub(crate) fn view(answer: &Value) -> Value {
         out.insert(field::ERROR.to_owned(), not_found(&answer));
         return Value::Object(out);
     }
-    if let Some(verdict) = answer.verdict {
-        out.insert(field::VERDICT.to_owned(), Value::from(verdict.as_str()));
-    }
-    if let Some(line) = &answer.summary_line {
-        out.insert(field::SUMMARY_LINE.to_owned(), Value::from(line.as_str()));
-    }
-    if let Some(step) = &answer.next_step {
-        out.insert(field::NEXT_STEP.to_owned(), Value::from(step.as_str()));
-    }
-    if !answer.next_actions.is_empty() {
-        out.insert(
-            field::NEXT_ACTIONS.to_owned(),
-            serde_json::to_value(&answer.next_actions).unwrap_or(Value::Null),
-        );
-    }
+    copy::put(&mut out, field::VERDICT, answer.verdict);
+    copy::put(&mut out, field::SUMMARY_LINE, answer.summary_line.as_ref());
+    copy::put(&mut out, field::NEXT_STEP, answer.next_step.as_ref());
+    copy::put_list(&mut out, field::NEXT_ACTIONS, &answer.next_actions);
     if !ok {
         out.insert(field::ERROR.to_owned(), failure(&answer));
     }
@@ -81,17 +72,6 @@ pub(crate) fn view(answer: &Value) -> Value {
     Value::Object(out)
 }
 
-/// What is not an answer in this dialect, read as the envelope's failure saying so.
-fn unreadable(error: &serde_json::Error) -> Value {
-    json!({
-        field::OK: false,
-        field::ERROR: {
-            error::CATEGORY: Category::Internal.as_str(),
-            error::MESSAGE: format!("not a tree-sitter-analyzer agent envelope: {error}"),
-        },
-    })
-}
-
 /// A trimmer marker the dialect copies to the top level.
 fn is_marker(name: &str) -> bool {
     name.starts_with(meta_field::MARKER_PREFIX) && name != keys::TRUNCATED
@@ -112,18 +92,10 @@ fn failure(answer: &Answer) -> Value {
         };
         out.insert(name.to_owned(), Value::from(kind.as_str()));
     }
-    let texts = [(error::MESSAGE, &answer.error), (error::HINT, &answer.hint)];
-    for (name, text) in texts {
-        if let Some(text) = text {
-            out.insert(name.to_owned(), Value::from(text.as_str()));
-        }
-    }
-    if let Some(retryable) = answer.retryable {
-        out.insert(error::RETRYABLE.to_owned(), Value::Bool(retryable));
-    }
-    if let Some(wait) = answer.retry_after_ms {
-        out.insert(error::RETRY_AFTER_MS.to_owned(), Value::from(wait));
-    }
+    copy::put(&mut out, error::MESSAGE, answer.error.as_ref());
+    copy::put(&mut out, error::HINT, answer.hint.as_ref());
+    copy::put(&mut out, error::RETRYABLE, answer.retryable);
+    copy::put(&mut out, error::RETRY_AFTER_MS, answer.retry_after_ms);
     Value::Object(out)
 }
 
@@ -143,18 +115,9 @@ fn not_found(answer: &Answer) -> Value {
     {
         out.insert(error::CODE.to_owned(), Value::from(kind));
     }
-    let texts = [
-        (error::MESSAGE, &answer.summary_line),
-        (error::HINT, &answer.next_step),
-    ];
-    for (name, text) in texts {
-        if let Some(text) = text {
-            out.insert(name.to_owned(), Value::from(text.as_str()));
-        }
-    }
-    if let Some(retryable) = answer.retryable {
-        out.insert(error::RETRYABLE.to_owned(), Value::Bool(retryable));
-    }
+    copy::put(&mut out, error::MESSAGE, answer.summary_line.as_ref());
+    copy::put(&mut out, error::HINT, answer.next_step.as_ref());
+    copy::put(&mut out, error::RETRYABLE, answer.retryable);
     Value::Object(out)
 }
 
