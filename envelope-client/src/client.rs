@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use envelope_core::paging::{STALE_TARGET_SNAPSHOT, TARGET_REF_FIELD};
 use envelope_core::{Envelope, NextAction, Role, ToolError};
@@ -16,14 +16,11 @@ use tokio::time::Instant;
 
 use crate::error::ClientError;
 use crate::read::{Answer, decode, envelope_value, is_plain, speaks_envelope};
-use crate::retry::RetryPolicy;
+use crate::retry::{RetryDecision, RetryPolicy};
 
 /// The error codes of a target ref that was genuine but has gone stale: what
 /// [`Client::read`] re-resolves once.
 pub const STALE_REF_CODES: [&str; 1] = [STALE_TARGET_SNAPSHOT];
-
-/// A listed tool's input schema, compiled when first needed.
-type Compiled = Result<Arc<jsonschema::Validator>, String>;
 
 /// A client of one MCP server that answers in envelopes.
 ///
@@ -34,7 +31,6 @@ type Compiled = Result<Arc<jsonschema::Validator>, String>;
 pub struct Client {
     peer: Peer<RoleClient>,
     tools: BTreeMap<String, Arc<Tool>>,
-    inputs: Mutex<BTreeMap<String, Compiled>>,
     policy: RetryPolicy,
     /// The running service, kept alive as long as the client is.
     _service: Option<Box<dyn Any + Send + Sync>>,
@@ -68,7 +64,6 @@ impl Client {
         let mut client = Client {
             peer,
             tools: BTreeMap::new(),
-            inputs: Mutex::new(BTreeMap::new()),
             policy: RetryPolicy::default(),
             _service: None,
         };
@@ -90,10 +85,6 @@ impl Client {
             .into_iter()
             .map(|tool| (tool.name.to_string(), Arc::new(tool)))
             .collect();
-        self.inputs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
         Ok(())
     }
 
@@ -139,8 +130,9 @@ impl Client {
     /// it (see there; [`RetryPolicy::never`] turns retries off). Returns the first envelope that
     /// is not retried, whether it is ok or not: an `ok: false` envelope is returned as read (a
     /// tool's failure is data), its [`error`](Envelope::error) saying what failed and whether a
-    /// retry could help. Gives up with [`ClientError::RetriesExhausted`],
-    /// [`ClientError::RetryAfterPastDeadline`] or [`ClientError::DeadlineExceeded`]. A tool the
+    /// retry could help; when the policy's attempts are spent, the last failure is returned
+    /// so. Stops with [`ClientError::RetryAfterPastDeadline`] or
+    /// [`ClientError::DeadlineExceeded`] when a wait would end past the deadline. A tool the
     /// listing does not name is refused before anything is sent.
     pub async fn call<T: DeserializeOwned>(
         &self,
@@ -248,40 +240,11 @@ impl Client {
     }
 
     /// Calls `action` as given, once its tool is listed and its arguments pass the tool's
-    /// input schema; the structured result.
+    /// input schema ([`check_action`]); the structured result.
     pub(crate) async fn run_action(&self, action: &NextAction) -> Result<Value, ClientError> {
-        self.listed(&action.tool)?;
-        self.check_arguments(action)?;
+        check_action(self.tool(&action.tool), action)?;
         self.call_raw_retrying(&action.tool, &action.arguments)
             .await
-    }
-
-    /// Whether `action`'s arguments pass its tool's listed input schema.
-    fn check_arguments(&self, action: &NextAction) -> Result<(), ClientError> {
-        let refuse = |detail: String| ClientError::ActionArguments {
-            action: action.id.clone(),
-            tool: action.tool.clone(),
-            detail,
-        };
-        let validator = {
-            let mut inputs = self.inputs.lock().unwrap_or_else(PoisonError::into_inner);
-            let compiled = inputs.entry(action.tool.clone()).or_insert_with(|| {
-                let schema = self
-                    .tools
-                    .get(&action.tool)
-                    .map(|tool| Value::Object((*tool.input_schema).clone()))
-                    .unwrap_or(Value::Bool(true));
-                jsonschema::validator_for(&schema)
-                    .map(Arc::new)
-                    .map_err(|error| format!("the input schema does not compile: {error}"))
-            });
-            compiled.clone().map_err(refuse)?
-        };
-        let arguments = Value::Object(action.arguments.clone());
-        match validator.iter_errors(&arguments).next() {
-            Some(error) => Err(refuse(format!("{}: {error}", error.instance_path()))),
-            None => Ok(()),
-        }
     }
 
     /// The listed tool `name`, or the refusal to call it.
@@ -424,34 +387,48 @@ impl Client {
             let Some(error) = envelope.error() else {
                 return Ok(raw);
             };
-            if !policy.may_retry(error, idempotent) {
-                return Ok(raw);
-            }
-            if attempts >= policy.max_attempts {
-                return Err(ClientError::RetriesExhausted {
-                    tool: tool.to_owned(),
-                    attempts,
-                    last: Box::new(error.clone()),
-                });
-            }
             let remaining = deadline.saturating_duration_since(Instant::now());
-            if let Some(asked) = error.retry_after()
-                && asked >= remaining
-            {
-                return Err(ClientError::RetryAfterPastDeadline {
-                    tool: tool.to_owned(),
-                    retry_after: asked,
-                    remaining,
-                    last: Box::new(error.clone()),
-                });
-            }
-            let wait = policy.wait(error, attempts);
-            if wait >= remaining {
-                return Err(past_deadline(attempts, Some(error)));
-            }
+            let wait = match policy.decide(error, idempotent, attempts, remaining) {
+                RetryDecision::Retry(wait) => wait,
+                // Not retried, attempts spent included: the failure is the answer.
+                RetryDecision::Return(_) => return Ok(raw),
+                RetryDecision::RetryAfterPastDeadline(asked) => {
+                    return Err(ClientError::RetryAfterPastDeadline {
+                        tool: tool.to_owned(),
+                        retry_after: asked,
+                        remaining,
+                        last: Box::new(error.clone()),
+                    });
+                }
+                RetryDecision::PastDeadline => return Err(past_deadline(attempts, Some(error))),
+            };
             last = Some(error.clone());
             tokio::time::sleep(wait).await;
         }
+    }
+}
+
+/// Whether `action` may be sent as given to `listed`, the tool it names as the server lists it
+/// (`None` when the listing does not name it): [`ClientError::NotListed`] for a tool not
+/// listed, [`ClientError::ActionArguments`] for arguments that fail its listed input schema
+/// (the detail names where). What [`Client::follow`] and paging check before sending anything;
+/// the kits' shared cases (`clients/cases/follow.json`) hold both kits to it.
+pub fn check_action(listed: Option<&Tool>, action: &NextAction) -> Result<(), ClientError> {
+    let tool = listed.ok_or_else(|| ClientError::NotListed {
+        tool: action.tool.clone(),
+    })?;
+    let refuse = |detail: String| ClientError::ActionArguments {
+        action: action.id.clone(),
+        tool: action.tool.clone(),
+        detail,
+    };
+    let schema = Value::Object((*tool.input_schema).clone());
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|error| refuse(format!("the input schema does not compile: {error}")))?;
+    let arguments = Value::Object(action.arguments.clone());
+    match validator.iter_errors(&arguments).next() {
+        Some(error) => Err(refuse(format!("{}: {error}", error.instance_path()))),
+        None => Ok(()),
     }
 }
 

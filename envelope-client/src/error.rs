@@ -15,6 +15,15 @@ pub enum ReadError {
         /// Up to 300 characters of the first text content, to show what came instead.
         text: Option<String>,
     },
+    /// The result's `isError` says the opposite of its envelope's `ok`: the server broke the
+    /// contract, and which of the two to believe cannot be told.
+    #[error("`isError` is {is_error} but the envelope's `ok` is {ok}")]
+    IsErrorDisagrees {
+        /// The result's `isError` (absent is `false`).
+        is_error: bool,
+        /// The envelope's `ok`.
+        ok: bool,
+    },
 }
 
 /// Why a structured result does not decode as an envelope: the field at fault, and what is
@@ -108,16 +117,6 @@ pub enum ClientError {
         /// The field at fault and what is wrong with it.
         #[source]
         source: DecodeError,
-    },
-    /// Every attempt the policy allows failed with a retryable error; `last` is the last one.
-    #[error("`{tool}` still failed after {attempts} attempts: {last}")]
-    RetriesExhausted {
-        /// The tool called.
-        tool: String,
-        /// How many calls were made.
-        attempts: u32,
-        /// The last attempt's error.
-        last: Box<ToolError>,
     },
     /// The server asks to wait longer than the call's deadline leaves: the client stopped at
     /// once rather than sleep past it.

@@ -67,8 +67,8 @@ mod pages;
 pub mod read;
 mod retry;
 
-pub use client::{Client, STALE_REF_CODES};
+pub use client::{Client, STALE_REF_CODES, check_action};
 pub use error::{ClientError, DecodeError, ReadError};
-pub use pages::{PageLimits, Pages, PagesEnd};
+pub use pages::{PageLimits, Pages, PagesEnd, next_call};
 pub use read::Answer;
-pub use retry::RetryPolicy;
+pub use retry::{NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy};

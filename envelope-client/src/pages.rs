@@ -292,12 +292,7 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
     /// Lines up the call after `envelope`: its next-page action, unless a limit is reached or
     /// the action repeats a call already made.
     fn line_up(&mut self, envelope: &Envelope<T>) {
-        let offered = envelope
-            .next_actions()
-            .iter()
-            .find(|action| action.id == NEXT_PAGE)
-            .cloned()
-            .or_else(|| self.resumed_by_token(envelope));
+        let offered = next_call(&self.tool, &self.arguments, envelope);
         let Some(action) = offered.as_ref() else {
             self.end = Some(PagesEnd::Last);
             return;
@@ -327,25 +322,6 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
         }
     }
 
-    /// The next page of a page that carries its token in `completeness.continuation` (where the
-    /// contract puts a token no next action carries, and where Frigg's contract always has it)
-    /// rather than in a `next-page` action: the last call again, with only `continuation` set to
-    /// it, as both contracts say. The Python kit reads the same two places.
-    fn resumed_by_token(&self, envelope: &Envelope<T>) -> Option<NextAction> {
-        let token = envelope.completeness()?.continuation()?;
-        let mut arguments = self.arguments.clone();
-        arguments.insert(CONTINUATION.to_owned(), Value::from(token));
-        NextAction::new(
-            NEXT_PAGE,
-            Role::BroadenScope,
-            0,
-            self.tool.clone(),
-            Value::Object(arguments),
-            "the next page, by the page's own continuation",
-        )
-        .ok()
-    }
-
     /// Notes the call of `tool` with `arguments`; false when it, or its continuation, was made
     /// before.
     fn remember(&mut self, tool: &str, arguments: &Map<String, Value>) -> bool {
@@ -360,6 +336,53 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
         };
         fresh_call && fresh_token
     }
+}
+
+/// The call for the page after `envelope`, which `tool` answered to `arguments`: its
+/// `next-page` action exactly as given (its `limit` included); else, for a page that carries
+/// its token in `completeness.continuation` (where the contract puts a token no next action
+/// carries, and where Frigg's contract always has it), the same call again with only
+/// `continuation` set to it, as both contracts say; `None` on the last page. The kits' shared
+/// cases (`clients/cases/next_page.json`) hold both kits to it.
+///
+/// ```
+/// use serde_json::{Map, Value, json};
+///
+/// let page: envelope_core::Envelope<Value> = envelope_client::read::decode(&json!({
+///     "ok": true, "verdict": "INFO", "data": {"rows": [1]},
+///     "completeness": {"unit": "row", "returned": 1, "complete": false, "truncated": true,
+///                      "truncation_reasons": ["page_limit"], "continuation": "tok-2"},
+///     "meta": {"request_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "schema_version": 3},
+/// }))?;
+/// let asked: Map<String, Value> = json!({"query": "needle"}).as_object().cloned().unwrap_or_default();
+/// let next = envelope_client::next_call("search", &asked, &page).expect("a next page");
+/// assert_eq!(Value::Object(next.arguments), json!({"query": "needle", "continuation": "tok-2"}));
+/// # Ok::<(), envelope_client::DecodeError>(())
+/// ```
+pub fn next_call<T>(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    envelope: &Envelope<T>,
+) -> Option<NextAction> {
+    if let Some(action) = envelope
+        .next_actions()
+        .iter()
+        .find(|action| action.id == NEXT_PAGE)
+    {
+        return Some(action.clone());
+    }
+    let token = envelope.completeness()?.continuation()?;
+    let mut arguments = arguments.clone();
+    arguments.insert(CONTINUATION.to_owned(), Value::from(token));
+    NextAction::new(
+        NEXT_PAGE,
+        Role::BroadenScope,
+        0,
+        tool.to_owned(),
+        Value::Object(arguments),
+        "the next page, by the page's own continuation",
+    )
+    .ok()
 }
 
 /// `value` as text with every object's keys sorted, so equal calls compare equal.

@@ -53,16 +53,24 @@ pub fn structured(result: &CallToolResult) -> Result<&Value, ReadError> {
 /// let prose = CallToolResult::success(vec![ContentBlock::text("hello")]);
 /// assert!(envelope_client::read::envelope_value(&prose).is_err());
 /// ```
+///
+/// An envelope whose `ok` contradicts the result's `isError` is
+/// [`ReadError::IsErrorDisagrees`]: a server that says both cannot be believed on either.
 pub fn envelope_value(result: &CallToolResult) -> Result<Value, ReadError> {
-    match structured(result) {
-        Ok(value) => Ok(value.clone()),
+    let value = match structured(result) {
+        Ok(value) => value.clone(),
         Err(missing) => result
             .content
             .iter()
             .find_map(|block| block.as_text())
             .and_then(|text| serde_json::from_str::<Value>(&text.text).ok())
             .filter(|value| value.get(field::OK).is_some())
-            .ok_or(missing),
+            .ok_or(missing)?,
+    };
+    let is_error = result.is_error.unwrap_or(false);
+    match value.get(field::OK).and_then(Value::as_bool) {
+        Some(ok) if ok == is_error => Err(ReadError::IsErrorDisagrees { is_error, ok }),
+        _ => Ok(value),
     }
 }
 

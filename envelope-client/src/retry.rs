@@ -64,12 +64,50 @@ impl RetryPolicy {
     /// Whether `error` lets the same call be made again, for a tool that may run twice
     /// (`idempotent`) or not.
     pub fn may_retry(&self, error: &ToolError, idempotent: bool) -> bool {
-        error.retryable()
-            && !matches!(
-                error.category(),
-                Category::Validation | Category::Permission | Category::ModuleDisabled
-            )
-            && (idempotent || error.did_not_run())
+        retryable(error) && (idempotent || error.did_not_run())
+    }
+
+    /// What follows the failed attempt `attempt` (1-based) that answered `error`, for a tool
+    /// that may run twice (`idempotent`) or not, with `remaining` left of the deadline: the
+    /// one decision [`Client::call`](crate::Client::call) makes after each failure, and the
+    /// one the kits' shared cases (`clients/cases/retry.json`) hold both kits to.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use envelope_client::{RetryDecision, RetryPolicy};
+    /// use envelope_core::ToolError;
+    ///
+    /// let policy = RetryPolicy { jitter: false, ..RetryPolicy::default() };
+    /// let busy = ToolError::transient("busy").with_retry_after(Duration::from_millis(1500));
+    /// let decided = policy.decide(&busy, true, 1, Duration::from_secs(60));
+    /// assert_eq!(decided, RetryDecision::Retry(Duration::from_millis(1500)));
+    /// ```
+    pub fn decide(
+        &self,
+        error: &ToolError,
+        idempotent: bool,
+        attempt: u32,
+        remaining: Duration,
+    ) -> RetryDecision {
+        if !retryable(error) {
+            return RetryDecision::Return(NotRetried::NotRetryable);
+        }
+        if !(idempotent || error.did_not_run()) {
+            return RetryDecision::Return(NotRetried::Unsafe);
+        }
+        if attempt >= self.max_attempts {
+            return RetryDecision::Return(NotRetried::Exhausted);
+        }
+        if let Some(asked) = error.retry_after()
+            && asked >= remaining
+        {
+            return RetryDecision::RetryAfterPastDeadline(asked);
+        }
+        let wait = self.wait(error, attempt);
+        if wait >= remaining {
+            return RetryDecision::PastDeadline;
+        }
+        RetryDecision::Retry(wait)
     }
 
     /// The backoff before attempt `attempt + 1`, after `attempt` failed ones (1-based):
@@ -90,6 +128,49 @@ impl RetryPolicy {
             None => self.backoff(attempt),
         }
     }
+}
+
+/// Whether `error` lets a repeat of the same call succeed at all: it says `retryable`, and its
+/// category is not one the same call can never get past (other arguments, other rights or
+/// another server configuration are needed), whatever `retryable` says.
+fn retryable(error: &ToolError) -> bool {
+    error.retryable() && !NEVER_RETRIED.contains(&error.category())
+}
+
+/// The categories a repeat of the same call can never get past.
+pub const NEVER_RETRIED: [Category; 3] = [
+    Category::Validation,
+    Category::Permission,
+    Category::ModuleDisabled,
+];
+
+/// What follows a failed attempt: [`RetryPolicy::decide`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryDecision {
+    /// Call again after this wait.
+    Retry(Duration),
+    /// Return the failed envelope as it is: a tool's failure is data.
+    Return(NotRetried),
+    /// The error asks to wait this long, past the deadline: stop at once rather than sleep
+    /// past it ([`ClientError::RetryAfterPastDeadline`](crate::ClientError::RetryAfterPastDeadline)).
+    RetryAfterPastDeadline(Duration),
+    /// The backoff would end past the deadline
+    /// ([`ClientError::DeadlineExceeded`](crate::ClientError::DeadlineExceeded)).
+    PastDeadline,
+}
+
+/// Why a failed envelope is returned rather than retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotRetried {
+    /// The error says `retryable: false`, or its category is in [`NEVER_RETRIED`].
+    NotRetryable,
+    /// The tool is not annotated idempotent or read-only, and the error does not say nothing
+    /// ran: a repeat could run its effect twice.
+    Unsafe,
+    /// The policy's attempts are spent.
+    Exhausted,
 }
 
 /// A uniformly random duration from zero to `step`. The operating system's random source

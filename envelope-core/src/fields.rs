@@ -202,6 +202,8 @@ pub mod code {
     pub const TARGET_NOT_FOUND: &str = "TARGET_NOT_FOUND";
     /// A target ref passed with plain location arguments.
     pub const CONFLICTING_TARGET_INPUT: &str = "CONFLICTING_TARGET_INPUT";
+    /// A fresh target ref asked for a target it does not hold.
+    pub const TARGET_NOT_IN_REF: &str = "TARGET_NOT_IN_REF";
     /// The REST gateway: a body that is no JSON.
     pub const MALFORMED_JSON: &str = "malformed_json";
     /// No tool (the caller is shown) has the name.

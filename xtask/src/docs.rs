@@ -374,22 +374,26 @@ fn continuation_refusals_section(out: &mut String) {
 /// codes.
 fn target_refs_section(out: &mut String) {
     use envelope_core::paging::{
-        INVALID_ARGUMENT, MAX_TARGET_BYTES, MAX_TARGETS_PER_REF, TARGET_REF_LAYOUT,
-        TARGET_REF_MIN_CHARS,
+        INVALID_ARGUMENT, MAX_JOINED_REFS, MAX_TARGET_BYTES, MAX_TARGETS_PER_REF,
+        TARGET_REF_CHARS_PER_TARGET, TARGET_REF_JOIN, TARGET_REF_LAYOUT, TARGET_REF_MIN_CHARS,
     };
     let _ = writeln!(
         out,
         "A page of search hits carries one `target_ref` for all of them, not one per hit (what \
          rides on every row is paid for on every row): {TARGET_REF_MIN_CHARS} characters for \
-         one file and no payload, four more per further file (at most {MAX_TARGETS_PER_REF}), \
+         one file and no payload, about {TARGET_REF_CHARS_PER_TARGET} more per further file (at most {MAX_TARGETS_PER_REF}), \
          and about one and a third per payload byte (at most {MAX_TARGET_BYTES}). A follow-up \
          tool accepts it with a hit's own location (its path and line) to act on that hit as it \
          was found: it is sealed with the same keys as continuations, bound to the tool family \
          that may open it, the caller and the scope, with the same expiry, and holds for each \
-         file a 24-bit tag of its path and the snapshot of its data (size and modification \
-         time). A file that changed since, or one the page has no hit in, is \
-         `STALE_TARGET_SNAPSHOT` (a changed file passes with a chance of 2^-24 for each file \
-         the ref covers). Any server holding the key resolves it, and nothing is stored. It is \
+         file a 16-bit tag of its path and a 24-bit tag of its path and the snapshot of its data \
+         (size and modification time). A file that changed since is `STALE_TARGET_SNAPSHOT` (a \
+         changed file passes with a chance of 2^-24 for each file the ref covers); a file the \
+         page has no hit in is `TARGET_NOT_IN_REF` (nothing changed: the row is another \
+         page's). The refs of consecutive pages of one walk, written one after another with \
+         `{TARGET_REF_JOIN}` between them (at most {MAX_JOINED_REFS}), are one ref to every \
+         row of those pages: a client that merges pages gives the merged page that one ref, and \
+         each part keeps its own seal and binding. Any server holding the key resolves it, and nothing is stored. It is \
          never authorization: the tool still checks rights on every use. Each code has one \
          fixed message; a stale ref comes with a recovery action that runs the search again \
          (the ref's payload carries the search when it is short). A ref pasted wrongly (changed \

@@ -4,7 +4,8 @@
 //!
 //! A ref is sealed with the same [`KeyRing`](super::KeyRing) as continuations. It rides once on
 //! a page, not on every row, so it carries as little as it can: for each target (a file a hit
-//! is in) a 24-bit tag of the target's name and a snapshot of its data, an expiry, an optional
+//! is in) a 16-bit tag of the target's name and a 24-bit tag of its name and a snapshot of its
+//! data (the first tells a target the ref never covered from one that changed), an expiry, an optional
 //! payload of bytes in the clear (say, the search to offer again), and HMAC-SHA256 tags binding it to
 //! the tool family that may open it, the caller and the scope. The follow-up names the target
 //! (the row has its location), so nothing else needs to travel; nothing is stored on the
@@ -13,7 +14,14 @@
 //! Opening is two steps, because the snapshot to compare depends on the target: the ref is
 //! checked ([`Continuations::open_target`]: seal, then family, caller and scope), then the tool
 //! digests the target's data as it is now and [`OpenedTarget::check_snapshot`] refuses a
-//! target whose data moved, or which the ref does not cover.
+//! target whose data moved (`STALE_TARGET_SNAPSHOT`), or which the ref does not cover
+//! (`TARGET_NOT_IN_REF`).
+//!
+//! Refs join: the refs of consecutive pages of one walk, written one after another with a `.`
+//! between them (a character no ref holds), are one ref to every target of those pages. A
+//! client that merges pages into one gives the merged page that one ref, so each of its rows
+//! is reached by a ref the model copies as given. Each part keeps its own seal and binding, so
+//! a joined ref reaches nothing its parts did not.
 //!
 //! Invariant: nothing here panics on any input; each refusal has one fixed message per code.
 
@@ -38,11 +46,14 @@ pub const STALE_TARGET_SNAPSHOT: &str = crate::fields::code::STALE_TARGET_SNAPSH
 pub const TARGET_NOT_FOUND: &str = crate::fields::code::TARGET_NOT_FOUND;
 /// Code of a call that passes a ref together with plain location arguments.
 pub const CONFLICTING_TARGET_INPUT: &str = crate::fields::code::CONFLICTING_TARGET_INPUT;
+/// Code of a genuine ref asked for a target it does not hold (a row of another page, or a
+/// location the search never returned): nothing changed, the ref is simply not that row's.
+pub const TARGET_NOT_IN_REF: &str = crate::fields::code::TARGET_NOT_IN_REF;
 
 /// Every target-ref error code: `(code, category, when, what the agent does)`. Each code has
 /// one fixed message; none is retryable as it stands. The contract docs are generated from
 /// this table.
-pub const TARGET_CODES: [(&str, Category, &str, &str); 5] = [
+pub const TARGET_CODES: [(&str, Category, &str, &str); 6] = [
     (
         INVALID_TARGET_REF,
         Category::Validation,
@@ -58,8 +69,14 @@ pub const TARGET_CODES: [(&str, Category, &str, &str); 5] = [
     (
         STALE_TARGET_SNAPSHOT,
         Category::Validation,
-        "What the ref points into changed since it was issued, the ref does not cover the target named, or the ref expired.",
+        "What the ref points into changed since it was issued, or the ref expired.",
         "Follow the recovery action: it runs the search again for a fresh ref.",
+    ),
+    (
+        TARGET_NOT_IN_REF,
+        Category::Validation,
+        "The ref is genuine and fresh but holds no target at the location named: the row came from another page, or the search never returned it. Nothing changed.",
+        "Pass the ref of the page the row came from (a merged page's one ref covers all its rows); do not search again.",
     ),
     (
         TARGET_NOT_FOUND,
@@ -80,23 +97,31 @@ pub const MAX_TARGETS_PER_REF: usize = 1_024;
 /// The most payload a ref may carry, in bytes. Every byte costs the agent about a token on
 /// every page, so a tool keeps it short.
 pub const MAX_TARGET_BYTES: usize = 128;
-/// Texts longer than this are refused before any decoding: the longest ref a server seals.
+/// The longest ref a server seals, in characters.
 pub const MAX_TARGET_REF_CHARS: usize = (MAX_REF_BYTES * 4).div_ceil(3);
-/// A ref's length in characters for one target and no payload; each further target adds four,
-/// each payload byte about one and a third.
+/// What joins the refs of consecutive pages into one: no ref holds it.
+pub const TARGET_REF_JOIN: char = '.';
+/// The most refs one joined ref holds (the pages one merged page was made of).
+pub const MAX_JOINED_REFS: usize = 64;
+/// Texts longer than this are refused before any decoding: the longest joined ref.
+pub const MAX_JOINED_REF_CHARS: usize = MAX_JOINED_REFS * (MAX_TARGET_REF_CHARS + 1) - 1;
+/// A ref's length in characters for one target and no payload; each further target adds
+/// [`TARGET_REF_CHARS_PER_TARGET`] (about), each payload byte about one and a third.
 pub const TARGET_REF_MIN_CHARS: usize = ((FIXED_LEN + 1 + ENTRY_LEN + 1) * 4).div_ceil(3);
+/// About how many characters each target after the first adds to a ref.
+pub const TARGET_REF_CHARS_PER_TARGET: usize = (ENTRY_LEN * 4).div_ceil(3);
 /// The layout of a target ref, field by field: `(bytes, field)`. The contract docs are
 /// generated from this table.
 pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
     (
         "1",
-        "format version (3) in the high four bits, the low four bits of the sealing key's id in the low four",
+        "format version (4) in the high four bits, the low four bits of the sealing key's id in the low four",
     ),
     ("4", "expiry: Unix seconds, big-endian"),
     ("1–2", "how many targets, an unsigned LEB128 varint"),
     (
-        "3 each",
-        "per target: HMAC-SHA256 of its name (a path) and the snapshot of its data (size and modification time)",
+        "5 each",
+        "per target: 2 bytes of HMAC-SHA256 of its name (a path), then 3 of HMAC-SHA256 of its name and the snapshot of its data (size and modification time)",
     ),
     (
         "1–2 + n",
@@ -110,16 +135,22 @@ pub const TARGET_REF_LAYOUT: [(&str, &str); 7] = [
 ];
 
 // Layout: lead ‖ expiry ‖ count ‖ entries ‖ payload length ‖ payload ‖ binding tag ‖ seal.
-const TARGET_VERSION: u8 = 3;
-const ENTRY_LEN: usize = 3;
+// Version 3 held only the second tag of an entry, so it could not tell a target it never
+// covered from one that changed.
+const TARGET_VERSION: u8 = 4;
+// An entry: the name's tag, then the name-and-snapshot tag.
+const NAME_LEN: usize = 2;
+const STATE_LEN: usize = 3;
+const ENTRY_LEN: usize = NAME_LEN + STATE_LEN;
 // 48 bits: a ref is never authorization, and each guess at another binding's tag is a call.
 const BIND_LEN: usize = 6;
 const SEAL_LEN: usize = 4;
 const FIXED_LEN: usize = 1 + 4 + BIND_LEN + SEAL_LEN;
 const MAX_REF_BYTES: usize = FIXED_LEN + 2 + ENTRY_LEN * MAX_TARGETS_PER_REF + 2 + MAX_TARGET_BYTES;
-const ENTRY_LABEL: &str = "envelope/target/v3/entry";
-const BIND_LABEL: &str = "envelope/target/v3/bind";
-const TARGET_SEAL_LABEL: &str = "envelope/target/v3/seal";
+const NAME_LABEL: &str = "envelope/target/v4/name";
+const ENTRY_LABEL: &str = "envelope/target/v4/entry";
+const BIND_LABEL: &str = "envelope/target/v4/bind";
+const TARGET_SEAL_LABEL: &str = "envelope/target/v4/seal";
 
 /// What a target ref is bound to, besides the snapshots of its targets' data.
 ///
@@ -139,8 +170,17 @@ const TARGET_SEAL_LABEL: &str = "envelope/target/v3/seal";
 /// assert_eq!(opened.payload(), Some(&b"needle"[..]));
 /// // The tool digests the file the follow-up names, as it is now.
 /// opened.check_snapshot("src/lib.rs", "size=120;mtime=7")?;
-/// assert!(opened.check_snapshot("src/lib.rs", "size=121;mtime=9").is_err());
-/// assert!(opened.check_snapshot("src/other.rs", "size=120;mtime=7").is_err());
+/// let changed = opened.check_snapshot("src/lib.rs", "size=121;mtime=9").unwrap_err();
+/// assert_eq!(changed.code(), Some("STALE_TARGET_SNAPSHOT"));
+/// let elsewhere = opened.check_snapshot("src/other.rs", "size=120;mtime=7").unwrap_err();
+/// assert_eq!(elsewhere.code(), Some("TARGET_NOT_IN_REF"));
+///
+/// // The refs of two pages, joined, reach the targets of both.
+/// let next = refs.seal_target(&binding, &[("src/b.rs", &"size=4;mtime=2")], Some(b"needle"))?;
+/// let joined = format!("{sealed}.{next}");
+/// let opened = refs.open_target(&joined, &binding, "target_ref")?;
+/// opened.check_snapshot("src/lib.rs", "size=120;mtime=7")?;
+/// opened.check_snapshot("src/b.rs", "size=4;mtime=2")?;
 /// # Ok::<(), envelope_core::ToolError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -179,15 +219,32 @@ impl<'a> TargetBinding<'a> {
     }
 }
 
-/// A ref whose seal, family, caller and scope were checked: the targets it covers, still to
-/// compare with their data's own snapshots, and its payload.
+/// A ref whose seal, family, caller and scope were checked (each part's, for a joined ref):
+/// the targets it covers, still to compare with their data's own snapshots, and its payload.
 #[derive(Debug, Clone)]
 pub struct OpenedTarget {
-    key: ContinuationKey,
-    entries: Vec<[u8; ENTRY_LEN]>,
+    parts: Vec<OpenedPart>,
     payload: Option<Vec<u8>>,
     expired: bool,
     field: String,
+}
+
+/// One sealed ref of a (possibly joined) ref: the key that sealed it and its entries.
+#[derive(Debug, Clone)]
+struct OpenedPart {
+    key: ContinuationKey,
+    entries: Vec<[u8; ENTRY_LEN]>,
+}
+
+impl OpenedPart {
+    fn covers(&self, target: &str) -> bool {
+        let name = name_tag(&self.key, target);
+        self.entries.iter().any(|entry| entry[..NAME_LEN] == name)
+    }
+
+    fn holds(&self, target: &str, current: &(impl Snapshot + ?Sized)) -> bool {
+        self.entries.contains(&entry(&self.key, target, current))
+    }
 }
 
 impl OpenedTarget {
@@ -206,34 +263,56 @@ impl OpenedTarget {
         self.payload.as_deref()
     }
 
+    /// `TARGET_NOT_IN_REF` when the ref holds no target named `target` (a row of another
+    /// page, or a location its search never returned). A target it never covered passes with
+    /// a chance of 2^-16 for each target it does cover; [`check_snapshot`](Self::check_snapshot)
+    /// then refuses it as stale.
+    pub fn check_covers(&self, target: &str) -> Result<(), ToolError> {
+        if self.parts.iter().any(|part| part.covers(target)) {
+            return Ok(());
+        }
+        Err(not_in_ref(&self.field))
+    }
+
     /// `Ok` when `target` is one the ref covers and `current` (the digest of its data, as it
-    /// is now) is the snapshot the ref was issued against, and the ref has not expired;
-    /// `STALE_TARGET_SNAPSHOT` otherwise. A target the ref never covered is refused the same
-    /// way: no snapshot of it was issued. Each check has a 2^-24 chance to pass a changed
-    /// target for each target the ref covers.
+    /// is now) is the snapshot the ref was issued against, and the ref has not expired. An
+    /// expired ref, or a covered target whose data moved, is `STALE_TARGET_SNAPSHOT`; a
+    /// target the ref never covered is `TARGET_NOT_IN_REF`. Each check has a 2^-24 chance to
+    /// pass a changed target for each target the ref covers.
     pub fn check_snapshot(
         &self,
         target: &str,
         current: &(impl Snapshot + ?Sized),
     ) -> Result<(), ToolError> {
-        let now = entry(&self.key, target, current);
-        if self.expired || !self.entries.contains(&now) {
-            return Err(stale_target(&self.field));
+        self.check_fresh()?;
+        self.check_covers(target)?;
+        if self.parts.iter().any(|part| part.holds(target, current)) {
+            return Ok(());
         }
-        Ok(())
+        Err(stale_target(&self.field))
     }
 }
 
-/// A target's entry in a ref: its name and its data's snapshot, tagged under `key`.
+/// A target's name, tagged under `key`: what tells a target the ref covers.
+fn name_tag(key: &ContinuationKey, target: &str) -> [u8; NAME_LEN] {
+    key.tag(NAME_LABEL, &[target.as_bytes()])
+}
+
+/// A target's entry in a ref: its name's tag, then its name and its data's snapshot, tagged
+/// under `key`.
 fn entry(
     key: &ContinuationKey,
     target: &str,
     snapshot: &(impl Snapshot + ?Sized),
 ) -> [u8; ENTRY_LEN] {
-    key.tag(
+    let state: [u8; STATE_LEN] = key.tag(
         ENTRY_LABEL,
         &[target.as_bytes(), snapshot.digest().as_bytes()],
-    )
+    );
+    let mut entry = [0; ENTRY_LEN];
+    entry[..NAME_LEN].copy_from_slice(&name_tag(key, target));
+    entry[NAME_LEN..].copy_from_slice(&state);
+    entry
 }
 
 impl Continuations {
@@ -285,11 +364,38 @@ impl Continuations {
         Ok(seal::encode(&bytes))
     }
 
-    /// Opens a ref passed as the argument `field`: checks its length, encoding, version, key
-    /// and seal (`INVALID_TARGET_REF`), then its family, caller and scope
-    /// (`TARGET_SCOPE_MISMATCH`). Each target's snapshot, and the expiry, are checked by
-    /// [`OpenedTarget::check_snapshot`].
+    /// Opens a ref passed as the argument `field`, or refs joined by [`TARGET_REF_JOIN`] (at
+    /// most [`MAX_JOINED_REFS`]): checks each one's length, encoding, version, key and seal
+    /// (`INVALID_TARGET_REF`), then its family, caller and scope (`TARGET_SCOPE_MISMATCH`).
+    /// Each target's snapshot, and the expiry (a joined ref's is its earliest part's), are
+    /// checked by [`OpenedTarget::check_snapshot`]; the payload is the first part's.
     pub fn open_target(
+        &self,
+        token: &str,
+        binding: &TargetBinding<'_>,
+        field: &str,
+    ) -> Result<OpenedTarget, ToolError> {
+        if token.len() > MAX_JOINED_REF_CHARS
+            || token.split(TARGET_REF_JOIN).count() > MAX_JOINED_REFS
+        {
+            return Err(mispasted(field, Sealed::TargetRef, None));
+        }
+        let mut joined: Option<OpenedTarget> = None;
+        for part in token.split(TARGET_REF_JOIN) {
+            let opened = self.open_one_target(part, binding, field)?;
+            joined = Some(match joined {
+                None => opened,
+                Some(mut all) => {
+                    all.expired |= opened.expired;
+                    all.parts.extend(opened.parts);
+                    all
+                }
+            });
+        }
+        joined.ok_or_else(|| mispasted(field, Sealed::TargetRef, None))
+    }
+
+    fn open_one_target(
         &self,
         token: &str,
         binding: &TargetBinding<'_>,
@@ -370,8 +476,10 @@ impl Continuations {
             .filter_map(|chunk| <[u8; ENTRY_LEN]>::try_from(chunk).ok())
             .collect();
         Ok(OpenedTarget {
-            key: key.clone(),
-            entries,
+            parts: vec![OpenedPart {
+                key: key.clone(),
+                entries,
+            }],
             payload,
             expired: unix_seconds(now) >= u64::from(expires_at),
             field: String::new(),
@@ -381,9 +489,21 @@ impl Continuations {
 
 impl Continuations {
     /// What `text` is when this server's keys sealed it (a current key, or a retired one within
-    /// its grace window): a continuation token or a target ref. `None` for any other text.
-    /// Only the seal is checked, not what the token is bound to.
+    /// its grace window): a continuation token or a target ref (joined refs too, when every
+    /// part is one). `None` for any other text. Only the seal is checked, not what the token
+    /// is bound to.
     pub fn recognize(&self, text: &str) -> Option<Sealed> {
+        if text.contains(TARGET_REF_JOIN) {
+            if text.len() > MAX_JOINED_REF_CHARS
+                || text.split(TARGET_REF_JOIN).count() > MAX_JOINED_REFS
+            {
+                return None;
+            }
+            return text
+                .split(TARGET_REF_JOIN)
+                .all(|part| self.recognize(part) == Some(Sealed::TargetRef))
+                .then_some(Sealed::TargetRef);
+        }
         if text.len() > MAX_TOKEN_CHARS.max(MAX_TARGET_REF_CHARS) {
             return None;
         }
@@ -429,6 +549,16 @@ fn stale_target(field: &str) -> ToolError {
     ))
     .with_code(STALE_TARGET_SNAPSHOT)
     .with_hint("run the search again for a fresh ref")
+}
+
+fn not_in_ref(field: &str) -> ToolError {
+    ToolError::validation(format!(
+        "`{field}` holds no target at the location named; nothing changed"
+    ))
+    .with_code(TARGET_NOT_IN_REF)
+    .with_hint(format!(
+        "pass the `{field}` of the page the row came from, with the row's own location"
+    ))
 }
 
 /// The error of a genuine, fresh ref passed as `field` whose target no longer exists.
@@ -510,20 +640,115 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_or_uncovered_target_is_stale() {
+    fn a_changed_target_is_stale_and_an_uncovered_one_is_not_in_the_ref() {
         let refs = refs();
         let opened = refs
             .open_target(&sealed(&refs), &binding(), "target_ref")
             .expect("open");
-        for (target, snapshot) in [
-            ("src/a.rs", "len=11;t=3"),
-            ("src/b.rs", "len=10;t=1"),
-            ("src/c.rs", "len=10;t=1"),
+        for (target, snapshot, expected) in [
+            ("src/a.rs", "len=11;t=3", STALE_TARGET_SNAPSHOT),
+            ("src/b.rs", "len=10;t=1", STALE_TARGET_SNAPSHOT),
+            ("src/c.rs", "len=10;t=1", TARGET_NOT_IN_REF),
+            ("src/c.rs", "len=20;t=2", TARGET_NOT_IN_REF),
         ] {
-            let error = opened.check_snapshot(target, snapshot).expect_err("stale");
-            assert_eq!(error.code(), Some(STALE_TARGET_SNAPSHOT), "{target}");
+            let error = opened.check_snapshot(target, snapshot).expect_err("refused");
+            assert_eq!(error.code(), Some(expected), "{target}");
             assert_eq!(error.category(), Category::Validation);
         }
+        opened.check_covers("src/b.rs").expect("covered");
+        let error = opened.check_covers("src/c.rs").expect_err("not covered");
+        assert_eq!(error.code(), Some(TARGET_NOT_IN_REF));
+    }
+
+    #[test]
+    fn joined_refs_reach_every_part_and_nothing_else() {
+        let refs = refs();
+        let first = sealed(&refs);
+        let second = refs
+            .seal_target(&binding(), &[("src/c.rs", &"len=30;t=3")], None)
+            .expect("seal");
+        let joined = format!("{first}{TARGET_REF_JOIN}{second}");
+        assert_eq!(refs.recognize(&joined), Some(Sealed::TargetRef));
+        let opened = refs
+            .open_target(&joined, &binding(), "target_ref")
+            .expect("open");
+        // The first part's payload: the search every page of one walk carries.
+        assert_eq!(opened.payload(), Some(&br#"{"query":"needle"}"#[..]));
+        for (target, snapshot) in [
+            ("src/a.rs", "len=10;t=1"),
+            ("src/b.rs", "len=20;t=2"),
+            ("src/c.rs", "len=30;t=3"),
+        ] {
+            opened.check_snapshot(target, snapshot).expect(target);
+        }
+        assert_eq!(
+            opened
+                .check_snapshot("src/d.rs", "len=30;t=3")
+                .expect_err("not covered")
+                .code(),
+            Some(TARGET_NOT_IN_REF)
+        );
+        // A part sealed elsewhere, bound elsewhere, or edited spoils the whole ref.
+        let other = Continuations::new(ContinuationKey::new(1, [2; 32]))
+            .seal_target(&binding(), &[("src/d.rs", &"s")], None)
+            .expect("seal");
+        assert_eq!(
+            code(refs.open_target(&format!("{first}.{other}"), &binding(), "target_ref")).as_deref(),
+            Some(INVALID_TARGET_REF)
+        );
+        let elsewhere = refs
+            .seal_target(
+                &TargetBinding::new("workspace.file", "caller-2").with_scope("/repo"),
+                &[("src/d.rs", &"s")],
+                None,
+            )
+            .expect("seal");
+        assert_eq!(
+            code(refs.open_target(&format!("{first}.{elsewhere}"), &binding(), "target_ref"))
+                .as_deref(),
+            Some(TARGET_SCOPE_MISMATCH)
+        );
+        for mangled in [format!("{first}."), format!(".{first}"), format!("{first}..{second}")] {
+            assert_eq!(
+                code(refs.open_target(&mangled, &binding(), "target_ref")).as_deref(),
+                Some(INVALID_ARGUMENT),
+                "{mangled}"
+            );
+            assert_eq!(refs.recognize(&mangled), None);
+        }
+    }
+
+    #[test]
+    fn a_joined_ref_is_bounded_and_expires_with_its_earliest_part() {
+        let refs = refs();
+        let one = sealed(&refs);
+        let most = vec![one.as_str(); MAX_JOINED_REFS].join(".");
+        refs.open_target(&most, &binding(), "target_ref")
+            .expect("the most parts");
+        let over = vec![one.as_str(); MAX_JOINED_REFS + 1].join(".");
+        assert_eq!(
+            code(refs.open_target(&over, &binding(), "target_ref")).as_deref(),
+            Some(INVALID_ARGUMENT)
+        );
+        let start = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let now = Arc::new(Mutex::new(start));
+        let clock = Arc::clone(&now);
+        let refs = refs
+            .with_ttl(Duration::from_secs(60))
+            .with_clock(move || *clock.lock().expect("clock"));
+        let early = sealed(&refs);
+        *now.lock().expect("clock") += Duration::from_secs(30);
+        let late = refs
+            .seal_target(&binding(), &[("src/c.rs", &"len=30;t=3")], None)
+            .expect("seal");
+        *now.lock().expect("clock") += Duration::from_secs(30);
+        let opened = refs
+            .open_target(&format!("{early}.{late}"), &binding(), "target_ref")
+            .expect("open");
+        let error = opened
+            .check_snapshot("src/c.rs", "len=30;t=3")
+            .expect_err("the earliest part expired");
+        assert_eq!(error.code(), Some(STALE_TARGET_SNAPSHOT));
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.
 pub(crate) const DROPPED: &[Gap] = &[
     Gap {
+        field: "error.code TARGET_NOT_IN_REF",
+        why: "Dropped with every code: a ref asked for a row it does not hold is a `validation` failure, not retryable, whose message says the ref holds no target there and that nothing changed, so an agent passes the right page's ref rather than searching again.",
+    },
+    Gap {
         field: "error.code",
         why: "The contract's error is exactly category, retryable and message, so a machine code such as STALE_CONTINUATION is dropped and an agent branches on the category and reads the message.",
     },

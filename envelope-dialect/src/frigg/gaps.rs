@@ -20,7 +20,8 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
     Gap {
         field: "STALE_HANDLE, MIXED_HANDLE, STALE_PROOF_ANCHOR",
         why: "Without session handles these refusals cannot happen; a target that moved since \
-              its `target_ref` was issued is refused as STALE_TARGET_SNAPSHOT instead.",
+              its `target_ref` was issued is refused as STALE_TARGET_SNAPSHOT instead, and a row \
+              paired with another page's ref (a mixed pair) as TARGET_NOT_IN_REF.",
     },
     Gap {
         field: "target_ref (result_match and stable_symbol objects)",
@@ -38,7 +39,7 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
         field: "TARGET_ANCHOR_INSUFFICIENT",
         why: "The follow-up passes the row's own exact location beside the ref, so there is no \
               partial anchor to refuse; a ref that does not cover the target named is refused \
-              as STALE_TARGET_SNAPSHOT.",
+              as TARGET_NOT_IN_REF.",
     },
     Gap {
         field: "presentation_mode (text, json, citation)",
@@ -121,6 +122,10 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
 
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.
 pub(crate) const DROPPED: &[Gap] = &[
+    Gap {
+        field: "error code TARGET_NOT_IN_REF",
+        why: "The contract's target table has no code for a ref asked for a row it does not hold (its handle pairs make MIXED_HANDLE of that), so the envelope's own code is written in `error_code`, not retryable, with the table's recovery as `correction_hint`.",
+    },
     Gap {
         field: "ok",
         why: "A Frigg reader tells a failure by the presence of `error_code` (and MCP's \

@@ -43,6 +43,10 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.
 pub(crate) const DROPPED: &[Gap] = &[
     Gap {
+        field: "error code TARGET_NOT_IN_REF",
+        why: "The contract has no target refs, so the code is written as it is in the `error` entry heading `diagnosis_v2`, with `result: null`; pincher's own codes are open, and no drift or remediation is implied.",
+    },
+    Gap {
         field: "verdict INFO, SAFE",
         why: "Neither obliges anything beyond reading `result`, so no `warnings_v2` entry is written for them (CAUTION, REVIEW and WARN become a `verdict` warning, UNSAFE a `verdict` error).",
     },

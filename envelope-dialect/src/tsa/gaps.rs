@@ -51,6 +51,10 @@ pub(crate) const UNEXPRESSED: &[Gap] = &[
 /// What an envelope has that this dialect cannot carry, and the rule that drops it.
 pub(crate) const DROPPED: &[Gap] = &[
     Gap {
+        field: "error code TARGET_NOT_IN_REF",
+        why: "The contract has no target refs, so the code is written as it is in `error_type` (`retryable: false`), its hint saying to pass the ref of the row's own page; it is never written as the contract's NOT_FOUND, since nothing is missing.",
+    },
+    Gap {
         field: "error.category, when error.code is present",
         why: "error_type holds the more specific code, and retryable still says what the category decides for an agent: whether the same call may succeed as it is.",
     },

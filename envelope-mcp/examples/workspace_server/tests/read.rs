@@ -161,13 +161,17 @@ async fn a_hits_target_ref_reads_around_it_until_the_file_changes() {
     let other_tree = Tree::new("target-ref-other");
     let other = call(&other_tree.server(), "read_file", read.clone()).await;
     assert_eq!(other["error"]["code"], "TARGET_SCOPE_MISMATCH", "{other:#}");
-    // A file the page has no hit in is not one the ref covers.
-    let uncovered = at(json!({"path": "README.md"}));
-    let uncovered = call(&server, "read_file", uncovered).await;
-    assert_eq!(
-        uncovered["error"]["code"], "STALE_TARGET_SNAPSHOT",
-        "{uncovered:#}"
-    );
+    // A file the page has no hit in is not one the ref covers: said as such (nothing
+    // changed, so no search is offered again), whether the file exists or not.
+    for path in ["README.md", "src/never.rs"] {
+        let uncovered = call(&server, "read_file", at(json!({"path": path}))).await;
+        assert_eq!(
+            uncovered["error"]["code"], "TARGET_NOT_IN_REF",
+            "{uncovered:#}"
+        );
+        assert_eq!(uncovered["error"]["category"], "validation");
+        assert!(uncovered.get("next_actions").is_none(), "{uncovered:#}");
+    }
 
     // The file changes: the ref is stale, and the answer offers the search again.
     std::thread::sleep(Duration::from_millis(20));
@@ -257,4 +261,43 @@ async fn a_file_past_the_budget_ends_on_a_whole_line_and_offers_the_rest() {
         }
     }
     assert_eq!(read, text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_refs_of_two_pages_joined_reach_the_rows_of_both() {
+    let tree = Tree::new("joined-ref");
+    tree.write("src/one.rs", "fn joined_needle() {}\n");
+    tree.write("src/two.rs", "\nfn joined_needle() {}\n");
+    let server = tree.server();
+    let first = call(
+        &server,
+        "search_text",
+        json!({"query": "joined_needle", "limit": 1}),
+    )
+    .await;
+    let next = first["next_actions"]
+        .as_array()
+        .and_then(|actions| actions.iter().find(|a| a["id"] == "next-page"))
+        .unwrap_or_else(|| panic!("a first page of one offers the next: {first:#}"));
+    let second = call(&server, "search_text", next["arguments"].clone()).await;
+    let rows = |page: &Value| page["data"]["occurrences"][0].clone();
+    let refs = |page: &Value| page["data"]["target_ref"].as_str().expect("a ref").to_owned();
+    let (row_one, row_two) = (rows(&first), rows(&second));
+    assert_ne!(row_one["path"], row_two["path"], "{first:#} {second:#}");
+    let read = |target_ref: &str, row: &Value| {
+        json!({"target_ref": target_ref, "path": row["path"], "line": row["line"], "context_lines": 0})
+    };
+
+    // The first page's ref does not hold the second page's row: said as such, not as a change.
+    let wrong = call(&server, "read_file", read(&refs(&first), &row_two)).await;
+    assert_eq!(wrong["error"]["code"], "TARGET_NOT_IN_REF", "{wrong:#}");
+
+    // Joined, the two pages' refs are one ref to both rows, copied as given.
+    let joined = format!("{}.{}", refs(&first), refs(&second));
+    for row in [&row_one, &row_two] {
+        let answer = call(&server, "read_file", read(&joined, row)).await;
+        assert_eq!(answer["ok"], true, "{answer:#}");
+        assert_eq!(answer["data"]["path"], row["path"]);
+        assert_eq!(answer["data"]["content"], "fn joined_needle() {}\n");
+    }
 }

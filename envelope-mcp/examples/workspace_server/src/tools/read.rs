@@ -165,9 +165,11 @@ fn read_target(
     if let Err(stale) = opened.check_fresh() {
         return Err(stale.with_recovery(recovery(opened.payload(), &rel, line)?));
     }
-    // A file that is gone cannot be told from one the ref never covered: not found either way,
-    // and the search the ref came from is offered again (when the ref holds it), as the
-    // error's hint says.
+    // A location the ref never held is the caller's mix-up, not a change: said as such, and
+    // checked before the file, so that a file the ref never covered is not reported gone.
+    opened.check_covers(&rel)?;
+    // A file the ref covered that is gone: the search the ref came from is offered again
+    // (when the ref holds it), as the error's hint says.
     let stamp = match workspace.metadata(&rel) {
         Ok(metadata) if metadata.is_file() => FileStamp::of(&metadata),
         _ => {
