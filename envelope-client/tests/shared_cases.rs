@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use envelope_client::read::{decode, envelope_value};
 use envelope_client::{
-    NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy, STALE_REF_CODES, check_action,
-    next_call,
+    NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy, STALE_REF_CODES, check_action, next_call,
 };
+use envelope_core::paging::{MAX_JOINED_REFS, TARGET_REF_FIELD, TARGET_REF_JOIN};
 use envelope_core::{Envelope, NOT_RUN_CODES, NextAction, ToolError};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
@@ -31,7 +31,14 @@ fn each(file: &Value) -> impl Iterator<Item = (&str, &Value)> {
         .as_array()
         .expect("a case file lists `cases`")
         .iter()
-        .map(|case| (case["promise"].as_str().expect("each case states its promise"), case))
+        .map(|case| {
+            (
+                case["promise"]
+                    .as_str()
+                    .expect("each case states its promise"),
+                case,
+            )
+        })
 }
 
 /// A failed envelope around `error`, decoded as the kit decodes one.
@@ -60,6 +67,10 @@ fn the_lists_both_kits_decide_by() {
     assert_eq!(strings(&file["nothing_ran_codes"]), NOT_RUN_CODES);
     let never: Vec<&str> = NEVER_RETRIED.iter().map(|c| c.as_str()).collect();
     assert_eq!(strings(&file["never_retried_categories"]), never);
+    let target_ref = &file["target_ref"];
+    assert_eq!(target_ref["field"], TARGET_REF_FIELD);
+    assert_eq!(target_ref["join"], TARGET_REF_JOIN.to_string());
+    assert_eq!(target_ref["max_joined"], MAX_JOINED_REFS);
     for (promise, case) in each(&file) {
         let code = case["code"].as_str().expect("a code");
         let stale = STALE_REF_CODES.contains(&code);
@@ -179,7 +190,9 @@ fn an_action_is_followed_only_as_the_cases_say() {
                     other => panic!("{promise}: {other:?}"),
                 };
                 assert_eq!(found, kind, "{promise}: {error}");
-                let name = expect["names"].as_str().expect("the refusal names something");
+                let name = expect["names"]
+                    .as_str()
+                    .expect("the refusal names something");
                 assert!(error.to_string().contains(name), "{promise}: {error}");
             }
             (kind, checked) => panic!("{promise}: expected {kind:?}, checked {checked:?}"),

@@ -114,10 +114,26 @@ async def test_a_row_limit_continues_exactly_where_it_cut(server_bin: Path, tree
         rest = await client.collect(action.tool, action.arguments)
         assert rest.envelope.completeness.offset == 30 and rest.envelope.completeness.complete
     assert first.rows + rest.rows == big.data["occurrences"]
-    # A search page's `target_ref` is one per page: the combined page lists them by page.
-    refs = first.envelope.data["pages"]
-    assert [entry["rows"] for entry in refs] == [7, 7, 7, 7, 2]
-    assert all(isinstance(entry["target_ref"], str) for entry in refs)
+    # The pages' refs are joined into the combined page's one `target_ref`: every row of it
+    # is read by that ref as given, with the row's own location, as a model would copy them.
+    assert "pages" not in first.envelope.data
+    joined = first.envelope.data["target_ref"]
+    assert joined == ".".join(page.data["target_ref"] for page in first.pages)
+    async with kit(tree) as client:
+        for row in first.rows:
+            read = await client.call(
+                "read_file", {"target_ref": joined, "path": row["path"], "line": row["line"], "context_lines": 0}
+            )
+            assert read.ok and read.data["path"] == row["path"], read
+        # One page's own ref does not hold a row of another page: said as such, not as a change.
+        own = first.pages[0].data["target_ref"]
+        first_paths = {hit["path"] for hit in first.pages[0].data["occurrences"]}
+        elsewhere = [row for page in first.pages[1:] for row in page.data["occurrences"] if row["path"] not in first_paths]
+        assert elsewhere, "the walk's later pages hit other files"
+        wrong = await client.call(
+            "read_file", {"target_ref": own, "path": elsewhere[0]["path"], "line": elsewhere[0]["line"]}
+        )
+        assert wrong.error is not None and wrong.error.code == "TARGET_NOT_IN_REF", wrong
 
 
 async def test_follow_runs_the_next_page_action(server_bin: Path, tree: Path) -> None:
@@ -187,6 +203,13 @@ async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree
                 assert "Return schema:" in described[name] and '"verdict"' in described[name], name
             return ModelResponse(parts=[ToolCallPart("search_text", {"query": WORD}, tool_call_id="search")])
         shown.append(json.loads(returns[0].model_response_str()))
+        if len(shown) == 1:
+            # The model reads the last hit by copying what the combined page offers: its one
+            # `target_ref` and the row's own location.
+            page = shown[0]
+            row = page["data"]["occurrences"][-1]
+            arguments = {"target_ref": page["data"]["target_ref"], "path": row["path"], "line": row["line"]}
+            return ModelResponse(parts=[ToolCallPart("read_file", arguments, tool_call_id="read")])
         return ModelResponse(parts=[TextPart("done")])
 
     async with kit(tree) as client:
@@ -214,8 +237,9 @@ async def test_a_pydantic_ai_agent_sees_one_combined_page(server_bin: Path, tree
         for part in message.parts
         if isinstance(part, ToolCallPart)
     ]
-    assert [call.tool_name for call in calls] == ["search_text"]
-    [page] = shown
+    assert [call.tool_name for call in calls] == ["search_text", "read_file"]
+    page, read = shown
+    assert read["ok"] is True and read["data"]["path"] == page["data"]["occurrences"][-1]["path"], read
     assert page["ok"] is True
     assert page["data"]["occurrences"] == big.data["occurrences"]
     assert page["completeness"] == {

@@ -8,7 +8,8 @@ Tools (a `key` argument keeps one test's counter apart from another's):
 - `year_wait` (idempotent): `transient` with a `retry_after_ms` of a year, always.
 - `unsafe_write` (not annotated): `transient`, retryable, once; with `say_nothing_ran` its error
   carries `data.ran: false`.
-- `missing` (read-only): `not_found`, `retryable: true` (a category retries cannot help).
+- `missing` (read-only): `validation`, `retryable: true` (a category retries cannot help: the
+  same key fails again).
 - `find` (read-only): a search page with one `target_ref` for its hits; with `stubborn` its ref
   is stale too.
 - `stale_read` (read-only): by `target_ref`, `path`, `line`; a ref not starting `fresh` is
@@ -131,9 +132,9 @@ def unsafe_write(key: str, say_nothing_ran: bool = False) -> CallToolResult:
 
 @server.tool(annotations=READ_ONLY)
 def missing(key: str) -> CallToolResult:
-    """Not found, claiming to be retryable."""
+    """A key refused, claiming to be retryable."""
     count("missing", key)
-    return failed("not_found", "no such entity", True, code="no_entity")
+    return failed("validation", "no such key", True, code="no_entity")
 
 
 def hits(stubborn: bool, generation: int) -> CallToolResult:

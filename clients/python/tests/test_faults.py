@@ -112,7 +112,7 @@ async def test_a_category_retries_cannot_help_is_not_retried(faults: Any, clock:
         with pytest.raises(ToolFailed) as raised:
             await client.call("missing", {"key": "k"}, check=True)
         assert type(raised.value) is ToolFailed
-        assert raised.value.category == "not_found"
+        assert raised.value.category == "validation"
         assert await calls(client) == ["missing"]
     assert clock.waits == []
 

@@ -72,7 +72,7 @@ async def test_a_failed_envelope_is_shown_as_is(faults: Any) -> None:
         toolset = EnvelopeToolset(client)
         await Agent(one_call("missing", {"key": "m"}, seen), toolsets=[toolset]).run("x")
     page = json.loads(seen[0].model_response_str())
-    assert page["ok"] is False and page["error"]["category"] == "not_found"
+    assert page["ok"] is False and page["error"]["category"] == "validation"
 
 
 async def test_the_kits_refusals_reach_the_model_typed(faults: Any) -> None:

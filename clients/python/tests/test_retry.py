@@ -19,7 +19,9 @@ def test_category_and_retryable_decide() -> None:
     assert policy.retryable(error())
     assert policy.retryable(error(category="unavailable"))
     assert not policy.retryable(error(retryable=False))
-    for category in ("validation", "permission", "not_found", "module_disabled"):
+    # A `not_found` the tool marks retryable (not there yet) is the tool's word.
+    assert policy.retryable(error(category="not_found"))
+    for category in ("validation", "permission", "module_disabled"):
         assert not policy.retryable(error(category=category)), category
 
 
@@ -31,6 +33,7 @@ def test_only_idempotent_tools_or_errors_that_ran_nothing_repeat() -> None:
     assert policy.safe_to_repeat(error(data={"ran": False}), idempotent=False)
     for code in NOTHING_RAN_CODES:
         assert nothing_ran(error(code=code)), code
+        assert not nothing_ran(error(code=code, data={"ran": True})), code
     # The same list `docs/CONTRACT.md` generates from `envelope_core::NOT_RUN_CODES`.
     contract = (Path(__file__).resolve().parents[3] / "docs" / "CONTRACT.md").read_text()
     line = next(line for line in contract.splitlines() if "says the tool body did nothing" in line)

@@ -651,7 +651,9 @@ mod tests {
             ("src/c.rs", "len=10;t=1", TARGET_NOT_IN_REF),
             ("src/c.rs", "len=20;t=2", TARGET_NOT_IN_REF),
         ] {
-            let error = opened.check_snapshot(target, snapshot).expect_err("refused");
+            let error = opened
+                .check_snapshot(target, snapshot)
+                .expect_err("refused");
             assert_eq!(error.code(), Some(expected), "{target}");
             assert_eq!(error.category(), Category::Validation);
         }
@@ -693,7 +695,8 @@ mod tests {
             .seal_target(&binding(), &[("src/d.rs", &"s")], None)
             .expect("seal");
         assert_eq!(
-            code(refs.open_target(&format!("{first}.{other}"), &binding(), "target_ref")).as_deref(),
+            code(refs.open_target(&format!("{first}.{other}"), &binding(), "target_ref"))
+                .as_deref(),
             Some(INVALID_TARGET_REF)
         );
         let elsewhere = refs
@@ -708,7 +711,11 @@ mod tests {
                 .as_deref(),
             Some(TARGET_SCOPE_MISMATCH)
         );
-        for mangled in [format!("{first}."), format!(".{first}"), format!("{first}..{second}")] {
+        for mangled in [
+            format!("{first}."),
+            format!(".{first}"),
+            format!("{first}..{second}"),
+        ] {
             assert_eq!(
                 code(refs.open_target(&mangled, &binding(), "target_ref")).as_deref(),
                 Some(INVALID_ARGUMENT),

@@ -6,7 +6,15 @@ session wrapper is `EnvelopeClient`. The pydantic-ai toolset is `envelope_client
 (an optional extra, imported only from there).
 """
 
-from .client import STALE_REF_CODES, EnvelopeClient, is_stale_target, relocate_hit
+from .client import (
+    STALE_REF_CODES,
+    EnvelopeClient,
+    check_action,
+    is_stale_target,
+    next_call,
+    read_result,
+    relocate_hit,
+)
 from .envelope import (
     SCHEMA_VERSION,
     AttachmentNote,
@@ -41,7 +49,7 @@ from .errors import (
 )
 from .paging import CombinedPage, combine, rows_key, rows_of
 from .plain import PlainResult, is_plain, speaks_envelope
-from .retry import NOTHING_RAN_CODES, RETRYABLE_CATEGORIES, RetryPolicy, nothing_ran
+from .retry import NEVER_RETRIED_CATEGORIES, NOTHING_RAN_CODES, Decision, RetryPolicy, nothing_ran
 
 __version__ = "0.1.0"
 
@@ -49,7 +57,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STALE_REF_CODES",
     "NOTHING_RAN_CODES",
-    "RETRYABLE_CATEGORIES",
+    "NEVER_RETRIED_CATEGORIES",
     "ActionArguments",
     "ActionNotFound",
     "AttachmentNote",
@@ -58,6 +66,7 @@ __all__ = [
     "Completeness",
     "CursorLoop",
     "DeadlineExceeded",
+    "Decision",
     "Dependency",
     "Envelope",
     "EnvelopeClient",
@@ -80,11 +89,14 @@ __all__ = [
     "ToolError",
     "ToolFailed",
     "ToolNotListed",
+    "check_action",
     "combine",
     "is_plain",
     "is_stale_target",
+    "next_call",
     "nothing_ran",
     "parse_envelope",
+    "read_result",
     "relocate_hit",
     "rows_key",
     "rows_of",

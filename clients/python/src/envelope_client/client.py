@@ -78,6 +78,89 @@ def is_stale_target(envelope: Envelope) -> bool:
 Relocate = Callable[[dict[str, Any], Envelope, str], "dict[str, Any] | None"]
 
 
+def read_result(tool: str, result: CallToolResult, *, text_fallback: bool = True) -> Envelope:
+    """The envelope `result` carries: its `structuredContent`, or, only when that is absent (and
+    `text_fallback` is on), its first text block when that is the envelope's JSON (an object with
+    `ok`). `NotAnEnvelope` when it carries none; `EnvelopeSchemaError`, naming the field, when the
+    envelope breaks its schema or its `ok` contradicts the result's `isError`. A failed envelope
+    is returned as read. The Rust kit's `read::envelope_value` and `read::decode`, held to the same
+    shared cases (`clients/cases/read.json`)."""
+    raw = result.structured_content
+    if raw is None and text_fallback:
+        texts = [block for block in result.content if isinstance(block, TextContent)]
+        if texts:
+            try:
+                raw = json.loads(texts[0].text)
+            except ValueError:
+                raw = None
+            if not isinstance(raw, dict) or "ok" not in raw:
+                raw = None
+    if raw is None:
+        raise NotAnEnvelope(tool, ["the result carries no envelope (no structuredContent)"], None, result)
+    if not isinstance(raw, dict) or "ok" not in raw:
+        raise NotAnEnvelope(tool, ["the result's content is no envelope (it has no `ok`)"], raw, result)
+    if isinstance(raw.get("ok"), bool) and bool(result.is_error) == raw["ok"]:
+        raise EnvelopeSchemaError(tool, [f"isError is {bool(result.is_error)} but the envelope's ok is {raw['ok']}"], raw)
+    return parse_envelope(raw, tool=tool)
+
+
+def check_action(tools: dict[str, Tool], action: NextAction) -> None:
+    """Refuses `action` (`ToolNotListed`, `ActionArguments` naming where) unless `tools` (the
+    server's listing) names its tool and its arguments, as given, pass that tool's listed input
+    schema: what `follow` and paging check before sending anything. The Rust kit's
+    `check_action`, held to the same shared cases (`clients/cases/follow.json`)."""
+    if action.tool not in tools:
+        raise ToolNotListed(action.tool, list(tools), action.id)
+    listed = tools[action.tool]
+    schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
+    try:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        error = next(iter(validator.iter_errors(action.arguments)), None)
+    except jsonschema.exceptions.SchemaError as broken:
+        raise ActionArguments(action.id, action.tool, f"the input schema does not compile: {broken.message}") from None
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path)
+        raise ActionArguments(action.id, action.tool, f"/{where}: {error.message}")
+
+
+def next_call(envelope: Envelope, tool: str, arguments: dict[str, Any]) -> NextAction | None:
+    """The call for the page after `envelope` (answered to `tool(arguments)`): its `next-page`
+    action exactly as given (its `limit` included); else a token in `completeness.continuation`
+    (where a token no action carries goes, and where Frigg's contract always puts it) sent back
+    with the last call otherwise unchanged; None on the last page. The Rust kit's `next_call`,
+    held to the same shared cases (`clients/cases/next_page.json`)."""
+    action = envelope.next_page()
+    if action is not None:
+        return action
+    token = envelope.completeness.continuation if envelope.completeness else None
+    if token:
+        again = {**arguments, CONTINUATION: token}
+        return NextAction.model_validate(
+            {"id": "next-page", "role": "broaden_scope", "tool": tool, "arguments": again, "reason": "next page"}
+        )
+    return None
+
+
+def _gave_up(tool: str, envelope: Envelope, attempts: int, why: str | None) -> ToolFailed:
+    """The raising form of a failure `call` returns (`check=True`)."""
+    if why == "unsafe":
+        return NotRetriedUnsafe(
+            tool,
+            envelope,
+            attempts,
+            "the tool is not annotated idempotent or read-only, and its error does not say nothing ran",
+        )
+    if why == "exhausted":
+        return RetriesExhausted(tool, envelope, attempts, f"{attempts} attempts made")
+    error = envelope.error
+    reason = (
+        "its error is not retryable"
+        if error is None or not error.retryable
+        else f"a `{error.category}` error is not retried"
+    )
+    return ToolFailed(tool, envelope, attempts, reason)
+
+
 def relocate_hit(arguments: dict[str, Any], recovered: Envelope, ref_arg: str) -> dict[str, Any] | None:
     """The read's arguments with the fresh ref of `recovered` (a search run again) in place of the
     stale one, and the hit moved to where the fresh page has it. The hit's location is the
@@ -235,18 +318,8 @@ class EnvelopeClient:
         return tools
 
     async def _check_action(self, action: NextAction) -> None:
-        """Refuses `action` (`ToolNotListed`, `ActionArguments`) unless its tool is listed and its
-        arguments, as given, pass the tool's listed input schema: nothing is sent otherwise."""
-        listed = await self._listed(action.tool, action.id)
-        schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
-        try:
-            validator = jsonschema.validators.validator_for(schema)(schema)
-            error = next(iter(validator.iter_errors(action.arguments)), None)
-        except jsonschema.exceptions.SchemaError as broken:
-            raise ActionArguments(action.id, action.tool, f"the input schema does not compile: {broken.message}") from None
-        if error is not None:
-            where = "/".join(str(part) for part in error.absolute_path)
-            raise ActionArguments(action.id, action.tool, f"/{where}: {error.message}")
+        """`check_action` against the server's listing."""
+        check_action(await self.list_tools(), action)
 
     async def _listed(self, tool: str, action_id: str | None = None) -> Tool:
         tools = await self.list_tools()
@@ -277,24 +350,7 @@ class EnvelopeClient:
     # --- one call, retried ---------------------------------------------------------------
 
     def _envelope_of(self, tool: str, result: CallToolResult) -> Envelope:
-        raw = result.structured_content
-        if raw is None and self.text_fallback:
-            texts = [block for block in result.content if isinstance(block, TextContent)]
-            if texts:
-                try:
-                    raw = json.loads(texts[0].text)
-                except ValueError:
-                    raw = None
-        if raw is None:
-            raise NotAnEnvelope(tool, ["the result carries no envelope (no structuredContent)"], None, result)
-        if not isinstance(raw, dict) or "ok" not in raw:
-            raise NotAnEnvelope(tool, ["the result's content is no envelope (it has no `ok`)"], raw, result)
-        envelope = parse_envelope(raw, tool=tool)
-        if bool(result.is_error) != (not envelope.ok):
-            raise EnvelopeSchemaError(
-                tool, [f"isError is {bool(result.is_error)} but the envelope's ok is {envelope.ok}"], raw
-            )
-        return envelope
+        return read_result(tool, result, text_fallback=self.text_fallback)
 
     async def _call_once(self, tool: str, arguments: dict[str, Any], remaining_s: float, deadline_s: float) -> Envelope:
         try:
@@ -342,34 +398,18 @@ class EnvelopeClient:
                 return envelope
             error = envelope.error
             assert error is not None  # parse_envelope checked it
-            failure: ToolFailed | None = None
-            if not policy.retryable(error):
-                why = (
-                    "its error is not retryable"
-                    if not error.retryable
-                    else f"a `{error.category}` error is not retried"
-                )
-                failure = ToolFailed(tool, envelope, attempt, why)
-            elif not policy.safe_to_repeat(error, idempotent):
-                failure = NotRetriedUnsafe(
-                    tool,
-                    envelope,
-                    attempt,
-                    "the tool is not annotated idempotent or read-only, and its error does not "
-                    "say nothing ran",
-                )
-            elif attempt >= policy.max_attempts:
-                failure = RetriesExhausted(tool, envelope, attempt, f"{attempt} attempts made")
-            if failure is not None:
-                if check:
-                    raise failure
-                return envelope
             remaining = deadline - policy.clock()
-            if error.retry_after_ms is not None and error.retry_after_ms / 1000 > remaining:
-                raise RetryAfterTooLong(tool, envelope, error.retry_after_ms / 1000, remaining)
-            wait = policy.wait_s(error, attempt)
-            if wait >= remaining:
+            decision = policy.decide(error, idempotent, attempt, remaining)
+            if decision.action == "return":
+                if check:
+                    raise _gave_up(tool, envelope, attempt, decision.why)
+                return envelope
+            if decision.action == "retry_after_past_deadline":
+                asked = (error.retry_after_ms or 0) / 1000
+                raise RetryAfterTooLong(tool, envelope, asked, remaining)
+            if decision.action == "deadline":
                 raise DeadlineExceeded(tool, policy.deadline_s, envelope)
+            wait = decision.wait_s
             await policy.sleep(wait)
 
     async def call_plain(self, tool: str, arguments: dict[str, Any] | None = None) -> PlainResult:
@@ -429,20 +469,11 @@ class EnvelopeClient:
     def _next_call(
         envelope: Envelope, tool: str, arguments: dict[str, Any]
     ) -> tuple[NextAction, str, dict[str, Any]] | None:
-        """The call for the page after `envelope` (answered to `tool(arguments)`): its `next-page`
-        action as given, else a recovery-contract `completeness.continuation` sent back with the
-        request otherwise unchanged; None on the last page."""
-        action = envelope.next_page()
-        if action is not None:
-            return action, action.tool, dict(action.arguments)
-        token = envelope.completeness.continuation if envelope.completeness else None
-        if token:
-            again = {**arguments, CONTINUATION: token}
-            made = NextAction.model_validate(
-                {"id": "next-page", "role": "broaden_scope", "tool": tool, "arguments": again, "reason": "next page"}
-            )
-            return made, tool, again
-        return None
+        """`next_call`, with the tool and arguments it calls."""
+        action = next_call(envelope, tool, arguments)
+        if action is None:
+            return None
+        return action, action.tool, dict(action.arguments)
 
     async def pages(
         self, tool: str, arguments: dict[str, Any] | None = None, *, max_pages: int | None = None

@@ -6,8 +6,10 @@ several lists have that length, the first of the contract's known list keys wins
 
 `combine(pages, ...)` merges pages already fetched in order (each the page after the one before,
 as the `next-page` action led): rows concatenated; the other `data` fields kept when every page
-agrees, and otherwise listed per page under `data.pages` (a search page's `target_ref` is one per
-page: a row's ref is its page's), and `completeness` rewritten honestly for what the combined
+agrees, and otherwise listed per page under `data.pages`, save the pages' `target_ref`s: those are
+joined into the one `target_ref` of the combined page (the server reads refs joined with `.` as
+one ref to every row of their pages, up to `MAX_JOINED_REFS`), so every row is reached by the ref
+the combined page gives, copied as it is; and `completeness` rewritten honestly for what the combined
 page holds: `offset` the first page's, `returned` the rows given, `total` the last page's,
 `complete` only when the last page reached the end and every row fetched is given, `truncated`
 (with its reasons) when rows remain.
@@ -21,6 +23,13 @@ from typing import Any
 
 from .envelope import Completeness, Envelope, NextAction, parse_envelope
 from .errors import NotPageable
+
+# The contract's target ref: the field a page carries it in, what joins the refs of consecutive
+# pages into one, and the most refs one joined ref holds (`envelope_core::paging`'s
+# `TARGET_REF_FIELD`, `TARGET_REF_JOIN`, `MAX_JOINED_REFS`; the shared cases hold them equal).
+TARGET_REF_FIELD = "target_ref"
+TARGET_REF_JOIN = "."
+MAX_JOINED_REFS = 64
 
 # The contract's known list keys, in its order (docs/CONTRACT.md, "Budgets and trimming").
 KNOWN_LIST_KEYS = (
@@ -88,6 +97,17 @@ def _unit_plural(unit: str, count: int) -> str:
     return word
 
 
+def _joined_ref(values: list[Any]) -> str | None:
+    """The pages' target refs as one (the pages without rows carry none), or None when they are
+    not all refs or are too many to join."""
+    refs = [value for value in values if value is not None]
+    if not refs or len(refs) > MAX_JOINED_REFS:
+        return None
+    if not all(isinstance(ref, str) and ref and TARGET_REF_JOIN not in ref for ref in refs):
+        return None
+    return TARGET_REF_JOIN.join(refs)
+
+
 def combine(
     tool: str,
     pages: list[Envelope],
@@ -128,6 +148,8 @@ def combine(
             values = [page.data.get(name) if isinstance(page.data, dict) else None for page in pages]
             if all(v == value for v in values):
                 data[name] = value
+            elif name == TARGET_REF_FIELD and (joined := _joined_ref(values)) is not None:
+                data[name] = joined
             else:
                 per_page_fields[name] = values
         data[key] = rows

@@ -1,21 +1,24 @@
-"""The retry policy (the same as the Rust kit's).
+"""The retry policy (the same as the Rust kit's, held by the shared cases in `clients/cases/retry.json`).
 
-- **Whether**: the error's `retryable` and its category decide. Only a `retryable: true` error
-  of a category that describes the server's state (`transient`, `unavailable`, `internal`) is
-  retried; `validation`, `permission`, `not_found` and `module_disabled` never are (the same
-  call cannot succeed), whatever `retryable` says.
+- **Whether**: the error's `retryable` decides, except for the categories a repeat of the same
+  call can never get past (`NEVER_RETRIED_CATEGORIES`: `validation`, `permission`,
+  `module_disabled`, which need other arguments, other rights or another configuration),
+  whatever `retryable` says.
 - **Safety**: a tool whose listing does not annotate it `idempotentHint: true` or
-  `readOnlyHint: true` is retried only when its error says nothing ran: an `error.code` the
-  library emits only before a tool body runs (`NOTHING_RAN_CODES`), or `error.data.ran` false.
-- **Pacing**: `retry_after_ms` when the error gives one, else jittered exponential backoff
-  (`base_delay_s * multiplier ** (attempt - 1)`, full jitter over its upper `jitter` fraction);
-  every wait is clamped to `max_delay_s`, the ceiling.
-- **Bounds**: at most `max_attempts` calls; the whole call (calls and waits) within
-  `deadline_s`. A `retry_after_ms` that reaches past the deadline stops at once with
-  `RetryAfterTooLong` instead of sleeping; a backoff that would is `DeadlineExceeded`.
+  `readOnlyHint: true` is retried only when its error says nothing ran: `error.data.ran` false,
+  or, when `data.ran` says nothing, an `error.code` the library emits only before a tool body
+  runs (`NOTHING_RAN_CODES`). `ran: true` overrides the code.
+- **Pacing**: `retry_after_ms` when the error gives one, else a jittered exponential backoff
+  (`base_delay_s * multiplier ** (attempt - 1)`, full jitter by default: a uniformly random wait
+  up to the step); every wait is clamped to `max_delay_s`, the ceiling.
+- **Bounds**: at most `max_attempts` calls, after which the last failure is returned as it is;
+  the whole call (calls and waits) within `deadline_s`. A `retry_after_ms` that reaches past the
+  deadline stops at once with `RetryAfterTooLong` instead of sleeping; a backoff that would is
+  `DeadlineExceeded`.
 
+`RetryPolicy.decide` is that whole rule, the one decision `call` makes after each failure.
 `sleep` and `clock` are injectable (a fake clock in tests: nothing sleeps for real); `random`
-draws the jitter.
+draws the jitter. `RetryPolicy.never()` turns retries off.
 """
 
 from __future__ import annotations
@@ -50,15 +53,31 @@ NOTHING_RAN_CODES = frozenset(
     }
 )
 
-# Categories a retry of the same call can help with (when the error says `retryable`).
-RETRYABLE_CATEGORIES = frozenset({"transient", "unavailable", "internal"})
+# Categories a repeat of the same call can never get past, whatever `retryable` says: the Rust
+# kit's `NEVER_RETRIED`.
+NEVER_RETRIED_CATEGORIES = frozenset({"validation", "permission", "module_disabled"})
 
 
 def nothing_ran(error: ToolError) -> bool:
-    """Whether the error says the tool's body never ran."""
-    if error.code in NOTHING_RAN_CODES:
-        return True
-    return isinstance(error.data, dict) and error.data.get("ran") is False
+    """Whether the error says the tool's body never ran: `data.ran` when it says, else its code."""
+    ran = error.data.get("ran") if isinstance(error.data, dict) else None
+    if isinstance(ran, bool):
+        return not ran
+    return error.code in NOTHING_RAN_CODES
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What follows a failed attempt (`RetryPolicy.decide`).
+
+    `action` is one of `"retry"` (after `wait_s`), `"return"` (the failed envelope is the answer;
+    `why` is `"not_retryable"`, `"unsafe"` or `"exhausted"`), `"retry_after_past_deadline"` (the
+    error asks to wait past the deadline: stop at once) or `"deadline"` (the backoff would end past
+    it)."""
+
+    action: str
+    wait_s: float = 0.0
+    why: str | None = None
 
 
 @dataclass
@@ -66,12 +85,12 @@ class RetryPolicy:
     """How a failed call is retried; see the module's documentation."""
 
     max_attempts: int = 4
-    base_delay_s: float = 0.25
+    base_delay_s: float = 0.2
     multiplier: float = 2.0
-    jitter: float = 0.5
+    jitter: float = 1.0
     max_delay_s: float = 10.0
-    deadline_s: float = 120.0
-    retry_categories: frozenset[str] = RETRYABLE_CATEGORIES
+    deadline_s: float = 60.0
+    never_retried: frozenset[str] = NEVER_RETRIED_CATEGORIES
     sleep: Callable[[float], Awaitable[Any]] = anyio.sleep
     clock: Callable[[], float] = time.monotonic
     random: Callable[[], float] = field(default_factory=lambda: _random.Random().random)
@@ -84,9 +103,14 @@ class RetryPolicy:
         if not 0 <= self.jitter <= 1:
             raise ValueError("jitter is a fraction from 0 to 1")
 
+    @classmethod
+    def never(cls) -> RetryPolicy:
+        """One attempt, never a retry; the deadline still bounds the call."""
+        return cls(max_attempts=1)
+
     def retryable(self, error: ToolError) -> bool:
         """Whether the error allows a retry at all (before idempotency)."""
-        return error.retryable and error.category in self.retry_categories
+        return error.retryable and error.category not in self.never_retried
 
     def safe_to_repeat(self, error: ToolError, idempotent: bool) -> bool:
         """Whether repeating the call cannot run its effect twice."""
@@ -97,6 +121,22 @@ class RetryPolicy:
         full = self.base_delay_s * self.multiplier ** max(0, attempt - 1)
         full = min(full, self.max_delay_s)
         return full * (1 - self.jitter) + full * self.jitter * self.random()
+
+    def decide(self, error: ToolError, idempotent: bool, attempt: int, remaining_s: float) -> Decision:
+        """What follows failed attempt `attempt` (1-based) that answered `error`, for a tool that
+        may run twice (`idempotent`) or not, with `remaining_s` left of the deadline."""
+        if not self.retryable(error):
+            return Decision("return", why="not_retryable")
+        if not self.safe_to_repeat(error, idempotent):
+            return Decision("return", why="unsafe")
+        if attempt >= self.max_attempts:
+            return Decision("return", why="exhausted")
+        if error.retry_after_ms is not None and error.retry_after_ms / 1000 >= remaining_s:
+            return Decision("retry_after_past_deadline")
+        wait = self.wait_s(error, attempt)
+        if wait >= remaining_s:
+            return Decision("deadline")
+        return Decision("retry", wait_s=wait)
 
     def wait_s(self, error: ToolError, attempt: int) -> float:
         """The wait before the next attempt, clamped to the ceiling."""

@@ -281,12 +281,15 @@ async fn the_refs_of_two_pages_joined_reach_the_rows_of_both() {
         .unwrap_or_else(|| panic!("a first page of one offers the next: {first:#}"));
     let second = call(&server, "search_text", next["arguments"].clone()).await;
     let rows = |page: &Value| page["data"]["occurrences"][0].clone();
-    let refs = |page: &Value| page["data"]["target_ref"].as_str().expect("a ref").to_owned();
+    let refs = |page: &Value| {
+        page["data"]["target_ref"]
+            .as_str()
+            .expect("a ref")
+            .to_owned()
+    };
     let (row_one, row_two) = (rows(&first), rows(&second));
     assert_ne!(row_one["path"], row_two["path"], "{first:#} {second:#}");
-    let read = |target_ref: &str, row: &Value| {
-        json!({"target_ref": target_ref, "path": row["path"], "line": row["line"], "context_lines": 0})
-    };
+    let read = |target_ref: &str, row: &Value| json!({"target_ref": target_ref, "path": row["path"], "line": row["line"], "context_lines": 0});
 
     // The first page's ref does not hold the second page's row: said as such, not as a change.
     let wrong = call(&server, "read_file", read(&refs(&first), &row_two)).await;
