@@ -24,6 +24,13 @@
 //! - [`read`]: the reader of the wire underneath, for code that holds a `CallToolResult`
 //!   already (`envelope-check` reads results through it).
 //!
+//! The decisions underneath are public, so that a loop of one's own decides the same way:
+//! [`RetryPolicy::decide`] (what follows a failure), [`next_call`] (the page after a page),
+//! [`check_action`] (whether a next action may be sent) and [`read::envelope_value`] (where the
+//! envelope is in a result). The Python kit (`clients/python`) makes the same promises: each is
+//! one case in `clients/cases/`, which this crate's `tests/shared_cases.rs` and the Python kit's
+//! tests both run, listed in `docs/KITS.md`.
+//!
 //! `examples/getting_started.rs` connects over stdio (a child process) or streamable HTTP and
 //! walks the kit; CI runs it as its docs say, against the example server, over both.
 //!

@@ -1,5 +1,6 @@
 //! Generation of `docs/CONTRACT.md`, `docs/CHECKS.md`, `docs/CALL_PATH.md`,
-//! `docs/DIALECTS.md`, `docs/envelope.schema.json` and `docs/dialects/*.schema.json`.
+//! `docs/DIALECTS.md`, `docs/KITS.md`, `docs/envelope.schema.json` and
+//! `docs/dialects/*.schema.json`.
 
 use std::fmt::Write as _;
 
@@ -33,6 +34,7 @@ pub(crate) fn generate(mode: Mode) -> Result<(), String> {
         ("CALL_PATH.md", crate::call_path::markdown(HEADER)),
         ("envelope.schema.json", schema + "\n"),
         ("DIALECTS.md", crate::dialects::markdown(HEADER)),
+        ("KITS.md", crate::kits::markdown(HEADER)?),
     ]
     .map(|(name, contents)| (name.to_owned(), contents))
     .into_iter()

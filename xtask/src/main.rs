@@ -35,6 +35,7 @@ mod dialects;
 mod docs;
 #[cfg(feature = "exact")]
 mod fit;
+mod kits;
 mod real_text;
 #[cfg(feature = "exact")]
 mod token_costs;
