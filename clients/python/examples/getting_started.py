@@ -18,9 +18,9 @@ from __future__ import annotations
 import sys
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
-from envelope_client import EnvelopeClient, EnvelopeClientError
+from envelope_client import EnvelopeClient, EnvelopeClientError, connect
 
 
 def server_from(argv: list[str]) -> str | StdioServerParameters:
@@ -33,7 +33,9 @@ def server_from(argv: list[str]) -> str | StdioServerParameters:
 
 
 async def main(server: str | StdioServerParameters) -> None:
-    async with Client(server) as connection:
+    # `connect` is `mcp.Client` with a server that dies or cannot be reached failing the call
+    # that met it, as a kit error, over HTTP as over stdio.
+    async with connect(server) as connection:
         client = EnvelopeClient(connection)
 
         # One call, retried as the envelope allows. A failed call is an envelope too.

@@ -254,8 +254,9 @@ async def test_a_failed_page_keeps_the_rows_fetched_before_it(faults: Any) -> No
         assert raised.value.resume == resume
 
 
-async def test_a_server_that_dies_mid_walk_keeps_the_rows_fetched(faults: Any) -> None:
-    async with faults() as client:
+async def test_a_server_that_dies_mid_walk_keeps_the_rows_fetched(faults_over: Any) -> None:
+    # Over streamable HTTP as over stdio: the kit's own error, not a cancellation.
+    async with faults_over() as client:
         with pytest.raises(ProtocolError) as raised:
             await client.collect("breaks", {"total": 12, "break_at": 8, "die": True})
         partial = raised.value.partial
@@ -276,8 +277,8 @@ async def test_pages_yields_a_failed_page_and_ends(faults: Any) -> None:
         assert again is not None and again.arguments["continuation"] == "p8"
 
 
-async def test_pages_says_which_call_to_resume_with(faults: Any) -> None:
-    async with faults() as client:
+async def test_pages_says_which_call_to_resume_with(faults_over: Any) -> None:
+    async with faults_over() as client:
         seen = []
         with pytest.raises(ProtocolError) as raised:
             async for page in client.pages("breaks", {"total": 12, "break_at": 8, "die": True}):
@@ -286,6 +287,15 @@ async def test_pages_says_which_call_to_resume_with(faults: Any) -> None:
         assert raised.value.resume is not None
         assert raised.value.resume.arguments["continuation"] == "p8"
         assert raised.value.partial is None
+
+
+async def test_a_dead_server_fails_each_later_call_as_the_kits_error(faults_over: Any) -> None:
+    async with faults_over() as client:
+        with pytest.raises(ProtocolError):
+            await client.collect("breaks", {"total": 12, "break_at": 8, "die": True})
+        # The server is gone: the next call fails at once, typed, and the session closes cleanly.
+        with pytest.raises(ProtocolError):
+            await client.call("numbers", {"total": 3})
 
 
 async def test_the_page_bound_keeps_the_rows_fetched(faults: Any) -> None:

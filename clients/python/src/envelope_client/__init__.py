@@ -50,6 +50,7 @@ from .errors import (
 from .paging import CombinedPage, combine, rows_key, rows_of
 from .plain import PlainResult, is_plain, speaks_envelope
 from .retry import NEVER_RETRIED_CATEGORIES, NOTHING_RAN_CODES, Decision, RetryPolicy, nothing_ran
+from .transport import AnsweringTransport, connect, http_transport
 
 __version__ = "0.1.0"
 
@@ -60,6 +61,7 @@ __all__ = [
     "NEVER_RETRIED_CATEGORIES",
     "ActionArguments",
     "ActionNotFound",
+    "AnsweringTransport",
     "AttachmentNote",
     "BinaryDrift",
     "CombinedPage",
@@ -90,6 +92,8 @@ __all__ = [
     "ToolFailed",
     "ToolNotListed",
     "check_action",
+    "connect",
+    "http_transport",
     "combine",
     "is_plain",
     "is_stale_target",

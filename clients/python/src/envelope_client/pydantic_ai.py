@@ -45,6 +45,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from .client import CONTINUATION, EnvelopeClient
 from .errors import EnvelopeClientError, NotPageable
+from .transport import connect
 
 ARGS_VALIDATOR = SchemaValidator(
     schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
@@ -124,7 +125,7 @@ class EnvelopeToolset(AbstractToolset[Any]):
     async def __aenter__(self) -> EnvelopeToolset:
         if self._server is not None:
             if self._entered == 0:
-                connection = Client(self._server)
+                connection = connect(self._server)
                 await connection.__aenter__()
                 self._connection = connection
                 self._client = EnvelopeClient(connection)
