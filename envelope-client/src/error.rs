@@ -155,6 +155,30 @@ pub enum ClientError {
         /// The page (1-based) whose next-page action repeats.
         page: usize,
     },
+    /// A next page's continuation is longer than
+    /// [`MAX_CONTINUATION_CHARS`](crate::MAX_CONTINUATION_CHARS): a server whose tokens grow
+    /// without bound is refused rather than held. Nothing was sent.
+    #[error("`{tool}` offers a continuation of {chars} characters (page {page}): too long to send")]
+    ContinuationTooLong {
+        /// The paged tool.
+        tool: String,
+        /// The continuation's length.
+        chars: usize,
+        /// The page (1-based) it would have fetched.
+        page: usize,
+    },
+    /// A page starts before the end of the rows already returned: the walk went back.
+    #[error("`{tool}`: page {page} starts at row {offset}, before the {end} rows already returned")]
+    PageWentBack {
+        /// The paged tool.
+        tool: String,
+        /// The page (1-based).
+        page: usize,
+        /// Its `completeness.offset`.
+        offset: usize,
+        /// Where the rows before it ended.
+        end: usize,
+    },
     /// `completeness.total` changed between pages of one paging.
     #[error("`{tool}` changed its total from {first} to {now} on page {page}")]
     TotalChanged {
@@ -165,18 +189,6 @@ pub enum ClientError {
         /// This page's.
         now: usize,
         /// The page (1-based).
-        page: usize,
-    },
-    /// The pages returned more rows than their `completeness.total`.
-    #[error("`{tool}` returned {returned} rows over {page} pages, past its total of {total}")]
-    RowsPastTotal {
-        /// The paged tool.
-        tool: String,
-        /// Rows returned so far.
-        returned: usize,
-        /// The total the pages claim.
-        total: usize,
-        /// The page (1-based) that went past it.
         page: usize,
     },
     /// A target ref stayed stale after re-resolving it once, or the recovery the envelope

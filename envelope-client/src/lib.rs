@@ -73,9 +73,11 @@ mod error;
 mod pages;
 pub mod read;
 mod retry;
+mod walk;
 
 pub use client::{Client, STALE_REF_CODES, check_action};
 pub use error::{ClientError, DecodeError, ReadError};
 pub use pages::{PageLimits, Pages, PagesEnd, next_call};
 pub use read::Answer;
 pub use retry::{NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy};
+pub use walk::{MAX_CONTINUATION_CHARS, WalkGuard};

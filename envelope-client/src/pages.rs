@@ -1,7 +1,6 @@
 //! Paging to the end: the `next-page` action followed exactly as given, the pages checked
 //! against their completeness, a repeated cursor caught.
 
-use std::collections::{BTreeMap, HashSet};
 use std::marker::PhantomData;
 
 use envelope_core::fields::completeness::CONTINUATION;
@@ -13,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::client::{Client, decoded};
 use crate::error::ClientError;
+use crate::walk::WalkGuard;
 
 /// How far [`Client::pages`] follows: it stops before the page that would pass a limit is
 /// asked for, never in the middle of one.
@@ -93,11 +93,9 @@ pub struct Pages<'c, T> {
     /// The arguments of the last call made: what a page's `completeness.continuation` is sent
     /// back with.
     arguments: Map<String, Value>,
-    /// The calls made, canonical (tool and arguments), and the continuations sent.
-    called: HashSet<String>,
-    tokens_sent: HashSet<String>,
-    total: Option<usize>,
-    rows: usize,
+    /// What the walk checks as it goes: loops, a continuation too long, pages that contradict
+    /// the ones before.
+    guard: WalkGuard,
     tokens: u64,
     pages: usize,
     end: Option<PagesEnd>,
@@ -110,7 +108,7 @@ impl<T> std::fmt::Debug for Pages<'_, T> {
             // wire: not the wire, a field of this debug output
             .field("tool", &self.tool)
             .field("pages", &self.pages)
-            .field("rows", &self.rows)
+            .field("rows", &self.guard.rows())
             .field("end", &self.end)
             .finish_non_exhaustive()
     }
@@ -121,9 +119,12 @@ impl Client {
     /// `next-page` action called exactly as given, until a page offers none or a limit of
     /// `limits` is reached. Each call is made as by [`Client::call`].
     ///
-    /// Checked on the way: `completeness.total` is the same on every page that states it, and
-    /// the rows returned never add up past it ([`ClientError::TotalChanged`],
-    /// [`ClientError::RowsPastTotal`]); a next-page action that repeats a call already made, or
+    /// Checked on the way, by a [`WalkGuard`](crate::WalkGuard): `completeness.total` is the
+    /// same on every page that states it ([`ClientError::TotalChanged`]), and no page starts
+    /// before the rows already returned ([`ClientError::PageWentBack`]); a continuation longer
+    /// than [`MAX_CONTINUATION_CHARS`](crate::MAX_CONTINUATION_CHARS) is not sent
+    /// ([`ClientError::ContinuationTooLong`], its call the [`resume`](Pages::resume)); a
+    /// next-page action that repeats a call already made, or
     /// sends a continuation already sent, stops paging with [`ClientError::CursorRepeated`]
     /// (after the page that offered it); a next-page action naming a tool the listing does not
     /// have, or failing its input schema, is refused without calling it. A page that fails
@@ -143,10 +144,7 @@ impl Client {
             pending: None,
             resume: None,
             arguments: Map::new(),
-            called: HashSet::new(),
-            tokens_sent: HashSet::new(),
-            total: None,
-            rows: 0,
+            guard: WalkGuard::new(tool),
             tokens: 0,
             pages: 0,
             end: None,
@@ -176,7 +174,7 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
                 // pages before it cannot be continued.
                 if !matches!(
                     error,
-                    ClientError::TotalChanged { .. } | ClientError::RowsPastTotal { .. }
+                    ClientError::TotalChanged { .. } | ClientError::PageWentBack { .. }
                 ) {
                     self.resume = attempted;
                 }
@@ -216,12 +214,12 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
 
     /// The rows they returned (`completeness.returned`, summed).
     pub fn rows(&self) -> usize {
-        self.rows
+        self.guard.rows()
     }
 
     /// The whole result's cardinality, as the pages state it.
     pub fn total(&self) -> Option<usize> {
-        self.total
+        self.guard.total()
     }
 
     /// The pages as a [`Stream`].
@@ -241,7 +239,7 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
                     Value::Null => Map::new(),
                     _ => return Err(ClientError::ArgumentsNotObject { tool: tool.clone() }),
                 };
-                self.remember(tool, &arguments);
+                self.guard.sending(tool, &arguments)?;
                 self.arguments.clone_from(&arguments);
                 self.client.call_raw_retrying(tool, &arguments).await?
             }
@@ -257,32 +255,7 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
             self.end = Some(PagesEnd::Failed);
             return Ok(envelope);
         }
-        if let Some(completeness) = envelope.completeness() {
-            if let Some(total) = completeness.total() {
-                match self.total {
-                    Some(first) if first != total => {
-                        return Err(ClientError::TotalChanged {
-                            tool: self.tool.clone(),
-                            first,
-                            now: total,
-                            page: self.pages,
-                        });
-                    }
-                    _ => self.total = Some(total),
-                }
-            }
-            self.rows = self.rows.saturating_add(completeness.returned());
-            if let Some(total) = self.total
-                && self.rows > total
-            {
-                return Err(ClientError::RowsPastTotal {
-                    tool: self.tool.clone(),
-                    returned: self.rows,
-                    total,
-                    page: self.pages,
-                });
-            }
-        }
+        self.guard.received(envelope.completeness())?;
         let tokens = envelope.meta().tokens_estimated().unwrap_or(0);
         self.tokens = self.tokens.saturating_add(tokens);
         self.line_up(&envelope);
@@ -300,7 +273,7 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
         let limits = &self.limits;
         let reached = if self.pages >= limits.max_pages {
             Some(PagesEnd::MaxPages)
-        } else if limits.max_rows.is_some_and(|max| self.rows >= max) {
+        } else if limits.max_rows.is_some_and(|max| self.guard.rows() >= max) {
             Some(PagesEnd::MaxRows)
         } else if limits.max_tokens.is_some_and(|max| self.tokens >= max) {
             Some(PagesEnd::MaxTokens)
@@ -312,29 +285,17 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
             self.resume = Some(action.clone());
             return;
         }
-        if self.remember(&action.tool, &action.arguments) {
-            self.next = Some(Next::Action(action.clone()));
-        } else {
-            self.pending = Some(ClientError::CursorRepeated {
-                tool: self.tool.clone(),
-                page: self.pages,
-            });
+        match self.guard.sending(&action.tool, &action.arguments) {
+            Ok(()) => self.next = Some(Next::Action(action.clone())),
+            Err(refused) => {
+                // The call a too-long continuation would make is what resumes, once the server
+                // is fixed; a loop has nothing to resume.
+                if matches!(refused, ClientError::ContinuationTooLong { .. }) {
+                    self.resume = Some(action.clone());
+                }
+                self.pending = Some(refused);
+            }
         }
-    }
-
-    /// Notes the call of `tool` with `arguments`; false when it, or its continuation, was made
-    /// before.
-    fn remember(&mut self, tool: &str, arguments: &Map<String, Value>) -> bool {
-        let call = canonical(&Value::Array(vec![
-            Value::from(tool),
-            Value::Object(arguments.clone()),
-        ]));
-        let fresh_call = self.called.insert(call);
-        let fresh_token = match arguments.get(CONTINUATION).and_then(Value::as_str) {
-            Some(token) => self.tokens_sent.insert(token.to_owned()),
-            None => true,
-        };
-        fresh_call && fresh_token
     }
 }
 
@@ -383,27 +344,4 @@ pub fn next_call<T>(
         "the next page, by the page's own continuation",
     )
     .ok()
-}
-
-/// `value` as text with every object's keys sorted, so equal calls compare equal.
-fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(members) => {
-                let ordered: BTreeMap<&String, Value> = members
-                    .iter()
-                    .map(|(key, member)| (key, sorted(member)))
-                    .collect();
-                Value::Object(
-                    ordered
-                        .into_iter()
-                        .map(|(key, member)| (key.clone(), member))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
 }

@@ -609,8 +609,8 @@ async fn a_changing_total_stops_paging() {
 }
 
 #[tokio::test]
-async fn rows_past_the_total_stop_paging() {
-    // Each page alone is sound; together they return more than they say there are.
+async fn a_page_that_starts_over_stops_paging() {
+    // Each page alone is sound; the second says it starts at the first row again.
     let server = Faulty::spoiled(Faults::default(), |_, result| {
         if let Some(completeness) = result
             .structured_content
@@ -625,18 +625,25 @@ async fn rows_past_the_total_stop_paging() {
     let client = connect(server).await;
     let mut pages = client.pages::<Value>("rows", json!({}), PageLimits::to_the_end());
     pages.next().await.expect("a page").expect("ok");
-    let error = pages.next().await.expect("the error").expect_err("past");
+    let error = pages
+        .next()
+        .await
+        .expect("the error")
+        .expect_err("went back");
     assert!(
         matches!(
             error,
-            ClientError::RowsPastTotal {
-                returned: 20,
-                total: 15,
+            ClientError::PageWentBack {
+                page: 2,
+                offset: 0,
+                end: 10,
                 ..
             }
         ),
         "{error:?}"
     );
+    // A page that contradicts the ones before cannot be continued.
+    assert!(pages.resume().is_none());
 }
 
 #[tokio::test]

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use envelope_client::read::{decode, envelope_value};
 use envelope_client::{
-    NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy, STALE_REF_CODES, check_action, next_call,
+    ClientError, MAX_CONTINUATION_CHARS, NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy,
+    STALE_REF_CODES, WalkGuard, check_action, next_call,
 };
 use envelope_core::paging::{MAX_JOINED_REFS, TARGET_REF_FIELD, TARGET_REF_JOIN};
-use envelope_core::{Envelope, NOT_RUN_CODES, NextAction, ToolError};
+use envelope_core::{Completeness, Envelope, NOT_RUN_CODES, NextAction, ToolError};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
@@ -185,8 +186,8 @@ fn an_action_is_followed_only_as_the_cases_say() {
             (Some("sent"), Ok(())) => {}
             (Some(kind @ ("not_listed" | "arguments")), Err(error)) => {
                 let found = match &error {
-                    envelope_client::ClientError::NotListed { .. } => "not_listed",
-                    envelope_client::ClientError::ActionArguments { .. } => "arguments",
+                    ClientError::NotListed { .. } => "not_listed",
+                    ClientError::ActionArguments { .. } => "arguments",
                     other => panic!("{promise}: {other:?}"),
                 };
                 assert_eq!(found, kind, "{promise}: {error}");
@@ -196,6 +197,60 @@ fn an_action_is_followed_only_as_the_cases_say() {
                 assert!(error.to_string().contains(name), "{promise}: {error}");
             }
             (kind, checked) => panic!("{promise}: expected {kind:?}, checked {checked:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_walk_is_checked_as_the_cases_say() {
+    let file = cases("walk.json");
+    assert_eq!(file["max_continuation_chars"], MAX_CONTINUATION_CHARS);
+    for (promise, case) in each(&file) {
+        let steps = case["steps"].as_array().expect("steps");
+        let mut walk = WalkGuard::new("search");
+        let mut stopped: Option<(usize, ClientError)> = None;
+        for (index, step) in steps.iter().enumerate() {
+            let checked = if let Some(sent) = step.get("send") {
+                let tool = sent["tool"].as_str().expect("a tool");
+                let arguments = match sent["continuation_chars"].as_u64() {
+                    Some(chars) => {
+                        let token = "x".repeat(usize::try_from(chars).expect("small"));
+                        json!({"continuation": token})
+                            .as_object()
+                            .cloned()
+                            .expect("an object")
+                    }
+                    None => sent["arguments"].as_object().cloned().expect("arguments"),
+                };
+                walk.sending(tool, &arguments)
+            } else {
+                let completeness: Option<Completeness> =
+                    serde_json::from_value(step["receive"].clone()).expect(promise);
+                walk.received(completeness.as_ref())
+            };
+            if let Err(error) = checked {
+                stopped = Some((index, error));
+                break;
+            }
+        }
+        let expect = &case["expect"];
+        match (expect["error"].as_str(), stopped) {
+            (None, None) => {}
+            (Some(kind), Some((step, error))) => {
+                let found = match error {
+                    ClientError::CursorRepeated { .. } => "cursor_repeated",
+                    ClientError::ContinuationTooLong { .. } => "continuation_too_long",
+                    ClientError::TotalChanged { .. } => "total_changed",
+                    ClientError::PageWentBack { .. } => "went_back",
+                    ref other => panic!("{promise}: {other:?}"),
+                };
+                assert_eq!(
+                    (found, json!(step)),
+                    (kind, expect["step"].clone()),
+                    "{promise}"
+                );
+            }
+            (kind, stopped) => panic!("{promise}: expected {kind:?}, stopped {stopped:?}"),
         }
     }
 }

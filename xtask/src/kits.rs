@@ -9,11 +9,12 @@ use serde_json::Value;
 use crate::codegen::workspace_root;
 
 /// The case files, in the order the page tells them, with each one's heading.
-const FILES: [(&str, &str); 5] = [
+const FILES: [(&str, &str); 6] = [
     ("read.json", "Reading a result"),
     ("retry.json", "Retrying a failed call"),
     ("next_page.json", "The next page"),
     ("follow.json", "Following a next action"),
+    ("walk.json", "Checking a walk"),
     ("codes.json", "The lists both kits decide by"),
 ];
 

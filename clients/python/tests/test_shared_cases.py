@@ -13,15 +13,22 @@ from mcp_types import CallToolResult, Tool
 
 from envelope_client import paging
 from envelope_client import (
+    MAX_CONTINUATION_CHARS,
     NEVER_RETRIED_CATEGORIES,
     NOTHING_RAN_CODES,
     STALE_REF_CODES,
     ActionArguments,
+    Completeness,
+    ContinuationTooLong,
+    CursorLoop,
     EnvelopeSchemaError,
     NextAction,
     NotAnEnvelope,
+    PageWentBack,
     RetryPolicy,
     ToolNotListed,
+    TotalChanged,
+    WalkGuard,
     check_action,
     next_call,
     parse_envelope,
@@ -131,3 +138,41 @@ def test_an_action_is_followed_only_as_the_cases_say(case: dict[str, Any]) -> No
     with pytest.raises(kind) as raised:
         check_action(tools, action)
     assert expect["names"] in str(raised.value), (case["promise"], str(raised.value))
+
+
+def test_the_walk_bound_is_the_shared_one() -> None:
+    assert load("walk.json")["max_continuation_chars"] == MAX_CONTINUATION_CHARS
+
+
+@pytest.mark.parametrize("case", cases("walk.json"))
+def test_a_walk_is_checked_as_the_cases_say(case: dict[str, Any]) -> None:
+    walk = WalkGuard("search")
+    stopped: tuple[int, Exception] | None = None
+    for index, step in enumerate(case["steps"]):
+        try:
+            if "send" in step:
+                sent = step["send"]
+                chars = sent.get("continuation_chars")
+                arguments = {"continuation": "x" * chars} if chars is not None else sent["arguments"]
+                walk.sending(sent["tool"], arguments)
+            else:
+                received = step["receive"]
+                walk.received(None if received is None else Completeness.model_validate(received))
+        except (CursorLoop, TotalChanged, ContinuationTooLong) as error:
+            stopped = (index, error)
+            break
+    expect = case["expect"]
+    if expect["error"] is None:
+        assert stopped is None, (case["promise"], stopped)
+        return
+    assert stopped is not None, case["promise"]
+    step, error = stopped
+    # `PageWentBack` is a `CursorLoop`: the more specific class is the case's kind.
+    kinds = [
+        (PageWentBack, "went_back"),
+        (CursorLoop, "cursor_repeated"),
+        (TotalChanged, "total_changed"),
+        (ContinuationTooLong, "continuation_too_long"),
+    ]
+    kind = next(name for cls, name in kinds if isinstance(error, cls))
+    assert (kind, step) == (expect["error"], expect["step"]), (case["promise"], error)

@@ -31,6 +31,7 @@ from .envelope import (
 from .errors import (
     ActionArguments,
     ActionNotFound,
+    ContinuationTooLong,
     CursorLoop,
     DeadlineExceeded,
     EnvelopeClientError,
@@ -40,21 +41,29 @@ from .errors import (
     NotPageable,
     NotRetriedUnsafe,
     PageLimitExceeded,
+    PageWentBack,
     ProtocolError,
     RetriesExhausted,
     RetryAfterTooLong,
     StaleTarget,
     ToolFailed,
     ToolNotListed,
+    TotalChanged,
 )
 from .paging import CombinedPage, combine, rows_key, rows_of
 from .plain import PlainResult, is_plain, speaks_envelope
 from .retry import NEVER_RETRIED_CATEGORIES, NOTHING_RAN_CODES, Decision, RetryPolicy, nothing_ran
 from .transport import AnsweringTransport, connect, http_transport
+from .walk import MAX_CONTINUATION_CHARS, WalkGuard
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MAX_CONTINUATION_CHARS",
+    "WalkGuard",
+    "TotalChanged",
+    "PageWentBack",
+    "ContinuationTooLong",
     "SCHEMA_VERSION",
     "STALE_REF_CODES",
     "NOTHING_RAN_CODES",

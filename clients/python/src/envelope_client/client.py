@@ -51,13 +51,13 @@ from .errors import (
     StaleTarget,
     ToolFailed,
     ToolNotListed,
+    TotalChanged,
 )
 from .paging import CombinedPage, combine, estimate_tokens, rows_key, rows_of
 from .plain import PlainResult, is_plain, speaks_envelope
 from .retry import RetryPolicy
+from .walk import CONTINUATION, WalkGuard
 
-# The argument a paging tool declares for its token.
-CONTINUATION = "continuation"
 # The codes of a target ref that was genuine but went stale, which `read` re-resolves once: the
 # contract's table lists one (`STALE_TARGET_SNAPSHOT`: what the ref points into changed, or it
 # does not cover the target named). The Rust kit's `STALE_REF_CODES`, the same list.
@@ -203,55 +203,17 @@ def relocate_hit(arguments: dict[str, Any], recovered: Envelope, ref_arg: str) -
     return moved
 
 
-class _LoopGuard:
-    """What a paging walk has sent: a continuation (or, without one, a whole call) seen twice is
-    a loop, and `max_pages` bounds the walk."""
+def _contradicts(error: EnvelopeClientError) -> bool:
+    """Whether `error` stopped a walk that cannot be continued: a loop, or a page that
+    contradicts the ones before."""
+    return isinstance(error, (CursorLoop, TotalChanged))
 
-    def __init__(self, tool: str, max_pages: int) -> None:
-        self.tool = tool
-        self.max_pages = max_pages
-        self.seen: set[str] = set()
-        self.pages = 0
-        self.last_end: int | None = None
 
-    def sending(self, tool: str, arguments: dict[str, Any]) -> None:
-        token = arguments.get(CONTINUATION)
-        key = f"token:{token}" if isinstance(token, str) else "call:" + json.dumps(
-            [tool, arguments], sort_keys=True, default=str
-        )
-        if key in self.seen:
-            raise CursorLoop(
-                self.tool,
-                self.pages + 1,
-                token if isinstance(token, str) else None,
-                "the server offered a continuation it had already been sent"
-                if isinstance(token, str)
-                else "the server offered the same next-page call again",
-            )
-        if self.pages >= self.max_pages:
-            raise PageLimitExceeded(self.tool, self.max_pages)
-        self.seen.add(key)
-
-    def replaced(self, envelope: Envelope) -> None:
-        """The last page, asked again for fewer rows."""
-        if envelope.completeness is not None:
-            self.last_end = (envelope.completeness.offset or 0) + envelope.completeness.returned
-
-    def received(self, envelope: Envelope) -> None:
-        self.pages += 1
-        completeness = envelope.completeness
-        if completeness is None:
-            return
-        offset = completeness.offset or 0
-        if self.last_end is not None and self.pages > 1 and offset < self.last_end:
-            raise CursorLoop(
-                self.tool,
-                self.pages,
-                None,
-                f"page {self.pages} starts at row {offset + 1}, before the end of the rows "
-                f"already returned ({self.last_end})",
-            )
-        self.last_end = offset + completeness.returned
+def _bounded(guard: WalkGuard, max_pages: int, tool: str, arguments: dict[str, Any]) -> None:
+    """The walk's checks of a call about to be sent, and its page bound."""
+    guard.sending(tool, arguments)
+    if guard.pages >= max_pages:
+        raise PageLimitExceeded(guard.tool, max_pages)
 
 
 class _Walk:
@@ -482,22 +444,24 @@ class EnvelopeClient:
         `next-page` action followed as given (each call retried per the policy). A page that
         fails (`ok: false`, once the policy gives up) is yielded as read and ends the walk, as in
         the Rust kit: its call is the previous page's `next-page` action, to follow again."""
-        guard = _LoopGuard(tool, max_pages or self.max_pages)
+        guard = WalkGuard(tool)
+        bound = max_pages or self.max_pages
         arguments = dict(arguments or {})
         current_tool = tool
         pending: NextAction | None = None
         while True:
             try:
-                guard.sending(current_tool, arguments)
+                _bounded(guard, bound, current_tool, arguments)
                 envelope = await self.call(
                     current_tool,
                     arguments,
                     action_id=None if guard.pages == 0 else "next-page",
                 )
-                guard.received(envelope)
+                guard.received(envelope.completeness)
             except EnvelopeClientError as error:
-                # The pages before were yielded: the call that did not complete resumes.
-                error.resume = pending
+                # The pages before were yielded: the call that did not complete resumes; a loop,
+                # or a page that contradicts the ones before, resumes nothing.
+                error.resume = None if _contradicts(error) else pending
                 raise
             yield envelope
             if not envelope.ok:
@@ -529,7 +493,8 @@ class EnvelopeClient:
         (and `page_size` when given), so the combined page ends on a page boundary and its
         `next-page` action continues exactly after its last row; a cut the walk cannot line up
         so is reported truncated with no `next-page` action."""
-        guard = _LoopGuard(tool, max_pages or self.max_pages)
+        guard = WalkGuard(tool)
+        bound = max_pages or self.max_pages
         listed = await self._listed(tool)
         sized = self.accepts(listed, "limit")
         maximum = self._limit_maximum(listed)
@@ -547,11 +512,14 @@ class EnvelopeClient:
         walk = _Walk()
         try:
             return await self._collect_walk(
-                tool, arguments, walk, guard, sized, sized_args, max_rows, max_tokens, page_size
+                tool, arguments, walk, guard, bound, sized, sized_args, max_rows, max_tokens, page_size
             )
         except EnvelopeClientError as error:
             # What was fetched before the fault is kept: the pages so far, combined, continued
-            # by the call that did not complete.
+            # by the call that did not complete (by none after a loop, or a page that
+            # contradicts the ones before).
+            if _contradicts(error):
+                walk.pending = None
             error.resume = walk.pending
             if walk.pages:
                 try:
@@ -566,7 +534,8 @@ class EnvelopeClient:
         tool: str,
         arguments: dict[str, Any] | None,
         walk: _Walk,
-        guard: _LoopGuard,
+        guard: WalkGuard,
+        bound: int,
         sized: bool,
         sized_args: Callable[[dict[str, Any], int | None], dict[str, Any]],
         max_rows: int | None,
@@ -578,7 +547,7 @@ class EnvelopeClient:
         current_tool = tool
         base_limit = page_size if page_size is not None else (arguments or {}).get("limit")
         arguments = sized_args(dict(arguments or {}), max_rows)
-        guard.sending(current_tool, arguments)
+        _bounded(guard, bound, current_tool, arguments)
         first = await self.call(current_tool, arguments, check=True)
         key = rows_key(first, tool)
         rows = rows_of(first, key)
@@ -589,7 +558,7 @@ class EnvelopeClient:
                 first = await self.call(current_tool, {**arguments, "limit": fit}, check=True)
                 arguments = {**arguments, "limit": fit}
                 rows = rows_of(first, key)
-        guard.received(first)
+        guard.received(first.completeness)
         walk.pages.append(first)
         pages = walk.pages
         count, tokens = len(rows), estimate_tokens(rows)
@@ -622,9 +591,9 @@ class EnvelopeClient:
                 walk.pending = action
                 next_args = sized_args(next_args, None if max_rows is None else max_rows - count)
                 walk.pending = action.model_copy(update={"arguments": next_args})
-                guard.sending(next_tool, next_args)
+                _bounded(guard, bound, next_tool, next_args)
                 page = await self.call(next_tool, next_args, check=True, action_id=action.id)
-                guard.received(page)
+                guard.received(page.completeness)
                 new = rows_of(page, key)
                 new_tokens = estimate_tokens(new)
                 fit = len(new) if max_tokens is None else self._fit(new, tokens, max_tokens)
@@ -639,7 +608,7 @@ class EnvelopeClient:
                         # Ask for the rows that fit, so the page ends where the combined one does.
                         smaller = {**next_args, "limit": fit}
                         page = await self.call(next_tool, smaller, check=True, action_id=action.id)
-                        guard.replaced(page)
+                        guard.replaced(page.completeness)
                         new = rows_of(page, key)
                         if len(new) > fit:
                             keep, reason = count + fit, "budget_limit"

@@ -15,7 +15,11 @@ given up and carries what an agent loop branches on (the tool, the last envelope
   `RetriesExhausted` when attempts ran out, `NotRetriedUnsafe` when only idempotency stopped it.
 - `RetryAfterTooLong`: the server asked to wait past the call's deadline; nothing was slept.
 - `DeadlineExceeded`: the call's deadline passed (waiting or in a call).
-- `CursorLoop`: paging saw a continuation it had sent before, or an offset going back.
+- `CursorLoop`: paging saw a continuation it had sent before; `PageWentBack` when a page starts
+  before the rows already returned.
+- `TotalChanged`: the pages' `completeness.total` changed part-way.
+- `ContinuationTooLong`: a continuation longer than the kit sends (a server whose tokens grow
+  without bound).
 - `PageLimitExceeded`: paging went past the configured page bound.
 - `StaleTarget`: a target ref stayed stale after its one re-resolution, or none was offered.
 - `NotPageable`: rows to combine could not be found in a page.
@@ -195,6 +199,45 @@ class CursorLoop(EnvelopeClientError):
         self.page = page
         self.token = token
         super().__init__(f"`{tool}` paging stopped at page {page}: {why}")
+
+
+class PageWentBack(CursorLoop):
+    """A page starts before the end of the rows already returned (a page without `offset` starts
+    at the first row): the walk went back. The Rust kit's `ClientError::PageWentBack`."""
+
+    def __init__(self, tool: str, page: int, offset: int, end: int) -> None:
+        self.offset = offset
+        self.end = end
+        super().__init__(
+            tool,
+            page,
+            None,
+            f"page {page} starts at row {offset + 1}, before the end of the rows already returned ({end})",
+        )
+
+
+class TotalChanged(EnvelopeClientError):
+    """`completeness.total` changed between the pages of one walk: they no longer describe one
+    result. The Rust kit's `ClientError::TotalChanged`."""
+
+    def __init__(self, tool: str, first: int, now: int, page: int) -> None:
+        self.tool = tool
+        self.first = first
+        self.now = now
+        self.page = page
+        super().__init__(f"`{tool}` changed its total from {first} to {now} on page {page}")
+
+
+class ContinuationTooLong(EnvelopeClientError):
+    """A next page's continuation is longer than `MAX_CONTINUATION_CHARS`: a server whose tokens
+    grow without bound is refused rather than held. Nothing was sent. The Rust kit's
+    `ClientError::ContinuationTooLong`."""
+
+    def __init__(self, tool: str, chars: int, page: int) -> None:
+        self.tool = tool
+        self.chars = chars
+        self.page = page
+        super().__init__(f"`{tool}` offers a continuation of {chars} characters (page {page}): too long to send")
 
 
 class PageLimitExceeded(EnvelopeClientError):
