@@ -228,6 +228,34 @@ def breaks(total: int, break_at: int, limit: int = 4, die: bool = False, continu
 
 
 @server.tool(annotations=READ_ONLY)
+def growing(continuation: str | None = None) -> CallToolResult:
+    """Pages of two, each offering a continuation twice as long as the last: without bound."""
+    log.append("growing")
+    size = len(continuation) if continuation else 0
+    offset = 0 if size == 0 else 2 * (size.bit_length() - 6)
+    token = "g" * max(64, size * 2)
+    return page([offset + 1, offset + 2], offset, 10**6, token, "growing", {})
+
+
+@server.tool(annotations=READ_ONLY)
+def shifting(continuation: str | None = None) -> CallToolResult:
+    """Pages of two whose total grows by one on every page."""
+    log.append("shifting")
+    offset = int(continuation[1:]) if continuation else 0
+    return page([offset + 1, offset + 2], offset, 100 + offset, f"s{offset + 2}", "shifting", {})
+
+
+@server.tool(annotations=READ_ONLY)
+def vanishing(continuation: str | None = None) -> CallToolResult:
+    """Pages of two; after the second, the tool leaves the server's listing."""
+    log.append("vanishing")
+    offset = int(continuation[1:]) if continuation else 0
+    if offset >= 2:
+        server.remove_tool("vanishing")
+    return page([offset + 1, offset + 2], offset, 10, f"v{offset + 2}", "vanishing", {})
+
+
+@server.tool(annotations=READ_ONLY)
 def looping(continuation: str | None = None) -> CallToolResult:
     """Always the same next-page token."""
     log.append("looping")

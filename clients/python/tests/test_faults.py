@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from envelope_client import (
+    MAX_CONTINUATION_CHARS,
     ActionArguments,
     ActionNotFound,
+    ContinuationTooLong,
     CursorLoop,
     DeadlineExceeded,
     EnvelopeClient,
+    EnvelopeClientError,
     EnvelopeSchemaError,
     NotAnEnvelope,
     NotRetriedUnsafe,
@@ -27,6 +30,7 @@ from envelope_client import (
     StaleTarget,
     ToolFailed,
     ToolNotListed,
+    TotalChanged,
     is_plain,
     speaks_envelope,
 )
@@ -296,6 +300,64 @@ async def test_a_dead_server_fails_each_later_call_as_the_kits_error(faults_over
         # The server is gone: the next call fails at once, typed, and the session closes cleanly.
         with pytest.raises(ProtocolError):
             await client.call("numbers", {"total": 3})
+
+
+@pytest.mark.parametrize("break_at", [0, 4, 8])
+async def test_a_kill_at_any_page_keeps_every_row_before_it(faults_over: Any, break_at: int) -> None:
+    # The server dies when asked for the page at `break_at` (the first, a middle one, the last),
+    # over stdio and over streamable HTTP: the kit's own error, the rows before kept.
+    async with faults_over() as client:
+        with pytest.raises(ProtocolError) as raised:
+            await client.collect("breaks", {"total": 12, "break_at": break_at, "die": True})
+    partial = raised.value.partial
+    if break_at == 0:
+        # Nothing was fetched: no partial page, and the caller's own call starts again.
+        assert partial is None and raised.value.resume is None
+    else:
+        assert partial is not None
+        assert [row["n"] for row in partial.rows] == list(range(1, break_at + 1))
+        assert partial.envelope.completeness.truncated and not partial.envelope.completeness.complete
+        assert raised.value.resume is not None
+        assert raised.value.resume.arguments["continuation"] == f"p{break_at}"
+
+
+async def test_a_continuation_that_grows_without_bound_is_refused_rows_kept(faults: Any) -> None:
+    async with faults() as client:
+        with pytest.raises(ContinuationTooLong) as raised:
+            await client.collect("growing", {})
+        assert raised.value.chars > MAX_CONTINUATION_CHARS
+        partial = raised.value.partial
+        assert partial is not None
+        # The first call, then continuations of 64, 128, … 65,536 characters: twelve pages of
+        # two rows, in order.
+        assert [row["n"] for row in partial.rows] == list(range(1, 25))
+        # The page it would have fetched is not sent.
+        assert await calls(client) == ["growing"] * 12
+
+
+async def test_a_total_that_changes_mid_walk_stops_it_rows_kept(faults: Any) -> None:
+    async with faults() as client:
+        with pytest.raises(TotalChanged) as raised:
+            await client.collect("shifting", {})
+        assert (raised.value.first, raised.value.now, raised.value.page) == (100, 102, 2)
+        partial = raised.value.partial
+        assert partial is not None and [row["n"] for row in partial.rows] == [1, 2]
+        # The pages no longer describe one result: nothing continues them.
+        assert raised.value.resume is None and partial.envelope.next_page() is None
+
+
+async def test_a_tool_that_leaves_the_listing_mid_walk_is_a_typed_error_rows_kept(faults: Any) -> None:
+    async with faults() as client:
+        with pytest.raises(EnvelopeClientError) as raised:
+            await client.collect("vanishing", {})
+        partial = raised.value.partial
+        assert partial is not None and [row["n"] for row in partial.rows] == [1, 2, 3, 4]
+        assert raised.value.resume is not None and raised.value.resume.arguments == {"continuation": "v4"}
+        # The server answers the unlisted tool in plain text: no envelope, typed as such, with
+        # the server's own answer kept.
+        assert isinstance(raised.value, NotAnEnvelope) and raised.value.result.is_error
+        # The server refused the third page without running it, and nothing was retried.
+        assert (await calls(client)).count("vanishing") == 2
 
 
 async def test_the_page_bound_keeps_the_rows_fetched(faults: Any) -> None:

@@ -43,9 +43,10 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from .client import CONTINUATION, EnvelopeClient
+from .client import EnvelopeClient
 from .errors import EnvelopeClientError, NotPageable
 from .transport import connect
+from .walk import CONTINUATION
 
 ARGS_VALIDATOR = SchemaValidator(
     schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
