@@ -171,6 +171,15 @@ struct Faulty {
     inner: EnvelopeServer,
     spoil: Arc<Spoil>,
     received: Arc<Mutex<Vec<String>>>,
+    kill: Arc<Mutex<Kill>>,
+}
+
+/// When the server dies: at its `at`-th call (1-based), in the middle of answering it, its
+/// connection cancelled by `token` (set once it serves).
+#[derive(Default)]
+struct Kill {
+    at: Option<usize>,
+    token: Option<rmcp::service::RunningServiceCancellationToken>,
 }
 
 impl Faulty {
@@ -194,7 +203,14 @@ impl Faulty {
             ),
             spoil: Arc::new(spoil),
             received: Arc::default(),
+            kill: Arc::default(),
         }
+    }
+
+    /// The same server, dying in the middle of its `at`-th call.
+    fn dying_at(self, at: usize) -> Self {
+        self.kill.lock().unwrap_or_else(PoisonError::into_inner).at = Some(at);
+        self
     }
 
     /// The tools called, in order.
@@ -227,10 +243,24 @@ impl ServerHandler for Faulty {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
-        self.received
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(tool.clone());
+        let call = {
+            let mut received = self.received.lock().unwrap_or_else(PoisonError::into_inner);
+            received.push(tool.clone());
+            received.len()
+        };
+        let dying = {
+            let mut kill = self.kill.lock().unwrap_or_else(PoisonError::into_inner);
+            if kill.at == Some(call) {
+                kill.token.take()
+            } else {
+                None
+            }
+        };
+        if let Some(token) = dying {
+            // The process dies mid-answer: the connection goes, and no answer ever comes.
+            token.cancel();
+            std::future::pending::<()>().await;
+        }
         if let Some(answer) = plain_answer(&tool) {
             return Ok(answer.into());
         }
@@ -277,8 +307,11 @@ fn plain_answer(tool: &str) -> Option<CallToolResult> {
 /// A client of `server` over an in-memory connection.
 async fn connect(server: Faulty) -> Client {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let kill = Arc::clone(&server.kill);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
+            kill.lock().unwrap_or_else(PoisonError::into_inner).token =
+                Some(running.cancellation_token());
             let _ = running.waiting().await;
         }
     });
@@ -644,6 +677,75 @@ async fn a_page_that_starts_over_stops_paging() {
     );
     // A page that contradicts the ones before cannot be continued.
     assert!(pages.resume().is_none());
+}
+
+#[tokio::test]
+async fn a_server_killed_at_any_page_fails_typed_and_keeps_the_pages_before() {
+    // Thirty rows, ten a page: killed answering the first, the second or the last page.
+    for at in 1..=3 {
+        let server = Faulty::new(Faults::default()).dying_at(at);
+        let client = connect(server).await;
+        let mut pages = client.pages::<Rows>("rows", json!({}), PageLimits::to_the_end());
+        let mut rows = Vec::new();
+        let error = loop {
+            match pages.next().await.expect("a page or the error") {
+                Ok(page) => rows.extend(page.data().expect("rows").rows.clone()),
+                Err(error) => break error,
+            }
+        };
+        assert!(
+            matches!(error, ClientError::Service { .. }),
+            "{at}: {error:?}"
+        );
+        assert_eq!(rows.len(), 10 * (at - 1), "the rows of the pages before");
+        assert_eq!(pages.end(), Some(PagesEnd::Error));
+        // The call that did not complete resumes (the first call is the caller's own).
+        match pages.resume() {
+            None => assert_eq!(at, 1),
+            Some(action) => assert_eq!(action.id, NEXT_PAGE),
+        }
+        assert!(pages.next().await.is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_continuation_that_grows_past_the_bound_is_not_sent() {
+    // The second page's next-page token is one character past what the kit sends.
+    let server = Faulty::spoiled(Faults::default(), |_, result| {
+        let Some(envelope) = result.structured_content.as_mut() else {
+            return;
+        };
+        let second = envelope["completeness"]["offset"] == 10;
+        if let Some(action) = envelope
+            .get_mut("next_actions")
+            .and_then(Value::as_array_mut)
+            .and_then(|actions| actions.iter_mut().find(|action| action["id"] == NEXT_PAGE))
+            && second
+        {
+            action["arguments"]["continuation"] =
+                json!("x".repeat(envelope_client::MAX_CONTINUATION_CHARS + 1));
+        }
+    });
+    let client = connect(server.clone()).await;
+    let mut pages = client.pages::<Rows>("rows", json!({}), PageLimits::to_the_end());
+    pages.next().await.expect("a page").expect("ok");
+    pages.next().await.expect("a page").expect("ok");
+    let error = pages
+        .next()
+        .await
+        .expect("the error")
+        .expect_err("too long");
+    assert!(
+        matches!(error, ClientError::ContinuationTooLong { page: 3, .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        server.received().len(),
+        2,
+        "the third page is not asked for"
+    );
+    // Its call is offered to resume with, once the server is fixed.
+    assert!(pages.resume().is_some());
 }
 
 #[tokio::test]
