@@ -1170,7 +1170,7 @@ async def test_a_target_ref_is_read_by_another_process_until_its_file_changes(
                 assert lineless["error"]["category"] == "validation", lineless
                 assert lineless["error"]["data"]["field"] == "line", lineless
                 result = await reader.call_tool("read_file", {**read, "path": "a/doc-04.txt"})
-                refused(result, tools, "STALE_TARGET_SNAPSHOT", "validation")
+                refused(result, tools, "TARGET_NOT_IN_REF", "validation")
                 bent = with_one_character_changed(ref, len(ref) // 2)
                 result = await reader.call_tool("read_file", {**read, "target_ref": bent})
                 refused(result, tools, "INVALID_TARGET_REF", "validation")
