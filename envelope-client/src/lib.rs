@@ -77,7 +77,9 @@ mod walk;
 
 pub use client::{Client, STALE_REF_CODES, check_action};
 pub use error::{ClientError, DecodeError, ReadError};
-pub use pages::{PageLimits, Pages, PagesEnd, next_call};
+pub use pages::{
+    ActionPlace, NEXT_PAGE_PLACES, PageLimits, Pages, PagesEnd, TOKEN_PLACES, next_call,
+};
 pub use read::Answer;
 pub use retry::{NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy};
 pub use walk::{MAX_CONTINUATION_CHARS, WalkGuard};

@@ -4,6 +4,7 @@
 use std::marker::PhantomData;
 
 use envelope_core::fields::completeness::CONTINUATION;
+use envelope_core::fields::next_action as action;
 use envelope_core::paging::NEXT_PAGE;
 use envelope_core::{Envelope, NextAction, Role};
 use futures_core::Stream;
@@ -258,14 +259,14 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
         self.guard.received(envelope.completeness())?;
         let tokens = envelope.meta().tokens_estimated().unwrap_or(0);
         self.tokens = self.tokens.saturating_add(tokens);
-        self.line_up(&envelope);
+        self.line_up(&raw);
         Ok(envelope)
     }
 
-    /// Lines up the call after `envelope`: its next-page action, unless a limit is reached or
-    /// the action repeats a call already made.
-    fn line_up(&mut self, envelope: &Envelope<T>) {
-        let offered = next_call(&self.tool, &self.arguments, envelope);
+    /// Lines up the call after the page `answer`: its next-page action, unless a limit is
+    /// reached or the action repeats a call already made.
+    fn line_up(&mut self, answer: &Value) {
+        let offered = next_call(&self.tool, &self.arguments, answer);
         let Some(action) = offered.as_ref() else {
             self.end = Some(PagesEnd::Last);
             return;
@@ -299,49 +300,117 @@ impl<'c, T: DeserializeOwned> Pages<'c, T> {
     }
 }
 
-/// The call for the page after `envelope`, which `tool` answered to `arguments`: its
-/// `next-page` action exactly as given (its `limit` included); else, for a page that carries
-/// its token in `completeness.continuation` (where the contract puts a token no next action
-/// carries, and where Frigg's contract always has it), the same call again with only
-/// `continuation` set to it, as both contracts say; `None` on the last page. The kits' shared
-/// cases (`clients/cases/next_page.json`) hold both kits to it.
+/// Where a wire puts a next-page action: the JSON pointer of the list, the `id` that marks
+/// the action (or, where its steps have no id, the argument a page step carries), and the
+/// names of its tool and its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionPlace {
+    /// The JSON pointer of the list of actions.
+    pub pointer: &'static str,
+    /// The `id` of the next-page action, where the wire's actions have ids.
+    pub id: Option<&'static str>,
+    /// The argument only a page step's arguments carry, where they have none.
+    pub carries: Option<&'static str>,
+    /// The name of an action's tool.
+    pub tool: &'static str,
+    /// The name of an action's arguments.
+    pub arguments: &'static str,
+}
+
+/// Where every wire puts the page after a page, tried in order: the envelope's, Frigg's and
+/// tsa's `next_actions` entry `next-page`; cos's, in its diagnostics block `data.meta`;
+/// pincher's `_meta.next_steps` entry whose `args` carry the continuation. The Python kit's
+/// `NEXT_PAGE_PLACES`; `clients/cases/next_page.json` holds both kits to the same table.
+pub const NEXT_PAGE_PLACES: [ActionPlace; 3] = [
+    ActionPlace {
+        pointer: "/next_actions",
+        id: Some(NEXT_PAGE),
+        carries: None,
+        tool: action::TOOL,
+        arguments: action::ARGUMENTS,
+    },
+    ActionPlace {
+        pointer: "/data/meta/next_actions",
+        id: Some(NEXT_PAGE),
+        carries: None,
+        tool: action::TOOL,
+        arguments: action::ARGUMENTS,
+    },
+    ActionPlace {
+        pointer: "/_meta/next_steps",
+        id: None,
+        carries: Some(CONTINUATION),
+        tool: action::TOOL,
+        // wire: pincher's name for a step's arguments
+        arguments: "args",
+    },
+];
+
+/// Where a wire puts a page's token that no action carries (the envelope's place for one, and
+/// where Frigg's contract always has it): the JSON pointers, tried in order after
+/// [`NEXT_PAGE_PLACES`].
+pub const TOKEN_PLACES: [&str; 1] = ["/completeness/continuation"];
+
+/// The call for the page after `answer` (a page's structured content as it came, in any
+/// dialect's wire), which `tool` answered to `arguments`: its next-page action exactly as
+/// given (its `limit` included), found by [`NEXT_PAGE_PLACES`]; else, for a page that carries
+/// its token in one of [`TOKEN_PLACES`], the same call again with only `continuation` set to
+/// it, as both contracts say; `None` on the last page. The kits' shared cases
+/// (`clients/cases/next_page.json`) hold both kits to it.
 ///
 /// ```
 /// use serde_json::{Map, Value, json};
 ///
-/// let page: envelope_core::Envelope<Value> = envelope_client::read::decode(&json!({
+/// let page = json!({
 ///     "ok": true, "verdict": "INFO", "data": {"rows": [1]},
 ///     "completeness": {"unit": "row", "returned": 1, "complete": false, "truncated": true,
 ///                      "truncation_reasons": ["page_limit"], "continuation": "tok-2"},
 ///     "meta": {"request_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "schema_version": 3},
-/// }))?;
+/// });
 /// let asked: Map<String, Value> = json!({"query": "needle"}).as_object().cloned().unwrap_or_default();
 /// let next = envelope_client::next_call("search", &asked, &page).expect("a next page");
 /// assert_eq!(Value::Object(next.arguments), json!({"query": "needle", "continuation": "tok-2"}));
-/// # Ok::<(), envelope_client::DecodeError>(())
 /// ```
-pub fn next_call<T>(
-    tool: &str,
-    arguments: &Map<String, Value>,
-    envelope: &Envelope<T>,
-) -> Option<NextAction> {
-    if let Some(action) = envelope
-        .next_actions()
-        .iter()
-        .find(|action| action.id == NEXT_PAGE)
-    {
-        return Some(action.clone());
+pub fn next_call(tool: &str, arguments: &Map<String, Value>, answer: &Value) -> Option<NextAction> {
+    let next_page = |tool: &str, arguments: Map<String, Value>, reason: &str| {
+        NextAction::new(
+            NEXT_PAGE,
+            Role::BroadenScope,
+            0,
+            tool.to_owned(),
+            Value::Object(arguments),
+            reason,
+        )
+        .ok()
+    };
+    for place in NEXT_PAGE_PLACES {
+        let steps = answer.pointer(place.pointer).and_then(Value::as_array);
+        for step in steps.into_iter().flatten() {
+            let (Some(called), Some(given)) = (
+                step.get(place.tool).and_then(Value::as_str),
+                step.get(place.arguments).and_then(Value::as_object),
+            ) else {
+                continue;
+            };
+            let marked = place
+                .id
+                .is_some_and(|id| step.get(action::ID).and_then(Value::as_str) == Some(id));
+            let carrying = place.carries.is_some_and(|name| given.contains_key(name));
+            if marked || carrying {
+                // wire: pincher's name for a step's reason is `why`
+                let reason = [action::REASON, "why"]
+                    .iter()
+                    .find_map(|name| step.get(*name).and_then(Value::as_str))
+                    .unwrap_or("the next page");
+                return next_page(called, given.clone(), reason);
+            }
+        }
     }
-    let token = envelope.completeness()?.continuation()?;
+    let token = TOKEN_PLACES
+        .iter()
+        .find_map(|pointer| answer.pointer(pointer).and_then(Value::as_str))
+        .filter(|token| !token.is_empty())?;
     let mut arguments = arguments.clone();
     arguments.insert(CONTINUATION.to_owned(), Value::from(token));
-    NextAction::new(
-        NEXT_PAGE,
-        Role::BroadenScope,
-        0,
-        tool.to_owned(),
-        Value::Object(arguments),
-        "the next page, by the page's own continuation",
-    )
-    .ok()
+    next_page(tool, arguments, "the next page")
 }

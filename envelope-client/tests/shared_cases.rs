@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use envelope_client::read::{decode, envelope_value};
 use envelope_client::{
-    ClientError, MAX_CONTINUATION_CHARS, NEVER_RETRIED, NotRetried, RetryDecision, RetryPolicy,
-    STALE_REF_CODES, WalkGuard, check_action, next_call,
+    ClientError, MAX_CONTINUATION_CHARS, NEVER_RETRIED, NEXT_PAGE_PLACES, NotRetried,
+    RetryDecision, RetryPolicy, STALE_REF_CODES, TOKEN_PLACES, WalkGuard, check_action, next_call,
 };
 use envelope_core::paging::{MAX_JOINED_REFS, TARGET_REF_FIELD, TARGET_REF_JOIN};
 use envelope_core::{Completeness, Envelope, NOT_RUN_CODES, NextAction, ToolError};
@@ -161,13 +161,26 @@ fn a_failed_call_is_retried_as_the_cases_say() {
 }
 
 #[test]
+fn the_next_page_places_are_the_shared_table() {
+    let places = &cases("next_page.json")["places"];
+    let listed: Vec<Value> = NEXT_PAGE_PLACES
+        .iter()
+        .map(|place| {
+            json!({"pointer": place.pointer, "id": place.id, "carries": place.carries,
+                   "tool": place.tool, "arguments": place.arguments})
+        })
+        .collect();
+    assert_eq!(places["actions"], json!(listed));
+    assert_eq!(places["tokens"], json!(TOKEN_PLACES));
+}
+
+#[test]
 fn the_next_page_is_found_where_the_cases_say() {
     for (promise, case) in each(&cases("next_page.json")) {
-        let page: Envelope<Value> = decode(&case["page"]).expect(promise);
         let tool = case["tool"].as_str().expect("a tool");
         let arguments: Map<String, Value> =
             case["arguments"].as_object().cloned().expect("arguments");
-        let next = next_call(tool, &arguments, &page)
+        let next = next_call(tool, &arguments, &case["page"])
             .map(|action| json!({"tool": action.tool, "arguments": action.arguments}));
         assert_eq!(next.unwrap_or(Value::Null), case["expect"], "{promise}");
     }

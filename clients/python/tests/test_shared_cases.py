@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult, Tool
 
-from envelope_client import paging
+from envelope_client import client, paging
 from envelope_client import (
     MAX_CONTINUATION_CHARS,
     NEVER_RETRIED_CATEGORIES,
@@ -118,10 +118,18 @@ def test_a_failed_call_is_retried_as_the_cases_say(case: dict[str, Any]) -> None
         assert decision.why == expect["why"], case["promise"]
 
 
+def test_the_next_page_places_are_the_shared_table() -> None:
+    places = load("next_page.json")["places"]
+    actions = [
+        (place["pointer"], place["id"], place["carries"], place["tool"], place["arguments"]) for place in places["actions"]
+    ]
+    assert tuple(actions) == client.NEXT_PAGE_PLACES
+    assert tuple(places["tokens"]) == client.TOKEN_PLACES
+
+
 @pytest.mark.parametrize("case", cases("next_page.json"))
 def test_the_next_page_is_found_where_the_cases_say(case: dict[str, Any]) -> None:
-    page = parse_envelope(case["page"])
-    action = next_call(page, case["tool"], case["arguments"])
+    action = next_call(case["page"], case["tool"], case["arguments"])
     found = None if action is None else {"tool": action.tool, "arguments": action.arguments}
     assert found == case["expect"], case["promise"]
 

@@ -123,21 +123,61 @@ def check_action(tools: dict[str, Tool], action: NextAction) -> None:
         raise ActionArguments(action.id, action.tool, f"/{where}: {error.message}")
 
 
-def next_call(envelope: Envelope, tool: str, arguments: dict[str, Any]) -> NextAction | None:
-    """The call for the page after `envelope` (answered to `tool(arguments)`): its `next-page`
-    action exactly as given (its `limit` included); else a token in `completeness.continuation`
-    (where a token no action carries goes, and where Frigg's contract always puts it) sent back
-    with the last call otherwise unchanged; None on the last page. The Rust kit's `next_call`,
-    held to the same shared cases (`clients/cases/next_page.json`)."""
-    action = envelope.next_page()
-    if action is not None:
-        return action
-    token = envelope.completeness.continuation if envelope.completeness else None
-    if token:
-        again = {**arguments, CONTINUATION: token}
-        return NextAction.model_validate(
-            {"id": "next-page", "role": "broaden_scope", "tool": tool, "arguments": again, "reason": "next page"}
-        )
+# Where each wire puts the page after a page, tried in order: the places of a next-page action
+# (a JSON pointer to the list, the `id` that marks it, or, where steps have no id, the argument a
+# page step carries, and the names of its tool and arguments), then the places of a bare token.
+# The Rust kit's `NEXT_PAGE_PLACES` and `TOKEN_PLACES`; `clients/cases/next_page.json` holds
+# both kits to the same table.
+NEXT_PAGE_PLACES: tuple[tuple[str, str | None, str | None, str, str], ...] = (
+    # envelope, Frigg and tsa: a `next_actions` entry with the id `next-page`
+    ("/next_actions", "next-page", None, "tool", "arguments"),
+    # cos: the same action, in the diagnostics block
+    ("/data/meta/next_actions", "next-page", None, "tool", "arguments"),
+    # pincher: the `next_steps` entry whose `args` carry the continuation
+    ("/_meta/next_steps", None, CONTINUATION, "tool", "args"),
+)
+TOKEN_PLACES: tuple[str, ...] = ("/completeness/continuation",)
+
+
+def _at(value: Any, pointer: str) -> Any:
+    for part in pointer.strip("/").split("/"):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def next_call(answer: Envelope | dict[str, Any], tool: str, arguments: dict[str, Any]) -> NextAction | None:
+    """The call for the page after `answer` (answered to `tool(arguments)`), in any dialect's
+    wire (an `Envelope`, or an answer's structured content as it came): its next-page action
+    exactly as given (its `limit` included), found by `NEXT_PAGE_PLACES`; else a token in one of
+    `TOKEN_PLACES` (where a token no action carries goes, and where Frigg's contract always puts
+    it) sent back with the last call otherwise unchanged; None on the last page. The Rust kit's
+    `next_call`, held to the same shared cases (`clients/cases/next_page.json`)."""
+    wire = answer.wire() if isinstance(answer, Envelope) else answer
+    for pointer, action_id, carries, tool_name, arguments_name in NEXT_PAGE_PLACES:
+        steps = _at(wire, pointer)
+        for step in steps if isinstance(steps, list) else []:
+            if not isinstance(step, dict):
+                continue
+            given = step.get(arguments_name)
+            called = step.get(tool_name)
+            if not isinstance(given, dict) or not isinstance(called, str) or not called:
+                continue
+            if (action_id is not None and step.get("id") == action_id) or (
+                carries is not None and carries in given
+            ):
+                reason = step.get("reason") or step.get("why") or "the next page"
+                return NextAction.model_validate(
+                    {"id": "next-page", "role": "broaden_scope", "tool": called, "arguments": given, "reason": reason}
+                )
+    for pointer in TOKEN_PLACES:
+        token = _at(wire, pointer)
+        if isinstance(token, str) and token:
+            again = {**arguments, CONTINUATION: token}
+            return NextAction.model_validate(
+                {"id": "next-page", "role": "broaden_scope", "tool": tool, "arguments": again, "reason": "the next page"}
+            )
     return None
 
 
