@@ -175,3 +175,18 @@ pub use tokio_util::sync::CancellationToken;
 
 /// The request-id header: read on every call over HTTP, and echoed.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// The log filter (`tracing_subscriber::EnvFilter` syntax) a server on this crate logs with
+/// by default: `info`, with rmcp at `warn`. rmcp logs its session lifecycle at `info` in its
+/// own code ("Service initialized", "input stream terminated", "serve finished"), which over
+/// stateless HTTP is three lines a call; at `warn` a call logs nothing unless something is
+/// wrong. The per-call `tool_call` span stays for any filter that asks for it
+/// (`envelope_mcp=info` or finer, with span events, or an exporter).
+///
+/// With `tracing-subscriber`, as the example server sets it up:
+///
+/// ```text
+/// let filter = EnvFilter::try_from_default_env()
+///     .unwrap_or_else(|_| EnvFilter::new(envelope_mcp::DEFAULT_LOG_FILTER));
+/// ```
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";

@@ -18,7 +18,8 @@
 //! and, on Unix, readable only by you): the `next-page` action one `call` prints then works
 //! pasted into the next `call`, and a restarted server still opens the tokens it gave out.
 //!
-//! Logs go to stderr, filtered by `RUST_LOG` (default `info`), as text or, with
+//! Logs go to stderr, filtered by `RUST_LOG` (default `info,rmcp=warn`: a call logs nothing
+//! unless something is wrong), as text or, with
 //! `--log-format json`, one JSON object a line; on stdio, stdout carries only the protocol.
 
 use std::net::SocketAddr;
@@ -56,7 +57,7 @@ const KEY_VAR: &str = "WORKSPACE_SERVER_CONTINUATION_KEY";
 /// Serve one directory tree over MCP, every answer an envelope.
 ///
 /// Without a command, serves over stdio (or streamable HTTP with `--http`). Logs go to stderr,
-/// filtered by `RUST_LOG` (default `info`); on stdio, stdout carries only the protocol.
+/// filtered by `RUST_LOG` (default `info,rmcp=warn`); on stdio, stdout carries only the protocol.
 #[derive(Debug, Parser)]
 #[command(name = "workspace_server", version)]
 struct Options {
@@ -789,7 +790,8 @@ impl Drop for Logging {
     }
 }
 
-/// Logs to stderr as `options` say, filtered by `RUST_LOG` (default `info`); a tool's own lines
+/// Logs to stderr as `options` say, filtered by `RUST_LOG` (default
+/// [`envelope_mcp::DEFAULT_LOG_FILTER`]: `info`, rmcp at `warn`); a tool's own lines
 /// carry its call's span: `request_id`, `tool`, `tier` and the rest. With `--otlp-endpoint`,
 /// the spans are exported too.
 fn init_logging(options: &Options) -> Result<Logging, String> {
@@ -797,7 +799,8 @@ fn init_logging(options: &Options) -> Result<Logging, String> {
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::{EnvFilter, Registry};
 
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(envelope_mcp::DEFAULT_LOG_FILTER));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let logs: Box<dyn Layer<Registry> + Send + Sync> = match options.log_format {
         LogFormat::Text => logs.boxed(),
