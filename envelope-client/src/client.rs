@@ -463,8 +463,6 @@ fn stale(envelope: &Envelope<Value>) -> Option<(String, ToolError)> {
         .then(|| (code.to_owned(), error.clone()))
 }
 
-/// The fresh target ref a recovery answered: its `data.target_ref`, else the `target_ref`
-/// argument of one of its next actions.
 /// Moves the hit `arguments` read to where `recovered`'s rows have it: see [`Client::read`].
 fn relocate(arguments: &mut Map<String, Value>, recovered: &Envelope<Value>) {
     let rows = page_rows(recovered);
@@ -532,6 +530,8 @@ fn page_rows(page: &Envelope<Value>) -> Vec<&Map<String, Value>> {
     }
 }
 
+/// The fresh target ref a recovery answered: its `data.target_ref`, else the `target_ref`
+/// argument of one of its next actions.
 fn fresh_ref(recovered: &Envelope<Value>) -> Option<String> {
     let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
     text(recovered.data().and_then(|data| data.get(TARGET_REF_FIELD))).or_else(|| {

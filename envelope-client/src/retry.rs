@@ -61,12 +61,6 @@ impl RetryPolicy {
         }
     }
 
-    /// Whether `error` lets the same call be made again, for a tool that may run twice
-    /// (`idempotent`) or not.
-    pub fn may_retry(&self, error: &ToolError, idempotent: bool) -> bool {
-        retryable(error) && (idempotent || error.did_not_run())
-    }
-
     /// What follows the failed attempt `attempt` (1-based) that answered `error`, for a tool
     /// that may run twice (`idempotent`) or not, with `remaining` left of the deadline: the
     /// one decision [`Client::call`](crate::Client::call) makes after each failure, and the
@@ -228,18 +222,22 @@ mod tests {
     #[test]
     fn the_envelope_and_the_listing_decide() {
         let policy = RetryPolicy::default();
+        // Whether a first failure is sent again, the deadline far off.
+        let may_retry = |error: &ToolError, idempotent: bool| {
+            matches!(
+                policy.decide(error, idempotent, 1, Duration::from_secs(60)),
+                RetryDecision::Retry(_)
+            )
+        };
         let transient = ToolError::transient("flaky");
-        assert!(policy.may_retry(&transient, true));
-        assert!(!policy.may_retry(&transient, false), "not idempotent");
+        assert!(may_retry(&transient, true));
+        assert!(!may_retry(&transient, false), "not idempotent");
         let said = ToolError::transient("queued").with_data(serde_json::json!({"ran": false}));
-        assert!(policy.may_retry(&said, false), "the body never ran");
-        assert!(!policy.may_retry(&ToolError::validation("bad"), true));
+        assert!(may_retry(&said, false), "the body never ran");
+        assert!(!may_retry(&ToolError::validation("bad"), true));
         let odd = ToolError::validation("bad").with_retryable(true);
-        assert!(
-            !policy.may_retry(&odd, true),
-            "the same arguments fail again"
-        );
+        assert!(!may_retry(&odd, true), "the same arguments fail again");
         let no = ToolError::transient("gave up").with_retryable(false);
-        assert!(!policy.may_retry(&no, true));
+        assert!(!may_retry(&no, true));
     }
 }

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use envelope_core::Completeness;
 use envelope_core::fields::completeness::CONTINUATION;
+use envelope_core::{Completeness, canonical_json};
 use serde_json::{Map, Value};
 
 use crate::error::ClientError;
@@ -76,7 +76,7 @@ impl WalkGuard {
                 page: self.pages + 1,
             });
         }
-        let call = digest(&canonical(&Value::Array(vec![
+        let call = digest(&canonical_json(&Value::Array(vec![
             Value::from(tool),
             Value::Object(arguments.clone()),
         ])));
@@ -152,24 +152,4 @@ fn digest(text: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     text.hash(&mut hasher);
     hasher.finish()
-}
-
-/// `value` as text with every object's keys sorted, so equal calls compare equal.
-fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(members) => {
-                let mut keys: Vec<&String> = members.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|key| (key.clone(), sorted(&members[key])))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
 }

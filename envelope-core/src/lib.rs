@@ -68,6 +68,7 @@ mod attachment;
 mod bounded;
 mod caller;
 mod canonical;
+pub use canonical::canonical_json;
 mod capability;
 mod client;
 mod completeness;

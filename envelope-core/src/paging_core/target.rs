@@ -375,24 +375,15 @@ impl Continuations {
         binding: &TargetBinding<'_>,
         field: &str,
     ) -> Result<OpenedTarget, ToolError> {
-        if token.len() > MAX_JOINED_REF_CHARS
-            || token.split(TARGET_REF_JOIN).count() > MAX_JOINED_REFS
-        {
-            return Err(mispasted(field, Sealed::TargetRef, None));
-        }
-        let mut joined: Option<OpenedTarget> = None;
-        for part in token.split(TARGET_REF_JOIN) {
+        let mut parts =
+            joined_parts(token).ok_or_else(|| mispasted(field, Sealed::TargetRef, None))?;
+        let mut joined = self.open_one_target(parts.next().unwrap_or_default(), binding, field)?;
+        for part in parts {
             let opened = self.open_one_target(part, binding, field)?;
-            joined = Some(match joined {
-                None => opened,
-                Some(mut all) => {
-                    all.expired |= opened.expired;
-                    all.parts.extend(opened.parts);
-                    all
-                }
-            });
+            joined.expired |= opened.expired;
+            joined.parts.extend(opened.parts);
         }
-        joined.ok_or_else(|| mispasted(field, Sealed::TargetRef, None))
+        Ok(joined)
     }
 
     fn open_one_target(
@@ -494,13 +485,7 @@ impl Continuations {
     /// is bound to.
     pub fn recognize(&self, text: &str) -> Option<Sealed> {
         if text.contains(TARGET_REF_JOIN) {
-            if text.len() > MAX_JOINED_REF_CHARS
-                || text.split(TARGET_REF_JOIN).count() > MAX_JOINED_REFS
-            {
-                return None;
-            }
-            return text
-                .split(TARGET_REF_JOIN)
+            return joined_parts(text)?
                 .all(|part| self.recognize(part) == Some(Sealed::TargetRef))
                 .then_some(Sealed::TargetRef);
         }
@@ -549,6 +534,13 @@ fn stale_target(field: &str) -> ToolError {
     ))
     .with_code(STALE_TARGET_SNAPSHOT)
     .with_hint("run the search again for a fresh ref")
+}
+
+/// The refs `text` joins (one for a ref that joins none), or `None` when it is longer, or
+/// joins more, than a joined ref may.
+fn joined_parts(text: &str) -> Option<std::str::Split<'_, char>> {
+    (text.len() <= MAX_JOINED_REF_CHARS && text.split(TARGET_REF_JOIN).count() <= MAX_JOINED_REFS)
+        .then(|| text.split(TARGET_REF_JOIN))
 }
 
 fn not_in_ref(field: &str) -> ToolError {
