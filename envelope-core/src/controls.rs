@@ -139,7 +139,16 @@ impl Controls {
 ///
 /// `continuation` is not among them: a tool that pages declares it in its own arguments, and a
 /// tool that does not page must not advertise it.
-pub(crate) fn controls_properties() -> Map<String, Value> {
+///
+/// Built once: every listing, every schema and the server's instructions (which a stateless
+/// HTTP server states on every request) read the same table.
+pub(crate) fn controls_properties() -> &'static Map<String, Value> {
+    static PROPERTIES: std::sync::LazyLock<Map<String, Value>> =
+        std::sync::LazyLock::new(build_controls_properties);
+    &PROPERTIES
+}
+
+fn build_controls_properties() -> Map<String, Value> {
     fn names<T: Serialize>(values: &[T]) -> Vec<Value> {
         values
             .iter()

@@ -55,6 +55,9 @@ pub struct ToolSpec {
     pub budget: Option<usize>,
     /// Unknown arguments are a `validation` error instead of an `unknown_arg` warning.
     pub strict_args: bool,
+    /// The body runs on tokio's blocking pool (`#[tool(blocking)]`): it holds a thread while it
+    /// works, so a server bounds how many calls of it run at once (the rest wait their turn).
+    pub blocking: bool,
     /// The OAuth scopes a caller's access token must grant, all of them, for the call to run
     /// (RFC 6749 scope-tokens: printable ASCII without spaces, quotes or backslashes); empty
     /// for a tool anyone may call. Listed with the tool; enforced when the transport
@@ -97,6 +100,7 @@ impl ToolSpec {
             module: None,
             budget: None,
             strict_args: false,
+            blocking: false,
             scopes: Cow::Borrowed(&[]),
         }
     }

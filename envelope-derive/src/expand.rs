@@ -271,6 +271,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 module: #module,
                 budget: #budget,
                 strict_args: #strict_args,
+                blocking: #blocking,
                 scopes: ::std::borrow::Cow::Borrowed(&[#(::std::borrow::Cow::Borrowed(#scopes)),*]),
             };
 

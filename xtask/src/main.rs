@@ -36,6 +36,7 @@ mod docs;
 #[cfg(feature = "exact")]
 mod fit;
 mod kits;
+mod load_bench;
 mod real_text;
 #[cfg(feature = "exact")]
 mod token_costs;
@@ -47,7 +48,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
-     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -73,6 +74,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         return match ci_times::generate(cold.as_ref(), warm.as_ref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // The load bench beside plain rmcp, whose `--write` regenerates the README's tables.
+    if *command == "load-bench" {
+        return match load_bench::run(rest) {
             Ok(()) => ExitCode::SUCCESS,
             Err(problem) => {
                 eprintln!("error: {problem}");

@@ -100,7 +100,9 @@ fn controls_added(mut schema: Value) -> Schema {
     match schema.get_mut("properties").and_then(Value::as_object_mut) {
         Some(properties) => {
             for (key, value) in controls {
-                properties.entry(key).or_insert(value);
+                properties
+                    .entry(key.clone())
+                    .or_insert_with(|| value.clone());
             }
         }
         None => {
@@ -111,7 +113,7 @@ fn controls_added(mut schema: Value) -> Schema {
             let mut wrapper = json!({
                 "type": "object",
                 "allOf": [inner],
-                "properties": controls,
+                "properties": controls.clone(),
             });
             if let Some(defs) = defs {
                 wrapper["$defs"] = defs;

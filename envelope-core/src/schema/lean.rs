@@ -197,6 +197,12 @@ fn reached_definitions(schema: &Value, defs: &Map<String, Value>) -> BTreeSet<St
 /// instructions: the shaping controls, with the values each takes, from the same table the
 /// full listing lists them from.
 pub fn controls_instructions() -> String {
+    // Said once: a stateless HTTP server states its instructions on every request.
+    static SAID: std::sync::LazyLock<String> = std::sync::LazyLock::new(say_controls);
+    SAID.clone()
+}
+
+fn say_controls() -> String {
     let mut said = String::from("Every tool also accepts these arguments:");
     for (name, property) in controls_properties() {
         let description = property

@@ -103,6 +103,12 @@ pub(crate) async fn accept_loop(
                 }
             },
         };
+        // An answer goes out in more than one write (an event stream's priming event, then
+        // the result; a large body a piece at a time): without this, Nagle's algorithm holds
+        // the second write until the client's delayed acknowledgement, 40 ms later.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY could not be set on a connection");
+        }
         match connections.open() {
             Some(place) => {
                 let running = open.begin();

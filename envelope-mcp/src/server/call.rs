@@ -89,10 +89,20 @@ impl EnvelopeServer {
         let ctx = call.ctx.clone();
         let request_id = *ctx.request_id();
         let tool = &call.chosen.tool;
-        let Some(limit) = self.inner.config.call_timeout else {
-            return tool.call(arguments, ctx).await;
+        let turns = call.chosen.served.turns.get(&tool.spec().name);
+        let work = async {
+            // A blocking tool's turn first: waiting for it counts against the deadline. The
+            // semaphore is never closed, so a turn always comes.
+            let _turn = match turns {
+                Some(turns) => turns.acquire().await.ok(),
+                None => None,
+            };
+            tool.call(arguments, ctx).await
         };
-        match tokio::time::timeout(limit, tool.call(arguments, ctx)).await {
+        let Some(limit) = self.inner.config.call_timeout else {
+            return work.await;
+        };
+        match tokio::time::timeout(limit, work).await {
             Ok(output) => output,
             Err(_) => {
                 call.stop.deadline_passed.store(true, Ordering::Relaxed);

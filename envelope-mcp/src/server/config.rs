@@ -110,6 +110,7 @@ pub struct EnvelopeConfig {
     pub(super) meta_prefix: String,
     pub(super) index: Option<IndexProbe>,
     pub(super) call_timeout: Option<Duration>,
+    pub(super) blocking_calls_per_tool: Option<usize>,
     pub(super) max_request_bytes: usize,
     pub(super) max_sessions: usize,
     pub(super) session_idle_timeout: Duration,
@@ -145,6 +146,7 @@ impl std::fmt::Debug for EnvelopeConfig {
             .field("meta_prefix", &self.meta_prefix)
             .field("reports_index", &self.index.is_some())
             .field("call_timeout", &self.call_timeout)
+            .field("blocking_calls_per_tool", &self.blocking_calls_per_tool)
             .field("max_request_bytes", &self.max_request_bytes)
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
@@ -170,6 +172,7 @@ impl EnvelopeConfig {
             meta_prefix: META_PREFIX.to_owned(),
             index: None,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            blocking_calls_per_tool: Some(default_blocking_calls_per_tool()),
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -217,6 +220,29 @@ impl EnvelopeConfig {
     #[must_use]
     pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// How many calls of one blocking tool (`#[tool(blocking)]`, whose body holds a thread of
+    /// tokio's blocking pool while it works) run at once; the rest wait their turn, in order,
+    /// their wait counted against the call timeout. `None` for no limit.
+    ///
+    /// The default, [`default_blocking_calls_per_tool`] (twice the cores this process may run
+    /// on), keeps a flood of heavy calls from starving everything else: without it, a few dozen
+    /// concurrent searches each hold a thread, and another caller's small call waits for a
+    /// share of the cores behind all of them. Each tool has its own turns, so the flood queues
+    /// behind itself while other tools' calls run at once. Tools that are not blocking (async
+    /// bodies, which yield while they wait) are not limited.
+    ///
+    /// ```
+    /// use envelope_mcp::EnvelopeConfig;
+    ///
+    /// // Searches that mostly wait on a network disk can run more at once.
+    /// let config = EnvelopeConfig::new("search", "1.0.0").with_blocking_calls_per_tool(Some(32));
+    /// ```
+    #[must_use]
+    pub fn with_blocking_calls_per_tool(mut self, calls: Option<usize>) -> Self {
+        self.blocking_calls_per_tool = calls.map(|calls| calls.max(1));
         self
     }
 
@@ -417,4 +443,12 @@ impl EnvelopeConfig {
         Arc::make_mut(&mut self.states).insert(state);
         self
     }
+}
+
+/// The default of [`EnvelopeConfig::with_blocking_calls_per_tool`]: twice the cores this
+/// process may run on (its CPU affinity, as `std::thread::available_parallelism` reads it).
+/// Twice, so that a short blocking call's hand-off to the blocking pool and back overlaps with
+/// another's work, and a call that waits on a disk does not idle a core.
+pub fn default_blocking_calls_per_tool() -> usize {
+    2 * std::thread::available_parallelism().map_or(1, usize::from)
 }

@@ -259,7 +259,10 @@ impl ServerHandler for EnvelopeServer {
             input_responses: request.input_responses,
             request_state: request.request_state,
         };
-        self.answer_call(tool, request.arguments.unwrap_or_default(), asked, context)
+        // Boxed: rmcp spawns a task a request whose future holds this one, and a call's
+        // future is kilobytes, which a task would allocate (cache-aligned) and copy on each
+        // spawn; a box is one plain allocation, moved as a pointer.
+        Box::pin(self.answer_call(tool, request.arguments.unwrap_or_default(), asked, context))
             .await
     }
 

@@ -29,7 +29,7 @@ mod stop;
 pub use client::DEFAULT_LOG_LEVEL;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX,
+    DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX, default_blocking_calls_per_tool,
 };
 #[cfg(feature = "rest")]
 pub(crate) use door::CallExtras;
@@ -283,6 +283,7 @@ fn work_out(tools: Toolset, config: &EnvelopeConfig, keys: &MetaKeys) -> served:
                 .as_deref()
                 .is_none_or(|module| !config.disabled_modules.contains(module))
         },
+        config.blocking_calls_per_tool,
     )
 }
 

@@ -24,6 +24,11 @@ pub(crate) struct Served {
     /// The argument names each tool declares, the controls aside (`None`: its schema cannot
     /// list them): the door splits a call's controls from its arguments by them.
     pub(crate) declared: BTreeMap<SpecText, Option<Vec<String>>>,
+    /// Each blocking tool's turns: how many of its calls may run at once, the rest waiting
+    /// (see [`EnvelopeConfig::with_blocking_calls_per_tool`](crate::EnvelopeConfig::with_blocking_calls_per_tool)).
+    /// A tool of its own, so that a flood of one tool's calls queues behind itself and not in
+    /// front of another tool's.
+    pub(crate) turns: BTreeMap<SpecText, Arc<tokio::sync::Semaphore>>,
 }
 
 /// A tool as a call chose it, with the table it was chosen from: the call reads that table
@@ -41,6 +46,7 @@ impl Served {
         tools: Toolset,
         list: impl Fn(&dyn Tool) -> rmcp::model::Tool,
         runnable: impl Fn(&ToolSpec) -> bool,
+        blocking_calls: Option<usize>,
     ) -> Served {
         let listing = tools.iter().map(list).collect();
         let inputs = tools
@@ -52,11 +58,24 @@ impl Served {
             .iter()
             .map(|tool| (tool.spec().name.clone(), tool.declared_arguments()))
             .collect();
+        let turns = match blocking_calls {
+            Some(calls) => tools
+                .iter()
+                .map(|tool| tool.spec())
+                .filter(|spec| spec.blocking)
+                .map(|spec| {
+                    let turns = tokio::sync::Semaphore::new(calls.max(1));
+                    (spec.name.clone(), Arc::new(turns))
+                })
+                .collect(),
+            None => BTreeMap::new(),
+        };
         Served {
             tools,
             listing,
             inputs,
             declared,
+            turns,
         }
     }
 

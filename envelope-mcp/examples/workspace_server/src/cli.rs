@@ -97,6 +97,12 @@ struct Options {
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     call_timeout: u64,
 
+    /// How many calls of one tool run at once (every tool here works on the blocking pool);
+    /// the rest wait their turn, each tool's in its own line. 0 for no limit. Default: twice
+    /// the cores this process may run on.
+    #[arg(long, value_name = "N")]
+    blocking_calls_per_tool: Option<usize>,
+
     /// The largest request read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = envelope_mcp::DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: usize,
@@ -648,6 +654,11 @@ async fn run(options: Options) -> ExitCode {
     let root = workspace.root().display().to_string();
     let limits = crate::server::Limits {
         call_timeout: some_seconds(options.call_timeout),
+        blocking_calls_per_tool: match options.blocking_calls_per_tool {
+            None => Some(envelope_mcp::default_blocking_calls_per_tool()),
+            Some(0) => None,
+            Some(calls) => Some(calls),
+        },
         max_request_bytes: options.max_request_bytes,
         listing: if options.full_listing {
             envelope_mcp::Listing::Full

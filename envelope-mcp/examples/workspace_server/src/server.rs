@@ -24,6 +24,9 @@ overview. Every answer is an envelope: branch on `ok`, `verdict`, `completeness`
 pub struct Limits {
     /// How long a call may run before it answers `deadline_exceeded`; `None` for no limit.
     pub call_timeout: Option<std::time::Duration>,
+    /// How many calls of one blocking tool run at once (`--blocking-calls-per-tool`); `None`
+    /// for no limit.
+    pub blocking_calls_per_tool: Option<usize>,
     /// The largest request read, in bytes.
     pub max_request_bytes: usize,
     /// How much of each tool `tools/list` spells out.
@@ -39,6 +42,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             call_timeout: Some(envelope_mcp::DEFAULT_CALL_TIMEOUT),
+            blocking_calls_per_tool: Some(envelope_mcp::default_blocking_calls_per_tool()),
             max_request_bytes: envelope_mcp::DEFAULT_MAX_REQUEST_BYTES,
             listing: Listing::Lean,
             dialect: envelope_core::Dialect::Envelope,
@@ -73,6 +77,7 @@ pub fn server_with(
         .with_continuations(continuations)
         .with_state(Arc::new(workspace))
         .with_call_timeout(limits.call_timeout)
+        .with_blocking_calls_per_tool(limits.blocking_calls_per_tool)
         .with_max_request_bytes(limits.max_request_bytes)
         .with_listing(limits.listing)
         .with_dialect(limits.dialect)

@@ -4,8 +4,20 @@
 //! same walk over both).
 //!
 //! ```text
-//! plain_workspace_server --root DIR      serve DIR over stdio
+//! plain_workspace_server --root DIR                        serve DIR over stdio
+//! plain_workspace_server --root DIR --http ADDR [--stateless] [--json-response]
+//!                                                          serve streamable HTTP at ADDR/mcp
+//! plain_workspace_server --root DIR --http ADDR --bare     a bare axum handler at ADDR/mcp
 //! ```
+//!
+//! Over HTTP it is what a plain rmcp server on axum is: rmcp's `StreamableHttpService` nested
+//! at `/mcp`, served by `axum::serve` (HTTP/1.1, and HTTP/2 over cleartext with prior
+//! knowledge), sessions in rmcp's `LocalSessionManager` unless `--stateless`. It is the
+//! baseline the load bench (`cargo xtask load-bench`) measures the envelope server against.
+//! `--bare` answers `tools/call` of `read_file` with no MCP machinery at all: an axum handler
+//! that reads the JSON-RPC request, reads the lines and writes the same JSON-RPC result the
+//! plain tool gives, the limit of what an HTTP server on this stack can do (reported, not a
+//! target).
 //!
 //! Written as an rmcp server usually is, with rmcp's own `#[tool_router]` and `#[tool]`, and
 //! nothing of envelope's: each tool answers one text content of compact JSON and no
@@ -26,7 +38,9 @@
 //! UTF-8; it honours no `.gitignore`.
 
 use std::fs;
+use std::net::SocketAddr;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Parser;
 use rmcp::handler::server::wrapper::Parameters;
@@ -43,6 +57,26 @@ struct Options {
     /// The directory to serve.
     #[arg(long, value_name = "DIR", default_value = ".")]
     root: PathBuf,
+
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+
+    /// Over HTTP, keep no sessions: every POST is answered on its own.
+    #[arg(long, requires = "http")]
+    stateless: bool,
+
+    /// Over HTTP, answer a POST with a JSON body rather than an event stream.
+    #[arg(long, requires = "http")]
+    json_response: bool,
+
+    /// Over HTTP, refuse a request body over N bytes (rmcp's own default is 4 MiB).
+    #[arg(long, value_name = "N", requires = "http")]
+    max_request_bytes: Option<usize>,
+
+    /// Over HTTP, a bare axum handler answering `read_file` calls, without rmcp.
+    #[arg(long, requires = "http", conflicts_with_all = ["stateless", "json_response"])]
+    bare: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -228,13 +262,131 @@ fn to_json(value: &impl Serialize) -> Result<String, String> {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> std::process::ExitCode {
     let options = Options::parse();
-    let server = PlainWorkspace { root: options.root };
-    // rmcp's stream transport over the process's own standard input and output.
-    let running = server
-        .serve((tokio::io::stdin(), tokio::io::stdout()))
-        .await
-        .expect("the MCP handshake over stdio");
-    running.waiting().await.expect("the server task");
+    let server = PlainWorkspace {
+        root: options.root.clone(),
+    };
+    let Some(addr) = options.http else {
+        // rmcp's stream transport over the process's own standard input and output.
+        let running = server
+            .serve((tokio::io::stdin(), tokio::io::stdout()))
+            .await
+            .expect("the MCP handshake over stdio");
+        running.waiting().await.expect("the server task");
+        return std::process::ExitCode::SUCCESS;
+    };
+    let router = if options.bare {
+        bare::router(server)
+    } else {
+        streamable_http(server, &options)
+    };
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("plain_workspace_server: cannot listen on {addr}: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match axum::serve(listener, router).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("plain_workspace_server: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// rmcp's streamable HTTP service at `/mcp`, configured from the command line and otherwise
+/// left at rmcp's defaults, as a plain server mounts it.
+fn streamable_http(server: PlainWorkspace, options: &Options) -> axum::Router {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let mut config = StreamableHttpServerConfig::default()
+        .with_json_response(options.json_response)
+        .with_legacy_session_mode(!options.stateless)
+        // The load bench addresses it as 127.0.0.1 and as localhost; rmcp's default host
+        // check (DNS rebinding) admits loopback names only, which is what it is served on.
+        .disable_allowed_hosts();
+    if let Some(limit) = options.max_request_bytes {
+        config = config.with_max_request_body_bytes(limit);
+    }
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// The limit of the stack: a JSON-RPC `tools/call` of `read_file` answered by one axum
+/// handler, with the same result a plain rmcp tool gives (one text content), and nothing of
+/// MCP's (no initialization, no sessions, no other method).
+mod bare {
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::{StatusCode, header};
+    use axum::response::{IntoResponse, Response};
+    use axum::routing::post;
+    use rmcp::handler::server::wrapper::Parameters;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+
+    use super::{PlainWorkspace, ReadFileArgs};
+
+    #[derive(Deserialize)]
+    struct Request {
+        #[serde(default)]
+        id: Value,
+        method: String,
+        #[serde(default)]
+        params: Option<Call>,
+    }
+
+    #[derive(Deserialize)]
+    struct Call {
+        name: String,
+        #[serde(default)]
+        arguments: Value,
+    }
+
+    pub(super) fn router(server: PlainWorkspace) -> axum::Router {
+        axum::Router::new()
+            .route("/mcp", post(answer))
+            .with_state(server)
+    }
+
+    async fn answer(State(server): State<PlainWorkspace>, body: Bytes) -> Response {
+        let request: Request = match serde_json::from_slice(&body) {
+            Ok(request) => request,
+            Err(error) => return (StatusCode::BAD_REQUEST, error.to_string()).into_response(),
+        };
+        let id = request.id;
+        let call = match request.params {
+            Some(call) if request.method == "tools/call" && call.name == "read_file" => call,
+            _ => {
+                return json_body(&json!({
+                    "jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "only tools/call of read_file"}
+                }));
+            }
+        };
+        let answer = serde_json::from_value::<ReadFileArgs>(call.arguments)
+            .map_err(|error| error.to_string())
+            .and_then(|args| server.read_file(Parameters(args)));
+        let (text, is_error) = match answer {
+            Ok(text) => (text, false),
+            Err(text) => (text, true),
+        };
+        json_body(&json!({
+            "jsonrpc": "2.0", "id": id,
+            "result": {"content": [{"type": "text", "text": text}], "isError": is_error}
+        }))
+    }
+
+    fn json_body(value: &Value) -> Response {
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            value.to_string(),
+        )
+            .into_response()
+    }
 }
