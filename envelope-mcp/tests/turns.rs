@@ -20,7 +20,9 @@ static RELEASE: Condvar = Condvar::new();
 #[tool(tier = lite, blocking)]
 fn hold() -> ToolResult<Value> {
     STARTED.fetch_add(1, Ordering::SeqCst);
-    let mut released = RELEASED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut released = RELEASED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     while !*released {
         released = RELEASE
             .wait(released)
@@ -36,7 +38,9 @@ fn quick() -> ToolResult<Value> {
 }
 
 fn release(released: bool) {
-    *RELEASED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = released;
+    *RELEASED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = released;
     RELEASE.notify_all();
 }
 
@@ -80,7 +84,11 @@ async fn a_blocking_tool_takes_turns_and_another_tool_does_not_wait() {
     assert!(ok(quick));
     // The second `hold` is still waiting for its turn: it has not started.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(STARTED.load(Ordering::SeqCst), 1, "one turn, one call running");
+    assert_eq!(
+        STARTED.load(Ordering::SeqCst),
+        1,
+        "one turn, one call running"
+    );
     release(true);
     assert!(ok(first.await.expect("the first call")));
     assert!(ok(second.await.expect("the second call")));

@@ -76,6 +76,8 @@ pub(crate) struct Connection {
     epoch: Instant,
     /// Cancelled once the connection is evicted: its task then shuts it down.
     close: CancellationToken,
+    /// Its answers, swept by its task for a client that leaves one unread.
+    answers: super::unread::Answers,
 }
 
 /// A connection's place under the cap: given up when dropped.
@@ -123,6 +125,7 @@ impl Connections {
             write_blocked: Stall::new(self.epoch),
             epoch: self.epoch,
             close: CancellationToken::new(),
+            answers: super::unread::Answers::default(),
         });
         connection.touch();
         open.insert(id, Arc::clone(&connection));
@@ -188,6 +191,11 @@ impl Connection {
     /// Cancelled once this connection is closed to make room.
     pub(crate) fn closing(&self) -> &CancellationToken {
         &self.close
+    }
+
+    /// Its answers, which its task sweeps (see [`Answers::sweep`](super::unread::Answers::sweep)).
+    pub(crate) fn answers(&self) -> &super::unread::Answers {
+        &self.answers
     }
 
     /// Marks this connection active now.

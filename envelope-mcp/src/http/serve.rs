@@ -305,6 +305,8 @@ async fn drive<F>(
     tokio::pin!(idle);
     let stalled = write_stalled(connection, deadlines.write);
     tokio::pin!(stalled);
+    let sweep = sweep_answers(connection, deadlines.write);
+    tokio::pin!(sweep);
     let mut shutting_down = false;
     loop {
         tokio::select! {
@@ -323,6 +325,7 @@ async fn drive<F>(
                 tracing::debug!("a connection whose client stopped reading is closed");
                 return;
             }
+            () = &mut sweep => {}
             () = shutdown.cancelled(), if !shutting_down => {
                 shutting_down = true;
                 graceful(serving.as_mut());
@@ -357,6 +360,14 @@ async fn drive<F>(
 async fn write_stalled(connection: &Connection, limit: Option<Duration>) {
     match limit {
         Some(limit) => connection.write_stalled_for(limit).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Gives up `connection`'s answers that its client leaves unread for `limit`; never ends.
+async fn sweep_answers(connection: &Connection, limit: Option<Duration>) {
+    match limit {
+        Some(limit) => connection.answers().sweep(limit).await,
         None => std::future::pending().await,
     }
 }
@@ -422,6 +433,7 @@ where
         };
         let mut router = self.router.clone();
         let write = self.write;
+        let connection = Arc::clone(&self.connection);
         Box::pin(async move {
             use tower_service::Service;
             let request = request.map(axum::body::Body::new);
@@ -434,7 +446,9 @@ where
             // The request counts on its connection until its answer is sent, or given up
             // as unread.
             let response = super::holding::holding(response, busy);
-            Ok(super::unread::given_up_after(response, write))
+            // Watched by the connection's sweep when there is a write deadline.
+            let answers = write.map(|_| connection.answers());
+            Ok(super::unread::given_up_after(response, answers))
         })
     }
 }

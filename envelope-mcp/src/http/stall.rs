@@ -49,6 +49,12 @@ impl Stall {
         self.since.store(0, Ordering::Relaxed);
     }
 
+    /// Whether a stall has lasted `limit` by now.
+    pub(crate) fn has_lasted(&self, limit: Duration) -> bool {
+        let since = self.since.load(Ordering::Relaxed);
+        since != 0 && (self.epoch + Duration::from_millis(since - 1)).elapsed() >= limit
+    }
+
     /// Waits until a stall has lasted `limit`. Checked every half `limit` at most while there
     /// is none, so it ends within one and a half `limit` of the stall's start.
     pub(crate) async fn lasted(&self, limit: Duration) {

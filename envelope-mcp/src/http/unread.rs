@@ -7,16 +7,19 @@
 //!
 //! Waiting on the server (a stream between events, a tool still running) is not waiting on the
 //! client: only the time from a frame handed over to hyper's next poll counts.
+//!
+//! One sweep a connection watches all its answers ([`Answers::sweep`], run by the connection's
+//! own task): an answer costs a place in its connection's list, not a task and a timer of its
+//! own.
 
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use tokio::time::Instant;
-use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::stall::Stall;
 
@@ -25,20 +28,86 @@ use super::stall::Stall;
 /// is bounded by hyper's buffers, not by the answer's size.
 const PIECE_BYTES: usize = 16 * 1024;
 
-/// `response`, its body handed to hyper [`PIECE_BYTES`] at a time and given up once its
-/// client has taken nothing of it for `limit` (never, without one).
-pub(crate) fn given_up_after(response: Response, limit: Option<Duration>) -> Response {
+/// `response`, its body handed to hyper [`PIECE_BYTES`] at a time and, when `answers` is
+/// swept (with the write deadline), given up once its client has taken nothing of it for the
+/// deadline.
+pub(crate) fn given_up_after(response: Response, answers: Option<&Answers>) -> Response {
     response.map(|body| {
+        let shared = Arc::new(Shared {
+            body: Mutex::new(Some(body)),
+            handed_over: Stall::new(Instant::now()),
+        });
+        if let Some(answers) = answers {
+            answers.watch(&shared);
+        }
         Body::new(Unread {
-            shared: Arc::new(Shared {
-                body: Mutex::new(Some(body)),
-                handed_over: Stall::new(Instant::now()),
-            }),
-            limit,
-            watchdog: None,
+            shared,
             rest: Bytes::new(),
         })
     })
+}
+
+/// The answers of one connection, watched by its sweep. Each is held weakly: an answer done
+/// with is gone from the list at the next sweep or registration that prunes it.
+#[derive(Default)]
+pub(crate) struct Answers {
+    watched: Mutex<Watched>,
+}
+
+#[derive(Default)]
+struct Watched {
+    answers: Vec<Weak<Shared>>,
+    /// How many were live at the last pruning: the list is pruned again once it has doubled,
+    /// so it holds at most twice the live answers (and a few), at a constant cost an answer.
+    live_at_prune: usize,
+}
+
+/// The fewest entries the list prunes at.
+const PRUNE_FROM: usize = 16;
+
+impl Answers {
+    fn watched(&self) -> std::sync::MutexGuard<'_, Watched> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn watch(&self, shared: &Arc<Shared>) {
+        let mut watched = self.watched();
+        if watched.answers.len() >= (2 * watched.live_at_prune).max(PRUNE_FROM) {
+            watched.answers.retain(|answer| answer.strong_count() > 0);
+            watched.live_at_prune = watched.answers.len();
+        }
+        watched.answers.push(Arc::downgrade(shared));
+    }
+
+    /// Gives up, every half `limit`, each answer whose client has left a frame untaken for
+    /// `limit`: each is given up within one and a half `limit` of its stall's start. Never
+    /// ends; the connection's task drops it with the connection.
+    pub(crate) async fn sweep(&self, limit: Duration) {
+        loop {
+            tokio::time::sleep(limit / 2).await;
+            let stalled: Vec<Arc<Shared>> = {
+                let mut watched = self.watched();
+                watched.answers.retain(|answer| answer.strong_count() > 0);
+                watched.live_at_prune = watched.answers.len();
+                watched
+                    .answers
+                    .iter()
+                    .filter_map(Weak::upgrade)
+                    .filter(|answer| answer.handed_over.has_lasted(limit))
+                    .collect()
+            };
+            // Dropped outside the list's lock: a body's drop can be slow.
+            for answer in stalled {
+                let given_up = answer.body().take();
+                if given_up.is_some() {
+                    tracing::debug!(
+                        limit_ms = limit.as_millis(),
+                        "an answer its client left unread is given up"
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// The body, shared with its watchdog, which may drop it.
@@ -52,9 +121,6 @@ struct Shared {
 /// A response body watched for a client that stops reading it.
 struct Unread {
     shared: Arc<Shared>,
-    limit: Option<Duration>,
-    /// Stops the watchdog when the body is done with; started at the first frame.
-    watchdog: Option<DropGuard>,
     /// What is left of the last data frame, handed over a piece at a time.
     rest: Bytes,
 }
@@ -67,23 +133,6 @@ struct GivenUp;
 impl Shared {
     fn body(&self) -> std::sync::MutexGuard<'_, Option<Body>> {
         self.body.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// Drops `shared`'s body once a frame has been handed over and not followed by a poll for
-/// `limit`; ends when `done` is cancelled (the body dropped by hyper) or the body is given up.
-async fn watch(shared: Arc<Shared>, limit: Duration, done: CancellationToken) {
-    tokio::select! {
-        () = shared.handed_over.lasted(limit) => {
-            let given_up = shared.body().take();
-            if given_up.is_some() {
-                tracing::debug!(
-                    limit_ms = limit.as_millis(),
-                    "an answer its client left unread is given up"
-                );
-            }
-        }
-        () = done.cancelled() => {}
     }
 }
 
@@ -137,14 +186,6 @@ impl http_body::Body for Unread {
         } else {
             self.shared.handed_over.end();
         }
-        if let Some(limit) = self.limit
-            && handed_over
-            && self.watchdog.is_none()
-        {
-            let done = CancellationToken::new();
-            tokio::spawn(watch(Arc::clone(&self.shared), limit, done.clone()));
-            self.watchdog = Some(done.drop_guard());
-        }
         polled
     }
 
@@ -193,10 +234,19 @@ mod tests {
 
     const LIMIT: Duration = Duration::from_millis(40);
 
+    /// A connection's answers, swept with [`LIMIT`] for as long as the test runs.
+    fn swept() -> Arc<Answers> {
+        let answers = Arc::new(Answers::default());
+        let sweeping = Arc::clone(&answers);
+        tokio::spawn(async move { sweeping.sweep(LIMIT).await });
+        answers
+    }
+
     #[tokio::test]
     async fn a_body_read_to_its_end_is_whole() {
+        let answers = swept();
         let (response, held) = frames(3, false);
-        let body = given_up_after(response, Some(LIMIT)).into_body();
+        let body = given_up_after(response, Some(&answers)).into_body();
         let bytes = body.collect().await.expect("whole").to_bytes();
         assert_eq!(bytes.as_ref(), b"frameframeframe");
         assert_eq!(Arc::strong_count(&held), 1, "let go once done");
@@ -205,7 +255,7 @@ mod tests {
     #[tokio::test]
     async fn a_large_frame_is_handed_over_in_pieces_and_keeps_its_length() {
         let large = Bytes::from(vec![b'x'; PIECE_BYTES * 5 / 2]);
-        let response = given_up_after(Response::new(Body::from(large.clone())), Some(LIMIT));
+        let response = given_up_after(Response::new(Body::from(large.clone())), None);
         let mut body = response.into_body();
         assert_eq!(
             http_body::Body::size_hint(&body).exact(),
@@ -221,8 +271,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_its_reader_stops_taking_is_given_up() {
+        let answers = swept();
         let (response, held) = frames(3, false);
-        let mut body = given_up_after(response, Some(LIMIT)).into_body();
+        let mut body = given_up_after(response, Some(&answers)).into_body();
         let first = body.frame().await.expect("a frame").expect("ok");
         assert_eq!(first.into_data().ok().as_deref(), Some(b"frame".as_slice()));
         // Not polled again: the reader has stopped.
@@ -234,13 +285,27 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_waiting_on_the_server_is_kept() {
+        let answers = swept();
         let (response, held) = frames(1, true);
-        let mut body = given_up_after(response, Some(LIMIT)).into_body();
+        let mut body = given_up_after(response, Some(&answers)).into_body();
         body.frame().await.expect("a frame").expect("ok");
         // Polled again, it waits on the server, not on its reader.
         let waiting = tokio::time::timeout(LIMIT * 4, body.frame()).await;
         assert!(waiting.is_err(), "still waiting");
         tokio::time::sleep(LIMIT * 2).await;
         assert_eq!(Arc::strong_count(&held), 2, "kept");
+    }
+
+    #[tokio::test]
+    async fn answers_done_with_do_not_pile_up_in_the_list() {
+        let answers = Answers::default();
+        let kept: Vec<Response> = (0..10)
+            .map(|_| given_up_after(frames(1, true).0, Some(&answers)))
+            .collect();
+        for _ in 0..10_000 {
+            drop(given_up_after(frames(1, false).0, Some(&answers)));
+        }
+        let listed = answers.watched().answers.len();
+        assert!(listed <= 2 * kept.len() + PRUNE_FROM, "{listed} listed");
     }
 }
