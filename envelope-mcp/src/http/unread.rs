@@ -110,7 +110,7 @@ impl Answers {
     }
 }
 
-/// The body, shared with its watchdog, which may drop it.
+/// The body, shared with its connection's sweep, which may drop it.
 struct Shared {
     /// `None` once given up.
     body: Mutex<Option<Body>>,
@@ -143,7 +143,7 @@ fn next_piece(rest: &mut Bytes) -> Bytes {
 
 impl Drop for Unread {
     fn drop(&mut self) {
-        // Let go at once of what the body holds, not when the watchdog next wakes.
+        // Let go at once of what the body holds, not when the sweep next comes by.
         drop(self.shared.body().take());
     }
 }

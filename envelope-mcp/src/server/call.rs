@@ -91,13 +91,15 @@ impl EnvelopeServer {
         let tool = &call.chosen.tool;
         let turns = call.chosen.served.turns.get(&tool.spec().name);
         let work = async {
-            // A blocking tool's turn first: waiting for it counts against the deadline. The
-            // semaphore is never closed, so a turn always comes.
-            let _turn = match turns {
-                Some(turns) => turns.acquire().await.ok(),
-                None => None,
+            // A blocking tool's turn first: waiting for it counts against the deadline.
+            let Some(turns) = turns else {
+                return tool.call(arguments, ctx).await;
             };
-            tool.call(arguments, ctx).await
+            let _turn = turns.take().await;
+            let started = std::time::Instant::now();
+            let output = tool.call(arguments, ctx).await;
+            turns.took(started.elapsed());
+            output
         };
         let Some(limit) = self.inner.config.call_timeout else {
             return work.await;

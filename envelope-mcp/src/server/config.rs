@@ -231,8 +231,11 @@ impl EnvelopeConfig {
     /// on), keeps a flood of heavy calls from starving everything else: without it, a few dozen
     /// concurrent searches each hold a thread, and another caller's small call waits for a
     /// share of the cores behind all of them. Each tool has its own turns, so the flood queues
-    /// behind itself while other tools' calls run at once. Tools that are not blocking (async
-    /// bodies, which yield while they wait) are not limited.
+    /// behind itself while other tools' calls run at once. A tool whose recent calls typically
+    /// took under 2 ms takes no turns (they hold a thread too briefly to starve anyone, and
+    /// waiting would cost them more than it saves); it takes them again once its calls are
+    /// slow, and before its first call has finished. Tools that are not blocking (async bodies,
+    /// which yield while they wait) are not limited.
     ///
     /// ```
     /// use envelope_mcp::EnvelopeConfig;
@@ -446,9 +449,8 @@ impl EnvelopeConfig {
 }
 
 /// The default of [`EnvelopeConfig::with_blocking_calls_per_tool`]: twice the cores this
-/// process may run on (its CPU affinity, as `std::thread::available_parallelism` reads it).
-/// Twice, so that a short blocking call's hand-off to the blocking pool and back overlaps with
-/// another's work, and a call that waits on a disk does not idle a core.
+/// process may run on (its CPU affinity, as `std::thread::available_parallelism` reads it),
+/// so that a call that waits on a disk does not idle a core.
 pub fn default_blocking_calls_per_tool() -> usize {
     2 * std::thread::available_parallelism().map_or(1, usize::from)
 }

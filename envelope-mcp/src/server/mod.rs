@@ -25,6 +25,7 @@ mod router;
 mod scopes;
 mod served;
 mod stop;
+mod turns;
 
 pub use client::DEFAULT_LOG_LEVEL;
 pub use config::{

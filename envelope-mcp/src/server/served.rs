@@ -28,7 +28,7 @@ pub(crate) struct Served {
     /// (see [`EnvelopeConfig::with_blocking_calls_per_tool`](crate::EnvelopeConfig::with_blocking_calls_per_tool)).
     /// A tool of its own, so that a flood of one tool's calls queues behind itself and not in
     /// front of another tool's.
-    pub(crate) turns: BTreeMap<SpecText, Arc<tokio::sync::Semaphore>>,
+    pub(crate) turns: BTreeMap<SpecText, Arc<super::turns::Turns>>,
 }
 
 /// A tool as a call chose it, with the table it was chosen from: the call reads that table
@@ -63,10 +63,7 @@ impl Served {
                 .iter()
                 .map(|tool| tool.spec())
                 .filter(|spec| spec.blocking)
-                .map(|spec| {
-                    let turns = tokio::sync::Semaphore::new(calls.max(1));
-                    (spec.name.clone(), Arc::new(turns))
-                })
+                .map(|spec| (spec.name.clone(), Arc::new(super::turns::Turns::new(calls))))
                 .collect(),
             None => BTreeMap::new(),
         };
