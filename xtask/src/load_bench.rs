@@ -793,15 +793,15 @@ impl Bench<'_> {
         })
     }
 
-    /// RSS after opening each of [`IDLE_SESSIONS`] sessions and leaving them idle: KiB per
-    /// session over the RSS before the first.
+    /// RSS with each of [`IDLE_SESSIONS`] sessions open and idle (the last is the default
+    /// session cap): KiB per session over the RSS with the first one open.
     fn idle_sessions(&self, server: Server) -> Result<Vec<(usize, f64)>, String> {
         let running = self.start(server, Sessions::Session, &self.trees.bench)?;
         // One session first, so the figure is what each more costs, not the first call's
         // allocations.
         open_session(running.addr)?;
         let before = running.memory_kib().1;
-        let mut opened = 0;
+        let mut opened = 1;
         let mut steps = Vec::new();
         let counts: &[usize] = if self.options.quick {
             &IDLE_SESSIONS[..1]
@@ -815,7 +815,8 @@ impl Bench<'_> {
             }
             std::thread::sleep(Duration::from_millis(200));
             let now = running.memory_kib().1;
-            steps.push((count, now.saturating_sub(before) as f64 / count as f64));
+            let more = (count - 1).max(1) as f64;
+            steps.push((count, now.saturating_sub(before) as f64 / more));
         }
         Ok(steps)
     }

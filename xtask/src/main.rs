@@ -20,11 +20,20 @@
 //! what the contract costs against plain answers, with its targets (`--check` fails when one
 //! is missed; `--write` also regenerates the README's table from it).
 //!
+//! `cargo xtask load-bench` serves the example beside a plain rmcp server and a bare axum
+//! handler and loads each with h2load, side by side (`--write` regenerates the README's
+//! tables; `--quick` is CI's short form); see `load_bench.rs`.
+//!
+//! `cargo xtask build-cost` builds `tests/downstream` and the same server on rmcp alone, cold,
+//! each as a crate of its own, and compares crates, time and size (`--count-only`, CI's form,
+//! counts the crates with `cargo metadata` and builds nothing).
+//!
 //! `cargo xtask ci-times COLD WARM` writes `CONTRIBUTING.md`'s table of what each stage of
 //! `.ci/run` costs, from the stage times a cold and a warm run kept (`target/ci-stages.tsv`).
 //!
 //! Invariant: nothing these commands write is edited by hand; this program is its only writer.
 
+mod build_cost;
 mod call_path;
 mod ci_times;
 #[cfg(feature = "exact")]
@@ -48,7 +57,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
-     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -74,6 +83,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         return match ci_times::generate(cold.as_ref(), warm.as_ref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // What building a server on envelope costs beside rmcp alone.
+    if *command == "build-cost" {
+        return match build_cost::run(rest) {
             Ok(()) => ExitCode::SUCCESS,
             Err(problem) => {
                 eprintln!("error: {problem}");
