@@ -7,6 +7,8 @@
 //! cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]
 //! ```
 //!
+//! - Calls in one session are made by the bench's own generator (`xtask load-gen`, HTTP/1.1,
+//!   a new JSON-RPC id each), since h2load posts one body; stateless calls by h2load.
 //! - Every server runs pinned to one core and h2load to another (`taskset`), on loopback.
 //! - Each configuration (tool, HTTP/1.1 or h2c, stateless or with a session, 1, 64 or 256
 //!   connections) is run for every server in turn, the order alternating from round to round;
@@ -539,6 +541,14 @@ fn call_body(tool: &str, arguments: serde_json::Value) -> String {
     .to_string()
 }
 
+fn read_file_arguments() -> serde_json::Value {
+    serde_json::json!({"path": "small.txt"})
+}
+
+fn search_text_arguments() -> serde_json::Value {
+    serde_json::json!({"query": "needle", "limit": 20})
+}
+
 impl Bodies {
     fn write(work: &Path) -> Result<Bodies, String> {
         let put = |name: &str, text: String| -> Result<PathBuf, String> {
@@ -550,14 +560,11 @@ impl Bodies {
         Ok(Bodies {
             read_file: put(
                 "read_file.json",
-                call_body("read_file", serde_json::json!({"path": "small.txt"})),
+                call_body("read_file", read_file_arguments()),
             )?,
             search_text: put(
                 "search_text.json",
-                call_body(
-                    "search_text",
-                    serde_json::json!({"query": "needle", "limit": 20}),
-                ),
+                call_body("search_text", search_text_arguments()),
             )?,
             malformed: put(
                 "malformed.json",
@@ -596,9 +603,7 @@ impl Bench<'_> {
         };
         let mut calls_to_envelope = 0;
         let mut envelope_log = None;
-        // Calls in one session need an id of their own each (a session refuses an id in flight
-        // twice), which h2load, posting one body, cannot give: sessions are measured idle.
-        for sessions in [Sessions::Stateless] {
+        for sessions in [Sessions::Stateless, Sessions::Session] {
             let mut servers = vec![Server::Envelope, Server::Plain];
             if sessions == Sessions::Stateless {
                 servers.push(Server::Bare);
@@ -614,11 +619,18 @@ impl Bench<'_> {
                     Sessions::Session => open_session(running.addr).map(Some),
                 })
                 .collect::<Result<_, String>>()?;
-            for (tool, body) in [
-                ("read_file", &bodies.read_file),
-                ("search_text", &bodies.search_text),
+            for (tool, body, arguments) in [
+                ("read_file", &bodies.read_file, read_file_arguments()),
+                ("search_text", &bodies.search_text, search_text_arguments()),
             ] {
-                for protocol in [Protocol::Http1, Protocol::H2c] {
+                // Calls in one session need an id of their own each (a session refuses an id
+                // in flight twice), which h2load, posting one body, cannot give: there the
+                // bench's own generator (`xtask load-gen`) loads, over HTTP/1.1.
+                let protocols: &[Protocol] = match sessions {
+                    Sessions::Stateless => &[Protocol::Http1, Protocol::H2c],
+                    Sessions::Session => &[Protocol::Http1],
+                };
+                for &protocol in protocols {
                     for &conns in connections {
                         let key: Key = (tool, protocol, sessions, conns);
                         let mut rounds: BTreeMap<Server, Vec<Run>> = BTreeMap::new();
@@ -643,8 +655,19 @@ impl Bench<'_> {
                                     rate: None,
                                     seconds: self.options.seconds,
                                 };
-                                let log = self.work.join("h2load.log");
-                                let run = finish(load.spawn(self.cores, &log)?, &log)?;
+                                let run = match session_ids[index].as_deref() {
+                                    None => {
+                                        let log = self.work.join("h2load.log");
+                                        finish(load.spawn(self.cores, &log)?, &log)?
+                                    }
+                                    Some(session) => self.generate(
+                                        process.addr,
+                                        session,
+                                        conns,
+                                        tool,
+                                        &arguments,
+                                    )?,
+                                };
                                 if *server == Server::Envelope {
                                     calls_to_envelope += run.answered;
                                 }
@@ -682,6 +705,63 @@ impl Bench<'_> {
         }
         report.flood = Some(self.flood(&bodies)?);
         Ok(report)
+    }
+
+    /// Calls of `tool` in `session` from `connections` connections, by `xtask load-gen` on the
+    /// load generator's core.
+    fn generate(
+        &self,
+        addr: SocketAddr,
+        session: &str,
+        connections: usize,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<Run, String> {
+        let program = std::env::current_exe().map_err(|error| error.to_string())?;
+        let output = pinned(self.cores.load, &program)
+            .args([
+                "load-gen",
+                &addr.to_string(),
+                session,
+                &connections.to_string(),
+                &self.options.seconds.to_string(),
+                tool,
+                &arguments.to_string(),
+            ])
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|error| format!("cannot run the load generator: {error}"))?;
+        if !output.status.success() {
+            return Err("the load generator failed".to_owned());
+        }
+        let seen: serde_json::Value =
+            serde_json::from_slice(&output.stdout).map_err(|error| error.to_string())?;
+        let mut took: Vec<u64> = seen["durations_us"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_u64)
+            .collect();
+        took.sort_unstable();
+        let statuses: BTreeMap<u16, u64> = seen["statuses"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(status, count)| Some((status.parse().ok()?, count.as_u64()?)))
+            .collect();
+        let run = Run {
+            calls_per_s: seen["calls_per_s"].as_f64().unwrap_or(0.0),
+            done: seen["done"].as_u64().unwrap_or(0),
+            answered: seen["done"].as_u64().unwrap_or(0),
+            errored: seen["errored"].as_u64().unwrap_or(0),
+            statuses,
+            p50_us: percentile(&took, 0.50),
+            p99_us: percentile(&took, 0.99),
+        };
+        if run.done == 0 {
+            return Err(format!("no call of {tool} in a session was answered"));
+        }
+        Ok(run)
     }
 
     /// Starts `server` on a free loopback port and waits until it answers.
@@ -1075,6 +1155,12 @@ impl Report {
             "| peak RSS, stateless runs | {} | {} |",
             rss(Sessions::Stateless, Server::Envelope),
             rss(Sessions::Stateless, Server::Plain)
+        );
+        let _ = writeln!(
+            out,
+            "| peak RSS, session runs | {} | {} |",
+            rss(Sessions::Session, Server::Envelope),
+            rss(Sessions::Session, Server::Plain)
         );
         for count in IDLE_SESSIONS {
             let _ = writeln!(

@@ -46,6 +46,7 @@ mod docs;
 mod fit;
 mod kits;
 mod load_bench;
+mod load_gen;
 mod real_text;
 #[cfg(feature = "exact")]
 mod token_costs;
@@ -93,6 +94,16 @@ fn main() -> ExitCode {
     // What building a server on envelope costs beside rmcp alone.
     if *command == "build-cost" {
         return match build_cost::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // The load bench's generator of calls in a session, which it runs pinned.
+    if *command == "load-gen" {
+        return match load_gen::run(rest) {
             Ok(()) => ExitCode::SUCCESS,
             Err(problem) => {
                 eprintln!("error: {problem}");

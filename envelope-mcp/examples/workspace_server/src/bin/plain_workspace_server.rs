@@ -12,7 +12,8 @@
 //!
 //! Over HTTP it is what a plain rmcp server on axum is: rmcp's `StreamableHttpService` nested
 //! at `/mcp`, served by `axum::serve` (HTTP/1.1, and HTTP/2 over cleartext with prior
-//! knowledge), sessions in rmcp's `LocalSessionManager` unless `--stateless`. It is the
+//! knowledge) with `TCP_NODELAY`, sessions in rmcp's `LocalSessionManager` unless
+//! `--stateless`. It is the
 //! baseline the load bench (`cargo xtask load-bench`) measures the envelope server against.
 //! `--bare` answers `tools/call` of `read_file` with no MCP machinery at all: an axum handler
 //! that reads the JSON-RPC request, reads the lines and writes the same JSON-RPC result the
@@ -288,6 +289,13 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    // TCP_NODELAY, as the envelope server sets it: an event stream's answer goes out in more
+    // than one write, and without it each call in a session waits 40 ms for the client's
+    // delayed acknowledgement. The baseline is a careful plain server, not a slow one.
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     match axum::serve(listener, router).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
