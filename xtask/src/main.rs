@@ -60,6 +60,17 @@ use codegen::Mode;
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
      [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]";
 
+/// Success, or the problem printed and failure.
+fn exit_with(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(problem) => {
+            eprintln!("error: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -69,13 +80,7 @@ fn main() -> ExitCode {
     };
     // The one command that takes files rather than `--check`.
     if *command == "count-tokens" {
-        return match count_tokens(rest) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(problem) => {
-                eprintln!("error: {problem}");
-                ExitCode::FAILURE
-            }
-        };
+        return exit_with(count_tokens(rest));
     }
     // The one command whose table is made of times measured elsewhere.
     if *command == "ci-times" {
@@ -83,43 +88,19 @@ fn main() -> ExitCode {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
         };
-        return match ci_times::generate(cold.as_ref(), warm.as_ref()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(problem) => {
-                eprintln!("error: {problem}");
-                ExitCode::FAILURE
-            }
-        };
+        return exit_with(ci_times::generate(cold.as_ref(), warm.as_ref()));
     }
     // What building a server on envelope costs beside rmcp alone.
     if *command == "build-cost" {
-        return match build_cost::run(rest) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(problem) => {
-                eprintln!("error: {problem}");
-                ExitCode::FAILURE
-            }
-        };
+        return exit_with(build_cost::run(rest));
     }
     // The load bench's generator of calls in a session, which it runs pinned.
     if *command == "load-gen" {
-        return match load_gen::run(rest) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(problem) => {
-                eprintln!("error: {problem}");
-                ExitCode::FAILURE
-            }
-        };
+        return exit_with(load_gen::run(rest));
     }
     // The load bench beside plain rmcp, whose `--write` regenerates the README's tables.
     if *command == "load-bench" {
-        return match load_bench::run(rest) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(problem) => {
-                eprintln!("error: {problem}");
-                ExitCode::FAILURE
-            }
-        };
+        return exit_with(load_bench::run(rest));
     }
     // The benchmark, whose `--write` regenerates a README table rather than a generated file.
     if *command == "token-costs" {
@@ -132,13 +113,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        return match token_costs(mode, write) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(problem) => {
-                eprintln!("error: {problem}");
-                ExitCode::FAILURE
-            }
-        };
+        return exit_with(token_costs(mode, write));
     }
     let Some(mode) = Mode::from_args(rest) else {
         eprintln!("{USAGE}");
@@ -155,13 +130,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(problem) => {
-            eprintln!("error: {problem}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_with(result)
 }
 
 #[cfg(feature = "exact")]
