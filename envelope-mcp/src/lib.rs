@@ -138,6 +138,7 @@ mod lines;
 mod observe;
 #[cfg(feature = "otel")]
 mod otel;
+mod schema_check;
 mod server;
 
 pub use error::McpError;

@@ -15,8 +15,9 @@ use envelope_core::{
 use rmcp::RoleServer;
 use rmcp::ServiceError;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ElicitResult,
-    ElicitationAction, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, ClientResult, CreateMessageRequestParams, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, LoggingLevel,
+    LoggingMessageNotificationParam, ServerRequest,
 };
 use rmcp::service::Peer;
 use serde::Serialize;
@@ -24,6 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::forward::{Forwarder, Outgoing};
+use crate::schema_check::SchemaCheck;
 
 /// The least severe log message a session's client wants before it says: `info`.
 pub const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
@@ -265,7 +267,7 @@ impl Asks for PeerClient {
     fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
         match request {
             Request::Elicitation => Box::pin(exchange(params, |params: ElicitRequestParams| {
-                self.peer.create_elicitation(params)
+                create_elicitation(&self.peer, params)
             })),
             Request::Sampling => {
                 Box::pin(exchange(params, |params: CreateMessageRequestParams| {
@@ -310,6 +312,22 @@ where
     serde_json::to_value(&answer).map_err(|error| ClientError::InvalidResponse(error.to_string()))
 }
 
+/// `elicitation/create` sent to the client, as rmcp's `Peer::create_elicitation` sends it:
+/// that method comes with rmcp's `elicitation` feature, which also brings `url` and its
+/// Unicode tables (some thirty crates) for URL-mode elicitation, which envelope does not ask.
+async fn create_elicitation(
+    peer: &Peer<RoleServer>,
+    params: ElicitRequestParams,
+) -> Result<ElicitResult, ServiceError> {
+    match peer
+        .send_request(ServerRequest::ElicitRequest(ElicitRequest::new(params)))
+        .await?
+    {
+        ClientResult::ElicitResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
 /// What the user did, read off `elicitation/create`'s result; accepted content is checked
 /// against the `schema` asked with, so a tool never reads an answer that does not fit it.
 pub(crate) fn elicitation_answer(
@@ -321,12 +339,12 @@ pub(crate) fn elicitation_answer(
     Ok(match answer.action {
         ElicitationAction::Accept => {
             let content = answer.content.unwrap_or_else(|| json!({}));
-            let validator = jsonschema::validator_for(schema)
+            let form = SchemaCheck::new(schema)
                 .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
-            if let Some(error) = validator.iter_errors(&content).next() {
+            if let Err(violation) = form.check(&content) {
                 return Err(ClientError::InvalidResponse(format!(
-                    "{error} (at `{}`)",
-                    error.instance_path()
+                    "{violation} (at `{}`)",
+                    violation.at
                 )));
             }
             Elicited::Accepted(content)

@@ -13,6 +13,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
 use super::scopes::Shown;
+use crate::schema_check::SchemaCheck;
 
 /// One version of the served tools, and what is worked out from them.
 pub(crate) struct Served {
@@ -20,7 +21,7 @@ pub(crate) struct Served {
     /// Each tool as MCP lists it, sorted by name, as `tools` is.
     pub(crate) listing: Arc<[rmcp::model::Tool]>,
     /// Each runnable tool's input schema, compiled: a suggested next action must pass it.
-    pub(crate) inputs: BTreeMap<SpecText, jsonschema::Validator>,
+    pub(crate) inputs: BTreeMap<SpecText, SchemaCheck>,
     /// The argument names each tool declares, the controls aside (`None`: its schema cannot
     /// list them): the door splits a call's controls from its arguments by them.
     pub(crate) declared: BTreeMap<SpecText, Option<Vec<String>>>,
@@ -98,7 +99,7 @@ impl Served {
 
 /// `tool`'s input schema, compiled; `None`, logged, when it does not compile, and then no
 /// action can target the tool.
-fn input_validator(tool: &dyn Tool) -> Option<jsonschema::Validator> {
+fn input_validator(tool: &dyn Tool) -> Option<SchemaCheck> {
     let mut schema = tool.input_schema().to_value();
     // A strict tool refuses unknown arguments, which its schema alone allows. Not
     // `additionalProperties`: it sees only the top-level `properties`, and the arguments of an
@@ -108,7 +109,7 @@ fn input_validator(tool: &dyn Tool) -> Option<jsonschema::Validator> {
     {
         object.insert("unevaluatedProperties".to_owned(), Value::Bool(false));
     }
-    match jsonschema::validator_for(&schema) {
+    match SchemaCheck::new(&schema) {
         Ok(validator) => Some(validator),
         Err(error) => {
             let tool = &*tool.spec().name;
