@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use envelope_budget::{Prepared, prepare, prepare_as};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode};
 use envelope_core::stage::{ToolOutput, meta_stamp, retain_next_actions};
-use envelope_core::{Arguments, Dialect, Envelope, SpecText, Tier};
+use envelope_core::{Arguments, Dialect, Envelope, Tier};
 use envelope_dialect::Rendering;
 use serde_json::Value;
 use tracing::Instrument;
@@ -207,7 +207,7 @@ fn drop_unrunnable_actions<P>(served: &Served, envelope: &mut Envelope<P>, tool:
 impl EnvelopeServer {
     /// The scopes the tool named `name` declares; `None` when no tool has that name.
     #[cfg(feature = "auth")]
-    pub(crate) fn tool_scopes(&self, name: &str) -> Option<Vec<SpecText>> {
+    pub(crate) fn tool_scopes(&self, name: &str) -> Option<Vec<envelope_core::SpecText>> {
         Some(self.served().tools.get(name)?.spec().scopes.to_vec())
     }
 

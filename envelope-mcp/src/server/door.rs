@@ -20,7 +20,7 @@ use envelope_core::{
     Caller, ClientChannel, Dialect, DialectSet, Notice, ToolContext, ToolError, ToolSpec,
     control_given_twice, insufficient_scope,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::EnvelopeServer;
 use super::refused::refused;
@@ -92,8 +92,9 @@ pub(crate) struct Call {
     /// The controls the answer is shaped by: those the call gave, once read and checked; read
     /// leniently for a refusal of its scopes; none for a refusal of the controls themselves.
     pub(super) controls: Controls,
-    /// The controls exactly as given, by name.
-    given: Map<String, Value>,
+    /// The controls exactly as given, by name (the HTTP API judges a dialect asked by them).
+    #[cfg(feature = "rest")]
+    given: serde_json::Map<String, Value>,
     /// The wire the answer is written in: the call's `dialect` control, else the transport's,
     /// else the server's.
     pub(super) dialect: Dialect,
@@ -115,7 +116,9 @@ pub(super) enum Refusal {
     /// refusal, the tool named but not entered.
     Gate {
         error: ToolError,
-        /// Whether it is the scope gate's: an HTTP answer then challenges for the scopes.
+        /// Whether it is the scope gate's: an HTTP answer then challenges for the scopes
+        /// (read where the OAuth resource server is built in, feature `auth`).
+        #[cfg_attr(not(feature = "auth"), allow(dead_code))]
         for_scope: bool,
     },
     /// The tool's module switched off, or controls that cannot be honoured: answered as the
@@ -134,7 +137,7 @@ impl Call {
 
     /// The controls the call gave, exactly as given, by name.
     #[cfg(feature = "rest")]
-    pub(crate) fn given(&self) -> &Map<String, Value> {
+    pub(crate) fn given(&self) -> &serde_json::Map<String, Value> {
         &self.given
     }
 
@@ -267,6 +270,7 @@ impl EnvelopeServer {
             arguments,
             dialect: controls.dialect.unwrap_or(dialect),
             controls,
+            #[cfg(feature = "rest")]
             given,
             budget,
             shown_to,
