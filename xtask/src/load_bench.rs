@@ -7,8 +7,8 @@
 //! cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]
 //! ```
 //!
-//! - Calls in one session are made by the bench's own generator (`xtask load-gen`, HTTP/1.1,
-//!   a new JSON-RPC id each), since h2load posts one body; stateless calls by h2load.
+//! - Calls in one session are made by the bench's own generator (`xtask load-gen`, HTTP/1.1 or
+//!   h2c, a new JSON-RPC id each), since h2load posts one body; stateless calls by h2load.
 //! - Every server runs pinned to one core and h2load to another (`taskset`), on loopback.
 //! - Each configuration (tool, HTTP/1.1 or h2c, stateless or with a session, 1, 64 or 256
 //!   connections) is run for every server in turn, the order alternating from round to round;
@@ -625,12 +625,8 @@ impl Bench<'_> {
             ] {
                 // Calls in one session need an id of their own each (a session refuses an id
                 // in flight twice), which h2load, posting one body, cannot give: there the
-                // bench's own generator (`xtask load-gen`) loads, over HTTP/1.1.
-                let protocols: &[Protocol] = match sessions {
-                    Sessions::Stateless => &[Protocol::Http1, Protocol::H2c],
-                    Sessions::Session => &[Protocol::Http1],
-                };
-                for &protocol in protocols {
+                // bench's own generator (`xtask load-gen`) loads.
+                for protocol in [Protocol::Http1, Protocol::H2c] {
                     for &conns in connections {
                         let key: Key = (tool, protocol, sessions, conns);
                         let mut rounds: BTreeMap<Server, Vec<Run>> = BTreeMap::new();
@@ -663,6 +659,7 @@ impl Bench<'_> {
                                     Some(session) => self.generate(
                                         process.addr,
                                         session,
+                                        protocol,
                                         conns,
                                         tool,
                                         &arguments,
@@ -707,27 +704,32 @@ impl Bench<'_> {
         Ok(report)
     }
 
-    /// Calls of `tool` in `session` from `connections` connections, by `xtask load-gen` on the
-    /// load generator's core.
+    /// Calls of `tool` in `session` from `connections` connections over `protocol`, by
+    /// `xtask load-gen` on the load generator's core.
     fn generate(
         &self,
         addr: SocketAddr,
         session: &str,
+        protocol: Protocol,
         connections: usize,
         tool: &str,
         arguments: &serde_json::Value,
     ) -> Result<Run, String> {
         let program = std::env::current_exe().map_err(|error| error.to_string())?;
-        let output = pinned(self.cores.load, &program)
-            .args([
-                "load-gen",
-                &addr.to_string(),
-                session,
-                &connections.to_string(),
-                &self.options.seconds.to_string(),
-                tool,
-                &arguments.to_string(),
-            ])
+        let mut command = pinned(self.cores.load, &program);
+        command.args([
+            "load-gen",
+            &addr.to_string(),
+            session,
+            &connections.to_string(),
+            &self.options.seconds.to_string(),
+            tool,
+            &arguments.to_string(),
+        ]);
+        if protocol == Protocol::H2c {
+            command.arg("h2c");
+        }
+        let output = command
             .stderr(Stdio::inherit())
             .output()
             .map_err(|error| format!("cannot run the load generator: {error}"))?;

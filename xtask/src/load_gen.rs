@@ -1,11 +1,12 @@
 //! `xtask load-gen`: the load bench's generator for calls in one MCP session, which h2load
 //! cannot make (each call in a session needs a JSON-RPC id of its own, and h2load posts one
-//! body). HTTP/1.1 keep-alive connections, a thread each, each sending its next call as soon as
-//! the last is answered, every call with a new id; the answer (JSON, or an event stream) read
-//! to its end.
+//! body). Each connection sends its next call as soon as the last is answered, every call with
+//! a new id, the answer (JSON, or an event stream) read to its end: over HTTP/1.1, keep-alive
+//! connections a thread each; over h2c (`h2c` last), HTTP/2 connections with prior knowledge,
+//! one call at a time each (as h2load's `-m 1`), on one thread as h2load runs.
 //!
 //! ```text
-//! xtask load-gen ADDR SESSION CONNECTIONS SECONDS TOOL ARGUMENTS_JSON
+//! xtask load-gen ADDR SESSION CONNECTIONS SECONDS TOOL ARGUMENTS_JSON [h2c]
 //! ```
 //!
 //! After a warm-up second, it counts the calls answered in SECONDS and prints one line of JSON:
@@ -26,9 +27,14 @@ struct Seen {
 
 /// Runs the generator; see the module's documentation.
 pub(crate) fn run(args: &[&str]) -> Result<(), String> {
+    let (args, h2c) = match args {
+        [rest @ .., "h2c"] => (rest, true),
+        _ => (args, false),
+    };
     let [addr, session, connections, seconds, tool, arguments] = args else {
         return Err(
-            "usage: xtask load-gen ADDR SESSION CONNECTIONS SECONDS TOOL ARGUMENTS_JSON".to_owned(),
+            "usage: xtask load-gen ADDR SESSION CONNECTIONS SECONDS TOOL ARGUMENTS_JSON [h2c]"
+                .to_owned(),
         );
     };
     let addr: SocketAddr = addr
@@ -45,6 +51,182 @@ pub(crate) fn run(args: &[&str]) -> Result<(), String> {
     let start = Instant::now();
     let measured_from = start + Duration::from_secs(1);
     let until = measured_from + Duration::from_secs(seconds);
+    let all = if h2c {
+        let calls = Calls {
+            addr,
+            session: session.to_string(),
+            tool: tool.to_string(),
+            arguments,
+            measured_from,
+            until,
+        };
+        h2c_connections(calls, connections)?
+    } else {
+        h1_connections(
+            addr,
+            session,
+            tool,
+            &arguments,
+            connections,
+            measured_from,
+            until,
+        )?
+    };
+    let done = all.durations_us.len() as u64;
+    let line = serde_json::json!({
+        "calls_per_s": done as f64 / seconds as f64,
+        "done": done,
+        "errored": all.errored,
+        "statuses": all.statuses.iter().map(|(status, count)| (status.to_string(), *count)).collect::<BTreeMap<_, _>>(),
+        "durations_us": all.durations_us,
+    });
+    println!("{line}");
+    Ok(())
+}
+
+impl Seen {
+    /// One call's answer, counted when it started in the measured seconds and ended in them.
+    fn answered(&mut self, status: u16, started: Instant, measured_from: Instant, until: Instant) {
+        if started >= measured_from && Instant::now() <= until {
+            *self.statuses.entry(status).or_default() += 1;
+            self.durations_us
+                .push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
+        }
+    }
+
+    fn add(&mut self, other: Seen) {
+        for (status, count) in other.statuses {
+            *self.statuses.entry(status).or_default() += count;
+        }
+        self.durations_us.extend(other.durations_us);
+        self.errored += other.errored;
+    }
+}
+
+/// The body of the call with JSON-RPC id `id`.
+fn call_body(tool: &str, arguments: &serde_json::Value, id: u64) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}
+    })
+    .to_string()
+}
+
+/// What every h2c connection sends, and when it counts.
+struct Calls {
+    addr: SocketAddr,
+    session: String,
+    tool: String,
+    arguments: serde_json::Value,
+    measured_from: Instant,
+    until: Instant,
+}
+
+/// `connections` HTTP/2 connections on one thread, each making calls one at a time.
+fn h2c_connections(calls: Calls, connections: usize) -> Result<Seen, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the runtime: {error}"))?;
+    let calls = std::sync::Arc::new(calls);
+    runtime.block_on(async {
+        let tasks: Vec<_> = (0..connections)
+            .map(|index| tokio::spawn(h2c_connection(std::sync::Arc::clone(&calls), index)))
+            .collect();
+        let mut all = Seen::default();
+        for task in tasks {
+            all.add(task.await.map_err(|_| "a load task panicked".to_owned())?);
+        }
+        Ok(all)
+    })
+}
+
+/// One HTTP/2 connection's calls until the end; a connection that fails is opened again, the
+/// failure counted.
+async fn h2c_connection(calls: std::sync::Arc<Calls>, index: usize) -> Seen {
+    let mut seen = Seen::default();
+    let mut id: u64 = (index as u64) << 32;
+    let mut sender: Option<h2::client::SendRequest<bytes::Bytes>> = None;
+    while Instant::now() < calls.until {
+        id += 1;
+        let started = Instant::now();
+        let client = match sender.take() {
+            Some(client) => client,
+            None => match h2c_connect(calls.addr).await {
+                Ok(client) => client,
+                Err(_) => {
+                    seen.errored += 1;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        let body = call_body(&calls.tool, &calls.arguments, id);
+        match h2c_call(client, &calls, body).await {
+            Ok((status, client)) => {
+                seen.answered(status, started, calls.measured_from, calls.until);
+                sender = Some(client);
+            }
+            Err(_) => seen.errored += 1,
+        }
+    }
+    seen
+}
+
+/// An HTTP/2 connection with prior knowledge, driven by a task of its own.
+async fn h2c_connect(addr: SocketAddr) -> Result<h2::client::SendRequest<bytes::Bytes>, String> {
+    let tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|error| error.to_string())?;
+    let _ = tcp.set_nodelay(true);
+    let (client, connection) = h2::client::handshake(tcp)
+        .await
+        .map_err(|error| error.to_string())?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// Sends one call on `client` and reads its answer to the end: the status, and the client for
+/// the next call.
+async fn h2c_call(
+    client: h2::client::SendRequest<bytes::Bytes>,
+    calls: &Calls,
+    body: String,
+) -> Result<(u16, h2::client::SendRequest<bytes::Bytes>), String> {
+    let failed = |error: h2::Error| error.to_string();
+    let mut client = client.ready().await.map_err(failed)?;
+    let request = http::Request::post(format!("http://{}/mcp", calls.addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", calls.session.as_str())
+        .body(())
+        .map_err(|error| error.to_string())?;
+    let (response, mut send) = client.send_request(request, false).map_err(failed)?;
+    send.send_data(bytes::Bytes::from(body), true)
+        .map_err(failed)?;
+    let response = response.await.map_err(failed)?;
+    let status = response.status().as_u16();
+    let mut body = response.into_body();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(failed)?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    Ok((status, client))
+}
+
+/// `connections` HTTP/1.1 keep-alive connections, a thread each.
+fn h1_connections(
+    addr: SocketAddr,
+    session: &str,
+    tool: &str,
+    arguments: &serde_json::Value,
+    connections: usize,
+    measured_from: Instant,
+    until: Instant,
+) -> Result<Seen, String> {
     let threads: Vec<_> = (0..connections)
         .map(|index| {
             let (session, tool, arguments) =
@@ -64,25 +246,13 @@ pub(crate) fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     let mut all = Seen::default();
     for thread in threads {
-        let seen = thread
-            .join()
-            .map_err(|_| "a load thread panicked".to_owned())?;
-        for (status, count) in seen.statuses {
-            *all.statuses.entry(status).or_default() += count;
-        }
-        all.durations_us.extend(seen.durations_us);
-        all.errored += seen.errored;
+        all.add(
+            thread
+                .join()
+                .map_err(|_| "a load thread panicked".to_owned())?,
+        );
     }
-    let done = all.durations_us.len() as u64;
-    let line = serde_json::json!({
-        "calls_per_s": done as f64 / seconds as f64,
-        "done": done,
-        "errored": all.errored,
-        "statuses": all.statuses.iter().map(|(status, count)| (status.to_string(), *count)).collect::<BTreeMap<_, _>>(),
-        "durations_us": all.durations_us,
-    });
-    println!("{line}");
-    Ok(())
+    Ok(all)
 }
 
 /// One connection's calls until `until`; those started from `measured_from` are counted. A
@@ -101,11 +271,7 @@ fn connection(
     let mut stream: Option<BufReader<TcpStream>> = None;
     while Instant::now() < until {
         id += 1;
-        let body = serde_json::json!({
-            "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}
-        })
-        .to_string();
+        let body = call_body(tool, arguments, id);
         let started = Instant::now();
         let reader = match stream.take() {
             Some(reader) => reader,
@@ -124,11 +290,7 @@ fn connection(
         };
         match call(reader, addr, session, &body) {
             Ok((status, reader)) => {
-                if started >= measured_from && Instant::now() <= until {
-                    *seen.statuses.entry(status).or_default() += 1;
-                    seen.durations_us
-                        .push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
-                }
+                seen.answered(status, started, measured_from, until);
                 stream = reader;
             }
             Err(_) => seen.errored += 1,
