@@ -111,10 +111,6 @@ impl SchemaCheck {
     pub(crate) fn check(&self, instance: &Value) -> Result<(), Violation> {
         self.validate(&self.root, instance, &Where::Root, 0)
             .map(drop)
-            .map_err(|failure| Violation {
-                at: failure.at,
-                message: failure.message,
-            })
     }
 
     /// `instance` (at `at`) against `schema`: on success, the properties of an object instance
@@ -125,7 +121,7 @@ impl SchemaCheck {
         instance: &'i Value,
         at: &Where<'_>,
         depth: usize,
-    ) -> Result<BTreeSet<&'i str>, Failure> {
+    ) -> Result<BTreeSet<&'i str>, Violation> {
         if depth > MAX_DEPTH {
             return Err(at.fails("the schema nests too deep to check (a `$ref` that loops?)"));
         }
@@ -186,7 +182,7 @@ impl SchemaCheck {
         schema: &Map<String, Value>,
         text: &str,
         at: &Where<'_>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Violation> {
         let length = text.chars().count() as u64;
         if let Some(least) = limit(schema, "minLength")
             && length < least
@@ -215,18 +211,9 @@ impl SchemaCheck {
         items: &[Value],
         at: &Where<'_>,
         depth: usize,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Violation> {
         let count = items.len() as u64;
-        if let Some(least) = limit(schema, "minItems")
-            && count < least
-        {
-            return Err(at.fails(format!("has {count} items, fewer than {least}")));
-        }
-        if let Some(most) = limit(schema, "maxItems")
-            && count > most
-        {
-            return Err(at.fails(format!("has {count} items, more than {most}")));
-        }
+        check_count(schema, count, ("minItems", 0), "maxItems", "items", at)?;
         if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
             for (index, item) in items.iter().enumerate() {
                 if items[..index].iter().any(|earlier| equal(earlier, item)) {
@@ -253,19 +240,15 @@ impl SchemaCheck {
                         .is_ok()
                 })
                 .count() as u64;
-            let least = limit(schema, "minContains").unwrap_or(1);
-            if matching < least {
-                return Err(at.fails(format!(
-                    "has {matching} items that fit `contains`, fewer than {least}"
-                )));
-            }
-            if let Some(most) = limit(schema, "maxContains")
-                && matching > most
-            {
-                return Err(at.fails(format!(
-                    "has {matching} items that fit `contains`, more than {most}"
-                )));
-            }
+            let noun = "items that fit `contains`";
+            check_count(
+                schema,
+                matching,
+                ("minContains", 1),
+                "maxContains",
+                noun,
+                at,
+            )?;
         }
         Ok(())
     }
@@ -277,18 +260,16 @@ impl SchemaCheck {
         at: &Where<'_>,
         depth: usize,
         evaluated: &mut BTreeSet<&'i str>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Violation> {
         let count = object.len() as u64;
-        if let Some(least) = limit(schema, "minProperties")
-            && count < least
-        {
-            return Err(at.fails(format!("has {count} properties, fewer than {least}")));
-        }
-        if let Some(most) = limit(schema, "maxProperties")
-            && count > most
-        {
-            return Err(at.fails(format!("has {count} properties, more than {most}")));
-        }
+        check_count(
+            schema,
+            count,
+            ("minProperties", 0),
+            "maxProperties",
+            "properties",
+            at,
+        )?;
         if let Some(Value::Array(required)) = schema.get("required") {
             for name in required.iter().filter_map(Value::as_str) {
                 if !object.contains_key(name) {
@@ -366,7 +347,7 @@ impl SchemaCheck {
         at: &Where<'_>,
         depth: usize,
         evaluated: &mut BTreeSet<&'i str>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Violation> {
         if let Some(Value::Array(all)) = schema.get("allOf") {
             for sub in all {
                 evaluated.extend(self.validate(sub, instance, at, depth)?);
@@ -473,8 +454,8 @@ impl<'a> Where<'a> {
         Where::Index(self, index)
     }
 
-    fn fails(&self, message: impl Into<String>) -> Failure {
-        Failure {
+    fn fails(&self, message: impl Into<String>) -> Violation {
+        Violation {
             at: self.pointer(),
             message: message.into(),
         }
@@ -496,19 +477,12 @@ impl<'a> Where<'a> {
     }
 }
 
-/// A check that failed, and where.
-#[derive(Debug)]
-struct Failure {
-    at: String,
-    message: String,
-}
-
-impl Failure {
+impl Violation {
     /// A property refused by `additionalProperties` or `unevaluatedProperties: false` says so
     /// by name, rather than that no value is allowed.
-    fn for_unevaluated(self, name: &str, schema: &Value) -> Failure {
+    fn for_unevaluated(self, name: &str, schema: &Value) -> Violation {
         if *schema == Value::Bool(false) {
-            Failure {
+            Violation {
                 message: format!("{name:?} is not an allowed property"),
                 ..self
             }
@@ -519,7 +493,7 @@ impl Failure {
 }
 
 /// `: <the first branch's failure>`, when there is one.
-fn because(failure: Option<Failure>) -> String {
+fn because(failure: Option<Violation>) -> String {
     failure.map_or_else(String::new, |failure| format!(": {}", failure.message))
 }
 
@@ -527,7 +501,7 @@ fn check_type(
     schema: &Map<String, Value>,
     instance: &Value,
     at: &Where<'_>,
-) -> Result<(), Failure> {
+) -> Result<(), Violation> {
     let fits = |name: &Value| name.as_str().is_some_and(|name| is_of_type(instance, name));
     let (fitting, expected) = match schema.get("type") {
         None => return Ok(()),
@@ -563,7 +537,7 @@ fn check_number(
     schema: &Map<String, Value>,
     number: &Number,
     at: &Where<'_>,
-) -> Result<(), Failure> {
+) -> Result<(), Violation> {
     use std::cmp::Ordering::{Greater, Less};
     let bound = |keyword: &str| schema.get(keyword).and_then(Value::as_number);
     let failing = [
@@ -652,6 +626,28 @@ fn equal(left: &Value, right: &Value) -> bool {
         }
         _ => left == right,
     }
+}
+
+/// `count` (of `noun`) between `schema`'s bounds: the `least` keyword (`floor` when absent)
+/// and the `most` keyword.
+fn check_count(
+    schema: &Map<String, Value>,
+    count: u64,
+    (least, floor): (&str, u64),
+    most: &str,
+    noun: &str,
+    at: &Where<'_>,
+) -> Result<(), Violation> {
+    let least = limit(schema, least).unwrap_or(floor);
+    if count < least {
+        return Err(at.fails(format!("has {count} {noun}, fewer than {least}")));
+    }
+    if let Some(most) = limit(schema, most)
+        && count > most
+    {
+        return Err(at.fails(format!("has {count} {noun}, more than {most}")));
+    }
+    Ok(())
 }
 
 /// A count keyword's value (`minLength`, `maxItems`, …).
