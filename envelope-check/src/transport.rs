@@ -60,7 +60,7 @@ impl Faults {
     }
 
     /// The next fault, when one is recorded.
-    pub(crate) async fn next(&self) -> String {
+    pub async fn next(&self) -> String {
         loop {
             let notified = self.arrived.notified();
             if let Some(fault) = self

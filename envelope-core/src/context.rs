@@ -376,6 +376,15 @@ impl ToolContext {
         .with_dialect(self.dialect())
     }
 
+    /// This context for a call of the tool named `name`: what [`tool_name`](Self::tool_name)
+    /// answers, and what a continuation it seals is bound to. A server's door names every
+    /// tool it runs; a `#[tool]` names itself.
+    #[must_use]
+    pub fn with_tool_name(mut self, name: std::borrow::Cow<'static, str>) -> Self {
+        self.set_tool(name);
+        self
+    }
+
     pub(crate) fn set_tool(&mut self, tool: std::borrow::Cow<'static, str>) {
         self.tool = Some(tool);
     }

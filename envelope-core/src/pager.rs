@@ -470,20 +470,12 @@ where
 
     /// What the budget stage needs to re-seal this page's token after cutting its rows.
     fn resume(&self, ctx: &ToolContext) -> Result<Resume, ToolError> {
-        Ok(Resume {
-            continuations: ctx.shared_state::<Continuations>()?,
-            tool: ctx.tool_name().unwrap_or_default().to_owned(),
-            session: ctx.caller_binding().to_owned(),
-            request: self.request.clone(),
-            scope: self.paging.scope.clone(),
-            snapshot: self.paging.snapshot.clone(),
-            dialect: ctx.dialect(),
-            carried: serde_json::Map::new(),
-            continuation_field: <T::Args as PagedArgs>::CONTINUATION_FIELD,
-            limit_field: <T::Args as PagedArgs>::LIMIT_FIELD,
-            start: self.page.start,
-            reason: self.next_page_reason(),
-        })
+        let mut resume = Resume::new(ctx, self.request.clone(), self.page.start)?
+            .with_scope(self.paging.scope.clone())
+            .with_snapshot(self.paging.snapshot.clone());
+        resume.continuation_field = <T::Args as PagedArgs>::CONTINUATION_FIELD;
+        resume.limit_field = <T::Args as PagedArgs>::LIMIT_FIELD;
+        Ok(resume)
     }
 
     fn next_page_reason(&self) -> String {

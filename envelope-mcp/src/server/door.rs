@@ -212,6 +212,8 @@ impl EnvelopeServer {
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();
         let (ctx, stop) = self.context_for(extras, dialect, offered, &budget);
+        // Named here for every tool, a hand-written one too (its paging binds to the name).
+        let ctx = ctx.with_tool_name(spec.name.clone());
 
         let gate = |error, for_scope| Some(Refusal::Gate { error, for_scope });
         let disabled = spec

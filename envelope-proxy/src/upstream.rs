@@ -1,0 +1,377 @@
+//! The one upstream server: started (or reached), its listing and its calls, and started again,
+//! with backoff, when it dies.
+//!
+//! Over stdio its output is read with bounded lines ([`envelope_check::stdio_transport`]): a
+//! message longer than the configured bound is dropped as it streams by, and the call in
+//! progress is told at once, never left waiting for an answer that will not come.
+
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use envelope_check::Faults;
+use envelope_core::ToolError;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::{MaybeSendFuture, NotificationContext, Peer, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use tokio::sync::{Mutex, Notify};
+
+use crate::config::{ProxyConfig, Target};
+use crate::errors::{
+    UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_MALFORMED, UPSTREAM_TIMEOUT, rpc_error, unavailable,
+    upstream_error,
+};
+
+/// The first wait before starting a dead upstream again; doubled after each start that fails
+/// or dies, up to [`MAX_BACKOFF`].
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+/// The longest wait between two starts of an upstream that keeps dying.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// An upstream that ran this long before dying starts again without waiting.
+const HEALTHY_RUN: Duration = Duration::from_secs(60);
+
+/// What the proxy's client hears from the upstream between calls.
+#[derive(Debug, Clone, Default)]
+struct Listener {
+    tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Listener {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        self.tools_changed.notify_one();
+        std::future::ready(())
+    }
+}
+
+/// One live connection to the upstream.
+struct Connection {
+    service: RunningService<RoleClient, Listener>,
+    /// What the upstream sent that could not be read (stdio only).
+    faults: Option<Arc<Faults>>,
+    started: Instant,
+}
+
+/// Whether the upstream is up, and if not, when it may be started again.
+enum State {
+    /// Running; `backoff` is the wait before the next start should this one die young.
+    Up {
+        connection: Arc<Connection>,
+        backoff: Duration,
+    },
+    Down {
+        why: String,
+        next_start: Instant,
+        backoff: Duration,
+    },
+}
+
+/// The upstream server the proxy fronts.
+pub struct Upstream {
+    target: Target,
+    env: Vec<(String, String)>,
+    max_message_bytes: usize,
+    call_timeout: Duration,
+    stderr: bool,
+    tools_changed: Arc<Notify>,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Upstream {
+    /// The upstream `config` names, started (or reached) now: an error when it cannot be.
+    pub async fn start(config: &ProxyConfig) -> Result<Upstream, String> {
+        let upstream = Upstream {
+            target: config.target().map_err(|error| error.to_string())?,
+            env: config.upstream_env().map_err(|error| error.to_string())?,
+            max_message_bytes: config.max_message_bytes(),
+            call_timeout: config.call_timeout(),
+            stderr: config.upstream.stderr.unwrap_or(true),
+            tools_changed: Arc::default(),
+            state: Mutex::new(State::Down {
+                why: "not started".to_owned(),
+                next_start: Instant::now(),
+                backoff: FIRST_BACKOFF,
+            }),
+        };
+        let connection = upstream.connect().await?;
+        *upstream.state.lock().await = State::Up {
+            connection: Arc::new(connection),
+            backoff: FIRST_BACKOFF,
+        };
+        Ok(upstream)
+    }
+
+    /// Woken each time the upstream says its tools changed.
+    pub(crate) fn tools_changed(&self) -> Arc<Notify> {
+        Arc::clone(&self.tools_changed)
+    }
+
+    /// How long one call may take.
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// The upstream's tools, every page of them.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ToolError> {
+        let connection = self.connection().await?;
+        let listed = tokio::time::timeout(
+            self.call_timeout,
+            watched(&connection, connection.service.peer().list_all_tools()),
+        )
+        .await;
+        self.settle(&connection, listed, "tools/list").await
+    }
+
+    /// Calls the upstream's tool `name` with `arguments`.
+    pub async fn call(&self, name: &str, arguments: JsonObject) -> Result<CallToolResult, ToolError> {
+        let connection = self.connection().await?;
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let called = tokio::time::timeout(
+            self.call_timeout,
+            watched(&connection, connection.service.peer().call_tool(params)),
+        )
+        .await;
+        self.settle(&connection, called, name).await
+    }
+
+    /// The live peer, for what is forwarded as it is (no envelope).
+    pub async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        Ok(self.connection().await?.service.peer().clone())
+    }
+
+    /// The peer to send to now: the live connection, or a new one when the backoff allows.
+    async fn connection(&self) -> Result<Arc<Connection>, ToolError> {
+        let mut state = self.state.lock().await;
+        if let State::Up {
+            connection,
+            backoff,
+        } = &*state
+        {
+            if !connection.service.is_closed() && !connection.service.peer().is_transport_closed()
+            {
+                return Ok(Arc::clone(connection));
+            }
+            // Died young: wait before starting it again, longer each time.
+            let (wait, backoff) = if connection.started.elapsed() >= HEALTHY_RUN {
+                (Duration::ZERO, FIRST_BACKOFF)
+            } else {
+                (*backoff, (*backoff * 2).min(MAX_BACKOFF))
+            };
+            *state = State::Down {
+                why: "it exited".to_owned(),
+                next_start: Instant::now() + wait,
+                backoff,
+            };
+        }
+        let (why, next_start, backoff) = match &*state {
+            State::Down {
+                why,
+                next_start,
+                backoff,
+            } => (why.clone(), *next_start, *backoff),
+            State::Up { connection, .. } => return Ok(Arc::clone(connection)),
+        };
+        let now = Instant::now();
+        if now < next_start {
+            return Err(unavailable(&why, next_start - now));
+        }
+        match self.connect().await {
+            Ok(connection) => {
+                let connection = Arc::new(connection);
+                tracing::info!("the upstream started again");
+                *state = State::Up {
+                    connection: Arc::clone(&connection),
+                    backoff,
+                };
+                Ok(connection)
+            }
+            Err(why) => {
+                tracing::warn!(%why, "the upstream could not be started");
+                *state = State::Down {
+                    why: why.clone(),
+                    next_start: Instant::now() + backoff,
+                    backoff: (backoff * 2).min(MAX_BACKOFF),
+                };
+                Err(unavailable(&why, backoff))
+            }
+        }
+    }
+
+    /// The outcome of one request over `connection`: its answer, or the typed error, marking
+    /// the upstream down when the connection is gone.
+    async fn settle<T>(
+        &self,
+        connection: &Arc<Connection>,
+        outcome: Result<Result<T, Failure>, tokio::time::error::Elapsed>,
+        what: &str,
+    ) -> Result<T, ToolError> {
+        let failure = match outcome {
+            Ok(Ok(answer)) => return Ok(answer),
+            Ok(Err(failure)) => failure,
+            Err(_) => {
+                return Err(upstream_error(
+                    UPSTREAM_TIMEOUT,
+                    format!(
+                        "the upstream did not answer `{what}` within {} s",
+                        self.call_timeout.as_secs()
+                    ),
+                ));
+            }
+        };
+        match failure {
+            Failure::Service(ServiceError::McpError(error)) => Err(rpc_error(what, &error)),
+            Failure::Fault(fault) => Err(fault_error(&fault, self.max_message_bytes)),
+            Failure::Service(error) => {
+                let gone = connection.service.is_closed()
+                    || connection.service.peer().is_transport_closed()
+                    || matches!(
+                        error,
+                        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                    );
+                if gone {
+                    self.mark_down(connection, &error.to_string()).await
+                } else {
+                    Err(upstream_error(
+                        UPSTREAM_MALFORMED,
+                        format!("the upstream's answer to `{what}` could not be read: {error}"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Marks the upstream down after `connection` failed; the next call starts it again.
+    async fn mark_down<T>(&self, connection: &Arc<Connection>, why: &str) -> Result<T, ToolError> {
+        let mut state = self.state.lock().await;
+        if let State::Up {
+            connection: current,
+            backoff,
+        } = &*state
+            && Arc::ptr_eq(current, connection)
+        {
+            tracing::warn!(%why, "the upstream's connection closed");
+            let (wait, backoff) = if current.started.elapsed() >= HEALTHY_RUN {
+                (Duration::ZERO, FIRST_BACKOFF)
+            } else {
+                (*backoff, (*backoff * 2).min(MAX_BACKOFF))
+            };
+            *state = State::Down {
+                why: why.to_owned(),
+                next_start: Instant::now() + wait,
+                backoff,
+            };
+        }
+        Err(unavailable(why, Duration::ZERO))
+    }
+
+    /// A new connection to the upstream, initialized.
+    async fn connect(&self) -> Result<Connection, String> {
+        let listener = Listener {
+            tools_changed: Arc::clone(&self.tools_changed),
+        };
+        let started = Instant::now();
+        match &self.target {
+            Target::Url(url) => {
+                let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                http.max_sse_event_size = self.max_message_bytes;
+                http.max_json_response_size = self.max_message_bytes;
+                let transport = StreamableHttpClientTransport::from_config(http);
+                let service = tokio::time::timeout(self.call_timeout, listener.serve(transport))
+                    .await
+                    .map_err(|_| format!("{url} did not answer `initialize`"))?
+                    .map_err(|error| format!("cannot connect to {url}: {error}"))?;
+                Ok(Connection {
+                    service,
+                    faults: None,
+                    started,
+                })
+            }
+            Target::Command { program, args } => {
+                let mut command = tokio::process::Command::new(program);
+                command
+                    .args(args)
+                    .envs(self.env.iter().map(|(name, value)| (name, value)))
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(if self.stderr {
+                        Stdio::inherit()
+                    } else {
+                        Stdio::null()
+                    })
+                    .kill_on_drop(true);
+                let mut child = command
+                    .spawn()
+                    .map_err(|error| format!("cannot run `{program}`: {error}"))?;
+                let (Some(output), Some(input)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(format!("`{program}` has no standard input and output"));
+                };
+                let (transport, faults) =
+                    envelope_check::stdio_transport(output, input, self.max_message_bytes);
+                let service = tokio::time::timeout(self.call_timeout, listener.serve(transport))
+                    .await
+                    .map_err(|_| format!("`{program}` did not answer `initialize`"))?
+                    .map_err(|error| format!("`{program}` did not initialize: {error}"))?;
+                // The child is reaped when it exits; killed when the proxy drops it.
+                tokio::spawn(async move {
+                    let _ = child.wait().await;
+                });
+                Ok(Connection {
+                    service,
+                    faults: Some(faults),
+                    started,
+                })
+            }
+        }
+    }
+}
+
+/// How one request failed before it was answered.
+enum Failure {
+    Service(ServiceError),
+    /// Something the upstream sent could not be read.
+    Fault(String),
+}
+
+/// `request`, or the first fault the upstream's output shows while it runs.
+async fn watched<T>(
+    connection: &Connection,
+    request: impl Future<Output = Result<T, ServiceError>>,
+) -> Result<T, Failure> {
+    let Some(faults) = &connection.faults else {
+        return request.await.map_err(Failure::Service);
+    };
+    tokio::select! {
+        answered = request => answered.map_err(Failure::Service),
+        fault = faults.next() => Err(Failure::Fault(fault)),
+    }
+}
+
+/// The error of a fault in the upstream's output.
+fn fault_error(fault: &str, max_message_bytes: usize) -> ToolError {
+    if fault.contains("longer than") {
+        upstream_error(
+            UPSTREAM_ANSWER_TOO_LARGE,
+            format!(
+                "the upstream's answer is longer than {max_message_bytes} bytes, the most the \
+                 proxy reads; it was dropped unread"
+            ),
+        )
+        .with_hint("narrow the request so the upstream answers less")
+    } else {
+        upstream_error(UPSTREAM_MALFORMED, fault.to_owned())
+    }
+}
+

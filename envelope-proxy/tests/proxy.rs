@@ -1,0 +1,283 @@
+//! The proxy in front of an upstream that misbehaves on request (`fixtures/upstream.py`, plain
+//! JSON-RPC lines written by hand): every answer read as an agent reads it, from the envelope,
+//! and every page reached by following `next-page` exactly as given.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use envelope_core::paging::{
+    CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations, INVALID_CONTINUATION,
+    STALE_CONTINUATION,
+};
+use envelope_mcp::EnvelopeConfig;
+use envelope_proxy::{Proxy, ProxyConfig};
+use serde_json::{Value, json};
+
+fn fixture() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/upstream.py")
+        .display()
+        .to_string()
+}
+
+/// The proxy in front of the fixture, configured by `extra` (TOML appended to the upstream's).
+async fn proxy(extra: &str) -> Proxy {
+    let text = format!(
+        "[upstream]\ncommand = [\"python3\", {:?}]\ncall_timeout_seconds = 5\n{extra}",
+        fixture()
+    );
+    let config = ProxyConfig::parse(&text).expect("the configuration parses");
+    let serving = EnvelopeConfig::new("proxy-test", "1.0.0")
+        .with_continuations(Continuations::new(ContinuationKey::new(1, [9; 32])));
+    Proxy::start(config, serving).await.expect("the proxy starts")
+}
+
+/// Calls `tool` through the proxy: the envelope as `structuredContent` carries it, and the
+/// bytes sent.
+async fn call(proxy: &Proxy, tool: &str, arguments: Value) -> (Value, String) {
+    let prepared = proxy
+        .server()
+        .call(tool, arguments)
+        .await
+        .unwrap_or_else(|| panic!("the proxy serves `{tool}`"));
+    (prepared.structured, prepared.json)
+}
+
+/// The action of `id` the envelope offers, as `(tool, arguments)`.
+fn action(envelope: &Value, id: &str) -> Option<(String, Value)> {
+    let actions = envelope.get("next_actions")?.as_array()?;
+    let found = actions.iter().find(|action| action["id"] == id)?;
+    Some((
+        found["tool"].as_str()?.to_owned(),
+        found["arguments"].clone(),
+    ))
+}
+
+/// Every row of an answer paged by `next-page`, followed verbatim, and how many pages it took;
+/// each page's bytes within `budget`.
+async fn follow(proxy: &Proxy, tool: &str, arguments: Value, budget: usize) -> (Vec<Value>, usize) {
+    let (mut envelope, mut sent) = call(proxy, tool, arguments).await;
+    let mut rows = Vec::new();
+    let mut pages = 1;
+    loop {
+        assert_eq!(envelope["ok"], true, "{envelope}");
+        assert!(
+            sent.chars().count() <= budget,
+            "page {pages} is {} characters, over the budget of {budget}",
+            sent.chars().count()
+        );
+        rows.extend(envelope["data"].as_array().expect("a page of rows").iter().cloned());
+        let Some((tool, arguments)) = action(&envelope, "next-page") else {
+            break;
+        };
+        assert_eq!(envelope["completeness"]["truncated"], true, "{envelope}");
+        (envelope, sent) = call(proxy, &tool, arguments).await;
+        pages += 1;
+        assert!(pages < 1_000, "paging does not end");
+    }
+    (rows, pages)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_listing_keeps_the_upstreams_annotations_and_adds_the_controls() {
+    let proxy = proxy("[tools.lines]\ntier = \"lite\"\nscopes = [\"docs:read\"]\n").await;
+    let tools = proxy.server().tools();
+    let listed = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .unwrap_or_else(|| panic!("`{name}` is listed"))
+            .clone()
+    };
+    let lines = serde_json::to_value(listed("lines")).expect("serializes");
+    assert_eq!(lines["annotations"]["readOnlyHint"], true, "{lines}");
+    // What the upstream did not declare is not made up.
+    assert!(lines["annotations"].get("destructiveHint").is_none(), "{lines}");
+    assert!(lines["inputSchema"]["properties"]["count"].is_object(), "{lines}");
+    assert!(lines["inputSchema"]["properties"]["continuation"].is_object(), "{lines}");
+    assert_eq!(lines["_meta"]["rs.envelope/tier"], "lite", "{lines}");
+    let append = serde_json::to_value(listed("append")).expect("serializes");
+    assert_eq!(append["annotations"]["destructiveHint"], false, "{append}");
+    assert_eq!(append["annotations"]["idempotentHint"], false, "{append}");
+    assert!(append["annotations"].get("readOnlyHint").is_none(), "{append}");
+    let structured = serde_json::to_value(listed("structured")).expect("serializes");
+    assert_eq!(structured["title"], "Structured", "{structured}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn data_is_structured_content_else_json_text_else_text() {
+    let proxy = proxy("").await;
+    let (text, _) = call(&proxy, "lines", json!({"count": 2})).await;
+    assert_eq!(
+        text["data"],
+        "line 000000 xxxxxxxxxxxxxxxxxxxxxxxxxxxx\nline 000001 xxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
+    );
+    let (numbers, _) = call(&proxy, "numbers", json!({"count": 2})).await;
+    assert_eq!(numbers["data"], json!([{"n": 0, "word": "w0"}, {"n": 1, "word": "w1"}]));
+    let (structured, _) = call(&proxy, "structured", json!({"count": 1})).await;
+    assert_eq!(
+        structured["data"],
+        json!({"content": "line 000000 xxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"})
+    );
+    let (picture, _) = call(&proxy, "picture", json!({})).await;
+    assert_eq!(picture["data"], "a picture");
+    assert_eq!(picture["meta"]["attachments"][0]["kind"], "image", "{picture}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_saved_is_counted_against_the_upstreams_raw_answer() {
+    let proxy = proxy("").await;
+    let (envelope, _) = call(
+        &proxy,
+        "lines",
+        json!({"count": 20_000, "response_mode": "full"}),
+    )
+    .await;
+    let meta = &envelope["meta"];
+    assert_eq!(meta["baseline_method"], envelope_proxy::BASELINE_METHOD, "{meta}");
+    assert!(meta["tokens_saved"].as_u64().unwrap_or(0) > 100_000, "{meta}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_megabyte_of_text_is_reached_whole_by_following_next_page() {
+    let budget = envelope_budget::AGENT_BUDGET_CHARS;
+    let proxy = proxy("").await;
+    // 25,000 lines of 40 characters: a megabyte.
+    let arguments = json!({"count": 25_000});
+    let (rows, pages) = follow(&proxy, "lines", arguments, budget).await;
+    let text: String = rows.iter().filter_map(Value::as_str).collect();
+    let direct = (0..25_000)
+        .map(|i| format!("line {i:06} {}\n", "x".repeat(28)))
+        .collect::<String>();
+    assert_eq!(text.len(), direct.len());
+    assert!(text == direct, "the pages joined are the upstream's text");
+    assert!(pages > 30, "{pages} pages");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_list_and_structured_text_page_too() {
+    let proxy = proxy("[tools.numbers]\nbudget = 4000\n[tools.structured]\nbudget = 4000\n").await;
+    let (rows, pages) = follow(&proxy, "numbers", json!({"count": 2_000}), 4_000).await;
+    assert_eq!(rows.len(), 2_000);
+    assert_eq!(rows[1_999], json!({"n": 1_999, "word": "w1999"}));
+    assert!(pages > 10, "{pages}");
+    let (rows, _) = follow(&proxy, "structured", json!({"count": 1_000}), 4_000).await;
+    assert_eq!(rows.len(), 1_000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_of_an_answer_that_changed_is_refused_as_stale_with_a_rerun() {
+    let proxy = proxy("").await;
+    let (first, _) = call(&proxy, "ticking", json!({"count": 5_000})).await;
+    let (tool, arguments) = action(&first, "next-page").expect("a next page");
+    let (stale, _) = call(&proxy, &tool, arguments).await;
+    assert_eq!(stale["ok"], false, "{stale}");
+    assert_eq!(stale["error"]["code"], STALE_CONTINUATION, "{stale}");
+    let (tool, arguments) = action(&stale, "rerun").expect("a rerun action");
+    let (rerun, _) = call(&proxy, &tool, arguments).await;
+    assert_eq!(rerun["ok"], true, "{rerun}");
+    assert!(
+        rerun["data"][0].as_str().unwrap_or_default().starts_with("called 3 times"),
+        "{rerun}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tampered_continuation_is_refused() {
+    let proxy = proxy("").await;
+    let (first, _) = call(&proxy, "lines", json!({"count": 5_000})).await;
+    let (tool, mut arguments) = action(&first, "next-page").expect("a next page");
+    let token = arguments["continuation"].as_str().expect("a token").to_owned();
+    let mut bytes = token.into_bytes();
+    let last = bytes.len() - 2;
+    bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
+    arguments["continuation"] = json!(String::from_utf8(bytes).expect("ASCII"));
+    let (refused, _) = call(&proxy, &tool, arguments.clone()).await;
+    assert_eq!(refused["error"]["code"], INVALID_CONTINUATION, "{refused}");
+    // Another request's arguments: the token is bound to the call that got it.
+    let (tool, mut arguments) = action(&first, "next-page").expect("a next page");
+    arguments["count"] = json!(4_999);
+    let (moved, _) = call(&proxy, &tool, arguments).await;
+    assert_eq!(moved["error"]["code"], CONTINUATION_SCOPE_MISMATCH, "{moved}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_that_is_not_read_only_is_cut_honestly_and_never_called_twice() {
+    let proxy = proxy("").await;
+    let (envelope, sent) = call(&proxy, "append", json!({"count": 5_000})).await;
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    assert!(sent.chars().count() <= envelope_budget::AGENT_BUDGET_CHARS);
+    assert_eq!(envelope["completeness"]["truncated"], true, "{envelope}");
+    assert_eq!(envelope["completeness"]["total"], 5_000, "{envelope}");
+    assert!(action(&envelope, "next-page").is_none(), "{envelope}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_failure_is_typed_and_retryable_only_where_it_says_so() {
+    let proxy = proxy("").await;
+    let (failed, _) = call(&proxy, "fail", json!({})).await;
+    assert_eq!(failed["error"]["code"], "upstream_tool_error", "{failed}");
+    assert_eq!(failed["error"]["category"], "not_found", "{failed}");
+    assert_eq!(failed["error"]["retryable"], false, "{failed}");
+
+    let (huge, _) = call(&proxy, "huge", json!({"megabytes": 100})).await;
+    assert_eq!(huge["error"]["code"], "upstream_answer_too_large", "{huge}");
+    assert_eq!(huge["error"]["retryable"], false, "{huge}");
+
+    let (garbage, _) = call(&proxy, "garbage", json!({})).await;
+    assert_eq!(garbage["error"]["code"], "upstream_malformed", "{garbage}");
+
+    let (hung, _) = call(&proxy, "hang", json!({})).await;
+    assert_eq!(hung["error"]["code"], "upstream_timeout", "{hung}");
+    assert_eq!(hung["error"]["retryable"], true, "{hung}");
+
+    // After each of those, the proxy still answers.
+    let (fine, _) = call(&proxy, "lines", json!({"count": 1})).await;
+    assert_eq!(fine["ok"], true, "{fine}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_upstream_is_unavailable_then_started_again() {
+    let proxy = proxy("").await;
+    let (died, _) = call(&proxy, "die", json!({})).await;
+    assert_eq!(died["error"]["code"], "upstream_unavailable", "{died}");
+    assert_eq!(died["error"]["category"], "unavailable", "{died}");
+    assert_eq!(died["error"]["retryable"], true, "{died}");
+    // Followed as the envelope says: retry after the wait it names.
+    let mut answered = None;
+    for _ in 0..20 {
+        let (again, _) = call(&proxy, "lines", json!({"count": 1})).await;
+        if again["ok"] == true {
+            answered = Some(again);
+            break;
+        }
+        assert_eq!(again["error"]["retryable"], true, "{again}");
+        let wait = again["error"]["retry_after_ms"].as_u64().unwrap_or(100);
+        tokio::time::sleep(Duration::from_millis(wait.max(50))).await;
+    }
+    assert!(answered.is_some(), "the upstream was started again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_the_upstream_adds_at_run_time_are_listed() {
+    let proxy = proxy("").await;
+    assert!(proxy.server().tools().iter().all(|tool| tool.name != "grown"));
+    let (grew, _) = call(&proxy, "grow", json!({})).await;
+    assert_eq!(grew["ok"], true, "{grew}");
+    for _ in 0..100 {
+        if proxy.server().tools().iter().any(|tool| tool.name == "grown") {
+            let (answer, _) = call(&proxy, "grown", json!({})).await;
+            assert_eq!(answer["data"], "I was added at run time", "{answer}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the tool the upstream added was never listed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hidden_tool_is_neither_listed_nor_called() {
+    let proxy = proxy("[tools.die]\nhidden = true\n").await;
+    assert!(proxy.server().tools().iter().all(|tool| tool.name != "die"));
+    assert!(proxy.server().call("die", json!({})).await.is_none());
+}
