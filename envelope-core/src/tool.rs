@@ -169,6 +169,13 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The title listed in the tool's MCP `annotations`: by default its
+    /// [`title`](ToolSpec::title). A tool fronting another server's lists exactly what that
+    /// server declared there, which may differ from (or lack) the tool's own title.
+    fn annotations_title(&self) -> Option<&str> {
+        self.spec().title.as_deref()
+    }
+
     /// Runs the tool. Never panics and never fails: every outcome, a panic included, is an
     /// envelope, returned beside what the budget stage needs to know of it (a hand-written
     /// tool returns `ToolOutput::from(envelope)`).

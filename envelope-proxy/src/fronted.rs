@@ -33,6 +33,8 @@ const DATA_SHARE_PERCENT: usize = 85;
 /// An upstream tool, fronted.
 pub(crate) struct Fronted {
     spec: ToolSpec,
+    /// The title in the upstream's annotations, as it declared it.
+    annotations_title: Option<String>,
     /// The upstream's input schema, as it listed it.
     schema: Map<String, Value>,
     /// The argument names the upstream declares, and `continuation` when the proxy pages it.
@@ -58,14 +60,13 @@ impl Fronted {
             .map_or_else(|| format!("The upstream's `{}`.", tool.name), str::to_owned);
         let mut spec = ToolSpec::new(tool.name.to_string(), description, config.tier);
         spec.title = tool.title.clone().map(Cow::Owned);
+        let mut annotations_title = None;
         if let Some(annotations) = &tool.annotations {
             spec.read_only = annotations.read_only_hint;
             spec.destructive = annotations.destructive_hint;
             spec.idempotent = annotations.idempotent_hint;
             spec.open_world = annotations.open_world_hint;
-            if spec.title.is_none() {
-                spec.title = annotations.title.clone().map(Cow::Owned);
-            }
+            annotations_title.clone_from(&annotations.title);
         }
         spec.budget = config.budget;
         spec.scopes = Cow::Owned(config.scopes.iter().cloned().map(Cow::Owned).collect());
@@ -92,6 +93,7 @@ impl Fronted {
         });
         Ok(Fronted {
             spec,
+            annotations_title,
             schema,
             declared,
             pages,
@@ -103,6 +105,10 @@ impl Fronted {
 impl Tool for Fronted {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn annotations_title(&self) -> Option<&str> {
+        self.annotations_title.as_deref()
     }
 
     fn input_schema(&self) -> Schema {

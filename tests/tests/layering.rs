@@ -64,6 +64,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "envelope-client",
         ],
     ),
+    // Any MCP server fronted: it serves (envelope-mcp) what it reads from the upstream with the
+    // checker's bounded framing (envelope-check), entered once, from above.
+    (
+        "envelope-proxy",
+        &[
+            "envelope-core",
+            "envelope-budget",
+            "envelope-mcp",
+            "envelope-check",
+        ],
+    ),
     // What uses them.
     ("workspace-server", &["envelope-core", "envelope-mcp"]),
     ("envelope-conformance", &["envelope-core", "envelope-mcp"]),

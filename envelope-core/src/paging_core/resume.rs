@@ -34,40 +34,6 @@ pub struct Resume {
 }
 
 impl Resume {
-    /// How the budget stage re-seals the continuation of a page of the tool `ctx` runs: the
-    /// call's `request` (its arguments; the continuation and page-size fields are left out of
-    /// what the token is bound to), the page's first row `start`, bound to the caller, the
-    /// dialect and the server's [`Continuations`] as `ctx` holds them, with the default field
-    /// names (`continuation`, `limit`), no scope and no snapshot.
-    ///
-    /// A tool that pages without a typed [`Pager`](crate::paging::Pager) (one known only at
-    /// run time, such as a tool a proxy fronts) hands the budget stage all the rows from
-    /// `start` on, with this beside them ([`Reply::resumable`](crate::Reply::resumable) or
-    /// [`ToolOutput::resume`](crate::stage::ToolOutput::resume)): the stage cuts the rows to
-    /// the budget and seals the token that resumes after the last one sent. The server must
-    /// hold [`Continuations`] as state.
-    pub fn new(
-        ctx: &crate::context::ToolContext,
-        request: Value,
-        start: usize,
-    ) -> Result<Resume, ToolError> {
-        Ok(Resume {
-            continuations: ctx.shared_state::<Continuations>()?,
-            tool: ctx.tool_name().unwrap_or_default().to_owned(),
-            session: ctx.caller_binding().to_owned(),
-            request,
-            scope: String::new(),
-            snapshot: String::new(),
-            dialect: ctx.dialect(),
-            carried: serde_json::Map::new(),
-            continuation_field: super::DEFAULT_CONTINUATION_FIELD,
-            limit_field: super::DEFAULT_LIMIT_FIELD,
-            start,
-            // The action's id says what it is already: the reason stays short.
-            reason: "next page".to_owned(),
-        })
-    }
-
     /// This resume bound to `scope`, what the request reaches beyond its arguments.
     #[must_use]
     pub fn with_scope(mut self, scope: impl Into<String>) -> Self {

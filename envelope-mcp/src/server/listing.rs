@@ -125,7 +125,7 @@ pub(super) fn listing(
     }
     // Only the hints the author declared: an absent hint takes MCP's cautious default.
     let annotations = ToolAnnotations::from_raw(
-        spec.title.as_deref().map(str::to_owned),
+        tool.annotations_title().map(str::to_owned),
         spec.read_only,
         spec.destructive,
         spec.idempotent,
@@ -134,8 +134,11 @@ pub(super) fn listing(
     let mut listed =
         rmcp::model::Tool::new(spec.name.clone(), spec.description.clone(), Arc::new(input))
             .with_raw_output_schema(Arc::new(output))
-            .with_annotations(annotations)
             .with_meta(meta);
+    // Nothing declared, nothing listed: an empty `annotations` says no more than none.
+    if annotations != ToolAnnotations::default() {
+        listed = listed.with_annotations(annotations);
+    }
     if let Some(title) = &spec.title {
         listed = listed.with_title(title.clone());
     }

@@ -1,0 +1,66 @@
+// What the proxy suites share: the upstream spoken to directly or through envelope-proxy, both
+// over stdio with the official TypeScript SDK's client, and how an answer reads.
+
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, '../..');
+export const PROXY = process.env.ENVELOPE_PROXY
+    ? resolve(process.env.ENVELOPE_PROXY)
+    : resolve(REPO, 'target/debug/envelope-proxy');
+const BUILD = 'cargo build --workspace --all-features --tests --bins --examples';
+
+/** The budget of one answer, in characters: envelope-budget's `AGENT_BUDGET_CHARS`. */
+export const BUDGET_CHARS = 32_000;
+
+/** The upstream `command` (program and arguments, run in this directory), spoken to directly. */
+export function directly(command) {
+    const [program, ...args] = command;
+    return { command: program, args, cwd: HERE };
+}
+
+/** The upstream `command` behind envelope-proxy; `options` go before the `--`. */
+export function proxied(command, options = []) {
+    if (!existsSync(PROXY)) {
+        throw new Error(`${PROXY} is missing; build it with \`${BUILD}\``);
+    }
+    return { command: PROXY, args: [...options, '--', ...command], cwd: HERE };
+}
+
+/** A client of the official SDK connected over stdio to what `spawn` describes. */
+export async function connect(spawn) {
+    const transport = new StdioClientTransport({
+        ...spawn,
+        env: { ...getDefaultEnvironment(), RUST_LOG: 'warn' },
+        stderr: 'inherit',
+    });
+    const client = new Client({ name: 'envelope-proxy-suite', version: '0.0.0' });
+    await client.connect(transport);
+    return client;
+}
+
+/** The text a model is shown of `result`: its text blocks, joined. */
+export function textOf(result) {
+    return (result.content ?? [])
+        .filter((block) => block.type === 'text')
+        .map((block) => block.text)
+        .join('\n');
+}
+
+/** The envelope `result` carries as its structured content. */
+export function envelopeOf(result) {
+    if (!result.structuredContent) {
+        throw new Error(`no envelope in ${JSON.stringify(result).slice(0, 500)}`);
+    }
+    return result.structuredContent;
+}
+
+/** The `next-page` action an envelope offers, if any. */
+export function nextPage(envelope) {
+    return (envelope.next_actions ?? []).find((action) => action.id === 'next-page');
+}
