@@ -507,11 +507,7 @@ impl Resume {
     /// [`ToolOutput::resume`](crate::stage::ToolOutput::resume)): the stage cuts the rows to
     /// the budget and seals the token that resumes after the last one sent. The server must
     /// hold [`Continuations`] as state.
-    pub fn new(
-        ctx: &ToolContext,
-        request: Value,
-        start: usize,
-    ) -> Result<Resume, ToolError> {
+    pub fn new(ctx: &ToolContext, request: Value, start: usize) -> Result<Resume, ToolError> {
         Ok(Resume {
             continuations: ctx.shared_state::<Continuations>()?,
             tool: ctx.tool_name().unwrap_or_default().to_owned(),
@@ -528,7 +524,6 @@ impl Resume {
             reason: "next page".to_owned(),
         })
     }
-
 }
 
 fn invalid_limit(field: &str, max: usize) -> ToolError {

@@ -128,6 +128,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "cli")]
+pub mod cli;
 mod drain;
 mod error;
 #[cfg(feature = "http")]

@@ -181,7 +181,8 @@ async fn server_info_and_sorted_listing() {
     assert_eq!(hints, rmcp::model::ToolAnnotations::default());
     assert!(hints.is_destructive());
     let wire = serde_json::to_value(missing).expect("a tool serializes");
-    assert_eq!(wire["annotations"], json!({}), "{wire}");
+    // Nothing declared, nothing listed: not even an empty `annotations`.
+    assert!(wire.get("annotations").is_none(), "{wire}");
     // Declared hints, `false` included, and the title are listed as written.
     let invoice = tools.iter().find(|t| t.name == "invoice").expect("listed");
     let wire = serde_json::to_value(invoice).expect("a tool serializes");

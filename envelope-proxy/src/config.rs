@@ -1,29 +1,7 @@
 //! The proxy's configuration file (TOML): the upstream it fronts and how each of the upstream's
 //! tools is served (tier, scopes, budget).
 //!
-//! ```toml
-//! # The upstream: a command spoken to over stdio, or a streamable-HTTP URL (not both).
-//! [upstream]
-//! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
-//! # Passed to the command beside the proxy's own environment; a value is read from a file
-//! # or the environment only, never written here.
-//! env_from = { GITHUB_TOKEN = "env:UPSTREAM_GITHUB_TOKEN" }
-//! # The largest message read from the upstream; a longer answer is refused, never held whole.
-//! max_message_bytes = 8_388_608
-//! call_timeout_seconds = 60
-//!
-//! # Served to a tool the file does not name.
-//! [defaults]
-//! tier = "standard"
-//!
-//! [tools.read_text_file]
-//! tier = "lite"
-//! scopes = ["files:read"]
-//!
-//! [tools.write_file]
-//! scopes = ["files:write"]
-//! budget = 4000
-//! ```
+//! [`EXAMPLE_CONFIG`] shows every key.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +9,42 @@ use std::time::Duration;
 
 use envelope_core::Tier;
 use serde::Deserialize;
+
+/// A configuration with every key, each explained: what `docs/PROXY.md` shows, and what the
+/// tests parse.
+pub const EXAMPLE_CONFIG: &str = r#"# The upstream: a command spoken to over stdio, or a streamable-HTTP URL (`url = "..."`),
+# not both. `-- COMMAND` or `--upstream-url` on the command line take its place.
+[upstream]
+command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
+# Variables set for the command besides the proxy's own environment, each read from
+# `env:NAME` or `file:PATH`: a secret never sits in this file.
+env_from = { GITHUB_TOKEN = "env:UPSTREAM_GITHUB_TOKEN" }
+# The largest message read from the upstream; a longer answer is refused as it streams by.
+max_message_bytes = 8_388_608
+# How long one call to the upstream may take.
+call_timeout_seconds = 60
+# Pass the upstream's standard error through to the proxy's (the default), or drop it.
+stderr = true
+
+# What a tool not named under [tools] gets.
+[defaults]
+tier = "standard"
+scopes = ["docs:read"]
+
+# Per tool, by the upstream's name for it.
+[tools.read_text_file]
+tier = "lite"
+
+[tools.write_file]
+tier = "heavy"
+scopes = ["docs:write"]
+# Its own response budget, in token-normalized characters.
+budget = 4000
+
+# Neither listed nor callable through the proxy.
+[tools.move_file]
+hidden = true
+"#;
 
 /// The largest message read from the upstream unless configured: 8 MiB. A longer one is
 /// refused with a typed error as it streams by, never held whole.
@@ -303,6 +317,15 @@ mod tests {
     }
 
     #[test]
+    fn the_example_parses_as_documented() {
+        let config = ProxyConfig::parse(EXAMPLE_CONFIG).expect("the example parses");
+        assert!(matches!(config.target(), Ok(Target::Command { .. })));
+        assert_eq!(config.tool("write_file").budget, Some(4000));
+        assert_eq!(config.tool("list_directory").scopes, ["docs:read"]);
+        assert!(config.tool("move_file").hidden);
+    }
+
+    #[test]
     fn a_misspelt_key_and_an_inline_secret_are_refused() {
         let misspelt = ProxyConfig::parse("[tools.x]\nteir = \"lite\"\n").expect_err("refused");
         assert!(misspelt.contains("teir"), "{misspelt}");
@@ -310,7 +333,9 @@ mod tests {
             "[upstream]\ncommand = [\"s\"]\nenv_from = { TOKEN = \"hunter2\" }\n",
         )
         .expect("parses");
-        let error = config.upstream_env().expect_err("an inline value is refused");
+        let error = config
+            .upstream_env()
+            .expect_err("an inline value is refused");
         assert!(error.to_string().contains("env:NAME"), "{error}");
         assert!(!error.to_string().contains("hunter2"), "{error}");
     }

@@ -88,9 +88,10 @@ pub(crate) fn upstream_error(code: &'static str, message: impl Into<String>) -> 
     let (category, retryable) = UPSTREAM_ERRORS
         .iter()
         .find(|(known, ..)| *known == code)
-        .map_or((Category::Internal, false), |(_, category, retryable, _)| {
-            (*category, *retryable)
-        });
+        .map_or(
+            (Category::Internal, false),
+            |(_, category, retryable, _)| (*category, *retryable),
+        );
     ToolError::new(category, bounded(&message.into()))
         .with_code(code)
         .with_retryable(retryable)
@@ -98,8 +99,11 @@ pub(crate) fn upstream_error(code: &'static str, message: impl Into<String>) -> 
 
 /// The upstream is down; the next start is in `wait`.
 pub(crate) fn unavailable(why: &str, wait: Duration) -> ToolError {
-    upstream_error(UPSTREAM_UNAVAILABLE, format!("the upstream is not running: {why}"))
-        .with_retry_after(wait)
+    upstream_error(
+        UPSTREAM_UNAVAILABLE,
+        format!("the upstream is not running: {why}"),
+    )
+    .with_retry_after(wait)
 }
 
 /// A JSON-RPC error the upstream answered a call of `tool` with.
@@ -179,12 +183,18 @@ mod tests {
     #[test]
     fn a_tool_error_is_categorized_by_its_words_and_never_retryable() {
         let cases = [
-            ("ENOENT: no such file or directory, open '/x'", Category::NotFound),
+            (
+                "ENOENT: no such file or directory, open '/x'",
+                Category::NotFound,
+            ),
             (
                 "Access denied - path outside allowed directories",
                 Category::Permission,
             ),
-            ("Invalid arguments: path must be a string", Category::Validation),
+            (
+                "Invalid arguments: path must be a string",
+                Category::Validation,
+            ),
             ("connection reset by peer", Category::Validation),
         ];
         for (text, category) in cases {

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use envelope_budget::Estimator;
 use envelope_core::paging::{Continuations, PageArgs, Resume, STALE_CONTINUATION};
+use envelope_core::schemars::Schema;
 use envelope_core::stage::{ToolOutput, add_controls};
 use envelope_core::{
     BoxFuture, Completeness, Envelope, NextAction, Role, Tool, ToolContext, ToolError, ToolSpec,
 };
-use envelope_core::schemars::Schema;
 use serde_json::{Map, Value};
 
 use crate::answer::Answer;

@@ -31,8 +31,8 @@ mod proxy;
 mod upstream;
 
 pub use config::{
-    ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, ProxyConfig,
-    ResolvedTool, Target, ToolConfig, ToolDefaults, UpstreamConfig,
+    ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, EXAMPLE_CONFIG,
+    ProxyConfig, ResolvedTool, Target, ToolConfig, ToolDefaults, UpstreamConfig,
 };
 pub use errors::{
     UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_ERRORS, UPSTREAM_INVALID_PARAMS, UPSTREAM_MALFORMED,

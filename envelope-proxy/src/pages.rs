@@ -80,7 +80,11 @@ pub(crate) fn lines(text: &str) -> Vec<String> {
 /// as it sent it. A page asked for after the answer changed is refused as stale.
 pub(crate) fn snapshot(raw: &str) -> String {
     let digest = Sha256::digest(raw.as_bytes());
-    digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect()
+    digest
+        .iter()
+        .take(16)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -103,7 +107,10 @@ mod tests {
 
     #[test]
     fn rows_are_a_list_a_text_or_an_objects_one_member() {
-        assert_eq!(Rows::of(&json!([1, 2])).map(|rows| rows.rows.len()), Some(2));
+        assert_eq!(
+            Rows::of(&json!([1, 2])).map(|rows| rows.rows.len()),
+            Some(2)
+        );
         let member = Rows::of(&json!({"content": "a\nb"})).expect("one member");
         assert_eq!(member.member.as_deref(), Some("content"));
         assert_eq!(member.rows, [json!("a\n"), json!("b")]);

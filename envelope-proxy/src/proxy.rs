@@ -68,7 +68,10 @@ impl Proxy {
             loop {
                 changed.notified().await;
                 if let Err(error) = watcher.relist().await {
-                    tracing::warn!(error = error.message(), "the upstream's tools changed and could not be listed");
+                    tracing::warn!(
+                        error = error.message(),
+                        "the upstream's tools changed and could not be listed"
+                    );
                 }
             }
         });

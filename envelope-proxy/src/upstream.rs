@@ -136,7 +136,11 @@ impl Upstream {
     }
 
     /// Calls the upstream's tool `name` with `arguments`.
-    pub async fn call(&self, name: &str, arguments: JsonObject) -> Result<CallToolResult, ToolError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ToolError> {
         let connection = self.connection().await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let called = tokio::time::timeout(
@@ -160,8 +164,7 @@ impl Upstream {
             backoff,
         } = &*state
         {
-            if !connection.service.is_closed() && !connection.service.peer().is_transport_closed()
-            {
+            if !connection.service.is_closed() && !connection.service.peer().is_transport_closed() {
                 return Ok(Arc::clone(connection));
             }
             // Died young: wait before starting it again, longer each time.
@@ -374,4 +377,3 @@ fn fault_error(fault: &str, max_message_bytes: usize) -> ToolError {
         upstream_error(UPSTREAM_MALFORMED, fault.to_owned())
     }
 }
-

@@ -29,7 +29,9 @@ async fn proxy(extra: &str) -> Proxy {
     let config = ProxyConfig::parse(&text).expect("the configuration parses");
     let serving = EnvelopeConfig::new("proxy-test", "1.0.0")
         .with_continuations(Continuations::new(ContinuationKey::new(1, [9; 32])));
-    Proxy::start(config, serving).await.expect("the proxy starts")
+    Proxy::start(config, serving)
+        .await
+        .expect("the proxy starts")
 }
 
 /// Calls `tool` through the proxy: the envelope as `structuredContent` carries it, and the
@@ -66,7 +68,13 @@ async fn follow(proxy: &Proxy, tool: &str, arguments: Value, budget: usize) -> (
             "page {pages} is {} characters, over the budget of {budget}",
             sent.chars().count()
         );
-        rows.extend(envelope["data"].as_array().expect("a page of rows").iter().cloned());
+        rows.extend(
+            envelope["data"]
+                .as_array()
+                .expect("a page of rows")
+                .iter()
+                .cloned(),
+        );
         let Some((tool, arguments)) = action(&envelope, "next-page") else {
             break;
         };
@@ -92,16 +100,33 @@ async fn the_listing_keeps_the_upstreams_annotations_and_adds_the_controls() {
     let lines = serde_json::to_value(listed("lines")).expect("serializes");
     assert_eq!(lines["annotations"]["readOnlyHint"], true, "{lines}");
     // What the upstream did not declare is not made up.
-    assert!(lines["annotations"].get("destructiveHint").is_none(), "{lines}");
-    assert!(lines["inputSchema"]["properties"]["count"].is_object(), "{lines}");
-    assert!(lines["inputSchema"]["properties"]["continuation"].is_object(), "{lines}");
+    assert!(
+        lines["annotations"].get("destructiveHint").is_none(),
+        "{lines}"
+    );
+    assert!(
+        lines["inputSchema"]["properties"]["count"].is_object(),
+        "{lines}"
+    );
+    assert!(
+        lines["inputSchema"]["properties"]["continuation"].is_object(),
+        "{lines}"
+    );
     assert_eq!(lines["_meta"]["rs.envelope/tier"], "lite", "{lines}");
     let append = serde_json::to_value(listed("append")).expect("serializes");
     assert_eq!(append["annotations"]["destructiveHint"], false, "{append}");
     assert_eq!(append["annotations"]["idempotentHint"], false, "{append}");
-    assert!(append["annotations"].get("readOnlyHint").is_none(), "{append}");
+    assert!(
+        append["annotations"].get("readOnlyHint").is_none(),
+        "{append}"
+    );
     let structured = serde_json::to_value(listed("structured")).expect("serializes");
-    assert_eq!(structured["title"], "Structured", "{structured}");
+    // A title the upstream put in its annotations stays there, and only there.
+    assert_eq!(
+        structured["annotations"]["title"], "Structured",
+        "{structured}"
+    );
+    assert!(structured.get("title").is_none(), "{structured}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -113,7 +138,10 @@ async fn data_is_structured_content_else_json_text_else_text() {
         "line 000000 xxxxxxxxxxxxxxxxxxxxxxxxxxxx\nline 000001 xxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
     );
     let (numbers, _) = call(&proxy, "numbers", json!({"count": 2})).await;
-    assert_eq!(numbers["data"], json!([{"n": 0, "word": "w0"}, {"n": 1, "word": "w1"}]));
+    assert_eq!(
+        numbers["data"],
+        json!([{"n": 0, "word": "w0"}, {"n": 1, "word": "w1"}])
+    );
     let (structured, _) = call(&proxy, "structured", json!({"count": 1})).await;
     assert_eq!(
         structured["data"],
@@ -121,7 +149,10 @@ async fn data_is_structured_content_else_json_text_else_text() {
     );
     let (picture, _) = call(&proxy, "picture", json!({})).await;
     assert_eq!(picture["data"], "a picture");
-    assert_eq!(picture["meta"]["attachments"][0]["kind"], "image", "{picture}");
+    assert_eq!(
+        picture["meta"]["attachments"][0]["kind"], "image",
+        "{picture}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -134,8 +165,15 @@ async fn tokens_saved_is_counted_against_the_upstreams_raw_answer() {
     )
     .await;
     let meta = &envelope["meta"];
-    assert_eq!(meta["baseline_method"], envelope_proxy::BASELINE_METHOD, "{meta}");
-    assert!(meta["tokens_saved"].as_u64().unwrap_or(0) > 100_000, "{meta}");
+    assert_eq!(
+        meta["baseline_method"],
+        envelope_proxy::BASELINE_METHOD,
+        "{meta}"
+    );
+    assert!(
+        meta["tokens_saved"].as_u64().unwrap_or(0) > 100_000,
+        "{meta}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -177,7 +215,10 @@ async fn a_page_of_an_answer_that_changed_is_refused_as_stale_with_a_rerun() {
     let (rerun, _) = call(&proxy, &tool, arguments).await;
     assert_eq!(rerun["ok"], true, "{rerun}");
     assert!(
-        rerun["data"][0].as_str().unwrap_or_default().starts_with("called 3 times"),
+        rerun["data"][0]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("called 3 times"),
         "{rerun}"
     );
 }
@@ -187,7 +228,10 @@ async fn a_tampered_continuation_is_refused() {
     let proxy = proxy("").await;
     let (first, _) = call(&proxy, "lines", json!({"count": 5_000})).await;
     let (tool, mut arguments) = action(&first, "next-page").expect("a next page");
-    let token = arguments["continuation"].as_str().expect("a token").to_owned();
+    let token = arguments["continuation"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
     let mut bytes = token.into_bytes();
     let last = bytes.len() - 2;
     bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
@@ -198,7 +242,10 @@ async fn a_tampered_continuation_is_refused() {
     let (tool, mut arguments) = action(&first, "next-page").expect("a next page");
     arguments["count"] = json!(4_999);
     let (moved, _) = call(&proxy, &tool, arguments).await;
-    assert_eq!(moved["error"]["code"], CONTINUATION_SCOPE_MISMATCH, "{moved}");
+    assert_eq!(
+        moved["error"]["code"], CONTINUATION_SCOPE_MISMATCH,
+        "{moved}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -261,11 +308,22 @@ async fn a_dead_upstream_is_unavailable_then_started_again() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tools_the_upstream_adds_at_run_time_are_listed() {
     let proxy = proxy("").await;
-    assert!(proxy.server().tools().iter().all(|tool| tool.name != "grown"));
+    assert!(
+        proxy
+            .server()
+            .tools()
+            .iter()
+            .all(|tool| tool.name != "grown")
+    );
     let (grew, _) = call(&proxy, "grow", json!({})).await;
     assert_eq!(grew["ok"], true, "{grew}");
     for _ in 0..100 {
-        if proxy.server().tools().iter().any(|tool| tool.name == "grown") {
+        if proxy
+            .server()
+            .tools()
+            .iter()
+            .any(|tool| tool.name == "grown")
+        {
             let (answer, _) = call(&proxy, "grown", json!({})).await;
             assert_eq!(answer["data"], "I was added at run time", "{answer}");
             return;

@@ -87,6 +87,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "envelope-dialect",
             "envelope-mcp",
             "envelope-check",
+            "envelope-proxy",
             "workspace-server",
         ],
     ),

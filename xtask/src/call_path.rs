@@ -15,7 +15,9 @@ const STACK: &[&str] = &[
     "envelope-core",
     "envelope-budget",
     "envelope-dialect",
+    "envelope-check",
     "envelope-mcp",
+    "envelope-proxy",
 ];
 
 /// One hop: the function a call passes through, where it is, and what it does there.
@@ -134,6 +136,65 @@ const CROSSINGS: &[(&str, &str)] = &[
     ("envelope-budget", "envelope-core"),
 ];
 
+/// What stands in for the tool (hops 3 and 4) when the tool is one of an upstream server's,
+/// fronted by envelope-proxy, in order.
+const PROXY_HOPS: &[Hop] = &[
+    Hop {
+        krate: "envelope-proxy",
+        file: "src/proxy.rs",
+        function: "Proxy::start",
+        does: "once, before any call: the upstream started (or reached) and listed; each of its \
+               tools served through envelope-mcp's `EnvelopeServer` as a `Fronted`, core's \
+               `Tool` trait (the one door: `set_tools`, again on each \
+               `notifications/tools/list_changed`), its annotations as the upstream declares \
+               them, its tier and scopes from the configuration",
+    },
+    Hop {
+        krate: "envelope-proxy",
+        file: "src/fronted.rs",
+        function: "Fronted::call",
+        does: "what the door chose runs here, in place of `#[tool]`'s entry: the arguments \
+               come with the controls already taken off (a read-only tool's `continuation` \
+               taken off here, and read from the controls the door decided)",
+    },
+    Hop {
+        krate: "envelope-proxy",
+        file: "src/upstream.rs",
+        function: "Upstream::call",
+        does: "the upstream's `tools/call`, under its timeout, its output read in bounded lines \
+               with envelope-check's framing (a message over `max_message_bytes` dropped as it \
+               streams by); a failure typed by the error table, a dead upstream started again \
+               with backoff",
+    },
+    Hop {
+        krate: "envelope-proxy",
+        file: "src/answer.rs",
+        function: "Answer::read",
+        does: "the upstream's result read: `data` from `structuredContent`, else JSON text, \
+               else text; media as attachments; the raw answer kept for the baseline and the \
+               snapshot",
+    },
+    Hop {
+        krate: "envelope-proxy",
+        file: "src/fronted.rs",
+        function: "answer",
+        does: "the envelope around the upstream's data, with envelope-budget's estimate of the \
+               raw answer as its baseline; a continuation opened against the call's binding \
+               and a digest of the answer (stale when it changed: a `rerun` action); an answer \
+               too big for the budget handed over as rows from the page's start with a \
+               `Resume`, so that the budget stage (hop 6) cuts them and seals the `next-page` \
+               token after the last row sent",
+    },
+];
+
+/// Where the proxy's path crosses crates, caller first.
+const PROXY_CROSSINGS: &[(&str, &str)] = &[
+    ("envelope-proxy", "envelope-mcp"),
+    ("envelope-proxy", "envelope-check"),
+    ("envelope-proxy", "envelope-budget"),
+    ("envelope-proxy", "envelope-core"),
+];
+
 /// `docs/CALL_PATH.md`, under `header` (the generated-file note).
 pub(crate) fn markdown(header: &str) -> String {
     let mut out = String::new();
@@ -163,6 +224,23 @@ pub(crate) fn markdown(header: &str) -> String {
     for (from, to) in CROSSINGS {
         let _ = writeln!(out, "- `{from}` → `{to}`");
     }
+    out.push_str(
+        "\n## Through envelope-proxy\n\nWhen the tool is an upstream server's, fronted by \
+         `envelope-proxy`, the proxy's own crate starts the server and is entered once, from \
+         above; a call takes the path above, with these in place of the tool (hops 3 and \
+         4):\n\n",
+    );
+    for hop in PROXY_HOPS {
+        let _ = writeln!(
+            out,
+            "- **`{}`** in `{}/{}`: {}.",
+            hop.function, hop.krate, hop.file, hop.does
+        );
+    }
+    out.push_str("\nIts crossings, caller first:\n\n");
+    for (from, to) in PROXY_CROSSINGS {
+        let _ = writeln!(out, "- `{from}` → `{to}`");
+    }
     out
 }
 
@@ -186,7 +264,7 @@ pub(crate) fn problems() -> Vec<String> {
     if HOPS.len() > MAX_HOPS {
         problems.push(format!("{} hops, more than {MAX_HOPS}", HOPS.len()));
     }
-    for hop in HOPS {
+    for hop in HOPS.iter().chain(PROXY_HOPS) {
         let path = root.join(hop.krate).join(hop.file);
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         if !defines(&text, hop.function) {
@@ -197,7 +275,7 @@ pub(crate) fn problems() -> Vec<String> {
         }
     }
     let rank = |krate: &str| STACK.iter().position(|known| *known == krate);
-    for (from, to) in CROSSINGS {
+    for (from, to) in CROSSINGS.iter().chain(PROXY_CROSSINGS) {
         match (rank(from), rank(to)) {
             (Some(from_rank), Some(to_rank)) if to_rank < from_rank => {}
             _ => problems.push(format!("`{from}` → `{to}` does not go down the stack")),

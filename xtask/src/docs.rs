@@ -1,5 +1,5 @@
 //! Generation of `docs/CONTRACT.md`, `docs/CHECKS.md`, `docs/CALL_PATH.md`,
-//! `docs/DIALECTS.md`, `docs/KITS.md`, `docs/envelope.schema.json` and
+//! `docs/DIALECTS.md`, `docs/KITS.md`, `docs/PROXY.md`, `docs/envelope.schema.json` and
 //! `docs/dialects/*.schema.json`.
 
 use std::fmt::Write as _;
@@ -35,6 +35,7 @@ pub(crate) fn generate(mode: Mode) -> Result<(), String> {
         ("envelope.schema.json", schema + "\n"),
         ("DIALECTS.md", crate::dialects::markdown(HEADER)),
         ("KITS.md", crate::kits::markdown(HEADER)?),
+        ("PROXY.md", crate::proxy_docs::markdown(HEADER)),
     ]
     .map(|(name, contents)| (name.to_owned(), contents))
     .into_iter()

@@ -47,6 +47,7 @@ mod fit;
 mod kits;
 mod load_bench;
 mod load_gen;
+mod proxy_docs;
 mod real_text;
 #[cfg(feature = "exact")]
 mod token_costs;

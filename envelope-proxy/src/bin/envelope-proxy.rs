@@ -5,25 +5,29 @@
 //! envelope-proxy [OPTIONS] --upstream-url URL           front a streamable-HTTP server
 //! envelope-proxy [OPTIONS] --config proxy.toml          the upstream and its tools from a file
 //!
-//!   ... --http ADDR        serve streamable HTTP at http://ADDR/mcp (and REST) instead of stdio
+//!   ... --http ADDR        serve streamable HTTP at http://ADDR/mcp (and REST) instead of stdio,
+//!                          with every HTTP and OAuth option an envelope server has (`--help`)
 //!   ... --list             print the listing and exit
 //!   ... --call TOOL [--arguments 'JSON']
 //!                          call one tool, print its envelope, exit 0 when it worked
 //! ```
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(test)]
 use std::time::Duration;
 
 use clap::Parser;
 use envelope_core::Arguments;
-use envelope_core::paging::{ContinuationKey, Continuations};
-use envelope_mcp::{CancellationToken, EnvelopeConfig, HttpConfig, RestConfig};
-use envelope_proxy::{Proxy, ProxyConfig};
+use envelope_mcp::EnvelopeConfig;
+use envelope_mcp::cli::{self, HttpOptions, ServerOptions};
+use envelope_proxy::{Proxy, ProxyConfig, Target};
 
 /// The environment variable holding the continuation key, as hex.
 const KEY_VAR: &str = "ENVELOPE_PROXY_CONTINUATION_KEY";
+
+/// The program, as it names itself in what it prints and in the key file it keeps.
+const PROGRAM: &str = "envelope-proxy";
 
 /// Front one MCP server: its tools listed lean, every answer an envelope, too-big answers paged.
 ///
@@ -49,25 +53,14 @@ struct Options {
 
     /// The key that seals paging tokens: a file of 64 hex characters, shared by proxies that
     /// must accept each other's tokens. Without it, the key in ENVELOPE_PROXY_CONTINUATION_KEY
-    /// (hex), else a key drawn for this process only.
-    #[arg(long, value_name = "PATH")]
+    /// (hex), else the key kept in $XDG_STATE_HOME/envelope/envelope-proxy.key (or
+    /// ~/.local/state/envelope/), made on first use and, on Unix, readable only by you.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "ENVELOPE_PROXY_CONTINUATION_KEY_FILE"
+    )]
     continuation_key_file: Option<PathBuf>,
-
-    /// Serve streamable HTTP at ADDR (like 127.0.0.1:8765) instead of stdio.
-    #[arg(long, value_name = "ADDR")]
-    http: Option<SocketAddr>,
-
-    /// Accept this `Host` over HTTP (repeatable). Default: loopback names only.
-    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
-    allowed_hosts: Vec<String>,
-
-    /// Keep no sessions over HTTP: replicas behind a load balancer need no stickiness.
-    #[arg(long, requires = "http")]
-    stateless: bool,
-
-    /// Serve no plain HTTP API beside MCP.
-    #[arg(long, requires = "http")]
-    no_rest: bool,
 
     /// Print the tool listing as JSON and exit.
     #[arg(long, conflicts_with_all = ["http", "call"])]
@@ -78,37 +71,63 @@ struct Options {
     call: Option<String>,
 
     /// The arguments of `--call`, a JSON object.
-    #[arg(long, value_name = "JSON", default_value = "{}", value_parser = parse_arguments, requires = "call")]
+    #[arg(
+        long,
+        value_name = "JSON",
+        default_value = "{}",
+        value_parser = cli::parse_arguments,
+        requires = "call"
+    )]
     arguments: Arguments,
+
+    #[command(flatten)]
+    server: ServerOptions,
+
+    #[command(flatten)]
+    http: HttpOptions,
 
     /// The upstream command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     upstream: Vec<String>,
 }
 
-/// What to do instead of serving.
-enum Command {
-    List,
-    Call { tool: String, arguments: Arguments },
-}
-
-fn parse_arguments(text: &str) -> Result<Arguments, String> {
-    Arguments::from_json(text).map_err(|error| format!("the JSON arguments do not parse: {error}"))
+impl Options {
+    /// The options this process was given, or clap's error (`--help` and `--version` among
+    /// them); `ENVELOPE_PROXY_AUTH_CLIENT_SECRET` supplies `--auth-client-secret`.
+    fn parse_from(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Options, clap::Error> {
+        use clap::{CommandFactory as _, FromArgMatches as _};
+        let matches = cli::with_env_prefix(Options::command(), "ENVELOPE_PROXY")
+            .try_get_matches_from(args)?;
+        Options::from_arg_matches(&matches)
+    }
 }
 
 fn main() -> ExitCode {
-    let options = Options::parse();
+    let options = match Options::parse_from(std::env::args_os()) {
+        Ok(options) => options,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
     init_logging();
+    // ring as rustls's process default before any reqwest client is built (the upstream's
+    // and the OAuth issuer's).
+    envelope_mcp::auth::install_crypto_provider();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("envelope-proxy: cannot start the runtime: {error}");
+            eprintln!("{PROGRAM}: cannot start the runtime: {error}");
             return ExitCode::FAILURE;
         }
     };
     runtime.block_on(run(options))
 }
 
+/// Logs to stderr, filtered by `RUST_LOG` (default: `info`, rmcp at `warn`); on stdio, stdout
+/// carries only the protocol.
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
@@ -146,112 +165,138 @@ fn proxy_config(options: &Options) -> Result<ProxyConfig, String> {
     Ok(config)
 }
 
-/// The paging key: from the key file, else from [`KEY_VAR`], else one drawn now.
-fn continuations(key_file: Option<&Path>) -> Result<Continuations, String> {
-    const KEY_ID: u32 = 1;
-    let key = match (key_file, std::env::var(KEY_VAR)) {
-        (Some(path), _) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
-            ContinuationKey::from_hex(KEY_ID, &text)
-                .map_err(|error| format!("the key in `{}`: {error}", path.display()))?
-        }
-        (None, Ok(text)) => ContinuationKey::from_hex(KEY_ID, &text)
-            .map_err(|error| format!("the key in `{KEY_VAR}`: {error}"))?,
-        (None, Err(_)) => ContinuationKey::generate(KEY_ID)
-            .map_err(|error| format!("cannot make a continuation key: {error}"))?,
-    };
-    Ok(Continuations::new(key))
-}
-
 async fn run(options: Options) -> ExitCode {
     let config = match proxy_config(&options) {
         Ok(config) => config,
         Err(message) => {
-            eprintln!("envelope-proxy: {message}");
+            eprintln!("{PROGRAM}: {message}");
             return ExitCode::from(2);
         }
     };
-    let continuations = match continuations(options.continuation_key_file.as_deref()) {
-        Ok(continuations) => continuations,
-        Err(message) => {
-            eprintln!("envelope-proxy: {message}");
-            return ExitCode::from(2);
-        }
+    let continuations =
+        match cli::continuations(PROGRAM, options.continuation_key_file.as_deref(), KEY_VAR) {
+            Ok(continuations) => continuations,
+            Err(message) => {
+                eprintln!("{PROGRAM}: {message}");
+                return ExitCode::from(2);
+            }
+        };
+    let upstream = match config.target() {
+        Ok(Target::Command { program, .. }) => program,
+        Ok(Target::Url(url)) => url,
+        Err(error) => error.to_string(),
     };
-    // ring as rustls's process default before any reqwest client is built.
-    envelope_mcp::auth::install_crypto_provider();
-    let serving = EnvelopeConfig::new("envelope-proxy", env!("CARGO_PKG_VERSION"))
-        .with_continuations(continuations);
+    let serving = options.server.apply(
+        EnvelopeConfig::new(PROGRAM, env!("CARGO_PKG_VERSION")).with_continuations(continuations),
+    );
     let proxy = match Proxy::start(config, serving).await {
         Ok(proxy) => proxy,
         Err(message) => {
-            eprintln!("envelope-proxy: {message}");
+            eprintln!("{PROGRAM}: {message}");
             return ExitCode::FAILURE;
         }
     };
     let server = proxy.server().clone();
-    let command = match (options.list, options.call) {
-        (true, _) => Some(Command::List),
-        (false, Some(tool)) => Some(Command::Call {
-            tool,
-            arguments: options.arguments,
-        }),
-        (false, None) => None,
-    };
-    match (command, options.http) {
-        (Some(Command::List), _) => match serde_json::to_string_pretty(&*server.tools()) {
-            Ok(text) => {
-                println!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                eprintln!("envelope-proxy: cannot print the listing: {error}");
-                ExitCode::FAILURE
-            }
-        },
-        (Some(Command::Call { tool, arguments }), _) => {
-            let Some(prepared) = server.call(&tool, arguments).await else {
-                eprintln!("envelope-proxy: the upstream has no tool `{tool}`");
-                return ExitCode::from(2);
-            };
-            println!("{}", prepared.structured);
-            if prepared.ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(2)
-            }
-        }
-        (None, None) => match server.serve_stdio().await {
+    if options.list {
+        return cli::print_listing(&server, PROGRAM);
+    }
+    if let Some(tool) = options.call {
+        return cli::call_once(&server, PROGRAM, &tool, options.arguments).await;
+    }
+    match options.http.http {
+        Some(addr) => cli::serve_http(server, PROGRAM, &upstream, addr, &options.http).await,
+        None => match server.serve_stdio().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
-                eprintln!("envelope-proxy: {error}");
+                eprintln!("{PROGRAM}: {error}");
                 ExitCode::FAILURE
             }
         },
-        (None, Some(addr)) => {
-            let shutdown = CancellationToken::new();
-            let stop = shutdown.clone();
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                stop.cancel();
-            });
-            let mut config = HttpConfig::default()
-                .with_stateless(options.stateless)
-                .with_drain_timeout(Duration::from_secs(30))
-                .with_shutdown(shutdown)
-                .with_rest((!options.no_rest).then(RestConfig::default));
-            if !options.allowed_hosts.is_empty() {
-                config = config.with_allowed_hosts(options.allowed_hosts.clone());
-            }
-            eprintln!("envelope-proxy: serving at http://{addr}{}", config.path());
-            match server.serve_http_with(addr, config).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("envelope-proxy: {error}");
-                    ExitCode::FAILURE
-                }
-            }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        Options::parse_from(args.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory as _;
+        Options::command().debug_assert();
+    }
+
+    #[test]
+    fn the_serving_options_are_the_examples() {
+        let options = parse(&[
+            "envelope-proxy",
+            "--http",
+            "127.0.0.1:1",
+            "--stateless",
+            "--max-connections",
+            "10",
+            "--call-timeout",
+            "30",
+            "--",
+            "server",
+            "--root",
+            ".",
+        ])
+        .expect("parses");
+        assert_eq!(options.upstream, ["server", "--root", "."]);
+        assert_eq!(options.server.call_timeout(), Some(Duration::from_secs(30)));
+        let config = options
+            .http
+            .config(envelope_mcp::CancellationToken::new(), PROGRAM)
+            .expect("a configuration");
+        assert!(format!("{config:?}").contains("max_connections: Some(10)"));
+        assert_eq!(
+            proxy_config(&options).expect("an upstream").target().ok(),
+            Some(Target::Command {
+                program: "server".to_owned(),
+                args: vec!["--root".to_owned(), ".".to_owned()],
+            })
+        );
+    }
+
+    #[test]
+    fn usage_errors_are_refused() {
+        for args in [
+            &[
+                "envelope-proxy",
+                "--list",
+                "--http",
+                "127.0.0.1:1",
+                "--",
+                "s",
+            ][..],
+            &["envelope-proxy", "--arguments", "{}", "--", "s"],
+            &[
+                "envelope-proxy",
+                "--call",
+                "t",
+                "--arguments",
+                "{not json",
+                "--",
+                "s",
+            ],
+            &["envelope-proxy", "--stateless", "--", "s"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
         }
+        let both = parse(&[
+            "envelope-proxy",
+            "--upstream-url",
+            "http://x/mcp",
+            "--",
+            "s",
+        ])
+        .expect("parses");
+        assert!(proxy_config(&both).is_err());
+        let none = parse(&["envelope-proxy"]).expect("parses");
+        assert!(proxy_config(&none).is_err());
     }
 }

@@ -1,0 +1,102 @@
+//! Generation of `docs/PROXY.md`: what `envelope-proxy` does to an upstream's answers, its
+//! configuration (the example the crate parses in its tests), its limits and its error table,
+//! from the constants the proxy runs on.
+
+use std::fmt::Write as _;
+
+use envelope_core::paging::{NEXT_PAGE, STALE_CONTINUATION};
+use envelope_proxy::{
+    BASELINE_METHOD, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, EXAMPLE_CONFIG,
+    FIRST_BACKOFF, MAX_BACKOFF, MAX_ROW_CHARS, UPSTREAM_ERRORS,
+};
+
+/// `docs/PROXY.md`, under `header` (the generated-file note).
+pub(crate) fn markdown(header: &str) -> String {
+    let mut out = String::new();
+    out.push_str(header);
+    out.push_str("\n\n# envelope-proxy: agent-grade answers from any MCP server\n\n");
+    out.push_str(
+        "`envelope-proxy` fronts one MCP server nobody here wrote — a command spoken to over \
+         stdio, or a streamable-HTTP URL — and serves its tools over stdio or streamable HTTP \
+         (with the plain HTTP API beside it), every answer an envelope.\n\n\
+         ```sh\n\
+         envelope-proxy -- npx -y @modelcontextprotocol/server-filesystem /srv/docs\n\
+         envelope-proxy --upstream-url http://127.0.0.1:9000/mcp --http 127.0.0.1:8765\n\
+         envelope-proxy --config proxy.toml --list\n\
+         envelope-proxy --call read_text_file --arguments '{\"path\":\"/srv/docs/a.md\"}' -- \
+         npx -y @modelcontextprotocol/server-filesystem /srv/docs\n\
+         ```\n\n",
+    );
+    out.push_str("## What a client sees\n\n");
+    let _ = write!(
+        out,
+        "- **The listing.** Each upstream tool keeps its name, its description, its input \
+         schema and its `annotations` exactly as the upstream declares them; the tier \
+         (`{default_tier}` unless configured) and the scopes come from the configuration. The \
+         per-call controls are accepted besides the tool's own arguments and taken off before \
+         the call is forwarded; a tool the upstream declares read-only also lists \
+         `continuation`, its paging argument. Tools the upstream adds or drops while it runs \
+         (`notifications/tools/list_changed`) are listed again.\n\
+         - **`data`.** The upstream's `structuredContent` when it sends one; else its text, \
+         parsed as JSON where the whole text is a JSON object or array; else the text. Images, \
+         audio, embedded resources and resource links are attachments, sent as MCP content \
+         blocks after the envelope's text and noted in `meta.attachments`.\n\
+         - **`tokens_saved`.** Counted against the upstream's raw answer (its `content` and \
+         `structuredContent` as sent): `meta.baseline_method` is `{BASELINE_METHOD}`.\n\
+         - **Paging.** An answer too big for the budget is cut by rows: a text by lines, each \
+         row a line with its ending (a line longer than {MAX_ROW_CHARS} characters in pieces), \
+         so the rows of every page joined with nothing between them are the upstream's text \
+         byte for byte; a JSON list by its items; an object of one member, by that member's \
+         rows. For a tool the upstream declares read-only, the `{NEXT_PAGE}` action carries a \
+         sealed continuation bound to the call, the caller and a digest of the answer: \
+         following it calls the upstream again, and if the answer changed meanwhile the page \
+         is refused `{STALE_CONTINUATION}` with a `rerun` action (the first page of the answer \
+         as it is now). A tool that is not declared read-only is never called twice: its cut \
+         says how many rows there were, and offers no continuation.\n\
+         - **Failures.** Typed by the table below; `retryable` only where the failure says a \
+         retry can help.\n\n",
+        default_tier = DEFAULT_TIER.as_str(),
+    );
+    out.push_str(
+        "## Errors\n\n| `error.code` | category | retryable | when |\n|---|---|---|---|\n",
+    );
+    for (code, category, retryable, when) in UPSTREAM_ERRORS {
+        let _ = writeln!(
+            out,
+            "| `{code}` | `{}` | {} | {when} |",
+            category.as_str(),
+            if retryable { "yes" } else { "no" }
+        );
+    }
+    out.push_str("\n## Limits\n\n");
+    let _ = writeln!(
+        out,
+        "- The largest message read from the upstream: {} bytes (`max_message_bytes`). A longer \
+         one is dropped as it streams by, never held whole, and the call answers \
+         `upstream_answer_too_large`.",
+        DEFAULT_MAX_MESSAGE_BYTES
+    );
+    let _ = writeln!(
+        out,
+        "- One call to the upstream: {} s (`call_timeout_seconds`), then `upstream_timeout`.",
+        DEFAULT_CALL_TIMEOUT.as_secs()
+    );
+    let _ = writeln!(
+        out,
+        "- A dead upstream is started again at the next call; one that keeps dying young waits \
+         {} ms before its first restart, twice as long each time after, at most {} s.",
+        FIRST_BACKOFF.as_millis(),
+        MAX_BACKOFF.as_secs()
+    );
+    out.push_str(
+        "\n## Access\n\n\
+         The caller's credentials are never forwarded upstream: over HTTP the proxy is an \
+         OAuth resource server of its own, and the upstream gets only what the configuration \
+         reads for it from files or the environment (`env_from`). A value written into the \
+         configuration is refused.\n\n",
+    );
+    out.push_str("## Configuration\n\n`--config proxy.toml`, every key shown:\n\n```toml\n");
+    out.push_str(EXAMPLE_CONFIG);
+    out.push_str("```\n");
+    out
+}
