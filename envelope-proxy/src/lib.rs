@@ -25,6 +25,7 @@
 mod answer;
 mod config;
 mod errors;
+mod forward;
 mod fronted;
 mod pages;
 mod proxy;

@@ -7,6 +7,7 @@ use envelope_core::{ToolError, Toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 
 use crate::config::ProxyConfig;
+use crate::forward::Forwarded;
 use crate::fronted::Fronted;
 use crate::upstream::Upstream;
 
@@ -52,7 +53,11 @@ impl Proxy {
     /// paged with them). An error when the upstream cannot be started or listed.
     pub async fn start(config: ProxyConfig, serving: EnvelopeConfig) -> Result<Proxy, String> {
         let upstream = Arc::new(Upstream::start(&config).await?);
-        let server = EnvelopeServer::new(Toolset::default(), serving).with_changing_tools();
+        // The upstream's prompts, resources, completion and logging, beside its tools.
+        let forwarded = Forwarded::new(Arc::clone(&upstream)).await;
+        let server = EnvelopeServer::new(Toolset::default(), serving)
+            .with_handler(forwarded)
+            .with_changing_tools();
         let proxy = Proxy {
             server,
             upstream,

@@ -151,6 +151,12 @@ impl Upstream {
         self.settle(&connection, called, name).await
     }
 
+    /// What the upstream declared at `initialize` (its capabilities and instructions); `None`
+    /// while it is down.
+    pub async fn server_info(&self) -> Option<Arc<rmcp::model::ServerPeerInfo>> {
+        self.peer().await.ok()?.peer_info()
+    }
+
     /// The live peer, for what is forwarded as it is (no envelope).
     pub async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
         Ok(self.connection().await?.service.peer().clone())

@@ -1,0 +1,156 @@
+//! What the upstream serves besides tools, forwarded as it is: prompts, resources and their
+//! templates, completion and the log level. The proxy's server composes this handler
+//! (`EnvelopeServer::with_handler`), so a client sees the upstream's capabilities and
+//! instructions beside the fronted tools.
+//!
+//! Only what the upstream declared at `initialize` is declared here. What the upstream would
+//! announce between requests (its prompts' and resources' `list_changed`, resource updates)
+//! is not relayed, so neither `listChanged` nor `subscribe` is declared.
+#![allow(deprecated)] // logging and the legacy subscription, which rmcp marks deprecated
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
+};
+use rmcp::service::{Peer, RequestContext, ServiceError};
+use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler};
+
+use crate::upstream::Upstream;
+
+/// The upstream's prompts, resources, completion and logging, forwarded.
+#[derive(Clone)]
+pub(crate) struct Forwarded {
+    upstream: Arc<Upstream>,
+    info: ServerConfig,
+}
+
+impl Forwarded {
+    /// Forwards to `upstream` what it declared at `initialize`.
+    pub(crate) async fn new(upstream: Arc<Upstream>) -> Forwarded {
+        let declared = upstream.server_info().await;
+        let mut capabilities = ServerCapabilities::default();
+        let mut instructions = None;
+        if let Some(declared) = declared {
+            let theirs = declared.capabilities.clone();
+            capabilities.prompts = theirs.prompts.map(|mut prompts| {
+                prompts.list_changed = None;
+                prompts
+            });
+            capabilities.resources = theirs.resources.map(|mut resources| {
+                resources.list_changed = None;
+                resources.subscribe = None;
+                resources
+            });
+            capabilities.completions = theirs.completions;
+            capabilities.logging = theirs.logging;
+            instructions.clone_from(&declared.instructions);
+        }
+        let mut info = ServerConfig::new(capabilities);
+        if let Some(instructions) = instructions {
+            info = info.with_instructions(instructions);
+        }
+        Forwarded { upstream, info }
+    }
+
+    /// The upstream's peer, or the JSON-RPC error saying why there is none.
+    async fn peer(&self) -> Result<Peer<RoleClient>, ErrorData> {
+        self.upstream
+            .peer()
+            .await
+            .map_err(|error| ErrorData::internal_error(error.message().to_owned(), None))
+    }
+}
+
+/// The upstream's own JSON-RPC error as it is; any other failure as an internal error.
+fn relayed(error: ServiceError) -> ErrorData {
+    match error {
+        ServiceError::McpError(error) => error,
+        other => ErrorData::internal_error(format!("the upstream did not answer: {other}"), None),
+    }
+}
+
+impl ServerHandler for Forwarded {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.peer()
+            .await?
+            .list_prompts(request)
+            .await
+            .map_err(relayed)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.peer()
+            .await?
+            .get_prompt_once(request)
+            .await
+            .map_err(relayed)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.peer()
+            .await?
+            .list_resources(request)
+            .await
+            .map_err(relayed)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.peer()
+            .await?
+            .list_resource_templates(request)
+            .await
+            .map_err(relayed)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.peer()
+            .await?
+            .read_resource_once(request)
+            .await
+            .map_err(relayed)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.peer().await?.complete(request).await.map_err(relayed)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.peer().await?.set_level(request).await.map_err(relayed)
+    }
+}
