@@ -132,6 +132,8 @@ crate::wire::vocabulary! {
         AncestorLimit = "ancestor_limit": "A cap on ancestors of one node was reached.",
         /// `budget_limit`
         BudgetLimit = "budget_limit": "The response budget trimmer cut rows to fit the size budget.",
+        /// `store_limit`
+        StoreLimit = "store_limit": "A result store's bound on one answer was reached: the rows after it were not kept.",
     }
 }
 

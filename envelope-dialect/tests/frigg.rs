@@ -310,7 +310,7 @@ fn truncation_reasons_are_the_seeds_six() {
         let rendered = frigg(&envelope, &compact());
         let written = rendered["completeness"]["truncation_reasons"].clone();
         let expected = match reason {
-            TruncationReason::BudgetLimit => "page_limit",
+            TruncationReason::BudgetLimit | TruncationReason::StoreLimit => "page_limit",
             other => other.as_str(),
         };
         assert_eq!(written, json!([expected]), "{reason:?}");

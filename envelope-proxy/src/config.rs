@@ -44,6 +44,13 @@ budget = 4000
 # Neither listed nor callable through the proxy.
 [tools.move_file]
 hidden = true
+
+# Where the answers of tools that are not read-only are kept, so their pages are served without
+# calling them again: all answers together, the oldest evicted first, and one answer (the rows
+# after this bound are not kept, and the last page says so).
+[store]
+max_bytes = 33_554_432
+max_answer_bytes = 8_388_608
 "#;
 
 /// The largest message read from the upstream unless configured: 8 MiB. A longer one is
@@ -94,6 +101,19 @@ pub struct ProxyConfig {
     /// Per tool, by the upstream's name for it.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
+    /// Where the answers of tools that are not read-only are kept for their pages.
+    #[serde(default)]
+    pub store: StoreConfig,
+}
+
+/// `[store]`: the result store's bounds.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// `max_bytes`: all answers kept together, the oldest evicted first.
+    pub max_bytes: Option<usize>,
+    /// `max_answer_bytes`: one answer; the rows after it are not kept.
+    pub max_answer_bytes: Option<usize>,
 }
 
 /// `[upstream]`: one command over stdio, or one streamable-HTTP URL.

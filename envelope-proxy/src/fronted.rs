@@ -10,7 +10,8 @@ use envelope_core::paging::{Continuations, PageArgs, Resume, STALE_CONTINUATION}
 use envelope_core::schemars::Schema;
 use envelope_core::stage::{ToolOutput, add_controls};
 use envelope_core::{
-    BoxFuture, Completeness, Envelope, NextAction, Role, Tool, ToolContext, ToolError, ToolSpec,
+    BoxFuture, Completeness, Envelope, NextAction, Notice, Role, Tool, ToolContext, ToolError,
+    ToolSpec, TruncationReason,
 };
 use serde_json::{Map, Value};
 
@@ -18,6 +19,7 @@ use crate::answer::Answer;
 use crate::config::ResolvedTool;
 use crate::errors::tool_error;
 use crate::pages::{Rows, snapshot};
+use crate::store::{MemoryStore, call_key};
 use crate::upstream::Upstream;
 
 /// The wire name of the paging argument a paged tool is listed with.
@@ -25,6 +27,9 @@ const CONTINUATION: &str = envelope_core::paging::DEFAULT_CONTINUATION_FIELD;
 
 /// `meta.baseline_method` of every proxied answer: the upstream's answer as it sent it.
 pub const BASELINE_METHOD: &str = "upstream_raw";
+
+/// The warning of a page whose answer the store did not keep whole.
+pub const ANSWER_NOT_KEPT_WHOLE: &str = "answer_not_kept_whole";
 
 /// The share of the budget an answer's `data` may take before it is paged: the rest is the
 /// envelope's own fields.
@@ -39,10 +44,11 @@ pub(crate) struct Fronted {
     schema: Map<String, Value>,
     /// The argument names the upstream declares, and `continuation` when the proxy pages it.
     declared: Option<Vec<String>>,
-    /// Pages a too-big answer by calling the upstream again: the upstream declares it
-    /// read-only, and takes no `continuation` of its own.
+    /// Pages a too-big answer: takes no `continuation` of its own. A tool the upstream
+    /// declares read-only pages by calling the upstream again; any other, from the store.
     pages: bool,
     upstream: Arc<Upstream>,
+    store: Arc<MemoryStore>,
 }
 
 impl Fronted {
@@ -52,6 +58,7 @@ impl Fronted {
         tool: &rmcp::model::Tool,
         config: &ResolvedTool,
         upstream: Arc<Upstream>,
+        store: Arc<MemoryStore>,
     ) -> Result<Fronted, envelope_core::CoreError> {
         let description = tool
             .description
@@ -81,10 +88,9 @@ impl Fronted {
             .get("properties")
             .and_then(Value::as_object)
             .map(|properties| properties.keys().cloned().collect());
-        let pages = spec.read_only == Some(true)
-            && !own
-                .as_ref()
-                .is_some_and(|names| names.iter().any(|name| name == CONTINUATION));
+        let pages = !own
+            .as_ref()
+            .is_some_and(|names| names.iter().any(|name| name == CONTINUATION));
         let declared = own.map(|mut names| {
             if pages {
                 names.push(CONTINUATION.to_owned());
@@ -98,6 +104,7 @@ impl Fronted {
             declared,
             pages,
             upstream,
+            store,
         })
     }
 }
@@ -116,7 +123,8 @@ impl Tool for Fronted {
         if self.pages {
             // The paging argument, listed with the tool's own (a lean listing leaves out only
             // the controls' shared descriptions): a `next-page` action is valid against the
-            // schema listed.
+            // schema listed. A page after the first calls a read-only tool again, and any
+            // other never: its pages come from the answer the proxy kept.
             if let Some(Value::Object(properties)) = schema.get_mut("properties") {
                 properties.insert(
                     CONTINUATION.to_owned(),
@@ -137,10 +145,19 @@ impl Tool for Fronted {
 
     fn call(&self, arguments: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let upstream = Arc::clone(&self.upstream);
+        let store = Arc::clone(&self.store);
         let name = self.spec.name.to_string();
         let pages = self.pages;
+        let recalls = self.spec.read_only == Some(true);
         Box::pin(async move {
-            match answer(&upstream, &name, pages, arguments, &ctx).await {
+            let call = Call {
+                name: &name,
+                upstream: &upstream,
+                store: &store,
+                pages,
+                recalls,
+            };
+            match answer(call, arguments, &ctx).await {
                 Ok(output) => output,
                 Err(error) => ToolOutput::from(Envelope::err(error)),
             }
@@ -148,11 +165,10 @@ impl Tool for Fronted {
     }
 }
 
-/// Calls the upstream and answers as an envelope.
+/// Calls the upstream and answers as an envelope; a page after the first comes from the
+/// upstream again (a read-only tool) or from the result store (any other).
 async fn answer(
-    upstream: &Upstream,
-    name: &str,
-    pages: bool,
+    call: Call<'_>,
     arguments: Value,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
@@ -162,75 +178,219 @@ async fn answer(
         // The door refuses arguments that are not an object before the tool runs.
         _ => return Err(ToolError::validation("arguments must be a JSON object")),
     };
-    let token = if pages {
+    let token = if call.pages {
         arguments.remove(CONTINUATION);
         ctx.controls().continuation.clone()
     } else {
         None
     };
-    let result = upstream.call(name, arguments.clone()).await?;
+    let request = Value::Object(arguments);
+    let key = call_key(ctx.caller_binding(), call.name, &request);
+    if let Some(token) = &token
+        && !call.recalls
+    {
+        // Never called twice: the page is the stored answer's.
+        return stored_page(&call, ctx, &request, &key, token);
+    }
+    let Value::Object(arguments) = &request else {
+        return Err(ToolError::internal("the arguments are an object"));
+    };
+    let result = call.upstream.call(call.name, arguments.clone()).await?;
     let answer = Answer::read(&result);
     if answer.is_error {
         return Err(tool_error(&answer.text));
     }
     let baseline = Estimator::default().estimate(&answer.raw);
-    let request = Value::Object(arguments);
     let snapshot = snapshot(&answer.raw);
     // Where this page starts: a continuation is opened against the answer as it is now, and
     // refused as stale when it changed since the token was sealed.
     let start = match &token {
-        Some(token) => {
-            let binding = ctx.binding(&request).with_snapshot(&snapshot);
-            let continuations = ctx.state::<Continuations>()?;
-            let page = continuations
-                .page(
-                    &binding,
-                    PageArgs::new(usize::MAX).with_continuation(Some(token)),
-                )
-                .map_err(|error| with_rerun(error, name, &request))?;
-            page.start
-        }
+        Some(token) => open(ctx, &request, &snapshot, token)
+            .map_err(|error| with_rerun(error, call.name, &request, true))?,
         None => 0,
     };
     let too_big = ctx.response_budget().is_some_and(|budget| {
         ctx.response_size(&answer.data)
             .is_some_and(|size| size > budget / 100 * DATA_SHARE_PERCENT)
     });
-    let mut resume = None;
-    let envelope = match Rows::of(&answer.data).filter(|_| too_big || token.is_some()) {
-        Some(rows) => {
+    let rows = Rows::of(&answer.data).filter(|_| call.pages && (too_big || token.is_some()));
+    let mut output = match rows {
+        Some(rows) if call.recalls => {
             let total = rows.rows.len();
-            let start = start.min(total);
-            let page: Vec<Value> = rows.rows.into_iter().skip(start).collect();
-            let completeness = Completeness::last_page(rows.unit, start, page.len())
-                .map_err(ToolError::internal)?;
-            if pages {
-                resume = Some(Resume::new(ctx, request.clone(), start)?.with_snapshot(snapshot));
-            }
-            Envelope::ok(Value::Array(page)).with_completeness(completeness)
+            page(
+                ctx,
+                &request,
+                Page {
+                    rows: rows.rows,
+                    unit: rows.unit,
+                    total,
+                    snapshot,
+                    start,
+                },
+            )?
         }
-        None => Envelope::ok(answer.data),
+        Some(rows) => {
+            let stored = call.store.keep(key, rows, snapshot);
+            page(
+                ctx,
+                &request,
+                Page {
+                    rows: stored.rows.clone(),
+                    unit: stored.unit.clone(),
+                    total: stored.total,
+                    snapshot: stored.snapshot.clone(),
+                    start: 0,
+                },
+            )?
+        }
+        None => ToolOutput::from(Envelope::ok(answer.data)),
     };
-    let mut output = ToolOutput::from(envelope).with_baseline(BASELINE_METHOD, baseline);
-    output.resume = resume;
+    output = output.with_baseline(BASELINE_METHOD, baseline);
     output.attachments = answer.attachments;
     Ok(output)
 }
 
-/// A refused continuation, with the call to start over when the answer moved on.
-fn with_rerun(error: ToolError, tool: &str, request: &Value) -> ToolError {
+/// One call of a fronted tool: what answering it needs.
+struct Call<'a> {
+    name: &'a str,
+    upstream: &'a Upstream,
+    store: &'a MemoryStore,
+    /// Pages at all: takes `continuation` (the upstream declares none of its own).
+    pages: bool,
+    /// Pages by calling the upstream again: declared read-only.
+    recalls: bool,
+}
+
+/// The rows an answer is paged from, and where this page starts.
+struct Page {
+    /// Every row held (all of a fresh answer, those kept of a stored one).
+    rows: Vec<Value>,
+    unit: envelope_core::Unit,
+    /// How many rows the answer had, held or not.
+    total: usize,
+    snapshot: String,
+    start: usize,
+}
+
+/// The rows from `page.start` on, with what the budget stage needs to cut them and seal the
+/// `next-page` after the last row it sends; a page that ends where the store's bound cut the
+/// answer says so, and offers no continuation past it.
+fn page(ctx: &ToolContext, request: &Value, page: Page) -> Result<ToolOutput, ToolError> {
+    let held = page.rows.len();
+    let start = page.start.min(held);
+    let rows: Vec<Value> = page.rows.into_iter().skip(start).collect();
+    let returned = rows.len();
+    let mut envelope;
+    if held < page.total {
+        let completeness = Completeness::truncated_page(
+            page.unit,
+            returned,
+            Some(page.total),
+            TruncationReason::StoreLimit,
+            None,
+        )
+        .and_then(|completeness| completeness.with_offset(start))
+        .map_err(ToolError::internal)?;
+        envelope = Envelope::ok(Value::Array(rows));
+        // Said first: no page size to raise, and no page to follow past the bound.
+        if let Some(step) = completeness.next_step("the rest was not kept; narrow the request") {
+            envelope = envelope.with_next_step(step);
+        }
+        envelope = envelope.with_completeness(completeness);
+        envelope = envelope.with_warning(Notice::warning(
+            ANSWER_NOT_KEPT_WHOLE,
+            format!(
+                "the answer has {} rows; only the first {held} were kept, the rest cannot be \
+                 paged to",
+                page.total
+            ),
+        ));
+    } else {
+        let completeness =
+            Completeness::last_page(page.unit, start, returned).map_err(ToolError::internal)?;
+        envelope = Envelope::ok(Value::Array(rows)).with_completeness(completeness);
+    }
+    let mut output = ToolOutput::from(envelope);
+    output.resume = Some(Resume::new(ctx, request.clone(), start)?.with_snapshot(page.snapshot));
+    Ok(output)
+}
+
+/// Where the page `token` resumes starts, for the answer digested as `snapshot`.
+fn open(
+    ctx: &ToolContext,
+    request: &Value,
+    snapshot: &str,
+    token: &str,
+) -> Result<usize, ToolError> {
+    let binding = ctx.binding(request).with_snapshot(snapshot);
+    let page = ctx.state::<Continuations>()?.page(
+        &binding,
+        PageArgs::new(usize::MAX).with_continuation(Some(token)),
+    )?;
+    Ok(page.start)
+}
+
+/// The page `token` resumes, from the answers the store keeps for this call: the one whose
+/// digest it was sealed with. None of them (evicted, or never kept here): stale, with a rerun.
+fn stored_page(
+    call: &Call<'_>,
+    ctx: &ToolContext,
+    request: &Value,
+    key: &str,
+    token: &str,
+) -> Result<ToolOutput, ToolError> {
+    let mut refused = None;
+    for stored in call.store.answers(key) {
+        match open(ctx, request, &stored.snapshot, token) {
+            Ok(start) => {
+                return page(
+                    ctx,
+                    request,
+                    Page {
+                        rows: stored.rows.clone(),
+                        unit: stored.unit.clone(),
+                        total: stored.total,
+                        snapshot: stored.snapshot.clone(),
+                        start,
+                    },
+                );
+            }
+            // Sealed for another answer of the same call: try the next.
+            Err(error) if error.code() == Some(STALE_CONTINUATION) => refused = Some(error),
+            Err(error) => return Err(error),
+        }
+    }
+    // Nothing kept to open it against: read it once anyway, so an edited or misplaced token
+    // gets its own refusal rather than "stale".
+    let error = match refused {
+        Some(error) => error,
+        None => match open(ctx, request, "", token) {
+            Err(error) if error.code() != Some(STALE_CONTINUATION) => return Err(error),
+            _ => ToolError::validation(
+                "the answer this `continuation` pages is no longer kept".to_owned(),
+            )
+            .with_code(STALE_CONTINUATION)
+            .with_hint(
+                "call the tool again for a new answer; it is not read-only, so it runs again",
+            ),
+        },
+    };
+    Err(with_rerun(error, call.name, request, false))
+}
+
+/// A refused continuation, with the call to start over when the answer moved on (or, for a
+/// tool that is not read-only, is no longer kept: the rerun runs it again, and says so).
+fn with_rerun(error: ToolError, tool: &str, request: &Value, read_only: bool) -> ToolError {
     if error.code() != Some(STALE_CONTINUATION) {
         return error;
     }
     let arguments = request.as_object().cloned().unwrap_or_default();
-    match NextAction::new(
-        "rerun",
-        Role::Retry,
-        0,
-        tool,
-        arguments,
-        "the first page of the answer as it is now",
-    ) {
+    let reason = if read_only {
+        "the first page of the answer as it is now"
+    } else {
+        "runs the tool again (it is not read-only) for a new answer's first page"
+    };
+    match NextAction::new("rerun", Role::Retry, 0, tool, arguments, reason) {
         Ok(action) => error.with_recovery(action),
         Err(_) => error,
     }

@@ -15,7 +15,10 @@
 //!   list by items — with honest markers. For a tool the upstream declares read-only, the
 //!   `next-page` action carries a sealed continuation bound to the call and to a digest of the
 //!   answer: the next page calls the upstream again, and a page of an answer that changed is
-//!   refused as stale, with a `rerun` action.
+//!   refused as stale, with a `rerun` action. Any other tool is never called twice: its answer
+//!   is kept in a bounded result store ([`MemoryStore`]) under the call, and its pages are
+//!   served from there.
+//! - **Forwarded as they are**: the upstream's prompts, resources, completion and log level.
 //! - **Bounded**: a message from the upstream longer than `max_message_bytes` is dropped as it
 //!   streams by and the call answers `upstream_answer_too_large`; an upstream that dies answers
 //!   `upstream_unavailable` and is started again with backoff.
@@ -29,18 +32,20 @@ mod forward;
 mod fronted;
 mod pages;
 mod proxy;
+mod store;
 mod upstream;
 
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, EXAMPLE_CONFIG,
-    ProxyConfig, ResolvedTool, Target, ToolConfig, ToolDefaults, UpstreamConfig,
+    ProxyConfig, ResolvedTool, StoreConfig, Target, ToolConfig, ToolDefaults, UpstreamConfig,
 };
 pub use errors::{
     UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_ERRORS, UPSTREAM_INVALID_PARAMS, UPSTREAM_MALFORMED,
     UPSTREAM_RPC_ERROR, UPSTREAM_TIMEOUT, UPSTREAM_TOOL_ERROR, UPSTREAM_UNAVAILABLE,
     UPSTREAM_UNKNOWN_TOOL,
 };
-pub use fronted::BASELINE_METHOD;
+pub use fronted::{ANSWER_NOT_KEPT_WHOLE, BASELINE_METHOD};
 pub use pages::MAX_ROW_CHARS;
 pub use proxy::Proxy;
+pub use store::{ANSWERS_PER_CALL, DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore};
 pub use upstream::{FIRST_BACKOFF, MAX_BACKOFF, Upstream};

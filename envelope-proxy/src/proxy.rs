@@ -9,6 +9,7 @@ use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use crate::config::ProxyConfig;
 use crate::forward::Forwarded;
 use crate::fronted::Fronted;
+use crate::store::{DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore};
 use crate::upstream::Upstream;
 
 /// One upstream server, fronted: every call of its tools answered as an envelope.
@@ -36,6 +37,7 @@ use crate::upstream::Upstream;
 pub struct Proxy {
     server: EnvelopeServer,
     upstream: Arc<Upstream>,
+    store: Arc<MemoryStore>,
     config: Arc<ProxyConfig>,
 }
 
@@ -58,9 +60,17 @@ impl Proxy {
         let server = EnvelopeServer::new(Toolset::default(), serving)
             .with_handler(forwarded)
             .with_changing_tools();
+        let store = Arc::new(MemoryStore::new(
+            config.store.max_bytes.unwrap_or(DEFAULT_STORE_BYTES),
+            config
+                .store
+                .max_answer_bytes
+                .unwrap_or(DEFAULT_STORED_ANSWER_BYTES),
+        ));
         let proxy = Proxy {
             server,
             upstream,
+            store,
             config: Arc::new(config),
         };
         proxy
@@ -93,6 +103,11 @@ impl Proxy {
         &self.upstream
     }
 
+    /// Where the answers of tools that are not read-only are kept for their pages.
+    pub fn store(&self) -> &MemoryStore {
+        &self.store
+    }
+
     /// Lists the upstream's tools again and serves them from now on; returns how many are
     /// served. A tool whose declaration cannot be served (a name MCP does not allow, an empty
     /// description made up for) is left out, with a warning in the log.
@@ -104,7 +119,12 @@ impl Proxy {
             if resolved.hidden {
                 continue;
             }
-            match Fronted::new(tool, &resolved, Arc::clone(&self.upstream)) {
+            match Fronted::new(
+                tool,
+                &resolved,
+                Arc::clone(&self.upstream),
+                Arc::clone(&self.store),
+            ) {
                 Ok(fronted) => {
                     // Checked by `Fronted::new`: the insert cannot refuse it.
                     let _ = tools.insert(Arc::new(fronted));

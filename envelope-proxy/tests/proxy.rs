@@ -249,14 +249,85 @@ async fn a_tampered_continuation_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_tool_that_is_not_read_only_is_cut_honestly_and_never_called_twice() {
+async fn a_tool_that_is_not_read_only_is_paged_from_the_store_and_never_called_twice() {
+    let budget = envelope_budget::AGENT_BUDGET_CHARS;
     let proxy = proxy("").await;
-    let (envelope, sent) = call(&proxy, "append", json!({"count": 5_000})).await;
-    assert_eq!(envelope["ok"], true, "{envelope}");
-    assert!(sent.chars().count() <= envelope_budget::AGENT_BUDGET_CHARS);
-    assert_eq!(envelope["completeness"]["truncated"], true, "{envelope}");
-    assert_eq!(envelope["completeness"]["total"], 5_000, "{envelope}");
-    assert!(action(&envelope, "next-page").is_none(), "{envelope}");
+    let (rows, pages) = follow(&proxy, "append", json!({"count": 5_000}), budget).await;
+    assert_eq!(rows.len(), 5_000);
+    assert!(pages > 3, "{pages}");
+    assert_eq!(rows[0], "appended 1 times\n");
+    assert_eq!(rows[4_999], format!("line 004999 {}\n", "x".repeat(28)));
+    // The pages came from the store: the next call is the tool's second.
+    let (again, _) = call(&proxy, "append", json!({"count": 1})).await;
+    assert_eq!(again["data"], "appended 2 times\n", "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_over_the_stores_bound_says_the_rest_was_not_kept() {
+    let proxy = proxy("[store]\nmax_answer_bytes = 20000\n").await;
+    let (mut envelope, _) = call(&proxy, "append", json!({"count": 5_000})).await;
+    let mut rows = 0;
+    loop {
+        rows += envelope["data"].as_array().map_or(0, Vec::len);
+        match action(&envelope, "next-page") {
+            Some((tool, arguments)) => (envelope, _) = call(&proxy, &tool, arguments).await,
+            None => break,
+        }
+    }
+    // The first row is 20 bytes of JSON, each after it 44: 455 fit in 20,000.
+    assert_eq!(rows, 455);
+    let completeness = &envelope["completeness"];
+    assert_eq!(completeness["total"], 5_000, "{completeness}");
+    assert_eq!(completeness["truncated"], true, "{completeness}");
+    assert!(
+        completeness["truncation_reasons"]
+            .as_array()
+            .is_some_and(|reasons| reasons.contains(&json!("store_limit"))),
+        "{completeness}"
+    );
+    assert!(
+        envelope["next_step"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not kept"),
+        "{}",
+        envelope["next_step"]
+    );
+    assert!(
+        envelope["warnings"]
+            .as_array()
+            .is_some_and(|warnings| warnings
+                .iter()
+                .any(|warning| warning["code"] == envelope_proxy::ANSWER_NOT_KEPT_WHOLE)),
+        "{}",
+        envelope["warnings"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_of_an_evicted_answer_is_stale_with_a_rerun_that_says_it_runs_again() {
+    let proxy = proxy("[store]\nmax_bytes = 300000\n").await;
+    let (first, _) = call(&proxy, "append", json!({"count": 5_000})).await;
+    let (tool, arguments) = action(&first, "next-page").expect("a next page");
+    // Other answers push the first out of the store.
+    for count in [5_001, 5_002] {
+        let (other, _) = call(&proxy, "append", json!({"count": count})).await;
+        assert_eq!(other["ok"], true, "{other}");
+    }
+    let (evicted, _) = call(&proxy, &tool, arguments).await;
+    assert_eq!(evicted["error"]["code"], STALE_CONTINUATION, "{evicted}");
+    let rerun = evicted["next_actions"]
+        .as_array()
+        .and_then(|actions| actions.iter().find(|action| action["id"] == "rerun"))
+        .expect("a rerun action");
+    assert!(
+        rerun["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("runs the tool again"),
+        "{rerun}"
+    );
+    assert_eq!(rerun["arguments"], json!({"count": 5_000}), "{rerun}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

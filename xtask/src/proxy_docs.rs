@@ -4,10 +4,12 @@
 
 use std::fmt::Write as _;
 
+use envelope_core::TruncationReason;
 use envelope_core::paging::{NEXT_PAGE, STALE_CONTINUATION};
 use envelope_proxy::{
-    BASELINE_METHOD, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, EXAMPLE_CONFIG,
-    FIRST_BACKOFF, MAX_BACKOFF, MAX_ROW_CHARS, UPSTREAM_ERRORS,
+    ANSWER_NOT_KEPT_WHOLE, ANSWERS_PER_CALL, BASELINE_METHOD, DEFAULT_CALL_TIMEOUT,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, DEFAULT_TIER,
+    EXAMPLE_CONFIG, FIRST_BACKOFF, MAX_BACKOFF, MAX_ROW_CHARS, UPSTREAM_ERRORS,
 };
 
 /// `docs/PROXY.md`, under `header` (the generated-file note).
@@ -51,11 +53,17 @@ pub(crate) fn markdown(header: &str) -> String {
          sealed continuation bound to the call, the caller and a digest of the answer: \
          following it calls the upstream again, and if the answer changed meanwhile the page \
          is refused `{STALE_CONTINUATION}` with a `rerun` action (the first page of the answer \
-         as it is now). A tool that is not declared read-only is never called twice: its cut \
-         says how many rows there were, and offers no continuation.\n\
+         as it is now). A tool that is not declared read-only is never called twice: its whole \
+         answer is kept in the result store under the call (the caller, the tool, the \
+         arguments) and its pages are served from there; a page of an answer the store no \
+         longer keeps is refused `{STALE_CONTINUATION}` with a `rerun` that says it runs the \
+         tool again. An answer larger than the store's bound on one answer is kept up to the \
+         bound: its last page says `{store_limit}` and `{ANSWER_NOT_KEPT_WHOLE}`, with the \
+         rows the answer had, and offers no continuation past it.\n\
          - **Failures.** Typed by the table below; `retryable` only where the failure says a \
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),
+        store_limit = TruncationReason::StoreLimit.as_str(),
     );
     out.push_str(
         "## Errors\n\n| `error.code` | category | retryable | when |\n|---|---|---|---|\n",
@@ -80,6 +88,13 @@ pub(crate) fn markdown(header: &str) -> String {
         out,
         "- One call to the upstream: {} s (`call_timeout_seconds`), then `upstream_timeout`.",
         DEFAULT_CALL_TIMEOUT.as_secs()
+    );
+    let _ = writeln!(
+        out,
+        "- The result store (in this process's memory): {} bytes of answers in all, the \
+         oldest evicted first (`[store] max_bytes`); {} bytes of one answer \
+         (`max_answer_bytes`); the newest {} answers of one call.",
+        DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, ANSWERS_PER_CALL
     );
     let _ = writeln!(
         out,

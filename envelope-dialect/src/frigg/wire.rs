@@ -182,7 +182,10 @@ pub(super) enum Reason {
 impl From<TruncationReason> for Reason {
     fn from(reason: TruncationReason) -> Self {
         match reason {
-            TruncationReason::PageLimit | TruncationReason::BudgetLimit => Reason::PageLimit,
+            // Frigg knows one size cap of its own: the page's.
+            TruncationReason::PageLimit
+            | TruncationReason::BudgetLimit
+            | TruncationReason::StoreLimit => Reason::PageLimit,
             TruncationReason::PerFileLimit => Reason::PerFileLimit,
             TruncationReason::TopKLimit => Reason::TopKLimit,
             TruncationReason::ChildLimit => Reason::ChildLimit,

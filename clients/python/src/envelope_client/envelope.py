@@ -47,6 +47,7 @@ TruncationReason = Literal[
     "merge_page_limit",
     "ancestor_limit",
     "budget_limit",
+    "store_limit",
 ]
 IncompleteReason = Literal[
     "ranked_discovery",
