@@ -75,8 +75,8 @@ async def session(command: Sequence[str]) -> AsyncIterator[ClientSession]:
 
 def envelope(result: Any) -> dict[str, Any]:
     """The envelope a `tools/call` result carries as its structured content."""
-    assert result.structuredContent is not None, result
-    return result.structuredContent
+    assert result.structured_content is not None, result
+    return result.structured_content
 
 
 def text(result: Any) -> str:

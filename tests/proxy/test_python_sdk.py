@@ -47,7 +47,7 @@ def repository(tmp_path: Path) -> Path:
 def whole(result: Any) -> str:
     """What the upstream answered, as the text it is: its structured content's one text member,
     else its text."""
-    structured = result.structuredContent
+    structured = result.structured_content
     if isinstance(structured, dict) and len(structured) == 1:
         [value] = structured.values()
         if isinstance(value, str):
