@@ -38,7 +38,8 @@ pub use crate::panic_capture::{Panicked, catch_panic, install_panic_hook};
 pub use crate::payload::{Payload, ResponseSizer};
 use crate::request_id::RequestId;
 pub use crate::runtime::{
-    ControlRefusal, ControlSplit, add_controls, refused_at_entry, split_controls,
+    ControlRefusal, ControlSplit, Invocation, Stopped, add_controls, refused_at_entry,
+    split_controls,
 };
 use crate::tool_error::ToolError;
 

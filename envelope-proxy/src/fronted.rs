@@ -8,7 +8,7 @@ use std::sync::Arc;
 use envelope_budget::Estimator;
 use envelope_core::paging::{Continuations, PageArgs, Resume, STALE_CONTINUATION};
 use envelope_core::schemars::Schema;
-use envelope_core::stage::{ToolOutput, add_controls};
+use envelope_core::stage::{Invocation, ToolOutput, add_controls};
 use envelope_core::{
     BoxFuture, Completeness, Envelope, NextAction, Notice, Role, Tool, ToolContext, ToolError,
     ToolSpec, TruncationReason,
@@ -76,6 +76,10 @@ impl Fronted {
             annotations_title.clone_from(&annotations.title);
         }
         spec.budget = config.budget;
+        // A schema that refuses properties it does not name: an unknown argument is refused
+        // here, as the upstream would, rather than warned of and left out.
+        spec.strict_args =
+            tool.input_schema.get("additionalProperties") == Some(&Value::Bool(false));
         spec.scopes = Cow::Owned(config.scopes.iter().cloned().map(Cow::Owned).collect());
         // An upstream that says it is read-only and destructive at once is taken at its
         // safer word.
@@ -146,21 +150,30 @@ impl Tool for Fronted {
     fn call(&self, arguments: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let upstream = Arc::clone(&self.upstream);
         let store = Arc::clone(&self.store);
-        let name = self.spec.name.to_string();
+        let spec = self.spec.clone();
+        let declared = self.declared.clone();
         let pages = self.pages;
-        let recalls = self.spec.read_only == Some(true);
         Box::pin(async move {
+            let mut ctx = ctx;
+            // The entry `#[tool]` has: unknown arguments warned of and left out (refused when
+            // the upstream's schema closes its properties), `meta` stamped.
+            let mut invocation = Invocation::start(&spec);
+            let arguments = match invocation.arguments(&mut ctx, arguments, declared.as_deref()) {
+                Ok(arguments) => arguments,
+                Err(stopped) => return invocation.fail(&ctx, stopped),
+            };
             let call = Call {
-                name: &name,
+                name: &spec.name,
                 upstream: &upstream,
                 store: &store,
                 pages,
-                recalls,
+                recalls: spec.read_only == Some(true),
             };
-            match answer(call, arguments, &ctx).await {
+            let output = match answer(call, arguments, &ctx).await {
                 Ok(output) => output,
                 Err(error) => ToolOutput::from(Envelope::err(error)),
-            }
+            };
+            invocation.finish_output(&ctx, output)
         })
     }
 }
@@ -169,15 +182,9 @@ impl Tool for Fronted {
 /// upstream again (a read-only tool) or from the result store (any other).
 async fn answer(
     call: Call<'_>,
-    arguments: Value,
+    mut arguments: Map<String, Value>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let mut arguments = match arguments {
-        Value::Object(arguments) => arguments,
-        Value::Null => Map::new(),
-        // The door refuses arguments that are not an object before the tool runs.
-        _ => return Err(ToolError::validation("arguments must be a JSON object")),
-    };
     let token = if call.pages {
         arguments.remove(CONTINUATION);
         ctx.controls().continuation.clone()

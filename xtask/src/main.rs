@@ -47,6 +47,7 @@ mod fit;
 mod kits;
 mod load_bench;
 mod load_gen;
+mod proxy_checks;
 mod proxy_docs;
 mod real_text;
 #[cfg(feature = "exact")]
@@ -58,7 +59,7 @@ use std::process::ExitCode;
 
 use codegen::Mode;
 
-const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator> \
+const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator | proxy-checks> \
      [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]";
 
 /// Success, or the problem printed and failure.
@@ -125,6 +126,9 @@ fn main() -> ExitCode {
         "corpora" => corpora::generate(mode),
         "real-text" => real_text::generate(mode),
         "cjk-costs" => cjk_costs(mode),
+        // Runs envelope-check against a server nobody here wrote, directly and through the
+        // proxy: CI checks it once the server is installed.
+        "proxy-checks" => proxy_checks::generate(mode),
         "fit-estimator" => fit_estimator(mode),
         _ => {
             eprintln!("{USAGE}");

@@ -220,6 +220,22 @@ impl<'s> Invocation<'s> {
         Ok(object)
     }
 
+    /// Gates the module and splits the arguments of a tool known only at run time (one a
+    /// server fronts for another), which declares the argument names `declared` (`None`: every
+    /// key is the tool's): the tool's own object, each unknown key warned of and left out, or
+    /// the call refused under `strict_args`, as `#[tool]`'s entry does before it decodes.
+    /// Finish what the tool answers with [`finish_output`](Self::finish_output), or a refusal
+    /// with [`fail`](Self::fail).
+    pub fn arguments(
+        &mut self,
+        ctx: &mut ToolContext,
+        arguments: Value,
+        declared: Option<&[String]>,
+    ) -> Result<Map<String, Value>, Stopped> {
+        self.gate(ctx)?;
+        Ok(self.split(ctx, arguments, declared)?)
+    }
+
     /// Gates the module and decodes the arguments into `A`. A panic in `A`'s `Deserialize` is
     /// caught like one in the body.
     pub fn decode<A: ToolArgs>(
@@ -279,7 +295,7 @@ impl<'s> Invocation<'s> {
     fn finish<O: Outcome>(self, ctx: &ToolContext, outcome: Result<O, Panicked>) -> ToolOutput {
         let request_id = *ctx.request_id();
         let answered = outcome.and_then(|outcome| catch_unwind_sync(|| outcome.into_reply()));
-        let mut output = match answered {
+        let output = match answered {
             Ok(Ok(mut reply)) => ToolOutput {
                 baseline: reply.take_baseline(),
                 resume: reply.take_resume(),
@@ -302,6 +318,13 @@ impl<'s> Invocation<'s> {
                 ))
             }
         };
+        self.finish_output(ctx, output)
+    }
+
+    /// Finishes the output a tool built by hand, as `#[tool]`'s entry finishes its own: what
+    /// was found to warn of on entry ([`arguments`](Self::arguments)), `meta` stamped, shaped by
+    /// the call's controls.
+    pub fn finish_output(self, ctx: &ToolContext, mut output: ToolOutput) -> ToolOutput {
         let mut envelope = output.envelope;
         for warning in self.warnings {
             envelope = envelope.with_warning(warning);
