@@ -1,4 +1,4 @@
-//! Agent-grade answers from any MCP server: `envelope-proxy` fronts one upstream MCP server (a
+//! Answers an agent can act on, from any MCP server: `envelope-proxy` fronts one upstream MCP server (a
 //! command over stdio, or a streamable-HTTP URL) and serves its tools over stdio, streamable
 //! HTTP and a plain HTTP API, every answer an envelope.
 //!

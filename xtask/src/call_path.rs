@@ -153,9 +153,11 @@ const PROXY_HOPS: &[Hop] = &[
         krate: "envelope-proxy",
         file: "src/fronted.rs",
         function: "Fronted::call",
-        does: "what the door chose runs here, in place of `#[tool]`'s entry: the arguments \
-               come with the controls already taken off (a read-only tool's `continuation` \
-               taken off here, and read from the controls the door decided)",
+        does: "what the door chose runs here, through `#[tool]`'s own entry \
+               (`Invocation::arguments`): the arguments come with the controls already taken \
+               off, unknown ones warned of and left out (refused where the upstream's schema \
+               closes its properties); `continuation`, which the tool declares, is read from \
+               the controls the door decided and taken off before the upstream sees it",
     },
     Hop {
         krate: "envelope-proxy",
@@ -179,11 +181,13 @@ const PROXY_HOPS: &[Hop] = &[
         file: "src/fronted.rs",
         function: "answer",
         does: "the envelope around the upstream's data, with envelope-budget's estimate of the \
-               raw answer as its baseline; a continuation opened against the call's binding \
-               and a digest of the answer (stale when it changed: a `rerun` action); an answer \
-               too big for the budget handed over as rows from the page's start with a \
-               `Resume`, so that the budget stage (hop 6) cuts them and seals the `next-page` \
-               token after the last row sent",
+               raw answer as its baseline; a read-only tool's continuation opened against the \
+               call's binding and a digest of the answer (stale when it changed: a `rerun` \
+               action); any other tool's page taken from the result store, the upstream not \
+               called; an answer too big for the budget handed over as rows from the page's \
+               start with a `Resume`, so that the budget stage (hop 6) cuts them and seals the \
+               `next-page` token after the last row sent; `Invocation::finish_output` adds what \
+               the entry warned of and stamps `meta`",
     },
 ];
 

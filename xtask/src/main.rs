@@ -47,6 +47,7 @@ mod fit;
 mod kits;
 mod load_bench;
 mod load_gen;
+mod proxy_bench;
 mod proxy_checks;
 mod proxy_docs;
 mod real_text;
@@ -60,7 +61,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator | proxy-checks> \
-     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]\n       cargo xtask proxy-bench [--write] [--check] [--calls N]";
 
 /// Success, or the problem printed and failure.
 fn exit_with(result: Result<(), String>) -> ExitCode {
@@ -99,6 +100,10 @@ fn main() -> ExitCode {
     // The load bench's generator of calls in a session, which it runs pinned.
     if *command == "load-gen" {
         return exit_with(load_gen::run(rest));
+    }
+    // What envelope-proxy costs in front of a server nobody here wrote.
+    if *command == "proxy-bench" {
+        return exit_with(proxy_bench::run(rest));
     }
     // The load bench beside plain rmcp, whose `--write` regenerates the README's tables.
     if *command == "load-bench" {

@@ -116,7 +116,17 @@ fn main() -> ExitCode {
     // ring as rustls's process default before any reqwest client is built (the upstream's
     // and the OAuth issuer's).
     envelope_mcp::auth::install_crypto_provider();
-    let runtime = match tokio::runtime::Runtime::new() {
+    // One client over stdio is served best on one thread: a call crosses from the client's
+    // line to the upstream's and back without waking another thread on the way. HTTP serves
+    // many at once, on every core.
+    let runtime = if options.http.http.is_some() {
+        tokio::runtime::Runtime::new()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("{PROGRAM}: cannot start the runtime: {error}");
