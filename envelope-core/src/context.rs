@@ -436,6 +436,12 @@ impl ToolContext {
             .ok_or_else(not_configured::<T>)
     }
 
+    /// Whether anybody listens to this call's progress (its client sent a progress token): a
+    /// tool that relays another's progress asks for it only then.
+    pub fn reports_progress(&self) -> bool {
+        self.progress.is_some()
+    }
+
     /// Reports progress; a no-op when nobody listens.
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(sink) = &self.progress {

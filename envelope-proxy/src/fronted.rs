@@ -202,7 +202,7 @@ async fn answer(
     let Value::Object(arguments) = &request else {
         return Err(ToolError::internal("the arguments are an object"));
     };
-    let result = call.upstream.call(call.name, arguments.clone()).await?;
+    let result = relayed(&call, arguments.clone(), ctx).await?;
     let answer = Answer::read(&result);
     if answer.is_error {
         return Err(tool_error(&answer.text));
@@ -255,6 +255,35 @@ async fn answer(
     output = output.with_baseline(BASELINE_METHOD, baseline);
     output.attachments = answer.attachments;
     Ok(output)
+}
+
+/// The upstream's answer to `arguments`; its progress reports relayed to this call's client
+/// as they come, all of them before the answer, when the client listens.
+async fn relayed(
+    call: &Call<'_>,
+    arguments: Map<String, Value>,
+    ctx: &ToolContext,
+) -> Result<rmcp::model::CallToolResult, ToolError> {
+    if !ctx.reports_progress() {
+        return call.upstream.call(call.name, arguments).await;
+    }
+    let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    let answered = call
+        .upstream
+        .call_reporting(call.name, arguments, Some(sender));
+    tokio::pin!(answered);
+    let result = loop {
+        tokio::select! {
+            result = &mut answered => break result,
+            Some(report) = reports.recv() => {
+                ctx.report_progress(report.progress, report.total, report.message.as_deref());
+            }
+        }
+    };
+    while let Ok(report) = reports.try_recv() {
+        ctx.report_progress(report.progress, report.total, report.message.as_deref());
+    }
+    result
 }
 
 /// One call of a fronted tool: what answering it needs.

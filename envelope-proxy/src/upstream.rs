@@ -5,6 +5,7 @@
 //! message longer than the configured bound is dropped as it streams by, and the call in
 //! progress is told at once, never left waiting for an answer that will not come.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -12,12 +13,17 @@ use std::time::{Duration, Instant};
 
 use envelope_check::Faults;
 use envelope_core::ToolError;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
-use rmcp::service::{MaybeSendFuture, NotificationContext, Peer, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
+    NumberOrString, ProgressNotificationParam, ProgressToken, ServerResult, Tool,
+};
+use rmcp::service::{
+    MaybeSendFuture, NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
-use tokio::sync::{Mutex, Notify};
+use tokio::sync::{Mutex, Notify, mpsc};
 
 use crate::config::{ProxyConfig, Target};
 use crate::errors::{
@@ -33,10 +39,22 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// An upstream that ran this long before dying starts again without waiting.
 const HEALTHY_RUN: Duration = Duration::from_secs(60);
 
-/// What the proxy's client hears from the upstream between calls.
+/// One progress report of the upstream's, for the call that asked for it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Progress {
+    pub(crate) progress: f64,
+    pub(crate) total: Option<f64>,
+    pub(crate) message: Option<String>,
+}
+
+/// Where each call in flight that relays its progress gets it, by the token the proxy sent.
+type ProgressRoutes = Arc<std::sync::Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>>;
+
+/// What the proxy's client hears from the upstream besides answers.
 #[derive(Debug, Clone, Default)]
 struct Listener {
     tools_changed: Arc<Notify>,
+    progress: ProgressRoutes,
 }
 
 impl ClientHandler for Listener {
@@ -46,6 +64,35 @@ impl ClientHandler for Listener {
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
         self.tools_changed.notify_one();
         std::future::ready(())
+    }
+
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        let token = token_key(&params.progress_token);
+        let routes = self
+            .progress
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // A report for a call that ended (or a token the proxy never sent) goes nowhere.
+        if let Some(route) = routes.get(&token) {
+            let _ = route.send(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+        std::future::ready(())
+    }
+}
+
+/// A progress token as the routes key it.
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::Number(number) => format!("n:{number}"),
+        NumberOrString::String(text) => format!("s:{text}"),
     }
 }
 
@@ -79,6 +126,7 @@ pub struct Upstream {
     call_timeout: Duration,
     stderr: bool,
     tools_changed: Arc<Notify>,
+    progress: ProgressRoutes,
     state: Mutex<State>,
 }
 
@@ -100,6 +148,7 @@ impl Upstream {
             call_timeout: config.call_timeout(),
             stderr: config.upstream.stderr.unwrap_or(true),
             tools_changed: Arc::default(),
+            progress: ProgressRoutes::default(),
             state: Mutex::new(State::Down {
                 why: "not started".to_owned(),
                 next_start: Instant::now(),
@@ -141,13 +190,58 @@ impl Upstream {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ToolError> {
+        self.call_reporting(name, arguments, None).await
+    }
+
+    /// Calls the upstream's tool `name` with `arguments`; with `progress`, sends each progress
+    /// report the upstream makes for the call there, until the call ends.
+    pub(crate) async fn call_reporting(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> Result<CallToolResult, ToolError> {
         let connection = self.connection().await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        let called = tokio::time::timeout(
-            self.call_timeout,
-            watched(&connection, connection.service.peer().call_tool(params)),
-        )
-        .await;
+        let peer = connection.service.peer();
+        let Some(progress) = progress else {
+            let called = tokio::time::timeout(
+                self.call_timeout,
+                watched(&connection, peer.call_tool(params)),
+            )
+            .await;
+            return self.settle(&connection, called, name).await;
+        };
+        // rmcp gives every request a progress token of its own: the reports are routed by the
+        // one it chose, from the moment the request is out.
+        let routes = Arc::clone(&self.progress);
+        let asked = async move {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            let token = token_key(&handle.progress_token);
+            routes
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .insert(token.clone(), progress);
+            let answered = handle.await_response().await;
+            // rmcp hands each notification to a task of its own: a report the upstream sent
+            // just before its answer may still be on its way. Those tasks are ready now; let
+            // them run before the route closes.
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+            routes
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .remove(&token);
+            match answered? {
+                ServerResult::CallToolResult(result) => Ok(result),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        let called = tokio::time::timeout(self.call_timeout, watched(&connection, asked)).await;
         self.settle(&connection, called, name).await
     }
 
@@ -290,6 +384,7 @@ impl Upstream {
     async fn connect(&self) -> Result<Connection, String> {
         let listener = Listener {
             tools_changed: Arc::clone(&self.tools_changed),
+            progress: Arc::clone(&self.progress),
         };
         let started = Instant::now();
         match &self.target {

@@ -65,6 +65,22 @@ describe('envelope-proxy in front of server-everything', { timeout: TIMEOUT_MS }
         assert.equal(images[0].data, upstreamImage.data);
     });
 
+    test('the upstream’s progress reaches the client, every report before the answer', async () => {
+        // The upstream reports each of its steps, the last one just before it answers.
+        const steps = 3;
+        const relayed = [];
+        const result = await proxy.callTool(
+            { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps } },
+            undefined,
+            { onprogress: (progress) => relayed.push([progress.progress, progress.total]) },
+        );
+        assert.equal(envelopeOf(result).ok, true);
+        assert.deepEqual(
+            relayed,
+            Array.from({ length: steps }, (_, step) => [step + 1, steps]),
+        );
+    });
+
     test('a call the upstream refuses is a typed envelope', async () => {
         const refused = envelopeOf(await proxy.callTool({ name: 'get-sum', arguments: { a: 'two' } }));
         assert.equal(refused.ok, false);

@@ -60,6 +60,10 @@ pub(crate) fn markdown(header: &str) -> String {
          tool again. An answer larger than the store's bound on one answer is kept up to the \
          bound: its last page says `{store_limit}` and `{ANSWER_NOT_KEPT_WHOLE}`, with the \
          rows the answer had, and offers no continuation past it.\n\
+         - **Progress.** When the client asks for a call's progress, the upstream's reports \
+         for it are relayed as they come, every one before the answer.\n\
+         - **Forwarded as they are**: the upstream's prompts, resources, resource templates, \
+         completion and log level (only what it declared at `initialize` is declared).\n\
          - **Failures.** Typed by the table below; `retryable` only where the failure says a \
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),
