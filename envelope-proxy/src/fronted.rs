@@ -192,12 +192,13 @@ async fn answer(
         None
     };
     let request = Value::Object(arguments);
-    let key = call_key(ctx.caller_binding(), call.name, &request);
+    // The store's key of this call: who called, which tool, with what arguments.
+    let key = || call_key(ctx.caller_binding(), call.name, &request);
     if let Some(token) = &token
         && !call.recalls
     {
         // Never called twice: the page is the stored answer's.
-        return stored_page(&call, ctx, &request, &key, token);
+        return stored_page(&call, ctx, &request, &key(), token);
     }
     let Value::Object(arguments) = &request else {
         return Err(ToolError::internal("the arguments are an object"));
@@ -237,7 +238,7 @@ async fn answer(
             )?
         }
         Some(rows) => {
-            let stored = call.store.keep(key, rows, snapshot);
+            let stored = call.store.keep(key(), rows, snapshot);
             page(
                 ctx,
                 &request,
