@@ -88,6 +88,23 @@ impl Fronted {
         }
         spec.validate()?;
         let schema = (*tool.input_schema).clone();
+        // MCP's input schema is an object schema; one that is not would be listed to clients
+        // that refuse the whole listing for it. Such a tool is left out, the rest served.
+        let refuse = |reason: &str| {
+            Err(envelope_core::CoreError::InvalidToolSpec {
+                tool: tool.name.chars().take(128).collect(),
+                reason: format!("its input schema {reason}"),
+            })
+        };
+        if schema.get("type") != Some(&Value::String("object".to_owned())) {
+            return refuse("is not of type `object`");
+        }
+        if schema
+            .get("properties")
+            .is_some_and(|properties| !properties.is_object())
+        {
+            return refuse("has `properties` that are not an object");
+        }
         let own: Option<Vec<String>> = schema
             .get("properties")
             .and_then(Value::as_object)

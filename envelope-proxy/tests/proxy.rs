@@ -405,6 +405,24 @@ async fn tools_the_upstream_adds_at_run_time_are_listed() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_tool_listed_with_an_invalid_schema_is_left_out_and_the_rest_served() {
+    let proxy = proxy("").await;
+    let tools = proxy.server().tools();
+    for name in ["broken", "bad_properties"] {
+        assert!(
+            tools.iter().all(|tool| tool.name != name),
+            "{name} is listed"
+        );
+        assert!(
+            proxy.server().call(name, json!({})).await.is_none(),
+            "{name} is served"
+        );
+    }
+    let (fine, _) = call(&proxy, "lines", json!({"count": 1})).await;
+    assert_eq!(fine["ok"], true, "{fine}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_hidden_tool_is_neither_listed_nor_called() {
     let proxy = proxy("[tools.die]\nhidden = true\n").await;
     assert!(proxy.server().tools().iter().all(|tool| tool.name != "die"));

@@ -38,7 +38,9 @@ pub(crate) fn markdown(header: &str) -> String {
          per-call controls are accepted besides the tool's own arguments and taken off before \
          the call is forwarded; a tool the upstream declares read-only also lists \
          `continuation`, its paging argument. Tools the upstream adds or drops while it runs \
-         (`notifications/tools/list_changed`) are listed again.\n\
+         (`notifications/tools/list_changed`) are listed again. A tool the proxy cannot serve \
+         (a name MCP does not allow, an input schema that is not an object schema) is left \
+         out, with a warning in the log, and the rest are served.\n\
          - **`data`.** The upstream's `structuredContent` when it sends one; else its text, \
          parsed as JSON where the whole text is a JSON object or array; else the text. Images, \
          audio, embedded resources and resource links are attachments, sent as MCP content \
