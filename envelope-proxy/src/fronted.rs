@@ -37,7 +37,8 @@ const DATA_SHARE_PERCENT: usize = 85;
 
 /// An upstream tool, fronted.
 pub(crate) struct Fronted {
-    spec: ToolSpec,
+    /// Shared with each call, which holds it for as long as it runs.
+    spec: Arc<ToolSpec>,
     /// The title in the upstream's annotations, as it declared it.
     annotations_title: Option<String>,
     /// The upstream's input schema, as it listed it.
@@ -119,7 +120,7 @@ impl Fronted {
             names
         });
         Ok(Fronted {
-            spec,
+            spec: Arc::new(spec),
             annotations_title,
             schema,
             declared,
@@ -167,7 +168,7 @@ impl Tool for Fronted {
     fn call(&self, arguments: Value, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let upstream = Arc::clone(&self.upstream);
         let store = Arc::clone(&self.store);
-        let spec = self.spec.clone();
+        let spec = Arc::clone(&self.spec);
         let declared = self.declared.clone();
         let pages = self.pages;
         Box::pin(async move {
@@ -246,7 +247,7 @@ async fn answer(
                 ctx,
                 &request,
                 Page {
-                    rows: rows.rows,
+                    rows: &rows.rows,
                     unit: rows.unit,
                     total,
                     snapshot,
@@ -260,7 +261,7 @@ async fn answer(
                 ctx,
                 &request,
                 Page {
-                    rows: stored.rows.clone(),
+                    rows: &stored.rows,
                     unit: stored.unit.clone(),
                     total: stored.total,
                     snapshot: stored.snapshot.clone(),
@@ -316,9 +317,10 @@ struct Call<'a> {
 }
 
 /// The rows an answer is paged from, and where this page starts.
-struct Page {
-    /// Every row held (all of a fresh answer, those kept of a stored one).
-    rows: Vec<Value>,
+struct Page<'a> {
+    /// Every row held (all of a fresh answer, those kept of a stored one); only those from
+    /// `start` on are copied into the page.
+    rows: &'a [Value],
     unit: envelope_core::Unit,
     /// How many rows the answer had, held or not.
     total: usize,
@@ -329,10 +331,10 @@ struct Page {
 /// The rows from `page.start` on, with what the budget stage needs to cut them and seal the
 /// `next-page` after the last row it sends; a page that ends where the store's bound cut the
 /// answer says so, and offers no continuation past it.
-fn page(ctx: &ToolContext, request: &Value, page: Page) -> Result<ToolOutput, ToolError> {
+fn page(ctx: &ToolContext, request: &Value, page: Page<'_>) -> Result<ToolOutput, ToolError> {
     let held = page.rows.len();
     let start = page.start.min(held);
-    let rows: Vec<Value> = page.rows.into_iter().skip(start).collect();
+    let rows = page.rows[start..].to_vec();
     let returned = rows.len();
     let mut envelope;
     if held < page.total {
@@ -401,7 +403,7 @@ fn stored_page(
                     ctx,
                     request,
                     Page {
-                        rows: stored.rows.clone(),
+                        rows: &stored.rows,
                         unit: stored.unit.clone(),
                         total: stored.total,
                         snapshot: stored.snapshot.clone(),

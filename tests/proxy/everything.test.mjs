@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { connect, directly, envelopeOf, proxied, textOf } from './servers.mjs';
+import { connect, directly, envelopeOf, proxied, sameTools, textOf } from './servers.mjs';
 
 const EVERYTHING = ['node', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
 const TIMEOUT_MS = 120_000;
@@ -28,13 +28,9 @@ describe('envelope-proxy in front of server-everything', { timeout: TIMEOUT_MS }
     });
 
     test('the tools are the upstream’s, their annotations as it declares them', async () => {
-        const upstream = (await direct.listTools()).tools;
-        const fronted = (await proxy.listTools()).tools;
-        assert.deepEqual(fronted.map((tool) => tool.name).sort(), upstream.map((tool) => tool.name).sort());
-        for (const tool of upstream) {
-            const listed = fronted.find((candidate) => candidate.name === tool.name);
-            assert.deepEqual(listed.annotations, tool.annotations, tool.name);
-            assert.equal(listed.description, tool.description, tool.name);
+        const { upstream, fronted } = await sameTools(assert, direct, proxy);
+        for (const [name, tool] of upstream) {
+            assert.equal(fronted.get(name).description, tool.description, name);
         }
     });
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { BUDGET_CHARS, connect, directly, envelopeOf, nextPage, proxied, textOf } from './servers.mjs';
+import { BUDGET_CHARS, connect, directly, envelopeOf, nextPage, proxied, sameTools, textOf } from './servers.mjs';
 
 const FILESYSTEM = 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js';
 const TIMEOUT_MS = 300_000;
@@ -60,17 +60,13 @@ describe('envelope-proxy in front of server-filesystem', { timeout: TIMEOUT_MS }
     });
 
     test('every tool is listed with its annotations exactly as the upstream declares them', async () => {
-        const upstream = (await direct.listTools()).tools;
-        const fronted = (await proxy.listTools()).tools;
-        assert.deepEqual(fronted.map((tool) => tool.name).sort(), upstream.map((tool) => tool.name).sort());
-        for (const tool of upstream) {
-            const listed = fronted.find((candidate) => candidate.name === tool.name);
-            assert.deepEqual(listed.annotations, tool.annotations, tool.name);
-            for (const name of Object.keys(tool.inputSchema.properties ?? {})) {
-                assert.ok(listed.inputSchema.properties[name], `${tool.name}.${name} is listed`);
+        const { upstream, fronted } = await sameTools(assert, direct, proxy);
+        for (const [tool, declared] of upstream) {
+            for (const name of Object.keys(declared.inputSchema.properties ?? {})) {
+                assert.ok(fronted.get(tool).inputSchema.properties[name], `${tool}.${name} is listed`);
             }
         }
-        const read = fronted.find((tool) => tool.name === 'read_text_file');
+        const read = fronted.get('read_text_file');
         assert.ok(read.inputSchema.properties.continuation, 'a read-only tool lists its paging argument');
     });
 

@@ -44,6 +44,22 @@ export async function connect(spawn) {
     return client;
 }
 
+/**
+ * The tools `proxy` lists beside those `direct` lists: the same names, and for each, the
+ * upstream's own `annotations` exactly. Returns both listings, each tool by name.
+ */
+export async function sameTools(assert, direct, proxy) {
+    const upstream = (await direct.listTools()).tools;
+    const fronted = (await proxy.listTools()).tools;
+    assert.deepEqual(fronted.map((tool) => tool.name).sort(), upstream.map((tool) => tool.name).sort());
+    const byName = (tools) => new Map(tools.map((tool) => [tool.name, tool]));
+    const listed = byName(fronted);
+    for (const tool of upstream) {
+        assert.deepEqual(listed.get(tool.name).annotations, tool.annotations, tool.name);
+    }
+    return { upstream: byName(upstream), fronted: listed };
+}
+
 /** The text a model is shown of `result`: its text blocks, joined. */
 export function textOf(result) {
     return (result.content ?? [])
