@@ -116,6 +116,13 @@ fn server() -> EnvelopeServer {
 
 /// Runs `calls` against a fresh server under the recording subscriber.
 fn observe(calls: Vec<Value>) -> (Vec<Value>, Seen) {
+    // One test observes at a time: tracing caches each callsite's interest across every live
+    // subscriber, and two scoped subscribers coming and going in parallel can leave a callsite
+    // disabled for both.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let recorder = Recorder::default();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
     let _default = tracing::subscriber::set_default(subscriber);

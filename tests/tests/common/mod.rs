@@ -2,10 +2,11 @@
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::io::Write;
 use std::pin::pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 
 use envelope_core::{Envelope, Tool, ToolContext};
@@ -61,27 +62,42 @@ impl Future for YieldOnce {
 }
 
 /// Everything `tracing` logged while `body` ran on this thread.
+///
+/// One global subscriber writes each thread's events to that thread's capture. A scoped
+/// subscriber per test (`with_default`) loses events when tests run in parallel: tracing caches
+/// each callsite's interest and its global level hint across every live subscriber, and one
+/// test's subscriber dropping while another registers can leave a callsite disabled for both.
 pub(crate) fn capture_log<R>(body: impl FnOnce() -> R) -> (R, String) {
-    let buffer = Arc::new(Mutex::new(Vec::new()));
-    let writer = SharedWriter(buffer.clone());
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, body);
-    let log = String::from_utf8(buffer.lock().expect("no poisoning").clone()).expect("utf-8 log");
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(|| ThreadCapture)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("only this sets a subscriber");
+    });
+    CAPTURE.with_borrow_mut(|capture| *capture = Some(Vec::new()));
+    let result = body();
+    let bytes = CAPTURE.with_borrow_mut(Option::take).unwrap_or_default();
+    let log = String::from_utf8(bytes).expect("utf-8 log");
     (result, log)
 }
 
-#[derive(Clone)]
-struct SharedWriter(Arc<Mutex<Vec<u8>>>);
+thread_local! {
+    /// What this thread logged since its `capture_log` began; `None` outside one.
+    static CAPTURE: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
+}
 
-impl Write for SharedWriter {
+/// Writes into the current thread's capture, and nowhere outside one.
+struct ThreadCapture;
+
+impl Write for ThreadCapture {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .expect("no poisoning")
-            .extend_from_slice(bytes);
+        CAPTURE.with_borrow_mut(|capture| {
+            if let Some(capture) = capture {
+                capture.extend_from_slice(bytes);
+            }
+        });
         Ok(bytes.len())
     }
 
