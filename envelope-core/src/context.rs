@@ -374,6 +374,11 @@ impl ToolContext {
             request,
         )
         .with_dialect(self.dialect())
+        .with_continuation_field(
+            self.controls
+                .names
+                .wire(crate::paging_core::DEFAULT_CONTINUATION_FIELD),
+        )
     }
 
     /// This context for a call of the tool named `name`: what [`tool_name`](Self::tool_name)

@@ -59,17 +59,17 @@ pub struct Controls {
     /// The wire this one answer is written in; absent means the server's own choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<crate::dialect::Dialect>,
+    /// The names the called tool reads these under, and the actions its answer offers write
+    /// them under: the controls' own unless the tool's arguments use one
+    /// ([`ControlNames`](crate::stage::ControlNames)). Not a control itself.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub names: crate::control_names::ControlNames,
 }
 
 impl Controls {
     /// The argument names the controls take, accepted by every tool.
-    pub const KEYS: [&'static str; 5] = [
-        "response_mode",
-        "output_format",
-        "compact_only",
-        "continuation", // wire: the paging argument
-        crate::dialect::DIALECT_CONTROL,
-    ];
+    pub const KEYS: [&'static str; 5] = crate::control_names::CONTROL_KEYS;
 
     /// Whether the response keeps everything `meta` holds: `response_mode: full` without
     /// `compact_only`. Otherwise the observability-only fields are left out.
@@ -92,7 +92,7 @@ impl Controls {
         let mut carried = serde_json::Map::new();
         if let Some(asked) = self.dialect {
             carried.insert(
-                crate::dialect::DIALECT_CONTROL.to_owned(),
+                self.names.wire(crate::dialect::DIALECT_CONTROL).to_owned(),
                 serde_json::Value::String(asked.name().to_owned()),
             );
         }
@@ -215,6 +215,7 @@ mod tests {
             compact_only: true,
             continuation: Some("t".to_owned()),
             dialect: Some(crate::dialect::Dialect::Cos),
+            names: crate::control_names::ControlNames::STANDARD,
         };
         let Value::Object(fields) = serde_json::to_value(&all).expect("as the test built it")
         else {

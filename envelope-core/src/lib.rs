@@ -73,6 +73,7 @@ mod capability;
 mod client;
 mod completeness;
 mod context;
+mod control_names;
 mod controls;
 mod deep;
 mod dialect;
@@ -223,6 +224,7 @@ pub use envelope_derive::tool;
 // Used by code that #[tool] generates and by the sibling envelope crates. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::control_names::ControlNames;
     pub use crate::future::BoxFuture;
     pub use crate::panic_capture::{
         Panicked, catch_unwind, catch_unwind_blocking, catch_unwind_sync,

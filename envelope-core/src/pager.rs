@@ -473,7 +473,8 @@ where
         let mut resume = Resume::new(ctx, self.request.clone(), self.page.start)?
             .with_scope(self.paging.scope.clone())
             .with_snapshot(self.paging.snapshot.clone());
-        resume.continuation_field = <T::Args as PagedArgs>::CONTINUATION_FIELD;
+        resume.continuation_field =
+            std::borrow::Cow::Borrowed(<T::Args as PagedArgs>::CONTINUATION_FIELD);
         resume.limit_field = <T::Args as PagedArgs>::LIMIT_FIELD;
         Ok(resume)
     }
@@ -499,7 +500,8 @@ impl Resume {
     /// call's `request` (its arguments; the continuation and page-size fields are left out of
     /// what the token is bound to), the page's first row `start`, bound to the caller, the
     /// dialect and the server's [`Continuations`] as `ctx` holds them, with the default field
-    /// names (`continuation`, `limit`), no scope and no snapshot.
+    /// names (`continuation`, `limit`; the first renamed where the call's tool renames the
+    /// control), no scope and no snapshot.
     ///
     /// A tool that pages without a typed [`Pager`](crate::paging::Pager) (one known only at
     /// run time, such as a tool a proxy fronts) hands the budget stage all the rows from
@@ -517,7 +519,18 @@ impl Resume {
             snapshot: String::new(),
             dialect: ctx.dialect(),
             carried: serde_json::Map::new(),
-            continuation_field: crate::paging_core::DEFAULT_CONTINUATION_FIELD,
+            // The name the call's tool reads the paging argument under: its own, unless the
+            // tool's arguments use it.
+            continuation_field: match ctx
+                .controls()
+                .names
+                .wire(crate::paging_core::DEFAULT_CONTINUATION_FIELD)
+            {
+                crate::paging_core::DEFAULT_CONTINUATION_FIELD => {
+                    std::borrow::Cow::Borrowed(crate::paging_core::DEFAULT_CONTINUATION_FIELD)
+                }
+                renamed => std::borrow::Cow::Owned(renamed.to_owned()),
+            },
             limit_field: crate::paging_core::DEFAULT_LIMIT_FIELD,
             start,
             // The action's id says what it is already: the reason stays short.

@@ -27,6 +27,7 @@ pub use crate::bounded::{
 };
 pub use crate::canonical::canonical_json;
 pub use crate::context::{Cancellation, ProgressSink, States};
+pub use crate::control_names::{ControlNames, RENAMED_CONTROL_PREFIX};
 pub use crate::controls::{Controls, OutputFormat, ResponseMode};
 pub use crate::deep::drop_deep;
 use crate::envelope::Envelope;
@@ -38,8 +39,8 @@ pub use crate::panic_capture::{Panicked, catch_panic, install_panic_hook};
 pub use crate::payload::{Payload, ResponseSizer};
 use crate::request_id::RequestId;
 pub use crate::runtime::{
-    ControlRefusal, ControlSplit, Invocation, Stopped, add_controls, refused_at_entry,
-    split_controls,
+    ControlRefusal, ControlSplit, Invocation, Stopped, add_controls, add_controls_named,
+    refused_at_entry, split_controls,
 };
 use crate::tool_error::ToolError;
 

@@ -8,6 +8,7 @@ use schemars::Schema;
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::control_names::ControlNames;
 use crate::error::CoreError;
 use crate::output::ToolOutput;
 use crate::tier::Tier;
@@ -63,6 +64,10 @@ pub struct ToolSpec {
     /// for a tool anyone may call. Listed with the tool; enforced when the transport
     /// authenticated the caller (see [`Caller`](crate::Caller)).
     pub scopes: Cow<'static, [SpecText]>,
+    /// The names its per-call controls are read and offered under: their own
+    /// ([`ControlNames::STANDARD`]), unless its arguments use one (a tool built at run time for
+    /// another server may), where that control is renamed ([`ControlNames::avoiding`]).
+    pub controls: ControlNames,
 }
 
 /// Text in a [`ToolSpec`]: `'static` when written into the program, owned when learned at run
@@ -102,6 +107,7 @@ impl ToolSpec {
             strict_args: false,
             blocking: false,
             scopes: Cow::Borrowed(&[]),
+            controls: ControlNames::STANDARD,
         }
     }
 

@@ -273,6 +273,7 @@ fn expand(args: TokenStream, func: &ItemFn) -> syn::Result<TokenStream> {
                 strict_args: #strict_args,
                 blocking: #blocking,
                 scopes: ::std::borrow::Cow::Borrowed(&[#(::std::borrow::Cow::Borrowed(#scopes)),*]),
+                controls: #krate::__private::ControlNames::STANDARD,
             };
 
             #args_fns

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use envelope_budget::Estimator;
 use envelope_core::paging::{Continuations, PageArgs, Resume, STALE_CONTINUATION};
 use envelope_core::schemars::Schema;
-use envelope_core::stage::{Invocation, ToolOutput, add_controls};
+use envelope_core::stage::{ControlNames, Invocation, ToolOutput, add_controls_named};
 use envelope_core::{
     BoxFuture, Completeness, Envelope, NextAction, Notice, Role, Tool, ToolContext, ToolError,
     ToolSpec, TruncationReason,
@@ -43,11 +43,12 @@ pub(crate) struct Fronted {
     annotations_title: Option<String>,
     /// The upstream's input schema, as it listed it.
     schema: Map<String, Value>,
-    /// The argument names the upstream declares, and `continuation` when the proxy pages it.
+    /// The argument names the upstream declares, and the paging argument.
     declared: Option<Vec<String>>,
-    /// Pages a too-big answer: takes no `continuation` of its own. A tool the upstream
-    /// declares read-only pages by calling the upstream again; any other, from the store.
-    pages: bool,
+    /// The paging argument's name: `continuation`, unless the upstream's own arguments use it.
+    /// A too-big answer of a tool the upstream declares read-only pages by calling the
+    /// upstream again; any other's, from the store.
+    paging: Arc<str>,
     upstream: Arc<Upstream>,
     store: Arc<MemoryStore>,
 }
@@ -110,13 +111,13 @@ impl Fronted {
             .get("properties")
             .and_then(Value::as_object)
             .map(|properties| properties.keys().cloned().collect());
-        let pages = !own
-            .as_ref()
-            .is_some_and(|names| names.iter().any(|name| name == CONTINUATION));
+        // An upstream argument named like a control keeps its name; the control is renamed
+        // for this tool, read and offered under the new name (a `next-page` action carries
+        // its token there), so that an action followed verbatim is valid against the listing.
+        spec.controls = ControlNames::avoiding(own.as_deref().unwrap_or_default());
+        let paging: Arc<str> = Arc::from(spec.controls.wire(CONTINUATION));
         let declared = own.map(|mut names| {
-            if pages {
-                names.push(CONTINUATION.to_owned());
-            }
+            names.push(paging.to_string());
             names
         });
         Ok(Fronted {
@@ -124,7 +125,7 @@ impl Fronted {
             annotations_title,
             schema,
             declared,
-            pages,
+            paging,
             upstream,
             store,
         })
@@ -142,23 +143,22 @@ impl Tool for Fronted {
 
     fn input_schema(&self) -> Schema {
         let mut schema = self.schema.clone();
-        if self.pages {
-            // The paging argument, listed with the tool's own (a lean listing leaves out only
-            // the controls' shared descriptions): a `next-page` action is valid against the
-            // schema listed. A page after the first calls a read-only tool again, and any
-            // other never: its pages come from the answer the proxy kept.
-            if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-                properties.insert(
-                    CONTINUATION.to_owned(),
-                    serde_json::json!({
-                        "type": "string",
-                        "description": "The token of a `next-page` action this tool offered, \
-                            passed back exactly as given: the next page of the same answer."
-                    }),
-                );
-            }
+        // The paging argument, listed with the tool's own (a lean listing leaves out only the
+        // controls' shared descriptions): a `next-page` action is valid against the schema
+        // listed. A page after the first calls a read-only tool again, and any other never:
+        // its pages come from the answer the proxy kept.
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            let description = self.spec.controls.describe(
+                CONTINUATION,
+                "The token of a `next-page` action this tool offered, passed back exactly as \
+                 given: the next page of the same answer.",
+            );
+            properties.insert(
+                self.paging.to_string(),
+                serde_json::json!({ "type": "string", "description": description }),
+            );
         }
-        add_controls(Schema::from(schema))
+        add_controls_named(Schema::from(schema), &self.spec.controls)
     }
 
     fn declared_arguments(&self) -> Option<Vec<String>> {
@@ -170,7 +170,7 @@ impl Tool for Fronted {
         let store = Arc::clone(&self.store);
         let spec = Arc::clone(&self.spec);
         let declared = self.declared.clone();
-        let pages = self.pages;
+        let paging = Arc::clone(&self.paging);
         Box::pin(async move {
             let mut ctx = ctx;
             // The entry `#[tool]` has: unknown arguments warned of and left out (refused when
@@ -184,7 +184,7 @@ impl Tool for Fronted {
                 name: &spec.name,
                 upstream: &upstream,
                 store: &store,
-                pages,
+                paging: &paging,
                 recalls: spec.read_only == Some(true),
             };
             let output = match answer(call, arguments, &ctx).await {
@@ -203,12 +203,8 @@ async fn answer(
     mut arguments: Map<String, Value>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let token = if call.pages {
-        arguments.remove(CONTINUATION);
-        ctx.controls().continuation.clone()
-    } else {
-        None
-    };
+    arguments.remove(call.paging);
+    let token = ctx.controls().continuation.clone();
     let request = Value::Object(arguments);
     // The store's key of this call: who called, which tool, with what arguments.
     let key = || call_key(ctx.caller_binding(), call.name, &request);
@@ -239,7 +235,7 @@ async fn answer(
         ctx.response_size(&answer.data)
             .is_some_and(|size| size > budget / 100 * DATA_SHARE_PERCENT)
     });
-    let rows = Rows::of(&answer.data).filter(|_| call.pages && (too_big || token.is_some()));
+    let rows = Rows::of(&answer.data).filter(|_| too_big || token.is_some());
     let mut output = match rows {
         Some(rows) if call.recalls => {
             let total = rows.rows.len();
@@ -310,8 +306,8 @@ struct Call<'a> {
     name: &'a str,
     upstream: &'a Upstream,
     store: &'a MemoryStore,
-    /// Pages at all: takes `continuation` (the upstream declares none of its own).
-    pages: bool,
+    /// The paging argument's name for this tool.
+    paging: &'a str,
     /// Pages by calling the upstream again: declared read-only.
     recalls: bool,
 }

@@ -130,6 +130,75 @@ async fn the_listing_keeps_the_upstreams_annotations_and_adds_the_controls() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_argument_named_like_a_control_keeps_its_name_and_the_control_is_renamed() {
+    let proxy = proxy("").await;
+    let tools = proxy.server().tools();
+    let clashing = tools
+        .iter()
+        .find(|tool| tool.name == "clashing")
+        .expect("`clashing` is listed");
+    let listed = serde_json::to_value(clashing).expect("serializes");
+    let properties = &listed["inputSchema"]["properties"];
+    // The upstream's own arguments, exactly as it lists them.
+    assert_eq!(
+        properties["continuation"],
+        json!({"type": "string", "description": "The upstream's own cursor."}),
+        "{listed}"
+    );
+    assert_eq!(
+        properties["dialect"],
+        json!({"type": "string", "description": "An SQL dialect."}),
+        "{listed}"
+    );
+    // The controls under new names, each saying which control it is.
+    for control in ["continuation", "dialect"] {
+        let renamed = format!("envelope_{control}");
+        let description = properties[&renamed]["description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("`{renamed}` is listed: {listed}"));
+        assert!(
+            description.starts_with(&format!("The per-call control `{control}`, renamed")),
+            "{description}"
+        );
+    }
+    assert!(
+        properties["envelope_dialect"]["enum"]
+            .as_array()
+            .is_some_and(|dialects| dialects.contains(&json!("pincher"))),
+        "{listed}"
+    );
+
+    // The upstream's `dialect` is not read as the control (no dialect is named `postgres`),
+    // and reaches the upstream with its `continuation`, on every page.
+    let asked = json!({
+        "continuation": "mine",
+        "dialect": "postgres",
+        "count": 5_000,
+        "envelope_dialect": "envelope",
+    });
+    let (first, _) = call(&proxy, "clashing", asked.clone()).await;
+    assert_eq!(first["ok"], true, "{first}");
+    let (tool, arguments) = action(&first, "next-page").expect("a next page");
+    assert_eq!(tool, "clashing");
+    assert_eq!(arguments["continuation"], "mine", "{arguments}");
+    assert_eq!(arguments["dialect"], "postgres", "{arguments}");
+    assert_eq!(arguments["envelope_dialect"], "envelope", "{arguments}");
+    assert!(
+        arguments["envelope_continuation"].is_string(),
+        "{arguments}"
+    );
+    let budget = envelope_budget::AGENT_BUDGET_CHARS;
+    let (rows, pages) = follow(&proxy, "clashing", asked, budget).await;
+    assert!(pages > 3, "{pages}");
+    assert_eq!(rows.len(), 5_000);
+    assert_eq!(rows[0], "given continuation=mine dialect=postgres\n");
+    assert_eq!(
+        rows[4_999],
+        format!("line {:06} {}\n", 4_999, "x".repeat(28))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn data_is_structured_content_else_json_text_else_text() {
     let proxy = proxy("").await;
     let (text, _) = call(&proxy, "lines", json!({"count": 2})).await;

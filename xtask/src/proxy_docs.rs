@@ -36,8 +36,14 @@ pub(crate) fn markdown(header: &str) -> String {
          schema and its `annotations` exactly as the upstream declares them; the tier \
          (`{default_tier}` unless configured) and the scopes come from the configuration. The \
          per-call controls are accepted besides the tool's own arguments and taken off before \
-         the call is forwarded; a tool the upstream declares read-only also lists \
-         `continuation`, its paging argument. Tools the upstream adds or drops while it runs \
+         the call is forwarded; each tool also lists `continuation`, its paging argument. An \
+         upstream argument named like a control (`continuation`, `dialect`, \
+         `response_mode`, …) keeps its name and its meaning, and is forwarded; the control is \
+         renamed for that tool, `{prefix}` and its name (`{prefix}dialect`), listed under the \
+         new name with a description that says which control it is, and read from it. Every \
+         action the tool's answers offer writes the control under the new name (a \
+         `{NEXT_PAGE}` action's token is `{prefix}continuation`), so an action followed as \
+         given is valid against the listed schema. Tools the upstream adds or drops while it runs \
          (`notifications/tools/list_changed`) are listed again. A tool the proxy cannot serve \
          (a name MCP does not allow, an input schema that is not an object schema) is left \
          out, with a warning in the log, and the rest are served.\n\
@@ -70,6 +76,7 @@ pub(crate) fn markdown(header: &str) -> String {
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),
         store_limit = TruncationReason::StoreLimit.as_str(),
+        prefix = envelope_core::stage::RENAMED_CONTROL_PREFIX,
     );
     out.push_str(
         "## Errors\n\n| `error.code` | category | retryable | when |\n|---|---|---|---|\n",

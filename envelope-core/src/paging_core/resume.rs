@@ -27,7 +27,8 @@ pub struct Resume {
     // What every action the call suggests carries besides its own arguments (the call's
     // `dialect` control): the budget stage sets it, the next page it mints carries it too.
     pub(crate) carried: serde_json::Map<String, Value>,
-    pub(crate) continuation_field: &'static str,
+    /// The paging argument's name: a typed pager's, or the one the call's tool reads it under.
+    pub(crate) continuation_field: std::borrow::Cow<'static, str>,
     pub(crate) limit_field: &'static str,
     pub(crate) start: usize,
     pub(crate) reason: String,
@@ -56,7 +57,7 @@ impl Resume {
             return Ok(None);
         }
         let binding = Binding::new(&self.tool, &self.session, &self.request)
-            .with_continuation_field(self.continuation_field)
+            .with_continuation_field(&self.continuation_field)
             .with_limit_field(self.limit_field)
             .with_scope(&self.scope)
             .with_snapshot(&self.snapshot)
@@ -84,7 +85,7 @@ impl Resume {
             _ => serde_json::Map::new(),
         };
         arguments.insert(
-            self.continuation_field.to_owned(),
+            self.continuation_field.to_string(),
             Value::String(token.to_owned()),
         );
         carry(&mut arguments, &self.carried);

@@ -7,6 +7,7 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
 use super::typing::ToolArgs;
+use crate::control_names::ControlNames;
 use crate::controls::controls_properties;
 
 /// The argument names one tool accepts, computed once per tool.
@@ -76,7 +77,7 @@ pub(super) fn declared_properties(schema: &Value) -> Option<Vec<String>> {
 
 /// The input schema of a tool taking `A`: `A`'s schema with the per-call controls added.
 pub fn input_schema<A: ToolArgs>() -> Schema {
-    controls_added(schema_for::<A>())
+    controls_added(schema_for::<A>(), &ControlNames::STANDARD)
 }
 
 /// A tool's own argument schema with the per-call controls added, as every envelope tool
@@ -92,11 +93,55 @@ pub fn input_schema<A: ToolArgs>() -> Schema {
 /// assert!(listed["properties"]["response_mode"].is_object());
 /// ```
 pub fn add_controls(schema: Schema) -> Schema {
-    controls_added(schema.to_value())
+    controls_added(schema.to_value(), &ControlNames::STANDARD)
 }
 
-fn controls_added(mut schema: Value) -> Schema {
-    let controls = controls_properties();
+/// [`add_controls`] for a tool whose controls are read under `names`: a renamed control is
+/// listed under its new name, its description saying which control it is and why it was
+/// renamed, and the tool's own argument of the control's name stays as the tool lists it.
+///
+/// ```
+/// use envelope_core::stage::{ControlNames, add_controls_named};
+///
+/// let own = schemars::json_schema!({
+///     "type": "object",
+///     "properties": {"dialect": {"type": "string", "description": "SQL dialect"}}
+/// });
+/// let names = ControlNames::avoiding(&["dialect".to_owned()]);
+/// let listed = add_controls_named(own, &names).to_value();
+/// assert_eq!(listed["properties"]["dialect"]["description"], "SQL dialect");
+/// let control = listed["properties"]["envelope_dialect"]["description"].as_str().unwrap();
+/// assert!(control.starts_with("The per-call control `dialect`"), "{control}");
+/// ```
+pub fn add_controls_named(schema: Schema, names: &ControlNames) -> Schema {
+    controls_added(schema.to_value(), names)
+}
+
+fn controls_added(mut schema: Value, names: &ControlNames) -> Schema {
+    let standard = controls_properties();
+    let renamed;
+    let controls = if names.is_standard() {
+        standard
+    } else {
+        renamed = standard
+            .iter()
+            .map(|(control, property)| {
+                let wire = names.wire(control);
+                if wire == control {
+                    return (control.clone(), property.clone());
+                }
+                let mut property = property.clone();
+                let description = property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let described = names.describe(control, description).into_owned();
+                property["description"] = Value::String(described);
+                (wire.to_owned(), property)
+            })
+            .collect::<serde_json::Map<String, Value>>();
+        &renamed
+    };
     match schema.get_mut("properties").and_then(Value::as_object_mut) {
         Some(properties) => {
             for (key, value) in controls {

@@ -140,7 +140,13 @@ impl<'s> Invocation<'s> {
                 }
             }
             None => {
-                let split = split_controls(&self.spec.name, arguments, declared, ctx.dialects());
+                let split = split_controls(
+                    &self.spec.name,
+                    arguments,
+                    declared,
+                    &self.spec.controls,
+                    ctx.dialects(),
+                );
                 match split {
                     Ok(split) => {
                         self.warnings.extend(split.notices);
@@ -168,10 +174,16 @@ impl<'s> Invocation<'s> {
         if unknown.is_empty() {
             return Ok(object);
         }
-        refuse_misplaced_tokens(ctx, &object, &unknown, &declares)?;
-        refuse_mixed_starts(&object, &unknown, &declares)?;
+        // The paging argument's name for this tool: its own, unless the tool's arguments use it.
+        let paging = self
+            .spec
+            .controls
+            .wire(DEFAULT_CONTINUATION_FIELD)
+            .to_owned();
+        refuse_misplaced_tokens(ctx, &object, &unknown, &declares, &paging)?;
+        refuse_mixed_starts(&object, &unknown, &declares, &paging)?;
         let mut accepted: Vec<&str> = declared.iter().map(String::as_str).collect();
-        accepted.extend(Controls::KEYS);
+        accepted.extend(self.spec.controls.wires());
         accepted.sort_unstable();
         accepted.dedup();
         // What a client sent decides how many keys there are and how long they are; what goes
@@ -392,8 +404,8 @@ fn refuse_mixed_starts(
     object: &Map<String, Value>,
     unknown: &[String],
     declares: &dyn Fn(&str) -> bool,
+    field: &str,
 ) -> Result<(), ToolError> {
-    let field = DEFAULT_CONTINUATION_FIELD;
     let resumes = declares(field) && object.get(field).is_some_and(|token| !token.is_null());
     let legacy = unknown
         .iter()
@@ -409,6 +421,7 @@ fn refuse_misplaced_tokens(
     object: &Map<String, Value>,
     unknown: &[String],
     declares: &dyn Fn(&str) -> bool,
+    paging: &str,
 ) -> Result<(), ToolError> {
     let Ok(continuations) = ctx.state::<Continuations>() else {
         return Ok(());
@@ -423,7 +436,7 @@ fn refuse_misplaced_tokens(
         // The argument the tool takes it as, when it has the usual name; a tool that names it
         // otherwise is told of by the action that carries it.
         let usual = match found {
-            Sealed::Continuation => DEFAULT_CONTINUATION_FIELD,
+            Sealed::Continuation => paging,
             _ => TARGET_REF_FIELD,
         };
         let takes = declares(usual).then_some(usual);

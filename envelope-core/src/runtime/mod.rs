@@ -17,7 +17,7 @@ mod names;
 mod split;
 mod typing;
 
-pub use input::{KeyCache, add_controls, empty_input_schema, input_schema};
+pub use input::{KeyCache, add_controls, add_controls_named, empty_input_schema, input_schema};
 pub use invocation::{
     ArgsFns, Invocation, MAX_ECHOED_KEY_CHARS, MAX_UNKNOWN_NAMED, Stopped, args_fns, no_args_fns,
     refused_at_entry,

@@ -8,6 +8,7 @@
 use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
+use crate::control_names::ControlNames;
 use crate::controls::Controls;
 use crate::dialect::{DIALECT_CONTROL, Dialect};
 use crate::expressible::Dialects;
@@ -67,10 +68,18 @@ impl From<ToolError> for ControlRefusal {
 /// what each can write: a `dialect` control naming none of those offered, or a control the
 /// answer's dialect cannot write, refuses the call, as does arguments that are not an object (`null` reads as `{}`) or
 /// a control of the wrong type.
+///
+/// Each control is read under the name `names` gives it for this tool: its own, or, where the
+/// tool's arguments use that name, the one it was renamed to; the tool's own argument is then
+/// left to the tool.
+// A refusal is built once per refused call, and read once: boxing it would cost every caller
+// a deref for no gain.
+#[allow(clippy::result_large_err)]
 pub fn split_controls(
     tool: &str,
     arguments: Value,
     declared: Option<&[String]>,
+    names: &ControlNames,
     dialects: Dialects,
 ) -> Result<ControlSplit, ControlRefusal> {
     let Dialects {
@@ -94,10 +103,11 @@ pub fn split_controls(
 
     let mut given = Map::new();
     for key in Controls::KEYS {
-        let value = if declares(key) {
-            object.get(key).cloned()
+        let wire = names.wire(key);
+        let value = if declares(wire) {
+            object.get(wire).cloned()
         } else {
-            object.remove(key)
+            object.remove(wire)
         };
         if let Some(value) = value {
             given.insert(key.to_owned(), value);
@@ -107,10 +117,11 @@ pub fn split_controls(
     // Every tool accepts `continuation`, but only a tool that declares it pages: anywhere else
     // it would be dropped without a word, and the agent would think it paged.
     // wire: the paging argument
-    if given.contains_key("continuation") && declared.is_some() && !declares("continuation") {
+    let paging = names.wire("continuation");
+    if given.contains_key("continuation") && declared.is_some() && !declares(paging) {
         notices.push(Notice::warning(
             code::CONTINUATION_IGNORED,
-            format!("`{tool}` does not page; `continuation` was ignored"),
+            format!("`{tool}` does not page; `{paging}` was ignored"),
         ));
     }
     // A refusal keeps what was found before it.
@@ -126,10 +137,14 @@ pub fn split_controls(
     {
         return Err(unshaped(Dialect::unknown(asked), &mut notices, &given));
     }
-    let mut controls = Controls::default();
+    let mut controls = Controls {
+        names: names.clone(),
+        ..Controls::default()
+    };
     if !given.is_empty() {
         controls = decode_value::<Controls>(Value::Object(given.clone()))
             .map_err(|error| unshaped(error, &mut notices, &given))?;
+        controls.names = names.clone();
         if let Some(asked) = controls.dialect
             && !offered.contains(asked)
         {
@@ -193,11 +208,18 @@ mod tests {
     use super::*;
     use crate::controls::ResponseMode;
 
+    #[allow(clippy::result_large_err)] // As `split_controls`'s own.
     fn split(
         arguments: Value,
         declared: Option<&[String]>,
     ) -> Result<ControlSplit, ControlRefusal> {
-        split_controls("t", arguments, declared, Dialects::default())
+        split_controls(
+            "t",
+            arguments,
+            declared,
+            &ControlNames::STANDARD,
+            Dialects::default(),
+        )
     }
 
     #[test]

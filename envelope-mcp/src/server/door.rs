@@ -207,7 +207,7 @@ impl EnvelopeServer {
             offered,
             expressible: envelope_dialect::EXPRESSIBLE,
         };
-        let split = split_controls(&spec.name, arguments, declared, dialects);
+        let split = split_controls(&spec.name, arguments, declared, &spec.controls, dialects);
         let given_twice = extras.given_twice;
         #[cfg(feature = "otel")]
         let trace = extras.trace.clone();

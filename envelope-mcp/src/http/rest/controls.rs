@@ -1,7 +1,7 @@
 //! The per-call controls as query parameters and headers, merged into a call's arguments, and
 //! the budget opt-out that only the gateway takes.
 
-use envelope_core::stage::Controls;
+use envelope_core::stage::{ControlNames, Controls};
 use envelope_core::{DIALECT_CONTROL, Dialect};
 use serde_json::Value;
 
@@ -39,13 +39,16 @@ pub(crate) struct GatewayControls {
     pub(crate) apply_budget: bool,
 }
 
-/// Merges the controls given as query parameters or headers into `arguments`, and reads the
-/// budget opt-out. A control given in more than one place must have one value; a query
-/// parameter must be a control. The error is the message of an `invalid_control` refusal.
+/// Merges the controls given as query parameters or headers into `arguments`, under the names
+/// the called tool reads them by (`names`: a tool whose own arguments use a control's name
+/// reads it renamed), and reads the budget opt-out. A control given in more than one place
+/// must have one value; a query parameter must be a control. The error is the message of an
+/// `invalid_control` refusal.
 pub(crate) fn merge(
     arguments: &mut Value,
     query: Option<&str>,
     headers: &http::HeaderMap,
+    names: &ControlNames,
 ) -> Result<GatewayControls, String> {
     let mut given: Vec<(String, String, &'static str)> = Vec::new();
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
@@ -96,6 +99,7 @@ pub(crate) fn merge(
             continue;
         };
         let value = typed(&key, raw);
+        let key = names.wire(&key).to_owned();
         match object.get(&key) {
             Some(existing) if *existing != value => {
                 return Err(format!(
@@ -175,6 +179,7 @@ mod tests {
             &mut arguments,
             Some("response_mode=full&compact_only=true"),
             &headers(&[("envelope-output-format", "toon")]),
+            &ControlNames::STANDARD,
         )
         .expect("merged");
         assert_eq!(
@@ -192,11 +197,18 @@ mod tests {
     #[test]
     fn the_same_value_twice_is_fine_a_different_one_is_refused() {
         let mut arguments = json!({ "response_mode": "full" });
-        merge(&mut arguments, Some("response_mode=full"), &headers(&[])).expect("agrees");
+        merge(
+            &mut arguments,
+            Some("response_mode=full"),
+            &headers(&[]),
+            &ControlNames::STANDARD,
+        )
+        .expect("agrees");
         let error = merge(
             &mut arguments,
             None,
             &headers(&[("envelope-response-mode", "compact")]),
+            &ControlNames::STANDARD,
         )
         .expect_err("disagrees");
         assert!(error.contains("`response_mode`"), "{error}");
@@ -205,23 +217,38 @@ mod tests {
     #[test]
     fn apply_budget_is_read_from_either_place_and_checked() {
         let mut arguments = json!({});
-        let controls =
-            merge(&mut arguments, Some("apply_budget=false"), &headers(&[])).expect("read");
+        let controls = merge(
+            &mut arguments,
+            Some("apply_budget=false"),
+            &headers(&[]),
+            &ControlNames::STANDARD,
+        )
+        .expect("read");
         assert!(!controls.apply_budget);
         assert_eq!(arguments, json!({}), "not an argument of the tool");
         let controls = merge(
             &mut arguments,
             None,
             &headers(&[("envelope-apply-budget", "false")]),
+            &ControlNames::STANDARD,
         )
         .expect("read");
         assert!(!controls.apply_budget);
-        assert!(merge(&mut arguments, Some("apply_budget=no"), &headers(&[])).is_err());
+        assert!(
+            merge(
+                &mut arguments,
+                Some("apply_budget=no"),
+                &headers(&[]),
+                &ControlNames::STANDARD
+            )
+            .is_err()
+        );
         assert!(
             merge(
                 &mut arguments,
                 Some("apply_budget=true"),
-                &headers(&[("envelope-apply-budget", "false")])
+                &headers(&[("envelope-apply-budget", "false")]),
+                &ControlNames::STANDARD,
             )
             .is_err()
         );
@@ -229,7 +256,13 @@ mod tests {
 
     #[test]
     fn an_unknown_query_parameter_is_refused() {
-        let error = merge(&mut json!({}), Some("path=a.rs"), &headers(&[])).expect_err("refused");
+        let error = merge(
+            &mut json!({}),
+            Some("path=a.rs"),
+            &headers(&[]),
+            &ControlNames::STANDARD,
+        )
+        .expect_err("refused");
         assert!(error.contains("`path`"), "{error}");
     }
 }

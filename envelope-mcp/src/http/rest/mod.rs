@@ -375,7 +375,8 @@ async fn call(
         let message = format!("the control `{control}` is given twice in the body");
         return problem::refusal(INVALID_CONTROL, message, None, id);
     }
-    let controls = match controls::merge(&mut arguments, parts.uri.query(), &parts.headers) {
+    let names = &chosen.tool.spec().controls;
+    let controls = match controls::merge(&mut arguments, parts.uri.query(), &parts.headers, names) {
         Ok(controls) => controls,
         Err(message) => return problem::refusal(INVALID_CONTROL, message, None, id),
     };

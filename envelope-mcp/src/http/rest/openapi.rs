@@ -250,10 +250,12 @@ fn operation(served: &Served, tool: &dyn Tool, components: &mut Components) -> V
     let output = output_schema(served, &spec.name);
     // The controls this tool's schema takes, each as a query parameter and a header.
     // The dialect is MCP's: the HTTP API answers in the envelope's wire.
+    // A control the tool reads renamed (its own arguments use the control's name) is still
+    // given by its own name here: the query and the headers hold controls only.
     let controls: Vec<&str> = Controls::KEYS
         .into_iter()
         .filter(|key| *key != envelope_core::DIALECT_CONTROL)
-        .filter(|key| input["properties"].get(*key).is_some())
+        .filter(|key| input["properties"].get(spec.controls.wire(key)).is_some())
         .collect();
     let required = input["required"]
         .as_array()
