@@ -280,12 +280,15 @@ async fn relayed(
     ctx: &ToolContext,
 ) -> Result<rmcp::model::CallToolResult, ToolError> {
     if !ctx.reports_progress() {
-        return call.upstream.call(call.name, arguments).await;
+        return call
+            .upstream
+            .call_for(ctx, call.name, arguments, None)
+            .await;
     }
     let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
     let answered = call
         .upstream
-        .call_reporting(call.name, arguments, Some(sender));
+        .call_for(ctx, call.name, arguments, Some(sender));
     tokio::pin!(answered);
     let result = loop {
         tokio::select! {

@@ -32,6 +32,7 @@ mod forward;
 mod fronted;
 mod pages;
 mod proxy;
+mod relay;
 mod store;
 mod upstream;
 

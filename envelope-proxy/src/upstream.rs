@@ -4,6 +4,7 @@
 //! Over stdio its output is read with bounded lines ([`envelope_check::stdio_transport`]): a
 //! message longer than the configured bound is dropped as it streams by, and the call in
 //! progress is told at once, never left waiting for an answer that will not come.
+#![allow(deprecated)] // sampling and logging, which rmcp marks deprecated
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -30,6 +31,7 @@ use crate::errors::{
     UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_MALFORMED, UPSTREAM_TIMEOUT, rpc_error, unavailable,
     upstream_error,
 };
+use crate::relay::InFlight;
 
 /// The first wait before starting a dead upstream again; doubled after each start that fails
 /// or dies, up to [`MAX_BACKOFF`].
@@ -50,14 +52,46 @@ pub(crate) struct Progress {
 /// Where each call in flight that relays its progress gets it, by the token the proxy sent.
 type ProgressRoutes = Arc<std::sync::Mutex<HashMap<String, mpsc::UnboundedSender<Progress>>>>;
 
-/// What the proxy's client hears from the upstream besides answers.
-#[derive(Debug, Clone, Default)]
+/// What the proxy's client hears from the upstream besides answers, and what it is asked.
+#[derive(Clone, Default)]
 struct Listener {
     tools_changed: Arc<Notify>,
     progress: ProgressRoutes,
+    in_flight: InFlight,
 }
 
 impl ClientHandler for Listener {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.capabilities = crate::relay::capabilities();
+        info
+    }
+
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.in_flight.sample(params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.in_flight.elicit(params).await
+    }
+
+    fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        self.in_flight.log(params);
+        std::future::ready(())
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
@@ -127,6 +161,7 @@ pub struct Upstream {
     stderr: bool,
     tools_changed: Arc<Notify>,
     progress: ProgressRoutes,
+    in_flight: InFlight,
     state: Mutex<State>,
 }
 
@@ -149,6 +184,7 @@ impl Upstream {
             stderr: config.upstream.stderr.unwrap_or(true),
             tools_changed: Arc::default(),
             progress: ProgressRoutes::default(),
+            in_flight: InFlight::default(),
             state: Mutex::new(State::Down {
                 why: "not started".to_owned(),
                 next_start: Instant::now(),
@@ -184,48 +220,62 @@ impl Upstream {
         self.settle(&connection, listed, "tools/list").await
     }
 
-    /// Calls the upstream's tool `name` with `arguments`.
+    /// Calls the upstream's tool `name` with `arguments`, for no client in particular: what
+    /// the upstream asks of a client meanwhile is refused, and nothing stops the call but its
+    /// timeout.
     pub async fn call(
         &self,
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ToolError> {
-        self.call_reporting(name, arguments, None).await
+        self.call_for(&envelope_core::ToolContext::new(), name, arguments, None)
+            .await
     }
 
-    /// Calls the upstream's tool `name` with `arguments`; with `progress`, sends each progress
-    /// report the upstream makes for the call there, until the call ends.
-    pub(crate) async fn call_reporting(
+    /// Calls the upstream's tool `name` with `arguments` for the call of `ctx`: with
+    /// `progress`, sends each progress report the upstream makes for the call there, until the
+    /// call ends; the upstream's requests and log messages meanwhile go to `ctx`'s client
+    /// while it is the only call in flight. When `ctx`'s client cancels, or the call is
+    /// dropped unanswered (its deadline passed), the upstream is told to stop
+    /// (`notifications/cancelled`).
+    pub(crate) async fn call_for(
         &self,
+        ctx: &envelope_core::ToolContext,
         name: &str,
         arguments: JsonObject,
         progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> Result<CallToolResult, ToolError> {
         let connection = self.connection().await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        let peer = connection.service.peer();
-        let Some(progress) = progress else {
-            let called = tokio::time::timeout(
-                self.call_timeout,
-                watched(&connection, peer.call_tool(params)),
-            )
-            .await;
-            return self.settle(&connection, called, name).await;
-        };
-        // rmcp gives every request a progress token of its own: the reports are routed by the
-        // one it chose, from the moment the request is out.
+        let peer = connection.service.peer().clone();
         let routes = Arc::clone(&self.progress);
+        let _in_flight = self.in_flight.enter(ctx);
         let asked = async move {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
             let handle = peer
                 .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await?;
+            let mut stop = StopUnanswered {
+                peer: peer.clone(),
+                id: Some(handle.id.clone()),
+            };
+            // rmcp gives every request a progress token of its own: the reports are routed by
+            // the one it chose, from the moment the request is out.
             let token = token_key(&handle.progress_token);
-            routes
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .insert(token.clone(), progress);
-            let answered = handle.await_response().await;
+            if let Some(progress) = progress {
+                routes
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .insert(token.clone(), progress);
+            }
+            let answered = tokio::select! {
+                answered = handle.await_response() => answered,
+                () = cancelled(ctx) => {
+                    stop.now("the client cancelled the call").await;
+                    Err(ServiceError::Cancelled { reason: Some("the client cancelled the call".to_owned()) })
+                }
+            };
+            stop.id = None;
             // rmcp hands each notification to a task of its own: a report the upstream sent
             // just before its answer may still be on its way. Those tasks are ready now; let
             // them run before the route closes.
@@ -385,6 +435,7 @@ impl Upstream {
         let listener = Listener {
             tools_changed: Arc::clone(&self.tools_changed),
             progress: Arc::clone(&self.progress),
+            in_flight: self.in_flight.clone(),
         };
         let started = Instant::now();
         match &self.target {
@@ -478,3 +529,60 @@ fn fault_error(fault: &str, max_message_bytes: usize) -> ToolError {
         upstream_error(UPSTREAM_MALFORMED, fault.to_owned())
     }
 }
+
+/// Tells the upstream to stop a request that goes unanswered: when dropped while it still
+/// holds the request's id (the call timed out, or its deadline passed and it was dropped).
+struct StopUnanswered {
+    peer: Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl StopUnanswered {
+    /// Tells the upstream now, and not again.
+    async fn now(&mut self, reason: &str) {
+        if let Some(id) = self.id.take() {
+            let _ = self
+                .peer
+                .send_notification(cancelled_notification(id, reason))
+                .await;
+        }
+    }
+}
+
+impl Drop for StopUnanswered {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let notification = cancelled_notification(id, "the proxy stopped waiting for it");
+            let _ = peer.send_notification(notification).await;
+        });
+    }
+}
+
+fn cancelled_notification(
+    id: rmcp::model::RequestId,
+    reason: &str,
+) -> rmcp::model::ClientNotification {
+    let params = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+    rmcp::model::ClientNotification::CancelledNotification(rmcp::model::CancelledNotification::new(
+        params,
+    ))
+}
+
+/// Resolves once `ctx`'s client cancelled the call. The context's cancellation is a flag the
+/// transport sets, read here every [`CANCELLATION_POLL`].
+async fn cancelled(ctx: &envelope_core::ToolContext) {
+    loop {
+        if ctx.is_cancelled() {
+            return;
+        }
+        tokio::time::sleep(CANCELLATION_POLL).await;
+    }
+}
+
+/// How often a call in flight looks whether its client cancelled it.
+const CANCELLATION_POLL: Duration = Duration::from_millis(50);

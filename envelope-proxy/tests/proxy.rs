@@ -417,10 +417,47 @@ async fn an_upstream_failure_is_typed_and_retryable_only_where_it_says_so() {
     let (hung, _) = call(&proxy, "hang", json!({})).await;
     assert_eq!(hung["error"]["code"], "upstream_timeout", "{hung}");
     assert_eq!(hung["error"]["retryable"], true, "{hung}");
+    // The upstream was told to stop each call the proxy gave up on: the one it left
+    // hanging, and the two whose answers could not be read.
+    let mut told = Vec::new();
+    for _ in 0..50 {
+        let (said, _) = call(&proxy, "cancellations", json!({})).await;
+        told = said["data"].as_array().cloned().unwrap_or_default();
+        if told.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(told.len(), 3, "{told:?}");
+    for stopped in &told {
+        assert_eq!(
+            stopped["reason"], "the proxy stopped waiting for it",
+            "{told:?}"
+        );
+    }
 
     // After each of those, the proxy still answers.
     let (fine, _) = call(&proxy, "lines", json!({"count": 1})).await;
     assert_eq!(fine["ok"], true, "{fine}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_the_upstream_asks_a_client_that_cannot_answer_is_refused_clearly() {
+    let proxy = proxy("").await;
+    // A call with no client behind it (this one's): the upstream's request is refused with
+    // the reason, which the upstream reports as its tool's failure.
+    for (what, feature) in [("sample", "sampling"), ("elicit", "elicitation")] {
+        let (refused, _) = call(&proxy, "ask", json!({"what": what})).await;
+        assert_eq!(refused["ok"], false, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("does not offer {feature}")),
+            "{refused}"
+        );
+    }
+    // Logging during a call goes to its client when there is one, and never fails the call.
+    let (said, _) = call(&proxy, "chatty", json!({})).await;
+    assert_eq!(said["data"], "said", "{said}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

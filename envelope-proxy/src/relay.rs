@@ -1,0 +1,238 @@
+//! What the upstream asks of the client while a call runs — a completion from its model
+//! (`sampling/createMessage`), an answer from its user (`elicitation/create`), a log message —
+//! relayed to the client whose call is in flight.
+//!
+//! The upstream's requests name no call: over stdio nothing ties a request to the call that
+//! caused it. So they are relayed only while exactly one call is in flight, to that call's
+//! client; with none or several, the request is refused with a JSON-RPC error that says why,
+//! never guessed at (that would show one caller's prompt to another). A client that cannot
+//! answer (it declared no sampling, or no elicitation) is refused the same way, with the
+//! reason the proxy's own client channel gives. A log message with no single call to go to
+//! goes to the proxy's own log.
+#![allow(deprecated)] // sampling and logging, which rmcp marks deprecated
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use envelope_core::{
+    ClientError, Elicited, LogLevel, SamplingMessage as AskedMessage, SamplingRequest,
+    SamplingRole, ToolContext,
+};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
+    LoggingLevel, LoggingMessageNotificationParam, Role, SamplingCapability,
+    SamplingMessageContentBlock,
+};
+
+/// The calls in flight, whose clients the upstream's requests may reach.
+#[derive(Clone, Default)]
+pub(crate) struct InFlight(Arc<Mutex<Calls>>);
+
+#[derive(Default)]
+struct Calls {
+    next: u64,
+    running: HashMap<u64, ToolContext>,
+}
+
+/// A call in flight, for as long as this lives.
+pub(crate) struct Entered {
+    calls: Arc<Mutex<Calls>>,
+    id: u64,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.running.remove(&self.id);
+    }
+}
+
+impl InFlight {
+    /// The call of `ctx` is in flight until the guard drops.
+    pub(crate) fn enter(&self, ctx: &ToolContext) -> Entered {
+        let mut calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = calls.next;
+        calls.next += 1;
+        calls.running.insert(id, ctx.clone());
+        Entered {
+            calls: Arc::clone(&self.0),
+            id,
+        }
+    }
+
+    /// The one call in flight, or the refusal saying why there is none to relay `what` to.
+    fn only(&self, what: &str) -> Result<ToolContext, ErrorData> {
+        let calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut running = calls.running.values();
+        match (running.next(), calls.running.len()) {
+            (Some(ctx), 1) => Ok(ctx.clone()),
+            (_, 0) => Err(ErrorData::invalid_request(
+                format!(
+                    "the proxy relays {what} only during a call of a tool, and none is running"
+                ),
+                None,
+            )),
+            (_, many) => Err(ErrorData::invalid_request(
+                format!(
+                    "the proxy relays {what} only while one call is running, to its client; \
+                     {many} are running and the request names none of them"
+                ),
+                None,
+            )),
+        }
+    }
+
+    /// Relays the upstream's `sampling/createMessage` to the client of the call in flight.
+    /// Text only: the proxy's client channel asks for text and reads text.
+    pub(crate) async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let ctx = self.only("sampling")?;
+        let request = sampling_request(params)?;
+        let sampled = ctx.sample(request).await.map_err(client_refused)?;
+        let Some(text) = sampled.text else {
+            return Err(ErrorData::internal_error(
+                "the client's model answered with something other than text, which the proxy \
+                 does not relay",
+                None,
+            ));
+        };
+        let role = match sampled.role {
+            SamplingRole::User => Role::User,
+            SamplingRole::Assistant => Role::Assistant,
+        };
+        let message =
+            rmcp::model::SamplingMessage::new(role, SamplingMessageContentBlock::text(text));
+        let mut result = CreateMessageResult::new(message, sampled.model);
+        result.stop_reason = sampled.stop_reason;
+        Ok(result)
+    }
+
+    /// Relays the upstream's `elicitation/create` (a form) to the client of the call in
+    /// flight; the user's answer goes back as they gave it.
+    pub(crate) async fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ctx = self.only("elicitation")?;
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = params
+        else {
+            return Err(ErrorData::invalid_request(
+                "the proxy relays form elicitation only; it declared no URL elicitation",
+                None,
+            ));
+        };
+        let schema = serde_json::to_value(&requested_schema)
+            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+        let answer = ctx
+            .elicit_with_schema(message, schema)
+            .await
+            .map_err(client_refused)?;
+        Ok(match answer {
+            Elicited::Accepted(content) => {
+                let mut result = ElicitResult::new(ElicitationAction::Accept);
+                result.content = Some(content);
+                result
+            }
+            Elicited::Declined => ElicitResult::new(ElicitationAction::Decline),
+            Elicited::Cancelled => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    /// Relays the upstream's log message to the client of the call in flight, which sends it
+    /// if the client asked for that level; else to the proxy's own log.
+    pub(crate) fn log(&self, params: LoggingMessageNotificationParam) {
+        let level = log_level(params.level);
+        match self.only("log messages") {
+            Ok(ctx) => ctx.log(level, params.data),
+            Err(_) => tracing::info!(
+                upstream_level = ?level,
+                logger = params.logger.as_deref().unwrap_or_default(),
+                data = %params.data,
+                "the upstream logged, with no one call to relay it to"
+            ),
+        }
+    }
+}
+
+/// What the proxy declares to the upstream: sampling and form elicitation, which it relays to
+/// its own client (refused where that client cannot answer).
+pub(crate) fn capabilities() -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.sampling = Some(SamplingCapability::default());
+    capabilities.elicitation =
+        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    capabilities
+}
+
+/// The upstream's request as the proxy's client channel asks it: text messages only.
+fn sampling_request(params: CreateMessageRequestParams) -> Result<SamplingRequest, ErrorData> {
+    let mut messages = Vec::with_capacity(params.messages.len());
+    for message in params.messages {
+        let mut text = String::new();
+        for block in message.content.into_vec() {
+            match block {
+                SamplingMessageContentBlock::Text(block) => text.push_str(&block.text),
+                _ => {
+                    return Err(ErrorData::invalid_params(
+                        "the proxy relays text sampling messages only; one holds other content",
+                        None,
+                    ));
+                }
+            }
+        }
+        let role = match message.role {
+            Role::User => SamplingRole::User,
+            Role::Assistant => SamplingRole::Assistant,
+        };
+        messages.push(AskedMessage { role, text });
+    }
+    let Some(first) = messages.first() else {
+        return Err(ErrorData::invalid_params(
+            "a sampling request needs a message",
+            None,
+        ));
+    };
+    let mut request = SamplingRequest::user(first.text.clone(), params.max_tokens);
+    request.messages = messages;
+    request.system_prompt = params.system_prompt;
+    request.temperature = params.temperature;
+    request.model_hint = params
+        .model_preferences
+        .and_then(|preferences| preferences.hints)
+        .and_then(|hints| hints.into_iter().find_map(|hint| hint.name));
+    Ok(request)
+}
+
+/// The client's refusal, as the JSON-RPC error the upstream reads: what the proxy's client
+/// channel said, whose message names the reason (a client without the capability, a failed
+/// request, an answer that did not fit the schema).
+fn client_refused(error: ClientError) -> ErrorData {
+    let message = error.to_string();
+    match error {
+        ClientError::InvalidResponse(_) | ClientError::Failed(_) => {
+            ErrorData::internal_error(message, None)
+        }
+        _ => ErrorData::invalid_request(message, None),
+    }
+}
+
+fn log_level(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
