@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { connect, directly, envelopeOf, proxied, sameTools, textOf } from './servers.mjs';
+import { ASKED, connect, directly, envelopeOf, proxied, sameTools, textOf } from './servers.mjs';
 
 const EVERYTHING = ['node', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
 const TIMEOUT_MS = 120_000;
@@ -18,7 +18,8 @@ describe('envelope-proxy in front of server-everything', { timeout: TIMEOUT_MS }
     let proxy;
 
     before(async () => {
-        direct = await connect(directly(EVERYTHING));
+        // Declaring what the proxy declares upstream: the same tools are listed both ways.
+        direct = await connect(directly(EVERYTHING), { capabilities: ASKED });
         proxy = await connect(proxied(EVERYTHING));
     });
 

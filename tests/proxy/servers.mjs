@@ -32,14 +32,25 @@ export function proxied(command, options = []) {
     return { command: PROXY, args: [...options, '--', ...command], cwd: HERE };
 }
 
-/** A client of the official SDK connected over stdio to what `spawn` describes. */
-export async function connect(spawn) {
+/**
+ * What envelope-proxy declares to its upstream, which it relays to its own client: a client
+ * spoken to directly declares the same, so that an upstream that lists tools by its client's
+ * capabilities (server-everything) lists the same ones both ways.
+ */
+export const ASKED = { sampling: {}, elicitation: { form: {} } };
+
+/**
+ * A client of the official SDK connected over stdio to what `spawn` describes, declaring
+ * `capabilities`; `prepare(client)` runs before it connects (to set its request handlers).
+ */
+export async function connect(spawn, { capabilities = {}, prepare } = {}) {
     const transport = new StdioClientTransport({
         ...spawn,
         env: { ...getDefaultEnvironment(), RUST_LOG: 'warn' },
         stderr: 'inherit',
     });
-    const client = new Client({ name: 'envelope-proxy-suite', version: '0.0.0' });
+    const client = new Client({ name: 'envelope-proxy-suite', version: '0.0.0' }, { capabilities });
+    prepare?.(client);
     await client.connect(transport);
     return client;
 }

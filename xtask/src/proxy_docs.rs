@@ -70,8 +70,22 @@ pub(crate) fn markdown(header: &str) -> String {
          rows the answer had, and offers no continuation past it.\n\
          - **Progress.** When the client asks for a call's progress, the upstream's reports \
          for it are relayed as they come, every one before the answer.\n\
+         - **What the upstream asks of a client.** The proxy declares sampling and form \
+         elicitation to the upstream, and relays each `sampling/createMessage` (text \
+         messages) and `elicitation/create` to the client of the call in flight, its answer \
+         back as given; the upstream's log messages during a call go to that call's client, \
+         at the level it set. A request names no call over stdio, so this holds while one \
+         call is in flight: with none or several, the upstream's request is refused with a \
+         JSON-RPC error that says so (never guessed at, which could show one caller's prompt \
+         to another), as it is when the client did not declare the capability; a log message \
+         then goes to the proxy's own log.\n\
+         - **Cancellation.** A call its client cancels, or one the proxy stops waiting for \
+         (its timeout, an answer it could not read, the call's deadline), is cancelled \
+         upstream (`notifications/cancelled`).\n\
          - **Forwarded as they are**: the upstream's prompts, resources, resource templates, \
-         completion and log level (only what it declared at `initialize` is declared).\n\
+         completion and log level (only what it declared at `initialize` is declared). Its \
+         prompts' and resources' `list_changed` and its resource updates are not relayed, so \
+         the proxy declares neither `listChanged` for them nor `subscribe`.\n\
          - **Failures.** Typed by the table below; `retryable` only where the failure says a \
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),

@@ -1,0 +1,125 @@
+// What an upstream asks of its client while a call runs, relayed by envelope-proxy to the
+// client of that call, and a client's cancellation relayed upstream, driven by the official
+// TypeScript SDK: its sampling and elicitation handlers answer the reference server
+// (@modelcontextprotocol/server-everything, pinned) through the proxy; the proxy's own test
+// upstream (envelope-proxy/tests/fixtures/upstream.py) tells which cancellations and log
+// messages crossed.
+//
+// Run: `npm ci --prefix tests/proxy && node --test tests/proxy/relay.test.mjs`.
+
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import {
+    CreateMessageRequestSchema,
+    ElicitRequestSchema,
+    LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+
+import { ASKED, HERE, connect, envelopeOf, proxied } from './servers.mjs';
+
+const EVERYTHING = ['node', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
+const FIXTURE = ['python3', resolve(HERE, '../../envelope-proxy/tests/fixtures/upstream.py')];
+const TIMEOUT_MS = 120_000;
+
+describe('the upstream’s requests reach the client of the call', { timeout: TIMEOUT_MS }, () => {
+    let proxy;
+    const sampled = [];
+    const elicited = [];
+
+    before(async () => {
+        proxy = await connect(proxied(EVERYTHING), {
+            capabilities: ASKED,
+            prepare: (client) => {
+                client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+                    sampled.push(request.params);
+                    return {
+                        model: 'suite-model',
+                        role: 'assistant',
+                        content: { type: 'text', text: 'hello from the client' },
+                        stopReason: 'endTurn',
+                    };
+                });
+                client.setRequestHandler(ElicitRequestSchema, (request) => {
+                    elicited.push(request.params);
+                    return { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
+                });
+            },
+        });
+    });
+
+    after(async () => {
+        await proxy?.close();
+    });
+
+    test('sampling: the client’s model answers the upstream', async () => {
+        const result = await proxy.callTool({
+            name: 'trigger-sampling-request',
+            arguments: { prompt: 'say hi', maxTokens: 20 },
+        });
+        const envelope = envelopeOf(result);
+        assert.equal(envelope.ok, true, JSON.stringify(envelope));
+        assert.match(JSON.stringify(envelope.data), /hello from the client/);
+        assert.match(JSON.stringify(envelope.data), /suite-model/);
+        assert.equal(sampled.length, 1);
+        assert.match(sampled[0].messages[0].content.text, /say hi/);
+        assert.equal(sampled[0].systemPrompt, 'You are a helpful test server.');
+    });
+
+    test('elicitation: the client’s user answers the upstream', async () => {
+        const result = await proxy.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+        const envelope = envelopeOf(result);
+        assert.equal(envelope.ok, true, JSON.stringify(envelope));
+        assert.match(JSON.stringify(envelope.data), /Ada Lovelace/);
+        assert.equal(elicited.length, 1);
+        assert.equal(elicited[0].requestedSchema.properties.name.type, 'string');
+    });
+});
+
+describe('cancellation and log messages cross the proxy', { timeout: TIMEOUT_MS }, () => {
+    let proxy;
+    const logged = [];
+
+    before(async () => {
+        proxy = await connect(proxied(FIXTURE, ['--upstream-timeout', '30']), {
+            prepare: (client) => {
+                client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+                    logged.push(notification.params);
+                });
+            },
+        });
+    });
+
+    after(async () => {
+        await proxy?.close();
+    });
+
+    test('a call the client cancels is cancelled upstream', async () => {
+        const abort = new AbortController();
+        const hanging = proxy.callTool({ name: 'hang', arguments: {} }, undefined, { signal: abort.signal });
+        setTimeout(() => abort.abort('changed my mind'), 300);
+        await assert.rejects(hanging);
+        let told = [];
+        for (let attempt = 0; attempt < 50 && told.length === 0; attempt += 1) {
+            const said = envelopeOf(await proxy.callTool({ name: 'cancellations', arguments: {} }));
+            told = said.data;
+            if (told.length === 0) await new Promise((done) => setTimeout(done, 100));
+        }
+        assert.equal(told.length, 1, JSON.stringify(told));
+        assert.equal(told[0].reason, 'the client cancelled the call');
+    });
+
+    test('what the upstream logs during a call reaches its client', async () => {
+        await proxy.setLoggingLevel('info');
+        const said = envelopeOf(await proxy.callTool({ name: 'chatty', arguments: {} }));
+        assert.equal(said.data, 'said');
+        for (let attempt = 0; attempt < 50 && logged.length === 0; attempt += 1) {
+            await new Promise((done) => setTimeout(done, 20));
+        }
+        assert.ok(
+            logged.some((message) => message.data === 'upstream says hi' && message.level === 'info'),
+            JSON.stringify(logged),
+        );
+    });
+});
