@@ -6,7 +6,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use envelope_budget::Estimator;
-use envelope_core::paging::{Continuations, PageArgs, Resume, STALE_CONTINUATION};
+use envelope_core::paging::{
+    CONTINUATION_SCOPE_MISMATCH, Continuations, PageArgs, Resume, STALE_CONTINUATION,
+};
 use envelope_core::schemars::Schema;
 use envelope_core::stage::{ControlNames, Invocation, ToolOutput, add_controls_named};
 use envelope_core::{
@@ -412,7 +414,7 @@ fn stored_page(
             }
             // Sealed for another answer of the same call: try the next.
             Err(error) if error.code() == Some(STALE_CONTINUATION) => refused = Some(error),
-            Err(error) => return Err(error),
+            Err(error) => return Err(with_rerun(error, call.name, request, false)),
         }
     }
     // Nothing kept to open it against: read it once anyway, so an edited or misplaced token
@@ -420,7 +422,9 @@ fn stored_page(
     let error = match refused {
         Some(error) => error,
         None => match open(ctx, request, "", token) {
-            Err(error) if error.code() != Some(STALE_CONTINUATION) => return Err(error),
+            Err(error) if error.code() != Some(STALE_CONTINUATION) => {
+                return Err(with_rerun(error, call.name, request, false));
+            }
             _ => ToolError::validation(
                 "the answer this `continuation` pages is no longer kept".to_owned(),
             )
@@ -434,9 +438,12 @@ fn stored_page(
 }
 
 /// A refused continuation, with the call to start over when the answer moved on (or, for a
-/// tool that is not read-only, is no longer kept: the rerun runs it again, and says so).
+/// tool that is not read-only, is no longer kept) or the token is another call's (another
+/// caller's, say): the rerun is this request's first page, for whoever calls it; for a tool
+/// that is not read-only it runs the tool again, and says so.
 fn with_rerun(error: ToolError, tool: &str, request: &Value, read_only: bool) -> ToolError {
-    if error.code() != Some(STALE_CONTINUATION) {
+    if error.code() != Some(STALE_CONTINUATION) && error.code() != Some(CONTINUATION_SCOPE_MISMATCH)
+    {
         return error;
     }
     let arguments = request.as_object().cloned().unwrap_or_default();

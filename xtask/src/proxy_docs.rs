@@ -130,12 +130,18 @@ pub(crate) fn markdown(header: &str) -> String {
         FIRST_BACKOFF.as_millis(),
         MAX_BACKOFF.as_secs()
     );
-    out.push_str(
+    let _ = write!(
+        out,
         "\n## Access\n\n\
          The caller's credentials are never forwarded upstream: over HTTP the proxy is an \
          OAuth resource server of its own, and the upstream gets only what the configuration \
          reads for it from files or the environment (`env_from`). A value written into the \
-         configuration is refused.\n\n",
+         configuration is refused. A page is its caller's alone: a continuation is sealed to \
+         the authenticated principal (without authentication, it is a bearer capability for \
+         that one request), and the answers the store keeps are keyed by it. Another caller's \
+         token, replayed verbatim, is refused `{mismatch}` before anything is read, with a \
+         `rerun` action: that request's first page, the caller's own.\n\n",
+        mismatch = envelope_core::paging::CONTINUATION_SCOPE_MISMATCH,
     );
     out.push_str("## Configuration\n\n`--config proxy.toml`, every key shown:\n\n```toml\n");
     out.push_str(EXAMPLE_CONFIG);
