@@ -216,6 +216,17 @@ async fn answer(
         // Never called twice: the page is the stored answer's.
         return stored_page(&call, ctx, &request, &key(), token);
     }
+    if let Some(token) = &token {
+        // A token that is not this request's (another caller's, edited, other arguments) is
+        // refused before the upstream is called: only its answer's digest is left to check,
+        // which needs the answer.
+        match open(ctx, &request, "", token) {
+            Err(error) if error.code() != Some(STALE_CONTINUATION) => {
+                return Err(with_rerun(error, call.name, &request, true));
+            }
+            _ => {}
+        }
+    }
     let Value::Object(arguments) = &request else {
         return Err(ToolError::internal("the arguments are an object"));
     };

@@ -197,6 +197,20 @@ async fn a_page_replayed_by_another_caller_is_refused_and_shows_nothing() {
     assert_eq!(rerun(&replayed)["arguments"], json!({"count": 5_000}));
     let (status, own) = call(addr, &bob, "lines", &rerun(&replayed)["arguments"]).await;
     assert_eq!(status, 200, "Bob's own first page: {own}");
+
     let (status, second) = call(addr, &alice, &tool, &arguments).await;
     assert_eq!(status, 200, "{second}");
+
+    // Refused before the upstream is called: `ticking` counts its calls.
+    let (_, first) = call(addr, &alice, "ticking", &json!({"count": 5_000})).await;
+    assert_eq!(first["data"][0], "called 1 times\n", "{first}");
+    let (tool, arguments) = next_page(&first);
+    let (status, replayed) = call(addr, &bob, &tool, &arguments).await;
+    assert_eq!(status, 422, "{replayed}");
+    assert_eq!(
+        replayed["error"]["code"], CONTINUATION_SCOPE_MISMATCH,
+        "{replayed}"
+    );
+    let (_, again) = call(addr, &alice, "ticking", &json!({"count": 5_000})).await;
+    assert_eq!(again["data"][0], "called 2 times\n", "{again}");
 }
