@@ -3,9 +3,10 @@
 //! (`EnvelopeServer::with_handler`), so a client sees the upstream's capabilities and
 //! instructions beside the fronted tools.
 //!
-//! Only what the upstream declared at `initialize` is declared here. What the upstream would
-//! announce between requests (its prompts' and resources' `list_changed`, resource updates)
-//! is not relayed, so neither `listChanged` nor `subscribe` is declared.
+//! Only what the upstream declared at `initialize` is declared here. A client's subscription to
+//! a resource is forwarded, and the upstream's updates of it are told to the clients that
+//! subscribed ([`Watchers`]). The upstream's prompts' and resources' `list_changed` are not
+//! relayed, so `listChanged` is not declared for them.
 #![allow(deprecated)] // logging and the legacy subscription, which rmcp marks deprecated
 
 use std::sync::Arc;
@@ -14,18 +15,20 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler};
 
 use crate::upstream::Upstream;
+use crate::watchers::Watchers;
 
 /// The upstream's prompts, resources, completion and logging, forwarded.
 #[derive(Clone)]
 pub(crate) struct Forwarded {
     upstream: Arc<Upstream>,
     info: ServerConfig,
+    watchers: Watchers,
 }
 
 impl Forwarded {
@@ -42,7 +45,6 @@ impl Forwarded {
             });
             capabilities.resources = theirs.resources.map(|mut resources| {
                 resources.list_changed = None;
-                resources.subscribe = None;
                 resources
             });
             capabilities.completions = theirs.completions;
@@ -53,7 +55,12 @@ impl Forwarded {
         if let Some(instructions) = instructions {
             info = info.with_instructions(instructions);
         }
-        Forwarded { upstream, info }
+        let watchers = upstream.watchers();
+        Forwarded {
+            upstream,
+            info,
+            watchers,
+        }
     }
 
     /// The upstream's peer, or the JSON-RPC error saying why there is none.
@@ -144,6 +151,37 @@ impl ServerHandler for Forwarded {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.peer().await?.complete(request).await.map_err(relayed)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Forwarded each time: the upstream may have started again since the first.
+        self.peer()
+            .await?
+            .subscribe(request.clone())
+            .await
+            .map_err(relayed)?;
+        self.watchers.add(&request.uri, context.peer);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // The upstream stops telling only when no client watches any more.
+        if !self.watchers.remove(&request.uri, &context.peer) {
+            self.peer()
+                .await?
+                .unsubscribe(request)
+                .await
+                .map_err(relayed)?;
+        }
+        Ok(())
     }
 
     async fn set_level(

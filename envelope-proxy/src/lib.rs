@@ -33,6 +33,7 @@ mod fronted;
 mod pages;
 mod proxy;
 mod relay;
+mod watchers;
 mod store;
 mod upstream;
 

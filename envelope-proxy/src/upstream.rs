@@ -32,6 +32,7 @@ use crate::errors::{
     upstream_error,
 };
 use crate::relay::InFlight;
+use crate::watchers::Watchers;
 
 /// The first wait before starting a dead upstream again; doubled after each start that fails
 /// or dies, up to [`MAX_BACKOFF`].
@@ -58,6 +59,7 @@ struct Listener {
     tools_changed: Arc<Notify>,
     progress: ProgressRoutes,
     in_flight: InFlight,
+    watchers: Watchers,
 }
 
 impl ClientHandler for Listener {
@@ -81,6 +83,15 @@ impl ClientHandler for Listener {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         self.in_flight.elicit(params).await
+    }
+
+    fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        self.watchers.tell(&params);
+        std::future::ready(())
     }
 
     fn on_logging_message(
@@ -162,6 +173,7 @@ pub struct Upstream {
     tools_changed: Arc<Notify>,
     progress: ProgressRoutes,
     in_flight: InFlight,
+    watchers: Watchers,
     state: Mutex<State>,
 }
 
@@ -185,6 +197,7 @@ impl Upstream {
             tools_changed: Arc::default(),
             progress: ProgressRoutes::default(),
             in_flight: InFlight::default(),
+            watchers: Watchers::default(),
             state: Mutex::new(State::Down {
                 why: "not started".to_owned(),
                 next_start: Instant::now(),
@@ -197,6 +210,11 @@ impl Upstream {
             backoff: FIRST_BACKOFF,
         };
         Ok(upstream)
+    }
+
+    /// The clients watching the upstream's resources, told of each update it announces.
+    pub(crate) fn watchers(&self) -> Watchers {
+        self.watchers.clone()
     }
 
     /// Woken each time the upstream says its tools changed.
@@ -436,6 +454,7 @@ impl Upstream {
             tools_changed: Arc::clone(&self.tools_changed),
             progress: Arc::clone(&self.progress),
             in_flight: self.in_flight.clone(),
+            watchers: self.watchers.clone(),
         };
         let started = Instant::now();
         match &self.target {
