@@ -1,0 +1,133 @@
+// The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, pinned by
+// tests/conformance, whose `npm ci` installs it) against two servers, each directly and
+// through envelope-proxy: the repository's conformance server, and the reference server
+// (@modelcontextprotocol/server-everything, pinned here), which was written for another
+// fixture set and passes only some scenarios directly. Every scenario a server passes
+// directly must pass through the proxy, fronting it over streamable HTTP (the conformance
+// server) or stdio (server-everything), and serving streamable HTTP.
+//
+// Run after `cargo build --workspace --all-features --tests --bins --examples`,
+// `npm ci --prefix tests/conformance` and `npm ci --prefix tests/proxy`:
+// `node --test tests/proxy/conformance.test.mjs`.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+
+import { collect, freePort, newLog, startHttpServer } from '../interop-ts/servers.mjs';
+import { HERE, PROXY } from './servers.mjs';
+
+const REPO = resolve(HERE, '../..');
+const CONFORMANCE = resolve(REPO, 'tests/conformance');
+const CLI = resolve(CONFORMANCE, 'node_modules/conformance-0.1/dist/index.js');
+const SHIM = pathToFileURL(resolve(CONFORMANCE, 'node20-globsync.mjs')).href;
+const CONFORMANCE_SERVER = resolve(REPO, 'target/debug/conformance-server');
+const EVERYTHING = resolve(HERE, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const BUILD = 'cargo build --workspace --all-features --tests --bins --examples';
+const SUITE_TIMEOUT_MS = 5 * 60_000;
+
+const RESULTS = mkdtempSync(join(tmpdir(), 'envelope-proxy-conformance-'));
+const CHILDREN = new Set();
+after(() => {
+    for (const child of CHILDREN) child.kill('SIGKILL');
+    rmSync(RESULTS, { recursive: true, force: true });
+});
+const env = { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' };
+
+/** Runs every 0.1.16 server scenario against `url`: scenario → passed. */
+async function suite(url) {
+    assert.ok(existsSync(CLI), `${CLI} is missing: run \`npm ci --prefix tests/conformance\` first`);
+    const dir = mkdtempSync(join(RESULTS, 'run-'));
+    const child = spawn(process.execPath, ['--import', SHIM, CLI, 'server', '--url', url, '--suite', 'all', '-o', dir], {
+        cwd: CONFORMANCE,
+        stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    CHILDREN.add(child);
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), SUITE_TIMEOUT_MS);
+    const [, signal] = await new Promise((done) => child.once('exit', (...end) => done(end)));
+    clearTimeout(timer);
+    CHILDREN.delete(child);
+    assert.equal(signal, null, `the suite was killed after ${SUITE_TIMEOUT_MS} ms:\n${output}`);
+    const passed = new Map();
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const match = entry.isDirectory() && entry.name.match(/^server-(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/);
+        if (!match) continue;
+        const file = join(dir, entry.name, 'checks.json');
+        const checks = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
+        passed.set(match[1], checks.length > 0 && checks.every((check) => check.status !== 'FAILURE'));
+    }
+    assert.ok(passed.size > 0, `the suite ran no scenario:\n${output}`);
+    return passed;
+}
+
+/** Each scenario `direct` passed, and whether it passed `proxied` too: those it did not. */
+function lostThroughTheProxy(direct, proxied) {
+    const lost = [...direct].filter(([scenario, ok]) => ok && !proxied.get(scenario)).map(([scenario]) => scenario);
+    for (const [scenario, ok] of direct) {
+        console.log(`${scenario}: directly ${ok ? 'passed' : 'failed'}, through the proxy ${proxied.get(scenario) ? 'passed' : 'failed'}`);
+    }
+    return lost;
+}
+
+/** server-everything over streamable HTTP, on a free port. */
+async function everythingOverHttp() {
+    const port = await freePort();
+    const log = newLog();
+    const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+        cwd: HERE,
+        env: { ...env, PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    CHILDREN.add(child);
+    collect(child.stdout, log);
+    collect(child.stderr, log);
+    const deadline = Date.now() + 30_000;
+    while (!log.text.includes('listening on port') && Date.now() < deadline) {
+        await new Promise((done) => setTimeout(done, 50));
+    }
+    assert.ok(log.text.includes('listening on port'), `server-everything did not start:\n${log.text}`);
+    return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill('SIGTERM') };
+}
+
+describe('the conformance suite, directly and through envelope-proxy', { timeout: 4 * SUITE_TIMEOUT_MS }, () => {
+    test('the conformance server: every scenario passed directly passes through the proxy', async () => {
+        assert.ok(existsSync(CONFORMANCE_SERVER), `${CONFORMANCE_SERVER} is missing: run \`${BUILD}\``);
+        const upstream = await startHttpServer(CONFORMANCE_SERVER, [], { cwd: REPO, env, probe: 'http', children: CHILDREN });
+        const proxy = await startHttpServer(PROXY, ['--upstream-url', upstream.url], { cwd: REPO, env, probe: 'http', children: CHILDREN });
+        try {
+            const direct = await suite(upstream.url);
+            const proxied = await suite(proxy.url);
+            assert.ok([...direct.values()].every(Boolean), 'the conformance server passes every scenario directly');
+            assert.deepEqual(lostThroughTheProxy(direct, proxied), []);
+        } finally {
+            await proxy.stop();
+            await upstream.stop();
+        }
+    });
+
+    test('server-everything: every scenario passed directly passes through the proxy', async () => {
+        const upstream = await everythingOverHttp();
+        const proxy = await startHttpServer(PROXY, ['--', process.execPath, EVERYTHING, 'stdio'], {
+            cwd: HERE,
+            env,
+            probe: 'http',
+            children: CHILDREN,
+        });
+        try {
+            const direct = await suite(upstream.url);
+            const proxied = await suite(proxy.url);
+            assert.ok([...direct.values()].some(Boolean), 'server-everything passes some scenarios directly');
+            assert.deepEqual(lostThroughTheProxy(direct, proxied), []);
+        } finally {
+            await proxy.stop();
+            upstream.stop();
+        }
+    });
+});
