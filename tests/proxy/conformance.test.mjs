@@ -12,7 +12,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -114,7 +114,11 @@ describe('the conformance suite, directly and through envelope-proxy', { timeout
 
     test('server-everything: every scenario passed directly passes through the proxy', async () => {
         const upstream = await everythingOverHttp();
-        const proxy = await startHttpServer(PROXY, ['--', process.execPath, EVERYTHING, 'stdio'], {
+        // The upstream in a configuration file: the command line's `-- COMMAND` would take the
+        // `--http` the server is started with as the upstream's.
+        const config = join(RESULTS, 'everything.toml');
+        writeFileSync(config, `[upstream]\ncommand = ${JSON.stringify([process.execPath, EVERYTHING, 'stdio'])}\n`);
+        const proxy = await startHttpServer(PROXY, ['--config', config], {
             cwd: HERE,
             env,
             probe: 'http',
