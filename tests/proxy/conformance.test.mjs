@@ -38,7 +38,20 @@ after(() => {
 });
 const env = { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' };
 
-/** Runs every 0.1.16 server scenario against `url`: scenario → passed. */
+/**
+ * Scenarios server-everything passes directly only by accident, each with why: it has none of
+ * the suite's fixture tools, and answers a call of a tool it does not have with an `isError`
+ * text result, which these two scenarios accept. The proxy answers a tool it does not list
+ * with JSON-RPC error -32602, as the MCP specification's own example of an unknown tool does.
+ * Each is excused only when the proxy's failure of it is exactly that.
+ */
+const UNKNOWN_TOOL_ANSWERED_AS_RESULT = {
+    'tools-call-simple-text': 'test_simple_text',
+    'tools-call-error': 'test_error_handling',
+};
+
+/** Runs every 0.1.16 server scenario against `url`: scenario → passed, and the failed
+ * checks' messages as `failures`. */
 async function suite(url) {
     assert.ok(existsSync(CLI), `${CLI} is missing: run \`npm ci --prefix tests/conformance\` first`);
     const dir = mkdtempSync(join(RESULTS, 'run-'));
@@ -56,12 +69,17 @@ async function suite(url) {
     CHILDREN.delete(child);
     assert.equal(signal, null, `the suite was killed after ${SUITE_TIMEOUT_MS} ms:\n${output}`);
     const passed = new Map();
+    passed.failures = new Map();
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const match = entry.isDirectory() && entry.name.match(/^server-(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/);
         if (!match) continue;
         const file = join(dir, entry.name, 'checks.json');
         const checks = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
         passed.set(match[1], checks.length > 0 && checks.every((check) => check.status !== 'FAILURE'));
+        passed.failures.set(
+            match[1],
+            checks.filter((check) => check.status === 'FAILURE').map((check) => check.errorMessage ?? check.description),
+        );
     }
     assert.ok(passed.size > 0, `the suite ran no scenario:\n${output}`);
     return passed;
@@ -128,7 +146,13 @@ describe('the conformance suite, directly and through envelope-proxy', { timeout
             const direct = await suite(upstream.url);
             const proxied = await suite(proxy.url);
             assert.ok([...direct.values()].some(Boolean), 'server-everything passes some scenarios directly');
-            assert.deepEqual(lostThroughTheProxy(direct, proxied), []);
+            const lost = lostThroughTheProxy(direct, proxied).filter((scenario) => {
+                const tool = UNKNOWN_TOOL_ANSWERED_AS_RESULT[scenario];
+                const why = (proxied.failures.get(scenario) ?? []).join('; ');
+                // Excused only for the unknown tool, refused as such.
+                return !(tool && why.includes(tool) && /-32602|unknown tool/i.test(why));
+            });
+            assert.deepEqual(lost, []);
         } finally {
             await proxy.stop();
             upstream.stop();
