@@ -12,10 +12,11 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler};
@@ -71,6 +72,10 @@ impl Forwarded {
             .map_err(|error| ErrorData::internal_error(error.message().to_owned(), None))
     }
 }
+
+/// How many characters of an unknown tool's name a refusal echoes: the name is the client's,
+/// of any length.
+const UNKNOWN_NAME_CHARS: usize = 128;
 
 /// The upstream's own JSON-RPC error as it is; any other failure as an internal error.
 fn relayed(error: ServiceError) -> ErrorData {
@@ -151,6 +156,21 @@ impl ServerHandler for Forwarded {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.peer().await?.complete(request).await.map_err(relayed)
+    }
+
+    /// A tool the proxy does not serve (the upstream has none of that name, or the
+    /// configuration hides it, or its declaration could not be served): never forwarded, and
+    /// refused as the proxy's own server refuses a name no tool has.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let echoed: String = request.name.chars().take(UNKNOWN_NAME_CHARS).collect();
+        Err(ErrorData::invalid_params(
+            format!("unknown tool `{echoed}`"),
+            Some(serde_json::json!({ "tool": echoed })),
+        ))
     }
 
     async fn subscribe(

@@ -33,9 +33,9 @@ mod fronted;
 mod pages;
 mod proxy;
 mod relay;
-mod watchers;
 mod store;
 mod upstream;
+mod watchers;
 
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, EXAMPLE_CONFIG,
