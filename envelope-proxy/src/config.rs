@@ -51,6 +51,11 @@ hidden = true
 [store]
 max_bytes = 33_554_432
 max_answer_bytes = 8_388_608
+# Replicas behind one address keep the answers in one Redis instead, so a page one issued,
+# another serves (they must share the paging key too: `--continuation-key-file`). Redis bounds
+# them all with its own `maxmemory` and eviction policy (`allkeys-lru`).
+# redis_url = "redis://127.0.0.1:6379/0"
+# ttl_seconds = 3600
 "#;
 
 /// The largest message read from the upstream unless configured: 8 MiB. A longer one is
@@ -106,14 +111,20 @@ pub struct ProxyConfig {
     pub store: StoreConfig,
 }
 
-/// `[store]`: the result store's bounds.
+/// `[store]`: where the answers are kept, and the bounds.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
-    /// `max_bytes`: all answers kept together, the oldest evicted first.
+    /// `max_bytes`: all answers kept together in memory, the oldest evicted first. Redis
+    /// bounds its own (`maxmemory`).
     pub max_bytes: Option<usize>,
     /// `max_answer_bytes`: one answer; the rows after it are not kept.
     pub max_answer_bytes: Option<usize>,
+    /// `redis_url`: keep the answers in Redis (`redis://host:port/db`), shared by replicas,
+    /// rather than in this process.
+    pub redis_url: Option<String>,
+    /// `ttl_seconds`: how long Redis keeps a call's answers after its last.
+    pub ttl_seconds: Option<u64>,
 }
 
 /// `[upstream]`: one command over stdio, or one streamable-HTTP URL.

@@ -26,10 +26,12 @@ pub const UPSTREAM_UNKNOWN_TOOL: &str = "upstream_unknown_tool";
 pub const UPSTREAM_RPC_ERROR: &str = "upstream_rpc_error";
 /// The tool ran and said it failed (`isError: true`).
 pub const UPSTREAM_TOOL_ERROR: &str = "upstream_tool_error";
+/// The result store (Redis) could not be reached.
+pub const RESULT_STORE_UNAVAILABLE: &str = "result_store_unavailable";
 
 /// Each way a call to the upstream fails: its code, its category, whether a retry may help,
 /// and when it happens. `retryable` is the category's default unless the row says otherwise.
-pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 8] = [
+pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 9] = [
     (
         UPSTREAM_TIMEOUT,
         Category::Transient,
@@ -77,6 +79,12 @@ pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 8] = [
         Category::Validation,
         false,
         "`isError: true`: `not_found` when the text says a thing does not exist (ENOENT, \"not found\", \"no such\"), `permission` when it says access was denied (EACCES, \"denied\", \"not allowed\", \"outside allowed\"), else `validation`; never retryable",
+    ),
+    (
+        RESULT_STORE_UNAVAILABLE,
+        Category::Unavailable,
+        true,
+        "the result store (Redis) could not be reached: a tool that is not read-only ran but its answer could not be kept (a retry runs it again), or a page of one could not be read",
     ),
 ];
 

@@ -21,7 +21,7 @@ use crate::answer::Answer;
 use crate::config::ResolvedTool;
 use crate::errors::tool_error;
 use crate::pages::{Rows, snapshot};
-use crate::store::{MemoryStore, call_key};
+use crate::store::{ResultStore, call_key};
 use crate::upstream::Upstream;
 
 /// The wire name of the paging argument a paged tool is listed with.
@@ -52,7 +52,7 @@ pub(crate) struct Fronted {
     /// upstream again; any other's, from the store.
     paging: Arc<str>,
     upstream: Arc<Upstream>,
-    store: Arc<MemoryStore>,
+    store: Arc<ResultStore>,
 }
 
 impl Fronted {
@@ -62,7 +62,7 @@ impl Fronted {
         tool: &rmcp::model::Tool,
         config: &ResolvedTool,
         upstream: Arc<Upstream>,
-        store: Arc<MemoryStore>,
+        store: Arc<ResultStore>,
     ) -> Result<Fronted, envelope_core::CoreError> {
         let description = tool
             .description
@@ -214,7 +214,7 @@ async fn answer(
         && !call.recalls
     {
         // Never called twice: the page is the stored answer's.
-        return stored_page(&call, ctx, &request, &key(), token);
+        return stored_page(&call, ctx, &request, &key(), token).await;
     }
     if let Some(token) = &token {
         // A token that is not this request's (another caller's, edited, other arguments) is
@@ -265,7 +265,7 @@ async fn answer(
             )?
         }
         Some(rows) => {
-            let stored = call.store.keep(key(), rows, snapshot);
+            let stored = call.store.keep(key(), rows, snapshot).await?;
             page(
                 ctx,
                 &request,
@@ -321,7 +321,7 @@ async fn relayed(
 struct Call<'a> {
     name: &'a str,
     upstream: &'a Upstream,
-    store: &'a MemoryStore,
+    store: &'a ResultStore,
     /// The paging argument's name for this tool.
     paging: &'a str,
     /// Pages by calling the upstream again: declared read-only.
@@ -400,7 +400,7 @@ fn open(
 
 /// The page `token` resumes, from the answers the store keeps for this call: the one whose
 /// digest it was sealed with. None of them (evicted, or never kept here): stale, with a rerun.
-fn stored_page(
+async fn stored_page(
     call: &Call<'_>,
     ctx: &ToolContext,
     request: &Value,
@@ -408,7 +408,7 @@ fn stored_page(
     token: &str,
 ) -> Result<ToolOutput, ToolError> {
     let mut refused = None;
-    for stored in call.store.answers(key) {
+    for stored in call.store.answers(key).await? {
         match open(ctx, request, &stored.snapshot, token) {
             Ok(start) => {
                 return page(

@@ -32,6 +32,7 @@ mod forward;
 mod fronted;
 mod pages;
 mod proxy;
+mod redis_store;
 mod relay;
 mod store;
 mod upstream;
@@ -42,12 +43,13 @@ pub use config::{
     ProxyConfig, ResolvedTool, StoreConfig, Target, ToolConfig, ToolDefaults, UpstreamConfig,
 };
 pub use errors::{
-    UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_ERRORS, UPSTREAM_INVALID_PARAMS, UPSTREAM_MALFORMED,
+    RESULT_STORE_UNAVAILABLE, UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_ERRORS, UPSTREAM_INVALID_PARAMS, UPSTREAM_MALFORMED,
     UPSTREAM_RPC_ERROR, UPSTREAM_TIMEOUT, UPSTREAM_TOOL_ERROR, UPSTREAM_UNAVAILABLE,
     UPSTREAM_UNKNOWN_TOOL,
 };
 pub use fronted::{ANSWER_NOT_KEPT_WHOLE, BASELINE_METHOD};
 pub use pages::MAX_ROW_CHARS;
 pub use proxy::Proxy;
+pub use redis_store::{DEFAULT_REDIS_TTL, REDIS_KEY_PREFIX, RedisStore};
 pub use store::{ANSWERS_PER_CALL, DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore};
 pub use upstream::{FIRST_BACKOFF, MAX_BACKOFF, Upstream};

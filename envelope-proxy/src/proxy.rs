@@ -2,6 +2,7 @@
 //! upstream says they changed.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use envelope_core::{ToolError, Toolset};
 use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
@@ -9,7 +10,10 @@ use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use crate::config::ProxyConfig;
 use crate::forward::Forwarded;
 use crate::fronted::Fronted;
-use crate::store::{DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore};
+use crate::redis_store::DEFAULT_REDIS_TTL;
+use crate::store::{
+    DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore, RedisStore, ResultStore,
+};
 use crate::upstream::Upstream;
 
 /// One upstream server, fronted: every call of its tools answered as an envelope.
@@ -37,7 +41,7 @@ use crate::upstream::Upstream;
 pub struct Proxy {
     server: EnvelopeServer,
     upstream: Arc<Upstream>,
-    store: Arc<MemoryStore>,
+    store: Arc<ResultStore>,
     config: Arc<ProxyConfig>,
 }
 
@@ -60,13 +64,23 @@ impl Proxy {
         let server = EnvelopeServer::new(Toolset::default(), serving)
             .with_handler(forwarded)
             .with_changing_tools();
-        let store = Arc::new(MemoryStore::new(
-            config.store.max_bytes.unwrap_or(DEFAULT_STORE_BYTES),
-            config
-                .store
-                .max_answer_bytes
-                .unwrap_or(DEFAULT_STORED_ANSWER_BYTES),
-        ));
+        let max_answer_bytes = config
+            .store
+            .max_answer_bytes
+            .unwrap_or(DEFAULT_STORED_ANSWER_BYTES);
+        let store = Arc::new(match &config.store.redis_url {
+            Some(url) => {
+                let ttl = config
+                    .store
+                    .ttl_seconds
+                    .map_or(DEFAULT_REDIS_TTL, Duration::from_secs);
+                ResultStore::Redis(RedisStore::connect(url, max_answer_bytes, ttl).await?)
+            }
+            None => ResultStore::Memory(MemoryStore::new(
+                config.store.max_bytes.unwrap_or(DEFAULT_STORE_BYTES),
+                max_answer_bytes,
+            )),
+        });
         let proxy = Proxy {
             server,
             upstream,
@@ -103,9 +117,13 @@ impl Proxy {
         &self.upstream
     }
 
-    /// Where the answers of tools that are not read-only are kept for their pages.
-    pub fn store(&self) -> &MemoryStore {
-        &self.store
+    /// The answers of tools that are not read-only, kept for their pages in this process;
+    /// `None` when they are kept in Redis (`[store] redis_url`).
+    pub fn memory_store(&self) -> Option<&MemoryStore> {
+        match &*self.store {
+            ResultStore::Memory(store) => Some(store),
+            ResultStore::Redis(_) => None,
+        }
     }
 
     /// Lists the upstream's tools again and serves them from now on; returns how many are

@@ -11,15 +11,19 @@
 //! Bounded twice: all answers together at most [`MemoryStore::max_bytes`] (the oldest evicted
 //! first), one answer at most [`MemoryStore::max_answer_bytes`] (the rows after the bound are
 //! not kept, and the last stored page says so).
+//!
+//! Kept in this process ([`MemoryStore`], the default), or in Redis ([`RedisStore`]), which
+//! replicas behind one address share: a page one proxy issued, another serves.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use envelope_core::Unit;
+use envelope_core::{ToolError, Unit};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use crate::pages::Rows;
+pub(crate) use crate::redis_store::RedisStore;
 
 /// How many bytes all answers kept take together, unless configured: 32 MiB.
 pub const DEFAULT_STORE_BYTES: usize = 32 << 20;
@@ -41,6 +45,96 @@ pub(crate) struct Stored {
     pub(crate) total: usize,
     /// The bytes the rows kept take.
     bytes: usize,
+}
+
+impl Stored {
+    /// `rows` (the answer digested as `snapshot`) as kept: cut after the last row that fits
+    /// in `max_bytes`.
+    pub(crate) fn cut(rows: Rows, snapshot: String, max_bytes: usize) -> Stored {
+        let total = rows.rows.len();
+        let mut bytes = 0;
+        let mut kept = Vec::new();
+        for row in rows.rows {
+            let size = serde_json::to_string(&row).map_or(0, |text| text.len());
+            if bytes + size > max_bytes {
+                break;
+            }
+            bytes += size;
+            kept.push(row);
+        }
+        Stored {
+            snapshot,
+            rows: kept,
+            unit: rows.unit,
+            total,
+            bytes,
+        }
+    }
+
+    /// As written to a shared store: the digest, the unit's name, the total and the rows.
+    pub(crate) fn to_json(&self) -> Value {
+        serde_json::json!({
+            "snapshot": self.snapshot,
+            "unit": self.unit.as_str(),
+            "total": self.total,
+            "rows": self.rows,
+        })
+    }
+
+    /// One written by [`Stored::to_json`]; `None` for anything else.
+    pub(crate) fn from_json(value: Value) -> Option<Stored> {
+        let Value::Object(mut fields) = value else {
+            return None;
+        };
+        let snapshot = fields.remove("snapshot")?.as_str()?.to_owned();
+        let unit = Unit::custom(fields.remove("unit")?.as_str()?).ok()?;
+        let total = usize::try_from(fields.remove("total")?.as_u64()?).ok()?;
+        let Value::Array(rows) = fields.remove("rows")? else {
+            return None;
+        };
+        let bytes = rows
+            .iter()
+            .map(|row| serde_json::to_string(row).map_or(0, |text| text.len()))
+            .sum();
+        Some(Stored {
+            snapshot,
+            rows,
+            unit,
+            total,
+            bytes,
+        })
+    }
+}
+
+/// Where the answers are kept: this process's memory, or Redis.
+#[derive(Debug)]
+pub(crate) enum ResultStore {
+    Memory(MemoryStore),
+    Redis(RedisStore),
+}
+
+impl ResultStore {
+    /// Keeps `rows` (the answer digested as `snapshot`) for `call`, cut to the per-answer
+    /// bound; an `unavailable` error when Redis cannot be reached.
+    pub(crate) async fn keep(
+        &self,
+        call: String,
+        rows: Rows,
+        snapshot: String,
+    ) -> Result<Arc<Stored>, ToolError> {
+        match self {
+            ResultStore::Memory(store) => Ok(store.keep(call, rows, snapshot)),
+            ResultStore::Redis(store) => store.keep(&call, rows, snapshot).await,
+        }
+    }
+
+    /// The answers kept for `call`, newest first.
+    pub(crate) async fn answers(&self, call: &str) -> Result<Vec<Arc<Stored>>, ToolError> {
+        match self {
+            ResultStore::Memory(store) => Ok(store.answers(call)),
+            ResultStore::Redis(store) => store.answers(call).await,
+        }
+    }
 }
 
 /// Answers kept in this process's memory: the default store.
@@ -89,24 +183,7 @@ impl MemoryStore {
     /// Keeps `rows` (the answer digested as `snapshot`) for `call`, cut to the per-answer
     /// bound, evicting the oldest answers to make room.
     pub(crate) fn keep(&self, call: String, rows: Rows, snapshot: String) -> Arc<Stored> {
-        let total = rows.rows.len();
-        let mut bytes = 0;
-        let mut kept = Vec::new();
-        for row in rows.rows {
-            let size = serde_json::to_string(&row).map_or(0, |text| text.len());
-            if bytes + size > self.max_answer_bytes {
-                break;
-            }
-            bytes += size;
-            kept.push(row);
-        }
-        let stored = Arc::new(Stored {
-            snapshot,
-            rows: kept,
-            unit: rows.unit,
-            total,
-            bytes,
-        });
+        let stored = Arc::new(Stored::cut(rows, snapshot, self.max_answer_bytes));
         let mut state = self
             .kept
             .lock()
