@@ -92,6 +92,7 @@ class Replicas:
     url: str
     ports: list[int]
     access_log: Path
+    redis_port: int
 
 
 @pytest.fixture
@@ -146,7 +147,7 @@ def replicas(tmp_path: Path) -> Iterator[Replicas]:
             )
         )
         start([str(NGINX), "-p", str(balancer), "-c", str(conf), "-e", str(balancer / "error.log")], port, "nginx")
-        yield Replicas(f"http://127.0.0.1:{port}", ports, balancer / "access.log")
+        yield Replicas(f"http://127.0.0.1:{port}", ports, balancer / "access.log", redis_port)
     finally:
         for process in reversed(processes):
             if process.poll() is None:
@@ -209,10 +210,20 @@ def test_a_page_one_replica_issued_is_served_by_the_other(replicas: Replicas) ->
     assert all(one != other for one, other in zip(served, served[1:])), served
 
 
-def test_a_page_of_an_evicted_answer_is_stale_on_either_replica(replicas: Replicas) -> None:
+def test_a_page_of_an_answer_redis_no_longer_holds_is_stale_with_a_rerun(replicas: Replicas) -> None:
     envelope = call(replicas, "append", {"count": 5_000})
     action = next(action for action in envelope["next_actions"] if action["id"] == "next-page")
     # Another call's arguments carry the token elsewhere: refused on whichever replica.
     moved = call(replicas, action["tool"], {**action["arguments"], "count": 4_999})
     assert moved["ok"] is False
     assert moved["error"]["code"] == "CONTINUATION_SCOPE_MISMATCH", moved
+    # Redis evicts (here: everything at once); the page is stale on either replica, and the
+    # rerun says it runs the tool again.
+    subprocess.run(["redis-cli", "-p", str(replicas.redis_port), "FLUSHALL"], check=True, capture_output=True)
+    for _ in replicas.ports:
+        stale = call(replicas, action["tool"], action["arguments"])
+        assert stale["ok"] is False
+        assert stale["error"]["code"] == "STALE_CONTINUATION", stale
+        rerun = next(action for action in stale["next_actions"] if action["id"] == "rerun")
+        assert rerun["arguments"] == {"count": 5_000}, rerun
+        assert "runs the tool again" in rerun["reason"], rerun
