@@ -120,9 +120,11 @@ fn unreachable_store(error: &redis::RedisError, ran: bool) -> ToolError {
     } else {
         "the result store (Redis) is unreachable: the page cannot be read now"
     };
-    crate::errors::upstream_error(crate::errors::RESULT_STORE_UNAVAILABLE, message).with_hint(if ran {
+    crate::errors::upstream_error(crate::errors::RESULT_STORE_UNAVAILABLE, message).with_hint(
+        if ran {
             "retry later; the retry runs the tool again"
         } else {
             "retry the same page later"
-        })
+        },
+    )
 }

@@ -299,6 +299,35 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_written_for_redis_reads_back_the_same() {
+        let stored = Stored::cut(rows(5, 3), "digest".to_owned(), 100);
+        let read = Stored::from_json(stored.to_json()).expect("reads back");
+        assert_eq!(
+            (
+                &read.snapshot,
+                &read.rows,
+                &read.unit,
+                read.total,
+                read.bytes
+            ),
+            (
+                &stored.snapshot,
+                &stored.rows,
+                &stored.unit,
+                stored.total,
+                stored.bytes
+            )
+        );
+        assert!(Stored::from_json(json!({"snapshot": "s"})).is_none());
+        assert!(
+            Stored::from_json(
+                json!({"snapshot": "s", "unit": "Not A Unit", "total": 1, "rows": []})
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
     fn a_call_is_its_caller_tool_and_arguments() {
         let request = json!({"b": 1, "a": 2});
         let same = json!({"a": 2, "b": 1});

@@ -67,7 +67,11 @@ pub(crate) fn markdown(header: &str) -> String {
          longer keeps is refused `{STALE_CONTINUATION}` with a `rerun` that says it runs the \
          tool again. An answer larger than the store's bound on one answer is kept up to the \
          bound: its last page says `{store_limit}` and `{ANSWER_NOT_KEPT_WHOLE}`, with the \
-         rows the answer had, and offers no continuation past it.\n\
+         rows the answer had, and offers no continuation past it. Replicas behind one address \
+         keep the answers in one Redis instead (`[store] redis_url`) and share the paging key \
+         (`--continuation-key-file`): a page one replica issued, another serves. Redis bounds \
+         the answers together with its own `maxmemory` and eviction policy; a page of an \
+         answer it evicted is stale, with the `rerun`.\n\
          - **Progress.** When the client asks for a call's progress, the upstream's reports \
          for it are relayed as they come, every one before the answer.\n\
          - **What the upstream asks of a client.** The proxy declares sampling and form \
