@@ -28,6 +28,10 @@ const BUDGET_CUT: &str =
 const BUDGET_CUT_RESUMABLE: &str =
     "the response budget cut the rest; follow `next-page`, or lower the page size";
 
+/// `next_step`'s advice after the budget cut the described rows of a page that resumes, for a
+/// tool that takes no page size.
+const BUDGET_CUT_FOLLOW: &str = "the response budget cut the rest; follow `next-page`";
+
 /// What the typed envelope says of the rows, beside the JSON map written from it: its
 /// `completeness` and its next actions, as the tool (and the runtime) made them.
 #[derive(Clone, Copy)]
@@ -145,6 +149,10 @@ pub(crate) fn reconcile_completeness(
         parts.truncation_reasons.push(TruncationReason::BudgetLimit);
     }
     let old = parts.continuation.take();
+    let page_size = match &next {
+        Continue::After(resume) => resume.takes_page_size(),
+        Continue::Drop => true,
+    };
     match (next, old) {
         (Continue::After(resume), old) => match resume.after(cut.to) {
             Ok(Some(fresh)) => {
@@ -167,10 +175,10 @@ pub(crate) fn reconcile_completeness(
         (Continue::Drop, Some(token)) => drop_actions_carrying(rest, described.actions, &token),
         (Continue::Drop, None) => {}
     }
-    let advice = if parts.continuation.is_some() {
-        BUDGET_CUT_RESUMABLE
-    } else {
-        BUDGET_CUT
+    let advice = match (parts.continuation.is_some(), page_size) {
+        (true, true) => BUDGET_CUT_RESUMABLE,
+        (true, false) => BUDGET_CUT_FOLLOW,
+        (false, _) => BUDGET_CUT,
     };
     let Ok(updated) = Completeness::try_from_parts(parts) else {
         return;

@@ -535,6 +535,7 @@ impl Resume {
             start,
             // The action's id says what it is already: the reason stays short.
             reason: "next page".to_owned(),
+            page_size: true,
         })
     }
 }

@@ -379,7 +379,13 @@ fn page(ctx: &ToolContext, request: &Value, page: Page<'_>) -> Result<ToolOutput
         envelope = Envelope::ok(Value::Array(rows)).with_completeness(completeness);
     }
     let mut output = ToolOutput::from(envelope);
-    output.resume = Some(Resume::new(ctx, request.clone(), start)?.with_snapshot(page.snapshot));
+    // The upstream's tool takes no page size of the proxy's: the advice after a cut is to
+    // follow `next-page`.
+    output.resume = Some(
+        Resume::new(ctx, request.clone(), start)?
+            .with_snapshot(page.snapshot)
+            .without_page_size(),
+    );
     Ok(output)
 }
 

@@ -79,6 +79,9 @@ async fn follow(proxy: &Proxy, tool: &str, arguments: Value, budget: usize) -> (
             break;
         };
         assert_eq!(envelope["completeness"]["truncated"], true, "{envelope}");
+        // The upstream's tool takes no page size: the advice is to follow the next page.
+        let step = envelope["next_step"].as_str().unwrap_or_default();
+        assert!(!step.contains("page size"), "{envelope}");
         (envelope, sent) = call(proxy, &tool, arguments).await;
         pages += 1;
         assert!(pages < 1_000, "paging does not end");

@@ -32,6 +32,9 @@ pub struct Resume {
     pub(crate) limit_field: &'static str,
     pub(crate) start: usize,
     pub(crate) reason: String,
+    /// Whether the tool takes a page size (its `limit_field`): what the budget stage's advice
+    /// after a cut may suggest lowering.
+    pub(crate) page_size: bool,
 }
 
 impl Resume {
@@ -48,6 +51,19 @@ impl Resume {
     pub fn with_snapshot(mut self, snapshot: impl Into<String>) -> Self {
         self.snapshot = snapshot.into();
         self
+    }
+
+    /// This resume for a tool that takes no page size: after a cut, the budget stage's
+    /// `next_step` says to follow `next-page`, and not to lower a page size it does not take.
+    #[must_use]
+    pub fn without_page_size(mut self) -> Self {
+        self.page_size = false;
+        self
+    }
+
+    /// Whether the tool takes a page size.
+    pub fn takes_page_size(&self) -> bool {
+        self.page_size
     }
 
     /// The token that resumes after the first `sent` rows of the page, or `None` when `sent`
