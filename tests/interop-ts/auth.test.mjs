@@ -78,10 +78,22 @@ before(async () => {
     // The provider prints one line of JSON once it listens: its issuer and endpoints.
     const started = start(process.execPath, [PROVIDER, '--port', '0']);
     collect(started.child.stderr, started.log);
+    // Seconds as a rule; a provider that says nothing for 30 s fails the suite with its log,
+    // rather than hanging it until CI's own timeout.
     const line = await new Promise((ok, fail) => {
         const lines = createInterface({ input: started.child.stdout });
-        lines.once('line', ok);
-        started.child.once('exit', () => fail(new Error(`the provider exited: ${started.log.text}`)));
+        const timer = setTimeout(
+            () => fail(new Error(`the provider did not start within 30 s: ${started.log.text}`)),
+            30_000,
+        );
+        lines.once('line', (first) => {
+            clearTimeout(timer);
+            ok(first);
+        });
+        started.child.once('exit', () => {
+            clearTimeout(timer);
+            fail(new Error(`the provider exited: ${started.log.text}`));
+        });
     });
     provider = JSON.parse(line);
     // The example on a port chosen first: its audience is its own `/mcp` URL.
