@@ -248,7 +248,10 @@ async fn answer(
         ctx.response_size(&answer.data)
             .is_some_and(|size| size > budget / 100 * DATA_SHARE_PERCENT)
     });
-    let rows = Rows::of(&answer.data).filter(|_| too_big || token.is_some());
+    // Rows only for an answer that pages: a small one goes out as it came, never split.
+    let rows = (too_big || token.is_some())
+        .then(|| Rows::of(&answer.data))
+        .flatten();
     let mut output = match rows {
         Some(rows) if call.recalls => {
             let total = rows.rows.len();
