@@ -236,7 +236,17 @@ async fn answer(
         return Err(tool_error(&answer.text));
     }
     let baseline = Estimator::default().estimate(&answer.raw);
-    let snapshot = snapshot(&answer.raw);
+    let too_big = ctx.response_budget().is_some_and(|budget| {
+        ctx.response_size(&answer.data)
+            .is_some_and(|size| size > budget / 100 * DATA_SHARE_PERCENT)
+    });
+    // Digested and cut into rows only when it pages: a small answer goes out as it came.
+    let pages = too_big || token.is_some();
+    let snapshot = if pages {
+        snapshot(&answer.raw)
+    } else {
+        String::new()
+    };
     // Where this page starts: a continuation is opened against the answer as it is now, and
     // refused as stale when it changed since the token was sealed.
     let start = match &token {
@@ -244,14 +254,7 @@ async fn answer(
             .map_err(|error| with_rerun(error, call.name, &request, true))?,
         None => 0,
     };
-    let too_big = ctx.response_budget().is_some_and(|budget| {
-        ctx.response_size(&answer.data)
-            .is_some_and(|size| size > budget / 100 * DATA_SHARE_PERCENT)
-    });
-    // Rows only for an answer that pages: a small one goes out as it came, never split.
-    let rows = (too_big || token.is_some())
-        .then(|| Rows::of(&answer.data))
-        .flatten();
+    let rows = pages.then(|| Rows::of(&answer.data)).flatten();
     let mut output = match rows {
         Some(rows) if call.recalls => {
             let total = rows.rows.len();
