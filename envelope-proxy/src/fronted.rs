@@ -21,7 +21,8 @@ use crate::answer::Answer;
 use crate::config::ResolvedTool;
 use crate::errors::tool_error;
 use crate::pages::{Rows, snapshot};
-use crate::store::{ResultStore, call_key};
+use crate::result_store::ResultStore;
+use crate::store::call_key;
 use crate::upstream::Upstream;
 
 /// The wire name of the paging argument a paged tool is listed with.

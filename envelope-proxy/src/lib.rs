@@ -34,6 +34,7 @@ mod pages;
 mod proxy;
 mod redis_store;
 mod relay;
+mod result_store;
 mod store;
 mod upstream;
 mod watchers;

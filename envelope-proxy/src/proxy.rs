@@ -11,9 +11,9 @@ use crate::config::ProxyConfig;
 use crate::forward::Forwarded;
 use crate::fronted::Fronted;
 use crate::redis_store::DEFAULT_REDIS_TTL;
-use crate::store::{
-    DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore, RedisStore, ResultStore,
-};
+use crate::redis_store::RedisStore;
+use crate::result_store::ResultStore;
+use crate::store::{DEFAULT_STORE_BYTES, DEFAULT_STORED_ANSWER_BYTES, MemoryStore};
 use crate::upstream::Upstream;
 
 /// One upstream server, fronted: every call of its tools answered as an envelope.

@@ -12,18 +12,18 @@
 //! first), one answer at most [`MemoryStore::max_answer_bytes`] (the rows after the bound are
 //! not kept, and the last stored page says so).
 //!
-//! Kept in this process ([`MemoryStore`], the default), or in Redis ([`RedisStore`]), which
-//! replicas behind one address share: a page one proxy issued, another serves.
+//! Kept in this process ([`MemoryStore`], the default), or in Redis
+//! ([`RedisStore`](crate::RedisStore)), which replicas behind one address share: a page one
+//! proxy issued, another serves ([`ResultStore`](crate::result_store::ResultStore) is either).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use envelope_core::{ToolError, Unit};
+use envelope_core::Unit;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use crate::pages::Rows;
-pub(crate) use crate::redis_store::RedisStore;
 
 /// How many bytes all answers kept take together, unless configured: 32 MiB.
 pub const DEFAULT_STORE_BYTES: usize = 32 << 20;
@@ -103,37 +103,6 @@ impl Stored {
             total,
             bytes,
         })
-    }
-}
-
-/// Where the answers are kept: this process's memory, or Redis.
-#[derive(Debug)]
-pub(crate) enum ResultStore {
-    Memory(MemoryStore),
-    Redis(RedisStore),
-}
-
-impl ResultStore {
-    /// Keeps `rows` (the answer digested as `snapshot`) for `call`, cut to the per-answer
-    /// bound; an `unavailable` error when Redis cannot be reached.
-    pub(crate) async fn keep(
-        &self,
-        call: String,
-        rows: Rows,
-        snapshot: String,
-    ) -> Result<Arc<Stored>, ToolError> {
-        match self {
-            ResultStore::Memory(store) => Ok(store.keep(call, rows, snapshot)),
-            ResultStore::Redis(store) => store.keep(&call, rows, snapshot).await,
-        }
-    }
-
-    /// The answers kept for `call`, newest first.
-    pub(crate) async fn answers(&self, call: &str) -> Result<Vec<Arc<Stored>>, ToolError> {
-        match self {
-            ResultStore::Memory(store) => Ok(store.answers(call)),
-            ResultStore::Redis(store) => store.answers(call).await,
-        }
     }
 }
 
