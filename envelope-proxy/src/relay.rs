@@ -15,15 +15,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use envelope_core::{
-    ClientError, Elicited, LogLevel, SamplingMessage as AskedMessage, SamplingRequest,
-    SamplingRole, ToolContext,
+    ClientError, Elicited, SamplingMessage as AskedMessage, SamplingRequest, SamplingRole,
+    ToolContext,
 };
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    LoggingLevel, LoggingMessageNotificationParam, Role, SamplingCapability,
-    SamplingMessageContentBlock,
+    LoggingMessageNotificationParam, Role, SamplingCapability, SamplingMessageContentBlock,
 };
 
 /// The calls in flight, whose clients the upstream's requests may reach.
@@ -149,7 +148,7 @@ impl InFlight {
     /// Relays the upstream's log message to the client of the call in flight, which sends it
     /// if the client asked for that level; else to the proxy's own log.
     pub(crate) fn log(&self, params: LoggingMessageNotificationParam) {
-        let level = log_level(params.level);
+        let level = envelope_mcp::log_level_of(params.level);
         match self.only("log messages") {
             Ok(ctx) => ctx.log(level, params.data),
             Err(_) => tracing::info!(
@@ -221,18 +220,5 @@ fn client_refused(error: ClientError) -> ErrorData {
             ErrorData::internal_error(message, None)
         }
         _ => ErrorData::invalid_request(message, None),
-    }
-}
-
-fn log_level(level: LoggingLevel) -> LogLevel {
-    match level {
-        LoggingLevel::Debug => LogLevel::Debug,
-        LoggingLevel::Info => LogLevel::Info,
-        LoggingLevel::Notice => LogLevel::Notice,
-        LoggingLevel::Warning => LogLevel::Warning,
-        LoggingLevel::Error => LogLevel::Error,
-        LoggingLevel::Critical => LogLevel::Critical,
-        LoggingLevel::Alert => LogLevel::Alert,
-        LoggingLevel::Emergency => LogLevel::Emergency,
     }
 }

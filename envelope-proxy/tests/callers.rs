@@ -140,6 +140,18 @@ fn rerun(envelope: &Value) -> Value {
     found.unwrap_or_else(|| panic!("a rerun: {envelope}"))
 }
 
+/// `tool` called with another caller's `arguments` as `bearer`: refused `422`
+/// `CONTINUATION_SCOPE_MISMATCH`; the envelope.
+async fn replayed_by(addr: SocketAddr, bearer: &str, tool: &str, arguments: &Value) -> Value {
+    let (status, replayed) = call(addr, bearer, tool, arguments).await;
+    assert_eq!(status, 422, "{replayed}");
+    assert_eq!(
+        replayed["error"]["code"], CONTINUATION_SCOPE_MISMATCH,
+        "{replayed}"
+    );
+    replayed
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_page_replayed_by_another_caller_is_refused_and_shows_nothing() {
     let key = issuer_key();
@@ -152,12 +164,7 @@ async fn a_page_replayed_by_another_caller_is_refused_and_shows_nothing() {
     assert_eq!(first["data"][0], "appended 1 times\n", "{first}");
     let (tool, arguments) = next_page(&first);
 
-    let (status, replayed) = call(addr, &bob, &tool, &arguments).await;
-    assert_eq!(status, 422, "{replayed}");
-    assert_eq!(
-        replayed["error"]["code"], CONTINUATION_SCOPE_MISMATCH,
-        "{replayed}"
-    );
+    let replayed = replayed_by(addr, &bob, &tool, &arguments).await;
     assert!(replayed.get("data").is_none(), "{replayed}");
     // Bob may start his own: the rerun is this request's first page, and says that it runs
     // the tool again.
@@ -188,12 +195,7 @@ async fn a_page_replayed_by_another_caller_is_refused_and_shows_nothing() {
     // `lines` is read-only: its pages call the upstream again, bound to their caller as well.
     let (_, first) = call(addr, &alice, "lines", &json!({"count": 5_000})).await;
     let (tool, arguments) = next_page(&first);
-    let (status, replayed) = call(addr, &bob, &tool, &arguments).await;
-    assert_eq!(status, 422, "{replayed}");
-    assert_eq!(
-        replayed["error"]["code"], CONTINUATION_SCOPE_MISMATCH,
-        "{replayed}"
-    );
+    let replayed = replayed_by(addr, &bob, &tool, &arguments).await;
     assert_eq!(rerun(&replayed)["arguments"], json!({"count": 5_000}));
     let (status, own) = call(addr, &bob, "lines", &rerun(&replayed)["arguments"]).await;
     assert_eq!(status, 200, "Bob's own first page: {own}");
@@ -205,12 +207,7 @@ async fn a_page_replayed_by_another_caller_is_refused_and_shows_nothing() {
     let (_, first) = call(addr, &alice, "ticking", &json!({"count": 5_000})).await;
     assert_eq!(first["data"][0], "called 1 times\n", "{first}");
     let (tool, arguments) = next_page(&first);
-    let (status, replayed) = call(addr, &bob, &tool, &arguments).await;
-    assert_eq!(status, 422, "{replayed}");
-    assert_eq!(
-        replayed["error"]["code"], CONTINUATION_SCOPE_MISMATCH,
-        "{replayed}"
-    );
+    replayed_by(addr, &bob, &tool, &arguments).await;
     let (_, again) = call(addr, &alice, "ticking", &json!({"count": 5_000})).await;
     assert_eq!(again["data"][0], "called 2 times\n", "{again}");
 }

@@ -56,8 +56,9 @@ impl Session {
     }
 }
 
-/// rmcp's level as envelope's.
-pub(crate) fn log_level_of(level: LoggingLevel) -> LogLevel {
+/// An MCP log level (rmcp's `LoggingLevel`) as envelope's [`LogLevel`]: the same eight
+/// RFC 5424 levels, in the same order.
+pub fn log_level_of(level: LoggingLevel) -> LogLevel {
     match level {
         LoggingLevel::Debug => LogLevel::Debug,
         LoggingLevel::Info => LogLevel::Info,

@@ -27,7 +27,7 @@ mod served;
 mod stop;
 mod turns;
 
-pub use client::DEFAULT_LOG_LEVEL;
+pub use client::{DEFAULT_LOG_LEVEL, log_level_of};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX, default_blocking_calls_per_tool,
