@@ -142,6 +142,8 @@ mod observe;
 mod otel;
 mod schema_check;
 mod server;
+#[cfg(feature = "stdio")]
+mod stdio;
 
 pub use error::McpError;
 #[cfg(feature = "auth")]

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::in_flight::{Flight, InFlight, duplicate_answer};
-use crate::jsonrpc::{ControlGivenTwice, INVALID_REQUEST, PARSE_ERROR};
+use crate::jsonrpc::{ControlGivenTwice, INVALID_REQUEST, PARSE_ERROR, read_call};
 use crate::{EnvelopeServer, McpError};
 
 /// The longest JSON-RPC request id, in bytes of its JSON, a server takes. Every answer echoes
@@ -105,7 +105,11 @@ fn echoable(id: &Value) -> bool {
 
 /// What to do with one line: hand a message to rmcp, or answer it here.
 pub(crate) fn judge(line: &[u8], max: usize) -> Result<RxJsonRpcMessage<RoleServer>, Vec<u8>> {
-    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+    let read = read_call(line).map_or_else(
+        || serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line),
+        Ok,
+    );
+    match read {
         Ok(JsonRpcMessage::Request(request))
             if !serde_json::to_value(&request.id).is_ok_and(|id| echoable(&id)) =>
         {
