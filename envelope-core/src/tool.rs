@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use schemars::Schema;
 use serde_json::Value;
@@ -164,7 +164,12 @@ pub trait Tool: Send + Sync {
     /// `data` typed where the tool knows its payload (see
     /// [`output_schema_for`](crate::schema::output_schema_for)). By default, any JSON payload.
     fn output_schema(&self) -> Schema {
-        crate::schema::output_schema_for::<Value>()
+        // Generated once: every tool of any payload shares it, and a server fronting many
+        // tools works its listing out again each time they change.
+        static ANY_PAYLOAD: OnceLock<Schema> = OnceLock::new();
+        ANY_PAYLOAD
+            .get_or_init(crate::schema::output_schema_for::<Value>)
+            .clone()
     }
 
     /// The names of the arguments the tool declares itself, the per-call controls aside: a
