@@ -3,10 +3,11 @@
 //! (`EnvelopeServer::with_handler`), so a client sees the upstream's capabilities and
 //! instructions beside the fronted tools.
 //!
-//! Only what the upstream declared at `initialize` is declared here. A client's subscription to
-//! a resource is forwarded, and the upstream's updates of it are told to the clients that
-//! subscribed ([`Watchers`]). The upstream's prompts' and resources' `list_changed` are not
-//! relayed, so `listChanged` is not declared for them.
+//! Only what the upstream declared at `initialize` is declared here, `listChanged` included: the
+//! upstream's `notifications/prompts/list_changed` and `notifications/resources/list_changed`
+//! are told on to every client session (see [`Proxy`](crate::Proxy)). A client's subscription
+//! to a resource is forwarded, and the upstream's updates of it are told to the clients that
+//! subscribed ([`Watchers`]).
 #![allow(deprecated)] // logging and the legacy subscription, which rmcp marks deprecated
 
 use std::sync::Arc;
@@ -40,14 +41,8 @@ impl Forwarded {
         let mut instructions = None;
         if let Some(declared) = declared {
             let theirs = declared.capabilities.clone();
-            capabilities.prompts = theirs.prompts.map(|mut prompts| {
-                prompts.list_changed = None;
-                prompts
-            });
-            capabilities.resources = theirs.resources.map(|mut resources| {
-                resources.list_changed = None;
-                resources
-            });
+            capabilities.prompts = theirs.prompts;
+            capabilities.resources = theirs.resources;
             capabilities.completions = theirs.completions;
             capabilities.logging = theirs.logging;
             instructions.clone_from(&declared.instructions);

@@ -18,7 +18,9 @@
 //!   refused as stale, with a `rerun` action. Any other tool is never called twice: its answer
 //!   is kept in a bounded result store ([`MemoryStore`]) under the call, and its pages are
 //!   served from there.
-//! - **Forwarded as they are**: the upstream's prompts, resources, completion and log level.
+//! - **Forwarded as they are**: the upstream's prompts, resources, completion and log level;
+//!   its prompts' and resources' `list_changed` told on to every client, its resource updates
+//!   to the clients that subscribed.
 //! - **Bounded**: a message from the upstream longer than `max_message_bytes` is dropped as it
 //!   streams by and the call answers `upstream_answer_too_large`; an upstream that dies answers
 //!   `upstream_unavailable` and is started again with backoff.

@@ -1,11 +1,12 @@
 //! The proxy: an [`EnvelopeServer`] whose tools are the upstream's, listed again whenever the
-//! upstream says they changed.
+//! upstream says they changed; a change of the upstream's prompts or resources is told on to
+//! the clients.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use envelope_core::{ToolError, Toolset};
-use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
+use envelope_mcp::{EnvelopeConfig, EnvelopeServer, ListChanged};
 
 use crate::config::ProxyConfig;
 use crate::forward::Forwarded;
@@ -104,6 +105,21 @@ impl Proxy {
                 }
             }
         });
+        // The upstream's prompts and resources are forwarded as they are: a change is only
+        // told on, to the clients' sessions.
+        let lists = proxy.upstream.lists_changed();
+        for (changed, list) in [
+            (lists.prompts, ListChanged::Prompts),
+            (lists.resources, ListChanged::Resources),
+        ] {
+            let server = proxy.server.clone();
+            tokio::spawn(async move {
+                loop {
+                    changed.notified().await;
+                    server.tell_list_changed(list).await;
+                }
+            });
+        }
         Ok(proxy)
     }
 

@@ -57,9 +57,19 @@ type ProgressRoutes = Arc<std::sync::Mutex<HashMap<String, mpsc::UnboundedSender
 #[derive(Clone, Default)]
 struct Listener {
     tools_changed: Arc<Notify>,
+    lists_changed: ListsChanged,
     progress: ProgressRoutes,
     in_flight: InFlight,
     watchers: Watchers,
+}
+
+/// Woken when the upstream says its prompts, or its resources, changed. A `Notify` keeps one
+/// wake-up however many notices arrive before it is read: an upstream flooding them costs its
+/// clients one notice each per round of telling.
+#[derive(Clone, Default)]
+pub(crate) struct ListsChanged {
+    pub(crate) prompts: Arc<Notify>,
+    pub(crate) resources: Arc<Notify>,
 }
 
 impl ClientHandler for Listener {
@@ -108,6 +118,22 @@ impl ClientHandler for Listener {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
         self.tools_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        self.lists_changed.prompts.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_resource_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        self.lists_changed.resources.notify_one();
         std::future::ready(())
     }
 
@@ -171,6 +197,7 @@ pub struct Upstream {
     call_timeout: Duration,
     stderr: bool,
     tools_changed: Arc<Notify>,
+    lists_changed: ListsChanged,
     progress: ProgressRoutes,
     in_flight: InFlight,
     watchers: Watchers,
@@ -195,6 +222,7 @@ impl Upstream {
             call_timeout: config.call_timeout(),
             stderr: config.upstream.stderr.unwrap_or(true),
             tools_changed: Arc::default(),
+            lists_changed: ListsChanged::default(),
             progress: ProgressRoutes::default(),
             in_flight: InFlight::default(),
             watchers: Watchers::default(),
@@ -220,6 +248,11 @@ impl Upstream {
     /// Woken each time the upstream says its tools changed.
     pub(crate) fn tools_changed(&self) -> Arc<Notify> {
         Arc::clone(&self.tools_changed)
+    }
+
+    /// Woken each time the upstream says its prompts or its resources changed.
+    pub(crate) fn lists_changed(&self) -> ListsChanged {
+        self.lists_changed.clone()
     }
 
     /// How long one call may take.
@@ -452,6 +485,7 @@ impl Upstream {
     async fn connect(&self) -> Result<Connection, String> {
         let listener = Listener {
             tools_changed: Arc::clone(&self.tools_changed),
+            lists_changed: self.lists_changed.clone(),
             progress: Arc::clone(&self.progress),
             in_flight: self.in_flight.clone(),
             watchers: self.watchers.clone(),

@@ -537,3 +537,104 @@ async fn a_hidden_tool_is_neither_listed_nor_called() {
     assert!(proxy.server().tools().iter().all(|tool| tool.name != "die"));
     assert!(proxy.server().call("die", json!({})).await.is_none());
 }
+
+/// A client that counts the prompts' and the resources' `list_changed` it is told.
+#[derive(Clone, Default)]
+struct Counting {
+    prompts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    resources: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Counting {
+    async fn on_prompt_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.prompts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.resources
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_upstreams_prompts_and_resources_changing_is_told_to_the_client() {
+    use rmcp::ServiceExt as _;
+    use std::sync::atomic::Ordering;
+
+    let proxy = proxy("").await;
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(
+        proxy
+            .server()
+            .clone()
+            .serve_lines(server_read, server_write),
+    );
+    let counting = Counting::default();
+    let client = counting
+        .clone()
+        .serve(tokio::io::split(client_side))
+        .await
+        .expect("the client initializes");
+    let declared = client
+        .peer_info()
+        .expect("the proxy introduced itself")
+        .capabilities
+        .clone();
+    assert_eq!(
+        declared.prompts.and_then(|prompts| prompts.list_changed),
+        Some(true),
+        "the proxy declares what the upstream declared"
+    );
+    assert_eq!(
+        declared
+            .resources
+            .and_then(|resources| resources.list_changed),
+        Some(true)
+    );
+    assert!(client.list_all_prompts().await.expect("lists").is_empty());
+
+    let answer = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("reshelve"))
+        .await
+        .expect("the call is answered");
+    assert_ne!(answer.is_error, Some(true), "{answer:?}");
+    for _ in 0..100 {
+        if counting.prompts.load(Ordering::SeqCst) > 0
+            && counting.resources.load(Ordering::SeqCst) > 0
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (prompts, resources) = (
+        counting.prompts.load(Ordering::SeqCst),
+        counting.resources.load(Ordering::SeqCst),
+    );
+    assert!(prompts > 0, "the prompts' change was never told");
+    assert!(resources > 0, "the resources' change was never told");
+    assert!(
+        prompts <= 3 && resources <= 3,
+        "told at most once per notice: {prompts} and {resources}"
+    );
+    // What was told is true: listed again, the new prompt and resource are there.
+    let listed = client.list_all_prompts().await.expect("lists");
+    assert_eq!(
+        listed.first().map(|prompt| prompt.name.as_str()),
+        Some("shelved")
+    );
+    let listed = client.list_all_resources().await.expect("lists");
+    assert_eq!(
+        listed.first().map(|resource| resource.uri.as_str()),
+        Some("memo://shelved")
+    );
+    client.cancel().await.expect("the client closes");
+    serving.abort();
+}

@@ -15,6 +15,7 @@ import {
     CreateMessageRequestSchema,
     ElicitRequestSchema,
     LoggingMessageNotificationSchema,
+    ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
 import { ASKED, HERE, connect, envelopeOf, proxied } from './servers.mjs';
@@ -27,6 +28,7 @@ describe('the upstream’s requests reach the client of the call', { timeout: TI
     let proxy;
     const sampled = [];
     const elicited = [];
+    let resourcesChanged = 0;
 
     before(async () => {
         proxy = await connect(proxied(EVERYTHING), {
@@ -40,6 +42,9 @@ describe('the upstream’s requests reach the client of the call', { timeout: TI
                         content: { type: 'text', text: 'hello from the client' },
                         stopReason: 'endTurn',
                     };
+                });
+                client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+                    resourcesChanged += 1;
                 });
                 client.setRequestHandler(ElicitRequestSchema, (request) => {
                     elicited.push(request.params);
@@ -74,6 +79,26 @@ describe('the upstream’s requests reach the client of the call', { timeout: TI
         assert.match(JSON.stringify(envelope.data), /Ada Lovelace/);
         assert.equal(elicited.length, 1);
         assert.equal(elicited[0].requestedSchema.properties.name.type, 'string');
+    });
+
+    test('a resource the upstream adds is told to the client, and listed', async () => {
+        const before = (await proxy.listResources()).resources.map((resource) => resource.uri);
+        assert.ok(!before.some((uri) => uri.endsWith('/notes.txt.gz')), before.join(', '));
+        const result = await proxy.callTool({
+            name: 'gzip-file-as-resource',
+            arguments: {
+                name: 'notes.txt.gz',
+                data: 'data:text/plain;base64,aGVsbG8gZnJvbSB0aGUgc3VpdGU=',
+                outputType: 'resourceLink',
+            },
+        });
+        assert.equal(envelopeOf(result).ok, true, JSON.stringify(result));
+        for (let waited = 0; resourcesChanged === 0 && waited < 100; waited += 1) {
+            await new Promise((done) => setTimeout(done, 50));
+        }
+        assert.ok(resourcesChanged > 0, 'the upstream’s notifications/resources/list_changed was not told');
+        const listed = (await proxy.listResources()).resources.map((resource) => resource.uri);
+        assert.ok(listed.some((uri) => uri.endsWith('/notes.txt.gz')), listed.join(', '));
     });
 });
 

@@ -87,9 +87,13 @@ pub(crate) fn markdown(header: &str) -> String {
          (its timeout, an answer it could not read, the call's deadline), is cancelled \
          upstream (`notifications/cancelled`).\n\
          - **Forwarded as they are**: the upstream's prompts, resources, resource templates, \
-         completion and log level (only what it declared at `initialize` is declared). Its \
-         prompts' and resources' `list_changed` and its resource updates are not relayed, so \
-         the proxy declares neither `listChanged` for them nor `subscribe`.\n\
+         completion and log level, declared as the upstream declared them at `initialize`. \
+         Its `notifications/prompts/list_changed` and `notifications/resources/list_changed` \
+         are told on to every client session (however many arrive before they are told, one \
+         each). A client's `resources/subscribe` is forwarded, and each update the upstream \
+         announces (`notifications/resources/updated`) is told to the clients that \
+         subscribed to that resource, and to no other; the upstream is unsubscribed when the \
+         last of them unsubscribes.\n\
          - **Failures.** Typed by the table below; `retryable` only where the failure says a \
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),

@@ -8,6 +8,17 @@ use envelope_core::{CoreError, Tool, Toolset};
 use super::EnvelopeServer;
 use super::served::Listeners;
 
+/// A list besides the tools that a composed handler serves
+/// ([`EnvelopeServer::with_handler`]), and that can change while the server runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListChanged {
+    /// The prompts: told as `notifications/prompts/list_changed`.
+    Prompts,
+    /// The resources: told as `notifications/resources/list_changed`.
+    Resources,
+}
+
 impl EnvelopeServer {
     /// This server, advertising `tools.listChanged` at `initialize` and telling each MCP
     /// session that initialized since, by `notifications/tools/list_changed`, when its tools
@@ -82,6 +93,27 @@ impl EnvelopeServer {
             self.tell(listeners).await;
         }
         result
+    }
+
+    /// Tells each MCP session that initialized since [`with_changing_tools`](Self::with_changing_tools)
+    /// that `list` changed, for a composed handler whose prompts or resources change at run
+    /// time (a proxy relaying its upstream's). The handler declares `listChanged` for that list
+    /// in its capabilities; a session that closed is let go. Returns how many were told.
+    pub async fn tell_list_changed(&self, list: ListChanged) -> usize {
+        let mut told = 0;
+        for session in self.inner.table.sessions() {
+            let sent = match list {
+                ListChanged::Prompts => session.notify_prompt_list_changed().await,
+                ListChanged::Resources => session.notify_resource_list_changed().await,
+            };
+            match sent {
+                Ok(()) => told += 1,
+                Err(error) => {
+                    tracing::debug!(%error, ?list, "a session was not told a list changed");
+                }
+            }
+        }
+        told
     }
 
     /// Sends `notifications/tools/list_changed` to each of `listeners`; a subscription that

@@ -27,6 +27,7 @@ mod served;
 mod stop;
 mod turns;
 
+pub use changes::ListChanged;
 pub use client::{DEFAULT_LOG_LEVEL, log_level_of};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,

@@ -157,6 +157,13 @@ impl Table {
         sessions.push(peer);
     }
 
+    /// The sessions remembered that are still open.
+    pub(crate) fn sessions(&self) -> Vec<Peer<RoleServer>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|session| !session.is_transport_closed());
+        sessions.clone()
+    }
+
     /// Remembers a 2026-07-28 subscription to the tools' changes, to tell it of them.
     pub(crate) fn subscribe(&self, sink: SubscriptionSink) {
         let mut subscriptions = self
