@@ -25,6 +25,11 @@ max_message_bytes = 8_388_608
 call_timeout_seconds = 60
 # Pass the upstream's standard error through to the proxy's (the default), or drop it.
 stderr = true
+# The MCP revision spoken to the upstream: "2025-11-25" (the default: `initialize`, and the
+# upstream may agree on an older one), or "2026-07-28" (`server/discover`, for an upstream that
+# speaks it: what it asks of a client comes as `InputRequiredResult`, asked of the client of
+# the call and sent back; its resource subscriptions and log messages are not relayed).
+revision = "2025-11-25"
 
 # What a tool not named under [tools] gets.
 [defaults]
@@ -148,6 +153,27 @@ pub struct UpstreamConfig {
     /// `stderr`: pass the upstream's standard error through to the proxy's (default), or drop
     /// it (`false`).
     pub stderr: Option<bool>,
+    /// `revision`: the protocol revision spoken to the upstream ([`Revision`]).
+    #[serde(default)]
+    pub revision: Revision,
+}
+
+/// `[upstream] revision`: the MCP revision the proxy speaks to its upstream. Whatever it is, the
+/// proxy's own clients speak any revision the proxy serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum Revision {
+    /// `"2025-11-25"` (the default): the `initialize` handshake, and the upstream agrees on
+    /// that revision or an older one. What it asks of a client during a call (sampling,
+    /// elicitation) it asks as requests of its own, relayed to the client of the call.
+    #[default]
+    #[serde(rename = "2025-11-25")]
+    Initialize,
+    /// `"2026-07-28"`: `server/discover` and metadata on every request, for an upstream that
+    /// speaks that revision (one that does not refuses to start). What it asks of a client
+    /// during a call it answers with an `InputRequiredResult`; the proxy asks the client of
+    /// the call (in whatever revision that client speaks) and calls again with the answers.
+    #[serde(rename = "2026-07-28")]
+    Discover,
 }
 
 /// `[defaults]`: what a tool not named under `[tools]` gets.
@@ -246,6 +272,11 @@ impl ProxyConfig {
             .max_message_bytes
             .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES)
             .max(1)
+    }
+
+    /// The revision spoken to the upstream.
+    pub fn revision(&self) -> Revision {
+        self.upstream.revision
     }
 
     /// How long one call to the upstream may take.

@@ -28,10 +28,12 @@ pub const UPSTREAM_RPC_ERROR: &str = "upstream_rpc_error";
 pub const UPSTREAM_TOOL_ERROR: &str = "upstream_tool_error";
 /// The result store (Redis) could not be reached.
 pub const RESULT_STORE_UNAVAILABLE: &str = "result_store_unavailable";
+/// The upstream asked, before answering, for input the proxy does not pass on.
+pub const UPSTREAM_INPUT_UNRELAYED: &str = "upstream_input_unrelayed";
 
 /// Each way a call to the upstream fails: its code, its category, whether a retry may help,
 /// and when it happens. `retryable` is the category's default unless the row says otherwise.
-pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 9] = [
+pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 10] = [
     (
         UPSTREAM_TIMEOUT,
         Category::Transient,
@@ -85,6 +87,12 @@ pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 9] = [
         Category::Unavailable,
         true,
         "the result store (Redis) could not be reached: a tool that is not read-only ran but its answer could not be kept (a retry runs it again), or a page of one could not be read",
+    ),
+    (
+        UPSTREAM_INPUT_UNRELAYED,
+        Category::Unavailable,
+        false,
+        "an upstream on 2026-07-28 answered `InputRequiredResult` asking for what the proxy does not pass on to the client (the client's roots, sampling beyond text, URL elicitation), or asked again past the most rounds a call takes; a client that cannot answer gets the envelope's own `elicitation_unavailable` or `sampling_unavailable`",
     ),
 ];
 

@@ -16,8 +16,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    ResultType, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler};
@@ -68,6 +68,13 @@ impl Forwarded {
     }
 }
 
+/// Marks a result the upstream answered as complete. rmcp reads an upstream that speaks an
+/// older revision into a result without `resultType`, which a client on 2026-07-28 must see
+/// (`"complete"`); rmcp drops it again for a client on an older revision.
+fn complete(result_type: &mut Option<ResultType>) {
+    result_type.get_or_insert(ResultType::COMPLETE);
+}
+
 /// How many characters of an unknown tool's name a refusal echoes: the name is the client's,
 /// of any length.
 const UNKNOWN_NAME_CHARS: usize = 128;
@@ -85,6 +92,35 @@ impl ServerHandler for Forwarded {
         self.info.clone()
     }
 
+    /// A 2026-07-28 subscription to the prompts' or the resources' changes, where the upstream
+    /// declared them: the proxy's server tells it of each the upstream announces.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let declared = &self.info.capabilities;
+        let mut accepted = SubscriptionFilter::default();
+        if requested.prompts_list_changed == Some(true)
+            && declared
+                .prompts
+                .as_ref()
+                .and_then(|prompts| prompts.list_changed)
+                == Some(true)
+        {
+            accepted.prompts_list_changed = Some(true);
+        }
+        if requested.resources_list_changed == Some(true)
+            && declared
+                .resources
+                .as_ref()
+                .and_then(|resources| resources.list_changed)
+                == Some(true)
+        {
+            accepted.resources_list_changed = Some(true);
+        }
+        (accepted != SubscriptionFilter::default()).then_some(accepted)
+    }
+
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -94,6 +130,10 @@ impl ServerHandler for Forwarded {
             .await?
             .list_prompts(request)
             .await
+            .map(|mut listed| {
+                complete(&mut listed.result_type);
+                listed
+            })
             .map_err(relayed)
     }
 
@@ -106,6 +146,12 @@ impl ServerHandler for Forwarded {
             .await?
             .get_prompt_once(request)
             .await
+            .map(|mut response| {
+                if let GetPromptResponse::Complete(result) = &mut response {
+                    complete(&mut result.result_type);
+                }
+                response
+            })
             .map_err(relayed)
     }
 
@@ -118,6 +164,10 @@ impl ServerHandler for Forwarded {
             .await?
             .list_resources(request)
             .await
+            .map(|mut listed| {
+                complete(&mut listed.result_type);
+                listed
+            })
             .map_err(relayed)
     }
 
@@ -130,6 +180,10 @@ impl ServerHandler for Forwarded {
             .await?
             .list_resource_templates(request)
             .await
+            .map(|mut listed| {
+                complete(&mut listed.result_type);
+                listed
+            })
             .map_err(relayed)
     }
 
@@ -142,6 +196,12 @@ impl ServerHandler for Forwarded {
             .await?
             .read_resource_once(request)
             .await
+            .map(|mut response| {
+                if let ReadResourceResponse::Complete(result) = &mut response {
+                    complete(&mut result.result_type);
+                }
+                response
+            })
             .map_err(relayed)
     }
 
@@ -150,7 +210,15 @@ impl ServerHandler for Forwarded {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.peer().await?.complete(request).await.map_err(relayed)
+        self.peer()
+            .await?
+            .complete(request)
+            .await
+            .map(|mut completed| {
+                complete(&mut completed.result_type);
+                completed
+            })
+            .map_err(relayed)
     }
 
     /// A tool the proxy does not serve (the upstream has none of that name, or the

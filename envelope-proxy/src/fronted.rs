@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::answer::Answer;
 use crate::config::ResolvedTool;
 use crate::errors::tool_error;
+use crate::input::{Answered, Retry};
 use crate::pages::{Rows, snapshot};
 use crate::result_store::ResultStore;
 use crate::store::call_key;
@@ -292,23 +293,34 @@ async fn answer(
     Ok(output)
 }
 
-/// The upstream's answer to `arguments`; its progress reports relayed to this call's client
-/// as they come, all of them before the answer, when the client listens.
+/// The upstream's answer to `arguments`, once it has whatever input it asks for first (an
+/// upstream on 2026-07-28; see [`crate::input`]).
 async fn relayed(
     call: &Call<'_>,
     arguments: Map<String, Value>,
     ctx: &ToolContext,
 ) -> Result<rmcp::model::CallToolResult, ToolError> {
+    crate::input::until_answered(ctx, |retry| one_round(call, arguments.clone(), retry, ctx)).await
+}
+
+/// One call of the upstream; its progress reports relayed to this call's client as they
+/// come, all of them before the answer, when the client listens.
+async fn one_round(
+    call: &Call<'_>,
+    arguments: Map<String, Value>,
+    retry: Option<Retry>,
+    ctx: &ToolContext,
+) -> Result<Answered, ToolError> {
     if !ctx.reports_progress() {
         return call
             .upstream
-            .call_for(ctx, call.name, arguments, None)
+            .call_for(ctx, call.name, arguments, retry, None)
             .await;
     }
     let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
     let answered = call
         .upstream
-        .call_for(ctx, call.name, arguments, Some(sender));
+        .call_for(ctx, call.name, arguments, retry, Some(sender));
     tokio::pin!(answered);
     let result = loop {
         tokio::select! {

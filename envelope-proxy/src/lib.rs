@@ -32,6 +32,7 @@ mod config;
 mod errors;
 mod forward;
 mod fronted;
+mod input;
 mod pages;
 mod proxy;
 mod redis_store;
@@ -43,14 +44,16 @@ mod watchers;
 
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIER, EXAMPLE_CONFIG,
-    ProxyConfig, ResolvedTool, StoreConfig, Target, ToolConfig, ToolDefaults, UpstreamConfig,
+    ProxyConfig, ResolvedTool, Revision, StoreConfig, Target, ToolConfig, ToolDefaults,
+    UpstreamConfig,
 };
 pub use errors::{
-    RESULT_STORE_UNAVAILABLE, UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_ERRORS, UPSTREAM_INVALID_PARAMS,
-    UPSTREAM_MALFORMED, UPSTREAM_RPC_ERROR, UPSTREAM_TIMEOUT, UPSTREAM_TOOL_ERROR,
-    UPSTREAM_UNAVAILABLE, UPSTREAM_UNKNOWN_TOOL,
+    RESULT_STORE_UNAVAILABLE, UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_ERRORS, UPSTREAM_INPUT_UNRELAYED,
+    UPSTREAM_INVALID_PARAMS, UPSTREAM_MALFORMED, UPSTREAM_RPC_ERROR, UPSTREAM_TIMEOUT,
+    UPSTREAM_TOOL_ERROR, UPSTREAM_UNAVAILABLE, UPSTREAM_UNKNOWN_TOOL,
 };
 pub use fronted::{ANSWER_NOT_KEPT_WHOLE, BASELINE_METHOD};
+pub use input::MAX_INPUT_ROUNDS;
 pub use pages::MAX_ROW_CHARS;
 pub use proxy::Proxy;
 pub use redis_store::{DEFAULT_REDIS_TTL, REDIS_KEY_PREFIX, RedisStore};

@@ -90,24 +90,7 @@ impl InFlight {
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
         let ctx = self.only("sampling")?;
-        let request = sampling_request(params)?;
-        let sampled = ctx.sample(request).await.map_err(client_refused)?;
-        let Some(text) = sampled.text else {
-            return Err(ErrorData::internal_error(
-                "the client's model answered with something other than text, which the proxy \
-                 does not relay",
-                None,
-            ));
-        };
-        let role = match sampled.role {
-            SamplingRole::User => Role::User,
-            SamplingRole::Assistant => Role::Assistant,
-        };
-        let message =
-            rmcp::model::SamplingMessage::new(role, SamplingMessageContentBlock::text(text));
-        let mut result = CreateMessageResult::new(message, sampled.model);
-        result.stop_reason = sampled.stop_reason;
-        Ok(result)
+        sample_with(&ctx, params).await.map_err(ErrorData::from)
     }
 
     /// Relays the upstream's `elicitation/create` (a form) to the client of the call in
@@ -117,32 +100,7 @@ impl InFlight {
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
         let ctx = self.only("elicitation")?;
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = params
-        else {
-            return Err(ErrorData::invalid_request(
-                "the proxy relays form elicitation only; it declared no URL elicitation",
-                None,
-            ));
-        };
-        let schema = serde_json::to_value(&requested_schema)
-            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
-        let answer = ctx
-            .elicit_with_schema(message, schema)
-            .await
-            .map_err(client_refused)?;
-        Ok(match answer {
-            Elicited::Accepted(content) => {
-                let mut result = ElicitResult::new(ElicitationAction::Accept);
-                result.content = Some(content);
-                result
-            }
-            Elicited::Declined => ElicitResult::new(ElicitationAction::Decline),
-            Elicited::Cancelled => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        elicit_with(&ctx, params).await.map_err(ErrorData::from)
     }
 
     /// Relays the upstream's log message to the client of the call in flight, which sends it
@@ -163,6 +121,82 @@ impl InFlight {
 
 /// What the proxy declares to the upstream: sampling and form elicitation, which it relays to
 /// its own client (refused where that client cannot answer).
+/// Why what the upstream asked was not relayed: the client's own answer (it cannot ask, it
+/// declined to answer, its answer does not fit), or a request the proxy does not pass on.
+#[derive(Debug)]
+pub(crate) enum Unrelayed {
+    Client(ClientError),
+    Refused(ErrorData),
+}
+
+impl From<Unrelayed> for ErrorData {
+    fn from(unrelayed: Unrelayed) -> ErrorData {
+        match unrelayed {
+            Unrelayed::Client(error) => client_refused(error),
+            Unrelayed::Refused(error) => error,
+        }
+    }
+}
+
+/// Asks `ctx`'s client's model what the upstream's `sampling/createMessage` asks. Text only:
+/// the proxy's client channel asks for text and reads text.
+pub(crate) async fn sample_with(
+    ctx: &ToolContext,
+    params: CreateMessageRequestParams,
+) -> Result<CreateMessageResult, Unrelayed> {
+    let request = sampling_request(params).map_err(Unrelayed::Refused)?;
+    let sampled = ctx.sample(request).await.map_err(Unrelayed::Client)?;
+    let Some(text) = sampled.text else {
+        return Err(Unrelayed::Refused(ErrorData::internal_error(
+            "the client's model answered with something other than text, which the proxy \
+             does not relay",
+            None,
+        )));
+    };
+    let role = match sampled.role {
+        SamplingRole::User => Role::User,
+        SamplingRole::Assistant => Role::Assistant,
+    };
+    let message = rmcp::model::SamplingMessage::new(role, SamplingMessageContentBlock::text(text));
+    let mut result = CreateMessageResult::new(message, sampled.model);
+    result.stop_reason = sampled.stop_reason;
+    Ok(result)
+}
+
+/// Asks `ctx`'s client's user what the upstream's `elicitation/create` (a form) asks; the
+/// answer as they gave it.
+pub(crate) async fn elicit_with(
+    ctx: &ToolContext,
+    params: ElicitRequestParams,
+) -> Result<ElicitResult, Unrelayed> {
+    let ElicitRequestParams::FormElicitationParams {
+        message,
+        requested_schema,
+        ..
+    } = params
+    else {
+        return Err(Unrelayed::Refused(ErrorData::invalid_request(
+            "the proxy relays form elicitation only; it declared no URL elicitation",
+            None,
+        )));
+    };
+    let schema = serde_json::to_value(&requested_schema)
+        .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
+    let answer = ctx
+        .elicit_with_schema(message, schema)
+        .await
+        .map_err(Unrelayed::Client)?;
+    Ok(match answer {
+        Elicited::Accepted(content) => {
+            let mut result = ElicitResult::new(ElicitationAction::Accept);
+            result.content = Some(content);
+            result
+        }
+        Elicited::Declined => ElicitResult::new(ElicitationAction::Decline),
+        Elicited::Cancelled => ElicitResult::new(ElicitationAction::Cancel),
+    })
+}
+
 pub(crate) fn capabilities() -> ClientCapabilities {
     let mut capabilities = ClientCapabilities::default();
     capabilities.sampling = Some(SamplingCapability::default());

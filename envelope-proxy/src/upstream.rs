@@ -16,21 +16,25 @@ use envelope_check::Faults;
 use envelope_core::ToolError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-    NumberOrString, ProgressNotificationParam, ProgressToken, ServerResult, Tool,
+    NumberOrString, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerNotification,
+    ServerResult, SubscriptionFilter, Tool,
 };
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError,
 };
+use rmcp::transport::IntoTransport;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{Mutex, Notify, mpsc};
 
-use crate::config::{ProxyConfig, Target};
+use crate::config::{ProxyConfig, Revision, Target};
 use crate::errors::{
     UPSTREAM_ANSWER_TOO_LARGE, UPSTREAM_MALFORMED, UPSTREAM_TIMEOUT, rpc_error, unavailable,
     upstream_error,
 };
+use crate::input::{Answered, Retry};
 use crate::relay::InFlight;
 use crate::watchers::Watchers;
 
@@ -196,6 +200,7 @@ pub struct Upstream {
     max_message_bytes: usize,
     call_timeout: Duration,
     stderr: bool,
+    revision: Revision,
     tools_changed: Arc<Notify>,
     lists_changed: ListsChanged,
     progress: ProgressRoutes,
@@ -221,6 +226,7 @@ impl Upstream {
             max_message_bytes: config.max_message_bytes(),
             call_timeout: config.call_timeout(),
             stderr: config.upstream.stderr.unwrap_or(true),
+            revision: config.revision(),
             tools_changed: Arc::default(),
             lists_changed: ListsChanged::default(),
             progress: ProgressRoutes::default(),
@@ -279,8 +285,11 @@ impl Upstream {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ToolError> {
-        self.call_for(&envelope_core::ToolContext::new(), name, arguments, None)
-            .await
+        let ctx = envelope_core::ToolContext::new();
+        crate::input::until_answered(&ctx, |retry| {
+            self.call_for(&ctx, name, arguments.clone(), retry, None)
+        })
+        .await
     }
 
     /// Calls the upstream's tool `name` with `arguments` for the call of `ctx`: with
@@ -288,16 +297,22 @@ impl Upstream {
     /// call ends; the upstream's requests and log messages meanwhile go to `ctx`'s client
     /// while it is the only call in flight. When `ctx`'s client cancels, or the call is
     /// dropped unanswered (its deadline passed), the upstream is told to stop
-    /// (`notifications/cancelled`).
+    /// (`notifications/cancelled`). A `retry` carries the input an upstream on 2026-07-28
+    /// asked for (see [`crate::input`]).
     pub(crate) async fn call_for(
         &self,
         ctx: &envelope_core::ToolContext,
         name: &str,
         arguments: JsonObject,
+        retry: Option<Retry>,
         progress: Option<mpsc::UnboundedSender<Progress>>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Result<Answered, ToolError> {
         let connection = self.connection().await?;
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        if let Some(retry) = retry {
+            params.input_responses = Some(retry.responses);
+            params.request_state = retry.state;
+        }
         let peer = connection.service.peer().clone();
         let routes = Arc::clone(&self.progress);
         let _in_flight = self.in_flight.enter(ctx);
@@ -313,6 +328,7 @@ impl Upstream {
             // rmcp gives every request a progress token of its own: the reports are routed by
             // the one it chose, from the moment the request is out.
             let token = token_key(&handle.progress_token);
+            let routed = progress.is_some();
             if let Some(progress) = progress {
                 routes
                     .lock()
@@ -327,18 +343,22 @@ impl Upstream {
                 }
             };
             stop.id = None;
-            // rmcp hands each notification to a task of its own: a report the upstream sent
-            // just before its answer may still be on its way. Those tasks are ready now; let
-            // them run before the route closes.
-            for _ in 0..4 {
-                tokio::task::yield_now().await;
+            if routed {
+                // rmcp hands each notification to a task of its own: a report the upstream
+                // sent just before its answer may still be on its way. Those tasks are ready
+                // now; let them run before the route closes. (A call without a route has
+                // nothing to wait for.)
+                for _ in 0..4 {
+                    tokio::task::yield_now().await;
+                }
+                routes
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .remove(&token);
             }
-            routes
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .remove(&token);
             match answered? {
-                ServerResult::CallToolResult(result) => Ok(result),
+                ServerResult::CallToolResult(result) => Ok(Answered::Complete(result)),
+                ServerResult::InputRequiredResult(asked) => Ok(Answered::InputRequired(asked)),
                 _ => Err(ServiceError::UnexpectedResponse),
             }
         };
@@ -481,6 +501,80 @@ impl Upstream {
         Err(unavailable(why, Duration::ZERO))
     }
 
+    /// The request a connection opens with, in the revision spoken to the upstream.
+    fn opening(&self) -> &'static str {
+        match self.revision {
+            Revision::Initialize => "initialize",
+            Revision::Discover => "server/discover",
+        }
+    }
+
+    /// The session `listener` opens over `transport`, in the revision spoken to the upstream.
+    async fn open<T, E, A>(
+        &self,
+        listener: Listener,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, Listener>, ClientInitializeError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let lifecycle = match self.revision {
+            Revision::Initialize => ClientLifecycleMode::Initialize,
+            Revision::Discover => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        };
+        listener.serve_with_lifecycle(transport, lifecycle).await
+    }
+
+    /// On 2026-07-28, where changes come only to a subscription: subscribes to the changes of
+    /// the lists the upstream says change (`subscriptions/listen`), each told as a session's
+    /// notification would be, for as long as the connection lasts. An upstream that refuses is
+    /// logged, and its lists are read again only when the proxy starts it again.
+    async fn follow_lists(&self, service: &RunningService<RoleClient, Listener>) {
+        if self.revision != Revision::Discover {
+            return;
+        }
+        let Some(declared) = service.peer().peer_info() else {
+            return;
+        };
+        let declared = &declared.capabilities;
+        let changes = |declared: Option<bool>| (declared == Some(true)).then_some(true);
+        let mut filter = SubscriptionFilter::default();
+        filter.tools_list_changed = changes(declared.tools.as_ref().and_then(|it| it.list_changed));
+        filter.prompts_list_changed =
+            changes(declared.prompts.as_ref().and_then(|it| it.list_changed));
+        filter.resources_list_changed =
+            changes(declared.resources.as_ref().and_then(|it| it.list_changed));
+        if filter == SubscriptionFilter::default() {
+            return;
+        }
+        let mut subscription = match service.peer().listen(filter).await {
+            Ok(subscription) => subscription,
+            Err(error) => {
+                tracing::warn!(%error, "the upstream refused to tell its lists' changes");
+                return;
+            }
+        };
+        let tools = Arc::clone(&self.tools_changed);
+        let lists = self.lists_changed.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(notification)) = subscription.next().await {
+                match notification {
+                    ServerNotification::ToolListChangedNotification(_) => tools.notify_one(),
+                    ServerNotification::PromptListChangedNotification(_) => {
+                        lists.prompts.notify_one();
+                    }
+                    ServerNotification::ResourceListChangedNotification(_) => {
+                        lists.resources.notify_one();
+                    }
+                    _ => {}
+                }
+            }
+        });
+    }
+
     /// A new connection to the upstream, initialized.
     async fn connect(&self) -> Result<Connection, String> {
         let listener = Listener {
@@ -497,10 +591,12 @@ impl Upstream {
                 http.max_sse_event_size = self.max_message_bytes;
                 http.max_json_response_size = self.max_message_bytes;
                 let transport = StreamableHttpClientTransport::from_config(http);
-                let service = tokio::time::timeout(self.call_timeout, listener.serve(transport))
-                    .await
-                    .map_err(|_| format!("{url} did not answer `initialize`"))?
-                    .map_err(|error| format!("cannot connect to {url}: {error}"))?;
+                let service =
+                    tokio::time::timeout(self.call_timeout, self.open(listener, transport))
+                        .await
+                        .map_err(|_| format!("{url} did not answer `{}`", self.opening()))?
+                        .map_err(|error| format!("cannot connect to {url}: {error}"))?;
+                self.follow_lists(&service).await;
                 Ok(Connection {
                     service,
                     faults: None,
@@ -528,10 +624,12 @@ impl Upstream {
                 };
                 let (transport, faults) =
                     envelope_check::stdio_transport(output, input, self.max_message_bytes);
-                let service = tokio::time::timeout(self.call_timeout, listener.serve(transport))
-                    .await
-                    .map_err(|_| format!("`{program}` did not answer `initialize`"))?
-                    .map_err(|error| format!("`{program}` did not initialize: {error}"))?;
+                let service =
+                    tokio::time::timeout(self.call_timeout, self.open(listener, transport))
+                        .await
+                        .map_err(|_| format!("`{program}` did not answer `{}`", self.opening()))?
+                        .map_err(|error| format!("`{program}` did not initialize: {error}"))?;
+                self.follow_lists(&service).await;
                 // The child is reaped when it exits; killed when the proxy drops it.
                 tokio::spawn(async move {
                     let _ = child.wait().await;

@@ -83,11 +83,25 @@ pub(crate) fn markdown(header: &str) -> String {
          JSON-RPC error that says so (never guessed at, which could show one caller's prompt \
          to another), as it is when the client did not declare the capability; a log message \
          then goes to the proxy's own log.\n\
+         - **The 2026-07-28 revision.** A client may speak it to the proxy whatever the \
+         upstream speaks: results are marked `resultType`, and a subscription \
+         (`subscriptions/listen`) is told of the tools', prompts' and resources' changes. \
+         With `[upstream] revision = \"2026-07-28\"` the proxy speaks it to the upstream too \
+         (`server/discover`, and a subscription to the upstream's list changes). Such an \
+         upstream asks for a client's input by answering `InputRequiredResult`: the proxy asks \
+         the client of the call each elicitation and sampling request (as a request of its \
+         own to a client on an older revision, as an `InputRequiredResult` of its own, under \
+         keys of its own, to one on 2026-07-28) and calls again with the answers and the \
+         upstream's `requestState`, at most {max_rounds} times; a request for the client's \
+         roots is answered `upstream_input_unrelayed`. The proxy calls the upstream as the \
+         client it is (declaring sampling and elicitation), so an upstream's check of the \
+         caller's own capabilities (`-32021`) sees the proxy's. Over that revision, resource \
+         subscriptions and log messages are not relayed.\n\
          - **Cancellation.** A call its client cancels, or one the proxy stops waiting for \
          (its timeout, an answer it could not read, the call's deadline), is cancelled \
          upstream (`notifications/cancelled`).\n\
          - **Forwarded as they are**: the upstream's prompts, resources, resource templates, \
-         completion and log level, declared as the upstream declared them at `initialize`. \
+         completion and log level, declared as the upstream declared them. \
          Its `notifications/prompts/list_changed` and `notifications/resources/list_changed` \
          are told on to every client session (however many arrive before they are told, one \
          each). A client's `resources/subscribe` is forwarded, and each update the upstream \
@@ -98,6 +112,7 @@ pub(crate) fn markdown(header: &str) -> String {
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),
         store_limit = TruncationReason::StoreLimit.as_str(),
+        max_rounds = envelope_proxy::MAX_INPUT_ROUNDS,
         prefix = envelope_core::stage::RENAMED_CONTROL_PREFIX,
     );
     out.push_str(

@@ -95,10 +95,13 @@ impl EnvelopeServer {
         result
     }
 
-    /// Tells each MCP session that initialized since [`with_changing_tools`](Self::with_changing_tools)
-    /// that `list` changed, for a composed handler whose prompts or resources change at run
-    /// time (a proxy relaying its upstream's). The handler declares `listChanged` for that list
-    /// in its capabilities; a session that closed is let go. Returns how many were told.
+    /// Tells each MCP session that initialized since [`with_changing_tools`](Self::with_changing_tools),
+    /// and each 2026-07-28 `subscriptions/listen` that accepted it, that `list` changed: for a
+    /// composed handler whose prompts or resources change at run time (a proxy relaying its
+    /// upstream's). The handler declares `listChanged` for that list in its capabilities, and
+    /// accepts it in [`accepted_subscription_filter`](rmcp::ServerHandler::accepted_subscription_filter);
+    /// a session that closed, or a subscription that ended, is let go. Returns how many were
+    /// told.
     pub async fn tell_list_changed(&self, list: ListChanged) -> usize {
         let mut told = 0;
         for session in self.inner.table.sessions() {
@@ -113,6 +116,27 @@ impl EnvelopeServer {
                 }
             }
         }
+        let mut ended = Vec::new();
+        for sink in self.inner.table.subscriptions() {
+            let accepted = sink.accepted();
+            let sent = match list {
+                ListChanged::Prompts if accepted.prompts_list_changed == Some(true) => {
+                    sink.notify_prompt_list_changed().await
+                }
+                ListChanged::Resources if accepted.resources_list_changed == Some(true) => {
+                    sink.notify_resource_list_changed().await
+                }
+                _ => continue,
+            };
+            match sent {
+                Ok(()) => told += 1,
+                Err(error) => {
+                    tracing::debug!(%error, ?list, "a subscription was not told a list changed");
+                    ended.push(sink.id().clone());
+                }
+            }
+        }
+        self.inner.table.unsubscribe(&ended);
         told
     }
 
@@ -125,7 +149,11 @@ impl EnvelopeServer {
             }
         }
         let mut ended = Vec::new();
-        for sink in listeners.subscriptions {
+        let told = listeners
+            .subscriptions
+            .into_iter()
+            .filter(|sink| sink.accepted().tools_list_changed == Some(true));
+        for sink in told {
             if let Err(error) = sink.notify_tool_list_changed().await {
                 tracing::debug!(%error, "a subscription was not told the tools changed");
                 ended.push(sink.id().clone());

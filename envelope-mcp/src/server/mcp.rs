@@ -321,9 +321,18 @@ impl ServerHandler for EnvelopeServer {
     }
 
     /// A 2026-07-28 subscription: one to the tools' changes is told of each (this server's
-    /// part); the composed handler runs it when it accepted a part of its own.
+    /// part), and so is one to a composed handler's prompts or resources when the handler
+    /// accepted it ([`EnvelopeServer::tell_list_changed`]); the composed handler runs it when it
+    /// accepted a part of its own.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let told = self.announces_changes && context.accepted().tools_list_changed == Some(true);
+        let accepted = context.accepted();
+        let told = self.announces_changes
+            && [
+                accepted.tools_list_changed,
+                accepted.prompts_list_changed,
+                accepted.resources_list_changed,
+            ]
+            .contains(&Some(true));
         let id = context.sink().id().clone();
         if told {
             self.inner.table.subscribe(context.sink().clone());
@@ -355,11 +364,16 @@ impl ServerHandler for EnvelopeServer {
             .handler
             .as_ref()
             .and_then(|handler| handler.accepted_subscription_filter(requested));
-        if !(self.announces_changes && requested.tools_list_changed == Some(true)) {
+        if !self.announces_changes {
             return theirs;
         }
+        // A server that announces changes takes every subscription, acknowledging what of it
+        // it tells (nothing, for a filter of what it does not): a subscription is not refused
+        // as an unknown method by a server that declares `listChanged`.
         let mut accepted = theirs.unwrap_or_default();
-        accepted.tools_list_changed = Some(true);
+        if requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
         Some(accepted)
     }
 

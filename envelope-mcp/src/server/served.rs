@@ -125,7 +125,8 @@ pub(crate) struct Table {
     /// The sessions that initialized while the server announces changes: each is sent
     /// `notifications/tools/list_changed` when the set changes, until its transport closes.
     sessions: Mutex<Vec<Peer<RoleServer>>>,
-    /// The 2026-07-28 subscriptions to the tools' changes, told likewise until they end.
+    /// The 2026-07-28 subscriptions to the tools' changes (or a composed handler's lists'),
+    /// told likewise until they end.
     subscriptions: Mutex<Vec<SubscriptionSink>>,
 }
 
@@ -164,7 +165,15 @@ impl Table {
         sessions.clone()
     }
 
-    /// Remembers a 2026-07-28 subscription to the tools' changes, to tell it of them.
+    /// The 2026-07-28 subscriptions remembered.
+    pub(crate) fn subscriptions(&self) -> Vec<SubscriptionSink> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Remembers a 2026-07-28 subscription to the lists' changes, to tell it of them.
     pub(crate) fn subscribe(&self, sink: SubscriptionSink) {
         let mut subscriptions = self
             .subscriptions
