@@ -123,8 +123,10 @@ impl Dialect {
             .join(", ")
     }
 
-    /// The refusal of a `dialect` value that names no dialect.
-    pub fn unknown(given: &Value) -> ToolError {
+    /// The refusal of a `dialect` value that names no dialect; `field` is the control's name
+    /// on the tool (`dialect`, or its renamed name where the tool takes an argument of that
+    /// name).
+    pub fn unknown(given: &Value, field: &str) -> ToolError {
         let shown = match given {
             // What a client sent is echoed bounded.
             Value::String(name) if name.chars().count() <= 40 => format!("`{name}`"),
@@ -135,21 +137,21 @@ impl Dialect {
             Value::Object(_) => "an object".to_owned(),
         };
         ToolError::validation(format!(
-            "`{DIALECT_CONTROL}` is {shown}, which names no dialect; the dialects are {}",
+            "`{field}` is {shown}, which names no dialect; the dialects are {}",
             Self::names()
         ))
         .with_code(INVALID_ARGUMENT)
         .with_hint(format!(
-            "pass one of {} as `{DIALECT_CONTROL}`, or leave it out for the server's default",
+            "pass one of {} as `{field}`, or leave it out for the server's default",
             Self::names()
         ))
-        .with_data(json!({ "field": DIALECT_CONTROL, "dialects": Self::table() }))
+        .with_data(json!({ "field": field, "dialects": Self::table() }))
     }
 
     /// The refusal of a call asking for this dialect from a server that does not offer it:
     /// MCP clients validate an answer against the listed output schema, which describes only
-    /// the `offered` dialects.
-    pub fn not_offered(self, offered: DialectSet) -> ToolError {
+    /// the `offered` dialects. `field` is the control's name on the tool.
+    pub fn not_offered(self, offered: DialectSet, field: &str) -> ToolError {
         let names = offered
             .iter()
             .map(|dialect| format!("`{dialect}`"))
@@ -160,11 +162,9 @@ impl Dialect {
             self.name()
         ))
         .with_code(INVALID_ARGUMENT)
-        .with_hint(format!(
-            "leave `{DIALECT_CONTROL}` out, or pass one of {names}"
-        ))
+        .with_hint(format!("leave `{field}` out, or pass one of {names}"))
         .with_data(json!({
-            "field": DIALECT_CONTROL,
+            "field": field,
             "offered": offered.iter().map(Dialect::name).collect::<Vec<_>>(),
             "dialects": Self::table(),
         }))
@@ -264,7 +264,7 @@ impl FromStr for Dialect {
         Self::ALL
             .into_iter()
             .find(|dialect| dialect.name() == name)
-            .ok_or_else(|| Self::unknown(&Value::String(name.to_owned())))
+            .ok_or_else(|| Self::unknown(&Value::String(name.to_owned()), DIALECT_CONTROL))
     }
 }
 

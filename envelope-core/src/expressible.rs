@@ -33,6 +33,7 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
+use crate::control_names::ControlNames;
 use crate::controls::Controls;
 use crate::dialect::{DIALECT_CONTROL, Dialect, DialectSet};
 use crate::tool_error::{INVALID_ARGUMENT, ToolError};
@@ -123,24 +124,34 @@ impl Expressible {
         )
     }
 
-    /// The refusal of `control` set to `value`, which `dialect` cannot write.
-    pub fn cannot_express(self, dialect: Dialect, control: &str, value: &Value) -> ToolError {
+    /// The refusal of `control` set to `value`, which `dialect` cannot write, naming each
+    /// control as `names` has it on the tool (renamed where the tool takes an argument of
+    /// its name).
+    pub fn cannot_express(
+        self,
+        dialect: Dialect,
+        control: &str,
+        value: &Value,
+        names: &ControlNames,
+    ) -> ToolError {
         let able = self
             .able(control)
             .iter()
             .map(|able| format!("`{able}`"))
             .collect::<Vec<_>>()
             .join(", ");
+        let field = names.wire(control);
+        let asks = names.wire(DIALECT_CONTROL);
         ToolError::validation(format!(
-            "the `{}` dialect cannot express `{control}: {value}`; only {able} can",
+            "the `{}` dialect cannot express `{field}: {value}`; only {able} can",
             dialect.name(),
         ))
         .with_code(INVALID_ARGUMENT)
         .with_hint(format!(
-            "leave `{control}` out, or ask for one of those with `{DIALECT_CONTROL}`"
+            "leave `{field}` out, or ask for one of those with `{asks}`"
         ))
         .with_data(json!({
-            "field": control,
+            "field": field,
             "dialect": dialect.name(),
             "dialects": self.table(),
         }))
@@ -217,7 +228,12 @@ mod tests {
                 dialect == Dialect::Envelope
             );
         }
-        let error = expressible.cannot_express(Dialect::Cos, "output_format", &json!("toon"));
+        let error = expressible.cannot_express(
+            Dialect::Cos,
+            "output_format",
+            &json!("toon"),
+            &ControlNames::STANDARD,
+        );
         let wire = serde_json::to_value(&error).expect("serializes");
         assert_eq!(wire["code"], INVALID_ARGUMENT);
         assert!(

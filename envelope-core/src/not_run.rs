@@ -78,7 +78,8 @@ mod tests {
         assert!(gate.did_not_run(), "{gate:?}");
         let scope = crate::insufficient_scope("t", &["a"], &["a"]);
         assert!(scope.did_not_run(), "{scope:?}");
-        let dialect = crate::Dialect::unknown(&serde_json::json!("nope"));
+        let dialect =
+            crate::Dialect::unknown(&serde_json::json!("nope"), crate::dialect::DIALECT_CONTROL);
         assert!(dialect.did_not_run(), "{dialect:?}");
     }
 

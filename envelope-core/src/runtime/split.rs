@@ -135,20 +135,24 @@ pub fn split_controls(
     if let Some(asked) = given.get(DIALECT_CONTROL)
         && Dialect::deserialize(asked).is_err()
     {
-        return Err(unshaped(Dialect::unknown(asked), &mut notices, &given));
+        let error = Dialect::unknown(asked, names.wire(DIALECT_CONTROL));
+        return Err(unshaped(error, &mut notices, &given));
     }
     let mut controls = Controls {
         names: names.clone(),
         ..Controls::default()
     };
     if !given.is_empty() {
-        controls = decode_value::<Controls>(Value::Object(given.clone()))
-            .map_err(|error| unshaped(error, &mut notices, &given))?;
+        controls = decode_named::<Controls>(Value::Object(given.clone()), &|field| {
+            names.wire(field).to_owned()
+        })
+        .map_err(|error| unshaped(error, &mut notices, &given))?;
         controls.names = names.clone();
         if let Some(asked) = controls.dialect
             && !offered.contains(asked)
         {
-            return Err(unshaped(asked.not_offered(offered), &mut notices, &given));
+            let error = asked.not_offered(offered, names.wire(DIALECT_CONTROL));
+            return Err(unshaped(error, &mut notices, &given));
         }
         // What the answer's dialect cannot write is refused before the tool runs, never
         // dropped from the answer without a word.
@@ -158,7 +162,7 @@ pub fn split_controls(
             .find(|(control, value)| !expressible.expresses(dialect, control, value))
         {
             return Err(ControlRefusal {
-                error: expressible.cannot_express(dialect, control, value),
+                error: expressible.cannot_express(dialect, control, value, names),
                 controls,
                 notices,
                 given,
@@ -187,8 +191,25 @@ pub(super) fn json_kind(value: &Value) -> &'static str {
 
 /// Decodes with the failing field named: `invalid argument `limit`: invalid type: …`.
 pub(super) fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
+    decode_named(value, &str::to_owned)
+}
+
+/// [`decode_value`], the failing field named as `name` has it (a control renamed on its
+/// tool is refused under the name the caller sent it as).
+fn decode_named<T: DeserializeOwned>(
+    value: Value,
+    name: &dyn Fn(&str) -> String,
+) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(value).map_err(|error| {
         let field = error.path().to_string();
+        // The path's first segment is the control; what follows it (`.key`, `[0]`) is inside
+        // its value.
+        let field = if field == "." {
+            field
+        } else {
+            let end = field.find(['.', '[']).unwrap_or(field.len());
+            format!("{}{}", name(&field[..end]), &field[end..])
+        };
         let inner = error.into_inner();
         if field == "." {
             ToolError::validation(format!("invalid arguments: {inner}"))
@@ -237,6 +258,39 @@ mod tests {
         assert_eq!(split.controls.response_mode, ResponseMode::Full);
         assert_eq!(split.controls.continuation.as_deref(), Some("tok"));
         assert!(split.notices.is_empty());
+    }
+
+    #[test]
+    fn a_renamed_control_is_refused_under_the_name_it_was_sent_as() {
+        let own = ["dialect".to_owned(), "response_mode".to_owned()];
+        let names = ControlNames::avoiding(&own);
+        let refused = |arguments: Value| {
+            let refusal = split_controls("t", arguments, Some(&own), &names, Dialects::default())
+                .expect_err("refused");
+            serde_json::to_value(&refusal.error).expect("serializes")
+        };
+        // The tool's own `dialect` and `response_mode` are its arguments, never refused here.
+        let split = split_controls(
+            "t",
+            json!({"dialect": "postgres", "response_mode": 3}),
+            Some(&own),
+            &names,
+            Dialects::default(),
+        )
+        .expect("the tool's own arguments");
+        assert_eq!(split.arguments.len(), 2);
+        for (arguments, field) in [
+            (json!({"envelope_dialect": "nope"}), "envelope_dialect"),
+            (
+                json!({"envelope_response_mode": 3}),
+                "envelope_response_mode",
+            ),
+        ] {
+            let error = refused(arguments);
+            assert_eq!(error["data"]["field"], field, "{error}");
+            let message = error["message"].as_str().expect("a message");
+            assert!(message.contains(&format!("`{field}`")), "{message}");
+        }
     }
 
     #[test]
