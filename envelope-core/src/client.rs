@@ -1,12 +1,14 @@
 //! What a tool may ask of the client while it runs: input from the user (elicitation), a
-//! completion from the client's model (sampling), and log messages at the level the client set.
+//! completion from the client's model (sampling), the client's roots (the directories or files
+//! it works in), and log messages at the level the client set.
 //!
 //! The transport implements [`ClientChannel`] (MCP's `elicitation/create`,
-//! `sampling/createMessage` and `notifications/message`); a tool asks through its
-//! [`ToolContext`](crate::ToolContext): [`elicit`](crate::ToolContext::elicit),
-//! [`sample`](crate::ToolContext::sample), [`log`](crate::ToolContext::log). Without a client
-//! that offers it, asking answers [`ClientError::Unavailable`], which `?` turns into an
-//! `unavailable` error with code [`ELICITATION_UNAVAILABLE`] or [`SAMPLING_UNAVAILABLE`].
+//! `sampling/createMessage`, `roots/list` and `notifications/message`); a tool asks through
+//! its [`ToolContext`](crate::ToolContext): [`elicit`](crate::ToolContext::elicit),
+//! [`sample`](crate::ToolContext::sample), [`roots`](crate::ToolContext::roots),
+//! [`log`](crate::ToolContext::log). Without a client that offers it, asking answers
+//! [`ClientError::Unavailable`], which `?` turns into an `unavailable` error with code
+//! [`ELICITATION_UNAVAILABLE`], [`SAMPLING_UNAVAILABLE`] or [`ROOTS_UNAVAILABLE`].
 
 use std::fmt;
 
@@ -24,6 +26,9 @@ pub const ELICITATION_UNAVAILABLE: &str = crate::fields::code::ELICITATION_UNAVA
 /// The `code` of the error a tool answers when it asked for sampling and the client does not
 /// offer it: `unavailable`, not retryable.
 pub const SAMPLING_UNAVAILABLE: &str = crate::fields::code::SAMPLING_UNAVAILABLE;
+/// The `code` of the error a tool answers when it asked for the client's roots and the client
+/// does not tell them (it did not declare `roots`): `unavailable`, not retryable.
+pub const ROOTS_UNAVAILABLE: &str = crate::fields::code::ROOTS_UNAVAILABLE;
 /// The `code` of the error a tool answers when the client's answer did not match what was
 /// asked (content that fails the requested schema, say): `validation`, not retryable.
 pub const CLIENT_RESPONSE_INVALID: &str = crate::fields::code::CLIENT_RESPONSE_INVALID;
@@ -68,6 +73,8 @@ pub enum ClientFeature {
     Elicitation,
     /// A completion from the client's model (`sampling`).
     Sampling,
+    /// The client's roots (`roots`).
+    Roots,
 }
 
 impl fmt::Display for ClientFeature {
@@ -75,6 +82,7 @@ impl fmt::Display for ClientFeature {
         f.write_str(match self {
             ClientFeature::Elicitation => "elicitation",
             ClientFeature::Sampling => "sampling",
+            ClientFeature::Roots => "roots",
         })
     }
 }
@@ -100,7 +108,8 @@ pub enum ClientError {
 }
 
 impl From<ClientError> for ToolError {
-    /// `unavailable` ([`ELICITATION_UNAVAILABLE`], [`SAMPLING_UNAVAILABLE`]) when the client
+    /// `unavailable` ([`ELICITATION_UNAVAILABLE`], [`SAMPLING_UNAVAILABLE`],
+    /// [`ROOTS_UNAVAILABLE`]) when the client
     /// does not offer it, not retryable; `validation` ([`CLIENT_RESPONSE_INVALID`]) for an
     /// answer that does not fit; `transient` ([`CLIENT_REQUEST_FAILED`]) when the request
     /// failed; `internal` for a request that could not be asked.
@@ -111,6 +120,7 @@ impl From<ClientError> for ToolError {
                 .with_code(match feature {
                     ClientFeature::Elicitation => ELICITATION_UNAVAILABLE,
                     ClientFeature::Sampling => SAMPLING_UNAVAILABLE,
+                    ClientFeature::Roots => ROOTS_UNAVAILABLE,
                 })
                 .with_retryable(false),
             ClientError::InvalidRequest(_) => ToolError::internal(message),
@@ -235,6 +245,26 @@ pub struct Sampled {
     pub stop_reason: Option<String>,
 }
 
+/// One of the client's roots: a directory or file it works in, as MCP's `roots/list` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Root {
+    /// Its URI (`file://` as a rule).
+    pub uri: String,
+    /// The name the client gives it, if any.
+    pub name: Option<String>,
+}
+
+impl Root {
+    /// The root at `uri`, named `name` if given.
+    pub fn new(uri: impl Into<String>, name: Option<String>) -> Root {
+        Root {
+            uri: uri.into(),
+            name,
+        }
+    }
+}
+
 /// The requests a tool can make of its client; the transport implements it.
 pub trait ClientChannel: Send + Sync {
     /// Asks the user `message`, for content matching `schema` (a flat JSON Schema object of
@@ -248,6 +278,21 @@ pub trait ClientChannel: Send + Sync {
 
     /// Asks the client's model for a completion.
     fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>>;
+
+    /// Whether the client declared `feature`: what a request for it would not be refused
+    /// for. By default, a channel offers nothing.
+    fn offers(&self, feature: ClientFeature) -> bool {
+        let _ = feature;
+        false
+    }
+
+    /// Asks the client for its roots. By default, a channel that cannot ask for them answers
+    /// [`ClientError::Unavailable`].
+    fn roots(&self) -> BoxFuture<'_, Result<Vec<Root>, ClientError>> {
+        Box::pin(std::future::ready(Err(ClientError::Unavailable(
+            ClientFeature::Roots,
+        ))))
+    }
 
     /// Sends a log message from `logger` (the tool's name), if the client wants `level`.
     fn log(&self, level: LogLevel, logger: &str, data: Value);

@@ -344,6 +344,24 @@ impl ToolContext {
         }
     }
 
+    /// Whether the call's client declared `feature` (so asking for it is not refused
+    /// [`ClientError::Unavailable`]); `false` without a client.
+    pub fn offers(&self, feature: ClientFeature) -> bool {
+        self.client
+            .as_ref()
+            .is_some_and(|client| client.offers(feature))
+    }
+
+    /// Asks the client for its roots (the directories or files it works in); a client that
+    /// does not tell them answers [`ClientError::Unavailable`], which `?` turns into an
+    /// `unavailable` error with code [`ROOTS_UNAVAILABLE`](crate::ROOTS_UNAVAILABLE).
+    pub async fn roots(&self) -> Result<Vec<crate::client::Root>, ClientError> {
+        match &self.client {
+            Some(client) => client.roots().await,
+            None => Err(ClientError::Unavailable(ClientFeature::Roots)),
+        }
+    }
+
     /// Logs `data` to the client at `level`, from the tool (the logger is its name): sent only
     /// when the client asked for messages at that level or above (`logging/setLevel`), a no-op
     /// without a client. A value that does not serialize is sent as its error.

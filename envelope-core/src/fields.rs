@@ -232,6 +232,8 @@ pub mod code {
     pub const ELICITATION_UNAVAILABLE: &str = "elicitation_unavailable";
     /// The client does not offer sampling.
     pub const SAMPLING_UNAVAILABLE: &str = "sampling_unavailable";
+    /// The client does not tell its roots.
+    pub const ROOTS_UNAVAILABLE: &str = "roots_unavailable";
     /// The client's answer did not match what was asked.
     pub const CLIENT_RESPONSE_INVALID: &str = "client_response_invalid";
     /// The request to the client failed.

@@ -116,8 +116,8 @@ pub use caller::{Caller, INSUFFICIENT_SCOPE, Principal, Scopes, insufficient_sco
 pub use capability::Capability;
 pub use client::{
     CLIENT_REQUEST_FAILED, CLIENT_RESPONSE_INVALID, ClientChannel, ClientError, ClientFeature,
-    ELICITATION_UNAVAILABLE, Elicited, LogLevel, SAMPLING_UNAVAILABLE, Sampled, SamplingMessage,
-    SamplingRequest, SamplingRole,
+    ELICITATION_UNAVAILABLE, Elicited, LogLevel, ROOTS_UNAVAILABLE, Root, SAMPLING_UNAVAILABLE,
+    Sampled, SamplingMessage, SamplingRequest, SamplingRole,
 };
 pub use completeness::{Completeness, CompletenessParts, IncompleteReason, TruncationReason, Unit};
 pub use context::{NOT_CONFIGURED, ToolContext};

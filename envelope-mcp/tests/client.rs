@@ -1,5 +1,5 @@
 //! A tool asking its client, through `ToolContext`: input from the user (elicitation), a
-//! completion (sampling) and log messages, over MCP to rmcp's own client, as any client would
+//! completion (sampling), the client's roots and log messages, over MCP to rmcp's own client, as any client would
 //! answer. Each outcome is read off the envelope the tool answers with.
 //!
 //! rmcp marks sampling and logging deprecated for the revisions after 2025-11-25, which these
@@ -14,7 +14,8 @@ use envelope_mcp::{EnvelopeConfig, EnvelopeServer};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
-    LoggingLevel, LoggingMessageNotificationParam, SamplingMessage, SetLevelRequestParams,
+    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, Root, SamplingMessage,
+    SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ErrorData, RoleClient, ServiceExt};
@@ -47,6 +48,18 @@ async fn ask_model(ctx: &ToolContext) -> ToolResult<Value> {
     Ok(json!({ "text": sampled.text, "model": sampled.model }))
 }
 
+/// Lists the client's roots.
+#[tool(tier = lite, read_only)]
+async fn workspace(ctx: &ToolContext) -> ToolResult<Value> {
+    let roots = ctx.roots().await?;
+    Ok(json!(
+        roots
+            .iter()
+            .map(|root| json!({ "uri": root.uri, "name": root.name }))
+            .collect::<Vec<_>>()
+    ))
+}
+
 /// Logs at three levels.
 #[tool(tier = lite, read_only)]
 async fn chatty(ctx: &ToolContext) -> ToolResult<&'static str> {
@@ -58,7 +71,7 @@ async fn chatty(ctx: &ToolContext) -> ToolResult<&'static str> {
 
 fn server() -> EnvelopeServer {
     EnvelopeServer::new(
-        toolset![confirm_delete, ask_model, chatty],
+        toolset![confirm_delete, ask_model, workspace, chatty],
         EnvelopeConfig::new("asking", "0.0.0"),
     )
 }
@@ -97,8 +110,9 @@ impl rmcp::ClientHandler for Asking {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.offers {
-            capabilities = serde_json::from_value(json!({ "elicitation": {}, "sampling": {} }))
-                .expect("capabilities");
+            capabilities =
+                serde_json::from_value(json!({ "elicitation": {}, "sampling": {}, "roots": {} }))
+                    .expect("capabilities");
         }
         ClientConfig::new(capabilities, Implementation::new("asking-client", "0"))
     }
@@ -139,6 +153,16 @@ impl rmcp::ClientHandler for Asking {
             SamplingMessage::assistant_text("teal"),
             "test-model".to_owned(),
         ))
+    }
+
+    async fn list_roots(
+        &self,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(vec![
+            Root::new("file:///srv/project").with_name("project"),
+            Root::new("file:///tmp/scratch"),
+        ]))
     }
 
     async fn on_logging_message(
@@ -211,6 +235,27 @@ async fn a_client_without_elicitation_answers_unavailable() {
         sampled["error"]["code"],
         envelope_core::SAMPLING_UNAVAILABLE,
         "{sampled}"
+    );
+
+    let roots = call(&client, "workspace").await;
+    assert_eq!(
+        roots["error"]["code"],
+        envelope_core::ROOTS_UNAVAILABLE,
+        "{roots}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_reads_the_clients_roots() {
+    let client = connect(Asking::new(true, Answer::Decline)).await;
+    let envelope = call(&client, "workspace").await;
+    assert_eq!(
+        envelope["data"],
+        json!([
+            { "uri": "file:///srv/project", "name": "project" },
+            { "uri": "file:///tmp/scratch", "name": null },
+        ]),
+        "{envelope}"
     );
 }
 

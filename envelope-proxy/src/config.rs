@@ -168,10 +168,11 @@ pub enum Revision {
     #[default]
     #[serde(rename = "2025-11-25")]
     Initialize,
-    /// `"2026-07-28"`: `server/discover` and metadata on every request, for an upstream that
-    /// speaks that revision (one that does not refuses to start). What it asks of a client
-    /// during a call it answers with an `InputRequiredResult`; the proxy asks the client of
-    /// the call (in whatever revision that client speaks) and calls again with the answers.
+    /// `"2026-07-28"`: `server/discover` and metadata on every request (the caller's own
+    /// capabilities among it), for an upstream that speaks that revision (one that does not
+    /// refuses to start). What it asks of a client during a call it answers with an
+    /// `InputRequiredResult`; the proxy asks the client of the call (in whatever revision that
+    /// client speaks) and calls again with the answers.
     #[serde(rename = "2026-07-28")]
     Discover,
 }

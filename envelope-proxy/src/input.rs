@@ -3,17 +3,22 @@
 //! opaque `requestState`, and expects the call again with the answers (`inputResponses`) and
 //! that state (SEP-2322).
 //!
-//! The proxy asks each request of the client of the call, through the call's own
+//! The proxy asks each request (an elicitation, a sampling, the client's roots) of the client
+//! of the call, through the call's own
 //! [`ToolContext`]: a client on an older revision is sent the request as one of the server's
 //! own; a client on 2026-07-28 gets an `InputRequiredResult` of the proxy's, sealed by the
 //! proxy's server, and calling again runs the call again from the start, every answer given so
 //! far read back in order. Then the upstream is called again with the answers, until it
 //! answers, at most [`MAX_INPUT_ROUNDS`] times.
 
+#![allow(deprecated)] // sampling and roots, which rmcp marks deprecated (SEP-2577)
+
 use std::future::Future;
 
 use envelope_core::{ToolContext, ToolError};
-use rmcp::model::{CallToolResult, InputRequest, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    CallToolResult, InputRequest, InputRequiredResult, InputResponses, ListRootsResult,
+};
 use serde_json::Value;
 
 use crate::errors::{UPSTREAM_INPUT_UNRELAYED, upstream_error};
@@ -60,41 +65,58 @@ where
     ))
 }
 
-/// Asks `ctx`'s client what the upstream `asked`; the call to make again with the answers.
+/// Asks `ctx`'s client what the upstream `asked`, every request at once (a client on
+/// 2026-07-28 is asked them all in one round); the call to make again with the answers.
 async fn answer(ctx: &ToolContext, asked: InputRequiredResult) -> Result<Retry, ToolError> {
+    let requests = asked.input_requests.unwrap_or_default();
+    let answers = futures::future::join_all(
+        requests
+            .into_iter()
+            .map(|(key, request)| async move { (key, ask(ctx, request).await) }),
+    )
+    .await;
     let mut responses = InputResponses::new();
-    for (key, request) in asked.input_requests.unwrap_or_default() {
-        let response = match request {
-            InputRequest::Elicitation(request) => {
-                to_json(elicit_with(ctx, request.params).await.map_err(unrelayed)?)
-            }
-            InputRequest::CreateMessage(request) => {
-                to_json(sample_with(ctx, request.params).await.map_err(unrelayed)?)
-            }
-            InputRequest::ListRoots(_) => {
-                return Err(upstream_error(
-                    UPSTREAM_INPUT_UNRELAYED,
-                    "the upstream asked for the client's roots before answering, which the \
-                     proxy does not pass on",
-                ));
-            }
-            other => {
-                return Err(upstream_error(
-                    UPSTREAM_INPUT_UNRELAYED,
-                    format!(
-                        "the upstream asked before answering for what the proxy does not \
-                         know: {}",
-                        serde_json::to_string(&other).unwrap_or_default()
-                    ),
-                ));
-            }
-        };
-        responses.insert(key, response?);
+    for (key, answer) in answers {
+        responses.insert(key, answer?);
     }
     Ok(Retry {
         responses,
         state: asked.request_state,
     })
+}
+
+/// Asks `ctx`'s client one request of the upstream's; its answer as the upstream reads it.
+async fn ask(ctx: &ToolContext, request: InputRequest) -> Result<Value, ToolError> {
+    match request {
+        InputRequest::Elicitation(request) => {
+            to_json(elicit_with(ctx, request.params).await.map_err(unrelayed)?)
+        }
+        InputRequest::CreateMessage(request) => {
+            to_json(sample_with(ctx, request.params).await.map_err(unrelayed)?)
+        }
+        InputRequest::ListRoots(_) => {
+            let roots = ctx.roots().await.map_err(ToolError::from)?;
+            to_json(ListRootsResult::new(
+                roots
+                    .into_iter()
+                    .map(|root| {
+                        let listed = rmcp::model::Root::new(root.uri);
+                        match root.name {
+                            Some(name) => listed.with_name(name),
+                            None => listed,
+                        }
+                    })
+                    .collect(),
+            ))
+        }
+        other => Err(upstream_error(
+            UPSTREAM_INPUT_UNRELAYED,
+            format!(
+                "the upstream asked before answering for what the proxy does not know: {}",
+                serde_json::to_string(&other).unwrap_or_default()
+            ),
+        )),
+    }
 }
 
 /// A client's answer as the upstream reads it back.
@@ -124,7 +146,7 @@ fn unrelayed(why: Unrelayed) -> ToolError {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use envelope_core::ELICITATION_UNAVAILABLE;
+    use envelope_core::{ELICITATION_UNAVAILABLE, ROOTS_UNAVAILABLE};
     use rmcp::model::InputRequests;
     use serde_json::json;
 
@@ -150,14 +172,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_clients_roots_are_not_passed_on() {
+    async fn the_roots_of_a_client_that_does_not_tell_them_are_its_own_error() {
         let roots = asked(json!({"roots": {"method": "roots/list"}}));
         let error = answer(&ToolContext::new(), roots)
             .await
             .err()
-            .expect("roots are not relayed");
-        assert_eq!(error.code(), Some(UPSTREAM_INPUT_UNRELAYED));
-        assert!(error.message().contains("roots"), "{}", error.message());
+            .expect("no client to ask");
+        assert_eq!(error.code(), Some(ROOTS_UNAVAILABLE));
     }
 
     #[tokio::test]

@@ -15,15 +15,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use envelope_core::{
-    ClientError, Elicited, SamplingMessage as AskedMessage, SamplingRequest, SamplingRole,
-    ToolContext,
+    ClientError, ClientFeature, Elicited, SamplingMessage as AskedMessage, SamplingRequest,
+    SamplingRole, ToolContext,
 };
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    LoggingMessageNotificationParam, Role, SamplingCapability, SamplingMessageContentBlock,
+    LoggingMessageNotificationParam, Role, RootsCapabilities, SamplingCapability,
+    SamplingMessageContentBlock,
 };
+
+use crate::config::Revision;
 
 /// The calls in flight, whose clients the upstream's requests may reach.
 #[derive(Clone, Default)]
@@ -197,11 +200,36 @@ pub(crate) async fn elicit_with(
     })
 }
 
-pub(crate) fn capabilities() -> ClientCapabilities {
+pub(crate) fn capabilities(revision: Revision) -> ClientCapabilities {
     let mut capabilities = ClientCapabilities::default();
     capabilities.sampling = Some(SamplingCapability::default());
     capabilities.elicitation =
         Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    // On 2026-07-28 the roots are asked for within a call (`InputRequiredResult`), and go to
+    // that call's client. On the revisions before, a server may ask for them at any time (the
+    // filesystem server asks as it starts, to set its directories), when no call names a
+    // client to ask: not declared there.
+    if revision == Revision::Discover {
+        capabilities.roots = Some(RootsCapabilities::default());
+    }
+    capabilities
+}
+
+/// What the client of the call `ctx` declared, of what the proxy relays: the capabilities a
+/// call made for it on 2026-07-28 carries upstream (each request says its client's), so the
+/// upstream asks that client only what it can answer, and refuses a call that needs more.
+pub(crate) fn callers_capabilities(ctx: &ToolContext) -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::default();
+    if ctx.offers(ClientFeature::Sampling) {
+        capabilities.sampling = Some(SamplingCapability::default());
+    }
+    if ctx.offers(ClientFeature::Elicitation) {
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    }
+    if ctx.offers(ClientFeature::Roots) {
+        capabilities.roots = Some(RootsCapabilities::default());
+    }
     capabilities
 }
 

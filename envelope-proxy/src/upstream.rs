@@ -16,8 +16,8 @@ use envelope_check::Faults;
 use envelope_core::ToolError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-    NumberOrString, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerNotification,
-    ServerResult, SubscriptionFilter, Tool,
+    NumberOrString, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestMetaObject,
+    ServerNotification, ServerResult, SubscriptionFilter, Tool,
 };
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::service::{
@@ -60,6 +60,7 @@ type ProgressRoutes = Arc<std::sync::Mutex<HashMap<String, mpsc::UnboundedSender
 /// What the proxy's client hears from the upstream besides answers, and what it is asked.
 #[derive(Clone, Default)]
 struct Listener {
+    revision: Revision,
     tools_changed: Arc<Notify>,
     lists_changed: ListsChanged,
     progress: ProgressRoutes,
@@ -79,7 +80,7 @@ pub(crate) struct ListsChanged {
 impl ClientHandler for Listener {
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut info = rmcp::model::ClientConfig::default();
-        info.capabilities = crate::relay::capabilities();
+        info.capabilities = crate::relay::capabilities(self.revision);
         info
     }
 
@@ -308,6 +309,14 @@ impl Upstream {
         progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> Result<Answered, ToolError> {
         let connection = self.connection().await?;
+        let mut options = PeerRequestOptions::no_options();
+        if self.revision == Revision::Discover {
+            // Each request on 2026-07-28 says its client's capabilities: the caller's, not the
+            // proxy's, so the upstream asks it only what it can answer.
+            let mut meta = RequestMetaObject::default();
+            meta.set_client_capabilities(crate::relay::callers_capabilities(ctx));
+            options.meta = Some(meta);
+        }
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         if let Some(retry) = retry {
             params.input_responses = Some(retry.responses);
@@ -318,9 +327,7 @@ impl Upstream {
         let _in_flight = self.in_flight.enter(ctx);
         let asked = async move {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let handle = peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await?;
+            let handle = peer.send_request_with_option(request, options).await?;
             let mut stop = StopUnanswered {
                 peer: peer.clone(),
                 id: Some(handle.id.clone()),
@@ -578,6 +585,7 @@ impl Upstream {
     /// A new connection to the upstream, initialized.
     async fn connect(&self) -> Result<Connection, String> {
         let listener = Listener {
+            revision: self.revision,
             tools_changed: Arc::clone(&self.tools_changed),
             lists_changed: self.lists_changed.clone(),
             progress: Arc::clone(&self.progress),

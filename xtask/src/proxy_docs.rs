@@ -87,15 +87,15 @@ pub(crate) fn markdown(header: &str) -> String {
          upstream speaks: results are marked `resultType`, and a subscription \
          (`subscriptions/listen`) is told of the tools', prompts' and resources' changes. \
          With `[upstream] revision = \"2026-07-28\"` the proxy speaks it to the upstream too \
-         (`server/discover`, and a subscription to the upstream's list changes). Such an \
-         upstream asks for a client's input by answering `InputRequiredResult`: the proxy asks \
-         the client of the call each elicitation and sampling request (as a request of its \
-         own to a client on an older revision, as an `InputRequiredResult` of its own, under \
-         keys of its own, to one on 2026-07-28) and calls again with the answers and the \
-         upstream's `requestState`, at most {max_rounds} times; a request for the client's \
-         roots is answered `upstream_input_unrelayed`. The proxy calls the upstream as the \
-         client it is (declaring sampling and elicitation), so an upstream's check of the \
-         caller's own capabilities (`-32021`) sees the proxy's. Over that revision, resource \
+         (`server/discover`, and a subscription to the upstream's list changes), and each call \
+         carries its caller's own capabilities, of those the proxy relays. Such an upstream \
+         asks for a client's input by answering `InputRequiredResult`: the proxy asks the \
+         client of the call every elicitation, sampling and roots request at once (as requests \
+         of its own to a client on an older revision; as one `InputRequiredResult` of its own, \
+         under keys of its own, to one on 2026-07-28) and calls again with the answers and the \
+         upstream's `requestState`, at most {max_rounds} times. An upstream's refusal of a \
+         caller without a capability it needs (JSON-RPC `-32021`) is the call's envelope \
+         (`upstream_rpc_error`), as every upstream refusal is. Over that revision, resource \
          subscriptions and log messages are not relayed.\n\
          - **Cancellation.** A call its client cancels, or one the proxy stops waiting for \
          (its timeout, an answer it could not read, the call's deadline), is cancelled \

@@ -1,5 +1,5 @@
-//! A tool's requests of its client, over MCP: `elicitation/create`, `sampling/createMessage`
-//! and `notifications/message`, through rmcp's peer of the session; and the logging level the
+//! A tool's requests of its client, over MCP: `elicitation/create`, `sampling/createMessage`,
+//! `roots/list` and `notifications/message`, through rmcp's peer of the session; and the logging level the
 //! client set for the session (`logging/setLevel`).
 //!
 //! rmcp marks sampling and logging deprecated by SEP-2577, for the protocol revisions after
@@ -9,14 +9,14 @@
 use std::sync::{Arc, RwLock};
 
 use envelope_core::{
-    BoxFuture, ClientError, ClientFeature, Elicited, LogLevel, Sampled, SamplingRequest,
+    BoxFuture, ClientError, ClientFeature, Elicited, LogLevel, Root, Sampled, SamplingRequest,
     SamplingRole,
 };
 use rmcp::RoleServer;
 use rmcp::ServiceError;
 use rmcp::model::{
     ClientCapabilities, ClientResult, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, LoggingLevel,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParam, ServerRequest,
 };
 use rmcp::service::Peer;
@@ -151,6 +151,7 @@ pub(crate) fn offered(
     let declared = match feature {
         ClientFeature::Elicitation => capabilities.elicitation.is_some(),
         ClientFeature::Sampling => capabilities.sampling.is_some(),
+        ClientFeature::Roots => capabilities.roots.is_some(),
     };
     declared
         .then_some(())
@@ -163,13 +164,15 @@ pub(crate) fn elicitation_params(message: String, schema: &Value) -> Value {
     json!({ "mode": "form", "message": message, "requestedSchema": schema })
 }
 
-/// One of the two requests a tool makes of its client.
+/// One of the requests a tool makes of its client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Request {
     /// `elicitation/create`: a form for the user.
     Elicitation,
     /// `sampling/createMessage`: a completion of the client's model.
     Sampling,
+    /// `roots/list`: the client's roots.
+    Roots,
 }
 
 impl Request {
@@ -178,6 +181,7 @@ impl Request {
         match self {
             Request::Elicitation => "elicitation/create", // wire: MCP's elicitation request
             Request::Sampling => "sampling/createMessage", // wire: MCP's sampling request
+            Request::Roots => "roots/list",               // wire: MCP's roots request
         }
     }
 }
@@ -223,8 +227,22 @@ pub(crate) async fn sample(
     Ok(sampled(&answer))
 }
 
+/// The client's roots, however the request travels: refused unless the client declared
+/// `roots`, then read off `roots/list`'s result.
+pub(crate) async fn roots(client: &impl Asks) -> Result<Vec<Root>, ClientError> {
+    offered(client.capabilities(), ClientFeature::Roots)?;
+    let answer = client.ask(Request::Roots, json!({})).await?;
+    let listed: ListRootsResult = serde_json::from_value(answer)
+        .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
+    Ok(listed
+        .roots
+        .into_iter()
+        .map(|root| Root::new(root.uri, root.name))
+        .collect())
+}
+
 /// Implements `ClientChannel` for a type that [`Asks`]: its one implementation, through
-/// [`elicit`], [`sample`] and [`Asks::logs`]. A macro because the orphan rule forbids a blanket
+/// [`elicit`], [`sample`], [`roots`] and [`Asks::logs`]. A macro because the orphan rule forbids a blanket
 /// `impl<T: Asks> ClientChannel for T` of envelope-core's trait.
 macro_rules! client_channel_of_asks {
     ($client:ty) => {
@@ -248,6 +266,23 @@ macro_rules! client_channel_of_asks {
                 Result<envelope_core::Sampled, envelope_core::ClientError>,
             > {
                 Box::pin($crate::server::client::sample(self, request))
+            }
+
+            fn offers(&self, feature: envelope_core::ClientFeature) -> bool {
+                $crate::server::client::offered(
+                    $crate::server::client::Asks::capabilities(self),
+                    feature,
+                )
+                .is_ok()
+            }
+
+            fn roots(
+                &self,
+            ) -> envelope_core::BoxFuture<
+                '_,
+                Result<Vec<envelope_core::Root>, envelope_core::ClientError>,
+            > {
+                Box::pin($crate::server::client::roots(self))
             }
 
             fn log(&self, level: envelope_core::LogLevel, logger: &str, data: serde_json::Value) {
@@ -275,6 +310,7 @@ impl Asks for PeerClient {
                     self.peer.create_message(params)
                 }))
             }
+            Request::Roots => Box::pin(exchange(params, |_: Value| self.peer.list_roots())),
         }
     }
 

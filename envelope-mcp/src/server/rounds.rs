@@ -4,7 +4,7 @@
 //!
 //! The tool runs again from the start on each round: every ask it made before is answered from
 //! what the client sent, in the order it asks (the `n`th elicitation is `elicit-n`, the `n`th
-//! sampling `sample-n`); the first ask without an answer ends the round. The answers of the
+//! sampling `sample-n`, the `n`th request for the roots `roots-n`); the first ask without an answer ends the round. The answers of the
 //! rounds before travel in the `requestState`, sealed by rmcp's codec and bound to the tool and
 //! its arguments, so a state altered, or taken to another call, is refused.
 
@@ -28,6 +28,7 @@ pub(crate) struct Round {
     asked: Mutex<InputRequests>,
     elicitations: AtomicUsize,
     samplings: AtomicUsize,
+    roots: AtomicUsize,
     needs_input: Notify,
     capabilities: ClientCapabilities,
     /// Log messages go out as in any call.
@@ -83,6 +84,7 @@ impl Round {
             asked: Mutex::default(),
             elicitations: AtomicUsize::new(0),
             samplings: AtomicUsize::new(0),
+            roots: AtomicUsize::new(0),
             needs_input: Notify::new(),
             capabilities,
             logs,
@@ -128,6 +130,7 @@ impl Asks for Round {
         let (kind, count) = match request {
             Request::Elicitation => ("elicit", &self.elicitations),
             Request::Sampling => ("sample", &self.samplings),
+            Request::Roots => ("roots", &self.roots),
         };
         let n = count.fetch_add(1, Ordering::Relaxed) + 1;
         let key = format!("{kind}-{n}");
