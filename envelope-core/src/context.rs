@@ -4,6 +4,8 @@
 use std::any::{Any, TypeId, type_name};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -76,11 +78,22 @@ impl fmt::Debug for States {
     }
 }
 
+/// A future that resolves once a call is cancelled (see [`Cancellation::until_cancelled`]).
+pub type UntilCancelled = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
 /// Tells a tool whether its caller gave up. The transport implements it over its own signal
 /// (MCP's cancellation token); an `AtomicBool` works too.
 pub trait Cancellation: Send + Sync {
     /// Whether the call was cancelled.
     fn is_cancelled(&self) -> bool;
+
+    /// A future that resolves once the call is cancelled, for a signal that can wake whoever
+    /// waits on it (a cancellation token); `None`, the default, for one that can only be
+    /// looked at (an `AtomicBool`), which a waiter then checks with
+    /// [`Cancellation::is_cancelled`] as it goes.
+    fn until_cancelled(&self) -> Option<UntilCancelled> {
+        None
+    }
 }
 
 impl Cancellation for AtomicBool {
@@ -477,6 +490,25 @@ impl ToolContext {
         self.cancelled
             .as_ref()
             .is_some_and(|signal| signal.is_cancelled())
+    }
+
+    /// A future that resolves once the call is cancelled, for a tool that waits on something
+    /// else meanwhile (`select!` it against the work); `None` when the transport's signal can
+    /// only be looked at, and [`ToolContext::is_cancelled`] is the way to know. A call nothing
+    /// can cancel gets a future that never resolves.
+    ///
+    /// ```
+    /// # async fn run(ctx: envelope_core::ToolContext) {
+    /// if let Some(cancelled) = ctx.until_cancelled() {
+    ///     cancelled.await; // the caller gave up: stop what the tool started
+    /// }
+    /// # }
+    /// ```
+    pub fn until_cancelled(&self) -> Option<UntilCancelled> {
+        match &self.cancelled {
+            Some(signal) => signal.until_cancelled(),
+            None => Some(Box::pin(std::future::pending())),
+        }
     }
 
     /// The call's request id, stamped as `meta.request_id`: quote it in logs to correlate.

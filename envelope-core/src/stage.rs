@@ -26,7 +26,7 @@ pub use crate::bounded::{
     TopList, TopListWatch, to_value_capped, to_value_watched, to_value_within,
 };
 pub use crate::canonical::canonical_json;
-pub use crate::context::{Cancellation, ProgressSink, States};
+pub use crate::context::{Cancellation, ProgressSink, States, UntilCancelled};
 pub use crate::control_names::{ControlNames, RENAMED_CONTROL_PREFIX};
 pub use crate::controls::{Controls, OutputFormat, ResponseMode};
 pub use crate::deep::drop_deep;

@@ -36,6 +36,51 @@ use crate::{EnvelopeServer, McpError};
 /// so that no answer repeats an unbounded value the client chose.
 pub const MAX_JSONRPC_ID_BYTES: usize = 256;
 
+/// How long an answer waits after the last notification written before it, so that the two
+/// reach the client in different reads.
+///
+/// A client may handle what one read brings in an order of its own: the official TypeScript
+/// SDK handles each notification a microtask after the response read with it, and by then the
+/// response has closed its request, so a call's last progress report, written just before the
+/// result, was dropped. Only an answer that follows a notification waits, and only for what is
+/// left of this gap.
+pub(crate) const NOTICE_GAP: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// One line to write: a notification, or anything else (an answer, a request).
+struct Outgoing {
+    line: Vec<u8>,
+    notice: bool,
+}
+
+impl Outgoing {
+    fn other(line: Vec<u8>) -> Self {
+        Outgoing {
+            line,
+            notice: false,
+        }
+    }
+}
+
+/// Writes each line whole, an answer no sooner than [`NOTICE_GAP`] after the notification
+/// before it; returns when `outgoing` ends or `writer` fails.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut outgoing: mpsc::UnboundedReceiver<Outgoing>,
+) {
+    let mut last_notice: Option<tokio::time::Instant> = None;
+    while let Some(Outgoing { mut line, notice }) = outgoing.next().await {
+        if notice {
+            last_notice = Some(tokio::time::Instant::now());
+        } else if let Some(written) = last_notice.take() {
+            tokio::time::sleep_until(written + NOTICE_GAP).await;
+        }
+        line.push(b'\n');
+        if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
 /// Why the outgoing side stopped.
 #[derive(Debug, thiserror::Error)]
 #[error("the outgoing message queue is closed")]
@@ -184,16 +229,8 @@ impl EnvelopeServer {
     {
         let max = self.max_request_bytes();
         // One writer owns the output, so rmcp's answers and ours never interleave mid-line.
-        let (out, mut outgoing) = mpsc::unbounded::<Vec<u8>>();
-        let writing = tokio::spawn(async move {
-            let mut writer = writer;
-            while let Some(mut line) = outgoing.next().await {
-                line.push(b'\n');
-                if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (out, outgoing) = mpsc::unbounded::<Outgoing>();
+        let writing = tokio::spawn(write_lines(writer, outgoing));
         let (incoming, messages) = mpsc::unbounded::<RxJsonRpcMessage<RoleServer>>();
         let replies = out.clone();
         let in_flight = Arc::new(InFlight::<RequestId>::default());
@@ -219,7 +256,7 @@ impl EnvelopeServer {
                         Err(answer) => answer,
                     },
                 };
-                if replies.unbounded_send(line).is_err() {
+                if replies.unbounded_send(Outgoing::other(line)).is_err() {
                     break;
                 }
             }
@@ -228,7 +265,10 @@ impl EnvelopeServer {
         let sink =
             out.sink_map_err(|_| Closed)
                 .with(|message: TxJsonRpcMessage<RoleServer>| async move {
-                    Ok::<_, Closed>(serde_json::to_vec(&message).unwrap_or_default())
+                    Ok::<_, Closed>(Outgoing {
+                        notice: matches!(message, JsonRpcMessage::Notification(_)),
+                        line: serde_json::to_vec(&message).unwrap_or_default(),
+                    })
                 });
         let running = self
             .for_session()
@@ -271,6 +311,40 @@ mod tests {
         );
         assert_eq!(lines(b"", 8).await, Vec::<&str>::new());
         assert_eq!(lines(b"0123456789", 8).await, ["too long"]);
+    }
+
+    #[tokio::test]
+    async fn an_answer_after_a_notification_reaches_the_client_in_a_read_of_its_own() {
+        use tokio::io::AsyncReadExt as _;
+        let (writer, mut client) = tokio::io::duplex(1 << 16);
+        let (out, outgoing) = mpsc::unbounded::<Outgoing>();
+        let writing = tokio::spawn(write_lines(writer, outgoing));
+        let notice = |line: &str| Outgoing {
+            line: line.as_bytes().to_vec(),
+            notice: true,
+        };
+        let answer = |line: &str| Outgoing::other(line.as_bytes().to_vec());
+        for line in [notice("progress 1"), notice("progress 2"), answer("result")] {
+            out.unbounded_send(line).expect("the writer is running");
+        }
+        drop(out);
+        let mut reads = Vec::new();
+        let mut buffer = [0; 256];
+        loop {
+            let read = client.read(&mut buffer).await.expect("reads");
+            if read == 0 {
+                break;
+            }
+            reads.push(String::from_utf8_lossy(&buffer[..read]).into_owned());
+        }
+        writing.await.expect("the writer ends");
+        // The notifications may come together; the answer never with them.
+        assert_eq!(
+            reads.last().map(String::as_str),
+            Some("result\n"),
+            "{reads:?}"
+        );
+        assert_eq!(reads.concat(), "progress 1\nprogress 2\nresult\n");
     }
 
     #[test]

@@ -1,22 +1,20 @@
-//! Standard input as a server's line transport, read on the runtime's own thread where the
-//! platform allows.
+//! Standard input and output as a server's line transport, read and written on the runtime's
+//! own thread where the platform allows.
 //!
-//! tokio's `stdin()` hands every read to its blocking pool, since a terminal or a file cannot
-//! be polled: each line in crosses to another thread and back. An MCP host starts a server
-//! with pipes (or a socket pair, as Node does), and those can be polled like any socket. So on
-//! Unix a pipe or a socket is read directly, ready when epoll says so, and only a terminal or
-//! a file falls back to tokio's own stream. The descriptor is set back to blocking when the
-//! server lets go of it: it may outlive the server (a program reading after it served, a
-//! parent sharing the stream).
+//! tokio's `stdin()` and `stdout()` hand every read and every write to its blocking pool,
+//! since a terminal or a file cannot be polled: each line in and each line out crosses to
+//! another thread and back. An MCP host starts a server with pipes (or a socket pair, as
+//! Node does), and those can be polled like any socket. So on Unix a pipe or a socket is
+//! read and written directly, ready when epoll says so, and only a terminal or a file falls
+//! back to tokio's own streams. The descriptor is set back to blocking when the server lets
+//! go of it: it may outlive the server (a program printing after it served, a parent sharing
+//! the stream).
 //!
-//! Output stays on tokio's `stdout()`, a line a write from the blocking pool. Written directly,
-//! a call's last progress report and its result left within microseconds of each other and
-//! reached the client in one read; the official TypeScript SDK handles a notification a
-//! microtask after the response read with it, and by then the response has closed the
-//! request, so it dropped that report. Each line written from the pool reaches the client
-//! apart from the next.
+//! Written directly, a notification and the answer after it can leave within microseconds and
+//! reach the client in one read; the writer keeps them apart (see
+//! [`NOTICE_GAP`](crate::lines::NOTICE_GAP)).
 
-use tokio::io::AsyncRead;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The server's input: standard input, polled when it is a pipe or a socket.
 pub(crate) fn input() -> Box<dyn AsyncRead + Send + Unpin> {
@@ -25,6 +23,15 @@ pub(crate) fn input() -> Box<dyn AsyncRead + Send + Unpin> {
         return polled;
     }
     Box::new(tokio::io::stdin())
+}
+
+/// The server's output: standard output, polled when it is a pipe or a socket.
+pub(crate) fn output() -> Box<dyn AsyncWrite + Send + Unpin> {
+    #[cfg(unix)]
+    if let Some(polled) = polled::output() {
+        return polled;
+    }
+    Box::new(tokio::io::stdout())
 }
 
 #[cfg(unix)]
@@ -36,7 +43,7 @@ mod polled {
     use std::pin::Pin;
     use std::task::{Context, Poll};
 
-    use tokio::io::{AsyncRead, ReadBuf};
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
     use tokio::net::UnixStream;
     use tokio::net::unix::pipe;
 
@@ -68,6 +75,14 @@ mod polled {
         })
     }
 
+    pub(super) fn output() -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
+        let (file, kind) = pollable(io::stdout())?;
+        Some(match kind {
+            Kind::Pipe => Box::new(Polled(Some(pipe::Sender::from_file(file).ok()?))),
+            Kind::Socket => Box::new(Polled(Some(socket(file)?))),
+        })
+    }
+
     /// A stream socket, nonblocking and registered with the runtime. tokio's `UnixStream`
     /// only reads and writes the descriptor, which serves any stream socket alike.
     fn socket(file: File) -> Option<UnixStream> {
@@ -82,6 +97,12 @@ mod polled {
     }
 
     impl Blocking for pipe::Receiver {
+        fn set_blocking(self) {
+            let _ = self.into_blocking_fd();
+        }
+    }
+
+    impl Blocking for pipe::Sender {
         fn set_blocking(self) {
             let _ = self.into_blocking_fd();
         }
@@ -126,6 +147,24 @@ mod polled {
             buf: &mut ReadBuf<'_>,
         ) -> Poll<io::Result<()>> {
             self.stream().poll_read(cx, buf)
+        }
+    }
+
+    impl<T: Blocking + AsyncWrite + Unpin> AsyncWrite for Polled<T> {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.stream().poll_write(cx, buf)
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.stream().poll_flush(cx)
+        }
+
+        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.stream().poll_shutdown(cx)
         }
     }
 }

@@ -727,9 +727,19 @@ fn the_derived_tags_follow_the_configuration() {
 /// Whether the slow tool's leftover work saw the call cancelled.
 static SLOW_SAW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Whether the slow tool's leftover work was woken by the cancellation it awaited.
+static SLOW_WOKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Takes far longer than its deadline, leaving work behind that watches for cancellation.
 #[tool(tier = heavy, read_only)]
 async fn slow(ctx: &ToolContext) -> ToolResult<()> {
+    let waiter = ctx
+        .until_cancelled()
+        .expect("the server's signal can wake a waiter");
+    tokio::spawn(async move {
+        waiter.await;
+        SLOW_WOKEN.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
     let watcher = ctx.clone();
     tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -763,6 +773,7 @@ async fn a_call_past_its_deadline_answers_transient_and_is_cancelled() {
     // What the tool left running is told to stop.
     tokio::time::sleep(std::time::Duration::from_millis(600)).await;
     assert!(SLOW_SAW_CANCEL.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(SLOW_WOKEN.load(std::sync::atomic::Ordering::SeqCst));
 }
 
 /// A linked chain that drops iteratively: only its serialization may recurse.

@@ -732,9 +732,12 @@ fn cancelled_notification(
     ))
 }
 
-/// Resolves once `ctx`'s client cancelled the call. The context's cancellation is a flag the
-/// transport sets, read here every [`CANCELLATION_POLL`].
+/// Resolves once `ctx`'s client cancelled the call: woken by the transport's signal, or, for
+/// one that can only be looked at, by reading it every [`CANCELLATION_POLL`].
 async fn cancelled(ctx: &envelope_core::ToolContext) {
+    if let Some(cancelled) = ctx.until_cancelled() {
+        return cancelled.await;
+    }
     loop {
         if ctx.is_cancelled() {
             return;
@@ -743,5 +746,6 @@ async fn cancelled(ctx: &envelope_core::ToolContext) {
     }
 }
 
-/// How often a call in flight looks whether its client cancelled it.
+/// How often a call in flight looks whether its client cancelled it, when the signal cannot
+/// wake it.
 const CANCELLATION_POLL: Duration = Duration::from_millis(50);

@@ -2,7 +2,6 @@
 //! deadline, then the response through the budget stage and the call's dialect.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use envelope_budget::{Prepared, prepare, prepare_as};
 use envelope_core::stage::{Controls, OutputFormat, ResponseMode};
@@ -107,7 +106,7 @@ impl EnvelopeServer {
         match tokio::time::timeout(limit, work).await {
             Ok(output) => output,
             Err(_) => {
-                call.stop.deadline_passed.store(true, Ordering::Relaxed);
+                call.stop.deadline_passed.cancel();
                 ToolOutput::from(past_deadline(call.spec(), request_id, limit))
             }
         }

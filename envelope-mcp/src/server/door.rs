@@ -9,7 +9,6 @@
 //! answer's dialect. The tool's own arguments are the tool's entry to decode.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use envelope_budget::CallBudget;
 use envelope_core::stage::{
@@ -316,7 +315,7 @@ impl EnvelopeServer {
         // The client's cancellation, or the deadline's: either stops the work.
         let stop = Arc::new(Stop {
             client: extras.cancelled,
-            deadline_passed: AtomicBool::new(false),
+            deadline_passed: tokio_util::sync::CancellationToken::new(),
         });
         ctx = ctx.with_cancellation(Arc::clone(&stop) as Arc<dyn Cancellation>);
         if let Some(probe) = &config.index {

@@ -311,7 +311,7 @@ impl EnvelopeServer {
     /// Serves over standard input and output until the client disconnects. Every line gets an
     /// answer (see [`EnvelopeServer::serve_lines`]).
     pub async fn serve_stdio(self) -> Result<(), crate::McpError> {
-        self.serve_lines(crate::stdio::input(), tokio::io::stdout())
+        self.serve_lines(crate::stdio::input(), crate::stdio::output())
             .await
     }
 }

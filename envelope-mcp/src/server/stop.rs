@@ -2,10 +2,9 @@
 //! its deadline answers.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use envelope_core::stage::{Cancellation, meta_stamp, stamp_request_id};
+use envelope_core::stage::{Cancellation, UntilCancelled, meta_stamp, stamp_request_id};
 use envelope_core::{Envelope, RequestId, ToolError, ToolSpec};
 use serde_json::Value;
 
@@ -15,16 +14,29 @@ pub const DEADLINE_EXCEEDED: &str = envelope_core::fields::code::DEADLINE_EXCEED
 /// What stops a call: the client cancelling it, or its deadline passing.
 pub(super) struct Stop {
     pub(super) client: Option<Arc<dyn Cancellation>>,
-    pub(super) deadline_passed: AtomicBool,
+    /// Cancelled when the deadline passes.
+    pub(super) deadline_passed: tokio_util::sync::CancellationToken,
 }
 
 impl Cancellation for Stop {
     fn is_cancelled(&self) -> bool {
-        self.deadline_passed.load(Ordering::Relaxed)
+        self.deadline_passed.is_cancelled()
             || self
                 .client
                 .as_ref()
                 .is_some_and(|client| client.is_cancelled())
+    }
+
+    /// Either signal; `None` when the client's cannot wake a waiter.
+    fn until_cancelled(&self) -> Option<UntilCancelled> {
+        let deadline = self.deadline_passed.clone().cancelled_owned();
+        let Some(client) = &self.client else {
+            return Some(Box::pin(deadline));
+        };
+        let client = client.until_cancelled()?;
+        Some(Box::pin(async move {
+            futures::future::select(client, std::pin::pin!(deadline)).await;
+        }))
     }
 }
 
@@ -57,5 +69,9 @@ pub(crate) struct TokenCancellation(pub(crate) tokio_util::sync::CancellationTok
 impl Cancellation for TokenCancellation {
     fn is_cancelled(&self) -> bool {
         self.0.is_cancelled()
+    }
+
+    fn until_cancelled(&self) -> Option<UntilCancelled> {
+        Some(Box::pin(self.0.clone().cancelled_owned()))
     }
 }
