@@ -16,7 +16,9 @@
 //! `capital_question`, `client_roots`, `step1`, …), asks for roots and for several inputs in one
 //! round, and checks `requestState` behaviours (a state echoed as is, a tampered state refused,
 //! one state per round) that an author-facing API rightly does not expose. An envelope tool
-//! answers an envelope, always, so `-32021` is the handler's to answer too.
+//! answers `-32021` on 2026-07-28 only once it asked its client in vain (a call that failed
+//! `sampling_unavailable` for a capability the client did not declare); the fixture refuses
+//! before anything is asked, so it is the handler's to answer too.
 
 use std::sync::Arc;
 

@@ -169,14 +169,16 @@ async fn an_altered_or_borrowed_state_is_refused() {
 }
 
 #[tokio::test]
-async fn a_client_that_cannot_elicit_is_told_so_in_the_envelope() {
+async fn a_client_that_did_not_declare_elicitation_is_told_the_capability_it_lacks() {
+    // On 2026-07-28 a capability the client did not declare is its error, as the protocol
+    // spells it (SEP-2575): JSON-RPC -32021 naming it, not a tool result.
     let addr = serve_on_loopback(server()).await;
     let answer = call(addr, json!({}), None, None).await;
-    let envelope = &answer["result"]["structuredContent"];
-    assert_eq!(envelope["ok"], false, "{answer}");
+    assert_eq!(answer["error"]["code"], -32021, "{answer}");
     assert_eq!(
-        envelope["error"]["code"],
-        envelope_core::ELICITATION_UNAVAILABLE,
+        answer["error"]["data"]["requiredCapabilities"],
+        json!({ "elicitation": {} }),
         "{answer}"
     );
+    assert!(answer.get("result").is_none(), "{answer}");
 }

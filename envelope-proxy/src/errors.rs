@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use envelope_core::{Category, ToolError};
+use envelope_core::{Category, ClientError, ClientFeature, ToolError};
 use rmcp::ErrorData;
 
 /// The upstream did not answer within the call's timeout.
@@ -74,7 +74,7 @@ pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 10] = [
         UPSTREAM_RPC_ERROR,
         Category::Unavailable,
         false,
-        "any other JSON-RPC error, its code in `data.rpc_code`",
+        "any other JSON-RPC error, its code in `data.rpc_code`; -32021 (a client capability missing) is the envelope's own `elicitation_unavailable`, `sampling_unavailable` or `roots_unavailable` instead, the capabilities in `data.required_capabilities`, which a client on 2026-07-28 gets as that JSON-RPC error",
     ),
     (
         UPSTREAM_TOOL_ERROR,
@@ -86,7 +86,7 @@ pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 10] = [
         RESULT_STORE_UNAVAILABLE,
         Category::Unavailable,
         true,
-        "the result store (Redis) could not be reached: a tool that is not read-only ran but its answer could not be kept (a retry runs it again), or a page of one could not be read",
+        "a page of an answer kept in Redis was asked for while Redis could not be reached, and this proxy keeps none of that call's answers itself; retry the page later. (An answer Redis cannot take when it is kept is kept in the proxy's own memory instead, and paged from there.)",
     ),
     (
         UPSTREAM_INPUT_UNRELAYED,
@@ -126,6 +126,9 @@ pub(crate) fn unavailable(why: &str, wait: Duration) -> ToolError {
 pub(crate) fn rpc_error(tool: &str, error: &ErrorData) -> ToolError {
     let code = error.code.0;
     let message = error.message.as_ref();
+    if let Some(missing) = missing_capability(error) {
+        return missing;
+    }
     let mentions_tool = message.contains(tool) && message.to_ascii_lowercase().contains("tool");
     let kind = match code {
         -32601 => UPSTREAM_UNKNOWN_TOOL,
@@ -137,6 +140,34 @@ pub(crate) fn rpc_error(tool: &str, error: &ErrorData) -> ToolError {
     };
     upstream_error(kind, format!("the upstream refused the call: {message}"))
         .with_data(serde_json::json!({ "rpc_code": code }))
+}
+
+/// The upstream's `-32021`, a client capability missing (MCP 2026-07-28), as the client
+/// feature's own error: the caller's capabilities are what the proxy declared for it, so the
+/// capability is the caller's to offer. `None` for another error, or one naming no capability
+/// a tool can ask of a client.
+fn missing_capability(error: &ErrorData) -> Option<ToolError> {
+    if error.code != rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        return None;
+    }
+    let required = error
+        .data
+        .as_ref()?
+        .get("requiredCapabilities")?
+        .as_object()?;
+    let feature = [
+        ("sampling", ClientFeature::Sampling),
+        ("elicitation", ClientFeature::Elicitation),
+        ("roots", ClientFeature::Roots),
+    ]
+    .into_iter()
+    .find_map(|(name, feature)| required.contains_key(name).then_some(feature))?;
+    Some(
+        ToolError::from(ClientError::Unavailable(feature)).with_data(serde_json::json!({
+            "rpc_code": error.code.0,
+            envelope_mcp::REQUIRED_CAPABILITIES: required,
+        })),
+    )
 }
 
 /// The error a tool's own failure (`isError: true`, saying `text`) is reported as: its

@@ -273,7 +273,7 @@ async fn answer(
             )?
         }
         Some(rows) => {
-            let stored = call.store.keep(key(), rows, snapshot).await?;
+            let stored = call.store.keep(key(), rows, snapshot).await;
             page(
                 ctx,
                 &request,

@@ -75,7 +75,10 @@ impl Proxy {
                     .store
                     .ttl_seconds
                     .map_or(DEFAULT_REDIS_TTL, Duration::from_secs);
-                ResultStore::Redis(RedisStore::connect(url, max_answer_bytes, ttl).await?)
+                let fallback_bytes = config.store.max_bytes.unwrap_or(DEFAULT_STORE_BYTES);
+                ResultStore::Redis(
+                    RedisStore::connect(url, max_answer_bytes, ttl, fallback_bytes).await?,
+                )
             }
             None => ResultStore::Memory(MemoryStore::new(
                 config.store.max_bytes.unwrap_or(DEFAULT_STORE_BYTES),

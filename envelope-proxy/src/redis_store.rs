@@ -8,6 +8,12 @@
 //! and an eviction policy (`allkeys-lru`), and an evicted answer's page is refused as stale,
 //! with a `rerun`, as the memory store's is. One answer is cut to the per-answer bound here,
 //! before it is written.
+//!
+//! An answer Redis cannot take when it is kept (Redis down, or out of memory) is not lost: the
+//! tool already ran, and a retry would run it again. It is kept in this replica's memory
+//! instead (bounded as the memory store is), and its pages are served from there by this
+//! replica, by Redis's answers or without them; another replica refuses them as stale, with a
+//! `rerun`, as it does an evicted answer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +23,7 @@ use redis::AsyncCommands as _;
 use redis::aio::ConnectionManager;
 
 use crate::pages::Rows;
-use crate::store::{ANSWERS_PER_CALL, Stored};
+use crate::store::{ANSWERS_PER_CALL, MemoryStore, Stored};
 
 /// What every key this store writes starts with.
 pub const REDIS_KEY_PREFIX: &str = "envelope-proxy:answers:";
@@ -30,6 +36,8 @@ pub struct RedisStore {
     connection: ConnectionManager,
     max_answer_bytes: usize,
     ttl: Duration,
+    /// The answers Redis could not take, kept here.
+    fallback: MemoryStore,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -37,17 +45,20 @@ impl std::fmt::Debug for RedisStore {
         f.debug_struct("RedisStore")
             .field("max_answer_bytes", &self.max_answer_bytes)
             .field("ttl", &self.ttl)
+            .field("fallback_bytes", &self.fallback.bytes())
             .finish_non_exhaustive()
     }
 }
 
 impl RedisStore {
     /// The store at `url` (`redis://host:port/db`), connected now: an error naming why when
-    /// it cannot be reached. The connection is made again by itself when it drops.
+    /// it cannot be reached. The connection is made again by itself when it drops. The
+    /// answers Redis cannot take are kept in this process, at most `fallback_bytes` together.
     pub async fn connect(
         url: &str,
         max_answer_bytes: usize,
         ttl: Duration,
+        fallback_bytes: usize,
     ) -> Result<RedisStore, String> {
         let client = redis::Client::open(url)
             .map_err(|error| format!("`{url}` is not a Redis URL: {error}"))?;
@@ -58,6 +69,7 @@ impl RedisStore {
             connection,
             max_answer_bytes: max_answer_bytes.max(1),
             ttl: ttl.max(Duration::from_secs(1)),
+            fallback: MemoryStore::new(fallback_bytes, max_answer_bytes),
         })
     }
 
@@ -71,13 +83,8 @@ impl RedisStore {
         self.ttl
     }
 
-    /// Keeps `rows` for `call`, cut to the per-answer bound.
-    pub(crate) async fn keep(
-        &self,
-        call: &str,
-        rows: Rows,
-        snapshot: String,
-    ) -> Result<Arc<Stored>, ToolError> {
+    /// Keeps `rows` for `call`, cut to the per-answer bound: in Redis, else in this process.
+    pub(crate) async fn keep(&self, call: &str, rows: Rows, snapshot: String) -> Arc<Stored> {
         let stored = Stored::cut(rows, snapshot, self.max_answer_bytes);
         let key = format!("{REDIS_KEY_PREFIX}{call}");
         let last = isize::try_from(ANSWERS_PER_CALL).unwrap_or(isize::MAX) - 1;
@@ -89,42 +96,50 @@ impl RedisStore {
             .expire(&key, i64::try_from(self.ttl.as_secs()).unwrap_or(i64::MAX))
             .query_async(&mut connection)
             .await;
-        written.map_err(|error| unreachable_store(&error, true))?;
-        Ok(Arc::new(stored))
+        match written {
+            Ok(()) => Arc::new(stored),
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    "the result store (Redis) did not take an answer: kept in this process"
+                );
+                self.fallback.keep_cut(call.to_owned(), stored)
+            }
+        }
     }
 
-    /// The answers kept for `call`, newest first; an entry that does not read is skipped.
+    /// The answers kept for `call`, newest first: Redis's (an entry that does not read is
+    /// skipped), then this process's. An error only when Redis cannot be read and this
+    /// process keeps none.
     pub(crate) async fn answers(&self, call: &str) -> Result<Vec<Arc<Stored>>, ToolError> {
         let key = format!("{REDIS_KEY_PREFIX}{call}");
         let mut connection = self.connection.clone();
-        let entries: Vec<String> = connection
-            .lrange(&key, 0, -1)
-            .await
-            .map_err(|error| unreachable_store(&error, false))?;
+        let entries: redis::RedisResult<Vec<String>> = connection.lrange(&key, 0, -1).await;
+        let kept_here = self.fallback.answers(call);
+        let entries = match entries {
+            Ok(entries) => entries,
+            Err(error) if kept_here.is_empty() => return Err(unreachable_store(&error)),
+            Err(error) => {
+                tracing::warn!(%error, "the result store (Redis) failed: paging from this process");
+                Vec::new()
+            }
+        };
         Ok(entries
             .into_iter()
             .filter_map(|entry| serde_json::from_str::<serde_json::Value>(&entry).ok())
             .filter_map(Stored::from_json)
             .map(Arc::new)
+            .chain(kept_here)
             .collect())
     }
 }
 
-/// The error of a call whose answer could not be kept (`ran`: the tool ran, and its answer is
-/// lost) or whose page could not be read: Redis unreachable, a retry may help.
-fn unreachable_store(error: &redis::RedisError, ran: bool) -> ToolError {
+/// The error of a page that could not be read: Redis unreachable, a retry may help.
+fn unreachable_store(error: &redis::RedisError) -> ToolError {
     tracing::warn!(%error, "the result store (Redis) failed");
-    let message = if ran {
-        "the tool ran, but its answer could not be kept for paging: the result store (Redis) \
-         is unreachable"
-    } else {
-        "the result store (Redis) is unreachable: the page cannot be read now"
-    };
-    crate::errors::upstream_error(crate::errors::RESULT_STORE_UNAVAILABLE, message).with_hint(
-        if ran {
-            "retry later; the retry runs the tool again"
-        } else {
-            "retry the same page later"
-        },
+    crate::errors::upstream_error(
+        crate::errors::RESULT_STORE_UNAVAILABLE,
+        "the result store (Redis) is unreachable: the page cannot be read now",
     )
+    .with_hint("retry the same page later")
 }

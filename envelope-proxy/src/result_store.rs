@@ -18,15 +18,10 @@ pub(crate) enum ResultStore {
 
 impl ResultStore {
     /// Keeps `rows` (the answer digested as `snapshot`) for `call`, cut to the per-answer
-    /// bound; an `unavailable` error when Redis cannot be reached.
-    pub(crate) async fn keep(
-        &self,
-        call: String,
-        rows: Rows,
-        snapshot: String,
-    ) -> Result<Arc<Stored>, ToolError> {
+    /// bound. Never fails: an answer Redis cannot take is kept in this process.
+    pub(crate) async fn keep(&self, call: String, rows: Rows, snapshot: String) -> Arc<Stored> {
         match self {
-            ResultStore::Memory(store) => Ok(store.keep(call, rows, snapshot)),
+            ResultStore::Memory(store) => store.keep(call, rows, snapshot),
             ResultStore::Redis(store) => store.keep(&call, rows, snapshot).await,
         }
     }

@@ -152,7 +152,13 @@ impl MemoryStore {
     /// Keeps `rows` (the answer digested as `snapshot`) for `call`, cut to the per-answer
     /// bound, evicting the oldest answers to make room.
     pub(crate) fn keep(&self, call: String, rows: Rows, snapshot: String) -> Arc<Stored> {
-        let stored = Arc::new(Stored::cut(rows, snapshot, self.max_answer_bytes));
+        self.keep_cut(call, Stored::cut(rows, snapshot, self.max_answer_bytes))
+    }
+
+    /// Keeps `stored`, an answer already cut, for `call`, evicting the oldest answers to make
+    /// room.
+    pub(crate) fn keep_cut(&self, call: String, stored: Stored) -> Arc<Stored> {
+        let stored = Arc::new(stored);
         let mut state = self
             .kept
             .lock()

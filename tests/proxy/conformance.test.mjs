@@ -62,15 +62,10 @@ const UNKNOWN_TOOL_ANSWERED_AS_RESULT = {
 /**
  * What the proxy does not relay on 2026-07-28, by scenario: a scenario that passes directly and
  * fails through the proxy is excused only when each of its failed checks matches one of these.
- * - The capability check (SEP-2575): the proxy sends the upstream its caller's capabilities,
- *   and the conformance server refuses a call whose client did not declare `sampling` with
- *   JSON-RPC -32021. The proxy answers every call of a tool with an envelope: that refusal is
- *   its error (`upstream_rpc_error`, `rpc_code` -32021), not the JSON-RPC error (nor HTTP 400).
  * - The keys of what is asked: the proxy asks the client under keys of its own
  *   (`elicit-1`, ...), and the suite looks for the conformance server's.
  */
 const NOT_RELAYED_ON_2026 = {
-    'server-stateless': [/upstream_rpc_error.*-32021|did not return MissingRequiredClientCapabilityError/],
     'input-required-result-basic-elicitation': [/inputRequests missing expected key/],
 };
 

@@ -161,8 +161,13 @@ def replicas(tmp_path: Path) -> Iterator[Replicas]:
 
 def call(replicas: Replicas, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """`POST /tools/{tool}` through the balancer: the envelope (a problem's, when it failed)."""
+    return call_at(replicas.url, tool, arguments)
+
+
+def call_at(url: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`POST /tools/{tool}` at `url`: the envelope (a problem's, when it failed)."""
     request = urllib.request.Request(
-        f"{replicas.url}/tools/{tool}",
+        f"{url}/tools/{tool}",
         data=json.dumps(arguments).encode(),
         headers={"content-type": "application/json"},
         method="POST",
@@ -227,3 +232,29 @@ def test_a_page_of_an_answer_redis_no_longer_holds_is_stale_with_a_rerun(replica
         rerun = next(action for action in stale["next_actions"] if action["id"] == "rerun")
         assert rerun["arguments"] == {"count": 5_000}, rerun
         assert "runs the tool again" in rerun["reason"], rerun
+
+
+def test_an_answer_redis_cannot_take_is_kept_by_the_replica_that_ran_it(replicas: Replicas) -> None:
+    # Redis goes away between the answers: the tool that ran is not run again, and none of
+    # its answer is lost.
+    subprocess.run(["redis-cli", "-p", str(replicas.redis_port), "SHUTDOWN", "NOSAVE"], capture_output=True)
+    ran_at, other = (f"http://127.0.0.1:{port}" for port in replicas.ports)
+    envelope = call_at(ran_at, "append", {"count": 5_000})
+    assert envelope["ok"] is True, envelope
+    rows = list(envelope["data"])
+    first = next(action for action in envelope["next_actions"] if action["id"] == "next-page")
+    while True:
+        following = [action for action in envelope.get("next_actions", []) if action["id"] == "next-page"]
+        if not following:
+            break
+        envelope = call_at(ran_at, following[0]["tool"], following[0]["arguments"])
+        assert envelope["ok"] is True, envelope
+        rows.extend(envelope["data"])
+        assert len(rows) <= 5_000, "paging does not end"
+    assert rows[0] == "appended 1 times\n"
+    assert rows[1:] == [f"line {i:06d} {'x' * 28}\n" for i in range(1, 5_000)]
+    # The other replica keeps none of it and cannot read Redis: retry later, the same page.
+    elsewhere = call_at(other, first["tool"], first["arguments"])
+    assert elsewhere["ok"] is False, elsewhere
+    assert elsewhere["error"]["code"] == "result_store_unavailable", elsewhere
+    assert elsewhere["error"]["retryable"] is True, elsewhere

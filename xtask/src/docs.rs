@@ -439,7 +439,11 @@ fn mcp_section(out: &mut String) {
          result's `_meta` carries, under the server's reverse-DNS prefix (`{prefix}` by \
          default), `request_id` and `tier` on every result, `client_request_id` when the client \
          sent a correlation id, and `capabilities` when the server advertises any. Only a call \
-         to a tool the server does not serve is a JSON-RPC error (`-32602`).\n"
+         to a tool the server does not serve is a JSON-RPC error (`-32602`), and, on MCP \
+         2026-07-28, a call that failed for want of a capability its client did not declare \
+         (`elicitation_unavailable`, `sampling_unavailable`, `roots_unavailable`): that \
+         revision's `-32021`, naming what it needs in `data.requiredCapabilities`; a client on \
+         an earlier revision gets the envelope.\n"
     );
     let _ = writeln!(
         out,

@@ -94,8 +94,11 @@ pub(crate) fn markdown(header: &str) -> String {
          of its own to a client on an older revision; as one `InputRequiredResult` of its own, \
          under keys of its own, to one on 2026-07-28) and calls again with the answers and the \
          upstream's `requestState`, at most {max_rounds} times. An upstream's refusal of a \
-         caller without a capability it needs (JSON-RPC `-32021`) is the call's envelope \
-         (`upstream_rpc_error`), as every upstream refusal is. Over that revision, resource \
+         caller without a capability it needs (JSON-RPC `-32021`) is that client feature's own \
+         error (`sampling_unavailable`, `elicitation_unavailable`, `roots_unavailable`): a \
+         client on 2026-07-28 gets it as the same JSON-RPC error, as the envelope server answers \
+         any call that failed for a capability its client did not declare; one on an older \
+         revision gets the call's envelope. Over that revision, resource \
          subscriptions and log messages are not relayed.\n\
          - **Cancellation.** A call its client cancels, or one the proxy stops waiting for \
          (its timeout, an answer it could not read, the call's deadline), is cancelled \

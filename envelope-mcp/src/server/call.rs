@@ -13,6 +13,7 @@ use tracing::Instrument;
 
 use super::EnvelopeServer;
 use super::door::{Call, CallExtras};
+use super::missing::MissingCapability;
 use super::scopes::Shown;
 use super::served::{Chosen, Served};
 use super::stop::past_deadline;
@@ -22,6 +23,8 @@ pub(crate) struct Answer {
     pub(crate) prepared: Prepared,
     pub(crate) tier: Tier,
     pub(crate) client_request_id: Option<String>,
+    /// The client capability the call failed for want of, if that is why it failed.
+    pub(crate) missing: Option<MissingCapability>,
 }
 
 impl EnvelopeServer {
@@ -150,6 +153,7 @@ impl EnvelopeServer {
             .meta()
             .client_request_id()
             .map(str::to_owned);
+        let missing = output.envelope.error().and_then(MissingCapability::of);
         // Another contract's wire is what is sent, so the budget holds on it.
         let prepared = match &rendering {
             Some(rendering) => prepare_as(output, &call.budget, &|prepared| {
@@ -161,6 +165,7 @@ impl EnvelopeServer {
             prepared,
             tier: call.spec().tier,
             client_request_id,
+            missing,
         }
     }
 }

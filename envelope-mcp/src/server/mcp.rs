@@ -78,6 +78,7 @@ impl EnvelopeServer {
             prepared,
             tier,
             client_request_id,
+            missing: _,
         } = answer;
         let keys = &self.inner.keys;
         let mut meta = MetaObject::new();
@@ -491,6 +492,15 @@ impl EnvelopeServer {
             None => Some(call.await),
         };
         forward.finish().await;
+        // On 2026-07-28, a call that failed for want of a capability its client did not
+        // declare is the client's error, as the protocol spells it.
+        if let Some(missing) = answer.as_ref().and_then(|answer| answer.missing.as_ref())
+            && on_2026(&context)
+            && let Some(refusal) =
+                missing.refusal(&context.client_capabilities().unwrap_or_default())
+        {
+            return Err(refusal);
+        }
         self.response(&*tool, &arguments, &caller_key, answer, round)
     }
 
@@ -508,9 +518,7 @@ impl EnvelopeServer {
     ) -> Result<(Option<Arc<Round>>, CallClient), ErrorData> {
         // The 2026 revision has no server-to-client requests (a tool asks across rounds) and no
         // session level: each request names the log level it wants, if any.
-        let revision_2026 = context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let revision_2026 = on_2026(context);
         let wanted = Wanted::of(context.meta.log_level().map(log_level_of), !revision_2026);
         let capabilities = context.client_capabilities().unwrap_or_default();
         let peer = PeerClient::new(
@@ -571,6 +579,13 @@ impl EnvelopeServer {
             }
         })
     }
+}
+
+/// Whether `context`'s request speaks MCP 2026-07-28 or later.
+fn on_2026(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }
 
 /// The client a call's tool talks to: its peer, a round of asks, or neither.

@@ -18,6 +18,7 @@ mod forward;
 mod listing;
 mod mcp;
 mod media;
+mod missing;
 mod progress;
 mod refused;
 mod rounds;
@@ -36,6 +37,7 @@ pub use config::{
 #[cfg(feature = "rest")]
 pub(crate) use door::CallExtras;
 pub use listing::Listing;
+pub use missing::REQUIRED_CAPABILITIES;
 pub use progress::MAX_PROGRESS_TOKEN_BYTES;
 #[cfg(feature = "auth")]
 pub(crate) use scopes::CallableOnly;
