@@ -92,6 +92,25 @@ impl ControlNames {
             .find(|control| self.wire(control) == wire)
     }
 
+    /// Whether `wire` can be the name of the control `control` on some tool: its own name, or
+    /// that name renamed ([`RENAMED_CONTROL_PREFIX`], once or more). For a reader of an answer
+    /// that has no listing at hand; the tool's own listing says which name it is.
+    ///
+    /// ```
+    /// use envelope_core::stage::ControlNames;
+    ///
+    /// assert!(ControlNames::may_name("continuation", "continuation"));
+    /// assert!(ControlNames::may_name("continuation", "envelope_envelope_continuation"));
+    /// assert!(!ControlNames::may_name("continuation", "cursor"));
+    /// ```
+    pub fn may_name(control: &str, wire: &str) -> bool {
+        let mut rest = wire;
+        while let Some(shorter) = rest.strip_prefix(RENAMED_CONTROL_PREFIX) {
+            rest = shorter;
+        }
+        rest == control
+    }
+
     /// Each renamed control, as `(control, wire name)`.
     pub fn renamed(&self) -> impl Iterator<Item = (&str, &str)> {
         self.renamed

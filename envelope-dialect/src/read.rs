@@ -4,6 +4,7 @@ use envelope_core::TruncationReason;
 use envelope_core::fields::completeness as completeness_field;
 use envelope_core::fields::{envelope as field, meta as meta_field, next_action as action};
 use envelope_core::paging::NEXT_PAGE;
+use envelope_core::stage::ControlNames;
 use serde_json::{Map, Value};
 
 /// An envelope's JSON (what `structuredContent` holds in the envelope's own dialect), read
@@ -156,14 +157,47 @@ impl<'a> Wire<'a> {
     }
 
     /// The next page's continuation token: the one the `next-page` action carries in its
-    /// arguments under `continuation`, else the one `completeness.continuation` holds (where
-    /// the budget stage puts a token no action carries). A tool that renamed its continuation
-    /// argument pages by its `next-page` action only.
+    /// arguments under `continuation` (or its renamed name, where the tool takes a
+    /// `continuation` of its own: the longer name is the control's), else the one
+    /// `completeness.continuation` holds (where the budget stage puts a token no action
+    /// carries).
     pub fn continuation(&self) -> Option<&'a str> {
         self.next_page()
             .and_then(|next| next.get(action::ARGUMENTS))
-            .and_then(|arguments| arguments.get(envelope_core::paging::DEFAULT_CONTINUATION_FIELD))
+            .and_then(Value::as_object)
+            .and_then(|arguments| {
+                arguments
+                    .iter()
+                    .filter(|(name, _)| {
+                        ControlNames::may_name(
+                            envelope_core::paging::DEFAULT_CONTINUATION_FIELD,
+                            name,
+                        )
+                    })
+                    .max_by_key(|(name, _)| name.len())
+                    .map(|(_, token)| token)
+            })
             .or_else(|| self.completeness_field(completeness_field::CONTINUATION))
             .and_then(Value::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_continuation_is_read_under_its_own_name_or_the_renamed_one() {
+        let page = |arguments: Value| json!({ "ok": true, "next_actions": [{ "id": NEXT_PAGE, "tool": "read", "arguments": arguments }] });
+        let standard = page(json!({ "path": "a", "continuation": "tok" }));
+        assert_eq!(Wire::new(&standard).continuation(), Some("tok"));
+        // A tool that takes a `continuation` of its own: the control is the renamed one.
+        let renamed = page(json!({ "continuation": "its own", "envelope_continuation": "tok" }));
+        assert_eq!(Wire::new(&renamed).continuation(), Some("tok"));
+        assert_eq!(
+            Wire::new(&page(json!({ "path": "a" }))).continuation(),
+            None
+        );
     }
 }

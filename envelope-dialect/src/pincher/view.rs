@@ -2,6 +2,7 @@
 
 use envelope_core::fields::{envelope as field, error, meta as meta_field, next_action as action};
 use envelope_core::paging::{DEFAULT_CONTINUATION_FIELD, NEXT_PAGE};
+use envelope_core::stage::ControlNames;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -133,13 +134,18 @@ fn error_of(entry: &Entry) -> Value {
 }
 
 /// `next_steps` as next actions, in order: `{tool, args, why}` as `{id, role, tool,
-/// arguments, reason}`, the step whose `args` carry a continuation being `next-page`.
+/// arguments, reason}`, the step whose `args` carry a continuation (under the control's name,
+/// or its renamed one) being `next-page`.
 fn next_actions(steps: &[Step]) -> Vec<Value> {
     steps
         .iter()
         .enumerate()
         .map(|(at, step)| {
-            let pages = step.args.contains_key(DEFAULT_CONTINUATION_FIELD);
+            // Under its own name, or renamed where the tool takes an argument of that name.
+            let pages = step
+                .args
+                .keys()
+                .any(|name| ControlNames::may_name(DEFAULT_CONTINUATION_FIELD, name));
             let id = if pages {
                 NEXT_PAGE.to_owned()
             } else {
@@ -170,4 +176,32 @@ fn empty_reason(reason: &str) -> String {
             || reason.to_owned(),
             |(envelope, _)| envelope.as_str().to_owned(),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_step_carrying_a_renamed_continuation_is_the_next_page() {
+        let answer = json!({
+            "result": ["row"],
+            "_meta": {
+                "next_steps": [
+                    // A tool that takes a `continuation` of its own pages by the renamed one.
+                    { "tool": "read", "args": { "continuation": "its own", "envelope_continuation": "tok" } },
+                    { "tool": "read", "args": { "path": "other" } },
+                ],
+            },
+        });
+        let envelope = view(&answer);
+        let ids: Vec<&str> = envelope[field::NEXT_ACTIONS]
+            .as_array()
+            .expect("next actions")
+            .iter()
+            .filter_map(|next| next[action::ID].as_str())
+            .collect();
+        assert_eq!(ids, [NEXT_PAGE, "step-2"], "{envelope}");
+    }
 }
