@@ -272,6 +272,13 @@ impl ServerHandler for Forwarded {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.peer().await?.set_level(request).await.map_err(relayed)
+        let level = request.level;
+        self.peer()
+            .await?
+            .set_level(request)
+            .await
+            .map_err(relayed)?;
+        self.upstream.keep_log_level(level);
+        Ok(())
     }
 }

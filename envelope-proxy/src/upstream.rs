@@ -16,8 +16,8 @@ use envelope_check::Faults;
 use envelope_core::ToolError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-    NumberOrString, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestMetaObject,
-    ServerNotification, ServerResult, SubscriptionFilter, Tool,
+    LoggingLevel, NumberOrString, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    RequestMetaObject, ServerNotification, ServerResult, SubscriptionFilter, Tool,
 };
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::service::{
@@ -207,6 +207,8 @@ pub struct Upstream {
     progress: ProgressRoutes,
     in_flight: InFlight,
     watchers: Watchers,
+    /// The log level a client last set (`logging/setLevel`), set again on a new connection.
+    log_level: std::sync::Mutex<Option<LoggingLevel>>,
     state: Mutex<State>,
 }
 
@@ -233,6 +235,7 @@ impl Upstream {
             progress: ProgressRoutes::default(),
             in_flight: InFlight::default(),
             watchers: Watchers::default(),
+            log_level: std::sync::Mutex::default(),
             state: Mutex::new(State::Down {
                 why: "not started".to_owned(),
                 next_start: Instant::now(),
@@ -250,6 +253,45 @@ impl Upstream {
     /// The clients watching the upstream's resources, told of each update it announces.
     pub(crate) fn watchers(&self) -> Watchers {
         self.watchers.clone()
+    }
+
+    /// Remembers the log level a client set, for a connection made after it.
+    pub(crate) fn keep_log_level(&self, level: LoggingLevel) {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
+    }
+
+    /// What a new connection owes the clients of the one before: the resources they watch,
+    /// subscribed to again, and the log level they set, set again. An upstream that started
+    /// again knows neither. What it refuses is logged; the connection serves all the same.
+    async fn restore(&self, service: &RunningService<RoleClient, Listener>) {
+        if self.revision == Revision::Discover {
+            // That revision has neither (its subscriptions are the client's own stream).
+            return;
+        }
+        let peer = service.peer();
+        for uri in self.watchers.uris() {
+            #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
+            let subscribed = peer
+                .subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone()))
+                .await;
+            if let Err(error) = subscribed {
+                tracing::warn!(%error, %uri, "the upstream refused a subscription made again");
+            }
+        }
+        let level = *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(level) = level
+            && let Err(error) = peer
+                .set_level(rmcp::model::SetLevelRequestParams::new(level))
+                .await
+        {
+            tracing::warn!(%error, "the upstream refused the log level set again");
+        }
     }
 
     /// Woken each time the upstream says its tools changed.
@@ -605,6 +647,7 @@ impl Upstream {
                         .map_err(|_| format!("{url} did not answer `{}`", self.opening()))?
                         .map_err(|error| format!("cannot connect to {url}: {error}"))?;
                 self.follow_lists(&service).await;
+                self.restore(&service).await;
                 Ok(Connection {
                     service,
                     faults: None,
@@ -638,6 +681,7 @@ impl Upstream {
                         .map_err(|_| format!("`{program}` did not answer `{}`", self.opening()))?
                         .map_err(|error| format!("`{program}` did not initialize: {error}"))?;
                 self.follow_lists(&service).await;
+                self.restore(&service).await;
                 // The child is reaped when it exits; killed when the proxy drops it.
                 tokio::spawn(async move {
                     let _ = child.wait().await;

@@ -50,6 +50,20 @@ impl Watchers {
         watching
     }
 
+    /// The resources some client still watches.
+    pub(crate) fn uris(&self) -> Vec<String> {
+        let watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        watched
+            .iter()
+            .filter(|(_, watchers)| {
+                watchers
+                    .iter()
+                    .any(|watcher| !watcher.is_transport_closed())
+            })
+            .map(|(uri, _)| uri.clone())
+            .collect()
+    }
+
     /// Tells each client watching the resource `update` names that it changed.
     pub(crate) fn tell(&self, update: &ResourceUpdatedNotificationParam) {
         let watchers: Vec<Peer<RoleServer>> = {

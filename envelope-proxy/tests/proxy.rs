@@ -538,14 +538,25 @@ async fn a_hidden_tool_is_neither_listed_nor_called() {
     assert!(proxy.server().call("die", json!({})).await.is_none());
 }
 
-/// A client that counts the prompts' and the resources' `list_changed` it is told.
+/// A client that counts the prompts' and the resources' `list_changed` it is told, and the
+/// resource updates.
 #[derive(Clone, Default)]
 struct Counting {
     prompts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     resources: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    updated: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl rmcp::ClientHandler for Counting {
+    async fn on_resource_updated(
+        &self,
+        _params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.updated
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     async fn on_prompt_list_changed(
         &self,
         _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
@@ -635,6 +646,97 @@ async fn the_upstreams_prompts_and_resources_changing_is_told_to_the_client() {
         listed.first().map(|resource| resource.uri.as_str()),
         Some("memo://shelved")
     );
+    client.cancel().await.expect("the client closes");
+    serving.abort();
+}
+
+/// What the upstream's process was told, as its `remembers` tool says: `None` while it is
+/// down.
+async fn remembered(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, Counting>,
+) -> Option<Value> {
+    let answer = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("remembers"))
+        .await
+        .expect("the call is answered");
+    let envelope = answer.structured_content?;
+    (envelope["ok"] == true).then(|| envelope["data"].clone())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_before() {
+    use rmcp::ServiceExt as _;
+    use std::sync::atomic::Ordering;
+
+    let proxy = proxy("").await;
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(
+        proxy
+            .server()
+            .clone()
+            .serve_lines(server_read, server_write),
+    );
+    let counting = Counting::default();
+    let client = counting
+        .clone()
+        .serve(tokio::io::split(client_side))
+        .await
+        .expect("the client initializes");
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new("memo://watched"))
+        .await
+        .expect("subscribed");
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Debug,
+        ))
+        .await
+        .expect("the level is set");
+    let told = json!({ "subscribed": ["memo://watched"], "level": "debug" });
+    assert_eq!(remembered(&client).await, Some(told.clone()));
+
+    // The upstream dies, and is started again on a later call.
+    let died = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("die"))
+        .await
+        .expect("the call is answered");
+    assert_eq!(died.is_error, Some(true), "{died:?}");
+    let mut again = None;
+    for _ in 0..100 {
+        again = remembered(&client).await;
+        if again.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        again,
+        Some(told),
+        "the new process was told what the client asked"
+    );
+
+    // And the client hears of the resource it watches, from the new process.
+    let touched = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("touch").with_arguments(
+                json!({ "uri": "memo://watched" })
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("the call is answered");
+    assert_ne!(touched.is_error, Some(true), "{touched:?}");
+    for _ in 0..100 {
+        if counting.updated.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(counting.updated.load(Ordering::SeqCst), 1);
     client.cancel().await.expect("the client closes");
     serving.abort();
 }
