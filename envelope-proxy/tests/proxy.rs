@@ -688,6 +688,7 @@ async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_bef
         .subscribe(rmcp::model::SubscribeRequestParams::new("memo://watched"))
         .await
         .expect("subscribed");
+    #[allow(deprecated)] // logging (SEP-2577 deprecates it), which the 2025 revisions speak
     client
         .set_level(rmcp::model::SetLevelRequestParams::new(
             rmcp::model::LoggingLevel::Debug,
