@@ -296,6 +296,12 @@ pub trait ClientChannel: Send + Sync {
 
     /// Sends a log message from `logger` (the tool's name), if the client wants `level`.
     fn log(&self, level: LogLevel, logger: &str, data: Value);
+
+    /// The least severe level the client wants log messages at; `None` when it wants none
+    /// (by default: a channel that says nothing of it).
+    fn log_level(&self) -> Option<LogLevel> {
+        None
+    }
 }
 
 /// The elicitation schema of `T`: subschemas inlined, without `$schema`, as MCP's flat form

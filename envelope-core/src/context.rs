@@ -386,6 +386,13 @@ impl ToolContext {
         }
     }
 
+    /// The least severe level the client wants log messages at (what [`ToolContext::log`]
+    /// sends); `None` when it wants none, or there is no client. A tool that relays another
+    /// server's messages asks that server for this much.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.client.as_ref().and_then(|client| client.log_level())
+    }
+
     /// The name of the tool being called, once the call has started.
     pub fn tool_name(&self) -> Option<&str> {
         self.tool.as_deref()

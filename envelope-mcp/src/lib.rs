@@ -167,7 +167,7 @@ pub use server::{
     DEADLINE_EXCEEDED, DEFAULT_CALL_TIMEOUT, DEFAULT_LOG_LEVEL, DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, EnvelopeServer,
     ListChanged, Listing, MAX_PROGRESS_TOKEN_BYTES, META_PREFIX, REQUIRED_CAPABILITIES,
-    default_blocking_calls_per_tool, log_level_of,
+    default_blocking_calls_per_tool, log_level_of, logging_level_of,
 };
 
 // What a server author needs besides `envelope-core`, so a server's manifest lists only the

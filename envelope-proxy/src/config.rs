@@ -28,7 +28,8 @@ stderr = true
 # The MCP revision spoken to the upstream: "2025-11-25" (the default: `initialize`, and the
 # upstream may agree on an older one), or "2026-07-28" (`server/discover`, for an upstream that
 # speaks it: what it asks of a client comes as `InputRequiredResult`, asked of the client of
-# the call and sent back; its resource subscriptions and log messages are not relayed).
+# the call and sent back; its log messages reach the client of the call that asked for them;
+# its resource subscriptions are not relayed).
 revision = "2025-11-25"
 
 # What a tool not named under [tools] gets.

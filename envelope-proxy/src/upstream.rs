@@ -357,6 +357,11 @@ impl Upstream {
             // proxy's, so the upstream asks it only what it can answer.
             let mut meta = RequestMetaObject::default();
             meta.set_client_capabilities(crate::relay::callers_capabilities(ctx));
+            // That revision has no session level: each request names the least it wants, and
+            // the upstream's messages come back on the call's own stream.
+            if let Some(level) = ctx.log_level() {
+                meta.set_log_level(envelope_mcp::logging_level_of(level));
+            }
             options.meta = Some(meta);
         }
         let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);

@@ -136,6 +136,38 @@ async function everythingOverHttp() {
     return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill('SIGTERM') };
 }
 
+/** A `tools/call` of `name` as a 2026-07-28 client sends it (no session; the revision, the
+ * client and its capabilities in `_meta`, and `logLevel` when given): every JSON-RPC message of
+ * the answer, in order. */
+async function call2026(url, name, logLevel) {
+    const meta = {
+        'io.modelcontextprotocol/protocolVersion': REVISION,
+        'io.modelcontextprotocol/clientInfo': { name: 'envelope-proxy-suite', version: '0.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+        ...(logLevel ? { 'io.modelcontextprotocol/logLevel': logLevel } : {}),
+    };
+    const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': REVISION,
+            'mcp-method': 'tools/call',
+            'mcp-name': name,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: meta } }),
+    });
+    const body = await response.text();
+    assert.equal(response.status, 200, body);
+    if ((response.headers.get('content-type') ?? '').includes('application/json')) return [JSON.parse(body)];
+    return body
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice('data:'.length).trim())
+        .filter((data) => data.length > 0)
+        .map((data) => JSON.parse(data));
+}
+
 describe('the conformance suite, directly and through envelope-proxy', { timeout: 4 * SUITE_TIMEOUT_MS }, () => {
     test('the conformance server: every scenario passed directly passes through the proxy', async () => {
         assert.ok(existsSync(CONFORMANCE_SERVER), `${CONFORMANCE_SERVER} is missing: run \`${BUILD}\``);
@@ -169,6 +201,16 @@ describe('the conformance suite, directly and through envelope-proxy', { timeout
                 return !(failures.length > 0 && failures.every((failure) => reasons.some((reason) => reason.test(failure))));
             });
             assert.deepEqual(lost, []);
+
+            // The upstream's log messages reach the client that asked for them on its request
+            // (the revision has no session level), and no other.
+            const logs = async (logLevel) => {
+                const messages = await call2026(proxy.url, 'test_tool_with_logging', logLevel);
+                assert.ok(messages.some((message) => message.id === 1 && message.result), JSON.stringify(messages));
+                return messages.filter((message) => message.method === 'notifications/message').map((message) => message.params.data);
+            };
+            assert.deepEqual(await logs('debug'), ['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+            assert.deepEqual(await logs(undefined), []);
         } finally {
             await proxy.stop();
             await upstream.stop();

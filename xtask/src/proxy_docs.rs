@@ -98,8 +98,9 @@ pub(crate) fn markdown(header: &str) -> String {
          error (`sampling_unavailable`, `elicitation_unavailable`, `roots_unavailable`): a \
          client on 2026-07-28 gets it as the same JSON-RPC error, as the envelope server answers \
          any call that failed for a capability its client did not declare; one on an older \
-         revision gets the call's envelope. Over that revision, resource \
-         subscriptions and log messages are not relayed.\n\
+         revision gets the call's envelope. Over that revision, each call asks the upstream for \
+         the log messages its client wants (`logLevel` in the request's `_meta`), and those \
+         reach that client; resource subscriptions are not relayed.\n\
          - **Cancellation.** A call its client cancels, or one the proxy stops waiting for \
          (its timeout, an answer it could not read, the call's deadline), is cancelled \
          upstream (`notifications/cancelled`).\n\

@@ -52,7 +52,14 @@ impl Session {
     }
 
     fn wants(&self, level: LogLevel) -> bool {
-        self.log_level.read().map_or(true, |least| level >= *least)
+        level >= self.least()
+    }
+
+    /// The level the client set, [`DEFAULT_LOG_LEVEL`] until it sets one.
+    fn least(&self) -> LogLevel {
+        self.log_level
+            .read()
+            .map_or(LogLevel::Debug, |least| *least)
     }
 }
 
@@ -71,7 +78,9 @@ pub fn log_level_of(level: LoggingLevel) -> LogLevel {
     }
 }
 
-fn logging_level(level: LogLevel) -> LoggingLevel {
+/// envelope's [`LogLevel`] as an MCP log level (rmcp's `LoggingLevel`): the inverse of
+/// [`log_level_of`].
+pub fn logging_level_of(level: LogLevel) -> LoggingLevel {
     match level {
         LogLevel::Debug => LoggingLevel::Debug,
         LogLevel::Info => LoggingLevel::Info,
@@ -139,6 +148,15 @@ impl PeerClient {
             Wanted::AtLeast(least) => level >= least,
             Wanted::Session => self.session.wants(level),
             Wanted::Nothing => false,
+        }
+    }
+
+    /// The least severe level the call's client wants; `None` for none.
+    pub(crate) fn least_wanted(&self) -> Option<LogLevel> {
+        match self.wanted {
+            Wanted::AtLeast(least) => Some(least),
+            Wanted::Session => Some(self.session.least()),
+            Wanted::Nothing => None,
         }
     }
 }
@@ -288,6 +306,10 @@ macro_rules! client_channel_of_asks {
             fn log(&self, level: envelope_core::LogLevel, logger: &str, data: serde_json::Value) {
                 $crate::server::client::Asks::logs(self).log_message(level, logger, data);
             }
+
+            fn log_level(&self) -> Option<envelope_core::LogLevel> {
+                $crate::server::client::Asks::logs(self).least_wanted()
+            }
         }
     };
 }
@@ -325,7 +347,7 @@ impl PeerClient {
         if !self.wants(level) {
             return;
         }
-        let mut params = LoggingMessageNotificationParam::new(logging_level(level), data);
+        let mut params = LoggingMessageNotificationParam::new(logging_level_of(level), data);
         params.logger = Some(logger.to_owned());
         // In order with the call's progress, before its result, without holding the tool up.
         self.forward.send(Outgoing::Log(params));

@@ -630,4 +630,8 @@ impl ClientChannel for NoClient {
     fn log(&self, level: envelope_core::LogLevel, logger: &str, data: Value) {
         self.0.log(level, logger, data);
     }
+
+    fn log_level(&self) -> Option<envelope_core::LogLevel> {
+        self.0.log_level()
+    }
 }

@@ -29,7 +29,7 @@ mod stop;
 mod turns;
 
 pub use changes::ListChanged;
-pub use client::{DEFAULT_LOG_LEVEL, log_level_of};
+pub use client::{DEFAULT_LOG_LEVEL, log_level_of, logging_level_of};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT, EnvelopeConfig, META_PREFIX, default_blocking_calls_per_tool,
