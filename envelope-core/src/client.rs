@@ -302,6 +302,14 @@ pub trait ClientChannel: Send + Sync {
     fn log_level(&self) -> Option<LogLevel> {
         None
     }
+
+    /// This channel asking under `key`, where asks are named (MCP 2026-07-28's rounds name
+    /// each entry of an `InputRequiredResult`); `None`, the default, for a channel whose asks
+    /// are not named, which then asks as it does. See [`ToolContext::asking_as`](crate::ToolContext::asking_as).
+    fn keyed(&self, key: &str) -> Option<std::sync::Arc<dyn ClientChannel>> {
+        let _ = key;
+        None
+    }
 }
 
 /// The elicitation schema of `T`: subschemas inlined, without `$schema`, as MCP's flat form

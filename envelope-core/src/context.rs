@@ -393,6 +393,29 @@ impl ToolContext {
         self.client.as_ref().and_then(|client| client.log_level())
     }
 
+    /// This call's context, asking its client under `key` where the protocol names what a
+    /// call asks: on MCP 2026-07-28 each elicitation, sampling or roots request of the next
+    /// [`ToolContext::elicit`], [`ToolContext::sample`] or [`ToolContext::roots`] is the
+    /// `inputRequests` entry `key` (made unique within the call by a suffix, `-2`, `-3`, …,
+    /// when an earlier ask took it) instead of `elicit-1`, `sample-1`, …. Elsewhere, the same
+    /// context. For a tool that relays another server's asks under the names it gave them.
+    ///
+    /// ```
+    /// # async fn run(ctx: envelope_core::ToolContext) {
+    /// let answer = ctx
+    ///     .asking_as("user_name")
+    ///     .elicit_with_schema("Your name?", serde_json::json!({"type": "object"}))
+    ///     .await;
+    /// # }
+    /// ```
+    pub fn asking_as(&self, key: &str) -> ToolContext {
+        let mut ctx = self.clone();
+        if let Some(keyed) = self.client.as_ref().and_then(|client| client.keyed(key)) {
+            ctx.client = Some(keyed);
+        }
+        ctx
+    }
+
     /// The name of the tool being called, once the call has started.
     pub fn tool_name(&self) -> Option<&str> {
         self.tool.as_deref()

@@ -45,9 +45,21 @@ async fn greet(ctx: &ToolContext, args: GreetArgs) -> ToolResult<Value> {
     })
 }
 
+/// Asks under a name of its own, twice: a name, then whether to go on.
+#[tool(tier = lite)]
+async fn greet_named(ctx: &ToolContext) -> ToolResult<Value> {
+    let asking = ctx.asking_as("who");
+    let Elicited::Accepted(Name { name }) = asking.elicit::<Name>("What is your name?").await?
+    else {
+        return Ok(json!({ "greeted": false }));
+    };
+    let confirmed = asking.elicit::<Confirm>(format!("Greet {name}?")).await?;
+    Ok(json!({ "greeted": matches!(confirmed, Elicited::Accepted(Confirm { ok: true })) }))
+}
+
 fn server() -> EnvelopeServer {
     EnvelopeServer::new(
-        toolset![greet],
+        toolset![greet, greet_named],
         EnvelopeConfig::new("rounds", "0.0.0").with_round_key([5; 32]),
     )
 }
@@ -59,8 +71,19 @@ async fn call(
     input_responses: Option<Value>,
     request_state: Option<&str>,
 ) -> Value {
+    call_tool(addr, "greet", capabilities, input_responses, request_state).await
+}
+
+/// One 2026 `tools/call` of `tool`: the JSON-RPC answer.
+async fn call_tool(
+    addr: std::net::SocketAddr,
+    tool: &str,
+    capabilities: Value,
+    input_responses: Option<Value>,
+    request_state: Option<&str>,
+) -> Value {
     let mut params = json!({
-        "name": "greet",
+        "name": tool,
         "arguments": { "greeting": "Hello" },
         "_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -75,8 +98,10 @@ async fn call(
         params["requestState"] = json!(state);
     }
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
-    let extra = "mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: greet\r\nconnection: close\r\n";
-    let (head, body) = http_exchange(addr, post(addr, None, extra, &body), |body| {
+    let extra = format!(
+        "mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: {tool}\r\nconnection: close\r\n"
+    );
+    let (head, body) = http_exchange(addr, post(addr, None, &extra, &body), |body| {
         body.contains("\"id\":1")
     })
     .await;
@@ -181,4 +206,46 @@ async fn a_client_that_did_not_declare_elicitation_is_told_the_capability_it_lac
         "{answer}"
     );
     assert!(answer.get("result").is_none(), "{answer}");
+}
+
+#[tokio::test]
+async fn a_tool_asks_under_keys_of_its_own_each_once() {
+    let addr = serve_on_loopback(server()).await;
+    let asks = json!({ "elicitation": {} });
+    let first = call_tool(addr, "greet_named", asks.clone(), None, None).await;
+    let result = &first["result"];
+    let keys: Vec<&String> = result["inputRequests"]
+        .as_object()
+        .expect("asks")
+        .keys()
+        .collect();
+    assert_eq!(keys, ["who"], "{first}");
+    let state = result["requestState"].as_str().expect("a state").to_owned();
+
+    // The same key asked again in the run is made unique, the same way every run.
+    let responses = json!({ "who": accept(json!({ "name": "Ada" })) });
+    let second = call_tool(
+        addr,
+        "greet_named",
+        asks.clone(),
+        Some(responses),
+        Some(&state),
+    )
+    .await;
+    let result = &second["result"];
+    let keys: Vec<&String> = result["inputRequests"]
+        .as_object()
+        .expect("asks")
+        .keys()
+        .collect();
+    assert_eq!(keys, ["who-2"], "{second}");
+    let state = result["requestState"].as_str().expect("a state").to_owned();
+
+    let responses = json!({ "who-2": accept(json!({ "ok": true })) });
+    let last = call_tool(addr, "greet_named", asks, Some(responses), Some(&state)).await;
+    assert_eq!(
+        last["result"]["structuredContent"]["data"],
+        json!({ "greeted": true }),
+        "{last}"
+    );
 }

@@ -69,12 +69,13 @@ where
 /// 2026-07-28 is asked them all in one round); the call to make again with the answers.
 async fn answer(ctx: &ToolContext, asked: InputRequiredResult) -> Result<Retry, ToolError> {
     let requests = asked.input_requests.unwrap_or_default();
-    let answers = futures::future::join_all(
-        requests
-            .into_iter()
-            .map(|(key, request)| async move { (key, ask(ctx, request).await) }),
-    )
-    .await;
+    let answers =
+        futures::future::join_all(requests.into_iter().map(|(key, request)| async move {
+            // Asked under the upstream's own key, where the client's protocol names asks.
+            let answer = ask(&ctx.asking_as(&key), request).await;
+            (key, answer)
+        }))
+        .await;
     let mut responses = InputResponses::new();
     for (key, answer) in answers {
         responses.insert(key, answer?);

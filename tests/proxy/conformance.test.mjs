@@ -6,8 +6,7 @@
 // server passes directly must pass through the proxy, fronting it over streamable HTTP (the
 // conformance server) or stdio (server-everything), and serving streamable HTTP. On the
 // 2026-07-28 revision (0.2.0-alpha.12), the proxy speaks it to the upstream too
-// (`[upstream] revision`), and the few checks of what it does not relay are excused, each
-// only when it fails for exactly that reason.
+// (`[upstream] revision`).
 //
 // Run after `cargo build --workspace --all-features --tests --bins --examples`,
 // `npm ci --prefix tests/conformance` and `npm ci --prefix tests/proxy`:
@@ -59,15 +58,6 @@ const UNKNOWN_TOOL_ANSWERED_AS_RESULT = {
     'tools-call-error': 'test_error_handling',
 };
 
-/**
- * What the proxy does not relay on 2026-07-28, by scenario: a scenario that passes directly and
- * fails through the proxy is excused only when each of its failed checks matches one of these.
- * - The keys of what is asked: the proxy asks the client under keys of its own
- *   (`elicit-1`, ...), and the suite looks for the conformance server's.
- */
-const NOT_RELAYED_ON_2026 = {
-    'input-required-result-basic-elicitation': [/inputRequests missing expected key/],
-};
 
 /** Runs every server scenario of conformance `version` against `url`, with `args`: scenario →
  * passed, and the failed checks (their messages and details) as `failures`. */
@@ -184,7 +174,7 @@ describe('the conformance suite, directly and through envelope-proxy', { timeout
         }
     });
 
-    test(`the conformance server on ${REVISION}: every scenario passed directly passes through the proxy, but what it does not relay`, async () => {
+    test(`the conformance server on ${REVISION}: every scenario passed directly passes through the proxy`, async () => {
         assert.ok(existsSync(CONFORMANCE_SERVER), `${CONFORMANCE_SERVER} is missing: run \`${BUILD}\``);
         const upstream = await startHttpServer(CONFORMANCE_SERVER, [], { cwd: REPO, env, probe: 'http', children: CHILDREN });
         const config = join(RESULTS, 'revision.toml');
@@ -195,12 +185,7 @@ describe('the conformance suite, directly and through envelope-proxy', { timeout
             const direct = await suite(upstream.url, '0.2.0-alpha.12', args);
             const proxied = await suite(proxy.url, '0.2.0-alpha.12', args);
             assert.ok([...direct.values()].every(Boolean), 'the conformance server passes every scenario directly');
-            const lost = lostThroughTheProxy(direct, proxied).filter((scenario) => {
-                const reasons = NOT_RELAYED_ON_2026[scenario] ?? [];
-                const failures = proxied.failures.get(scenario) ?? [];
-                return !(failures.length > 0 && failures.every((failure) => reasons.some((reason) => reason.test(failure))));
-            });
-            assert.deepEqual(lost, []);
+            assert.deepEqual(lostThroughTheProxy(direct, proxied), []);
 
             // The upstream's log messages reach the client that asked for them on its request
             // (the revision has no session level), and no other.

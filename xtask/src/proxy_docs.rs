@@ -92,7 +92,7 @@ pub(crate) fn markdown(header: &str) -> String {
          asks for a client's input by answering `InputRequiredResult`: the proxy asks the \
          client of the call every elicitation, sampling and roots request at once (as requests \
          of its own to a client on an older revision; as one `InputRequiredResult` of its own, \
-         under keys of its own, to one on 2026-07-28) and calls again with the answers and the \
+         under the upstream's own keys, to one on 2026-07-28) and calls again with the answers and the \
          upstream's `requestState`, at most {max_rounds} times. An upstream's refusal of a \
          caller without a capability it needs (JSON-RPC `-32021`) is that client feature's own \
          error (`sampling_unavailable`, `elicitation_unavailable`, `roots_unavailable`): a \

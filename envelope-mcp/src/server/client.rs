@@ -217,6 +217,12 @@ pub(crate) trait Asks: Sync {
 
     /// Where the call's log messages go.
     fn logs(&self) -> &PeerClient;
+
+    /// This client asking under `key`, where asks are named (a round's); `None` where not.
+    fn keyed(&self, key: &str) -> Option<Arc<dyn envelope_core::ClientChannel>> {
+        let _ = key;
+        None
+    }
 }
 
 /// One elicitation, however it travels: refused unless the client offers it, then the form
@@ -309,6 +315,10 @@ macro_rules! client_channel_of_asks {
 
             fn log_level(&self) -> Option<envelope_core::LogLevel> {
                 $crate::server::client::Asks::logs(self).least_wanted()
+            }
+
+            fn keyed(&self, key: &str) -> Option<std::sync::Arc<dyn envelope_core::ClientChannel>> {
+                $crate::server::client::Asks::keyed(self, key)
             }
         }
     };

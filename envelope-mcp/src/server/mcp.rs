@@ -543,7 +543,6 @@ impl EnvelopeServer {
                     peer,
                 )
                 .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
-                let round = Arc::new(round);
                 (Some(Arc::clone(&round)), round as Arc<dyn ClientChannel>)
             }
             (None, true) => (None, Arc::new(NoClient(peer)) as Arc<dyn ClientChannel>),

@@ -4,13 +4,15 @@
 //!
 //! The tool runs again from the start on each round: every ask it made before is answered from
 //! what the client sent, in the order it asks (the `n`th elicitation is `elicit-n`, the `n`th
-//! sampling `sample-n`, the `n`th request for the roots `roots-n`); the first ask without an answer ends the round. The answers of the
+//! sampling `sample-n`, the `n`th request for the roots `roots-n`, or the key the tool asked
+//! under, [`ToolContext::asking_as`](envelope_core::ToolContext::asking_as), suffixed `-2`,
+//! `-3`, … when an earlier ask of the run took it); the first ask without an answer ends the round. The answers of the
 //! rounds before travel in the `requestState`, sealed by rmcp's codec and bound to the tool and
 //! its arguments, so a state altered, or taken to another call, is refused.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use envelope_core::{BoxFuture, ClientError};
 use rmcp::model::{
@@ -24,8 +26,12 @@ use super::client::{Asks, PeerClient, Request};
 
 /// What a round starts from: the answers so far, and what the client can answer.
 pub(crate) struct Round {
+    /// This round, for the keyed channels it hands out.
+    me: Weak<Round>,
     answers: InputResponses,
     asked: Mutex<InputRequests>,
+    /// The keys this run of the tool asked under so far, each once.
+    keys: Mutex<BTreeSet<String>>,
     elicitations: AtomicUsize,
     samplings: AtomicUsize,
     roots: AtomicUsize,
@@ -70,7 +76,7 @@ impl Round {
         responses: Option<InputResponses>,
         capabilities: ClientCapabilities,
         logs: PeerClient,
-    ) -> Result<Round, RoundError> {
+    ) -> Result<Arc<Round>, RoundError> {
         let bound = binding(call);
         let mut answers: InputResponses = match state {
             Some(sealed) => codec
@@ -79,15 +85,75 @@ impl Round {
             None => BTreeMap::new(),
         };
         answers.extend(responses.unwrap_or_default());
-        Ok(Round {
+        Ok(Arc::new_cyclic(|me| Round {
+            me: me.clone(),
             answers,
             asked: Mutex::default(),
+            keys: Mutex::default(),
             elicitations: AtomicUsize::new(0),
             samplings: AtomicUsize::new(0),
             roots: AtomicUsize::new(0),
             needs_input: Notify::new(),
             capabilities,
             logs,
+        }))
+    }
+
+    /// `wanted` as a key of this run: itself, or suffixed `-2`, `-3`, … when taken. The
+    /// tool asks in the same order every run, so each ask gets the same key every run.
+    fn unique_key(&self, wanted: String) -> String {
+        let mut keys = self
+            .keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut key = wanted.clone();
+        let mut n = 1;
+        while keys.contains(&key) {
+            n += 1;
+            key = format!("{wanted}-{n}");
+        }
+        keys.insert(key.clone());
+        key
+    }
+
+    /// The client's answer to `request` under `key` (or the next of its kind): the one given
+    /// in a round before, or, when there is none, a future that never resolves once the ask
+    /// is recorded for this round's `input_required`.
+    fn ask_as(
+        &self,
+        key: Option<&str>,
+        request: Request,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        let wanted = match key {
+            Some(key) => key.to_owned(),
+            None => {
+                // The `n`th unnamed ask of a kind is its kind and `n`, in the order asked.
+                let (kind, count) = match request {
+                    Request::Elicitation => ("elicit", &self.elicitations),
+                    Request::Sampling => ("sample", &self.samplings),
+                    Request::Roots => ("roots", &self.roots),
+                };
+                let n = count.fetch_add(1, Ordering::Relaxed) + 1;
+                format!("{kind}-{n}")
+            }
+        };
+        let key = self.unique_key(wanted);
+        Box::pin(async move {
+            if let Some(answer) = self.answers.get(&key) {
+                return Ok(answer.clone());
+            }
+            // wire: MCP's JSON-RPC request, the shape of an `inputRequests` entry
+            let request: InputRequest =
+                serde_json::from_value(json!({ "method": request.method(), "params": params }))
+                    .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
+            self.asked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(key, request);
+            // The call answers `input_required` now; the tool's run is dropped with this future.
+            self.needs_input.notify_one();
+            std::future::pending().await
         })
     }
 
@@ -123,37 +189,46 @@ impl Asks for Round {
         &self.capabilities
     }
 
-    /// The answer the client gave to this ask in a round before, or, when it has none, a
-    /// future that never resolves once the ask is recorded for this round's `input_required`.
     fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
-        // The `n`th ask of a kind is keyed by its kind and `n`, in the order the tool asks.
-        let (kind, count) = match request {
-            Request::Elicitation => ("elicit", &self.elicitations),
-            Request::Sampling => ("sample", &self.samplings),
-            Request::Roots => ("roots", &self.roots),
-        };
-        let n = count.fetch_add(1, Ordering::Relaxed) + 1;
-        let key = format!("{kind}-{n}");
-        Box::pin(async move {
-            if let Some(answer) = self.answers.get(&key) {
-                return Ok(answer.clone());
-            }
-            // wire: MCP's JSON-RPC request, the shape of an `inputRequests` entry
-            let request: InputRequest =
-                serde_json::from_value(json!({ "method": request.method(), "params": params }))
-                    .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
-            self.asked
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(key, request);
-            // The call answers `input_required` now; the tool's run is dropped with this future.
-            self.needs_input.notify_one();
-            std::future::pending().await
-        })
+        self.ask_as(None, request, params)
     }
 
     fn logs(&self) -> &PeerClient {
         &self.logs
+    }
+
+    fn keyed(&self, key: &str) -> Option<Arc<dyn envelope_core::ClientChannel>> {
+        let round = self.me.upgrade()?;
+        Some(Arc::new(Keyed {
+            round,
+            key: key.to_owned(),
+        }))
+    }
+}
+
+/// A round asking under a key the tool chose ([`ToolContext::asking_as`](envelope_core::ToolContext::asking_as)).
+struct Keyed {
+    round: Arc<Round>,
+    key: String,
+}
+
+super::client::client_channel_of_asks!(Keyed);
+
+impl Asks for Keyed {
+    fn capabilities(&self) -> &ClientCapabilities {
+        &self.round.capabilities
+    }
+
+    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
+        self.round.ask_as(Some(&self.key), request, params)
+    }
+
+    fn logs(&self) -> &PeerClient {
+        &self.round.logs
+    }
+
+    fn keyed(&self, key: &str) -> Option<Arc<dyn envelope_core::ClientChannel>> {
+        self.round.keyed(key)
     }
 }
 
