@@ -28,6 +28,10 @@
 //! each as a crate of its own, and compares crates, time and size (`--count-only`, CI's form,
 //! counts the crates with `cargo metadata` and builds nothing).
 //!
+//! `cargo xtask proxy-bench` times a small call made directly, through envelope-proxy and
+//! through a bare relay (`cargo xtask relay -- COMMAND`, which copies bytes and nothing else),
+//! side by side (`--write` regenerates the README's table); see `proxy_bench.rs`.
+//!
 //! `cargo xtask ci-times COLD WARM` writes `CONTRIBUTING.md`'s table of what each stage of
 //! `.ci/run` costs, from the stage times a cold and a warm run kept (`target/ci-stages.tsv`).
 //!
@@ -51,6 +55,7 @@ mod proxy_bench;
 mod proxy_checks;
 mod proxy_docs;
 mod real_text;
+mod relay;
 #[cfg(feature = "exact")]
 mod token_costs;
 #[cfg(feature = "exact")]
@@ -61,7 +66,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator | proxy-checks> \
-     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]\n       cargo xtask proxy-bench [--write] [--check] [--calls N]";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]\n       cargo xtask proxy-bench [--write] [--check] [--calls N]\n       cargo xtask relay -- COMMAND...";
 
 /// Success, or the problem printed and failure.
 fn exit_with(result: Result<(), String>) -> ExitCode {
@@ -100,6 +105,10 @@ fn main() -> ExitCode {
     // The load bench's generator of calls in a session, which it runs pinned.
     if *command == "load-gen" {
         return exit_with(load_gen::run(rest));
+    }
+    // The proxy bench's floor: a process that copies bytes, and nothing else.
+    if *command == "relay" {
+        return exit_with(relay::run(rest));
     }
     // What envelope-proxy costs in front of a server nobody here wrote.
     if *command == "proxy-bench" {

@@ -3,7 +3,10 @@
 //!
 //! - **A small call over stdio**: the official reference server's `echo` (npm, pinned, from
 //!   `tests/proxy/node_modules`), called alternately directly and through the proxy, one call at
-//!   a time, each session its own process; the p50 and p99 of each and their ratio.
+//!   a time, each session its own process; the p50 and p99 of each and their ratio. Beside them,
+//!   the floor: the same call through a bare relay (`cargo xtask relay`, which copies bytes
+//!   between the client and the server and reads none of them), what any process between the
+//!   two costs before it does any work.
 //! - **The proxy's own memory**: its peak resident set (`VmHWM`) after those calls, and after
 //!   reading a megabyte through the official filesystem server a page at a time, following
 //!   `next-page` to the end.
@@ -51,6 +54,7 @@ struct Measured {
     calls: usize,
     direct: Latency,
     proxied: Latency,
+    relayed: Latency,
     small_peak_mib: f64,
     read_peak_mib: f64,
     pages: usize,
@@ -164,6 +168,7 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
     let everything = node(EVERYTHING, &["stdio".to_owned()]);
     let direct = connect(&everything).await?;
     let proxied = connect(&fronted(proxy, &everything)).await?;
+    let relayed = connect(&bare_relay(&everything)?).await?;
     let echo = || {
         CallToolRequestParams::new("echo").with_arguments(
             json!({"message": "hello"})
@@ -172,31 +177,24 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
                 .unwrap_or_default(),
         )
     };
-    // Warm both: the first calls load code on either side.
+    let sessions = [&direct, &proxied, &relayed];
+    // Warm each: the first calls load code on every side.
     for _ in 0..50 {
-        call(&direct, echo()).await?;
-        call(&proxied, echo()).await?;
-    }
-    let mut direct_times = Vec::with_capacity(calls);
-    let mut proxied_times = Vec::with_capacity(calls);
-    for round in 0..calls {
-        // Alternated, and each first every other round: neither side always runs warm.
-        let order: [&Session; 2] = if round % 2 == 0 {
-            [&direct, &proxied]
-        } else {
-            [&proxied, &direct]
-        };
-        for session in order {
-            let started = Instant::now();
+        for session in sessions {
             call(session, echo()).await?;
-            let took = started.elapsed();
-            if std::ptr::eq(session, &direct) {
-                direct_times.push(took);
-            } else {
-                proxied_times.push(took);
-            }
         }
     }
+    let mut times: [Vec<Duration>; 3] = std::array::from_fn(|_| Vec::with_capacity(calls));
+    for round in 0..calls {
+        // Each first in turn: none always runs warm.
+        for offset in 0..sessions.len() {
+            let which = (round + offset) % sessions.len();
+            let started = Instant::now();
+            call(sessions[which], echo()).await?;
+            times[which].push(started.elapsed());
+        }
+    }
+    let [direct_times, proxied_times, relayed_times] = times;
     let small_peak_mib = peak_mib(proxied.pid)?;
 
     // A megabyte read a page at a time through the filesystem server.
@@ -246,6 +244,7 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
         calls,
         direct: Latency::of(direct_times),
         proxied: Latency::of(proxied_times),
+        relayed: Latency::of(relayed_times),
         small_peak_mib,
         read_peak_mib,
         pages,
@@ -255,6 +254,15 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
             .display()
             .to_string(),
     })
+}
+
+/// `upstream` behind the bare relay: this program's `relay` command.
+fn bare_relay(upstream: &[String]) -> Result<Vec<String>, String> {
+    let this = std::env::current_exe()
+        .map_err(|error| format!("cannot find this program to run its relay: {error}"))?;
+    let mut command = vec![this.display().to_string(), "relay".to_owned(), "--".to_owned()];
+    command.extend(upstream.iter().cloned());
+    Ok(command)
 }
 
 /// `upstream` behind the proxy.
@@ -338,6 +346,7 @@ fn markdown(measured: &Measured) -> String {
          |---|---|---|---|\n\
          | `echo` on server-everything over stdio, p50 | {dp50} | {pp50} | {ratio:.2}× (≤ {MAX_P50_RATIO}×) |\n\
          | the same, p99 | {dp99} | {pp99} | {ratio99:.2}× |\n\
+         | the floor: through a bare relay (copies bytes, reads none), p50 | {dp50} | {rp50} | {floor:.2}× |\n\
          | the proxy's peak resident set after those calls | | {small:.1} MiB | (≤ {MAX_OWN_RSS_MIB:.0} MiB + the store's {store:.0} MiB) |\n\
          | … after reading 1 MB through server-filesystem ({pages} pages) | | {read:.1} MiB | |",
         calls = measured.calls,
@@ -347,6 +356,9 @@ fn markdown(measured: &Measured) -> String {
         ratio = ratio(measured),
         dp99 = micros(measured.direct.p99),
         pp99 = micros(measured.proxied.p99),
+        rp50 = micros(measured.relayed.p50),
+        floor = measured.relayed.p50.as_secs_f64()
+            / measured.direct.p50.as_secs_f64().max(f64::MIN_POSITIVE),
         ratio99 = measured.proxied.p99.as_secs_f64()
             / measured.direct.p99.as_secs_f64().max(f64::MIN_POSITIVE),
         small = measured.small_peak_mib,
