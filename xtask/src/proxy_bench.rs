@@ -260,7 +260,11 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
 fn bare_relay(upstream: &[String]) -> Result<Vec<String>, String> {
     let this = std::env::current_exe()
         .map_err(|error| format!("cannot find this program to run its relay: {error}"))?;
-    let mut command = vec![this.display().to_string(), "relay".to_owned(), "--".to_owned()];
+    let mut command = vec![
+        this.display().to_string(),
+        "relay".to_owned(),
+        "--".to_owned(),
+    ];
     command.extend(upstream.iter().cloned());
     Ok(command)
 }
@@ -342,7 +346,7 @@ fn markdown(measured: &Measured) -> String {
     let micros = |took: Duration| format!("{:.0} µs", took.as_secs_f64() * 1e6);
     let store = envelope_proxy::DEFAULT_STORE_BYTES as f64 / (1 << 20) as f64;
     format!(
-        "| measured ({calls} calls each, alternated; `{proxy}`) | directly | through the proxy | ratio (target) |\n\
+        "| measured ({calls} calls each, in turn; `{proxy}`) | directly | through the proxy | ratio (target) |\n\
          |---|---|---|---|\n\
          | `echo` on server-everything over stdio, p50 | {dp50} | {pp50} | {ratio:.2}× (≤ {MAX_P50_RATIO}×) |\n\
          | the same, p99 | {dp99} | {pp99} | {ratio99:.2}× |\n\

@@ -43,7 +43,11 @@ fn copy(from: &mut impl Read, to: &mut impl Write) -> Result<(), String> {
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => return Err(format!("the relay cannot read: {error}")),
         };
-        if to.write_all(&buffer[..read]).and_then(|()| to.flush()).is_err() {
+        if to
+            .write_all(&buffer[..read])
+            .and_then(|()| to.flush())
+            .is_err()
+        {
             return Ok(());
         }
     }
