@@ -208,19 +208,27 @@ async fn a_client_that_did_not_declare_elicitation_is_told_the_capability_it_lac
     assert!(answer.get("result").is_none(), "{answer}");
 }
 
+/// The keys an `InputRequiredResult` asks under, and its state.
+fn asked(answer: &Value) -> (Vec<String>, String) {
+    let result = &answer["result"];
+    let keys = result["inputRequests"]
+        .as_object()
+        .map(|asks| asks.keys().cloned().collect())
+        .unwrap_or_default();
+    let state = result["requestState"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (keys, state)
+}
+
 #[tokio::test]
 async fn a_tool_asks_under_keys_of_its_own_each_once() {
     let addr = serve_on_loopback(server()).await;
     let asks = json!({ "elicitation": {} });
     let first = call_tool(addr, "greet_named", asks.clone(), None, None).await;
-    let result = &first["result"];
-    let keys: Vec<&String> = result["inputRequests"]
-        .as_object()
-        .expect("asks")
-        .keys()
-        .collect();
+    let (keys, state) = asked(&first);
     assert_eq!(keys, ["who"], "{first}");
-    let state = result["requestState"].as_str().expect("a state").to_owned();
 
     // The same key asked again in the run is made unique, the same way every run.
     let responses = json!({ "who": accept(json!({ "name": "Ada" })) });
@@ -232,14 +240,8 @@ async fn a_tool_asks_under_keys_of_its_own_each_once() {
         Some(&state),
     )
     .await;
-    let result = &second["result"];
-    let keys: Vec<&String> = result["inputRequests"]
-        .as_object()
-        .expect("asks")
-        .keys()
-        .collect();
+    let (keys, state) = asked(&second);
     assert_eq!(keys, ["who-2"], "{second}");
-    let state = result["requestState"].as_str().expect("a state").to_owned();
 
     let responses = json!({ "who-2": accept(json!({ "ok": true })) });
     let last = call_tool(addr, "greet_named", asks, Some(responses), Some(&state)).await;

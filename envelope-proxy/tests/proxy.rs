@@ -574,12 +574,16 @@ impl rmcp::ClientHandler for Counting {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_upstreams_prompts_and_resources_changing_is_told_to_the_client() {
+/// A session of an rmcp client with `proxy`, over a pipe: what it was told, the client, and
+/// the task serving it.
+async fn session(
+    proxy: &Proxy,
+) -> (
+    Counting,
+    rmcp::service::RunningService<rmcp::RoleClient, Counting>,
+    tokio::task::JoinHandle<Result<(), envelope_mcp::McpError>>,
+) {
     use rmcp::ServiceExt as _;
-    use std::sync::atomic::Ordering;
-
-    let proxy = proxy("").await;
     let (client_side, server_side) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_side);
     let serving = tokio::spawn(
@@ -594,6 +598,15 @@ async fn the_upstreams_prompts_and_resources_changing_is_told_to_the_client() {
         .serve(tokio::io::split(client_side))
         .await
         .expect("the client initializes");
+    (counting, client, serving)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_upstreams_prompts_and_resources_changing_is_told_to_the_client() {
+    use std::sync::atomic::Ordering;
+
+    let proxy = proxy("").await;
+    let (counting, client, serving) = session(&proxy).await;
     let declared = client
         .peer_info()
         .expect("the proxy introduced itself")
@@ -665,24 +678,10 @@ async fn remembered(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_before() {
-    use rmcp::ServiceExt as _;
     use std::sync::atomic::Ordering;
 
     let proxy = proxy("").await;
-    let (client_side, server_side) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(
-        proxy
-            .server()
-            .clone()
-            .serve_lines(server_read, server_write),
-    );
-    let counting = Counting::default();
-    let client = counting
-        .clone()
-        .serve(tokio::io::split(client_side))
-        .await
-        .expect("the client initializes");
+    let (counting, client, serving) = session(&proxy).await;
     #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
     client
         .subscribe(rmcp::model::SubscribeRequestParams::new("memo://watched"))
