@@ -303,6 +303,21 @@ pub trait ClientChannel: Send + Sync {
         None
     }
 
+    /// Sends the client a request of its own protocol as another server wrote it, and returns
+    /// the client's result unread: `feature` says which request (an elicitation, a sampling,
+    /// the roots), `params` are its parameters as the protocol writes them (MCP's
+    /// `elicitation/create`, `sampling/createMessage`, `roots/list`), with whatever content
+    /// they carry. Refused as [`ClientError::Unavailable`] unless the client declared
+    /// `feature`, as the typed requests are. By default, a channel that cannot relay.
+    fn relay(
+        &self,
+        feature: ClientFeature,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        let _ = params;
+        Box::pin(std::future::ready(Err(ClientError::Unavailable(feature))))
+    }
+
     /// This channel asking under `key`, where asks are named (MCP 2026-07-28's rounds name
     /// each entry of an `InputRequiredResult`); `None`, the default, for a channel whose asks
     /// are not named, which then asks as it does. See [`ToolContext::asking_as`](crate::ToolContext::asking_as).

@@ -357,6 +357,23 @@ impl ToolContext {
         }
     }
 
+    /// Sends the client a request another server made, as it made it, and returns the
+    /// client's result unread ([`ClientChannel::relay`]): for a tool that passes on what its own
+    /// upstream asks (a proxy), whatever content the request carries. A tool that asks for
+    /// itself uses [`ToolContext::elicit`], [`ToolContext::sample`] or [`ToolContext::roots`],
+    /// which write the request and read the answer. Without a client,
+    /// [`ClientError::Unavailable`].
+    pub async fn relay(
+        &self,
+        feature: ClientFeature,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, ClientError> {
+        match &self.client {
+            Some(client) => client.relay(feature, params).await,
+            None => Err(ClientError::Unavailable(feature)),
+        }
+    }
+
     /// Whether the call's client declared `feature` (so asking for it is not refused
     /// [`ClientError::Unavailable`]); `false` without a client.
     pub fn offers(&self, feature: ClientFeature) -> bool {

@@ -14,16 +14,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use envelope_core::{
-    ClientError, ClientFeature, Elicited, SamplingMessage as AskedMessage, SamplingRequest,
-    SamplingRole, ToolContext,
-};
+use envelope_core::{ClientError, ClientFeature, Elicited, ToolContext};
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    LoggingMessageNotificationParam, Role, RootsCapabilities, SamplingCapability,
-    SamplingMessageContentBlock,
+    LoggingMessageNotificationParam, RootsCapabilities, SamplingCapability,
 };
 
 use crate::config::Revision;
@@ -86,8 +82,8 @@ impl InFlight {
         }
     }
 
-    /// Relays the upstream's `sampling/createMessage` to the client of the call in flight.
-    /// Text only: the proxy's client channel asks for text and reads text.
+    /// Relays the upstream's `sampling/createMessage` to the client of the call in flight, as
+    /// it is.
     pub(crate) async fn sample(
         &self,
         params: CreateMessageRequestParams,
@@ -141,29 +137,24 @@ impl From<Unrelayed> for ErrorData {
     }
 }
 
-/// Asks `ctx`'s client's model what the upstream's `sampling/createMessage` asks. Text only:
-/// the proxy's client channel asks for text and reads text.
+/// Asks `ctx`'s client's model what the upstream's `sampling/createMessage` asks, as it asks
+/// it (text, images, audio, a system prompt, model preferences): the request is relayed whole,
+/// and the client's result, once it reads as a sampling result, goes back as it came.
 pub(crate) async fn sample_with(
     ctx: &ToolContext,
     params: CreateMessageRequestParams,
 ) -> Result<CreateMessageResult, Unrelayed> {
-    let request = sampling_request(params).map_err(Unrelayed::Refused)?;
-    let sampled = ctx.sample(request).await.map_err(Unrelayed::Client)?;
-    let Some(text) = sampled.text else {
-        return Err(Unrelayed::Refused(ErrorData::internal_error(
-            "the client's model answered with something other than text, which the proxy \
-             does not relay",
-            None,
-        )));
-    };
-    let role = match sampled.role {
-        SamplingRole::User => Role::User,
-        SamplingRole::Assistant => Role::Assistant,
-    };
-    let message = rmcp::model::SamplingMessage::new(role, SamplingMessageContentBlock::text(text));
-    let mut result = CreateMessageResult::new(message, sampled.model);
-    result.stop_reason = sampled.stop_reason;
-    Ok(result)
+    let params = serde_json::to_value(&params)
+        .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
+    let answer = ctx
+        .relay(ClientFeature::Sampling, params)
+        .await
+        .map_err(Unrelayed::Client)?;
+    serde_json::from_value(answer).map_err(|error| {
+        Unrelayed::Client(ClientError::InvalidResponse(format!(
+            "the client's sampling result does not read as one: {error}"
+        )))
+    })
 }
 
 /// Asks `ctx`'s client's user what the upstream's `elicitation/create` (a form) asks; the
@@ -231,45 +222,6 @@ pub(crate) fn callers_capabilities(ctx: &ToolContext) -> ClientCapabilities {
         capabilities.roots = Some(RootsCapabilities::default());
     }
     capabilities
-}
-
-/// The upstream's request as the proxy's client channel asks it: text messages only.
-fn sampling_request(params: CreateMessageRequestParams) -> Result<SamplingRequest, ErrorData> {
-    let mut messages = Vec::with_capacity(params.messages.len());
-    for message in params.messages {
-        let mut text = String::new();
-        for block in message.content.into_vec() {
-            match block {
-                SamplingMessageContentBlock::Text(block) => text.push_str(&block.text),
-                _ => {
-                    return Err(ErrorData::invalid_params(
-                        "the proxy relays text sampling messages only; one holds other content",
-                        None,
-                    ));
-                }
-            }
-        }
-        let role = match message.role {
-            Role::User => SamplingRole::User,
-            Role::Assistant => SamplingRole::Assistant,
-        };
-        messages.push(AskedMessage { role, text });
-    }
-    let Some(first) = messages.first() else {
-        return Err(ErrorData::invalid_params(
-            "a sampling request needs a message",
-            None,
-        ));
-    };
-    let mut request = SamplingRequest::user(first.text.clone(), params.max_tokens);
-    request.messages = messages;
-    request.system_prompt = params.system_prompt;
-    request.temperature = params.temperature;
-    request.model_hint = params
-        .model_preferences
-        .and_then(|preferences| preferences.hints)
-        .and_then(|hints| hints.into_iter().find_map(|hint| hint.name));
-    Ok(request)
 }
 
 /// The client's refusal, as the JSON-RPC error the upstream reads: what the proxy's client

@@ -102,18 +102,41 @@ describe('the upstream’s requests reach the client of the call', { timeout: TI
     });
 });
 
-describe('cancellation and log messages cross the proxy', { timeout: TIMEOUT_MS }, () => {
+describe('cancellation, log messages and pictures cross the proxy', { timeout: TIMEOUT_MS }, () => {
     let proxy;
     const logged = [];
+    const sampled = [];
 
     before(async () => {
         proxy = await connect(proxied(FIXTURE, ['--upstream-timeout', '30']), {
+            capabilities: ASKED,
             prepare: (client) => {
                 client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
                     logged.push(notification.params);
                 });
+                client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+                    sampled.push(request.params);
+                    return {
+                        model: 'vision-model',
+                        role: 'assistant',
+                        content: { type: 'image', data: 'd29ybGQ=', mimeType: 'image/png' },
+                        stopReason: 'endTurn',
+                    };
+                });
             },
         });
+    });
+
+    test('a sampling that shows an image, and an image answered, cross whole', async () => {
+        const answered = envelopeOf(await proxy.callTool({ name: 'ask', arguments: { what: 'sample_image' } }));
+        assert.equal(answered.ok, true, JSON.stringify(answered));
+        assert.equal(sampled.length, 1);
+        assert.deepEqual(sampled[0].messages[0].content, { type: 'image', data: 'aGVsbG8=', mimeType: 'image/png' });
+        assert.equal(sampled[0].messages[1].content.text, 'What is in the picture?');
+        assert.equal(sampled[0].modelPreferences.hints[0].name, 'vision');
+        // What the upstream was sent back, as it reports it.
+        assert.equal(answered.data.model, 'vision-model', JSON.stringify(answered));
+        assert.deepEqual(answered.data.content, { type: 'image', data: 'd29ybGQ=', mimeType: 'image/png' });
     });
 
     after(async () => {

@@ -75,8 +75,9 @@ pub(crate) fn markdown(header: &str) -> String {
          - **Progress.** When the client asks for a call's progress, the upstream's reports \
          for it are relayed as they come, every one before the answer.\n\
          - **What the upstream asks of a client.** The proxy declares sampling and form \
-         elicitation to the upstream, and relays each `sampling/createMessage` (text \
-         messages) and `elicitation/create` to the client of the call in flight, its answer \
+         elicitation to the upstream, and relays each `sampling/createMessage` (whole: \
+         text, images, audio, its system prompt and model preferences) and \
+         `elicitation/create` to the client of the call in flight, its answer \
          back as given; the upstream's log messages during a call go to that call's client, \
          at the level it set. A request names no call over stdio, so this holds while one \
          call is in flight: with none or several, the upstream's request is refused with a \

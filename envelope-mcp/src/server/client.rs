@@ -265,6 +265,22 @@ pub(crate) async fn roots(client: &impl Asks) -> Result<Vec<Root>, ClientError> 
         .collect())
 }
 
+/// Another server's request of `feature`, relayed as it is: refused unless the client offers
+/// it, then its result as the client gave it.
+pub(crate) async fn relay(
+    client: &impl Asks,
+    feature: ClientFeature,
+    params: Value,
+) -> Result<Value, ClientError> {
+    offered(client.capabilities(), feature)?;
+    let request = match feature {
+        ClientFeature::Elicitation => Request::Elicitation,
+        ClientFeature::Sampling => Request::Sampling,
+        ClientFeature::Roots => Request::Roots,
+    };
+    client.ask(request, params).await
+}
+
 /// Implements `ClientChannel` for a type that [`Asks`]: its one implementation, through
 /// [`elicit`], [`sample`], [`roots`] and [`Asks::logs`]. A macro because the orphan rule forbids a blanket
 /// `impl<T: Asks> ClientChannel for T` of envelope-core's trait.
@@ -319,6 +335,15 @@ macro_rules! client_channel_of_asks {
 
             fn keyed(&self, key: &str) -> Option<std::sync::Arc<dyn envelope_core::ClientChannel>> {
                 $crate::server::client::Asks::keyed(self, key)
+            }
+
+            fn relay(
+                &self,
+                feature: envelope_core::ClientFeature,
+                params: serde_json::Value,
+            ) -> envelope_core::BoxFuture<'_, Result<serde_json::Value, envelope_core::ClientError>>
+            {
+                Box::pin($crate::server::client::relay(self, feature, params))
             }
         }
     };
