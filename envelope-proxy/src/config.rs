@@ -29,7 +29,7 @@ stderr = true
 # upstream may agree on an older one), or "2026-07-28" (`server/discover`, for an upstream that
 # speaks it: what it asks of a client comes as `InputRequiredResult`, asked of the client of
 # the call and sent back; its log messages reach the client of the call that asked for them;
-# its resource subscriptions are not relayed).
+# a resource watched is watched upstream by a subscription stream of its own).
 revision = "2025-11-25"
 
 # What a tool not named under [tools] gets.

@@ -19,11 +19,11 @@ use rmcp::model::{
     ResultType, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
     SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext, ServiceError};
+use rmcp::service::{Peer, RequestContext, ServiceError, SubscriptionContext};
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler};
 
 use crate::upstream::Upstream;
-use crate::watchers::Watchers;
+use crate::watchers::{Watcher, Watchers};
 
 /// The upstream's prompts, resources, completion and logging, forwarded.
 #[derive(Clone)]
@@ -118,7 +118,49 @@ impl ServerHandler for Forwarded {
         {
             accepted.resources_list_changed = Some(true);
         }
+        // Resource updates, where the upstream tells of them.
+        if requested
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| !uris.is_empty())
+            && declared
+                .resources
+                .as_ref()
+                .and_then(|resources| resources.subscribe)
+                == Some(true)
+        {
+            accepted
+                .resource_subscriptions
+                .clone_from(&requested.resource_subscriptions);
+        }
         (accepted != SubscriptionFilter::default()).then_some(accepted)
+    }
+
+    /// A 2026-07-28 subscription stream: the resources it names are watched upstream for as
+    /// long as it lasts, their updates told to it (the prompts' and resources' list changes
+    /// it asked for are told by the proxy's server, [`EnvelopeServer::tell_list_changed`](envelope_mcp::EnvelopeServer::tell_list_changed)).
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let sink = context.sink().clone();
+        for uri in &uris {
+            self.watchers.add(uri, Watcher::Stream(sink.clone()));
+            if let Err(error) = self.upstream.watch(uri).await {
+                tracing::warn!(%error, %uri, "the upstream refused to tell of a resource");
+            }
+        }
+        context.cancelled().await;
+        for uri in &uris {
+            if !self.watchers.remove_stream(uri, sink.id())
+                && let Err(error) = self.upstream.unwatch(uri).await
+            {
+                tracing::warn!(%error, %uri, "the upstream refused to stop telling of a resource");
+            }
+        }
+        Ok(())
     }
 
     async fn list_prompts(
@@ -242,12 +284,9 @@ impl ServerHandler for Forwarded {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // Forwarded each time: the upstream may have started again since the first.
-        self.peer()
-            .await?
-            .subscribe(request.clone())
-            .await
-            .map_err(relayed)?;
-        self.watchers.add(&request.uri, context.peer);
+        self.upstream.watch(&request.uri).await.map_err(relayed)?;
+        self.watchers
+            .add(&request.uri, Watcher::Session(context.peer));
         Ok(())
     }
 
@@ -257,12 +296,11 @@ impl ServerHandler for Forwarded {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // The upstream stops telling only when no client watches any more.
-        if !self.watchers.remove(&request.uri, &context.peer) {
-            self.peer()
-                .await?
-                .unsubscribe(request)
-                .await
-                .map_err(relayed)?;
+        if !self
+            .watchers
+            .remove(&request.uri, &Watcher::Session(context.peer))
+        {
+            self.upstream.unwatch(&request.uri).await.map_err(relayed)?;
         }
         Ok(())
     }

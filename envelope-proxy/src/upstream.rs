@@ -209,6 +209,8 @@ pub struct Upstream {
     watchers: Watchers,
     /// The log level a client last set (`logging/setLevel`), set again on a new connection.
     log_level: std::sync::Mutex<Option<LoggingLevel>>,
+    /// On 2026-07-28: each resource watched, the task reading its subscription stream.
+    resource_streams: std::sync::Mutex<HashMap<String, tokio::task::AbortHandle>>,
     state: Mutex<State>,
 }
 
@@ -236,6 +238,7 @@ impl Upstream {
             in_flight: InFlight::default(),
             watchers: Watchers::default(),
             log_level: std::sync::Mutex::default(),
+            resource_streams: std::sync::Mutex::default(),
             state: Mutex::new(State::Down {
                 why: "not started".to_owned(),
                 next_start: Instant::now(),
@@ -263,23 +266,118 @@ impl Upstream {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
     }
 
-    /// What a new connection owes the clients of the one before: the resources they watch,
-    /// subscribed to again, and the log level they set, set again. An upstream that started
-    /// again knows neither. What it refuses is logged; the connection serves all the same.
-    async fn restore(&self, service: &RunningService<RoleClient, Listener>) {
-        if self.revision == Revision::Discover {
-            // That revision has neither (its subscriptions are the client's own stream).
-            return;
+    /// Asks the upstream to tell of the resource `uri`'s updates, which go to its watchers:
+    /// `resources/subscribe`, or on 2026-07-28 a subscription stream of its own (one a
+    /// resource, kept while it is watched).
+    pub(crate) async fn watch(&self, uri: &str) -> Result<(), ServiceError> {
+        let peer = self.peer().await.map_err(|error| {
+            ServiceError::McpError(rmcp::ErrorData::internal_error(
+                error.message().to_owned(),
+                None,
+            ))
+        })?;
+        self.watch_with(&peer, uri).await
+    }
+
+    async fn watch_with(&self, peer: &Peer<RoleClient>, uri: &str) -> Result<(), ServiceError> {
+        if self.revision != Revision::Discover {
+            #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
+            return peer
+                .subscribe(rmcp::model::SubscribeRequestParams::new(uri.to_owned()))
+                .await;
         }
+        let streaming = self
+            .resource_streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(uri)
+            .is_some_and(|task| !task.is_finished());
+        if streaming {
+            return Ok(());
+        }
+        let mut filter = SubscriptionFilter::default();
+        filter.resource_subscriptions = Some(vec![uri.to_owned()]);
+        let mut subscription = peer.listen(filter).await?;
+        let accepted = subscription
+            .acknowledged()
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.iter().any(|accepted| accepted == uri));
+        if !accepted {
+            return Err(ServiceError::McpError(rmcp::ErrorData::invalid_params(
+                format!("the upstream does not tell of `{uri}`'s updates"),
+                None,
+            )));
+        }
+        let watchers = self.watchers.clone();
+        let task = tokio::spawn(async move {
+            while let Ok(Some(notification)) = subscription.next().await {
+                if let ServerNotification::ResourceUpdatedNotification(updated) = notification {
+                    watchers.tell(&updated.params);
+                }
+            }
+        });
+        if let Some(stale) = self
+            .resource_streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(uri.to_owned(), task.abort_handle())
+        {
+            stale.abort();
+        }
+        Ok(())
+    }
+
+    /// Tells the upstream no one watches `uri` any more: `resources/unsubscribe`, or the end of
+    /// its subscription stream.
+    pub(crate) async fn unwatch(&self, uri: &str) -> Result<(), ServiceError> {
+        if self.revision == Revision::Discover {
+            // Dropped with its task, the subscription is cancelled upstream.
+            if let Some(task) = self
+                .resource_streams
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(uri)
+            {
+                task.abort();
+            }
+            return Ok(());
+        }
+        let peer = self.peer().await.map_err(|error| {
+            ServiceError::McpError(rmcp::ErrorData::internal_error(
+                error.message().to_owned(),
+                None,
+            ))
+        })?;
+        #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
+        peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.to_owned()))
+            .await
+    }
+
+    /// What a new connection owes the clients of the one before: the resources they watch,
+    /// subscribed to again, and (before 2026-07-28, whose requests each name their own) the
+    /// log level they set, set again. An upstream that started again knows neither. What it
+    /// refuses is logged; the connection serves all the same.
+    async fn restore(&self, service: &RunningService<RoleClient, Listener>) {
         let peer = service.peer();
         for uri in self.watchers.uris() {
-            #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
-            let subscribed = peer
-                .subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone()))
-                .await;
-            if let Err(error) = subscribed {
+            if self.revision == Revision::Discover {
+                // The old stream ended with its connection: a new one, whatever is recorded.
+                if let Some(task) = self
+                    .resource_streams
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&uri)
+                {
+                    task.abort();
+                }
+            }
+            if let Err(error) = self.watch_with(peer, &uri).await {
                 tracing::warn!(%error, %uri, "the upstream refused a subscription made again");
             }
+        }
+        if self.revision == Revision::Discover {
+            return;
         }
         let level = *self
             .log_level

@@ -1,48 +1,88 @@
-//! Who watches which of the upstream's resources: the clients that subscribed to it
-//! (`resources/subscribe`), each told of every update the upstream announces for it
-//! (`notifications/resources/updated`), and no other client.
+//! Who watches which of the upstream's resources: the clients that subscribed to it — a client
+//! on the 2025 revisions by `resources/subscribe`, a 2026-07-28 subscription stream
+//! (`subscriptions/listen`) that named it — each told of every update the upstream announces for
+//! it (`notifications/resources/updated`), and no other client.
 #![allow(deprecated)] // the legacy subscription, which rmcp marks deprecated
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::RoleServer;
-use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::Peer;
+use rmcp::model::{RequestId, ResourceUpdatedNotificationParam};
+use rmcp::service::{Peer, SubscriptionSink};
 
 /// Each resource's watchers, by URI.
 #[derive(Clone, Default)]
-pub(crate) struct Watchers(Arc<Mutex<HashMap<String, Vec<Peer<RoleServer>>>>>);
+pub(crate) struct Watchers(Arc<Mutex<HashMap<String, Vec<Watcher>>>>);
 
-/// Whether two peers are the same client's connection: rmcp keeps one handshake record per
-/// connection, shared by every handle to it.
-fn same_client(one: &Peer<RoleServer>, other: &Peer<RoleServer>) -> bool {
-    match (one.peer_info(), other.peer_info()) {
-        (Some(one), Some(other)) => Arc::ptr_eq(&one, &other),
-        _ => false,
+/// One client watching a resource.
+#[derive(Clone)]
+pub(crate) enum Watcher {
+    /// A client on the 2025 revisions, which subscribed by `resources/subscribe`.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 subscription stream that named the resource, until it ends.
+    Stream(SubscriptionSink),
+}
+
+impl Watcher {
+    /// Whether two are the same client's: one connection's peers (rmcp keeps one handshake
+    /// record per connection, shared by every handle to it), or one stream.
+    fn same(&self, other: &Watcher) -> bool {
+        match (self, other) {
+            (Watcher::Session(one), Watcher::Session(other)) => {
+                match (one.peer_info(), other.peer_info()) {
+                    (Some(one), Some(other)) => Arc::ptr_eq(&one, &other),
+                    _ => false,
+                }
+            }
+            (Watcher::Stream(one), Watcher::Stream(other)) => one.id() == other.id(),
+            _ => false,
+        }
+    }
+
+    /// Whether it can still be told: a stream is taken off when it ends.
+    fn is_gone(&self) -> bool {
+        match self {
+            Watcher::Session(peer) => peer.is_transport_closed(),
+            Watcher::Stream(_) => false,
+        }
+    }
+
+    /// The stream `id` as a watcher to compare with.
+    fn is_stream(&self, id: &RequestId) -> bool {
+        matches!(self, Watcher::Stream(sink) if sink.id() == id)
     }
 }
 
 impl Watchers {
-    /// `client` watches `uri`; whether it is the first to.
-    pub(crate) fn add(&self, uri: &str, client: Peer<RoleServer>) -> bool {
+    /// `watcher` watches `uri`; whether it is the first to.
+    pub(crate) fn add(&self, uri: &str, watcher: Watcher) -> bool {
         let mut watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let watchers = watched.entry(uri.to_owned()).or_default();
-        watchers.retain(|watcher| !watcher.is_transport_closed());
+        watchers.retain(|kept| !kept.is_gone());
         let first = watchers.is_empty();
-        if !watchers.iter().any(|watcher| same_client(watcher, &client)) {
-            watchers.push(client);
+        if !watchers.iter().any(|kept| kept.same(&watcher)) {
+            watchers.push(watcher);
         }
         first
     }
 
-    /// `client` no longer watches `uri`; whether anyone still does.
-    pub(crate) fn remove(&self, uri: &str, client: &Peer<RoleServer>) -> bool {
+    /// `watcher` no longer watches `uri`; whether anyone still does.
+    pub(crate) fn remove(&self, uri: &str, watcher: &Watcher) -> bool {
+        self.remove_where(uri, |kept| kept.same(watcher))
+    }
+
+    /// The stream `id` no longer watches `uri`; whether anyone still does.
+    pub(crate) fn remove_stream(&self, uri: &str, id: &RequestId) -> bool {
+        self.remove_where(uri, |kept| kept.is_stream(id))
+    }
+
+    fn remove_where(&self, uri: &str, leaving: impl Fn(&Watcher) -> bool) -> bool {
         let mut watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(watchers) = watched.get_mut(uri) else {
             return false;
         };
-        watchers.retain(|watcher| !same_client(watcher, client) && !watcher.is_transport_closed());
+        watchers.retain(|kept| !leaving(kept) && !kept.is_gone());
         let watching = !watchers.is_empty();
         if !watching {
             watched.remove(uri);
@@ -55,25 +95,28 @@ impl Watchers {
         let watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         watched
             .iter()
-            .filter(|(_, watchers)| {
-                watchers
-                    .iter()
-                    .any(|watcher| !watcher.is_transport_closed())
-            })
+            .filter(|(_, watchers)| watchers.iter().any(|watcher| !watcher.is_gone()))
             .map(|(uri, _)| uri.clone())
             .collect()
     }
 
     /// Tells each client watching the resource `update` names that it changed.
     pub(crate) fn tell(&self, update: &ResourceUpdatedNotificationParam) {
-        let watchers: Vec<Peer<RoleServer>> = {
+        let watchers: Vec<Watcher> = {
             let watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
             watched.get(&update.uri).cloned().unwrap_or_default()
         };
         for watcher in watchers {
             let update = update.clone();
             tokio::spawn(async move {
-                let _ = watcher.notify_resource_updated(update).await;
+                match watcher {
+                    Watcher::Session(peer) => {
+                        let _ = peer.notify_resource_updated(update).await;
+                    }
+                    Watcher::Stream(sink) => {
+                        let _ = sink.notify_resource_updated(update.uri).await;
+                    }
+                }
             });
         }
     }

@@ -22,11 +22,16 @@ fn fixture() -> String {
 
 /// The proxy in front of the fixture, configured by `extra` (TOML appended to the upstream's).
 async fn proxy(extra: &str) -> Proxy {
-    let text = format!(
+    start(&format!(
         "[upstream]\ncommand = [\"python3\", {:?}]\ncall_timeout_seconds = 5\n{extra}",
         fixture()
-    );
-    let config = ProxyConfig::parse(&text).expect("the configuration parses");
+    ))
+    .await
+}
+
+/// The proxy configured by `text`.
+async fn start(text: &str) -> Proxy {
+    let config = ProxyConfig::parse(text).expect("the configuration parses");
     let serving = EnvelopeConfig::new("proxy-test", "1.0.0")
         .with_continuations(Continuations::new(ContinuationKey::new(1, [9; 32])));
     Proxy::start(config, serving)
@@ -682,11 +687,7 @@ async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_bef
 
     let proxy = proxy("").await;
     let (counting, client, serving) = session(&proxy).await;
-    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
-    client
-        .subscribe(rmcp::model::SubscribeRequestParams::new("memo://watched"))
-        .await
-        .expect("subscribed");
+    watch(&client, "memo://watched").await;
     #[allow(deprecated)] // logging (SEP-2577 deprecates it), which the 2025 revisions speak
     client
         .set_level(rmcp::model::SetLevelRequestParams::new(
@@ -737,6 +738,83 @@ async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_bef
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(counting.updated.load(Ordering::SeqCst), 1);
+    client.cancel().await.expect("the client closes");
+    serving.abort();
+}
+
+/// `client` subscribes to `uri`, the 2025 way.
+async fn watch(client: &rmcp::service::RunningService<rmcp::RoleClient, Counting>, uri: &str) {
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+        .await
+        .expect("subscribed");
+}
+
+/// Calls `tool` with `arguments` as `client`: the envelope.
+async fn call_as(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, Counting>,
+    tool: &'static str,
+    arguments: Value,
+) -> Value {
+    let answer = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new(tool)
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("the call is answered");
+    answer.structured_content.unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resource_watched_through_an_upstream_on_2026_is_told_of_its_updates() {
+    use std::sync::atomic::Ordering;
+
+    // The upstream speaks 2026-07-28: another proxy (whose clients may), in front of the
+    // fixture. A client of this one subscribes the 2025 way; the upstream is asked by a
+    // subscription stream, which the other proxy serves by subscribing the fixture.
+    let proxy = start(&format!(
+        "[upstream]\ncommand = [{:?}, \"--\", \"python3\", {:?}]\nrevision = \"2026-07-28\"\ncall_timeout_seconds = 5\n",
+        env!("CARGO_BIN_EXE_envelope-proxy"),
+        fixture()
+    ))
+    .await;
+    let (counting, client, serving) = session(&proxy).await;
+    watch(&client, "memo://watched").await;
+    // What the fixture was told, through both proxies (each answers an envelope: the inner
+    // one is the outer one's data).
+    let subscribed = || async {
+        call_as(&client, "remembers", json!({})).await["data"]["data"]["subscribed"].clone()
+    };
+    assert_eq!(subscribed().await, json!(["memo://watched"]));
+
+    let touched = call_as(&client, "touch", json!({ "uri": "memo://watched" })).await;
+    assert_eq!(touched["ok"], true, "{touched}");
+    for _ in 0..100 {
+        if counting.updated.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(counting.updated.load(Ordering::SeqCst), 1, "told once");
+
+    // The last watcher gone, the stream ends, and the fixture is unsubscribed.
+    #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
+    client
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new("memo://watched"))
+        .await
+        .expect("unsubscribed");
+    let mut left = json!(null);
+    for _ in 0..50 {
+        left = subscribed().await;
+        if left == json!([]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, json!([]));
     client.cancel().await.expect("the client closes");
     serving.abort();
 }

@@ -101,7 +101,8 @@ pub(crate) fn markdown(header: &str) -> String {
          any call that failed for a capability its client did not declare; one on an older \
          revision gets the call's envelope. Over that revision, each call asks the upstream for \
          the log messages its client wants (`logLevel` in the request's `_meta`), and those \
-         reach that client; resource subscriptions are not relayed.\n\
+         reach that client; a watched resource is watched upstream by a subscription stream \
+         of its own, kept while a client watches it.\n\
          - **Cancellation.** A call its client cancels, or one the proxy stops waiting for \
          (its timeout, an answer it could not read, the call's deadline), is cancelled \
          upstream (`notifications/cancelled`).\n\
@@ -109,10 +110,11 @@ pub(crate) fn markdown(header: &str) -> String {
          completion and log level, declared as the upstream declared them. \
          Its `notifications/prompts/list_changed` and `notifications/resources/list_changed` \
          are told on to every client session (however many arrive before they are told, one \
-         each). A client's `resources/subscribe` is forwarded, and each update the upstream \
-         announces (`notifications/resources/updated`) is told to the clients that \
-         subscribed to that resource, and to no other; the upstream is unsubscribed when the \
-         last of them unsubscribes.\n\
+         each). A client watches a resource by `resources/subscribe`, or, on 2026-07-28, by a \
+         subscription stream naming it (`subscriptions/listen`); the upstream is asked to \
+         tell of it, and each update it announces (`notifications/resources/updated`) is told \
+         to the clients that watch that resource, and to no other; the upstream is \
+         unsubscribed when the last of them stops.\n\
          - **Failures.** Typed by the table below; `retryable` only where the failure says a \
          retry can help.\n\n",
         default_tier = DEFAULT_TIER.as_str(),
