@@ -232,7 +232,7 @@ async fn answer(
     let Value::Object(arguments) = &request else {
         return Err(ToolError::internal("the arguments are an object"));
     };
-    let result = relayed(&call, arguments.clone(), ctx).await?;
+    let result = relayed(&call, arguments, ctx).await?;
     let answer = Answer::read(&result);
     if answer.is_error {
         return Err(tool_error(&answer.text));
@@ -294,10 +294,11 @@ async fn answer(
 }
 
 /// The upstream's answer to `arguments`, once it has whatever input it asks for first (an
-/// upstream on 2026-07-28; see [`crate::input`]).
+/// upstream on 2026-07-28; see [`crate::input`]). Each round sends a copy: the arguments stay
+/// the request the answer's pages are bound to.
 async fn relayed(
     call: &Call<'_>,
-    arguments: Map<String, Value>,
+    arguments: &Map<String, Value>,
     ctx: &ToolContext,
 ) -> Result<rmcp::model::CallToolResult, ToolError> {
     crate::input::until_answered(ctx, |retry| one_round(call, arguments.clone(), retry, ctx)).await
