@@ -268,7 +268,8 @@ impl Upstream {
 
     /// Asks the upstream to tell of the resource `uri`'s updates, which go to its watchers:
     /// `resources/subscribe`, or on 2026-07-28 a subscription stream of its own (one a
-    /// resource, kept while it is watched).
+    /// resource, kept while it is watched). An upstream that does not acknowledge within the
+    /// call timeout is answered [`ServiceError::Timeout`].
     pub(crate) async fn watch(&self, uri: &str) -> Result<(), ServiceError> {
         let peer = self.peer().await.map_err(|error| {
             ServiceError::McpError(rmcp::ErrorData::internal_error(
@@ -276,7 +277,11 @@ impl Upstream {
                 None,
             ))
         })?;
-        self.watch_with(&peer, uri).await
+        tokio::time::timeout(self.call_timeout, self.watch_with(&peer, uri))
+            .await
+            .unwrap_or(Err(ServiceError::Timeout {
+                timeout: self.call_timeout,
+            }))
     }
 
     async fn watch_with(&self, peer: &Peer<RoleClient>, uri: &str) -> Result<(), ServiceError> {
@@ -328,8 +333,8 @@ impl Upstream {
         Ok(())
     }
 
-    /// Tells the upstream no one watches `uri` any more: `resources/unsubscribe`, or the end of
-    /// its subscription stream.
+    /// Tells the upstream no one watches `uri` any more: `resources/unsubscribe` (within the
+    /// call timeout), or the end of its subscription stream.
     pub(crate) async fn unwatch(&self, uri: &str) -> Result<(), ServiceError> {
         if self.revision == Revision::Discover {
             // Dropped with its task, the subscription is cancelled upstream.
@@ -350,8 +355,32 @@ impl Upstream {
             ))
         })?;
         #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
-        peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.to_owned()))
+        let unsubscribing =
+            peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.to_owned()));
+        tokio::time::timeout(self.call_timeout, unsubscribing)
             .await
+            .unwrap_or(Err(ServiceError::Timeout {
+                timeout: self.call_timeout,
+            }))
+    }
+
+    /// What a new connection does before it serves: follow the upstream's lists, and restore
+    /// what the clients asked of the connection before. Bounded by the call timeout: the
+    /// connection is being made under the lock every call waits on, and an upstream that never
+    /// acknowledges must not hold them all.
+    async fn settle_in(&self, service: &RunningService<RoleClient, Listener>) {
+        let settling = async {
+            self.follow_lists(service).await;
+            self.restore(service).await;
+        };
+        if tokio::time::timeout(self.call_timeout, settling)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the upstream did not acknowledge its subscriptions in time; serving without them"
+            );
+        }
     }
 
     /// What a new connection owes the clients of the one before: the resources they watch,
@@ -749,8 +778,7 @@ impl Upstream {
                         .await
                         .map_err(|_| format!("{url} did not answer `{}`", self.opening()))?
                         .map_err(|error| format!("cannot connect to {url}: {error}"))?;
-                self.follow_lists(&service).await;
-                self.restore(&service).await;
+                self.settle_in(&service).await;
                 Ok(Connection {
                     service,
                     faults: None,
@@ -783,8 +811,7 @@ impl Upstream {
                         .await
                         .map_err(|_| format!("`{program}` did not answer `{}`", self.opening()))?
                         .map_err(|error| format!("`{program}` did not initialize: {error}"))?;
-                self.follow_lists(&service).await;
-                self.restore(&service).await;
+                self.settle_in(&service).await;
                 // The child is reaped when it exits; killed when the proxy drops it.
                 tokio::spawn(async move {
                     let _ = child.wait().await;
