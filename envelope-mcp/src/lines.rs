@@ -36,8 +36,9 @@ use crate::{EnvelopeServer, McpError};
 /// so that no answer repeats an unbounded value the client chose.
 pub const MAX_JSONRPC_ID_BYTES: usize = 256;
 
-/// How long an answer waits after the last notification written before it, so that the two
-/// reach the client in different reads.
+/// How long an answer waits after the last notification written before it, so that a client
+/// reading as lines arrive reads the two apart (one busy for longer still reads them together:
+/// this narrows the window, it cannot close it).
 ///
 /// A client may handle what one read brings in an order of its own: the official TypeScript
 /// SDK handles each notification a microtask after the response read with it, and by then the
@@ -69,14 +70,16 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 ) {
     let mut last_notice: Option<tokio::time::Instant> = None;
     while let Some(Outgoing { mut line, notice }) = outgoing.next().await {
-        if notice {
-            last_notice = Some(tokio::time::Instant::now());
-        } else if let Some(written) = last_notice.take() {
+        if !notice && let Some(written) = last_notice.take() {
             tokio::time::sleep_until(written + NOTICE_GAP).await;
         }
         line.push(b'\n');
         if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
             break;
+        }
+        // Counted from when the notification is out, however long writing it took.
+        if notice {
+            last_notice = Some(tokio::time::Instant::now());
         }
     }
 }

@@ -10,6 +10,9 @@
 //! go of it: it may outlive the server (a program printing after it served, a parent sharing
 //! the stream).
 //!
+//! Standard output shared with standard error (`2>&1`) stays on tokio's stream: made
+//! nonblocking, the shared pipe would fail a log line written while it is full.
+//!
 //! Written directly, a notification and the answer after it can leave within microseconds and
 //! reach the client in one read; the writer keeps them apart (see
 //! [`NOTICE_GAP`](crate::lines::NOTICE_GAP)).
@@ -77,10 +80,27 @@ mod polled {
 
     pub(super) fn output() -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
         let (file, kind) = pollable(io::stdout())?;
+        // Standard error on the same pipe (`2>&1`) would turn nonblocking with it, and a log
+        // line written to a full pipe would fail: such an output is left to tokio's stream.
+        if same_file(&file, &io::stderr()) {
+            return None;
+        }
         Some(match kind {
             Kind::Pipe => Box::new(Polled(Some(pipe::Sender::from_file(file).ok()?))),
             Kind::Socket => Box::new(Polled(Some(socket(file)?))),
         })
+    }
+
+    /// Whether `stream` is the file `file` is (the same device and inode).
+    fn same_file(file: &File, stream: &impl AsFd) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(other) = stream.as_fd().try_clone_to_owned().map(File::from) else {
+            return false;
+        };
+        match (file.metadata(), other.metadata()) {
+            (Ok(one), Ok(other)) => one.dev() == other.dev() && one.ino() == other.ino(),
+            _ => false,
+        }
     }
 
     /// A stream socket, nonblocking and registered with the runtime. tokio's `UnixStream`

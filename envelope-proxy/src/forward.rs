@@ -145,16 +145,16 @@ impl ServerHandler for Forwarded {
             .resource_subscriptions
             .clone()
             .unwrap_or_default();
-        let sink = context.sink().clone();
+        let stream = self.watchers.stream(context.sink().clone());
         for uri in &uris {
-            self.watchers.add(uri, Watcher::Stream(sink.clone()));
+            self.watchers.add(uri, stream.clone());
             if let Err(error) = self.upstream.watch(uri).await {
                 tracing::warn!(%error, %uri, "the upstream refused to tell of a resource");
             }
         }
         context.cancelled().await;
         for uri in &uris {
-            if !self.watchers.remove_stream(uri, sink.id())
+            if !self.watchers.remove(uri, &stream)
                 && let Err(error) = self.upstream.unwatch(uri).await
             {
                 tracing::warn!(%error, %uri, "the upstream refused to stop telling of a resource");
@@ -283,10 +283,15 @@ impl ServerHandler for Forwarded {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // Forwarded each time: the upstream may have started again since the first.
-        self.upstream.watch(&request.uri).await.map_err(relayed)?;
-        self.watchers
-            .add(&request.uri, Watcher::Session(context.peer));
+        // Watching before the upstream is asked, so that a last watcher leaving meanwhile does
+        // not stop it; asked each time, since the upstream may have started again since the
+        // first.
+        let watcher = Watcher::Session(context.peer);
+        self.watchers.add(&request.uri, watcher.clone());
+        if let Err(error) = self.upstream.watch(&request.uri).await {
+            self.watchers.remove(&request.uri, &watcher);
+            return Err(relayed(error));
+        }
         Ok(())
     }
 

@@ -14,6 +14,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio::sync::watch;
+
 use envelope_core::{ClientError, ClientFeature, Elicited, ToolContext};
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -31,13 +33,21 @@ pub(crate) struct InFlight(Arc<Mutex<Calls>>);
 #[derive(Default)]
 struct Calls {
     next: u64,
-    running: HashMap<u64, ToolContext>,
+    running: HashMap<u64, Running>,
+}
+
+/// One call in flight: its context, and what tells when it ends.
+struct Running {
+    ctx: ToolContext,
+    ended: watch::Receiver<()>,
 }
 
 /// A call in flight, for as long as this lives.
 pub(crate) struct Entered {
     calls: Arc<Mutex<Calls>>,
     id: u64,
+    /// Dropped with the call: whatever waits on its client for the upstream stops waiting.
+    _alive: watch::Sender<()>,
 }
 
 impl Drop for Entered {
@@ -53,19 +63,36 @@ impl InFlight {
         let mut calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let id = calls.next;
         calls.next += 1;
-        calls.running.insert(id, ctx.clone());
+        let (alive, ended) = watch::channel(());
+        calls.running.insert(
+            id,
+            Running {
+                ctx: ctx.clone(),
+                ended,
+            },
+        );
         Entered {
             calls: Arc::clone(&self.0),
             id,
+            _alive: alive,
         }
     }
 
     /// The one call in flight, or the refusal saying why there is none to relay `what` to.
     fn only(&self, what: &str) -> Result<ToolContext, ErrorData> {
+        self.only_until_ended(what).map(|(ctx, _)| ctx)
+    }
+
+    /// The one call in flight and what tells when it ends, or the refusal saying why there is
+    /// none to relay `what` to.
+    fn only_until_ended(
+        &self,
+        what: &str,
+    ) -> Result<(ToolContext, watch::Receiver<()>), ErrorData> {
         let calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let mut running = calls.running.values();
         match (running.next(), calls.running.len()) {
-            (Some(ctx), 1) => Ok(ctx.clone()),
+            (Some(call), 1) => Ok((call.ctx.clone(), call.ended.clone())),
             (_, 0) => Err(ErrorData::invalid_request(
                 format!(
                     "the proxy relays {what} only during a call of a tool, and none is running"
@@ -88,8 +115,8 @@ impl InFlight {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let ctx = self.only("sampling")?;
-        sample_with(&ctx, params).await.map_err(ErrorData::from)
+        let (ctx, ended) = self.only_until_ended("sampling")?;
+        until_the_call_ends(ended, sample_with(&ctx, params)).await
     }
 
     /// Relays the upstream's `elicitation/create` (a form) to the client of the call in
@@ -98,8 +125,8 @@ impl InFlight {
         &self,
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
-        let ctx = self.only("elicitation")?;
-        elicit_with(&ctx, params).await.map_err(ErrorData::from)
+        let (ctx, ended) = self.only_until_ended("elicitation")?;
+        until_the_call_ends(ended, elicit_with(&ctx, params)).await
     }
 
     /// Relays the upstream's log message to the client of the call in flight, which sends it
@@ -118,8 +145,23 @@ impl InFlight {
     }
 }
 
-/// What the proxy declares to the upstream: sampling and form elicitation, which it relays to
-/// its own client (refused where that client cannot answer).
+/// The client's answer to what the upstream asked during a call, or, when the call ends first,
+/// the error that says so: the upstream's request is answered either way. (A client on
+/// 2026-07-28 is asked across rounds: the call answers `InputRequiredResult` and ends, and the
+/// upstream, asked again on the next round, gets the answer then.)
+async fn until_the_call_ends<T>(
+    mut ended: watch::Receiver<()>,
+    answered: impl std::future::Future<Output = Result<T, Unrelayed>>,
+) -> Result<T, ErrorData> {
+    tokio::select! {
+        answered = answered => answered.map_err(ErrorData::from),
+        _ = ended.changed() => Err(ErrorData::internal_error(
+            "the call that caused this request ended before its client answered",
+            None,
+        )),
+    }
+}
+
 /// Why what the upstream asked was not relayed: the client's own answer (it cannot ask, it
 /// declined to answer, its answer does not fit), or a request the proxy does not pass on.
 #[derive(Debug)]
@@ -191,6 +233,8 @@ pub(crate) async fn elicit_with(
     })
 }
 
+/// What the proxy declares to the upstream: sampling and form elicitation (and, on 2026-07-28,
+/// roots), which it relays to its own client (refused where that client cannot answer).
 pub(crate) fn capabilities(revision: Revision) -> ClientCapabilities {
     let mut capabilities = ClientCapabilities::default();
     capabilities.sampling = Some(SamplingCapability::default());

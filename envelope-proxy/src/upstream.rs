@@ -211,6 +211,11 @@ pub struct Upstream {
     log_level: std::sync::Mutex<Option<LoggingLevel>>,
     /// On 2026-07-28: each resource watched, the task reading its subscription stream.
     resource_streams: std::sync::Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// Held while the upstream is asked to start or stop telling of a resource, so that a
+    /// stop decided on a watcher list another client has joined since is not carried out. Taken
+    /// only with a peer in hand: never while waiting for the connection, whose restoring
+    /// takes it.
+    watching: Mutex<()>,
     state: Mutex<State>,
 }
 
@@ -239,6 +244,7 @@ impl Upstream {
             watchers: Watchers::default(),
             log_level: std::sync::Mutex::default(),
             resource_streams: std::sync::Mutex::default(),
+            watching: Mutex::new(()),
             state: Mutex::new(State::Down {
                 why: "not started".to_owned(),
                 next_start: Instant::now(),
@@ -277,6 +283,7 @@ impl Upstream {
                 None,
             ))
         })?;
+        let _watching = self.watching.lock().await;
         tokio::time::timeout(self.call_timeout, self.watch_with(&peer, uri))
             .await
             .unwrap_or(Err(ServiceError::Timeout {
@@ -336,7 +343,22 @@ impl Upstream {
     /// Tells the upstream no one watches `uri` any more: `resources/unsubscribe` (within the
     /// call timeout), or the end of its subscription stream.
     pub(crate) async fn unwatch(&self, uri: &str) -> Result<(), ServiceError> {
-        if self.revision == Revision::Discover {
+        // On 2026-07-28 the stream is this proxy's own task: no request to send.
+        let peer = match self.revision {
+            Revision::Discover => None,
+            _ => Some(self.peer().await.map_err(|error| {
+                ServiceError::McpError(rmcp::ErrorData::internal_error(
+                    error.message().to_owned(),
+                    None,
+                ))
+            })?),
+        };
+        let _watching = self.watching.lock().await;
+        // Someone watches it again since the last watcher left: it stays watched.
+        if self.watchers.is_watched(uri) {
+            return Ok(());
+        }
+        let Some(peer) = peer else {
             // Dropped with its task, the subscription is cancelled upstream.
             if let Some(task) = self
                 .resource_streams
@@ -347,13 +369,7 @@ impl Upstream {
                 task.abort();
             }
             return Ok(());
-        }
-        let peer = self.peer().await.map_err(|error| {
-            ServiceError::McpError(rmcp::ErrorData::internal_error(
-                error.message().to_owned(),
-                None,
-            ))
-        })?;
+        };
         #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
         let unsubscribing =
             peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.to_owned()));
@@ -389,6 +405,7 @@ impl Upstream {
     /// refuses is logged; the connection serves all the same.
     async fn restore(&self, service: &RunningService<RoleClient, Listener>) {
         let peer = service.peer();
+        let _watching = self.watching.lock().await;
         for uri in self.watchers.uris() {
             if self.revision == Revision::Discover {
                 // The old stream ended with its connection: a new one, whatever is recorded.

@@ -5,23 +5,29 @@
 #![allow(deprecated)] // the legacy subscription, which rmcp marks deprecated
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::RoleServer;
-use rmcp::model::{RequestId, ResourceUpdatedNotificationParam};
+use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, SubscriptionSink};
 
 /// Each resource's watchers, by URI.
 #[derive(Clone, Default)]
-pub(crate) struct Watchers(Arc<Mutex<HashMap<String, Vec<Watcher>>>>);
+pub(crate) struct Watchers {
+    watched: Arc<Mutex<HashMap<String, Vec<Watcher>>>>,
+    /// The number of the next stream: a stream's request id is unique only in its session.
+    streams: Arc<AtomicU64>,
+}
 
 /// One client watching a resource.
 #[derive(Clone)]
 pub(crate) enum Watcher {
     /// A client on the 2025 revisions, which subscribed by `resources/subscribe`.
     Session(Peer<RoleServer>),
-    /// A 2026-07-28 subscription stream that named the resource, until it ends.
-    Stream(SubscriptionSink),
+    /// A 2026-07-28 subscription stream that named the resource, until it ends; numbered by
+    /// [`Watchers::stream`].
+    Stream(u64, SubscriptionSink),
 }
 
 impl Watcher {
@@ -35,7 +41,7 @@ impl Watcher {
                     _ => false,
                 }
             }
-            (Watcher::Stream(one), Watcher::Stream(other)) => one.id() == other.id(),
+            (Watcher::Stream(one, _), Watcher::Stream(other, _)) => one == other,
             _ => false,
         }
     }
@@ -44,20 +50,28 @@ impl Watcher {
     fn is_gone(&self) -> bool {
         match self {
             Watcher::Session(peer) => peer.is_transport_closed(),
-            Watcher::Stream(_) => false,
+            Watcher::Stream(..) => false,
         }
-    }
-
-    /// The stream `id` as a watcher to compare with.
-    fn is_stream(&self, id: &RequestId) -> bool {
-        matches!(self, Watcher::Stream(sink) if sink.id() == id)
     }
 }
 
 impl Watchers {
+    /// `sink`, a subscription stream, as a watcher of a number of its own.
+    pub(crate) fn stream(&self, sink: SubscriptionSink) -> Watcher {
+        Watcher::Stream(self.streams.fetch_add(1, Ordering::Relaxed), sink)
+    }
+
+    /// Whether some client watches `uri`.
+    pub(crate) fn is_watched(&self, uri: &str) -> bool {
+        let watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        watched
+            .get(uri)
+            .is_some_and(|watchers| watchers.iter().any(|watcher| !watcher.is_gone()))
+    }
+
     /// `watcher` watches `uri`; whether it is the first to.
     pub(crate) fn add(&self, uri: &str, watcher: Watcher) -> bool {
-        let mut watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
         let watchers = watched.entry(uri.to_owned()).or_default();
         watchers.retain(|kept| !kept.is_gone());
         let first = watchers.is_empty();
@@ -69,20 +83,11 @@ impl Watchers {
 
     /// `watcher` no longer watches `uri`; whether anyone still does.
     pub(crate) fn remove(&self, uri: &str, watcher: &Watcher) -> bool {
-        self.remove_where(uri, |kept| kept.same(watcher))
-    }
-
-    /// The stream `id` no longer watches `uri`; whether anyone still does.
-    pub(crate) fn remove_stream(&self, uri: &str, id: &RequestId) -> bool {
-        self.remove_where(uri, |kept| kept.is_stream(id))
-    }
-
-    fn remove_where(&self, uri: &str, leaving: impl Fn(&Watcher) -> bool) -> bool {
-        let mut watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(watchers) = watched.get_mut(uri) else {
             return false;
         };
-        watchers.retain(|kept| !leaving(kept) && !kept.is_gone());
+        watchers.retain(|kept| !kept.same(watcher) && !kept.is_gone());
         let watching = !watchers.is_empty();
         if !watching {
             watched.remove(uri);
@@ -92,7 +97,7 @@ impl Watchers {
 
     /// The resources some client still watches.
     pub(crate) fn uris(&self) -> Vec<String> {
-        let watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
         watched
             .iter()
             .filter(|(_, watchers)| watchers.iter().any(|watcher| !watcher.is_gone()))
@@ -103,7 +108,7 @@ impl Watchers {
     /// Tells each client watching the resource `update` names that it changed.
     pub(crate) fn tell(&self, update: &ResourceUpdatedNotificationParam) {
         let watchers: Vec<Watcher> = {
-            let watched = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            let watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
             watched.get(&update.uri).cloned().unwrap_or_default()
         };
         for watcher in watchers {
@@ -113,7 +118,7 @@ impl Watchers {
                     Watcher::Session(peer) => {
                         let _ = peer.notify_resource_updated(update).await;
                     }
-                    Watcher::Stream(sink) => {
+                    Watcher::Stream(_, sink) => {
                         let _ = sink.notify_resource_updated(update.uri).await;
                     }
                 }

@@ -695,7 +695,7 @@ async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_bef
         ))
         .await
         .expect("the level is set");
-    let told = json!({ "subscribed": ["memo://watched"], "level": "debug" });
+    let told = json!({ "subscribed": ["memo://watched"], "level": "debug", "answered": [] });
     assert_eq!(remembered(&client).await, Some(told.clone()));
 
     // The upstream dies, and is started again on a later call.

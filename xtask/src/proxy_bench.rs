@@ -346,11 +346,11 @@ fn markdown(measured: &Measured) -> String {
     let micros = |took: Duration| format!("{:.0} µs", took.as_secs_f64() * 1e6);
     let store = envelope_proxy::DEFAULT_STORE_BYTES as f64 / (1 << 20) as f64;
     format!(
-        "| measured ({calls} calls each, in turn; `{proxy}`) | directly | through the proxy | ratio (target) |\n\
+        "| measured ({calls} calls each, in turn; `{proxy}`) | directly | through it | ratio (target) |\n\
          |---|---|---|---|\n\
-         | `echo` on server-everything over stdio, p50 | {dp50} | {pp50} | {ratio:.2}× (≤ {MAX_P50_RATIO}×) |\n\
+         | `echo` on server-everything over stdio, through the proxy, p50 | {dp50} | {pp50} | {ratio:.2}× (≤ {MAX_P50_RATIO}×) |\n\
          | the same, p99 | {dp99} | {pp99} | {ratio99:.2}× |\n\
-         | the floor: through a bare relay (copies bytes, reads none), p50 | {dp50} | {rp50} | {floor:.2}× |\n\
+         | the floor: through a bare relay instead (copies bytes, reads none), p50 | {dp50} | {rp50} | {floor:.2}× |\n\
          | the proxy's peak resident set after those calls | | {small:.1} MiB | (≤ {MAX_OWN_RSS_MIB:.0} MiB + the store's {store:.0} MiB) |\n\
          | … after reading 1 MB through server-filesystem ({pages} pages) | | {read:.1} MiB | |",
         calls = measured.calls,

@@ -6,7 +6,8 @@
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
-/// Runs the relay as `args` say (`-- COMMAND...`), until either side closes.
+/// Runs the relay as `args` say (`-- COMMAND...`), until the command's output ends (it exited,
+/// or closed it after its input ended).
 pub(crate) fn run(args: &[&str]) -> Result<(), String> {
     let command = match args {
         ["--", command @ ..] | command => command,
@@ -24,12 +25,16 @@ pub(crate) fn run(args: &[&str]) -> Result<(), String> {
     let (Some(mut into), Some(mut out_of)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(format!("`{program}` has no standard input and output"));
     };
-    let back = std::thread::spawn(move || copy(&mut out_of, &mut std::io::stdout().lock()));
-    let forth = copy(&mut std::io::stdin().lock(), &mut into);
-    drop(into);
-    let back = back.join().map_err(|_| "the relay's thread panicked")?;
+    // Input on a thread of its own, left behind when the output ends: reading standard input
+    // may block for as long as the client keeps it open.
+    std::thread::spawn(move || {
+        let forth = copy(&mut std::io::stdin().lock(), &mut into);
+        drop(into);
+        forth
+    });
+    let back = copy(&mut out_of, &mut std::io::stdout().lock());
     let _ = child.wait();
-    forth.and(back)
+    back
 }
 
 /// Copies `from` to `to` as it arrives, each read written and flushed at once, until `from`

@@ -1,0 +1,129 @@
+//! A client on MCP 2026-07-28 through the proxy, in front of an upstream on an earlier
+//! revision that asks its client for a completion while a call runs. The 2026 client cannot be
+//! asked mid-call: the call answers `InputRequiredResult`, the upstream's request is answered
+//! (with an error) as the call ends rather than left waiting, and on the next round the
+//! upstream, asked again, gets the client's answer.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use envelope_core::paging::{ContinuationKey, Continuations};
+use envelope_mcp::{EnvelopeConfig, HttpConfig};
+use envelope_proxy::{Proxy, ProxyConfig};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// The proxy in front of the fixture, over streamable HTTP (stateless, JSON answers).
+async fn serve() -> (Proxy, SocketAddr) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream.py");
+    let text = format!(
+        "[upstream]\ncommand = [\"python3\", {:?}]\ncall_timeout_seconds = 5\n",
+        fixture.display().to_string()
+    );
+    let config = ProxyConfig::parse(&text).expect("the configuration parses");
+    let serving = EnvelopeConfig::new("proxy-rounds", "1.0.0")
+        .with_continuations(Continuations::new(ContinuationKey::new(1, [3; 32])))
+        .with_round_key([4; 32]);
+    let proxy = Proxy::start(config, serving)
+        .await
+        .expect("the proxy starts");
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let http = HttpConfig::default()
+        .with_stateless(true)
+        .with_json_response(true);
+    tokio::spawn(proxy.server().clone().serve_http_with(addr, http));
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (proxy, addr)
+}
+
+/// A 2026 `tools/call` of `tool` with `params` added (`inputResponses`, `requestState`), from a
+/// client that declared sampling: the JSON-RPC answer.
+async fn call(addr: SocketAddr, tool: &str, arguments: Value, extra: Value) -> Value {
+    let mut params = json!({
+        "name": tool,
+        "arguments": arguments,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { "name": "rounds-test", "version": "0" },
+            "io.modelcontextprotocol/clientCapabilities": { "sampling": {} },
+        },
+    });
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    let body =
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
+         mcp-method: tools/call\r\nmcp-name: {tool}\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    stream.write_all(request.as_bytes()).await.expect("written");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    let answer = String::from_utf8(answer).expect("UTF-8");
+    let (_, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON: {body}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstreams_request_of_a_2026_client_is_asked_across_rounds() {
+    let (_proxy, addr) = serve().await;
+    let asks = json!({ "what": "sample" });
+    let first = call(addr, "ask", asks.clone(), json!({})).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let asked = &result["inputRequests"]["sample-1"];
+    assert_eq!(asked["method"], "sampling/createMessage", "{first}");
+    assert_eq!(
+        asked["params"]["messages"][0]["content"]["text"], "Say hi.",
+        "{first}"
+    );
+    let state = result["requestState"].as_str().expect("a state").to_owned();
+
+    // The answer, on the next round: the upstream asks again, and is answered this time.
+    let answered = json!({
+        "role": "assistant",
+        "content": { "type": "text", "text": "hi" },
+        "model": "round-model",
+    });
+    let last = call(
+        addr,
+        "ask",
+        asks,
+        json!({ "inputResponses": { "sample-1": answered }, "requestState": state }),
+    )
+    .await;
+    let envelope = &last["result"]["structuredContent"];
+    assert_eq!(envelope["ok"], true, "{last}");
+    assert_eq!(envelope["data"]["model"], "round-model", "{last}");
+    assert_eq!(envelope["data"]["content"]["text"], "hi", "{last}");
+
+    // The upstream's first request was answered as its call ended, not left waiting.
+    let told = call(addr, "remembers", json!({}), json!({})).await;
+    let answered = &told["result"]["structuredContent"]["data"]["answered"];
+    assert_eq!(
+        answered,
+        &json!([
+            "the call that caused this request ended before its client answered",
+            "result"
+        ]),
+        "{told}"
+    );
+}
