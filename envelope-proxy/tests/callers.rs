@@ -4,9 +4,11 @@
 //! again (the paged answers here are a read-only tool's, paged by calling the upstream again,
 //! and a tool that is not, paged from the result store).
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use envelope_core::paging::{CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations};
 use envelope_mcp::auth::{JwksSource, JwtVerifier, ResourceServer};
@@ -72,20 +74,11 @@ async fn serve(jwks: PathBuf) -> (Proxy, SocketAddr) {
         .expect("the proxy starts");
     let verifier = JwtVerifier::new(ISSUER, AUDIENCE, JwksSource::File(jwks)).expect("a verifier");
     let auth = ResourceServer::new(AUDIENCE, verifier).expect("a resource server");
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port");
     let http = HttpConfig::default()
         .with_stateless(true)
         .with_json_response(true)
         .with_auth(auth);
-    tokio::spawn(proxy.server().clone().serve_http_with(addr, http));
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let addr = common::serve_on_loopback(&proxy, http).await;
     (proxy, addr)
 }
 

@@ -4,6 +4,8 @@
 //! (with an error) as the call ends rather than left waiting, and on the next round the
 //! upstream, asked again, gets the client's answer.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -28,19 +30,10 @@ async fn serve() -> (Proxy, SocketAddr) {
     let proxy = Proxy::start(config, serving)
         .await
         .expect("the proxy starts");
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port");
     let http = HttpConfig::default()
         .with_stateless(true)
         .with_json_response(true);
-    tokio::spawn(proxy.server().clone().serve_http_with(addr, http));
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let addr = common::serve_on_loopback(&proxy, http).await;
     (proxy, addr)
 }
 
