@@ -50,13 +50,11 @@ impl MissingCapability {
     }
 
     /// The JSON-RPC error `-32021`, when the client's `declared` capabilities lack one of those
-    /// needed; `None` when it declared them all.
+    /// needed, down to the sub-capability named (`{"elicitation": {"url": {}}}` needs URL
+    /// elicitation, not just elicitation); `None` when it declared them all.
     pub(crate) fn refusal(&self, declared: &rmcp::model::ClientCapabilities) -> Option<ErrorData> {
         let declared = serde_json::to_value(declared).unwrap_or_default();
-        let undeclared = self
-            .required
-            .keys()
-            .any(|capability| declared.get(capability).is_none_or(Value::is_null));
+        let undeclared = !declares(&declared, &self.required);
         undeclared.then(|| {
             ErrorData::new(
                 ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -65,6 +63,20 @@ impl MissingCapability {
             )
         })
     }
+}
+
+/// Whether `declared` has every capability `required` names, each sub-capability within its
+/// capability's object.
+fn declares(declared: &Value, required: &Map<String, Value>) -> bool {
+    required.iter().all(|(name, needed)| {
+        let Some(has) = declared.get(name).filter(|has| !has.is_null()) else {
+            return false;
+        };
+        match needed.as_object() {
+            Some(within) if !within.is_empty() => declares(has, within),
+            _ => true,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -110,6 +122,21 @@ mod tests {
             refused.data,
             Some(json!({ "requiredCapabilities": { "elicitation": { "url": {} } } }))
         );
+    }
+
+    #[test]
+    fn a_sub_capability_is_required_within_its_capability() {
+        let error = unavailable(code::ELICITATION_UNAVAILABLE).with_data(json!({
+            REQUIRED_CAPABILITIES: { "elicitation": { "url": {} } },
+        }));
+        let missing = MissingCapability::of(&error).expect("elicitation is a client capability");
+        let form_only: ClientCapabilities =
+            serde_json::from_value(json!({ "elicitation": { "form": {} } })).expect("capabilities");
+        assert!(missing.refusal(&form_only).is_some(), "no URL elicitation");
+        let with_url: ClientCapabilities =
+            serde_json::from_value(json!({ "elicitation": { "form": {}, "url": {} } }))
+                .expect("capabilities");
+        assert!(missing.refusal(&with_url).is_none(), "declared");
     }
 
     #[test]
