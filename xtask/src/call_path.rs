@@ -122,7 +122,9 @@ const HOPS: &[Hop] = &[
         function: "EnvelopeServer::result",
         does: "the MCP result: the envelope as `structuredContent`, its mirror as text, \
                `isError` from the dialect's own success field (the typed `ok` in the \
-               envelope's wire), and `_meta`",
+               envelope's wire), and `_meta` (on 2026-07-28, a call that failed for want of a \
+               capability its client did not declare is that revision's JSON-RPC `-32021` \
+               instead, decided in `answer_call` before this hop)",
     },
 ];
 
@@ -162,8 +164,10 @@ const PROXY_HOPS: &[Hop] = &[
     Hop {
         krate: "envelope-proxy",
         file: "src/upstream.rs",
-        function: "Upstream::call",
-        does: "the upstream's `tools/call`, under its timeout, its output read in bounded lines \
+        function: "Upstream::call_for",
+        does: "the upstream's `tools/call` for this call, under its timeout (on 2026-07-28 with \
+               the caller's capabilities and log level in its `_meta`; its progress routed to \
+               the caller, and a cancellation told upstream), its output read in bounded lines \
                with envelope-check's framing (a message over `max_message_bytes` dropped as it \
                streams by); a failure typed by the error table, a dead upstream started again \
                with backoff",
