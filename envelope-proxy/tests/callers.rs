@@ -13,11 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use envelope_core::paging::{CONTINUATION_SCOPE_MISMATCH, ContinuationKey, Continuations};
 use envelope_mcp::auth::{JwksSource, JwtVerifier, ResourceServer};
 use envelope_mcp::{EnvelopeConfig, HttpConfig};
-use envelope_proxy::{Proxy, ProxyConfig};
+use envelope_proxy::Proxy;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 const ISSUER: &str = "http://127.0.0.1:4000";
 const AUDIENCE: &str = "http://127.0.0.1:5000/mcp";
@@ -61,17 +60,9 @@ fn jwks_file(key: &EncodingKey) -> PathBuf {
 /// The proxy in front of the test upstream, served over HTTP on loopback, verifying tokens
 /// against `jwks`.
 async fn serve(jwks: PathBuf) -> (Proxy, SocketAddr) {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream.py");
-    let text = format!(
-        "[upstream]\ncommand = [\"python3\", {:?}]\ncall_timeout_seconds = 5\n",
-        fixture.display().to_string()
-    );
-    let config = ProxyConfig::parse(&text).expect("the configuration parses");
     let serving = EnvelopeConfig::new("proxy-callers", "1.0.0")
         .with_continuations(Continuations::new(ContinuationKey::new(1, [7; 32])));
-    let proxy = Proxy::start(config, serving)
-        .await
-        .expect("the proxy starts");
+    let proxy = common::fronting_the_fixture(serving).await;
     let verifier = JwtVerifier::new(ISSUER, AUDIENCE, JwksSource::File(jwks)).expect("a verifier");
     let auth = ResourceServer::new(AUDIENCE, verifier).expect("a resource server");
     let http = HttpConfig::default()
@@ -91,20 +82,13 @@ async fn call(addr: SocketAddr, bearer: &str, tool: &str, arguments: &Value) -> 
          authorization: Bearer {bearer}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connects");
-    stream.write_all(request.as_bytes()).await.expect("written");
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.expect("read");
-    let answer = String::from_utf8(answer).expect("UTF-8");
-    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let (head, body) = common::exchange(addr, &request).await;
     let status = head
         .split(' ')
         .nth(1)
         .and_then(|code| code.parse().ok())
         .expect("a status");
-    let body: Value = serde_json::from_str(body).unwrap_or(Value::String(body.to_owned()));
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::String(body));
     let envelope = body.get("envelope").cloned().unwrap_or(body);
     (status, envelope)
 }

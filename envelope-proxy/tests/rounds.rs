@@ -7,29 +7,18 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::path::Path;
-use std::time::Duration;
 
 use envelope_core::paging::{ContinuationKey, Continuations};
 use envelope_mcp::{EnvelopeConfig, HttpConfig};
-use envelope_proxy::{Proxy, ProxyConfig};
+use envelope_proxy::Proxy;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// The proxy in front of the fixture, over streamable HTTP (stateless, JSON answers).
 async fn serve() -> (Proxy, SocketAddr) {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream.py");
-    let text = format!(
-        "[upstream]\ncommand = [\"python3\", {:?}]\ncall_timeout_seconds = 5\n",
-        fixture.display().to_string()
-    );
-    let config = ProxyConfig::parse(&text).expect("the configuration parses");
     let serving = EnvelopeConfig::new("proxy-rounds", "1.0.0")
         .with_continuations(Continuations::new(ContinuationKey::new(1, [3; 32])))
         .with_round_key([4; 32]);
-    let proxy = Proxy::start(config, serving)
-        .await
-        .expect("the proxy starts");
+    let proxy = common::fronting_the_fixture(serving).await;
     let http = HttpConfig::default()
         .with_stateless(true)
         .with_json_response(true);
@@ -61,18 +50,8 @@ async fn call(addr: SocketAddr, tool: &str, arguments: Value, extra: Value) -> V
          content-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connects");
-    stream.write_all(request.as_bytes()).await.expect("written");
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
-        .await
-        .expect("answered in time")
-        .expect("read");
-    let answer = String::from_utf8(answer).expect("UTF-8");
-    let (_, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
-    serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON: {body}"))
+    let (_, body) = common::exchange(addr, &request).await;
+    serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
