@@ -272,23 +272,37 @@ impl Upstream {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
     }
 
+    /// The live peer, for a request made on a client's behalf: its absence as that request's
+    /// error.
+    async fn request_peer(&self) -> Result<Peer<RoleClient>, ServiceError> {
+        self.peer().await.map_err(|error| {
+            ServiceError::McpError(rmcp::ErrorData::internal_error(
+                error.message().to_owned(),
+                None,
+            ))
+        })
+    }
+
+    /// `request`'s outcome, or [`ServiceError::Timeout`] past the call timeout.
+    async fn within_timeout<T>(
+        &self,
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ServiceError> {
+        tokio::time::timeout(self.call_timeout, request)
+            .await
+            .unwrap_or(Err(ServiceError::Timeout {
+                timeout: self.call_timeout,
+            }))
+    }
+
     /// Asks the upstream to tell of the resource `uri`'s updates, which go to its watchers:
     /// `resources/subscribe`, or on 2026-07-28 a subscription stream of its own (one a
     /// resource, kept while it is watched). An upstream that does not acknowledge within the
     /// call timeout is answered [`ServiceError::Timeout`].
     pub(crate) async fn watch(&self, uri: &str) -> Result<(), ServiceError> {
-        let peer = self.peer().await.map_err(|error| {
-            ServiceError::McpError(rmcp::ErrorData::internal_error(
-                error.message().to_owned(),
-                None,
-            ))
-        })?;
+        let peer = self.request_peer().await?;
         let _watching = self.watching.lock().await;
-        tokio::time::timeout(self.call_timeout, self.watch_with(&peer, uri))
-            .await
-            .unwrap_or(Err(ServiceError::Timeout {
-                timeout: self.call_timeout,
-            }))
+        self.within_timeout(self.watch_with(&peer, uri)).await
     }
 
     async fn watch_with(&self, peer: &Peer<RoleClient>, uri: &str) -> Result<(), ServiceError> {
@@ -340,18 +354,26 @@ impl Upstream {
         Ok(())
     }
 
+    /// Ends the task reading `uri`'s subscription stream, if there is one: dropped with it, the
+    /// subscription is cancelled upstream.
+    fn end_stream(&self, uri: &str) {
+        if let Some(task) = self
+            .resource_streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(uri)
+        {
+            task.abort();
+        }
+    }
+
     /// Tells the upstream no one watches `uri` any more: `resources/unsubscribe` (within the
     /// call timeout), or the end of its subscription stream.
     pub(crate) async fn unwatch(&self, uri: &str) -> Result<(), ServiceError> {
         // On 2026-07-28 the stream is this proxy's own task: no request to send.
         let peer = match self.revision {
             Revision::Discover => None,
-            _ => Some(self.peer().await.map_err(|error| {
-                ServiceError::McpError(rmcp::ErrorData::internal_error(
-                    error.message().to_owned(),
-                    None,
-                ))
-            })?),
+            _ => Some(self.request_peer().await?),
         };
         let _watching = self.watching.lock().await;
         // Someone watches it again since the last watcher left: it stays watched.
@@ -359,25 +381,13 @@ impl Upstream {
             return Ok(());
         }
         let Some(peer) = peer else {
-            // Dropped with its task, the subscription is cancelled upstream.
-            if let Some(task) = self
-                .resource_streams
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(uri)
-            {
-                task.abort();
-            }
+            self.end_stream(uri);
             return Ok(());
         };
         #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak
         let unsubscribing =
             peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri.to_owned()));
-        tokio::time::timeout(self.call_timeout, unsubscribing)
-            .await
-            .unwrap_or(Err(ServiceError::Timeout {
-                timeout: self.call_timeout,
-            }))
+        self.within_timeout(unsubscribing).await
     }
 
     /// What a new connection does before it serves: follow the upstream's lists, and restore
@@ -409,14 +419,7 @@ impl Upstream {
         for uri in self.watchers.uris() {
             if self.revision == Revision::Discover {
                 // The old stream ended with its connection: a new one, whatever is recorded.
-                if let Some(task) = self
-                    .resource_streams
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&uri)
-                {
-                    task.abort();
-                }
+                self.end_stream(&uri);
             }
             if let Err(error) = self.watch_with(peer, &uri).await {
                 tracing::warn!(%error, %uri, "the upstream refused a subscription made again");

@@ -232,9 +232,8 @@ pub(crate) async fn elicit(
     message: String,
     schema: Value,
 ) -> Result<Elicited<Value>, ClientError> {
-    offered(client.capabilities(), ClientFeature::Elicitation)?;
     let params = elicitation_params(message, &schema);
-    let answer = client.ask(Request::Elicitation, params).await?;
+    let answer = relay(client, ClientFeature::Elicitation, params).await?;
     elicitation_answer(&answer, &schema)
 }
 
@@ -244,18 +243,14 @@ pub(crate) async fn sample(
     client: &impl Asks,
     request: SamplingRequest,
 ) -> Result<Sampled, ClientError> {
-    offered(client.capabilities(), ClientFeature::Sampling)?;
-    let answer = client
-        .ask(Request::Sampling, sampling_params(&request))
-        .await?;
+    let answer = relay(client, ClientFeature::Sampling, sampling_params(&request)).await?;
     Ok(sampled(&answer))
 }
 
 /// The client's roots, however the request travels: refused unless the client declared
 /// `roots`, then read off `roots/list`'s result.
 pub(crate) async fn roots(client: &impl Asks) -> Result<Vec<Root>, ClientError> {
-    offered(client.capabilities(), ClientFeature::Roots)?;
-    let answer = client.ask(Request::Roots, json!({})).await?;
+    let answer = relay(client, ClientFeature::Roots, json!({})).await?;
     let listed: ListRootsResult = serde_json::from_value(answer)
         .map_err(|error| ClientError::InvalidResponse(error.to_string()))?;
     Ok(listed
@@ -265,8 +260,10 @@ pub(crate) async fn roots(client: &impl Asks) -> Result<Vec<Root>, ClientError> 
         .collect())
 }
 
-/// Another server's request of `feature`, relayed as it is: refused unless the client offers
-/// it, then its result as the client gave it.
+/// The request of `feature` with MCP's `params`, however it travels: refused unless the client
+/// offers it, then its result as the client gave it. Another server's request relayed as it is
+/// ([`ClientChannel::relay`](envelope_core::ClientChannel::relay)), and the one way
+/// [`elicit`], [`sample`] and [`roots`] ask.
 pub(crate) async fn relay(
     client: &impl Asks,
     feature: ClientFeature,
