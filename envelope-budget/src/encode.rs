@@ -91,6 +91,19 @@ impl BudgetEncoder {
     }
 }
 
+impl BudgetEncoder {
+    /// Measures a payload that was JSON already, which nothing converted (a forwarded answer,
+    /// a hand-built envelope): written out whole and counted when it is as small as a typed
+    /// payload converted whole, so that the response is written once whichever way the
+    /// payload came; else nothing, and the trimmer sizes it.
+    pub(crate) fn measure_json(&self, value: &Value) -> Encoded {
+        Encoded {
+            precut: Vec::new(),
+            measured: MeasuredLists(Vec::new(), Whole::of_small_value(value, self.whole_cap())),
+        }
+    }
+}
+
 impl ResponseSizer for BudgetEncoder {
     fn budget_chars(&self) -> usize {
         usize::try_from(self.budget).unwrap_or(usize::MAX)
@@ -122,6 +135,11 @@ pub(crate) struct Whole {
 }
 
 impl MeasuredLists {
+    /// Whether nothing was measured.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty() && self.1.is_none()
+    }
+
     /// The payload's JSON and counts, when the encoder wrote it whole.
     pub(crate) fn whole(&self) -> Option<&Whole> {
         self.1.as_ref()
@@ -142,6 +160,26 @@ impl Whole {
     fn of_value(value: &Value) -> Result<Whole, serde_json::Error> {
         let json = serde_json::to_string(value)?;
         Ok(Whole {
+            counts: Counts::of(&json),
+            json,
+        })
+    }
+
+    /// `value` written out and counted when its JSON is at most `cap` bytes and it nests no
+    /// deeper than the trimmer's [`MAX_DEPTH`](crate::MAX_DEPTH) (deeper is the trimmer's to
+    /// cut); at most `cap` bytes are written, and a value of more than `cap` nodes is not
+    /// written at all.
+    fn of_small_value(value: &Value, cap: usize) -> Option<Whole> {
+        if !small_and_shallow(value, cap, crate::MAX_DEPTH) {
+            return None;
+        }
+        let mut out = CappedWriter {
+            json: Vec::new(),
+            cap,
+        };
+        serde_json::to_writer(&mut out, value).ok()?;
+        let json = utf8(out.json);
+        Some(Whole {
             counts: Counts::of(&json),
             json,
         })
@@ -198,6 +236,45 @@ impl Whole {
             json: utf8(json),
             counts,
         }
+    }
+}
+
+/// Whether `value` has at most `max_nodes` values in all and none nested `max_depth` deep:
+/// walked without recursion, and no further than that many values.
+fn small_and_shallow(value: &Value, max_nodes: usize, max_depth: usize) -> bool {
+    let mut stack = vec![(value, 0)];
+    let mut seen = 0_usize;
+    while let Some((node, depth)) = stack.pop() {
+        seen += 1;
+        if seen > max_nodes || depth >= max_depth {
+            return false;
+        }
+        match node {
+            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(members) => stack.extend(members.values().map(|item| (item, depth + 1))),
+            _ => {}
+        }
+    }
+    true
+}
+
+/// A writer that takes at most `cap` bytes, and fails past them.
+struct CappedWriter {
+    json: Vec<u8>,
+    cap: usize,
+}
+
+impl std::io::Write for CappedWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.json.len() + bytes.len() > self.cap {
+            return Err(std::io::Error::other("past the cap"));
+        }
+        self.json.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -492,5 +569,32 @@ mod tests {
         let map: std::collections::BTreeMap<u32, &str> = [(1, "a"), (2, "b")].into();
         let encoded = encode(&encoder, &map);
         assert_eq!(encoded.value, serde_json::to_value(&map).expect("encodes"));
+    }
+
+    #[test]
+    fn json_payloads_are_measured_as_typed_ones_are() {
+        let encoder = BudgetEncoder::new(32_000, Estimator::default());
+        let typed = page(hits(5), vec![1, 2], Some(vec![3]));
+        let json = serde_json::to_value(&typed).expect("encodes");
+        let measured = encoder.measure_json(&json);
+        let whole = measured.measured.whole().expect("written whole");
+        let converted = encode(&encoder, &typed);
+        let typed_whole = converted.measured.whole().expect("written whole");
+        assert_eq!(whole.json, typed_whole.json);
+        assert_eq!(whole.counts, typed_whole.counts);
+        assert!(measured.precut.is_empty());
+
+        // Past the cap, or nested past what the trimmer cuts: left to the trimmer, and no
+        // more than the cap written on the way.
+        let small = BudgetEncoder::new(400, Estimator::default());
+        let long = json!({ "text": "x".repeat(1_000) });
+        assert!(small.measure_json(&long).measured.is_empty());
+        let many = json!((0..1_000).collect::<Vec<u32>>());
+        assert!(small.measure_json(&many).measured.is_empty());
+        let mut deep = json!(1);
+        for _ in 0..crate::MAX_DEPTH {
+            deep = json!([deep]);
+        }
+        assert!(encoder.measure_json(&deep).measured.is_empty());
     }
 }

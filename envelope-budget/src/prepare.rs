@@ -108,7 +108,18 @@ fn sent_size(policy: &crate::BudgetPolicy, sent: &Prepared) -> u64 {
 /// panic capture; whole, when nothing is trimmed.
 fn encode(output: ToolOutput, budget: &CallBudget) -> (ToolOutput<Value>, Encoded) {
     match budget.encoder() {
-        Some(encoder) => output.encode_payload(|payload| encoder.encode(payload)),
+        Some(encoder) => {
+            let (output, encoded) = output.encode_payload(|payload| encoder.encode(payload));
+            // A payload that was JSON already is passed through unmeasured: measured here.
+            let unmeasured = encoded.precut.is_empty() && encoded.measured.is_empty();
+            match output.envelope.data() {
+                Some(data) if unmeasured => {
+                    let encoded = encoder.measure_json(data);
+                    (output, encoded)
+                }
+                _ => (output, encoded),
+            }
+        }
         None => {
             output.encode_payload(|payload| Ok((to_value_within(&payload, 0)?, Encoded::default())))
         }

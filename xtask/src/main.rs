@@ -29,8 +29,9 @@
 //! counts the crates with `cargo metadata` and builds nothing).
 //!
 //! `cargo xtask proxy-bench` times a small call made directly, through envelope-proxy and
-//! through a bare relay (`cargo xtask relay -- COMMAND`, which copies bytes and nothing else),
-//! side by side (`--write` regenerates the README's table); see `proxy_bench.rs`.
+//! through a bare relay (`cargo xtask relay -- COMMAND`, which copies bytes and nothing else)
+//! and through one that reads each message (`relay --read`, which parses it and writes it
+//! again), side by side (`--write` regenerates the README's table); see `proxy_bench.rs`.
 //!
 //! `cargo xtask ci-times COLD WARM` writes `CONTRIBUTING.md`'s table of what each stage of
 //! `.ci/run` costs, from the stage times a cold and a warm run kept (`target/ci-stages.tsv`).
@@ -66,7 +67,7 @@ use std::process::ExitCode;
 use codegen::Mode;
 
 const USAGE: &str = "usage: cargo xtask <docs | corpora | real-text | cjk-costs | fit-estimator | proxy-checks> \
-     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]\n       cargo xtask proxy-bench [--write] [--check] [--calls N]\n       cargo xtask relay -- COMMAND...";
+     [--check]\n       cargo xtask count-tokens FILE...\n       cargo xtask ci-times COLD.tsv WARM.tsv\n       cargo xtask token-costs [--check | --write]\n       cargo xtask load-bench [--write] [--quick] [--bin-dir DIR] [--seconds N] [--rounds N]\n       cargo xtask build-cost [--count-only | --write] [--check]\n       cargo xtask proxy-bench [--write] [--check] [--calls N]\n       cargo xtask relay [--read] -- COMMAND...";
 
 /// Success, or the problem printed and failure.
 fn exit_with(result: Result<(), String>) -> ExitCode {
@@ -106,7 +107,8 @@ fn main() -> ExitCode {
     if *command == "load-gen" {
         return exit_with(load_gen::run(rest));
     }
-    // The proxy bench's floor: a process that copies bytes, and nothing else.
+    // The proxy bench's floors: a process that copies bytes (or reads each message), and
+    // nothing else.
     if *command == "relay" {
         return exit_with(relay::run(rest));
     }

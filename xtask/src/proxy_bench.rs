@@ -6,7 +6,9 @@
 //!   a time, each session its own process; the p50 and p99 of each and their ratio. Beside them,
 //!   the floor: the same call through a bare relay (`cargo xtask relay`, which copies bytes
 //!   between the client and the server and reads none of them), what any process between the
-//!   two costs before it does any work.
+//!   two costs before it does any work; and through a relay that reads each message
+//!   (`cargo xtask relay --read`: parses each line's JSON and writes it again), the least a
+//!   process that looks at the messages costs.
 //! - **The proxy's own memory**: its peak resident set (`VmHWM`) after those calls, and after
 //!   reading a megabyte through the official filesystem server a page at a time, following
 //!   `next-page` to the end.
@@ -55,6 +57,11 @@ struct Measured {
     direct: Latency,
     proxied: Latency,
     relayed: Latency,
+    read: Latency,
+    /// The proxy's CPU time a call, all its threads.
+    proxy_cpu: Duration,
+    /// The same of the relay that reads each message.
+    read_cpu: Duration,
     small_peak_mib: f64,
     read_peak_mib: f64,
     pages: usize,
@@ -168,7 +175,8 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
     let everything = node(EVERYTHING, &["stdio".to_owned()]);
     let direct = connect(&everything).await?;
     let proxied = connect(&fronted(proxy, &everything)).await?;
-    let relayed = connect(&bare_relay(&everything)?).await?;
+    let relayed = connect(&relay(&[], &everything)?).await?;
+    let read = connect(&relay(&["--read"], &everything)?).await?;
     let echo = || {
         CallToolRequestParams::new("echo").with_arguments(
             json!({"message": "hello"})
@@ -177,14 +185,15 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
                 .unwrap_or_default(),
         )
     };
-    let sessions = [&direct, &proxied, &relayed];
+    let sessions = [&direct, &proxied, &relayed, &read];
     // Warm each: the first calls load code on every side.
     for _ in 0..50 {
         for session in sessions {
             call(session, echo()).await?;
         }
     }
-    let mut times: [Vec<Duration>; 3] = std::array::from_fn(|_| Vec::with_capacity(calls));
+    let cpu_before = [cpu_time(proxied.pid)?, cpu_time(read.pid)?];
+    let mut times: [Vec<Duration>; 4] = std::array::from_fn(|_| Vec::with_capacity(calls));
     for round in 0..calls {
         // Each first in turn: none always runs warm.
         for offset in 0..sessions.len() {
@@ -194,7 +203,10 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
             times[which].push(started.elapsed());
         }
     }
-    let [direct_times, proxied_times, relayed_times] = times;
+    let [direct_times, proxied_times, relayed_times, read_times] = times;
+    let per_call = |before: Duration, after: Duration| after.saturating_sub(before) / calls as u32;
+    let proxy_cpu = per_call(cpu_before[0], cpu_time(proxied.pid)?);
+    let read_cpu = per_call(cpu_before[1], cpu_time(read.pid)?);
     let small_peak_mib = peak_mib(proxied.pid)?;
 
     // A megabyte read a page at a time through the filesystem server.
@@ -245,6 +257,9 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
         direct: Latency::of(direct_times),
         proxied: Latency::of(proxied_times),
         relayed: Latency::of(relayed_times),
+        read: Latency::of(read_times),
+        proxy_cpu,
+        read_cpu,
         small_peak_mib,
         read_peak_mib,
         pages,
@@ -256,15 +271,14 @@ async fn measure(root: &Path, proxy: &Path, calls: usize) -> Result<Measured, St
     })
 }
 
-/// `upstream` behind the bare relay: this program's `relay` command.
-fn bare_relay(upstream: &[String]) -> Result<Vec<String>, String> {
+/// `upstream` behind this program's `relay` command, with `options`: the bare relay, or
+/// (`--read`) the one that reads each message.
+fn relay(options: &[&str], upstream: &[String]) -> Result<Vec<String>, String> {
     let this = std::env::current_exe()
         .map_err(|error| format!("cannot find this program to run its relay: {error}"))?;
-    let mut command = vec![
-        this.display().to_string(),
-        "relay".to_owned(),
-        "--".to_owned(),
-    ];
+    let mut command = vec![this.display().to_string(), "relay".to_owned()];
+    command.extend(options.iter().map(|option| (*option).to_owned()));
+    command.push("--".to_owned());
     command.extend(upstream.iter().cloned());
     Ok(command)
 }
@@ -323,6 +337,32 @@ async fn call(session: &Session, params: CallToolRequestParams) -> Result<Value,
     Ok(result.structured_content.unwrap_or(Value::Null))
 }
 
+/// The CPU time process `pid` has had so far, all its threads (the first field of each
+/// `/proc/PID/task/TID/schedstat`, in nanoseconds).
+fn cpu_time(pid: u32) -> Result<Duration, String> {
+    let tasks = PathBuf::from(format!("/proc/{pid}/task"));
+    let entries =
+        std::fs::read_dir(&tasks).map_err(|error| format!("{}: {error}", tasks.display()))?;
+    let mut total = Duration::ZERO;
+    for entry in entries {
+        let path = entry
+            .map_err(|error| format!("{}: {error}", tasks.display()))?
+            .path()
+            .join("schedstat");
+        // A thread that ended since the directory was read has nothing more to add.
+        let Ok(stat) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let nanos = stat
+            .split_whitespace()
+            .next()
+            .and_then(|field| field.parse::<u64>().ok())
+            .ok_or_else(|| format!("{} has no run time", path.display()))?;
+        total += Duration::from_nanos(nanos);
+    }
+    Ok(total)
+}
+
 /// The peak resident set of process `pid`, in MiB (`VmHWM` in `/proc/PID/status`).
 fn peak_mib(pid: u32) -> Result<f64, String> {
     let path = PathBuf::from(format!("/proc/{pid}/status"));
@@ -351,6 +391,8 @@ fn markdown(measured: &Measured) -> String {
          | `echo` on server-everything over stdio, through the proxy, p50 | {dp50} | {pp50} | {ratio:.2}× (≤ {MAX_P50_RATIO}×) |\n\
          | the same, p99 | {dp99} | {pp99} | {ratio99:.2}× |\n\
          | the floor: through a bare relay instead (copies bytes, reads none), p50 | {dp50} | {rp50} | {floor:.2}× |\n\
+         | through a relay that reads each message instead (parses its JSON, writes it again), p50 | {dp50} | {mp50} | {read_floor:.2}× |\n\
+         | the CPU time of the process between, a call (all its threads): the proxy, and the relay that reads each message | | {pcpu} | {mcpu} |\n\
          | the proxy's peak resident set after those calls | | {small:.1} MiB | (≤ {MAX_OWN_RSS_MIB:.0} MiB + the store's {store:.0} MiB) |\n\
          | … after reading 1 MB through server-filesystem ({pages} pages) | | {read:.1} MiB | |",
         calls = measured.calls,
@@ -362,6 +404,11 @@ fn markdown(measured: &Measured) -> String {
         pp99 = micros(measured.proxied.p99),
         rp50 = micros(measured.relayed.p50),
         floor = measured.relayed.p50.as_secs_f64()
+            / measured.direct.p50.as_secs_f64().max(f64::MIN_POSITIVE),
+        mp50 = micros(measured.read.p50),
+        pcpu = micros(measured.proxy_cpu),
+        mcpu = micros(measured.read_cpu),
+        read_floor = measured.read.p50.as_secs_f64()
             / measured.direct.p50.as_secs_f64().max(f64::MIN_POSITIVE),
         ratio99 = measured.proxied.p99.as_secs_f64()
             / measured.direct.p99.as_secs_f64().max(f64::MIN_POSITIVE),
