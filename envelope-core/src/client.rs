@@ -286,6 +286,16 @@ pub trait ClientChannel: Send + Sync {
         false
     }
 
+    /// What the client declared of `feature`, as it declared it: MCP's capability object,
+    /// sub-capabilities included (`{"form": {}, "url": {}}` for an elicitation in either
+    /// mode, `{"tools": {}}` for a sampling that may use tools); `None` when it did not
+    /// declare `feature`. By default, a channel that says nothing of it, however it answers
+    /// [`offers`](Self::offers).
+    fn declared(&self, feature: ClientFeature) -> Option<Value> {
+        let _ = feature;
+        None
+    }
+
     /// Asks the client for its roots. By default, a channel that cannot ask for them answers
     /// [`ClientError::Unavailable`].
     fn roots(&self) -> BoxFuture<'_, Result<Vec<Root>, ClientError>> {

@@ -382,6 +382,17 @@ impl ToolContext {
             .is_some_and(|client| client.offers(feature))
     }
 
+    /// What the call's client declared of `feature`, as it declared it (MCP's capability
+    /// object, sub-capabilities included: which modes of elicitation, whether a sampling
+    /// may use tools); `None` when it did not, or without a client. A server that passes
+    /// a request on to another (a proxy) tells that one what the client can answer from
+    /// this.
+    pub fn declared(&self, feature: ClientFeature) -> Option<serde_json::Value> {
+        self.client
+            .as_ref()
+            .and_then(|client| client.declared(feature))
+    }
+
     /// Asks the client for its roots (the directories or files it works in); a client that
     /// does not tell them answers [`ClientError::Unavailable`], which `?` turns into an
     /// `unavailable` error with code [`ROOTS_UNAVAILABLE`](crate::ROOTS_UNAVAILABLE).

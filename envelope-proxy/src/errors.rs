@@ -92,7 +92,7 @@ pub const UPSTREAM_ERRORS: [(&str, Category, bool, &str); 10] = [
         UPSTREAM_INPUT_UNRELAYED,
         Category::Unavailable,
         false,
-        "an upstream on 2026-07-28 answered `InputRequiredResult` asking for what the proxy does not pass on to the client (URL elicitation), or asked again past the most rounds a call takes; a client that cannot answer gets the envelope's own `elicitation_unavailable`, `sampling_unavailable` or `roots_unavailable`",
+        "an upstream on 2026-07-28 answered `InputRequiredResult` asking for what the proxy does not know how to pass on to the client, or asked again past the most rounds a call takes; a client that cannot answer gets the envelope's own `elicitation_unavailable`, `sampling_unavailable` or `roots_unavailable`",
     ),
 ];
 

@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
+#[cfg(test)]
+use envelope_core::ToolError;
 use envelope_core::{ClientError, ClientFeature, Elicited, ToolContext};
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -119,8 +121,9 @@ impl InFlight {
         until_the_call_ends(ended, sample_with(&ctx, params)).await
     }
 
-    /// Relays the upstream's `elicitation/create` (a form) to the client of the call in
-    /// flight; the user's answer goes back as they gave it.
+    /// Relays the upstream's `elicitation/create` (a form, or a URL to a client that declared
+    /// URL elicitation) to the client of the call in flight; the user's answer goes back as
+    /// they gave it.
     pub(crate) async fn elicit(
         &self,
         params: ElicitRequestParams,
@@ -199,22 +202,20 @@ pub(crate) async fn sample_with(
     })
 }
 
-/// Asks `ctx`'s client's user what the upstream's `elicitation/create` (a form) asks; the
-/// answer as they gave it.
+/// Asks `ctx`'s client's user what the upstream's `elicitation/create` asks; the answer as
+/// they gave it. A form is asked and its answer read against its schema; a URL (the user
+/// sent to a page) is relayed whole, to a client that declared URL elicitation only.
 pub(crate) async fn elicit_with(
     ctx: &ToolContext,
     params: ElicitRequestParams,
 ) -> Result<ElicitResult, Unrelayed> {
-    let ElicitRequestParams::FormElicitationParams {
-        message,
-        requested_schema,
-        ..
-    } = params
-    else {
-        return Err(Unrelayed::Refused(ErrorData::invalid_request(
-            "the proxy relays form elicitation only; it declared no URL elicitation",
-            None,
-        )));
+    let (message, requested_schema) = match params {
+        ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } => (message, requested_schema),
+        url => return elicit_url_with(ctx, url).await,
     };
     let schema = serde_json::to_value(&requested_schema)
         .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
@@ -232,6 +233,37 @@ pub(crate) async fn elicit_with(
         Elicited::Cancelled => ElicitResult::new(ElicitationAction::Cancel),
     })
 }
+
+/// Relays a URL elicitation whole to `ctx`'s client, which must have declared that mode
+/// (`elicitation.url`): one that declared forms only is never sent one.
+async fn elicit_url_with(
+    ctx: &ToolContext,
+    params: ElicitRequestParams,
+) -> Result<ElicitResult, Unrelayed> {
+    let declares_urls = ctx
+        .declared(ClientFeature::Elicitation)
+        .is_some_and(|elicitation| elicitation.get(URL_MODE).is_some_and(|url| !url.is_null()));
+    if !declares_urls {
+        return Err(Unrelayed::Client(ClientError::Unavailable(
+            ClientFeature::Elicitation,
+        )));
+    }
+    let params = serde_json::to_value(&params)
+        .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
+    let answer = ctx
+        .relay(ClientFeature::Elicitation, params)
+        .await
+        .map_err(Unrelayed::Client)?;
+    serde_json::from_value(answer).map_err(|error| {
+        Unrelayed::Client(ClientError::InvalidResponse(format!(
+            "the client's elicitation result does not read as one: {error}"
+        )))
+    })
+}
+
+/// The elicitation mode that sends the user to a page: its name among `elicitation`'s
+/// sub-capabilities.
+const URL_MODE: &str = "url"; // wire: MCP's `elicitation.url` sub-capability
 
 /// What the proxy declares to the upstream: sampling and form elicitation (and, on 2026-07-28,
 /// roots), which it relays to its own client (refused where that client cannot answer).
@@ -253,18 +285,27 @@ pub(crate) fn capabilities(revision: Revision) -> ClientCapabilities {
 /// What the client of the call `ctx` declared, of what the proxy relays: the capabilities a
 /// call made for it on 2026-07-28 carries upstream (each request says its client's), so the
 /// upstream asks that client only what it can answer, and refuses a call that needs more.
+///
+/// Each as the client declared it, sub-capabilities included (form and URL elicitation, a
+/// sampling that may use tools), since each request is relayed as the upstream wrote it; but
+/// for `roots.listChanged`, a notification the proxy does not pass upstream.
 pub(crate) fn callers_capabilities(ctx: &ToolContext) -> ClientCapabilities {
+    /// The declared capability, read as rmcp's type; one that does not read as it (a client's
+    /// extension of it rmcp rejects) is taken as declared bare.
+    fn read<T: serde::de::DeserializeOwned + Default>(
+        ctx: &ToolContext,
+        feature: ClientFeature,
+    ) -> Option<T> {
+        let declared = ctx.declared(feature)?;
+        Some(serde_json::from_value(declared).unwrap_or_default())
+    }
     let mut capabilities = ClientCapabilities::default();
-    if ctx.offers(ClientFeature::Sampling) {
-        capabilities.sampling = Some(SamplingCapability::default());
-    }
-    if ctx.offers(ClientFeature::Elicitation) {
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-    }
-    if ctx.offers(ClientFeature::Roots) {
-        capabilities.roots = Some(RootsCapabilities::default());
-    }
+    capabilities.sampling = read::<SamplingCapability>(ctx, ClientFeature::Sampling);
+    capabilities.elicitation = read::<ElicitationCapability>(ctx, ClientFeature::Elicitation);
+    capabilities.roots = read::<RootsCapabilities>(ctx, ClientFeature::Roots).map(|mut roots| {
+        roots.list_changed = None;
+        roots
+    });
     capabilities
 }
 
@@ -278,5 +319,121 @@ fn client_refused(error: ClientError) -> ErrorData {
             ErrorData::internal_error(message, None)
         }
         _ => ErrorData::invalid_request(message, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use envelope_core::{
+        BoxFuture, ClientChannel, ELICITATION_UNAVAILABLE, Sampled, SamplingRequest,
+    };
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A client that declared `capabilities` (MCP's object) and answers every relayed request
+    /// by accepting it, keeping what it was sent.
+    struct Declaring {
+        capabilities: Value,
+        relayed: Mutex<Vec<Value>>,
+    }
+
+    impl ClientChannel for Declaring {
+        fn elicit(
+            &self,
+            _message: String,
+            _schema: Value,
+        ) -> BoxFuture<'_, Result<Elicited<Value>, ClientError>> {
+            Box::pin(async { Ok(Elicited::Accepted(json!({}))) })
+        }
+
+        fn sample(&self, _request: SamplingRequest) -> BoxFuture<'_, Result<Sampled, ClientError>> {
+            Box::pin(async { Err(ClientError::Unavailable(ClientFeature::Sampling)) })
+        }
+
+        fn log(&self, _level: envelope_core::LogLevel, _logger: &str, _data: Value) {}
+
+        fn declared(&self, feature: ClientFeature) -> Option<Value> {
+            self.capabilities.get(feature.to_string()).cloned()
+        }
+
+        fn offers(&self, feature: ClientFeature) -> bool {
+            self.declared(feature).is_some()
+        }
+
+        fn relay(
+            &self,
+            _feature: ClientFeature,
+            params: Value,
+        ) -> BoxFuture<'_, Result<Value, ClientError>> {
+            self.relayed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(params);
+            Box::pin(async { Ok(json!({"action": "accept"})) })
+        }
+    }
+
+    fn client(capabilities: Value) -> (Arc<Declaring>, ToolContext) {
+        let channel = Arc::new(Declaring {
+            capabilities,
+            relayed: Mutex::default(),
+        });
+        let ctx = ToolContext::new().with_client(Arc::clone(&channel) as Arc<dyn ClientChannel>);
+        (channel, ctx)
+    }
+
+    #[test]
+    fn the_upstream_is_told_what_the_client_declared_down_to_its_sub_capabilities() {
+        let (_, ctx) = client(json!({
+            "elicitation": {"form": {}, "url": {}},
+            "sampling": {"tools": {}},
+            "roots": {"listChanged": true},
+        }));
+        let told = serde_json::to_value(callers_capabilities(&ctx)).expect("serializes");
+        assert_eq!(told["elicitation"], json!({"form": {}, "url": {}}));
+        assert_eq!(told["sampling"], json!({"tools": {}}));
+        // The proxy passes no roots list change upstream: not promised for it.
+        assert_eq!(told["roots"], json!({}));
+
+        let (_, forms_only) = client(json!({"elicitation": {"form": {}}}));
+        let told = serde_json::to_value(callers_capabilities(&forms_only)).expect("serializes");
+        assert_eq!(told["elicitation"], json!({"form": {}}));
+        assert!(
+            told.get("sampling").is_none() && told.get("roots").is_none(),
+            "{told}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_url_elicitation_reaches_only_a_client_that_declared_urls() {
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "url",
+            "message": "Sign in to go on",
+            "url": "https://example.com/sign-in",
+            "elicitationId": "e-1",
+        }))
+        .expect("a URL elicitation");
+
+        let (channel, urls) = client(json!({"elicitation": {"form": {}, "url": {}}}));
+        let answered = elicit_with(&urls, params.clone()).await.expect("relayed");
+        assert_eq!(answered.action, ElicitationAction::Accept);
+        let relayed = channel.relayed.lock().expect("not poisoned").clone();
+        assert_eq!(relayed.len(), 1);
+        assert_eq!(
+            relayed[0]["url"], "https://example.com/sign-in",
+            "{relayed:?}"
+        );
+        assert_eq!(relayed[0]["elicitationId"], "e-1");
+
+        let (channel, forms) = client(json!({"elicitation": {"form": {}}}));
+        let Err(Unrelayed::Client(refused)) = elicit_with(&forms, params).await else {
+            panic!("a client of forms only was sent a URL");
+        };
+        assert_eq!(
+            ToolError::from(refused).code(),
+            Some(ELICITATION_UNAVAILABLE)
+        );
+        assert!(channel.relayed.lock().expect("not poisoned").is_empty());
     }
 }

@@ -77,7 +77,8 @@ pub(crate) fn markdown(header: &str) -> String {
          - **What the upstream asks of a client.** The proxy declares sampling and form \
          elicitation to the upstream, and relays each `sampling/createMessage` (whole: \
          text, images, audio, its system prompt and model preferences) and \
-         `elicitation/create` to the client of the call in flight, its answer \
+         `elicitation/create` (a form, read against its schema; a URL, whole, to a client \
+         that declared URL elicitation only) to the client of the call in flight, its answer \
          back as given; the upstream's log messages during a call go to that call's client, \
          at the level it set. A request names no call over stdio, so this holds while one \
          call is in flight: with none or several, the upstream's request is refused with a \
@@ -89,7 +90,9 @@ pub(crate) fn markdown(header: &str) -> String {
          (`subscriptions/listen`) is told of the tools', prompts' and resources' changes. \
          With `[upstream] revision = \"2026-07-28\"` the proxy speaks it to the upstream too \
          (`server/discover`, and a subscription to the upstream's list changes), and each call \
-         carries its caller's own capabilities, of those the proxy relays. Such an upstream \
+         carries its caller's own capabilities, of those the proxy relays, as the caller \
+         declared them (form or URL elicitation, a sampling that may use tools), but for \
+         `roots.listChanged`, which the proxy does not pass upstream. Such an upstream \
          asks for a client's input by answering `InputRequiredResult`: the proxy asks the \
          client of the call every elicitation, sampling and roots request at once (as requests \
          of its own to a client on an older revision; as one `InputRequiredResult` of its own, \

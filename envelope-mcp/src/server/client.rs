@@ -161,6 +161,17 @@ impl PeerClient {
     }
 }
 
+/// What `capabilities` declare of `feature`, as MCP writes it; `None` when not declared.
+pub(crate) fn declared(capabilities: &ClientCapabilities, feature: ClientFeature) -> Option<Value> {
+    let declared = match feature {
+        ClientFeature::Elicitation => serde_json::to_value(capabilities.elicitation.as_ref()?),
+        ClientFeature::Sampling => serde_json::to_value(capabilities.sampling.as_ref()?),
+        ClientFeature::Roots => serde_json::to_value(capabilities.roots.as_ref()?),
+    };
+    // A capability always serializes; one that did not is taken as declared bare.
+    Some(declared.unwrap_or_else(|_| Value::Object(serde_json::Map::new())))
+}
+
 /// `Ok` when the client declared `feature` in `capabilities`; the typed refusal when not.
 pub(crate) fn offered(
     capabilities: &ClientCapabilities,
@@ -311,6 +322,13 @@ macro_rules! client_channel_of_asks {
                     feature,
                 )
                 .is_ok()
+            }
+
+            fn declared(&self, feature: envelope_core::ClientFeature) -> Option<serde_json::Value> {
+                $crate::server::client::declared(
+                    $crate::server::client::Asks::capabilities(self),
+                    feature,
+                )
             }
 
             fn roots(
@@ -508,6 +526,24 @@ pub(crate) fn sampled(answer: &Value) -> Sampled {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capability_is_told_as_the_client_declared_it() {
+        let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({
+            "elicitation": {"form": {}, "url": {}},
+            "roots": {"listChanged": true},
+        }))
+        .expect("capabilities");
+        assert_eq!(
+            declared(&capabilities, ClientFeature::Elicitation),
+            Some(serde_json::json!({"form": {}, "url": {}}))
+        );
+        assert_eq!(
+            declared(&capabilities, ClientFeature::Roots),
+            Some(serde_json::json!({"listChanged": true}))
+        );
+        assert_eq!(declared(&capabilities, ClientFeature::Sampling), None);
+    }
 
     #[test]
     fn a_session_sends_what_its_client_asked_for() {
