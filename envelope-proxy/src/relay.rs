@@ -189,15 +189,25 @@ pub(crate) async fn sample_with(
     ctx: &ToolContext,
     params: CreateMessageRequestParams,
 ) -> Result<CreateMessageResult, Unrelayed> {
-    let params = serde_json::to_value(&params)
+    relay_whole(ctx, ClientFeature::Sampling, &params).await
+}
+
+/// Relays the upstream's request for `feature` with `params` to `ctx`'s client as it is, and
+/// reads the client's result back as the upstream's type of it.
+async fn relay_whole<Answer: serde::de::DeserializeOwned>(
+    ctx: &ToolContext,
+    feature: ClientFeature,
+    params: &impl serde::Serialize,
+) -> Result<Answer, Unrelayed> {
+    let params = serde_json::to_value(params)
         .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
     let answer = ctx
-        .relay(ClientFeature::Sampling, params)
+        .relay(feature, params)
         .await
         .map_err(Unrelayed::Client)?;
     serde_json::from_value(answer).map_err(|error| {
         Unrelayed::Client(ClientError::InvalidResponse(format!(
-            "the client's sampling result does not read as one: {error}"
+            "the client's {feature} result does not read as one: {error}"
         )))
     })
 }
@@ -248,17 +258,7 @@ async fn elicit_url_with(
             ClientFeature::Elicitation,
         )));
     }
-    let params = serde_json::to_value(&params)
-        .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
-    let answer = ctx
-        .relay(ClientFeature::Elicitation, params)
-        .await
-        .map_err(Unrelayed::Client)?;
-    serde_json::from_value(answer).map_err(|error| {
-        Unrelayed::Client(ClientError::InvalidResponse(format!(
-            "the client's elicitation result does not read as one: {error}"
-        )))
-    })
+    relay_whole(ctx, ClientFeature::Elicitation, &params).await
 }
 
 /// The elicitation mode that sends the user to a page: its name among `elicitation`'s
