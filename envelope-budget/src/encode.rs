@@ -94,12 +94,14 @@ impl BudgetEncoder {
 impl BudgetEncoder {
     /// Measures a payload that was JSON already, which nothing converted (a forwarded answer,
     /// a hand-built envelope): written out whole and counted when it is as small as a typed
-    /// payload converted whole, so that the response is written once whichever way the
-    /// payload came; else nothing, and the trimmer sizes it.
-    pub(crate) fn measure_json(&self, value: &Value) -> Encoded {
+    /// payload converted whole and nests less than `max_depth` deep (deeper is the trimmer's
+    /// to cut), so that the response is written once whichever way the payload came; else
+    /// nothing, and the trimmer sizes it.
+    pub(crate) fn measure_json(&self, value: &Value, max_depth: usize) -> Encoded {
+        let whole = Whole::of_small_value(value, self.whole_cap(), max_depth);
         Encoded {
             precut: Vec::new(),
-            measured: MeasuredLists(Vec::new(), Whole::of_small_value(value, self.whole_cap())),
+            measured: MeasuredLists(Vec::new(), whole),
         }
     }
 }
@@ -165,12 +167,11 @@ impl Whole {
         })
     }
 
-    /// `value` written out and counted when its JSON is at most `cap` bytes and it nests no
-    /// deeper than the trimmer's [`MAX_DEPTH`](crate::MAX_DEPTH) (deeper is the trimmer's to
-    /// cut); at most `cap` bytes are written, and a value of more than `cap` nodes is not
-    /// written at all.
-    fn of_small_value(value: &Value, cap: usize) -> Option<Whole> {
-        if !small_and_shallow(value, cap, crate::MAX_DEPTH) {
+    /// `value` written out and counted when its JSON is at most `cap` bytes and it nests less
+    /// than `max_depth` deep; at most `cap` bytes are written, and a value of more than `cap`
+    /// values is not written at all.
+    fn of_small_value(value: &Value, cap: usize, max_depth: usize) -> Option<Whole> {
+        if !small_and_shallow(value, cap, max_depth) {
             return None;
         }
         let mut out = CappedWriter {
@@ -576,7 +577,7 @@ mod tests {
         let encoder = BudgetEncoder::new(32_000, Estimator::default());
         let typed = page(hits(5), vec![1, 2], Some(vec![3]));
         let json = serde_json::to_value(&typed).expect("encodes");
-        let measured = encoder.measure_json(&json);
+        let measured = encoder.measure_json(&json, crate::MAX_DEPTH);
         let whole = measured.measured.whole().expect("written whole");
         let converted = encode(&encoder, &typed);
         let typed_whole = converted.measured.whole().expect("written whole");
@@ -588,13 +589,28 @@ mod tests {
         // more than the cap written on the way.
         let small = BudgetEncoder::new(400, Estimator::default());
         let long = json!({ "text": "x".repeat(1_000) });
-        assert!(small.measure_json(&long).measured.is_empty());
+        assert!(
+            small
+                .measure_json(&long, crate::MAX_DEPTH)
+                .measured
+                .is_empty()
+        );
         let many = json!((0..1_000).collect::<Vec<u32>>());
-        assert!(small.measure_json(&many).measured.is_empty());
+        assert!(
+            small
+                .measure_json(&many, crate::MAX_DEPTH)
+                .measured
+                .is_empty()
+        );
         let mut deep = json!(1);
         for _ in 0..crate::MAX_DEPTH {
             deep = json!([deep]);
         }
-        assert!(encoder.measure_json(&deep).measured.is_empty());
+        assert!(
+            encoder
+                .measure_json(&deep, crate::MAX_DEPTH)
+                .measured
+                .is_empty()
+        );
     }
 }

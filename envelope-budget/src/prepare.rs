@@ -114,7 +114,8 @@ fn encode(output: ToolOutput, budget: &CallBudget) -> (ToolOutput<Value>, Encode
             let unmeasured = encoded.precut.is_empty() && encoded.measured.is_empty();
             match output.envelope.data() {
                 Some(data) if unmeasured => {
-                    let encoded = encoder.measure_json(data);
+                    // Deeper than the trimmer's limit is the trimmer's to cut.
+                    let encoded = encoder.measure_json(data, crate::MAX_DEPTH);
                     (output, encoded)
                 }
                 _ => (output, encoded),
