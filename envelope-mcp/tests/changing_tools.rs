@@ -274,23 +274,7 @@ async fn a_running_call_keeps_the_tool_it_started_with() {
 async fn a_subscription_to_the_tools_changes_is_told_of_each() {
     let server = EnvelopeServer::new(toolset![echo], EnvelopeConfig::new("front", "1.0.0"))
         .with_changing_tools();
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn({
-        let server = server.clone();
-        async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        }
-    });
-    // A 2026-07-28 client: `server/discover`, no `initialize`, no session to tell.
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = Watcher::default()
-        .serve_with_lifecycle(client_io, lifecycle)
-        .await
-        .expect("client discovers");
+    let client = discovering(&server).await;
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
     let mut subscription = client.peer().listen(filter).await.expect("subscribed");
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
@@ -312,4 +296,59 @@ async fn a_subscription_to_the_tools_changes_is_told_of_each() {
     );
     assert_eq!(listed_names(&client).await, ["echo", "upstream.fetch"]);
     client.cancel().await.expect("closes");
+}
+
+/// A 2026-07-28 client of `server` in a session of its own: `server/discover`, no
+/// `initialize`, no session to tell.
+async fn discovering(server: &EnvelopeServer) -> RunningService<RoleClient, Watcher> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn({
+        let server = server.clone();
+        async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        }
+    });
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    Watcher::default()
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .expect("client discovers")
+}
+
+/// Two sessions' subscriptions share a request id (each session numbers its own requests):
+/// one that ends lets go of itself only, and the other is still told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_that_ends_lets_go_of_itself_only() {
+    let server = EnvelopeServer::new(toolset![echo], EnvelopeConfig::new("front", "1.0.0"))
+        .with_changing_tools();
+    let filter = || SubscriptionFilter::builder().tools_list_changed().build();
+    let leaving = discovering(&server).await;
+    let staying = discovering(&server).await;
+    let mut gone = leaving.peer().listen(filter()).await.expect("subscribed");
+    let mut subscription = staying.peer().listen(filter()).await.expect("subscribed");
+    gone.cancel().await.expect("cancelled");
+    // The server lets go of the cancelled subscription as its listen ends.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let learned = Learned::new("upstream.fetch", "Fetches a URL upstream.");
+    server
+        .add_tool(Arc::new(learned))
+        .await
+        .expect("a valid spec");
+    let told = tokio::time::timeout(Duration::from_secs(5), subscription.next())
+        .await
+        .expect("the staying subscription is told within 5 s")
+        .expect("a notification");
+    assert!(
+        matches!(
+            told,
+            Some(ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{told:?}"
+    );
+    leaving.cancel().await.expect("closes");
+    staying.cancel().await.expect("closes");
 }

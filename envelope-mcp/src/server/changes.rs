@@ -6,7 +6,7 @@ use std::sync::Arc;
 use envelope_core::{CoreError, Tool, Toolset};
 
 use super::EnvelopeServer;
-use super::served::Listeners;
+use super::served::{Listeners, Subscription};
 
 /// A list besides the tools that a composed handler serves
 /// ([`EnvelopeServer::with_handler`]), and that can change while the server runs.
@@ -117,7 +117,7 @@ impl EnvelopeServer {
             }
         }
         let mut ended = Vec::new();
-        for sink in self.inner.table.subscriptions() {
+        for Subscription { number, sink } in self.inner.table.subscriptions() {
             let accepted = sink.accepted();
             let sent = match list {
                 ListChanged::Prompts if accepted.prompts_list_changed == Some(true) => {
@@ -132,7 +132,7 @@ impl EnvelopeServer {
                 Ok(()) => told += 1,
                 Err(error) => {
                     tracing::debug!(%error, ?list, "a subscription was not told a list changed");
-                    ended.push(sink.id().clone());
+                    ended.push(number);
                 }
             }
         }
@@ -152,11 +152,11 @@ impl EnvelopeServer {
         let told = listeners
             .subscriptions
             .into_iter()
-            .filter(|sink| sink.accepted().tools_list_changed == Some(true));
-        for sink in told {
+            .filter(|subscription| subscription.sink.accepted().tools_list_changed == Some(true));
+        for Subscription { number, sink } in told {
             if let Err(error) = sink.notify_tool_list_changed().await {
                 tracing::debug!(%error, "a subscription was not told the tools changed");
-                ended.push(sink.id().clone());
+                ended.push(number);
             }
         }
         self.inner.table.unsubscribe(&ended);

@@ -334,10 +334,7 @@ impl ServerHandler for EnvelopeServer {
                 accepted.resources_list_changed,
             ]
             .contains(&Some(true));
-        let id = context.sink().id().clone();
-        if told {
-            self.inner.table.subscribe(context.sink().clone());
-        }
+        let number = told.then(|| self.inner.table.subscribe(context.sink().clone()));
         let handler = self.handler.as_ref().filter(|handler| {
             handler
                 .accepted_subscription_filter(context.requested())
@@ -351,8 +348,8 @@ impl ServerHandler for EnvelopeServer {
             }
         };
         // Over: no change is told to it any more.
-        if told {
-            self.inner.table.unsubscribe(&[id]);
+        if let Some(number) = number {
+            self.inner.table.unsubscribe(&[number]);
         }
         ended
     }

@@ -5,6 +5,7 @@
 //! its door to its answer, so a change never shows a call half of one set and half of another.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use envelope_core::{SpecText, Tool, ToolSpec, Toolset};
@@ -127,13 +128,23 @@ pub(crate) struct Table {
     sessions: Mutex<Vec<Peer<RoleServer>>>,
     /// The 2026-07-28 subscriptions to the tools' changes (or a composed handler's lists'),
     /// told likewise until they end.
-    subscriptions: Mutex<Vec<SubscriptionSink>>,
+    subscriptions: Mutex<Vec<Subscription>>,
+    /// The number the next subscription gets.
+    next_subscription: AtomicU64,
+}
+
+/// A 2026-07-28 subscription remembered, under a number of its own: its request id is unique
+/// only within its session, and two sessions may well each listen as request 1.
+#[derive(Clone)]
+pub(crate) struct Subscription {
+    pub(crate) number: u64,
+    pub(crate) sink: SubscriptionSink,
 }
 
 /// Who is told when the tools change: sessions, and 2026-07-28 subscriptions.
 pub(crate) struct Listeners {
     pub(crate) sessions: Vec<Peer<RoleServer>>,
-    pub(crate) subscriptions: Vec<SubscriptionSink>,
+    pub(crate) subscriptions: Vec<Subscription>,
 }
 
 impl Table {
@@ -142,6 +153,7 @@ impl Table {
             now: RwLock::new(Arc::new(served)),
             sessions: Mutex::default(),
             subscriptions: Mutex::default(),
+            next_subscription: AtomicU64::new(0),
         }
     }
 
@@ -166,20 +178,23 @@ impl Table {
     }
 
     /// The 2026-07-28 subscriptions remembered.
-    pub(crate) fn subscriptions(&self) -> Vec<SubscriptionSink> {
+    pub(crate) fn subscriptions(&self) -> Vec<Subscription> {
         self.subscriptions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    /// Remembers a 2026-07-28 subscription to the lists' changes, to tell it of them.
-    pub(crate) fn subscribe(&self, sink: SubscriptionSink) {
+    /// Remembers a 2026-07-28 subscription to the lists' changes, to tell it of them; the
+    /// number it is let go by.
+    pub(crate) fn subscribe(&self, sink: SubscriptionSink) -> u64 {
+        let number = self.next_subscription.fetch_add(1, Ordering::Relaxed);
         let mut subscriptions = self
             .subscriptions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        subscriptions.push(sink);
+        subscriptions.push(Subscription { number, sink });
+        number
     }
 
     /// Applies `change` to the current tools; when it changed them, swaps in the new set,
@@ -212,8 +227,8 @@ impl Table {
         (result, Some(listeners))
     }
 
-    /// Lets go of the subscriptions in `ended`, by request id.
-    pub(crate) fn unsubscribe(&self, ended: &[rmcp::model::RequestId]) {
+    /// Lets go of the subscriptions numbered in `ended`.
+    pub(crate) fn unsubscribe(&self, ended: &[u64]) {
         if ended.is_empty() {
             return;
         }
@@ -221,7 +236,7 @@ impl Table {
             .subscriptions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        subscriptions.retain(|sink| !ended.contains(sink.id()));
+        subscriptions.retain(|subscription| !ended.contains(&subscription.number));
     }
 }
 
