@@ -16,8 +16,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
-#[cfg(test)]
-use envelope_core::ToolError;
 use envelope_core::{ClientError, ClientFeature, Elicited, ToolContext};
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -214,7 +212,8 @@ async fn relay_whole<Answer: serde::de::DeserializeOwned>(
 
 /// Asks `ctx`'s client's user what the upstream's `elicitation/create` asks; the answer as
 /// they gave it. A form is asked and its answer read against its schema; a URL (the user
-/// sent to a page) is relayed whole, to a client that declared URL elicitation only.
+/// sent to a page) is relayed whole, which the client's channel sends only to a client that
+/// declared URL elicitation.
 pub(crate) async fn elicit_with(
     ctx: &ToolContext,
     params: ElicitRequestParams,
@@ -225,7 +224,8 @@ pub(crate) async fn elicit_with(
             requested_schema,
             ..
         } => (message, requested_schema),
-        url => return elicit_url_with(ctx, url).await,
+        // A URL is relayed whole; the client's channel refuses it to a client of forms only.
+        url => return relay_whole(ctx, ClientFeature::Elicitation, &url).await,
     };
     let schema = serde_json::to_value(&requested_schema)
         .map_err(|error| Unrelayed::Refused(ErrorData::invalid_params(error.to_string(), None)))?;
@@ -243,27 +243,6 @@ pub(crate) async fn elicit_with(
         Elicited::Cancelled => ElicitResult::new(ElicitationAction::Cancel),
     })
 }
-
-/// Relays a URL elicitation whole to `ctx`'s client, which must have declared that mode
-/// (`elicitation.url`): one that declared forms only is never sent one.
-async fn elicit_url_with(
-    ctx: &ToolContext,
-    params: ElicitRequestParams,
-) -> Result<ElicitResult, Unrelayed> {
-    let declares_urls = ctx
-        .declared(ClientFeature::Elicitation)
-        .is_some_and(|elicitation| elicitation.get(URL_MODE).is_some_and(|url| !url.is_null()));
-    if !declares_urls {
-        return Err(Unrelayed::Client(ClientError::Unavailable(
-            ClientFeature::Elicitation,
-        )));
-    }
-    relay_whole(ctx, ClientFeature::Elicitation, &params).await
-}
-
-/// The elicitation mode that sends the user to a page: its name among `elicitation`'s
-/// sub-capabilities.
-const URL_MODE: &str = "url"; // wire: MCP's `elicitation.url` sub-capability
 
 /// What the proxy declares to the upstream: sampling and form elicitation (and, on 2026-07-28,
 /// roots), which it relays to its own client (refused where that client cannot answer).
@@ -324,9 +303,7 @@ fn client_refused(error: ClientError) -> ErrorData {
 
 #[cfg(test)]
 mod tests {
-    use envelope_core::{
-        BoxFuture, ClientChannel, ELICITATION_UNAVAILABLE, Sampled, SamplingRequest,
-    };
+    use envelope_core::{BoxFuture, ClientChannel, Sampled, SamplingRequest};
     use serde_json::{Value, json};
 
     use super::*;
@@ -406,7 +383,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_url_elicitation_reaches_only_a_client_that_declared_urls() {
+    async fn a_url_elicitation_is_relayed_whole() {
         let params: ElicitRequestParams = serde_json::from_value(json!({
             "mode": "url",
             "message": "Sign in to go on",
@@ -414,26 +391,15 @@ mod tests {
             "elicitationId": "e-1",
         }))
         .expect("a URL elicitation");
-
+        // Whether the client declared URLs is its channel's to check (envelope-mcp refuses a
+        // client of forms only); the proxy hands the request over as the upstream wrote it.
         let (channel, urls) = client(json!({"elicitation": {"form": {}, "url": {}}}));
-        let answered = elicit_with(&urls, params.clone()).await.expect("relayed");
+        let answered = elicit_with(&urls, params).await.expect("relayed");
         assert_eq!(answered.action, ElicitationAction::Accept);
         let relayed = channel.relayed.lock().expect("not poisoned").clone();
         assert_eq!(relayed.len(), 1);
-        assert_eq!(
-            relayed[0]["url"], "https://example.com/sign-in",
-            "{relayed:?}"
-        );
+        assert_eq!(relayed[0]["mode"], "url", "{relayed:?}");
+        assert_eq!(relayed[0]["url"], "https://example.com/sign-in");
         assert_eq!(relayed[0]["elicitationId"], "e-1");
-
-        let (channel, forms) = client(json!({"elicitation": {"form": {}}}));
-        let Err(Unrelayed::Client(refused)) = elicit_with(&forms, params).await else {
-            panic!("a client of forms only was sent a URL");
-        };
-        assert_eq!(
-            ToolError::from(refused).code(),
-            Some(ELICITATION_UNAVAILABLE)
-        );
-        assert!(channel.relayed.lock().expect("not poisoned").is_empty());
     }
 }

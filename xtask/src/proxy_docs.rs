@@ -77,9 +77,10 @@ pub(crate) fn markdown(header: &str) -> String {
          - **What the upstream asks of a client.** The proxy declares sampling and form \
          elicitation to the upstream, and relays each `sampling/createMessage` (whole: \
          text, images, audio, its system prompt and model preferences) and \
-         `elicitation/create` (a form, read against its schema; a URL, whole, to a client \
-         that declared URL elicitation only) to the client of the call in flight, its answer \
-         back as given; the upstream's log messages during a call go to that call's client, \
+         `elicitation/create` (a form, read against its schema; a URL, whole, and only to a \
+         client that declared URL elicitation; an upstream asks for one on 2026-07-28, where \
+         each call carries its caller's capabilities) to the client of the call in flight, \
+         its answer back as given; the upstream's log messages during a call go to that call's client, \
          at the level it set. A request names no call over stdio, so this holds while one \
          call is in flight: with none or several, the upstream's request is refused with a \
          JSON-RPC error that says so (never guessed at, which could show one caller's prompt \

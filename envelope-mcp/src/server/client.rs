@@ -187,6 +187,28 @@ pub(crate) fn offered(
         .ok_or(ClientError::Unavailable(feature))
 }
 
+/// `Ok` when the client declared the elicitation mode `params` ask in (`form` when they name
+/// none, MCP's default); the typed refusal when not. An `elicitation` capability naming no mode
+/// declares forms, as MCP reads one written before modes.
+fn elicitation_mode_offered(
+    capabilities: &ClientCapabilities,
+    params: &Value,
+) -> Result<(), ClientError> {
+    // wire: MCP's elicitation modes, in the request's `mode` and as sub-capabilities
+    const MODES: [&str; 2] = ["form", "url"];
+    let asked = params.get("mode").and_then(Value::as_str).unwrap_or("form");
+    let declared = declared(capabilities, ClientFeature::Elicitation).unwrap_or_default();
+    let named = |mode: &str| declared.get(mode).is_some_and(|sub| !sub.is_null());
+    let offers = if MODES.iter().any(|mode| named(mode)) {
+        named(asked)
+    } else {
+        asked == "form"
+    };
+    offers
+        .then_some(())
+        .ok_or(ClientError::Unavailable(ClientFeature::Elicitation))
+}
+
 /// `elicitation/create`'s parameters: a form asking `message`, for content matching `schema`.
 pub(crate) fn elicitation_params(message: String, schema: &Value) -> Value {
     // wire: MCP's form elicitation request
@@ -281,6 +303,9 @@ pub(crate) async fn relay(
     params: Value,
 ) -> Result<Value, ClientError> {
     offered(client.capabilities(), feature)?;
+    if feature == ClientFeature::Elicitation {
+        elicitation_mode_offered(client.capabilities(), &params)?;
+    }
     let request = match feature {
         ClientFeature::Elicitation => Request::Elicitation,
         ClientFeature::Sampling => Request::Sampling,
@@ -543,6 +568,32 @@ mod tests {
             Some(serde_json::json!({"listChanged": true}))
         );
         assert_eq!(declared(&capabilities, ClientFeature::Sampling), None);
+    }
+
+    #[test]
+    fn an_elicitation_is_asked_only_in_a_mode_the_client_declared() {
+        let capabilities = |declared: Value| -> ClientCapabilities {
+            serde_json::from_value(serde_json::json!({ "elicitation": declared }))
+                .expect("capabilities")
+        };
+        let form = serde_json::json!({"mode": "form", "message": "m", "requestedSchema": {}});
+        let url = serde_json::json!({"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"});
+        let unnamed = serde_json::json!({"message": "m", "requestedSchema": {}});
+        let both = capabilities(serde_json::json!({"form": {}, "url": {}}));
+        let forms = capabilities(serde_json::json!({"form": {}}));
+        let before_modes = capabilities(serde_json::json!({}));
+        let urls = capabilities(serde_json::json!({"url": {}}));
+        for params in [&form, &url, &unnamed] {
+            assert_eq!(elicitation_mode_offered(&both, params), Ok(()), "{params}");
+        }
+        let refused = Err(ClientError::Unavailable(ClientFeature::Elicitation));
+        for declared in [&forms, &before_modes] {
+            assert_eq!(elicitation_mode_offered(declared, &form), Ok(()));
+            assert_eq!(elicitation_mode_offered(declared, &unnamed), Ok(()));
+            assert_eq!(elicitation_mode_offered(declared, &url), refused);
+        }
+        assert_eq!(elicitation_mode_offered(&urls, &url), Ok(()));
+        assert_eq!(elicitation_mode_offered(&urls, &form), refused);
     }
 
     #[test]
