@@ -8,12 +8,14 @@
 
 use std::cell::RefCell;
 
+use envelope_core::limits::MAX_PAYLOAD_DEPTH;
 use envelope_core::stage::{
     ResponseSizer, TopList, TopListWatch, to_value_capped, to_value_watched,
 };
 use serde_json::Value;
 
 use crate::cut::ROOT_LIST_KEY;
+use crate::nesting::small_and_within;
 use crate::tokens::{Counts, Estimator};
 
 /// The largest payload (JSON bytes, roughly) converted whole before sizing rows: past it, a
@@ -94,11 +96,11 @@ impl BudgetEncoder {
 impl BudgetEncoder {
     /// Measures a payload that was JSON already, which nothing converted (a forwarded answer,
     /// a hand-built envelope): written out whole and counted when it is as small as a typed
-    /// payload converted whole and nests less than `max_depth` deep (deeper is the trimmer's
-    /// to cut), so that the response is written once whichever way the payload came; else
-    /// nothing, and the trimmer sizes it.
-    pub(crate) fn measure_json(&self, value: &Value, max_depth: usize) -> Encoded {
-        let whole = Whole::of_small_value(value, self.whole_cap(), max_depth);
+    /// payload converted whole and nests no deeper than a payload may (deeper is the
+    /// trimmer's to cut), so that the response is written once whichever way the payload
+    /// came; else nothing, and the trimmer sizes it.
+    pub(crate) fn measure_json(&self, value: &Value) -> Encoded {
+        let whole = Whole::of_small_value(value, self.whole_cap(), MAX_PAYLOAD_DEPTH);
         Encoded {
             precut: Vec::new(),
             measured: MeasuredLists(Vec::new(), whole),
@@ -167,11 +169,11 @@ impl Whole {
         })
     }
 
-    /// `value` written out and counted when its JSON is at most `cap` bytes and it nests less
-    /// than `max_depth` deep; at most `cap` bytes are written, and a value of more than `cap`
-    /// values is not written at all.
+    /// `value` written out and counted when its JSON is at most `cap` bytes and it has no
+    /// container `max_depth` levels down; at most `cap` bytes are written, and a value of more
+    /// than `cap` values is not written at all.
     fn of_small_value(value: &Value, cap: usize, max_depth: usize) -> Option<Whole> {
-        if !small_and_shallow(value, cap, max_depth) {
+        if !small_and_within(value, cap, max_depth) {
             return None;
         }
         let mut out = CappedWriter {
@@ -238,25 +240,6 @@ impl Whole {
             counts,
         }
     }
-}
-
-/// Whether `value` has at most `max_nodes` values in all and none nested `max_depth` deep:
-/// walked without recursion, and no further than that many values.
-fn small_and_shallow(value: &Value, max_nodes: usize, max_depth: usize) -> bool {
-    let mut stack = vec![(value, 0)];
-    let mut seen = 0_usize;
-    while let Some((node, depth)) = stack.pop() {
-        seen += 1;
-        if seen > max_nodes || depth >= max_depth {
-            return false;
-        }
-        match node {
-            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
-            Value::Object(members) => stack.extend(members.values().map(|item| (item, depth + 1))),
-            _ => {}
-        }
-    }
-    true
 }
 
 /// A writer that takes at most `cap` bytes, and fails past them.
@@ -577,40 +560,51 @@ mod tests {
         let encoder = BudgetEncoder::new(32_000, Estimator::default());
         let typed = page(hits(5), vec![1, 2], Some(vec![3]));
         let json = serde_json::to_value(&typed).expect("encodes");
-        let measured = encoder.measure_json(&json, crate::MAX_DEPTH);
+        let measured = encoder.measure_json(&json);
         let whole = measured.measured.whole().expect("written whole");
         let converted = encode(&encoder, &typed);
         let typed_whole = converted.measured.whole().expect("written whole");
         assert_eq!(whole.json, typed_whole.json);
         assert_eq!(whole.counts, typed_whole.counts);
-        assert!(measured.precut.is_empty());
 
-        // Past the cap, or nested past what the trimmer cuts: left to the trimmer, and no
-        // more than the cap written on the way.
+        // Past the cap, or nested past what a payload may be: left to the trimmer.
         let small = BudgetEncoder::new(400, Estimator::default());
         let long = json!({ "text": "x".repeat(1_000) });
-        assert!(
-            small
-                .measure_json(&long, crate::MAX_DEPTH)
-                .measured
-                .is_empty()
-        );
+        assert!(small.measure_json(&long).measured.is_empty());
         let many = json!((0..1_000).collect::<Vec<u32>>());
-        assert!(
-            small
-                .measure_json(&many, crate::MAX_DEPTH)
-                .measured
-                .is_empty()
-        );
-        let mut deep = json!(1);
-        for _ in 0..crate::MAX_DEPTH {
-            deep = json!([deep]);
-        }
+        assert!(small.measure_json(&many).measured.is_empty());
+        let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!([inner]));
+        // The innermost of `MAX_DEPTH` arrays is `MAX_DEPTH - 1` down: within, as the
+        // trimmer reads it; one more is not.
         assert!(
             encoder
-                .measure_json(&deep, crate::MAX_DEPTH)
+                .measure_json(&nested(crate::MAX_DEPTH))
+                .measured
+                .whole()
+                .is_some()
+        );
+        assert!(
+            encoder
+                .measure_json(&nested(crate::MAX_DEPTH + 1))
                 .measured
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn the_capped_writer_takes_no_more_than_its_cap() {
+        let mut out = CappedWriter {
+            json: Vec::new(),
+            cap: 10,
+        };
+        let written = serde_json::to_writer(&mut out, &json!({"text": "0123456789"}));
+        assert!(written.is_err(), "past the cap the write fails");
+        assert!(out.json.len() <= 10, "{} bytes kept", out.json.len());
+        let mut out = CappedWriter {
+            json: Vec::new(),
+            cap: 10,
+        };
+        serde_json::to_writer(&mut out, &json!([1, 2, 3])).expect("within the cap");
+        assert_eq!(out.json, b"[1,2,3]");
     }
 }

@@ -39,6 +39,7 @@ mod encode;
 #[cfg(feature = "exact")]
 pub mod exactly;
 mod media;
+mod nesting;
 mod own_fields;
 mod pass;
 mod policy;

@@ -114,8 +114,7 @@ fn encode(output: ToolOutput, budget: &CallBudget) -> (ToolOutput<Value>, Encode
             let unmeasured = encoded.precut.is_empty() && encoded.measured.is_empty();
             match output.envelope.data() {
                 Some(data) if unmeasured => {
-                    // Deeper than the trimmer's limit is the trimmer's to cut.
-                    let encoded = encoder.measure_json(data, crate::MAX_DEPTH);
+                    let encoded = encoder.measure_json(data);
                     (output, encoded)
                 }
                 _ => (output, encoded),

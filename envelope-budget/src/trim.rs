@@ -24,8 +24,8 @@ mod model;
 mod nested;
 mod strings;
 
+pub(crate) use crate::nesting::nested_deeper_than;
 use depth::cut_too_deep;
-pub(crate) use depth::nested_deeper_than;
 use model::*;
 use nested::{Nesting, nested_lists};
 use strings::long_strings;

@@ -5,32 +5,6 @@ use serde_json::{Value, json};
 
 use super::*;
 
-/// Whether `value` has a container `limit` or more levels down, the depth [`cut_too_deep`]
-/// cuts at. Iterative, like every walk here.
-pub(crate) fn nested_deeper_than(value: &Value, limit: usize) -> bool {
-    let is_container = |value: &&Value| value.is_array() || value.is_object();
-    if !is_container(&value) {
-        return false;
-    }
-    let mut stack = vec![(value, 0)];
-    while let Some((node, depth)) = stack.pop() {
-        if depth >= limit {
-            return true;
-        }
-        let next = depth + 1;
-        match node {
-            Value::Array(items) => {
-                stack.extend(items.iter().filter(is_container).map(|child| (child, next)));
-            }
-            Value::Object(map) => {
-                stack.extend(map.values().filter(is_container).map(|child| (child, next)));
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
 /// Rung 0 (last in time): containers nested deeper than [`MAX_DEPTH`] become a marker string.
 /// Returns whether anything was cut.
 pub(super) fn cut_too_deep(data: &mut Value, job: &mut Job) -> bool {
