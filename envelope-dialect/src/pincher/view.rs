@@ -189,8 +189,9 @@ mod tests {
             "result": ["row"],
             "_meta": {
                 "next_steps": [
-                    // A tool that takes a `continuation` of its own pages by the renamed one.
-                    { "tool": "read", "args": { "continuation": "its own", "envelope_continuation": "tok" } },
+                    // A tool that takes a `continuation` of its own pages by the renamed one,
+                    // which the step carries alone.
+                    { "tool": "read", "args": { "path": "p", "envelope_continuation": "tok" } },
                     { "tool": "read", "args": { "path": "other" } },
                 ],
             },
