@@ -422,10 +422,11 @@ impl ToolContext {
     }
 
     /// This call's context, asking its client under `key` where the protocol names what a
-    /// call asks: on MCP 2026-07-28 each elicitation, sampling or roots request of the next
-    /// [`ToolContext::elicit`], [`ToolContext::sample`] or [`ToolContext::roots`] is the
-    /// `inputRequests` entry `key` (made unique within the call by a suffix, `-2`, `-3`, …,
-    /// when an earlier ask took it) instead of `elicit-1`, `sample-1`, …. Elsewhere, the same
+    /// call asks: on MCP 2026-07-28 every elicitation, sampling or roots request made through
+    /// the returned context ([`ToolContext::elicit`], [`ToolContext::sample`],
+    /// [`ToolContext::roots`], a relayed one) is the `inputRequests` entry `key`, made unique
+    /// within the call by a suffix (`-2`, `-3`, …) when an earlier ask took it, instead of
+    /// `elicit-1`, `sample-1`, …. Elsewhere, the same
     /// context. For a tool that relays another server's asks under the names it gave them.
     ///
     /// ```

@@ -70,8 +70,12 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 ) {
     let mut last_notice: Option<tokio::time::Instant> = None;
     while let Some(Outgoing { mut line, notice }) = outgoing.next().await {
-        if !notice && let Some(written) = last_notice.take() {
-            tokio::time::sleep_until(written + NOTICE_GAP).await;
+        // No timer when the gap is behind already.
+        if !notice
+            && let Some(gap_over) = last_notice.take().map(|written| written + NOTICE_GAP)
+            && tokio::time::Instant::now() < gap_over
+        {
+            tokio::time::sleep_until(gap_over).await;
         }
         line.push(b'\n');
         if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {

@@ -727,7 +727,7 @@ fn the_derived_tags_follow_the_configuration() {
 /// Whether the slow tool's leftover work saw the call cancelled.
 static SLOW_SAW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Whether the slow tool's leftover work was woken by the cancellation it awaited.
+/// Whether the slow tool's leftover work was woken by the cancellation it awaited, and saw it.
 static SLOW_WOKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Takes far longer than its deadline, leaving work behind that watches for cancellation.
@@ -736,9 +736,11 @@ async fn slow(ctx: &ToolContext) -> ToolResult<()> {
     let waiter = ctx
         .until_cancelled()
         .expect("the server's signal can wake a waiter");
+    let woken = ctx.clone();
     tokio::spawn(async move {
         waiter.await;
-        SLOW_WOKEN.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Woken by the cancellation, not before it.
+        SLOW_WOKEN.store(woken.is_cancelled(), std::sync::atomic::Ordering::SeqCst);
     });
     let watcher = ctx.clone();
     tokio::spawn(async move {

@@ -28,7 +28,8 @@ stderr = true
 # The MCP revision spoken to the upstream: "2025-11-25" (the default: `initialize`, and the
 # upstream may agree on an older one), or "2026-07-28" (`server/discover`, for an upstream that
 # speaks it: what it asks of a client comes as `InputRequiredResult`, asked of the client of
-# the call and sent back; its log messages reach the client of the call that asked for them;
+# the call and sent back; its log messages reach the client of the call that asked for them,
+# while that call is the one in flight;
 # a resource watched is watched upstream by a subscription stream of its own).
 revision = "2025-11-25"
 

@@ -284,8 +284,8 @@ impl ServerHandler for Forwarded {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // Watching before the upstream is asked, so that a last watcher leaving meanwhile does
-        // not stop it; asked each time, since the upstream may have started again since the
-        // first.
+        // not stop it; asked each time (subscribing again is harmless), so that no watcher
+        // counts on one whose subscription failed.
         let watcher = Watcher::Session(context.peer);
         self.watchers.add(&request.uri, watcher.clone());
         if let Err(error) = self.upstream.watch(&request.uri).await {

@@ -131,8 +131,8 @@ fn to_json(answer: impl serde::Serialize) -> Result<Value, ToolError> {
 }
 
 /// Why a request was not answered, as the call's error: the client's own (it cannot ask, its
-/// answer does not fit) as the envelope says it of any tool, or a request the proxy does not
-/// pass on.
+/// answer does not fit) as the envelope says it of any tool, or a request the proxy could not
+/// write out for the client.
 fn unrelayed(why: Unrelayed) -> ToolError {
     match why {
         Unrelayed::Client(error) => ToolError::from(error),

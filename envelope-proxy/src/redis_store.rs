@@ -108,7 +108,7 @@ impl RedisStore {
         }
     }
 
-    /// The answers kept for `call`, newest first: Redis's (an entry that does not read is
+    /// The answers kept for `call`: Redis's, newest first (an entry that does not read is
     /// skipped), then this process's. An error only when Redis cannot be read and this
     /// process keeps none.
     pub(crate) async fn answers(&self, call: &str) -> Result<Vec<Arc<Stored>>, ToolError> {

@@ -164,7 +164,8 @@ async fn until_the_call_ends<T>(
 }
 
 /// Why what the upstream asked was not relayed: the client's own answer (it cannot ask, it
-/// declined to answer, its answer does not fit), or a request the proxy does not pass on.
+/// declined to answer, its answer does not fit), or a request the proxy could not write out
+/// for the client.
 #[derive(Debug)]
 pub(crate) enum Unrelayed {
     Client(ClientError),

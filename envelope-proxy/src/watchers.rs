@@ -69,16 +69,14 @@ impl Watchers {
             .is_some_and(|watchers| watchers.iter().any(|watcher| !watcher.is_gone()))
     }
 
-    /// `watcher` watches `uri`; whether it is the first to.
-    pub(crate) fn add(&self, uri: &str, watcher: Watcher) -> bool {
+    /// `watcher` watches `uri`.
+    pub(crate) fn add(&self, uri: &str, watcher: Watcher) {
         let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
         let watchers = watched.entry(uri.to_owned()).or_default();
         watchers.retain(|kept| !kept.is_gone());
-        let first = watchers.is_empty();
         if !watchers.iter().any(|kept| kept.same(&watcher)) {
             watchers.push(watcher);
         }
-        first
     }
 
     /// `watcher` no longer watches `uri`; whether anyone still does.

@@ -431,19 +431,21 @@ fn mcp_section(out: &mut String) {
     let _ = writeln!(out, "## The MCP mapping\n");
     let _ = writeln!(
         out,
-        "Every `tools/call` of a served tool answers a result, never a JSON-RPC error: its \
+        "Every `tools/call` of a served tool answers a result, with the exceptions below: its \
          `structuredContent` is the envelope, its first text content the envelope's compact JSON \
          (or its TOON under `output_format: toon`), and `isError` is `!ok`, sent either way (in \
          another contract's wire dialect, see `DIALECTS.md`, the answer is written in that \
          contract and `isError` negates its own success field). The \
          result's `_meta` carries, under the server's reverse-DNS prefix (`{prefix}` by \
          default), `request_id` and `tier` on every result, `client_request_id` when the client \
-         sent a correlation id, and `capabilities` when the server advertises any. Only a call \
-         to a tool the server does not serve is a JSON-RPC error (`-32602`), and, on MCP \
-         2026-07-28, a call that failed for want of a capability its client did not declare \
-         (`elicitation_unavailable`, `sampling_unavailable`, `roots_unavailable`): that \
-         revision's `-32021`, naming what it needs in `data.requiredCapabilities`; a client on \
-         an earlier revision gets the envelope.\n"
+         sent a correlation id, and `capabilities` when the server advertises any. The \
+         exceptions, each a JSON-RPC error: a call to a tool the server does not serve \
+         (`-32602`); on MCP 2026-07-28, a call that failed for want of a capability its client \
+         did not declare (`elicitation_unavailable`, `sampling_unavailable`, \
+         `roots_unavailable`), that revision's `-32021`, naming what it needs in \
+         `data.requiredCapabilities` (a client on an earlier revision gets the envelope); and on \
+         the same revision, a call again whose `requestState` was altered or taken from another \
+         call.\n"
     );
     let _ = writeln!(
         out,

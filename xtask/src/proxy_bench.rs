@@ -2,13 +2,15 @@
 //! of a server nobody here wrote, side by side in one run.
 //!
 //! - **A small call over stdio**: the official reference server's `echo` (npm, pinned, from
-//!   `tests/proxy/node_modules`), called alternately directly and through the proxy, one call at
-//!   a time, each session its own process; the p50 and p99 of each and their ratio. Beside them,
-//!   the floor: the same call through a bare relay (`cargo xtask relay`, which copies bytes
-//!   between the client and the server and reads none of them), what any process between the
-//!   two costs before it does any work; and through a relay that reads each message
-//!   (`cargo xtask relay --read`: parses each line's JSON and writes it again), the least a
-//!   process that looks at the messages costs.
+//!   `tests/proxy/node_modules`), called in turn directly, through the proxy and through two
+//!   relays, one call at a time, each session its own process; the p50 and p99 of each and
+//!   their ratio. The relays are the floors: a bare relay (`cargo xtask relay`, which copies
+//!   bytes between the client and the server and reads none of them), what any process between
+//!   the two costs before it does any work; and one that reads each message (`cargo xtask
+//!   relay --read`: parses each line's JSON and writes it again), the least a process that
+//!   looks at the messages costs. Both run from this program, so they are built as it is: run
+//!   the bench from a release build (`cargo run --release -p xtask -- proxy-bench`) for the
+//!   README's figures. Beside them, the CPU time a call of the proxy and of the reading relay.
 //! - **The proxy's own memory**: its peak resident set (`VmHWM`) after those calls, and after
 //!   reading a megabyte through the official filesystem server a page at a time, following
 //!   `next-page` to the end.
@@ -337,30 +339,40 @@ async fn call(session: &Session, params: CallToolRequestParams) -> Result<Value,
     Ok(result.structured_content.unwrap_or(Value::Null))
 }
 
-/// The CPU time process `pid` has had so far, all its threads (the first field of each
-/// `/proc/PID/task/TID/schedstat`, in nanoseconds).
+/// The CPU time process `pid` has had so far, user and system, every thread it ran
+/// (`utime` and `stime` of `/proc/PID/stat`, threads that ended included), at the kernel's
+/// clock tick (`getconf CLK_TCK`): 10 ms at 100 Hz, 5 µs a call over 2,000 calls.
 fn cpu_time(pid: u32) -> Result<Duration, String> {
-    let tasks = PathBuf::from(format!("/proc/{pid}/task"));
-    let entries =
-        std::fs::read_dir(&tasks).map_err(|error| format!("{}: {error}", tasks.display()))?;
-    let mut total = Duration::ZERO;
-    for entry in entries {
-        let path = entry
-            .map_err(|error| format!("{}: {error}", tasks.display()))?
-            .path()
-            .join("schedstat");
-        // A thread that ended since the directory was read has nothing more to add.
-        let Ok(stat) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let nanos = stat
-            .split_whitespace()
-            .next()
-            .and_then(|field| field.parse::<u64>().ok())
-            .ok_or_else(|| format!("{} has no run time", path.display()))?;
-        total += Duration::from_nanos(nanos);
-    }
-    Ok(total)
+    let path = PathBuf::from(format!("/proc/{pid}/stat"));
+    let stat =
+        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
+    // After the command name, in parentheses that may hold anything: the state, then the
+    // fields from `ppid` on; `utime` and `stime` are the 12th and 13th of those.
+    let ticks: u64 = stat
+        .rsplit_once(')')
+        .map(|(_, fields)| fields.split_whitespace().skip(11).take(2))
+        .into_iter()
+        .flatten()
+        .map(|field| field.parse::<u64>().ok())
+        .sum::<Option<u64>>()
+        .ok_or_else(|| format!("{} has no CPU times", path.display()))?;
+    Ok(Duration::from_secs_f64(
+        ticks as f64 / clock_ticks_per_second()?,
+    ))
+}
+
+/// The kernel's clock tick, per second (`getconf CLK_TCK`).
+fn clock_ticks_per_second() -> Result<f64, String> {
+    let out = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .map_err(|error| format!("cannot run getconf: {error}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|ticks| *ticks > 0.0)
+        .ok_or_else(|| "getconf CLK_TCK gave no clock tick".to_owned())
 }
 
 /// The peak resident set of process `pid`, in MiB (`VmHWM` in `/proc/PID/status`).
@@ -392,7 +404,8 @@ fn markdown(measured: &Measured) -> String {
          | the same, p99 | {dp99} | {pp99} | {ratio99:.2}× |\n\
          | the floor: through a bare relay instead (copies bytes, reads none), p50 | {dp50} | {rp50} | {floor:.2}× |\n\
          | through a relay that reads each message instead (parses its JSON, writes it again), p50 | {dp50} | {mp50} | {read_floor:.2}× |\n\
-         | the CPU time of the process between, a call (all its threads): the proxy, and the relay that reads each message | | {pcpu} | {mcpu} |\n\
+         | the proxy's CPU time a call (user and system, all its threads) | | {pcpu} | |\n\
+         | … the relay's that reads each message | | {mcpu} | |\n\
          | the proxy's peak resident set after those calls | | {small:.1} MiB | (≤ {MAX_OWN_RSS_MIB:.0} MiB + the store's {store:.0} MiB) |\n\
          | … after reading 1 MB through server-filesystem ({pages} pages) | | {read:.1} MiB | |",
         calls = measured.calls,

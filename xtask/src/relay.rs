@@ -38,10 +38,10 @@ pub(crate) fn run(args: &[&str]) -> Result<(), String> {
     // may block for as long as the client keeps it open.
     let pass: fn(&mut dyn Read, &mut dyn Write) -> Result<(), String> =
         if read { copy_messages } else { copy };
+    // Nothing joins it: how the input ended does not change how the relay ends.
     std::thread::spawn(move || {
-        let forth = pass(&mut std::io::stdin().lock(), &mut into);
+        let _ = pass(&mut std::io::stdin().lock(), &mut into);
         drop(into);
-        forth
     });
     let back = pass(&mut out_of, &mut std::io::stdout().lock());
     let _ = child.wait();
@@ -77,10 +77,10 @@ fn copy_messages(from: &mut dyn Read, to: &mut dyn Write) -> Result<(), String> 
     let mut line = Vec::new();
     loop {
         line.clear();
+        // `read_until` retries an interrupted read itself.
         match lines.read_until(b'\n', &mut line) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => return Err(format!("the relay cannot read: {error}")),
         }
         let again = serde_json::from_slice::<serde_json::Value>(&line)

@@ -51,10 +51,6 @@ impl Session {
         }
     }
 
-    fn wants(&self, level: LogLevel) -> bool {
-        level >= self.least()
-    }
-
     /// The level the client set, [`DEFAULT_LOG_LEVEL`] until it sets one.
     fn least(&self) -> LogLevel {
         self.log_level
@@ -144,11 +140,7 @@ impl PeerClient {
     }
 
     fn wants(&self, level: LogLevel) -> bool {
-        match self.wanted {
-            Wanted::AtLeast(least) => level >= least,
-            Wanted::Session => self.session.wants(level),
-            Wanted::Nothing => false,
-        }
+        self.least_wanted().is_some_and(|least| level >= least)
     }
 
     /// The least severe level the call's client wants; `None` for none.
@@ -599,11 +591,12 @@ mod tests {
     #[test]
     fn a_session_sends_what_its_client_asked_for() {
         let session = Session::default();
-        assert!(session.wants(LogLevel::Info));
-        assert!(!session.wants(LogLevel::Debug));
+        let wants = |level| level >= session.least();
+        assert!(wants(LogLevel::Info));
+        assert!(!wants(LogLevel::Debug));
         session.set_log_level(LogLevel::Error);
-        assert!(!session.wants(LogLevel::Warning));
-        assert!(session.wants(LogLevel::Critical));
+        assert!(!wants(LogLevel::Warning));
+        assert!(wants(LogLevel::Critical));
     }
 
     #[test]
