@@ -139,11 +139,6 @@ pub(crate) struct Whole {
 }
 
 impl MeasuredLists {
-    /// Whether nothing was measured.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty() && self.1.is_none()
-    }
-
     /// The payload's JSON and counts, when the encoder wrote it whole.
     pub(crate) fn whole(&self) -> Option<&Whole> {
         self.1.as_ref()
@@ -570,9 +565,9 @@ mod tests {
         // Past the cap, or nested past what a payload may be: left to the trimmer.
         let small = BudgetEncoder::new(400, Estimator::default());
         let long = json!({ "text": "x".repeat(1_000) });
-        assert!(small.measure_json(&long).measured.is_empty());
+        assert!(small.measure_json(&long).measured.whole().is_none());
         let many = json!((0..1_000).collect::<Vec<u32>>());
-        assert!(small.measure_json(&many).measured.is_empty());
+        assert!(small.measure_json(&many).measured.whole().is_none());
         let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!([inner]));
         // The innermost of `MAX_DEPTH` arrays is `MAX_DEPTH - 1` down: within, as the
         // trimmer reads it; one more is not.
@@ -587,7 +582,8 @@ mod tests {
             encoder
                 .measure_json(&nested(crate::MAX_DEPTH + 1))
                 .measured
-                .is_empty()
+                .whole()
+                .is_none()
         );
     }
 

@@ -108,18 +108,10 @@ fn sent_size(policy: &crate::BudgetPolicy, sent: &Prepared) -> u64 {
 /// panic capture; whole, when nothing is trimmed.
 fn encode(output: ToolOutput, budget: &CallBudget) -> (ToolOutput<Value>, Encoded) {
     match budget.encoder() {
-        Some(encoder) => {
-            let (output, encoded) = output.encode_payload(|payload| encoder.encode(payload));
-            // A payload that was JSON already is passed through unmeasured: measured here.
-            let unmeasured = encoded.precut.is_empty() && encoded.measured.is_empty();
-            match output.envelope.data() {
-                Some(data) if unmeasured => {
-                    let encoded = encoder.measure_json(data);
-                    (output, encoded)
-                }
-                _ => (output, encoded),
-            }
-        }
+        Some(encoder) => output.encode_payload_measuring(
+            |payload| encoder.encode(payload),
+            |json| encoder.measure_json(json),
+        ),
         None => {
             output.encode_payload(|payload| Ok((to_value_within(&payload, 0)?, Encoded::default())))
         }

@@ -75,6 +75,17 @@ impl ToolOutput {
         self,
         encode: impl FnOnce(&dyn erased_serde::Serialize) -> Result<(Value, M), serde_json::Error>,
     ) -> (ToolOutput<Value>, M) {
+        self.encode_payload_measuring(encode, |_| M::default())
+    }
+
+    /// [`encode_payload`](Self::encode_payload), a payload that is JSON already measured by
+    /// `measure` (under the same panic capture): what an encoder that sizes what it converts
+    /// learns of one it did not convert.
+    pub fn encode_payload_measuring<M: Default>(
+        self,
+        encode: impl FnOnce(&dyn erased_serde::Serialize) -> Result<(Value, M), serde_json::Error>,
+        measure: impl FnOnce(&Value) -> M,
+    ) -> (ToolOutput<Value>, M) {
         let (payload, envelope) = self.envelope.split_data::<Value>();
         let output = ToolOutput {
             envelope,
@@ -86,20 +97,21 @@ impl ToolOutput {
         let Some(payload) = payload else {
             return (output, M::default());
         };
-        let failure = match crate::panic_capture::catch_unwind_sync(|| payload.into_json(encode)) {
-            Ok(Ok((value, measured))) => {
-                let envelope = output.envelope.with_data(value);
-                return (ToolOutput { envelope, ..output }, measured);
-            }
-            Ok(Err(error)) => {
-                ToolError::internal(format_args!("cannot serialize the payload: {error}"))
-            }
-            Err(panicked) => {
-                let meta = output.envelope.meta();
-                panicked.log(meta.tool().unwrap_or_default(), meta.request_id());
-                ToolError::internal(panicked.message)
-            }
-        };
+        let failure =
+            match crate::panic_capture::catch_unwind_sync(|| payload.into_json(encode, measure)) {
+                Ok(Ok((value, measured))) => {
+                    let envelope = output.envelope.with_data(value);
+                    return (ToolOutput { envelope, ..output }, measured);
+                }
+                Ok(Err(error)) => {
+                    ToolError::internal(format_args!("cannot serialize the payload: {error}"))
+                }
+                Err(panicked) => {
+                    let meta = output.envelope.meta();
+                    panicked.log(meta.tool().unwrap_or_default(), meta.request_id());
+                    ToolError::internal(panicked.message)
+                }
+            };
         let envelope = output.envelope.failed(failure);
         (ToolOutput { envelope, ..output }, M::default())
     }

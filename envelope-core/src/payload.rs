@@ -51,17 +51,21 @@ impl Payload {
     }
 
     /// The payload as JSON: a typed payload through `encode`, which also returns what it
-    /// measured on the way; JSON as it is, with nothing measured.
-    pub(crate) fn into_json<M: Default, E>(
+    /// measured on the way; JSON as it is, with what `measure` makes of it.
+    pub(crate) fn into_json<M, E>(
         self,
         encode: impl FnOnce(&dyn erased_serde::Serialize) -> Result<(Value, M), E>,
+        measure: impl FnOnce(&Value) -> M,
     ) -> Result<(Value, M), E> {
         match self.0 {
             Repr::Typed(data) => {
                 let data: &dyn erased_serde::Serialize = &*data;
                 encode(data)
             }
-            Repr::Json(value) => Ok((value, M::default())),
+            Repr::Json(value) => {
+                let measured = measure(&value);
+                Ok((value, measured))
+            }
         }
     }
 }

@@ -98,8 +98,10 @@ const HOPS: &[Hop] = &[
                every next action it suggests and onto the next page it may mint \
                (`Controls::carried`, the one way a dialect reaches an action), so following \
                one answers in TSA again; the payload encoded where it is trimmed, \
-               through core's `ToolOutput::encode_payload` (the runtime's panic capture around \
-               its `Serialize`), rows that could never be sent left unconverted; then \
+               through core's `ToolOutput::encode_payload_measuring` (the runtime's panic \
+               capture around its `Serialize`), rows that could never be sent left \
+               unconverted, a payload that was JSON already (a forwarded answer) measured \
+               whole when small; then \
                (`prepare_within`) shaped by the controls the output carries, trimmed to the \
                budget, `completeness` and `next_step` reconciled with the rows kept (on the \
                typed envelope), the token count stamped into the bytes it counts; each pass \
