@@ -77,6 +77,29 @@ pub enum ClientFeature {
     Roots,
 }
 
+impl ClientFeature {
+    /// The error code a call fails with when its client does not offer this feature
+    /// ([`ELICITATION_UNAVAILABLE`], [`SAMPLING_UNAVAILABLE`], [`ROOTS_UNAVAILABLE`]).
+    pub fn unavailable_code(self) -> &'static str {
+        match self {
+            ClientFeature::Elicitation => ELICITATION_UNAVAILABLE,
+            ClientFeature::Sampling => SAMPLING_UNAVAILABLE,
+            ClientFeature::Roots => ROOTS_UNAVAILABLE,
+        }
+    }
+
+    /// The feature whose absence the error code `code` says; `None` for any other code.
+    pub fn of_unavailable_code(code: &str) -> Option<ClientFeature> {
+        [
+            ClientFeature::Elicitation,
+            ClientFeature::Sampling,
+            ClientFeature::Roots,
+        ]
+        .into_iter()
+        .find(|feature| feature.unavailable_code() == code)
+    }
+}
+
 impl fmt::Display for ClientFeature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -117,11 +140,7 @@ impl From<ClientError> for ToolError {
         let message = error.to_string();
         match error {
             ClientError::Unavailable(feature) => ToolError::unavailable(message)
-                .with_code(match feature {
-                    ClientFeature::Elicitation => ELICITATION_UNAVAILABLE,
-                    ClientFeature::Sampling => SAMPLING_UNAVAILABLE,
-                    ClientFeature::Roots => ROOTS_UNAVAILABLE,
-                })
+                .with_code(feature.unavailable_code())
                 .with_retryable(false),
             ClientError::InvalidRequest(_) => ToolError::internal(message),
             ClientError::InvalidResponse(_) => {
@@ -361,6 +380,21 @@ mod tests {
         confirm: bool,
         /// Why.
         reason: Option<String>,
+    }
+
+    #[test]
+    fn each_feature_is_its_unavailable_code_and_back() {
+        for feature in [
+            ClientFeature::Elicitation,
+            ClientFeature::Sampling,
+            ClientFeature::Roots,
+        ] {
+            let code = feature.unavailable_code();
+            assert_eq!(ClientFeature::of_unavailable_code(code), Some(feature));
+            let error = ToolError::from(ClientError::Unavailable(feature));
+            assert_eq!(error.code(), Some(code));
+        }
+        assert_eq!(ClientFeature::of_unavailable_code("not_found"), None);
     }
 
     #[test]

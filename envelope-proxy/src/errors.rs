@@ -155,13 +155,14 @@ fn missing_capability(error: &ErrorData) -> Option<ToolError> {
         .as_ref()?
         .get("requiredCapabilities")?
         .as_object()?;
+    // MCP names each capability as envelope names the feature.
     let feature = [
-        ("sampling", ClientFeature::Sampling),
-        ("elicitation", ClientFeature::Elicitation),
-        ("roots", ClientFeature::Roots),
+        ClientFeature::Sampling,
+        ClientFeature::Elicitation,
+        ClientFeature::Roots,
     ]
     .into_iter()
-    .find_map(|(name, feature)| required.contains_key(name).then_some(feature))?;
+    .find(|feature| required.contains_key(&feature.to_string()))?;
     Some(
         ToolError::from(ClientError::Unavailable(feature)).with_data(serde_json::json!({
             "rpc_code": error.code.0,

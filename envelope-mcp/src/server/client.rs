@@ -207,25 +207,12 @@ pub(crate) fn elicitation_params(message: String, schema: &Value) -> Value {
     json!({ "mode": "form", "message": message, "requestedSchema": schema })
 }
 
-/// One of the requests a tool makes of its client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Request {
-    /// `elicitation/create`: a form for the user.
-    Elicitation,
-    /// `sampling/createMessage`: a completion of the client's model.
-    Sampling,
-    /// `roots/list`: the client's roots.
-    Roots,
-}
-
-impl Request {
-    /// The MCP method that carries the request.
-    pub(crate) fn method(self) -> &'static str {
-        match self {
-            Request::Elicitation => "elicitation/create", // wire: MCP's elicitation request
-            Request::Sampling => "sampling/createMessage", // wire: MCP's sampling request
-            Request::Roots => "roots/list",               // wire: MCP's roots request
-        }
+/// The MCP method that carries a request for `feature`.
+pub(crate) fn method(feature: ClientFeature) -> &'static str {
+    match feature {
+        ClientFeature::Elicitation => "elicitation/create", // wire: MCP's elicitation request
+        ClientFeature::Sampling => "sampling/createMessage", // wire: MCP's sampling request
+        ClientFeature::Roots => "roots/list",               // wire: MCP's roots request
     }
 }
 
@@ -237,8 +224,12 @@ pub(crate) trait Asks: Sync {
     /// What the client declared it can answer.
     fn capabilities(&self) -> &ClientCapabilities;
 
-    /// The client's answer to `request` with MCP's `params`, as MCP's result.
-    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>>;
+    /// The client's answer to the request for `feature` with MCP's `params`, as MCP's result.
+    fn ask(
+        &self,
+        feature: ClientFeature,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientError>>;
 
     /// Where the call's log messages go.
     fn logs(&self) -> &PeerClient;
@@ -298,12 +289,7 @@ pub(crate) async fn relay(
     if feature == ClientFeature::Elicitation {
         elicitation_mode_offered(client.capabilities(), &params)?;
     }
-    let request = match feature {
-        ClientFeature::Elicitation => Request::Elicitation,
-        ClientFeature::Sampling => Request::Sampling,
-        ClientFeature::Roots => Request::Roots,
-    };
-    client.ask(request, params).await
+    client.ask(feature, params).await
 }
 
 /// Implements `ClientChannel` for a type that [`Asks`]: its one implementation, through
@@ -389,17 +375,23 @@ impl Asks for PeerClient {
         &self.capabilities
     }
 
-    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
-        match request {
-            Request::Elicitation => Box::pin(exchange(params, |params: ElicitRequestParams| {
-                create_elicitation(&self.peer, params)
-            })),
-            Request::Sampling => {
+    fn ask(
+        &self,
+        feature: ClientFeature,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        match feature {
+            ClientFeature::Elicitation => {
+                Box::pin(exchange(params, |params: ElicitRequestParams| {
+                    create_elicitation(&self.peer, params)
+                }))
+            }
+            ClientFeature::Sampling => {
                 Box::pin(exchange(params, |params: CreateMessageRequestParams| {
                     self.peer.create_message(params)
                 }))
             }
-            Request::Roots => Box::pin(exchange(params, |_: Value| self.peer.list_roots())),
+            ClientFeature::Roots => Box::pin(exchange(params, |_: Value| self.peer.list_roots())),
         }
     }
 

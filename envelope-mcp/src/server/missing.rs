@@ -9,8 +9,7 @@
 //! cannot seal a round, say) stay the call's envelope, and so does every code on the earlier
 //! revisions, which have no such error.
 
-use envelope_core::ToolError;
-use envelope_core::fields::code;
+use envelope_core::{ClientFeature, ToolError};
 use rmcp::ErrorData;
 use rmcp::model::ErrorCode;
 use serde_json::{Map, Value};
@@ -28,21 +27,15 @@ pub(crate) struct MissingCapability {
 impl MissingCapability {
     /// What `error` needed, when it is a client feature's absence.
     pub(crate) fn of(error: &ToolError) -> Option<Self> {
-        let capability = match error.code()? {
-            code::ELICITATION_UNAVAILABLE => "elicitation",
-            code::SAMPLING_UNAVAILABLE => "sampling",
-            code::ROOTS_UNAVAILABLE => "roots",
-            _ => return None,
-        };
+        // Named in MCP's capabilities as the feature is named.
+        let capability = ClientFeature::of_unavailable_code(error.code()?)?.to_string();
         let required = error
             .data()
             .and_then(|data| data.get(REQUIRED_CAPABILITIES))
             .and_then(Value::as_object)
             .filter(|named| !named.is_empty())
             .cloned()
-            .unwrap_or_else(|| {
-                Map::from_iter([(capability.to_owned(), Value::Object(Map::new()))])
-            });
+            .unwrap_or_else(|| Map::from_iter([(capability, Value::Object(Map::new()))]));
         Some(MissingCapability {
             message: error.message().to_owned(),
             required,
@@ -83,6 +76,7 @@ fn declares(declared: &Value, required: &Map<String, Value>) -> bool {
 mod tests {
     use super::*;
     use envelope_core::Category;
+    use envelope_core::fields::code;
     use rmcp::model::ClientCapabilities;
     use serde_json::json;
 

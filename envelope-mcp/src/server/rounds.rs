@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use envelope_core::{BoxFuture, ClientError};
+use envelope_core::{BoxFuture, ClientError, ClientFeature};
 use rmcp::model::{
     ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     RequestStateCodec, SealOptions,
@@ -22,7 +22,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::client::{Asks, PeerClient, Request};
+use super::client::{Asks, PeerClient, method};
 
 /// What a round starts from: the answers so far, and what the client can answer.
 pub(crate) struct Round {
@@ -122,17 +122,17 @@ impl Round {
     fn ask_as(
         &self,
         key: Option<&str>,
-        request: Request,
+        feature: ClientFeature,
         params: Value,
     ) -> BoxFuture<'_, Result<Value, ClientError>> {
         let wanted = match key {
             Some(key) => key.to_owned(),
             None => {
                 // The `n`th unnamed ask of a kind is its kind and `n`, in the order asked.
-                let (kind, count) = match request {
-                    Request::Elicitation => ("elicit", &self.elicitations),
-                    Request::Sampling => ("sample", &self.samplings),
-                    Request::Roots => ("roots", &self.roots),
+                let (kind, count) = match feature {
+                    ClientFeature::Elicitation => ("elicit", &self.elicitations),
+                    ClientFeature::Sampling => ("sample", &self.samplings),
+                    ClientFeature::Roots => ("roots", &self.roots),
                 };
                 let n = count.fetch_add(1, Ordering::Relaxed) + 1;
                 format!("{kind}-{n}")
@@ -145,7 +145,7 @@ impl Round {
             }
             // wire: MCP's JSON-RPC request, the shape of an `inputRequests` entry
             let request: InputRequest =
-                serde_json::from_value(json!({ "method": request.method(), "params": params }))
+                serde_json::from_value(json!({ "method": method(feature), "params": params }))
                     .map_err(|error| ClientError::InvalidRequest(error.to_string()))?;
             self.asked
                 .lock()
@@ -189,8 +189,12 @@ impl Asks for Round {
         &self.capabilities
     }
 
-    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
-        self.ask_as(None, request, params)
+    fn ask(
+        &self,
+        feature: ClientFeature,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        self.ask_as(None, feature, params)
     }
 
     fn logs(&self) -> &PeerClient {
@@ -219,8 +223,12 @@ impl Asks for Keyed {
         &self.round.capabilities
     }
 
-    fn ask(&self, request: Request, params: Value) -> BoxFuture<'_, Result<Value, ClientError>> {
-        self.round.ask_as(Some(&self.key), request, params)
+    fn ask(
+        &self,
+        feature: ClientFeature,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        self.round.ask_as(Some(&self.key), feature, params)
     }
 
     fn logs(&self) -> &PeerClient {
