@@ -213,6 +213,17 @@ def test_a_page_one_replica_issued_is_served_by_the_other(replicas: Replicas) ->
     assert len(served) == pages, served
     assert set(served) == {f"127.0.0.1:{port}" for port in replicas.ports}, served
     assert all(one != other for one, other in zip(served, served[1:])), served
+    # Asked again at each replica: one upstream ran it once before, the other never.
+    again = sorted(first_line(call_at(f"http://127.0.0.1:{port}", "append", {"count": 1})) for port in replicas.ports)
+    assert again == ["appended 1 times", "appended 2 times"], again
+
+
+def first_line(envelope: dict) -> str:
+    """The first line of an answer's text, whether it came whole or as rows of lines."""
+    assert envelope["ok"] is True, envelope
+    data = envelope["data"]
+    text = data if isinstance(data, str) else "".join(data)
+    return text.split("\n", 1)[0]
 
 
 def test_a_page_of_an_answer_redis_no_longer_holds_is_stale_with_a_rerun(replicas: Replicas) -> None:
@@ -253,6 +264,9 @@ def test_an_answer_redis_cannot_take_is_kept_by_the_replica_that_ran_it(replicas
         assert len(rows) <= 5_000, "paging does not end"
     assert rows[0] == "appended 1 times\n"
     assert rows[1:] == [f"line {i:06d} {'x' * 28}\n" for i in range(1, 5_000)]
+    # No page ran it again: asked anew, its upstream runs it the second time.
+    again = call_at(ran_at, "append", {"count": 1})
+    assert first_line(again) == "appended 2 times", again
     # The other replica keeps none of it and cannot read Redis: retry later, the same page.
     elsewhere = call_at(other, first["tool"], first["arguments"])
     assert elsewhere["ok"] is False, elsewhere
