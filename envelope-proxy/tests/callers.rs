@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::raw_http;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -69,7 +71,7 @@ async fn serve(jwks: PathBuf) -> (Proxy, SocketAddr) {
         .with_stateless(true)
         .with_json_response(true)
         .with_auth(auth);
-    let addr = common::serve_on_loopback(&proxy, http).await;
+    let addr = raw_http::serve_on_loopback_with(proxy.server().clone(), http).await;
     (proxy, addr)
 }
 
@@ -82,7 +84,7 @@ async fn call(addr: SocketAddr, bearer: &str, tool: &str, arguments: &Value) -> 
          authorization: Bearer {bearer}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let (head, body) = common::exchange(addr, &request).await;
+    let (head, body) = raw_http::http_exchange(addr, request, |_| false).await;
     let status = head
         .split(' ')
         .nth(1)

@@ -2,7 +2,8 @@
 //! JSON-RPC lines written by hand): every answer read as an agent reads it, from the envelope,
 //! and every page reached by following `next-page` exactly as given.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::Duration;
 
 use envelope_core::paging::{
@@ -13,20 +14,9 @@ use envelope_mcp::EnvelopeConfig;
 use envelope_proxy::{Proxy, ProxyConfig};
 use serde_json::{Value, json};
 
-fn fixture() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/upstream.py")
-        .display()
-        .to_string()
-}
-
 /// The proxy in front of the fixture, configured by `extra` (TOML appended to the upstream's).
 async fn proxy(extra: &str) -> Proxy {
-    start(&format!(
-        "[upstream]\ncommand = [\"python3\", {:?}]\ncall_timeout_seconds = 5\n{extra}",
-        fixture()
-    ))
-    .await
+    start(&common::fronting_the_fixture_with(extra)).await
 }
 
 /// The proxy configured by `text`.
@@ -777,7 +767,7 @@ async fn a_resource_watched_through_an_upstream_on_2026_is_told_of_its_updates()
     let proxy = start(&format!(
         "[upstream]\ncommand = [{:?}, \"--\", \"python3\", {:?}]\nrevision = \"2026-07-28\"\ncall_timeout_seconds = 5\n",
         env!("CARGO_BIN_EXE_envelope-proxy"),
-        fixture()
+        common::fixture()
     ))
     .await;
     let (counting, client, serving) = session(&proxy).await;

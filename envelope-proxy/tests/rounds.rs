@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::raw_http;
+
 use std::net::SocketAddr;
 
 use envelope_core::paging::{ContinuationKey, Continuations};
@@ -22,7 +24,7 @@ async fn serve() -> (Proxy, SocketAddr) {
     let http = HttpConfig::default()
         .with_stateless(true)
         .with_json_response(true);
-    let addr = common::serve_on_loopback(&proxy, http).await;
+    let addr = raw_http::serve_on_loopback_with(proxy.server().clone(), http).await;
     (proxy, addr)
 }
 
@@ -41,16 +43,13 @@ async fn call(addr: SocketAddr, tool: &str, arguments: Value, extra: Value) -> V
     if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
         params.extend(extra);
     }
-    let body =
-        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }).to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
-         mcp-method: tools/call\r\nmcp-name: {tool}\r\nconnection: close\r\n\
-         content-length: {}\r\n\r\n{body}",
-        body.len()
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    let headers = format!(
+        "mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: {tool}\r\n\
+         connection: close\r\n"
     );
-    let (_, body) = common::exchange(addr, &request).await;
+    let request = raw_http::post(addr, None, &headers, &body);
+    let (_, body) = raw_http::http_exchange(addr, request, |_| false).await;
     serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"))
 }
 

@@ -3,16 +3,24 @@
 
 use std::time::Duration;
 
-use envelope_mcp::EnvelopeServer;
+use envelope_mcp::{EnvelopeServer, HttpConfig};
 use serde_json::{Value, json};
 
 /// `server` on a free loopback port, once it accepts connections. The port is found by
 /// binding, reading it and releasing it for the server.
 pub(crate) async fn serve_on_loopback(server: EnvelopeServer) -> std::net::SocketAddr {
+    serve_on_loopback_with(server, HttpConfig::default()).await
+}
+
+/// [`serve_on_loopback`], serving as `http` says.
+pub(crate) async fn serve_on_loopback_with(
+    server: EnvelopeServer,
+    http: HttpConfig,
+) -> std::net::SocketAddr {
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port");
-    tokio::spawn(server.serve_http(addr));
+    tokio::spawn(server.serve_http_with(addr, http));
     for _ in 0..100 {
         if tokio::net::TcpStream::connect(addr).await.is_ok() {
             break;
