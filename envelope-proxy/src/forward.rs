@@ -61,10 +61,7 @@ impl Forwarded {
 
     /// The upstream's peer, or the JSON-RPC error saying why there is none.
     async fn peer(&self) -> Result<Peer<RoleClient>, ErrorData> {
-        self.upstream
-            .peer()
-            .await
-            .map_err(|error| ErrorData::internal_error(error.message().to_owned(), None))
+        self.upstream.request_peer().await.map_err(relayed)
     }
 }
 

@@ -274,7 +274,7 @@ impl Upstream {
 
     /// The live peer, for a request made on a client's behalf: its absence as that request's
     /// error.
-    async fn request_peer(&self) -> Result<Peer<RoleClient>, ServiceError> {
+    pub(crate) async fn request_peer(&self) -> Result<Peer<RoleClient>, ServiceError> {
         self.peer().await.map_err(|error| {
             ServiceError::McpError(rmcp::ErrorData::internal_error(
                 error.message().to_owned(),
