@@ -16,13 +16,11 @@
 use std::future::Future;
 
 use envelope_core::{ToolContext, ToolError};
-use rmcp::model::{
-    CallToolResult, InputRequest, InputRequiredResult, InputResponses, ListRootsResult,
-};
+use rmcp::model::{CallToolResult, InputRequest, InputRequiredResult, InputResponses};
 use serde_json::Value;
 
 use crate::errors::{UPSTREAM_INPUT_UNRELAYED, upstream_error};
-use crate::relay::{Unrelayed, elicit_with, sample_with};
+use crate::relay::{Unrelayed, elicit_with, roots_with, sample_with};
 
 /// What the upstream answered a call.
 pub(crate) enum Answered {
@@ -95,21 +93,7 @@ async fn ask(ctx: &ToolContext, request: InputRequest) -> Result<Value, ToolErro
         InputRequest::CreateMessage(request) => {
             to_json(sample_with(ctx, request.params).await.map_err(unrelayed)?)
         }
-        InputRequest::ListRoots(_) => {
-            let roots = ctx.roots().await.map_err(ToolError::from)?;
-            to_json(ListRootsResult::new(
-                roots
-                    .into_iter()
-                    .map(|root| {
-                        let listed = rmcp::model::Root::new(root.uri);
-                        match root.name {
-                            Some(name) => listed.with_name(name),
-                            None => listed,
-                        }
-                    })
-                    .collect(),
-            ))
-        }
+        InputRequest::ListRoots(_) => to_json(roots_with(ctx).await.map_err(unrelayed)?),
         other => Err(upstream_error(
             UPSTREAM_INPUT_UNRELAYED,
             format!(
@@ -180,6 +164,24 @@ mod tests {
             .err()
             .expect("no client to ask");
         assert_eq!(error.code(), Some(ROOTS_UNAVAILABLE));
+    }
+
+    #[tokio::test]
+    async fn the_roots_go_back_as_the_client_told_them() {
+        let told = json!({
+            "roots": [
+                {"uri": "file:///work", "name": "work", "_meta": {"example.com/mounted": true}},
+                {"uri": "file:///tmp"},
+            ],
+            "_meta": {"example.com/listed-at": "2026-12-07"},
+        });
+        let (channel, ctx) =
+            crate::relay::tests::client_answering(json!({"roots": {}}), told.clone());
+        let retry = answer(&ctx, asked(json!({"roots": {"method": "roots/list"}})))
+            .await
+            .expect("the client tells its roots");
+        assert_eq!(retry.responses.get("roots"), Some(&told));
+        assert_eq!(channel.relayed.lock().expect("not poisoned").len(), 1);
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@
 //! answer (it declared no sampling, or no elicitation) is refused the same way, with the
 //! reason the proxy's own client channel gives. A log message with no single call to go to
 //! goes to the proxy's own log.
-#![allow(deprecated)] // sampling and logging, which rmcp marks deprecated
+#![allow(deprecated)] // sampling, roots and logging, which rmcp marks deprecated (SEP-2577)
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,7 +21,7 @@ use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    LoggingMessageNotificationParam, RootsCapabilities, SamplingCapability,
+    ListRootsResult, LoggingMessageNotificationParam, RootsCapabilities, SamplingCapability,
 };
 
 use crate::config::Revision;
@@ -211,6 +211,12 @@ async fn relay_whole<Answer: serde::de::DeserializeOwned>(
     })
 }
 
+/// The roots `ctx`'s client tells, as it tells them: its result relayed whole (the result's
+/// `_meta` and each root's kept), once it reads as a roots list.
+pub(crate) async fn roots_with(ctx: &ToolContext) -> Result<ListRootsResult, Unrelayed> {
+    relay_whole(ctx, ClientFeature::Roots, &serde_json::Map::new()).await
+}
+
 /// Asks `ctx`'s client's user what the upstream's `elicitation/create` asks; the answer as
 /// they gave it. A form is asked and its answer read against its schema; a URL (the user
 /// sent to a page) is relayed whole, which the client's channel sends only to a client that
@@ -303,17 +309,18 @@ fn client_refused(error: ClientError) -> ErrorData {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use envelope_core::{BoxFuture, ClientChannel, Sampled, SamplingRequest};
     use serde_json::{Value, json};
 
     use super::*;
 
     /// A client that declared `capabilities` (MCP's object) and answers every relayed request
-    /// by accepting it, keeping what it was sent.
-    struct Declaring {
+    /// with `answer`, keeping what it was sent.
+    pub(crate) struct Declaring {
         capabilities: Value,
-        relayed: Mutex<Vec<Value>>,
+        answer: Value,
+        pub(crate) relayed: Mutex<Vec<Value>>,
     }
 
     impl ClientChannel for Declaring {
@@ -348,13 +355,24 @@ mod tests {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(params);
-            Box::pin(async { Ok(json!({"action": "accept"})) })
+            let answer = self.answer.clone();
+            Box::pin(async { Ok(answer) })
         }
     }
 
+    /// A client that declared `capabilities` and accepts whatever it is asked.
     fn client(capabilities: Value) -> (Arc<Declaring>, ToolContext) {
+        client_answering(capabilities, json!({"action": "accept"}))
+    }
+
+    /// A client that declared `capabilities` and answers whatever it is asked with `answer`.
+    pub(crate) fn client_answering(
+        capabilities: Value,
+        answer: Value,
+    ) -> (Arc<Declaring>, ToolContext) {
         let channel = Arc::new(Declaring {
             capabilities,
+            answer,
             relayed: Mutex::default(),
         });
         let ctx = ToolContext::new().with_client(Arc::clone(&channel) as Arc<dyn ClientChannel>);
