@@ -391,54 +391,54 @@ impl Upstream {
     }
 
     /// What a new connection does before it serves: follow the upstream's lists, and restore
-    /// what the clients asked of the connection before. Bounded by the call timeout: the
-    /// connection is being made under the lock every call waits on, and an upstream that never
-    /// acknowledges must not hold them all.
+    /// what the clients asked of the connection before. Each request is bounded by the call
+    /// timeout, and the restored ones are made at once: the connection is being made under the
+    /// lock every call waits on, so an upstream that never acknowledges holds them at most
+    /// twice the call timeout, and one request it leaves unanswered costs no other.
     async fn settle_in(&self, service: &RunningService<RoleClient, Listener>) {
-        let settling = async {
-            self.follow_lists(service).await;
-            self.restore(service).await;
-        };
-        if tokio::time::timeout(self.call_timeout, settling)
+        if tokio::time::timeout(self.call_timeout, self.follow_lists(service))
             .await
             .is_err()
         {
             tracing::warn!(
-                "the upstream did not acknowledge its subscriptions in time; serving without them"
+                "the upstream did not acknowledge the subscription to its lists' changes in time; serving without it"
             );
         }
+        self.restore(service).await;
     }
 
     /// What a new connection owes the clients of the one before: the resources they watch,
     /// subscribed to again, and (before 2026-07-28, whose requests each name their own) the
-    /// log level they set, set again. An upstream that started again knows neither. What it
-    /// refuses is logged; the connection serves all the same.
+    /// log level they set, set again. An upstream that started again knows neither. Every
+    /// request goes at once, each within the call timeout; what the upstream refuses or leaves
+    /// unanswered is logged, and the connection serves all the same.
     async fn restore(&self, service: &RunningService<RoleClient, Listener>) {
         let peer = service.peer();
         let _watching = self.watching.lock().await;
-        for uri in self.watchers.uris() {
+        let subscribing = self.watchers.uris().into_iter().map(|uri| async move {
             if self.revision == Revision::Discover {
                 // The old stream ended with its connection: a new one, whatever is recorded.
                 self.end_stream(&uri);
             }
-            if let Err(error) = self.watch_with(peer, &uri).await {
+            if let Err(error) = self.within_timeout(self.watch_with(peer, &uri)).await {
                 tracing::warn!(%error, %uri, "the upstream refused a subscription made again");
             }
-        }
-        if self.revision == Revision::Discover {
-            return;
-        }
-        let level = *self
-            .log_level
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(level) = level
-            && let Err(error) = peer
-                .set_level(rmcp::model::SetLevelRequestParams::new(level))
-                .await
-        {
-            tracing::warn!(%error, "the upstream refused the log level set again");
-        }
+        });
+        let level = match self.revision {
+            Revision::Discover => None,
+            _ => *self
+                .log_level
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        };
+        let leveling = async {
+            let Some(level) = level else { return };
+            let setting = peer.set_level(rmcp::model::SetLevelRequestParams::new(level));
+            if let Err(error) = self.within_timeout(setting).await {
+                tracing::warn!(%error, "the upstream refused the log level set again");
+            }
+        };
+        futures::future::join(futures::future::join_all(subscribing), leveling).await;
     }
 
     /// Woken each time the upstream says its tools changed.

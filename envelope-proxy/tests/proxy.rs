@@ -732,6 +732,56 @@ async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_bef
     serving.abort();
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subscription_the_new_upstream_leaves_unanswered_costs_no_other() {
+    // The first process answers every subscription; the one started after it never answers
+    // those of a URI with `stalls` in it.
+    let mark = std::env::temp_dir().join(format!(
+        "envelope-proxy-stalls-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    let proxy = start(&format!(
+        "[upstream]\ncommand = [\"python3\", {:?}, \"--stall-when-started-again\", {:?}]\ncall_timeout_seconds = 2\n",
+        common::fixture(),
+        mark.display().to_string()
+    ))
+    .await;
+    let (_counting, client, serving) = session(&proxy).await;
+    // The proxy keeps the watched resources in no order: with nine unanswered, the one the
+    // new process answers comes first one time in ten, when asking one after the other
+    // would reach it too.
+    for uri in (1..=9)
+        .map(|stall| format!("memo://stalls-{stall}"))
+        .chain(["memo://watched".to_owned()])
+    {
+        watch(&client, &uri).await;
+    }
+
+    let died = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("die"))
+        .await
+        .expect("the call is answered");
+    assert_eq!(died.is_error, Some(true), "{died:?}");
+    let mut again = None;
+    for _ in 0..100 {
+        again = remembered(&client).await;
+        if again.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = std::fs::remove_file(&mark);
+    let again = again.expect("the upstream started again");
+    assert_eq!(
+        again["subscribed"],
+        json!(["memo://watched"]),
+        "the subscription the new process answers is made, whatever it leaves unanswered: {again}"
+    );
+    client.cancel().await.expect("the client closes");
+    serving.abort();
+}
+
 /// `client` subscribes to `uri`, the 2025 way.
 async fn watch(client: &rmcp::service::RunningService<rmcp::RoleClient, Counting>, uri: &str) {
     #[allow(deprecated)] // the legacy subscription, which the 2025 revisions speak

@@ -162,7 +162,9 @@ pub(crate) fn markdown(header: &str) -> String {
         "- A dead upstream is started again at the next call; one that keeps dying young waits \
          {} ms before its first restart, twice as long each time after, at most {} s. The new \
          process is told what the clients asked of the old one: it is subscribed to every \
-         resource a client still watches, and set to the log level a client last set.",
+         resource a client still watches, and set to the log level a client last set, all \
+         at once, each request within the call timeout: one the new process leaves unanswered \
+         is logged and holds up no other.",
         FIRST_BACKOFF.as_millis(),
         MAX_BACKOFF.as_secs()
     );
