@@ -164,18 +164,15 @@ pub(crate) fn declared(capabilities: &ClientCapabilities, feature: ClientFeature
     Some(declared.unwrap_or_else(|_| Value::Object(serde_json::Map::new())))
 }
 
-/// `Ok` when the client declared `feature` in `capabilities`; the typed refusal when not.
+/// `Ok` when the client declared `feature` in `capabilities`; the typed refusal when not. Read
+/// through [`declared`], so the two never disagree (an ask is a round trip to the client: the
+/// capability written out on the way costs nothing beside it).
 pub(crate) fn offered(
     capabilities: &ClientCapabilities,
     feature: ClientFeature,
 ) -> Result<(), ClientError> {
-    let declared = match feature {
-        ClientFeature::Elicitation => capabilities.elicitation.is_some(),
-        ClientFeature::Sampling => capabilities.sampling.is_some(),
-        ClientFeature::Roots => capabilities.roots.is_some(),
-    };
-    declared
-        .then_some(())
+    declared(capabilities, feature)
+        .map(drop)
         .ok_or(ClientError::Unavailable(feature))
 }
 
