@@ -671,6 +671,25 @@ async fn remembered(
     (envelope["ok"] == true).then(|| envelope["data"].clone())
 }
 
+/// Makes the upstream die, then calls until it is started again: what the new process was
+/// told, as its `remembers` tool says (`None` if it never came back).
+async fn started_again(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, Counting>,
+) -> Option<Value> {
+    let died = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("die"))
+        .await
+        .expect("the call is answered");
+    assert_eq!(died.is_error, Some(true), "{died:?}");
+    for _ in 0..100 {
+        if let Some(told) = remembered(client).await {
+            return Some(told);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_before() {
     use std::sync::atomic::Ordering;
@@ -688,20 +707,7 @@ async fn an_upstream_started_again_is_told_what_its_clients_asked_of_the_one_bef
     let told = json!({ "subscribed": ["memo://watched"], "level": "debug", "answered": [] });
     assert_eq!(remembered(&client).await, Some(told.clone()));
 
-    // The upstream dies, and is started again on a later call.
-    let died = client
-        .call_tool(rmcp::model::CallToolRequestParams::new("die"))
-        .await
-        .expect("the call is answered");
-    assert_eq!(died.is_error, Some(true), "{died:?}");
-    let mut again = None;
-    for _ in 0..100 {
-        again = remembered(&client).await;
-        if again.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let again = started_again(&client).await;
     assert_eq!(
         again,
         Some(told),
@@ -758,19 +764,7 @@ async fn a_subscription_the_new_upstream_leaves_unanswered_costs_no_other() {
         watch(&client, &uri).await;
     }
 
-    let died = client
-        .call_tool(rmcp::model::CallToolRequestParams::new("die"))
-        .await
-        .expect("the call is answered");
-    assert_eq!(died.is_error, Some(true), "{died:?}");
-    let mut again = None;
-    for _ in 0..100 {
-        again = remembered(&client).await;
-        if again.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let again = started_again(&client).await;
     let _ = std::fs::remove_file(&mark);
     let again = again.expect("the upstream started again");
     assert_eq!(
