@@ -13,28 +13,35 @@
 //! Standard output shared with standard error (`2>&1`) stays on tokio's stream: made
 //! nonblocking, the shared pipe would fail a log line written while it is full.
 //!
+//! Standard input and output may be one socket (systemd's `StandardInput=socket`, inetd,
+//! socat's `EXEC`): the two share its flags, so it is set back to blocking only when both are
+//! let go of, never under the one still in use.
+//!
 //! Written directly, a notification and the answer after it can leave within microseconds and
 //! reach the client in one read; the writer keeps them apart (see
 //! [`NOTICE_GAP`](crate::lines::NOTICE_GAP)).
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// The server's input: standard input, polled when it is a pipe or a socket.
-pub(crate) fn input() -> Box<dyn AsyncRead + Send + Unpin> {
-    #[cfg(unix)]
-    if let Some(polled) = polled::input() {
-        return polled;
-    }
-    Box::new(tokio::io::stdin())
-}
+/// What the server reads its lines from.
+type Input = Box<dyn AsyncRead + Send + Unpin>;
+/// What the server writes its lines to.
+type Output = Box<dyn AsyncWrite + Send + Unpin>;
 
-/// The server's output: standard output, polled when it is a pipe or a socket.
-pub(crate) fn output() -> Box<dyn AsyncWrite + Send + Unpin> {
+/// The server's input and output: standard input and output, each polled when it is a pipe
+/// or a socket.
+pub(crate) fn standard() -> (Input, Output) {
     #[cfg(unix)]
-    if let Some(polled) = polled::output() {
-        return polled;
+    {
+        let (input, output) =
+            polled::streams(&std::io::stdin(), &std::io::stdout(), &std::io::stderr());
+        (
+            input.unwrap_or_else(|| Box::new(tokio::io::stdin())),
+            output.unwrap_or_else(|| Box::new(tokio::io::stdout())),
+        )
     }
-    Box::new(tokio::io::stdout())
+    #[cfg(not(unix))]
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
 
 #[cfg(unix)]
@@ -44,9 +51,12 @@ mod polled {
     use std::os::fd::{AsFd, OwnedFd};
     use std::os::unix::fs::FileTypeExt as _;
     use std::pin::Pin;
+    use std::sync::Arc;
     use std::task::{Context, Poll};
 
     use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+    use super::{Input, Output};
     use tokio::net::UnixStream;
     use tokio::net::unix::pipe;
 
@@ -70,25 +80,44 @@ mod polled {
         }
     }
 
-    pub(super) fn input() -> Option<Box<dyn AsyncRead + Send + Unpin>> {
-        let (file, kind) = pollable(io::stdin())?;
-        Some(match kind {
-            Kind::Pipe => Box::new(Polled(Some(pipe::Receiver::from_file(file).ok()?))),
-            Kind::Socket => Box::new(Polled(Some(socket(file)?))),
-        })
-    }
-
-    pub(super) fn output() -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
-        let (file, kind) = pollable(io::stdout())?;
+    /// The polled reader of `input` and writer of `output`, each `None` where it cannot be
+    /// polled; `output` is not when `error` is the same file. One socket for both is set back
+    /// to blocking when the second of the two is dropped.
+    pub(super) fn streams(
+        input: &impl AsFd,
+        output: &impl AsFd,
+        error: &impl AsFd,
+    ) -> (Option<Input>, Option<Output>) {
+        let input = pollable(input);
         // Standard error on the same pipe (`2>&1`) would turn nonblocking with it, and a log
         // line written to a full pipe would fail: such an output is left to tokio's stream.
-        if same_file(&file, &io::stderr()) {
-            return None;
-        }
-        Some(match kind {
-            Kind::Pipe => Box::new(Polled(Some(pipe::Sender::from_file(file).ok()?))),
-            Kind::Socket => Box::new(Polled(Some(socket(file)?))),
-        })
+        let output = pollable(output).filter(|(file, _)| !same_file(file, error));
+        let shared = match (&input, &output) {
+            (Some((read, _)), Some((written, _))) if same_file(read, written) => Some(Arc::new(())),
+            _ => None,
+        };
+        let reader = input.and_then(
+            |(file, kind)| -> Option<Box<dyn AsyncRead + Send + Unpin>> {
+                let shared = shared.clone();
+                Some(match kind {
+                    Kind::Pipe => {
+                        Box::new(Polled::new(pipe::Receiver::from_file(file).ok()?, shared))
+                    }
+                    Kind::Socket => Box::new(Polled::new(socket(file)?, shared)),
+                })
+            },
+        );
+        let writer = output.and_then(
+            |(file, kind)| -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
+                Some(match kind {
+                    Kind::Pipe => {
+                        Box::new(Polled::new(pipe::Sender::from_file(file).ok()?, shared))
+                    }
+                    Kind::Socket => Box::new(Polled::new(socket(file)?, shared)),
+                })
+            },
+        );
+        (reader, writer)
     }
 
     /// Whether `stream` is the file `file` is (the same device and inode).
@@ -136,16 +165,27 @@ mod polled {
         }
     }
 
-    /// A polled standard stream, `Some` until dropped, when it is set back to blocking.
-    struct Polled<T: Blocking>(Option<T>);
+    /// A polled standard stream, `Some` until dropped, when it is set back to blocking: by the
+    /// last of the streams that share the file (`shared`, one count each), or by itself alone.
+    struct Polled<T: Blocking> {
+        stream: Option<T>,
+        shared: Option<Arc<()>>,
+    }
 
     impl<T: Blocking> Polled<T> {
+        fn new(stream: T, shared: Option<Arc<()>>) -> Self {
+            Polled {
+                stream: Some(stream),
+                shared,
+            }
+        }
+
         fn stream(&mut self) -> Pin<&mut T>
         where
             T: Unpin,
         {
             Pin::new(
-                self.0
+                self.stream
                     .as_mut()
                     .expect("a polled stream is present until dropped"),
             )
@@ -154,7 +194,13 @@ mod polled {
 
     impl<T: Blocking> Drop for Polled<T> {
         fn drop(&mut self) {
-            if let Some(stream) = self.0.take() {
+            // `Arc::into_inner` is `Some` for exactly one of the sharers, however they race.
+            let last = self
+                .shared
+                .take()
+                .is_none_or(|shared| Arc::into_inner(shared).is_some());
+            let stream = self.stream.take();
+            if last && let Some(stream) = stream {
                 stream.set_blocking();
             }
         }
@@ -185,6 +231,60 @@ mod polled {
 
         fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
             self.stream().poll_shutdown(cx)
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::os::unix::net::UnixStream as Socket;
+
+        use rustix::fs::OFlags;
+
+        use super::*;
+
+        fn nonblocking(stream: &impl AsFd) -> bool {
+            rustix::fs::fcntl_getfl(stream)
+                .expect("the flags read")
+                .contains(OFlags::NONBLOCK)
+        }
+
+        #[tokio::test]
+        async fn one_socket_for_both_turns_blocking_only_when_both_are_let_go_of() {
+            let (socket, _client) = Socket::pair().expect("a socket pair");
+            let (_elsewhere, error) = Socket::pair().expect("a socket pair");
+            let (input, output) = streams(&socket, &socket, &error);
+            let (input, output) = (input.expect("polled"), output.expect("polled"));
+            assert!(nonblocking(&socket));
+            drop(input);
+            assert!(
+                nonblocking(&socket),
+                "the output still writes to it, polled: it stays nonblocking"
+            );
+            drop(output);
+            assert!(!nonblocking(&socket), "both let go of: blocking again");
+        }
+
+        #[tokio::test]
+        async fn streams_of_their_own_turn_blocking_each_when_let_go_of() {
+            let (read, _client_writes) = Socket::pair().expect("a socket pair");
+            let (written, _client_reads) = Socket::pair().expect("a socket pair");
+            let (_elsewhere, error) = Socket::pair().expect("a socket pair");
+            let (input, output) = streams(&read, &written, &error);
+            let (input, output) = (input.expect("polled"), output.expect("polled"));
+            drop(input);
+            assert!(!nonblocking(&read));
+            assert!(nonblocking(&written));
+            drop(output);
+            assert!(!nonblocking(&written));
+        }
+
+        #[tokio::test]
+        async fn an_output_shared_with_standard_error_is_not_polled() {
+            let (read, _client_writes) = Socket::pair().expect("a socket pair");
+            let (written, _client_reads) = Socket::pair().expect("a socket pair");
+            let (input, output) = streams(&read, &written, &written);
+            assert!(input.is_some() && output.is_none());
+            assert!(!nonblocking(&written));
         }
     }
 }

@@ -313,7 +313,7 @@ impl EnvelopeServer {
     /// Serves over standard input and output until the client disconnects. Every line gets an
     /// answer (see [`EnvelopeServer::serve_lines`]).
     pub async fn serve_stdio(self) -> Result<(), crate::McpError> {
-        self.serve_lines(crate::stdio::input(), crate::stdio::output())
-            .await
+        let (input, output) = crate::stdio::standard();
+        self.serve_lines(input, output).await
     }
 }
