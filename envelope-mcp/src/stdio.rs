@@ -10,8 +10,9 @@
 //! go of it: it may outlive the server (a program printing after it served, a parent sharing
 //! the stream).
 //!
-//! Standard output shared with standard error (`2>&1`) stays on tokio's stream: made
-//! nonblocking, the shared pipe would fail a log line written while it is full.
+//! A stream shared with standard error (`2>&1`; one socket for all three) stays on tokio's
+//! stream: made nonblocking, the shared pipe or socket would fail a log line written while it
+//! is full.
 //!
 //! Standard input and output may be one socket (systemd's `StandardInput=socket`, inetd,
 //! socat's `EXEC`): the two share its flags, so it is set back to blocking only when both are
@@ -81,17 +82,19 @@ mod polled {
     }
 
     /// The polled reader of `input` and writer of `output`, each `None` where it cannot be
-    /// polled; `output` is not when `error` is the same file. One socket for both is set back
+    /// polled or is the file `error` is. One socket for both is set back
     /// to blocking when the second of the two is dropped.
     pub(super) fn streams(
         input: &impl AsFd,
         output: &impl AsFd,
         error: &impl AsFd,
     ) -> (Option<Input>, Option<Output>) {
-        let input = pollable(input);
-        // Standard error on the same pipe (`2>&1`) would turn nonblocking with it, and a log
-        // line written to a full pipe would fail: such an output is left to tokio's stream.
-        let output = pollable(output).filter(|(file, _)| !same_file(file, error));
+        // Standard error on the same pipe or socket (`2>&1`) would turn nonblocking with it,
+        // and a log line written while it is full would fail: a stream shared with standard
+        // error is left to tokio's own, input (one socket for all three) as well as output.
+        let unshared = |(file, _): &(File, Kind)| !same_file(file, error);
+        let input = pollable(input).filter(unshared);
+        let output = pollable(output).filter(unshared);
         let shared = match (&input, &output) {
             (Some((read, _)), Some((written, _))) if same_file(read, written) => Some(Arc::new(())),
             _ => None,
@@ -276,6 +279,17 @@ mod polled {
             assert!(nonblocking(&written));
             drop(output);
             assert!(!nonblocking(&written));
+        }
+
+        #[tokio::test]
+        async fn one_socket_for_all_three_is_left_blocking() {
+            let (socket, _client) = Socket::pair().expect("a socket pair");
+            let (input, output) = streams(&socket, &socket, &socket);
+            assert!(input.is_none() && output.is_none());
+            assert!(
+                !nonblocking(&socket),
+                "a log line written to it must not fail"
+            );
         }
 
         #[tokio::test]
