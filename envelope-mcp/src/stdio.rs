@@ -95,31 +95,29 @@ mod polled {
         let unshared = |(file, _): &(File, Kind)| !same_file(file, error);
         let input = pollable(input).filter(unshared);
         let output = pollable(output).filter(unshared);
+        // One socket is one open file, whose flags both streams share. Two pipe ends share an
+        // inode but not their flags: each is set back on its own.
         let shared = match (&input, &output) {
-            (Some((read, _)), Some((written, _))) if same_file(read, written) => Some(Arc::new(())),
+            (Some((read, Kind::Socket)), Some((written, Kind::Socket)))
+                if same_file(read, written) =>
+            {
+                Some(Arc::new(()))
+            }
             _ => None,
         };
-        let reader = input.and_then(
-            |(file, kind)| -> Option<Box<dyn AsyncRead + Send + Unpin>> {
-                let shared = shared.clone();
-                Some(match kind {
-                    Kind::Pipe => {
-                        Box::new(Polled::new(pipe::Receiver::from_file(file).ok()?, shared))
-                    }
-                    Kind::Socket => Box::new(Polled::new(socket(file)?, shared)),
-                })
-            },
-        );
-        let writer = output.and_then(
-            |(file, kind)| -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
-                Some(match kind {
-                    Kind::Pipe => {
-                        Box::new(Polled::new(pipe::Sender::from_file(file).ok()?, shared))
-                    }
-                    Kind::Socket => Box::new(Polled::new(socket(file)?, shared)),
-                })
-            },
-        );
+        let reader = input.and_then(|(file, kind)| -> Option<Input> {
+            let shared = shared.clone();
+            Some(match kind {
+                Kind::Pipe => Box::new(Polled::new(pipe::Receiver::from_file(file).ok()?, shared)),
+                Kind::Socket => Box::new(Polled::new(socket(file)?, shared)),
+            })
+        });
+        let writer = output.and_then(|(file, kind)| -> Option<Output> {
+            Some(match kind {
+                Kind::Pipe => Box::new(Polled::new(pipe::Sender::from_file(file).ok()?, shared)),
+                Kind::Socket => Box::new(Polled::new(socket(file)?, shared)),
+            })
+        });
         (reader, writer)
     }
 
@@ -277,6 +275,19 @@ mod polled {
             drop(input);
             assert!(!nonblocking(&read));
             assert!(nonblocking(&written));
+            drop(output);
+            assert!(!nonblocking(&written));
+        }
+
+        #[tokio::test]
+        async fn the_two_ends_of_one_pipe_turn_blocking_each_when_let_go_of() {
+            // One inode, two open files: each end's flags are its own.
+            let (read, written) = std::io::pipe().expect("a pipe");
+            let (_elsewhere, error) = Socket::pair().expect("a socket pair");
+            let (input, output) = streams(&read, &written, &error);
+            let (input, output) = (input.expect("polled"), output.expect("polled"));
+            drop(input);
+            assert!(!nonblocking(&read));
             drop(output);
             assert!(!nonblocking(&written));
         }

@@ -393,8 +393,9 @@ impl Upstream {
     /// What a new connection does before it serves: follow the upstream's lists, and restore
     /// what the clients asked of the connection before. Each request is bounded by the call
     /// timeout, and the restored ones are made at once: the connection is being made under the
-    /// lock every call waits on, so an upstream that never acknowledges holds them at most
-    /// twice the call timeout, and one request it leaves unanswered costs no other.
+    /// lock every call waits on, so an upstream that never acknowledges holds them a few call
+    /// timeouts at most (following the lists, a watch already under way on the old connection,
+    /// the restored requests), and one request it leaves unanswered costs no other.
     async fn settle_in(&self, service: &RunningService<RoleClient, Listener>) {
         if tokio::time::timeout(self.call_timeout, self.follow_lists(service))
             .await
