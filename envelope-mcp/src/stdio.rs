@@ -56,10 +56,10 @@ mod polled {
     use std::task::{Context, Poll};
 
     use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
-    use super::{Input, Output};
     use tokio::net::UnixStream;
     use tokio::net::unix::pipe;
+
+    use super::{Input, Output};
 
     /// What a standard stream is, as far as polling it goes.
     enum Kind {
@@ -82,8 +82,8 @@ mod polled {
     }
 
     /// The polled reader of `input` and writer of `output`, each `None` where it cannot be
-    /// polled or is the file `error` is. One socket for both is set back
-    /// to blocking when the second of the two is dropped.
+    /// polled or is the file `error` is. One socket for both is set back to blocking when the
+    /// second of the two is dropped.
     pub(super) fn streams(
         input: &impl AsFd,
         output: &impl AsFd,
